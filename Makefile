@@ -1,0 +1,34 @@
+# The two entry points of the README: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench setup system-packages clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[gui,dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+system-packages:
+	bash scripts/install-system-packages.sh
+
+run: setup
+	$(VENV)/bin/disklab start
+
+test: setup system-packages
+	$(VENV)/bin/ruff check app tests bench
+	$(PY) -m pytest -q tests
+
+lint: setup
+	$(VENV)/bin/ruff check app tests bench
+
+bench: setup system-packages
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info app/*.egg-info

@@ -1,0 +1,137 @@
+"""Frozen data shapes shared by every layer: the plan, its cases, and the metrics a tool gives.
+
+Only immutable data crosses threads (rule 5), so everything here is a frozen dataclass. Parameter
+values are plain scalars (int, float, str, bool); sizes are ints in bytes after the plan is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Scalar = int | float | str | bool
+
+# Canonical units (DESIGN.md): throughput B/s, op/s, latency ns, CPU %.
+UNIT_THROUGHPUT = "B/s"
+UNIT_OPS = "op/s"
+UNIT_NS = "ns"
+UNIT_PERCENT = "%"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the tests run. Only 'directory' exists so far; later: device, image, format."""
+
+    kind: str  # "directory" (later: "device", "image", "format")
+    path: str
+    size: int | None = None  # image size in bytes
+    confirm: str | None = None
+
+    @property
+    def destructive(self) -> bool:
+        return self.kind in ("device", "format")
+
+
+@dataclass(frozen=True)
+class FsConfig:
+    """One filesystem configuration to compare; 'as is' for a directory target."""
+
+    label: str
+    fs: str | None = None  # None: use the filesystem as it is
+    mkfs: Mapping[str, Any] = field(default_factory=dict)
+    mount: tuple[str, ...] = ()
+    readahead: int | None = None
+    scheduler: str | None = None
+
+    @property
+    def as_is(self) -> bool:
+        return self.fs is None
+
+
+AS_IS = FsConfig(label="as is")
+
+
+@dataclass(frozen=True)
+class TestSpec:
+    """A [[test]] table: a tool and its parameters; a tuple value is a matrix axis."""
+
+    __test__ = False  # not a pytest class
+
+    index: int  # position among the plan's [[test]] tables
+    tool: str
+    params: Mapping[str, Scalar | tuple[Scalar, ...]]
+    line: int | None = None
+
+    def axes(self) -> list[str]:
+        return [k for k, v in self.params.items() if isinstance(v, tuple)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A whole plan as loaded from TOML; `source` keeps the text so that a session can be re-run."""
+
+    name: str
+    target: Target
+    tests: tuple[TestSpec, ...]
+    configs: tuple[FsConfig, ...] = (AS_IS,)
+    repeats: int = 1
+    drop_caches: bool = False
+    stop_on_failure: bool = False
+    source: str = ""
+    path: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One point of configs x tests x parameter grid; runs `repeats` times. The id is stable."""
+
+    id: str
+    index: int
+    config: str  # FsConfig label
+    tool: str
+    test_index: int
+    params: Mapping[str, Scalar]
+
+    def title(self) -> str:
+        from disklab.core.units import format_size
+
+        def show(k: str, v: Scalar) -> str:
+            if isinstance(v, int) and not isinstance(v, bool) and k in SIZE_KEYS:
+                return f"{k}={format_size(v)}"
+            return f"{k}={v}"
+
+        return f"{self.tool} " + " ".join(show(k, v) for k, v in self.params.items())
+
+
+# Parameter keys whose values are sizes in bytes (for display in the plan's spelling).
+SIZE_KEYS = frozenset(
+    {"block_size", "size", "record_size", "file_size", "bs", "min_file_size", "max_file_size"}
+)
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One figure a tool reported. value None means 'not measured' and `note` says why.
+
+    `params` is set when one output holds several parameter points (iozone auto mode, one row
+    per file size and record size; fio per-job rows): the point's own parameters, which override
+    the case's in the library.
+    """
+
+    name: str
+    value: float | None
+    unit: str
+    note: str | None = None
+    params: Mapping[str, Scalar] | None = None
+
+
+@dataclass(frozen=True)
+class ProgressUpdate:
+    """What an adapter reads from one line of live output; the runner adds case and timing."""
+
+    done_bytes: int | None = None
+    total_bytes: int | None = None
+    phase: str | None = None
+    message: str | None = None
+    rate: float | None = None  # B/s as the tool reports it now

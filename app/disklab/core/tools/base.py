@@ -1,0 +1,146 @@
+"""The one interface every tool adapter implements (DESIGN.md rules 3 and 10).
+
+Adapters are pure: they turn parameters into an argv, and a tool's output into metrics and
+progress. They do no I/O and read no clock, so they are tested on recorded real outputs.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from disklab.core.model import Metric, ProgressUpdate, Scalar
+
+REQUIRED: Any = object()  # ParamSpec.default for a parameter the plan must give
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """What a plan may give for one parameter of a tool, so that plans are checked generically.
+
+    kind: "size" (bytes; '4096k'), "int", "float", "bool", "choice", "duration" (seconds; '30s'),
+    "str". A list in the plan is a matrix axis, except for `multi` parameters, whose value is
+    itself a list of choices (iozone's tests = ["write", "read"] is one run with -i 0 -i 1); for
+    those a list of lists is the axis.
+    """
+
+    kind: str
+    default: Any = REQUIRED
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    multi: bool = False
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    needs_root: bool = False
+    needs_pty: bool = False
+    live_progress: bool = False  # prints progress of its own (else only the sampler shows rates)
+    direct_io: bool = False
+    tests: tuple[str, ...] = ()  # canonical test names it offers
+
+
+@dataclass(frozen=True)
+class RunTarget:
+    """What an adapter needs to know about where a case runs. Facts, read by the runner."""
+
+    directory: str  # where test files go (and the tool's cwd)
+    tag: str  # unique per case and repeat, for test file names
+    device: str | None = None  # raw block device target (later issues)
+    ram_bytes: int = 0
+    is_root: bool = False
+    python: str = "python3"  # interpreter for the built-in engine
+
+
+@dataclass(frozen=True)
+class Command:
+    """How to run one case. `prepare` steps run first and are not measured (e.g. lay out the file
+    a read test reads); `files` are removed afterwards whatever happens."""
+
+    argv: tuple[str, ...]
+    cwd: str | None = None
+    files: tuple[str, ...] = ()
+    result_file: str | None = None  # the tool writes its results here (fio --output)
+    planned_bytes: int | None = None  # bytes the measured step moves, for progress and ETA
+    prepare: tuple[tuple[str, ...], ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    needs_pty: bool = False
+    reads_after_prepare: bool = False  # the measured step reads what `prepare` wrote (drop caches between)
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """Everything a finished (or killed) tool left behind, for parse_result."""
+
+    stdout: str
+    stderr: str = ""
+    result_file: str | None = None  # contents of Command.result_file, if any
+    exit_status: int | None = 0
+
+
+class ProgressParser:
+    """Reads a tool's live output line by line (lines split on \\r and \\n).
+
+    Stateful because some tools say what phase they are in only by what they printed before
+    (iozone). The default reads nothing; adapters override feed().
+    """
+
+    def feed(self, stream: str, line: str) -> ProgressUpdate | None:
+        return None
+
+
+class ToolAdapter(ABC):
+    """Base of the adapters in disklab.core.tools. Subclasses set the class attributes."""
+
+    name: ClassVar[str]  # as in a plan's `tool = ...`
+    title: ClassVar[str]  # for people
+    executable: ClassVar[str]  # looked up on PATH ("" for the built-in engine)
+    package: ClassVar[str]  # Debian package that provides it
+    capabilities: ClassVar[Capabilities]
+    params: ClassVar[Mapping[str, ParamSpec]]
+
+    def version_argv(self) -> tuple[str, ...] | None:
+        """argv that prints the version (None: no such thing)."""
+        return None
+
+    def parse_version(self, text: str) -> str | None:
+        return text.strip().splitlines()[0] if text.strip() else None
+
+    def check(self, params: Mapping[str, Scalar]) -> list[tuple[str, str]]:
+        """Cross-parameter problems of one case as (key, message). Single values are already
+        checked against `params` specs."""
+        return []
+
+    def is_buffered(self, params: Mapping[str, Scalar]) -> bool:
+        """True when the case goes through the page cache (so small files measure memory)."""
+        return not bool(params.get("direct", False))
+
+    def file_size(self, params: Mapping[str, Scalar]) -> int | None:
+        """Size of the file one stream works on, for the 2 x RAM page-cache warning."""
+        size = params.get("size") or params.get("file_size")
+        return int(size) if isinstance(size, int) else None
+
+    def uses_direct_io(self, params: Mapping[str, Scalar]) -> bool:
+        return bool(params.get("direct", False))
+
+    @abstractmethod
+    def build_command(self, params: Mapping[str, Scalar], target: RunTarget) -> Command:
+        """argv (a list, never a shell string) and files of one case."""
+
+    @abstractmethod
+    def parse_result(self, output: ToolOutput, params: Mapping[str, Scalar]) -> list[Metric]:
+        """Metrics from a finished tool's output. Raises ParseError (tool, line, expected)."""
+
+    def parse_partial(self, output: ToolOutput, params: Mapping[str, Scalar]) -> list[Metric]:
+        """What a killed or failed tool printed before it died; never raises."""
+        try:
+            return self.parse_result(output, params)
+        except Exception:
+            return []
+
+    def progress_parser(self, params: Mapping[str, Scalar]) -> ProgressParser:
+        return ProgressParser()

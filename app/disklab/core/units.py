@@ -1,0 +1,109 @@
+"""The only place that knows sizes and rates: '4096k', '256g', kB vs KiB, MB/s vs MiB/s.
+
+Plan sizes follow iozone and dd: k/m/g/t are powers of 1024. Tool outputs that print SI units
+(dd's 'MB/s') are converted with powers of 1000. Everything stored is canonical: bytes, B/s, ns.
+"""
+
+from __future__ import annotations
+
+import re
+
+KiB = 1024
+MiB = 1024**2
+GiB = 1024**3
+TiB = 1024**4
+
+_BINARY = {"": 1, "b": 1, "k": KiB, "m": MiB, "g": GiB, "t": TiB, "p": 1024**5}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|min|h)?\s*$", re.IGNORECASE)
+_DURATION_SCALE = {"ms": 0.001, "s": 1.0, "": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+# SI and IEC multipliers as tools print them ("kB/s" in dd is 1000, "KiB" is 1024).
+_UNIT_SCALE = {
+    "B": 1,
+    "kB": 1000,
+    "KB": 1000,
+    "MB": 1000**2,
+    "GB": 1000**3,
+    "TB": 1000**4,
+    "PB": 1000**5,
+    "KiB": KiB,
+    "MiB": MiB,
+    "GiB": GiB,
+    "TiB": TiB,
+    "PiB": 1024**5,
+}
+
+
+def parse_size(value: str | int) -> int:
+    """'4096k' -> 4194304. Integers are bytes. Raises ValueError with the accepted spellings."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a size")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a size")
+    m = _SIZE_RE.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not a size (use a number with k, m, g or t, e.g. '4096k', '256m')")
+    number, suffix = m.groups()
+    result = float(number) * _BINARY[suffix.lower()]
+    if result != int(result):
+        raise ValueError(f"{value!r} is not a whole number of bytes")
+    return int(result)
+
+
+def format_size(n: int) -> str:
+    """Bytes in the plan's own spelling: 268435456 -> '256m', 4194304 -> '4m', 1000 -> '1000'."""
+    for suffix, scale in (("t", TiB), ("g", GiB), ("m", MiB), ("k", KiB)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale}{suffix}"
+    return str(n)
+
+
+def human_bytes(n: float) -> str:
+    """Bytes for people, in IEC units: 268435456 -> '256 MiB'."""
+    for unit, scale in (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+        if abs(n) >= scale:
+            return f"{n / scale:.3g} {unit}" if n % scale else f"{int(n // scale)} {unit}"
+    return f"{int(n)} B"
+
+
+def human_rate(bps: float) -> str:
+    """B/s for people in MiB/s (or KiB/s, GiB/s), as fio and most GUIs print it."""
+    for unit, scale in (("GiB/s", GiB), ("MiB/s", MiB), ("KiB/s", KiB)):
+        if abs(bps) >= scale:
+            return f"{bps / scale:.1f} {unit}"
+    return f"{bps:.0f} B/s"
+
+
+def parse_duration(value: str | int | float) -> float:
+    """'30s' -> 30.0, '5m' -> 300.0, '500ms' -> 0.5; a bare number is seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, int | float):
+        if value < 0:
+            raise ValueError(f"{value} is negative")
+        return float(value)
+    m = _DURATION_RE.match(str(value))
+    if not m:
+        raise ValueError(f"{value!r} is not a duration (use e.g. '30s', '5m', '1h')")
+    number, unit = m.groups()
+    return float(number) * _DURATION_SCALE[(unit or "").lower()]
+
+
+def unit_scale(unit: str) -> int:
+    """Multiplier of a printed unit ('MB' -> 10**6, 'MiB' -> 2**20). KeyError if unknown."""
+    return _UNIT_SCALE[unit]
+
+
+def parse_quantity(number: str, unit: str) -> float:
+    """A tool's printed '1.2' 'GB' (or 'GB/s') -> bytes (or B/s) with the right base."""
+    return float(number) * _UNIT_SCALE[unit.removesuffix("/s")]
+
+
+def kib_per_s(value: float) -> float:
+    """iozone's 'kB/sec' (it means KiB) -> B/s."""
+    return value * KiB

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the Debian packages DiskLab's tools and tests use, when running as root and missing.
+# Why a script: a fresh machine has none of fio, bonnie++, iozone3 (non-free), xfsprogs, btrfs-progs
+# or xvfb, and CI runs on such machines. Idempotent: does nothing when everything is there.
+set -euo pipefail
+
+PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xauth)
+
+if [ "$(id -u)" != 0 ]; then
+    echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2
+    exit 0
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+# iozone3 lives in Debian's non-free component: add it next to the stock sources, same archive.
+nonfree=/etc/apt/sources.list.d/disklab-debian-non-free.sources
+if [[ " ${missing[*]} " == *" iozone3 "* ]] && [ ! -f "$nonfree" ] && [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+    suite=$(awk '/^Suites:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources)
+    cat > "$nonfree" <<SRC
+Types: deb
+URIs: ${uri:-http://deb.debian.org/debian}
+Suites: ${suite:-bookworm}
+Components: non-free
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

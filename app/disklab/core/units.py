@@ -47,7 +47,9 @@ def parse_size(value: str | int) -> int:
         raise ValueError(f"{value!r} is not a size")
     m = _SIZE_RE.match(value)
     if not m:
-        raise ValueError(f"{value!r} is not a size (use a number with k, m, g or t, e.g. '4096k', '256m')")
+        raise ValueError(
+            f"{value!r} is not a size (use a number with k, m, g or t, e.g. '4096k', '256m')"
+        )
     number, suffix = m.groups()
     result = float(number) * _BINARY[suffix.lower()]
     if result != int(result):

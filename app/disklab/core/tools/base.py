@@ -69,7 +69,8 @@ class Command:
     prepare: tuple[tuple[str, ...], ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
     needs_pty: bool = False
-    reads_after_prepare: bool = False  # the measured step reads what `prepare` wrote (drop caches between)
+    # the measured step reads what `prepare` wrote: the runner drops caches in between
+    reads_after_prepare: bool = False
 
 
 @dataclass(frozen=True)

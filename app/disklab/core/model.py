@@ -60,11 +60,11 @@ class TestSpec:
 
     index: int  # position among the plan's [[test]] tables
     tool: str
-    params: Mapping[str, Scalar | tuple[Scalar, ...]]
+    # key -> value; for a key in `axes` the value is the tuple of the axis' values. A `multi`
+    # parameter's own value is a tuple of strings (iozone tests = ("write", "read")).
+    params: Mapping[str, Any]
     line: int | None = None
-
-    def axes(self) -> list[str]:
-        return [k for k, v in self.params.items() if isinstance(v, tuple)]
+    axes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,14 +91,16 @@ class Case:
     config: str  # FsConfig label
     tool: str
     test_index: int
-    params: Mapping[str, Scalar]
+    params: Mapping[str, Any]  # Scalar, or a tuple of str for `multi` parameters
 
     def title(self) -> str:
         from disklab.core.units import format_size
 
-        def show(k: str, v: Scalar) -> str:
+        def show(k: str, v: Any) -> str:
             if isinstance(v, int) and not isinstance(v, bool) and k in SIZE_KEYS:
                 return f"{k}={format_size(v)}"
+            if isinstance(v, tuple):
+                return f"{k}={','.join(map(str, v))}"
             return f"{k}={v}"
 
         return f"{self.tool} " + " ".join(show(k, v) for k, v in self.params.items())

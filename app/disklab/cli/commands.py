@@ -1,0 +1,293 @@
+"""The subcommands of `disklab`, each a function of the parsed arguments returning an exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from disklab.cli.output import TerminalView, event_json, print_table
+from disklab.core import proc, report, tools
+from disklab.core.errors import DisklabError, PlanError, Problem
+from disklab.core.events import Event, SessionFinished
+from disklab.core.library import Library, default_library_path
+from disklab.core.matrix import expand
+from disklab.core.plan import CheckedPlan, load_plan
+from disklab.core.runner import plan_runs, run_plan, tool_versions
+from disklab.core.tools.base import ToolOutput
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
+PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
+
+
+def _library_path(args: argparse.Namespace) -> Path:
+    return Path(args.library) if getattr(args, "library", None) else default_library_path()
+
+
+def _open_library(args: argparse.Namespace) -> Library:
+    return Library.open(_library_path(args))
+
+
+def _load(args: argparse.Namespace, target: str | None = None) -> CheckedPlan:
+    return load_plan(args.plan, target_dir=target or getattr(args, "target", None),
+                     library=str(_library_path(args)))
+
+
+class _CancelOnSignal:
+    """SIGINT/SIGTERM set a flag the runner checks; a second SIGINT interrupts at once."""
+
+    def __init__(self) -> None:
+        self.flag = threading.Event()
+        self._old: dict[int, Any] = {}
+
+    def __enter__(self) -> threading.Event:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._old[sig] = signal.signal(sig, self._handle)
+        return self.flag
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.flag.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.flag.set()
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+
+
+def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
+    """Run a checked plan, recording every event; returns the exit code."""
+    warnings = tuple(str(w) for w in checked.warnings)
+    view = None if as_json else TerminalView(sys.stderr)
+    status = "failed"
+    recorder = library.recorder()
+    try:
+        with _CancelOnSignal() as cancel:
+            events: Iterator[Event] = run_plan(checked.plan, warnings=warnings, cancel=cancel)
+            for event in events:
+                recorder.handle(event)
+                if as_json:
+                    print(json.dumps(event_json(event)), flush=True)
+                else:
+                    assert view is not None
+                    view.show(event)
+                if isinstance(event, SessionFinished):
+                    status = event.status
+    finally:
+        recorder.close()
+    if view is not None and recorder.session_id is not None:
+        view.close()
+        print(f"\nsession {recorder.session_id}: {checked.plan.name} ({status})")
+        print_table(report.results_table(library.results(recorder.session_id)))
+    if status == "cancelled":
+        return EXIT_CANCELLED
+    return EXIT_OK if status == "finished" else EXIT_FAILED
+
+
+def run(args: argparse.Namespace) -> int:
+    checked = _load(args)
+    library = _open_library(args)
+    try:
+        return _execute(checked, library, args.json)
+    finally:
+        library.close()
+
+
+def plan_validate(args: argparse.Namespace) -> int:
+    checked = _load(args)
+    cases = expand(checked.plan)
+    for w in checked.warnings:
+        print(f"warning: {w}")
+    print(f"{args.plan}: valid, {len(cases)} case(s) x {checked.plan.repeats} repeat(s)")
+    return EXIT_OK
+
+
+def plan_show(args: argparse.Namespace) -> int:
+    checked = _load(args)
+    plan = checked.plan
+    print(f"plan {plan.name!r}: target {plan.target.path}, repeats {plan.repeats}")
+    for w in checked.warnings:
+        print(f"warning: {w}")
+    for run in plan_runs(plan):
+        if run.repeat != 1:
+            continue
+        print(f"\n[{run.case.index + 1}] {run.case.id}  {run.case.config} | {run.case.title()}")
+        for step in run.command.prepare:
+            print("  prepare: " + _quote(step))
+        print("  run:     " + _quote(run.command.argv))
+    return EXIT_OK
+
+
+def _quote(argv: tuple[str, ...]) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def sessions(args: argparse.Namespace) -> int:
+    library = _open_library(args)
+    try:
+        rows = library.list_sessions()
+    finally:
+        library.close()
+    if args.json:
+        print(json.dumps(rows, indent=2, default=str))
+        return EXIT_OK
+    table = [["id", "name", "status", "started", "finished", "host"]]
+    for r in rows:
+        host = r.get("host") or {}
+        table.append([str(r["id"]), r["name"], r["status"], _time(r.get("started")),
+                      _time(r.get("finished")), str(host.get("hostname", ""))])
+    print_table(table)
+    return EXIT_OK
+
+
+def _time(t: float | None) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else ""
+
+
+def show(args: argparse.Namespace) -> int:
+    library = _open_library(args)
+    try:
+        session = library.find_session(args.session)
+        if args.json:
+            doc = report.session_json(library, session["id"], samples=False)
+            print(json.dumps({"session": doc["session"], "results": doc["results"]},
+                             indent=2, default=str))
+            return EXIT_OK
+        print(f"session {session['id']}: {session['name']} ({session['status']})")
+        print_table(report.results_table(library.results(session["id"])))
+    finally:
+        library.close()
+    return EXIT_OK
+
+
+def export(args: argparse.Namespace) -> int:
+    library = _open_library(args)
+    try:
+        session = library.find_session(args.session)
+        out = Path(args.output)
+        if args.format == "json":
+            doc = report.session_json(library, session["id"], samples=True)
+            out.write_text(json.dumps(doc, indent=1, default=str))
+        else:
+            with out.open("w", newline="") as fp:
+                report.write_csv(library, session["id"], fp)
+    finally:
+        library.close()
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def tools_cmd(args: argparse.Namespace) -> int:
+    names = tools.tool_names()
+    versions = tool_versions(set(names))
+    rows = []
+    for name in names:
+        adapter = tools.get_adapter(name)
+        path = proc.which(adapter.executable) if adapter.executable else sys.executable
+        rows.append({"tool": name, "title": adapter.title, "installed": path is not None,
+                     "path": path, "version": versions.get(name) if path else None,
+                     "package": adapter.package})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return EXIT_OK
+    table = [["tool", "installed", "version", "path / how to install"]]
+    for r in rows:
+        where = r["path"] or f"apt install {r['package']}"
+        table.append([r["tool"], "yes" if r["installed"] else "no", r["version"] or "", where])
+    print_table(table)
+    return EXIT_OK
+
+
+def _detect(text: str) -> str | None:
+    import importlib
+
+    for name in ("fio", "bonnie", "iozone", "dd"):
+        module = importlib.import_module(f"disklab.core.tools.{name}")
+        if module.sniff(text):
+            return name
+    return None
+
+
+def import_cmd(args: argparse.Namespace) -> int:
+    library = _open_library(args)
+    problems: list[Problem] = []
+    imported: list[dict[str, Any]] = []
+    try:
+        for name in args.files:
+            path = Path(name)
+            try:
+                text = path.read_bytes().decode("utf-8", errors="replace")
+            except OSError as e:
+                problems.append(Problem(name, f"cannot read: {e.strerror}"))
+                continue
+            tool = args.tool or _detect(text)
+            if tool is None:
+                problems.append(Problem(name, "not recognised as iozone, fio, bonnie++ or dd "
+                                              "output (use --tool to say which)"))
+                continue
+            adapter = tools.get_adapter(tool)
+            output = ToolOutput(stdout=text, stderr=text if tool == "dd" else "")
+            try:
+                metrics = adapter.parse_result(output, {})
+            except DisklabError as e:
+                problems.append(Problem(name, str(e)))
+                continue
+            sid = library.import_session(
+                name=args.session or path.name, tool=tool, config=args.config,
+                source_path=str(path.resolve()), transcript=text, metrics=metrics, params={},
+                host={"imported_from": str(path.resolve())},
+            )
+            imported.append({"file": name, "tool": tool, "session": sid,
+                             "metrics": len(metrics)})
+            if not args.json:
+                print(f"{name}: {tool}, {len(metrics)} figures -> session {sid}")
+    finally:
+        library.close()
+    if args.json:
+        print(json.dumps({"imported": imported,
+                          "problems": [str(p) for p in problems]}, indent=2))
+    for p in problems:
+        print(f"disklab import: {p}", file=sys.stderr)
+    return EXIT_BAD_INPUT if problems else EXIT_OK
+
+
+def start(args: argparse.Namespace) -> int:
+    """What the README's run command starts. Until the desktop window exists: the quick preset
+    with the built-in engine in a temporary directory, then the results table."""
+    preset = PRESETS / "quick.toml"
+    base = "/var/tmp" if os.path.isdir("/var/tmp") else None
+    work = tempfile.mkdtemp(prefix="disklab-quick-", dir=base)
+    try:
+        args.plan = str(preset)
+        try:
+            checked = _load(args, target=work)
+        except PlanError as e:
+            if not any(p.key.endswith(".direct") for p in e.problems):
+                raise
+            print(f"note: {work} refuses O_DIRECT; running buffered", file=sys.stderr)
+            text = preset.read_text().replace("direct = true", "direct = false")
+            from disklab.core.plan import parse_plan
+
+            checked = parse_plan(text, path=str(preset), target_dir=work,
+                                 library=str(_library_path(args)))
+        print(f"DiskLab quick look: built-in engine in {work} (library {_library_path(args)})")
+        library = _open_library(args)
+        try:
+            return _execute(checked, library, as_json=False)
+        finally:
+            library.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+

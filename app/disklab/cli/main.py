@@ -1,0 +1,112 @@
+"""`disklab`: the command line over disklab.core (a contract: later checks call it).
+
+Exit codes: 0 success, 1 a case failed, 2 bad input, 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from disklab import __version__
+from disklab.cli import commands
+from disklab.core.errors import DisklabError, LibraryError, PlanError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="disklab",
+        description="Storage and filesystem benchmark workbench (headless command line).",
+    )
+    parser.add_argument("--version", action="version", version=f"disklab {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def library_option(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--library", metavar="PATH",
+                       help="session library file (default: $DISKLAB_LIBRARY or the XDG data dir)")
+
+    p = sub.add_parser("run", help="run a plan and keep the session in the library")
+    p.add_argument("plan", metavar="PLAN.toml")
+    p.add_argument("--target", metavar="DIR", help="run in DIR instead of the plan's target")
+    p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
+    library_option(p)
+    p.set_defaults(func=commands.run)
+
+    p = sub.add_parser("sessions", help="list the sessions in the library")
+    p.add_argument("--json", action="store_true")
+    library_option(p)
+    p.set_defaults(func=commands.sessions)
+
+    p = sub.add_parser("show", help="a session's results: mean, stddev and n per case and metric")
+    p.add_argument("session", metavar="SESSION", help="session id or name")
+    p.add_argument("--json", action="store_true")
+    library_option(p)
+    p.set_defaults(func=commands.show)
+
+    p = sub.add_parser("export", help="write a session as CSV or JSON")
+    p.add_argument("session", metavar="SESSION")
+    p.add_argument("--format", choices=("csv", "json"), required=True)
+    p.add_argument("-o", "--output", metavar="FILE", required=True)
+    library_option(p)
+    p.set_defaults(func=commands.export)
+
+    p = sub.add_parser("tools", help="installed tools and their versions")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=commands.tools_cmd)
+
+    p = sub.add_parser("import", help="store existing iozone/fio/bonnie++/dd outputs as sessions")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--tool", choices=("iozone", "fio", "bonnie", "dd"))
+    p.add_argument("--session", metavar="NAME", help="session name (default: the file name)")
+    p.add_argument("--config", metavar="LABEL", default="imported",
+                   help="configuration label of the results")
+    p.add_argument("--json", action="store_true")
+    library_option(p)
+    p.set_defaults(func=commands.import_cmd)
+
+    p = sub.add_parser("plan", help="check a plan or show its cases")
+    plan_sub = p.add_subparsers(dest="plan_command", metavar="validate|show", required=True)
+    for name, func, text in (
+        ("validate", commands.plan_validate, "report every problem of a plan (exit 2 if any)"),
+        ("show", commands.plan_show, "print the cases and the exact argv of each"),
+    ):
+        q = plan_sub.add_parser(name, help=text)
+        q.add_argument("plan", metavar="PLAN.toml")
+        q.add_argument("--target", metavar="DIR")
+        library_option(q)
+        q.set_defaults(func=func)
+
+    p = sub.add_parser("start", help="what `make run` starts: the quick preset, headless")
+    library_option(p)
+    p.set_defaults(func=commands.start)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args))
+    except PlanError as e:
+        print(f"disklab: the plan has {len(e.problems)} problem(s):", file=sys.stderr)
+        for problem in e.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (LibraryError, DisklabError) as e:
+        print(f"disklab: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("disklab: cancelled", file=sys.stderr)
+        return EXIT_CANCELLED
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""What the terminal shows: a live status line while a case runs, tables, JSON events."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from disklab.core.events import (
+    CaseFailed,
+    CaseFinished,
+    CaseStarted,
+    Event,
+    Notice,
+    Progress,
+    Sample,
+    SessionStarted,
+)
+from disklab.core.units import human_rate
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """An event as one JSON object: {"event": "CaseStarted", "t": ..., ...fields}."""
+    data = dataclasses.asdict(event)
+    return {"event": type(event).__name__, **data}
+
+
+def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> None:
+    """Left-aligned text columns; the first row is the header."""
+    import sys
+
+    out = out or sys.stdout
+    if not rows:
+        return
+    widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    for n, row in enumerate(rows):
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)).rstrip(),
+              file=out)
+        if n == 0:
+            print("  ".join("-" * w for w in widths), file=out)
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "--:--"
+    seconds = int(seconds)
+    h, rem = divmod(seconds, 3600)
+    return f"{h}:{rem // 60:02d}:{rem % 60:02d}" if h else f"{rem // 60:02d}:{rem % 60:02d}"
+
+
+class TerminalView:
+    """Shows a run on a terminal: one line per case, and a bar with throughput and ETA that is
+    redrawn in place at most 4 times a second (only when the stream is a terminal)."""
+
+    def __init__(self, out: TextIO):
+        self.out = out
+        self.live = out.isatty()
+        self.rate: dict[str, float] = {}
+        self.progress: Progress | None = None
+        self.last_draw = 0.0
+        self.total_runs = 0
+
+    def show(self, event: Event) -> None:
+        if isinstance(event, SessionStarted):
+            self.total_runs = len(event.cases) * event.repeats
+            print(f"{event.name}: {len(event.cases)} cases x {event.repeats} repeats",
+                  file=self.out)
+        elif isinstance(event, Notice):
+            self._line(f"{event.level}: {event.message}")
+        elif isinstance(event, CaseStarted):
+            self.rate.clear()
+            self.progress = None
+            self._line(f"[{event.run_index + 1}/{event.run_count}] {event.case.title()}"
+                       f" (repeat {event.repeat})")
+        elif isinstance(event, Sample):
+            if event.series in ("app_read_bps", "app_write_bps", "device_read_bps",
+                                "device_write_bps"):
+                self.rate[event.series] = event.value
+            self._draw()
+        elif isinstance(event, Progress):
+            self.progress = event
+            self._draw()
+        elif isinstance(event, CaseFinished):
+            main = [m for m in event.metrics if m.unit == "B/s" and ":" not in m.name]
+            text = ", ".join(f"{m.name} {human_rate(m.value)}" for m in main if m.value)
+            self._line(f"    done in {event.duration:.1f} s: {text or 'no throughput figure'}")
+        elif isinstance(event, CaseFailed):
+            self._line(f"    FAILED: {event.error}")
+            for line in event.transcript_tail.splitlines()[-8:]:
+                self._line(f"      | {line}")
+
+    def _line(self, text: str) -> None:
+        if self.live:
+            self.out.write("\r\x1b[K")
+        print(text, file=self.out, flush=True)
+
+    def _draw(self) -> None:
+        now = time.monotonic()
+        if not self.live or now - self.last_draw < 0.25:
+            return
+        self.last_draw = now
+        p = self.progress
+        app = self.rate.get("app_read_bps", 0.0) + self.rate.get("app_write_bps", 0.0)
+        dev = self.rate.get("device_read_bps", 0.0) + self.rate.get("device_write_bps", 0.0)
+        parts = []
+        if p is not None and p.total_bytes and p.done_bytes is not None:
+            frac = min(1.0, p.done_bytes / p.total_bytes)
+            bar = "#" * int(frac * 20)
+            parts.append(f"[{bar:<20}] {frac * 100:5.1f}%")
+        if p is not None and p.phase:
+            parts.append(p.phase)
+        parts.append(f"app {human_rate(app)}  dev {human_rate(dev)}")
+        if p is not None:
+            parts.append(f"eta {_clock(p.eta)}")
+            if p.overall is not None:
+                parts.append(f"all {p.overall * 100:.0f}%")
+        self.out.write("\r\x1b[K    " + "  ".join(parts))
+        self.out.flush()
+
+    def close(self) -> None:
+        if self.live:
+            self.out.write("\r\x1b[K")
+            self.out.flush()

@@ -1,0 +1,105 @@
+"""The library's tables and their migrations, versioned with PRAGMA user_version.
+
+Version 1 was the first schema (sessions, cases, runs, metrics, samples, transcript). Version 2
+adds the session's events (notices, config read-back), notes and tags. A library made by an
+older DiskLab is migrated in place when opened; one made by a newer DiskLab is refused.
+"""
+
+from __future__ import annotations
+
+V1 = """
+CREATE TABLE session (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started REAL,
+    finished REAL,
+    pid INTEGER,
+    pid_started REAL,
+    last_activity REAL,
+    host TEXT NOT NULL DEFAULT '{}',
+    plan_text TEXT NOT NULL DEFAULT '',
+    plan_path TEXT,
+    warnings TEXT NOT NULL DEFAULT '[]',
+    repeats INTEGER NOT NULL DEFAULT 1
+);
+CREATE TABLE case_ (
+    session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    config TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    test_index INTEGER NOT NULL,
+    params TEXT NOT NULL,
+    PRIMARY KEY (session_id, case_id)
+);
+CREATE TABLE run (
+    session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    argv TEXT NOT NULL,
+    tool_version TEXT,
+    planned_bytes INTEGER,
+    started REAL,
+    status TEXT NOT NULL,
+    exit_status INTEGER,
+    signal INTEGER,
+    error TEXT,
+    transcript_tail TEXT,
+    duration REAL,
+    PRIMARY KEY (session_id, case_id, repeat)
+);
+CREATE TABLE metric (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    value REAL,
+    unit TEXT NOT NULL,
+    note TEXT,
+    params TEXT
+);
+CREATE INDEX metric_session ON metric(session_id, case_id);
+CREATE TABLE sample (
+    session_id INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    t REAL NOT NULL,
+    series TEXT NOT NULL,
+    value REAL NOT NULL
+);
+CREATE INDEX sample_session ON sample(session_id, case_id, series);
+CREATE TABLE transcript (
+    session_id INTEGER NOT NULL,
+    case_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    t REAL NOT NULL,
+    stream TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX transcript_session ON transcript(session_id, case_id, repeat);
+"""
+
+MIGRATIONS: dict[int, str] = {
+    # 1 -> 2: the session's events, the user's notes and tags
+    2: """
+    CREATE TABLE event (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+        t REAL NOT NULL,
+        kind TEXT NOT NULL,
+        case_id TEXT,
+        data TEXT NOT NULL
+    );
+    CREATE INDEX event_session ON event(session_id);
+    ALTER TABLE session ADD COLUMN notes TEXT NOT NULL DEFAULT '';
+    CREATE TABLE tag (
+        session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+        tag TEXT NOT NULL,
+        PRIMARY KEY (session_id, tag)
+    );
+    """,
+}
+
+CURRENT = 1 + len(MIGRATIONS)

@@ -1,0 +1,338 @@
+"""The session library: one SQLite file, the only SQL in DiskLab.
+
+WAL with synchronous=FULL: a committed session survives a power cut, and readers (the GUI's
+library page, `disklab sessions` in another terminal) never block the run that writes. Writes are
+batched by the recorder (at least one commit a second), so a crash loses at most the last second.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import statistics
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import platformdirs
+import psutil
+
+from disklab.core.errors import LibraryError
+from disklab.core.library import schema
+from disklab.core.model import Metric
+
+if TYPE_CHECKING:
+    from disklab.core.library.recorder import SessionRecorder
+
+
+def default_library_path(env: Mapping[str, str] | None = None) -> Path:
+    """$DISKLAB_LIBRARY, else library.sqlite3 in the XDG data directory."""
+    env = os.environ if env is None else env
+    if env.get("DISKLAB_LIBRARY"):
+        return Path(env["DISKLAB_LIBRARY"]).expanduser()
+    return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=list)
+
+
+class Library:
+    """An open library file. Not shared between threads: each thread opens its own."""
+
+    def __init__(self, path: Path, db: sqlite3.Connection):
+        self.path = path
+        self.db = db
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Library:
+        """Open (creating, migrating and checking) a library; dead running sessions become
+        'interrupted'. LibraryError says what is wrong and with which file."""
+        p = Path(path).expanduser()
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(p, timeout=30, isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise LibraryError(f"cannot open the library {p}: {e}") from e
+        lib = cls(p, db)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute("PRAGMA foreign_keys=ON")
+            check = db.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise LibraryError(f"the library {p} is damaged: {check}")
+            lib._migrate()
+            lib._mark_interrupted()
+        except sqlite3.DatabaseError as e:
+            db.close()
+            raise LibraryError(f"{p} is not a DiskLab library (SQLite says: {e})") from e
+        except LibraryError:
+            db.close()
+            raise
+        return lib
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > schema.CURRENT:
+            raise LibraryError(
+                f"the library {self.path} was written by a newer DiskLab (schema {version}, "
+                f"this one knows up to {schema.CURRENT}); upgrade DiskLab to open it")
+        if version == 0:
+            tables = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if tables:
+                raise LibraryError(f"{self.path} is an SQLite file but not a DiskLab library")
+            self._script(schema.V1, 1)
+            version = 1
+        for target in range(version + 1, schema.CURRENT + 1):
+            self._script(schema.MIGRATIONS[target], target)
+
+    def _script(self, sql: str, version: int) -> None:
+        statements = [s.strip() for s in sql.split(";") if s.strip()]
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in statements:
+                self.db.execute(statement)
+            self.db.execute(f"PRAGMA user_version = {int(version)}")
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def _mark_interrupted(self) -> None:
+        """A 'running' session whose process is gone was killed: mark it interrupted."""
+        rows = self.db.execute(
+            "SELECT id, pid, pid_started, last_activity FROM session WHERE status = 'running'"
+        ).fetchall()
+        for sid, pid, pid_started, last in rows:
+            if _process_alive(pid, pid_started):
+                continue
+            self.db.execute("UPDATE session SET status = 'interrupted', finished = ? WHERE id = ?",
+                            (last, sid))
+            self.db.execute("UPDATE run SET status = 'interrupted' WHERE session_id = ? AND "
+                            "status = 'running'", (sid,))
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.db.close()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def recorder(self) -> SessionRecorder:
+        from disklab.core.library.recorder import SessionRecorder
+
+        return SessionRecorder(self)
+
+    # --- reading ---------------------------------------------------------------------------
+
+    def _session_row(self, row: sqlite3.Row | tuple) -> dict[str, Any]:
+        keys = ("id", "name", "status", "started", "finished", "host", "repeats", "notes")
+        d = dict(zip(keys, row, strict=True))
+        d["host"] = json.loads(d["host"])
+        return d
+
+    def list_sessions(self, limit: int | None = None) -> list[dict[str, Any]]:
+        """Newest first: id, name, status, started, finished, host, tools, cases, tags."""
+        sql = ("SELECT id, name, status, started, finished, host, repeats, notes FROM session "
+               "ORDER BY id DESC")
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        sessions = [self._session_row(r) for r in self.db.execute(sql)]
+        tools: dict[int, list[str]] = {}
+        counts: dict[int, int] = {}
+        for sid, tool, n in self.db.execute(
+                "SELECT session_id, tool, count(*) FROM case_ GROUP BY session_id, tool"):
+            tools.setdefault(sid, []).append(tool)
+            counts[sid] = counts.get(sid, 0) + n
+        tags: dict[int, list[str]] = {}
+        for sid, tag in self.db.execute("SELECT session_id, tag FROM tag ORDER BY tag"):
+            tags.setdefault(sid, []).append(tag)
+        for s in sessions:
+            s["tools"] = sorted(tools.get(s["id"], []))
+            s["cases"] = counts.get(s["id"], 0)
+            s["tags"] = tags.get(s["id"], [])
+        return sessions
+
+    def find_session(self, ref: str | int) -> dict[str, Any]:
+        """A session by id or by name (the newest of that name)."""
+        row = None
+        if isinstance(ref, int) or str(ref).isdigit():
+            row = self.db.execute("SELECT id FROM session WHERE id = ?", (int(ref),)).fetchone()
+        if row is None:
+            row = self.db.execute("SELECT id FROM session WHERE name = ? ORDER BY id DESC",
+                                  (str(ref),)).fetchone()
+        if row is None:
+            raise LibraryError(f"no session {ref!r} in {self.path}")
+        return self.session(row[0])
+
+    def session(self, session_id: int) -> dict[str, Any]:
+        row = self.db.execute(
+            "SELECT id, name, status, started, finished, host, repeats, notes, plan_text, "
+            "plan_path, warnings FROM session WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise LibraryError(f"no session {session_id} in {self.path}")
+        d = self._session_row(row[:8])
+        d["plan_text"], d["plan_path"], d["warnings"] = row[8], row[9], json.loads(row[10])
+        d["tags"] = [t for (t,) in self.db.execute(
+            "SELECT tag FROM tag WHERE session_id = ? ORDER BY tag", (session_id,))]
+        return d
+
+    def cases(self, session_id: int) -> list[dict[str, Any]]:
+        return [
+            {"case_id": c, "index": i, "config": cfg, "tool": t, "test_index": ti,
+             "params": json.loads(p)}
+            for c, i, cfg, t, ti, p in self.db.execute(
+                "SELECT case_id, idx, config, tool, test_index, params FROM case_ "
+                "WHERE session_id = ? ORDER BY idx", (session_id,))
+        ]
+
+    def runs(self, session_id: int) -> list[dict[str, Any]]:
+        keys = ("case_id", "repeat", "argv", "tool_version", "planned_bytes", "started", "status",
+                "exit_status", "signal", "error", "transcript_tail", "duration")
+        rows = []
+        for r in self.db.execute(
+                f"SELECT r.{', r.'.join(keys)} FROM run r JOIN case_ c ON c.session_id = "
+                "r.session_id AND c.case_id = r.case_id WHERE r.session_id = ? "
+                "ORDER BY r.started, c.idx, r.repeat", (session_id,)):
+            d = dict(zip(keys, r, strict=True))
+            d["argv"] = json.loads(d["argv"])
+            rows.append(d)
+        return rows
+
+    def results(self, session_id: int) -> list[dict[str, Any]]:
+        """One row per case, metric and parameter point over the repeats: n, mean, sample
+        stddev (None below n = 2) and the per-repeat values (None where one is missing)."""
+        repeats = self.db.execute("SELECT repeats FROM session WHERE id = ?",
+                                  (session_id,)).fetchone()
+        if repeats is None:
+            raise LibraryError(f"no session {session_id} in {self.path}")
+        cases = {c["case_id"]: c for c in self.cases(session_id)}
+        groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for case_id, repeat, name, value, unit, note, params in self.db.execute(
+                "SELECT case_id, repeat, name, value, unit, note, params FROM metric "
+                "WHERE session_id = ? ORDER BY id", (session_id,)):
+            case = cases.get(case_id)
+            if case is None:
+                continue
+            key = (case_id, name, params or "")
+            g = groups.get(key)
+            if g is None:
+                merged = {**case["params"], **(json.loads(params) if params else {})}
+                g = groups[key] = {
+                    "config": case["config"], "tool": case["tool"],
+                    "test": name.split(":")[0], "params": merged, "metric": name,
+                    "unit": unit, "by_repeat": {}, "notes": [], "case_id": case_id,
+                    "_order": (case["index"], len(groups)),
+                }
+            g["by_repeat"][repeat] = value
+            if note and note not in g["notes"]:
+                g["notes"].append(note)
+        out = []
+        for g in sorted(groups.values(), key=lambda g: g["_order"]):
+            by_repeat = g.pop("by_repeat")
+            g.pop("_order")
+            n_repeats = max([repeats[0], *by_repeat])
+            values = [by_repeat.get(r) for r in range(1, n_repeats + 1)]
+            present = [v for v in values if v is not None]
+            g["values"] = values
+            g["n"] = len(present)
+            g["mean"] = statistics.fmean(present) if present else None
+            g["stddev"] = statistics.stdev(present) if len(present) >= 2 else None
+            out.append(g)
+        return out
+
+    def samples(self, session_id: int, case_id: str | None = None,
+                series: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT t, case_id, repeat, series, value FROM sample WHERE session_id = ?"
+        args: list[Any] = [session_id]
+        if case_id is not None:
+            sql += " AND case_id = ?"
+            args.append(case_id)
+        if series is not None:
+            sql += " AND series = ?"
+            args.append(series)
+        keys = ("t", "case_id", "repeat", "series", "value")
+        return [dict(zip(keys, r, strict=True))
+                for r in self.db.execute(sql + " ORDER BY rowid", args)]
+
+    def transcript(self, session_id: int, case_id: str, repeat: int
+                   ) -> list[tuple[float, str, str]]:
+        return list(self.db.execute(
+            "SELECT t, stream, text FROM transcript WHERE session_id = ? AND case_id = ? AND "
+            "repeat = ? ORDER BY rowid", (session_id, case_id, repeat)))
+
+    def events(self, session_id: int) -> list[dict[str, Any]]:
+        return [{"t": t, "kind": k, "case_id": c, **json.loads(d)}
+                for t, k, c, d in self.db.execute(
+                    "SELECT t, kind, case_id, data FROM event WHERE session_id = ? ORDER BY id",
+                    (session_id,))]
+
+    # --- the user's edits ------------------------------------------------------------------
+
+    def _write(self, sql: str, args: Sequence[Any]) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute(sql, args)
+
+    def set_notes(self, session_id: int, text: str) -> None:
+        self._write("UPDATE session SET notes = ? WHERE id = ?", (text, session_id))
+
+    def add_tag(self, session_id: int, tag: str) -> None:
+        self._write("INSERT OR IGNORE INTO tag (session_id, tag) VALUES (?, ?)", (session_id, tag))
+
+    def remove_tag(self, session_id: int, tag: str) -> None:
+        self._write("DELETE FROM tag WHERE session_id = ? AND tag = ?", (session_id, tag))
+
+    def delete_session(self, session_id: int) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            for table in ("sample", "transcript", "metric", "run", "case_", "event", "tag"):
+                self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
+            self.db.execute("DELETE FROM session WHERE id = ?", (session_id,))
+
+    def import_session(self, *, name: str, tool: str, config: str, source_path: str,
+                       transcript: str, metrics: Sequence[Metric], params: Mapping[str, Any],
+                       host: Mapping[str, Any]) -> int:
+        """Store a tool output someone already had as a session with status 'imported'."""
+        now = time.time()
+        case_id = f"import-{abs(hash((source_path, tool))) % 10**10:010d}"
+        with self.db:
+            self.db.execute("BEGIN")
+            cur = self.db.execute(
+                "INSERT INTO session (name, status, started, finished, host, plan_text, "
+                "plan_path, repeats, last_activity) VALUES (?, 'imported', ?, ?, ?, '', ?, 1, ?)",
+                (name, now, now, _json(dict(host)), source_path, now))
+            sid = int(cur.lastrowid or 0)
+            self.db.execute(
+                "INSERT INTO case_ VALUES (?, ?, 0, ?, ?, 0, ?)",
+                (sid, case_id, config, tool, _json(dict(params))))
+            self.db.execute(
+                "INSERT INTO run (session_id, case_id, repeat, argv, started, status) "
+                "VALUES (?, ?, 1, '[]', ?, 'imported')", (sid, case_id, now))
+            self.db.executemany(
+                "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params)"
+                " VALUES (?, ?, 1, ?, ?, ?, ?, ?)",
+                [(sid, case_id, m.name, m.value, m.unit, m.note,
+                  _json(dict(m.params)) if m.params else None) for m in metrics])
+            self.db.executemany(
+                "INSERT INTO transcript VALUES (?, ?, 1, ?, 'imported', ?)",
+                [(sid, case_id, now, line) for line in transcript.splitlines()])
+        return sid
+
+
+def _process_alive(pid: int | None, started: float | None) -> bool:
+    """Is the process that wrote a session still the same live process?"""
+    if not pid:
+        return False
+    try:
+        p = psutil.Process(pid)
+        return started is None or abs(p.create_time() - started) < 1.0
+    except psutil.Error:
+        return False

@@ -1,0 +1,45 @@
+"""Plan -> the ordered list of cases, each with an id that stays the same when the plan is re-read.
+
+Order: configurations outermost, then the [[test]] tables in plan order, then the product of each
+test's axes with the first-written axis outermost (so a table reads like nested loops).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from typing import Any
+
+from disklab.core.model import Case, Plan, TestSpec
+
+
+def grid(spec: TestSpec) -> list[dict[str, Any]]:
+    """Every parameter point of one [[test]]: the product of its axes."""
+    axes = [k for k in spec.params if k in spec.axes]
+    points = []
+    for combo in itertools.product(*(spec.params[k] for k in axes)):
+        chosen = dict(zip(axes, combo, strict=True))
+        points.append({k: chosen.get(k, v) for k, v in spec.params.items()})
+    return points
+
+
+def case_id(config: str, tool: str, params: dict[str, Any]) -> str:
+    """Stable id from what the case is (not where it sits in the plan): 12 hex digits."""
+    key = json.dumps([config, tool, params], sort_keys=True, default=list)
+    return hashlib.sha1(key.encode()).hexdigest()[:12]
+
+
+def expand(plan: Plan) -> list[Case]:
+    """All cases of a plan, in run order. Identical cases get '-2', '-3' suffixes."""
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
+    for config in plan.configs:
+        for spec in plan.tests:
+            for params in grid(spec):
+                cid = case_id(config.label, spec.tool, params)
+                seen[cid] = seen.get(cid, 0) + 1
+                if seen[cid] > 1:
+                    cid = f"{cid}-{seen[cid]}"
+                cases.append(Case(cid, len(cases), config.label, spec.tool, spec.index, params))
+    return cases

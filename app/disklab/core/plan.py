@@ -1,0 +1,384 @@
+"""Plans: TOML files in, a checked Plan out, with every problem reported at once by key and line.
+
+The plan format is a contract (the GUI writes it, later checks read it), so checking is generic:
+each tool declares its parameters as ParamSpecs and this module checks any plan against them.
+tomllib gives no line numbers, so `_KeyLines` scans the text for where each key was written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from disklab.core import tools
+from disklab.core.errors import PlanError, Problem
+from disklab.core.model import AS_IS, Plan, Target, TestSpec
+from disklab.core.tools.base import REQUIRED, ParamSpec
+from disklab.core.units import format_size, human_bytes, parse_duration, parse_size
+
+TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test"}
+TARGET_KEYS = {"directory"}
+
+
+class _KeyLines:
+    """Where each key of a TOML text was written: 'test[2].mode' -> line 14 (1-based)."""
+
+    _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\-\"' ]+?)\s*\]\]?\s*(#.*)?$")
+    _KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+|\"[^\"]*\")\s*=")
+
+    def __init__(self, text: str):
+        self.lines: dict[str, int] = {}
+        counts: dict[str, int] = {}
+        prefix = ""
+        depth = 0  # open brackets of a multi-line array: its lines hold no keys
+        for number, raw in enumerate(text.splitlines(), start=1):
+            line = raw.split("#", 1)[0] if '"' not in raw else raw
+            if depth == 0:
+                header = self._HEADER.match(raw)
+                if header:
+                    name = header.group(2).strip()
+                    if header.group(1) == "[[":
+                        counts[name] = counts.get(name, 0) + 1
+                        prefix = f"{name}[{counts[name]}]."
+                    else:
+                        prefix = f"{name}."
+                    self.lines.setdefault(prefix.rstrip("."), number)
+                    continue
+                key = self._KEY.match(raw)
+                if key:
+                    self.lines.setdefault(prefix + key.group(1).strip('"'), number)
+            depth += line.count("[") - line.count("]")
+            depth = max(depth, 0)
+
+    def get(self, key: str) -> int | None:
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            key = key.rpartition(".")[0]
+        return None
+
+
+@dataclass
+class _Checker:
+    """Collects problems while a plan is read, so that all are reported together."""
+
+    where: _KeyLines
+    problems: list[Problem] = field(default_factory=list)
+
+    def error(self, key: str, message: str) -> None:
+        self.problems.append(Problem(key, message, self.where.get(key)))
+
+    def warn(self, key: str, message: str) -> None:
+        self.problems.append(Problem(key, message, self.where.get(key), "warning"))
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+
+@dataclass(frozen=True)
+class CheckedPlan:
+    """A plan that can run, and the warnings to show and record with its session."""
+
+    plan: Plan
+    warnings: tuple[Problem, ...]
+
+
+def convert(spec: ParamSpec, value: Any) -> Any:
+    """One plan value -> the canonical value of a parameter; ValueError says what was expected."""
+    if spec.kind == "size":
+        return parse_size(value)
+    if spec.kind == "duration":
+        return parse_duration(value)
+    if spec.kind == "bool":
+        if not isinstance(value, bool):
+            raise ValueError(f"{value!r} is not true or false")
+        return value
+    if spec.kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{value!r} is not a whole number")
+        return value
+    if spec.kind == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValueError(f"{value!r} is not a number")
+        return float(value)
+    if spec.kind == "choice":
+        if spec.multi:
+            items = [value] if isinstance(value, str) else value
+            if not isinstance(items, list) or not items:
+                raise ValueError(f"{value!r} is not a list of {', '.join(spec.choices)}")
+            bad = [v for v in items if v not in spec.choices]
+            if bad:
+                raise ValueError(f"{bad[0]!r} is not one of {', '.join(spec.choices)}")
+            return tuple(items)
+        if value not in spec.choices:
+            raise ValueError(f"{value!r} is not one of {', '.join(spec.choices)}")
+        return value
+    if spec.kind == "str":
+        if not isinstance(value, str):
+            raise ValueError(f"{value!r} is not a string")
+        return value
+    raise ValueError(f"unknown parameter kind {spec.kind}")
+
+
+def _check_range(spec: ParamSpec, value: Any) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if spec.minimum is not None and value < spec.minimum:
+        return f"{value} is below the minimum {spec.minimum:g}"
+    if spec.maximum is not None and value > spec.maximum:
+        return f"{value} is above the maximum {spec.maximum:g}"
+    return None
+
+
+def _is_axis(spec: ParamSpec, value: Any) -> bool:
+    if not isinstance(value, list):
+        return False
+    if spec.multi:
+        return bool(value) and all(isinstance(v, list) for v in value)
+    return True
+
+
+def _read_test(index: int, table: Any, check: _Checker) -> TestSpec | None:
+    base = f"test[{index + 1}]"
+    if not isinstance(table, dict):
+        check.error(base, "must be a table ([[test]])")
+        return None
+    tool = table.get("tool")
+    if tool is None:
+        check.error(f"{base}.tool", "missing: which tool runs this test")
+        return None
+    try:
+        adapter = tools.get_adapter(str(tool))
+    except KeyError:
+        check.error(
+            f"{base}.tool", f"unknown tool {tool!r} (known: {', '.join(tools.tool_names())})"
+        )
+        return None
+    if adapter.executable and not _which(adapter.executable):
+        check.error(
+            f"{base}.tool",
+            f"{adapter.executable} is not installed: install the Debian package "
+            f"'{adapter.package}' (apt install {adapter.package})",
+        )
+    params: dict[str, Any] = {}
+    axes: list[str] = []
+    for key, raw in table.items():
+        if key == "tool":
+            continue
+        spec = adapter.params.get(key)
+        where = f"{base}.{key}"
+        if spec is None:
+            check.error(where, f"unknown key for {tool} (known: {', '.join(adapter.params)})")
+            continue
+        values = raw if _is_axis(spec, raw) else [raw]
+        if _is_axis(spec, raw):
+            if not raw:
+                check.error(where, "an empty list gives no cases")
+                continue
+            axes.append(key)
+        converted = []
+        for value in values:
+            try:
+                v = convert(spec, value)
+            except ValueError as e:
+                check.error(where, str(e))
+                continue
+            out_of_range = _check_range(spec, v)
+            if out_of_range:
+                check.error(where, out_of_range)
+                continue
+            converted.append(v)
+        if len(converted) == len(values):
+            params[key] = tuple(converted) if key in axes else converted[0]
+    for key, spec in adapter.params.items():
+        if key in params or key in table:
+            continue
+        if spec.default is REQUIRED:
+            check.error(f"{base}.{key}", f"missing: {tool} needs {key!r}")
+        else:
+            params[key] = spec.default
+    return TestSpec(index=index, tool=str(tool), params=params, line=check.where.get(base),
+                    axes=tuple(axes))
+
+
+def _which(executable: str) -> bool:
+    from disklab.core.proc import which
+
+    return which(executable) is not None
+
+
+def _read_target(doc: Mapping[str, Any], check: _Checker, base_dir: Path) -> Target | None:
+    table = doc.get("target")
+    if table is None:
+        check.error("target", "missing: add a [target] table with directory = \"...\"")
+        return None
+    if not isinstance(table, dict):
+        check.error("target", "must be a table")
+        return None
+    for key in table:
+        if key not in TARGET_KEYS:
+            check.error(f"target.{key}", f"unknown key (known: {', '.join(sorted(TARGET_KEYS))})")
+    directory = table.get("directory")
+    if directory is None:
+        check.error("target", "missing target directory (directory = \"/mnt/scratch\")")
+        return None
+    if not isinstance(directory, str) or not directory:
+        check.error("target.directory", "must be a path")
+        return None
+    path = Path(directory).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    if not path.exists():
+        check.error("target.directory", f"{path} does not exist")
+    elif not path.is_dir():
+        check.error("target.directory", f"{path} is not a directory")
+    elif not os.access(path, os.W_OK | os.X_OK):
+        check.error("target.directory", f"{path} is not writable")
+    return Target(kind="directory", path=str(path))
+
+
+def _typed(doc: Mapping[str, Any], key: str, kind: type, default: Any, check: _Checker) -> Any:
+    value = doc.get(key, default)
+    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
+        check.error(key, f"{value!r} is not a whole number")
+        return default
+    if not isinstance(value, kind):
+        check.error(key, f"{value!r} is not a {kind.__name__}")
+        return default
+    return value
+
+
+def parse_plan(
+    text: str,
+    *,
+    path: str | None = None,
+    target_dir: str | None = None,
+    library: str | None = None,
+) -> CheckedPlan:
+    """Read and check a plan. Raises PlanError holding every error; warnings come back.
+
+    `target_dir` replaces the plan's target directory (the CLI's --target, the quick preset).
+    `library` is where the session will be stored, for the library-on-target warning.
+    """
+    where = _KeyLines(text)
+    check = _Checker(where)
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        raise PlanError([Problem("(syntax)", f"not valid TOML: {e}",
+                                 int(m.group(1)) if m else None)]) from e
+    if target_dir is not None:
+        doc["target"] = {"directory": target_dir}
+    for key in doc:
+        if key not in TOP_KEYS:
+            check.error(key, f"unknown key (known: {', '.join(sorted(TOP_KEYS))})")
+    base_dir = Path(path).resolve().parent if path else Path.cwd()
+    default_name = Path(path).stem if path else "plan"
+    name = _typed(doc, "name", str, default_name, check)
+    repeats = _typed(doc, "repeats", int, 1, check)
+    if repeats < 1:
+        check.error("repeats", f"{repeats} is below the minimum 1")
+    drop_caches = _typed(doc, "drop_caches", bool, False, check)
+    stop_on_failure = _typed(doc, "stop_on_failure", bool, False, check)
+    target = _read_target(doc, check, base_dir)
+    raw_tests = doc.get("test", [])
+    if not isinstance(raw_tests, list) or not raw_tests:
+        check.error("test", "no tests: add at least one [[test]] table")
+        raw_tests = []
+    specs = [s for i, t in enumerate(raw_tests) if (s := _read_test(i, t, check)) is not None]
+    plan = Plan(
+        name=name,
+        target=target or Target("directory", ""),
+        tests=tuple(specs),
+        configs=(AS_IS,),
+        repeats=max(repeats, 1),
+        drop_caches=drop_caches,
+        stop_on_failure=stop_on_failure,
+        source=text,
+        path=path,
+    )
+    if not check.errors:
+        _check_cases(plan, check)
+    if not check.errors and target is not None:
+        _warn(plan, check, library)
+    if check.errors:
+        raise PlanError(check.errors)
+    return CheckedPlan(plan, tuple(check.warnings))
+
+
+def _check_cases(plan: Plan, check: _Checker) -> None:
+    """Cross-parameter checks of every case (block size vs size, ...), once per message."""
+    from disklab.core.matrix import expand
+
+    seen: set[tuple[str, str]] = set()
+    for case in expand(plan):
+        adapter = tools.get_adapter(case.tool)
+        for key, message in adapter.check(case.params):
+            full = f"test[{case.test_index + 1}].{key}"
+            if (full, message) not in seen:
+                seen.add((full, message))
+                check.error(full, message)
+
+
+def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
+    """What will make the figures misleading: page-cache reads, the library on the target,
+    a filesystem that refuses O_DIRECT (that one is an error), caches not dropped."""
+    from disklab.core.engine.probe import direct_io_refusal
+    from disklab.core.hostinfo import same_filesystem
+
+    ram = psutil.virtual_memory().total
+    refusal_checked = False
+    for spec in plan.tests:
+        adapter = tools.get_adapter(spec.tool)
+        base = f"test[{spec.index + 1}]"
+        for params in _points(spec):
+            size = adapter.file_size(params)
+            if adapter.is_buffered(params) and size is not None and size < 2 * ram:
+                check.warn(
+                    base,
+                    f"buffered test (direct = false) on a {format_size(size)} file, below 2 x RAM "
+                    f"({human_bytes(2 * ram)}): its read figures will come from the page cache",
+                )
+                break
+        if not refusal_checked and any(adapter.uses_direct_io(p) for p in _points(spec)):
+            refusal_checked = True
+            message = direct_io_refusal(plan.target.path)
+            if message:
+                check.error(f"{base}.direct", message)
+    if library and plan.target.path and same_filesystem(library, plan.target.path):
+        check.warn(
+            "target.directory",
+            f"the library ({library}) is on the filesystem under test: its commits add a little "
+            "I/O to the measurement; point it elsewhere with --library PATH or DISKLAB_LIBRARY",
+        )
+    if plan.drop_caches and os.geteuid() != 0:
+        check.warn("drop_caches", "not root: caches cannot be dropped, reads may come from memory")
+
+
+def _points(spec: TestSpec) -> list[dict[str, Any]]:
+    from disklab.core.matrix import grid
+
+    return grid(spec)
+
+
+def load_plan(path: str | os.PathLike[str], **kwargs: Any) -> CheckedPlan:
+    """Read a plan file; a missing or unreadable file is a PlanError too (exit 2)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise PlanError([Problem(str(p), f"cannot read the plan: {e}")]) from e
+    return parse_plan(text, path=str(p), **kwargs)

@@ -1,0 +1,120 @@
+"""Results for people and for files: tables, comparisons with deltas, CSV and JSON exports.
+
+Qt-free, so the CLI and the GUI export the very same numbers.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from disklab.core.library import Library
+from disklab.core.model import SIZE_KEYS
+from disklab.core.units import format_size, human_rate
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """A figure in the unit people read: MiB/s for B/s, µs/ms for ns."""
+    if value is None:
+        return "-"
+    if unit == "B/s":
+        return human_rate(value)
+    if unit == "ns":
+        if value >= 1e6:
+            return f"{value / 1e6:.2f} ms"
+        return f"{value / 1e3:.1f} µs"
+    if unit == "op/s":
+        return f"{value:,.0f} op/s"
+    if unit == "%":
+        return f"{value:.1f} %"
+    if unit == "B":
+        return format_size(int(value))
+    return f"{value:g} {unit}"
+
+
+def format_params(params: dict[str, Any], skip: Sequence[str] = ()) -> str:
+    parts = []
+    for k, v in params.items():
+        if k in skip:
+            continue
+        if isinstance(v, int) and not isinstance(v, bool) and k in SIZE_KEYS:
+            v = format_size(v)
+        elif isinstance(v, list | tuple):
+            v = ",".join(map(str, v))
+        parts.append(f"{k}={v}")
+    return " ".join(parts)
+
+
+def mean_pm(row: dict[str, Any]) -> str:
+    text = format_value(row["mean"], row["unit"])
+    if row.get("stddev") is not None:
+        text += f" ± {format_value(row['stddev'], row['unit'])}"
+    return text
+
+
+def results_table(results: list[dict[str, Any]], all_metrics: bool = False) -> list[list[str]]:
+    """Rows for the terminal: config, tool, parameters, metric, mean ± stddev, n. By default
+    the headline figures (throughput, IOPS, mean latency) only."""
+    table = [["config", "tool", "parameters", "metric", "mean ± stddev", "n", "note"]]
+    for r in results:
+        suffix = r["metric"].partition(":")[2]
+        if not all_metrics and suffix not in ("", "iops", "lat_mean", "parent", "min_proc"):
+            continue
+        table.append([r["config"], r["tool"], format_params(r["params"]), r["metric"],
+                      mean_pm(r), str(r["n"]), "; ".join(r.get("notes") or [])])
+    return table
+
+
+def session_json(lib: Library, session_id: int, samples: bool = True) -> dict[str, Any]:
+    """A whole session as one document: facts, results, runs, events, and the samples."""
+    doc: dict[str, Any] = {
+        "session": lib.session(session_id),
+        "results": [{k: v for k, v in r.items() if k != "case_id"} | {"case_id": r["case_id"]}
+                    for r in lib.results(session_id)],
+        "runs": lib.runs(session_id),
+        "events": lib.events(session_id),
+    }
+    if samples:
+        doc["samples"] = lib.samples(session_id)
+    return doc
+
+
+def write_csv(lib: Library, session_id: int, fp: TextIO) -> None:
+    """One row per result: config, tool, test, parameters (JSON), metric, unit, n, mean,
+    stddev, and the per-repeat values separated by ';'."""
+    w = csv.writer(fp)
+    w.writerow(["session", "config", "tool", "test", "params", "metric", "unit", "n", "mean",
+                "stddev", "values", "notes"])
+    for r in lib.results(session_id):
+        w.writerow([session_id, r["config"], r["tool"], r["test"],
+                    json.dumps(r["params"], sort_keys=True), r["metric"], r["unit"], r["n"],
+                    r["mean"], r["stddev"],
+                    ";".join("" if v is None else repr(v) for v in r["values"]),
+                    "; ".join(r.get("notes") or [])])
+
+
+def compare(lib: Library, session_ids: list[int], baseline: int) -> list[dict[str, Any]]:
+    """The same tool, test parameters and metric across sessions (and configs), with the delta
+    of each mean against the baseline session's, absolute and in per cent."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for sid in session_ids:
+        for r in lib.results(sid):
+            key = (r["tool"], json.dumps(r["params"], sort_keys=True), r["metric"])
+            row = rows.setdefault(key, {"tool": r["tool"], "params": r["params"],
+                                        "metric": r["metric"], "unit": r["unit"], "cells": {}})
+            row["cells"][f"{sid}:{r['config']}"] = {
+                "session": sid, "config": r["config"], "mean": r["mean"],
+                "stddev": r["stddev"], "n": r["n"]}
+    out = []
+    for row in rows.values():
+        base = next((c for c in row["cells"].values() if c["session"] == baseline), None)
+        for cell in row["cells"].values():
+            if base and base["mean"] and cell["mean"] is not None:
+                cell["delta"] = cell["mean"] - base["mean"]
+                cell["delta_pct"] = 100.0 * cell["delta"] / base["mean"]
+            else:
+                cell["delta"] = cell["delta_pct"] = None
+        out.append(row)
+    return out

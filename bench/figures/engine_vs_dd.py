@@ -1,0 +1,35 @@
+"""Figure 4a: the built-in engine over dd, 1 MiB sequential direct write and read, same size,
+same filesystem, alternated (engine, dd, engine, dd ...). Target >= 0.95."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from disklab.core.units import parse_size
+
+from .common import bare, summary, verdict
+
+
+def run(mnt: Path, pairs: int, size: str) -> list[dict]:
+    rows = []
+    nbytes = parse_size(size)
+    for mode in ("write", "read"):
+        ratios, engine_bw, dd_bw = [], [], []
+        for i in range(pairs):
+            common = {"mode": mode, "block_size": 1 << 20, "size": nbytes, "direct": True}
+            e = bare("engine", common, mnt, f"b-e{i}")
+            d = bare("dd", common, mnt, f"b-d{i}")
+            ratios.append(e / d)
+            engine_bw.append(e)
+            dd_bw.append(d)
+        med = statistics.median(ratios)
+        rows.append({
+            "figure": f"4 engine/dd 1m direct {mode}",
+            "value": summary(ratios),
+            "target": ">= 0.95",
+            "verdict": verdict(med, 0.95),
+            "details": {"engine_MiBps": [round(b / 2**20, 1) for b in engine_bw],
+                        "dd_MiBps": [round(b / 2**20, 1) for b in dd_bw]},
+        })
+    return rows

@@ -1,0 +1,64 @@
+"""Figure 1: the observer effect. The throughput DiskLab stores for a case, over what the same
+tool prints when run bare on the same filesystem, alternated bare/DiskLab. Target 1.00 ± 0.01."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from disklab.core import proc
+from disklab.core.units import format_size, parse_size
+
+from .common import bare, drop_caches, summary, through_disklab
+
+CASES = [
+    ("dd", "dd 1m direct write", {"mode": "write", "block_size": 1 << 20, "direct": True}),
+    ("dd", "dd 1m direct read", {"mode": "read", "block_size": 1 << 20, "direct": True}),
+    ("fio", "fio 1m seq direct write", {"rw": "write", "bs": 1 << 20, "direct": True,
+                                       "ioengine": "libaio", "iodepth": 1}),
+    ("fio", "fio 4k randread qd32", {"rw": "randread", "bs": 4096, "direct": True,
+                                     "ioengine": "libaio", "iodepth": 32}),
+    ("iozone", "iozone -i0 -i1 -r4096k -I -t1", {"tests": ("write", "read"),
+                                                   "record_size": 4 << 20, "direct": True,
+                                                   "threads": 1}),
+]
+
+
+def _toml(params: dict, size: int) -> str:
+    out = []
+    for k, v in {**params, ("file_size" if "tests" in params else "size"): size}.items():
+        if isinstance(v, bool):
+            out.append(f"{k} = {'true' if v else 'false'}")
+        elif isinstance(v, tuple):
+            out.append(f"{k} = [{', '.join(repr(x).replace(chr(39), chr(34)) for x in v)}]")
+        elif isinstance(v, int) and k in ("block_size", "bs", "record_size", "size", "file_size"):
+            out.append(f'{k} = "{format_size(v)}"')
+        elif isinstance(v, str):
+            out.append(f'{k} = "{v}"')
+        else:
+            out.append(f"{k} = {v}")
+    return "\n".join(out) + "\n"
+
+
+def run(mnt: Path, pairs: int, size: str) -> list[dict]:
+    rows = []
+    nbytes = parse_size(size)
+    for tool, title, params in CASES:
+        if tool != "dd" and proc.which({"fio": "fio", "iozone": "iozone"}[tool]) is None:
+            rows.append({"figure": f"1 {title}", "value": "-", "target": "1.00 ± 0.01",
+                         "verdict": f"not measured: {tool} is not installed", "details": {}})
+            continue
+        key = "file_size" if tool == "iozone" else "size"
+        ratios = []
+        for i in range(pairs):
+            drop_caches()
+            printed = bare(tool, {**params, key: nbytes}, mnt, f"obs{i}")
+            drop_caches()
+            stored = through_disklab(tool, _toml(params, nbytes), mnt)
+            ratios.append(stored / printed)
+        med = statistics.median(ratios)
+        rows.append({"figure": f"1 {title}", "value": summary(ratios),
+                     "target": "1.00 ± 0.01",
+                     "verdict": "ok" if abs(med - 1) <= 0.01 else "short",
+                     "details": {"ratios": [round(r, 4) for r in ratios]}})
+    return rows

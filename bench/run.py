@@ -1,0 +1,95 @@
+"""DiskLab's benchmarks: ratios measured side by side in one run (A B A B ..., >= 5 pairs).
+
+Run by hand as root (`make bench`), never in CI. Prints one table and writes bench/results.json.
+Machines here are shared and noisy, so every figure is a ratio of two things measured alternately,
+reported as the median with min-max; absolute times are printed for information only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from figures import (  # noqa: E402
+    app_overhead,
+    engine_vs_dd,
+    engine_vs_fio,
+    gui_figures,
+    library_figures,
+    observer_effect,
+    parser_rates,
+)
+from scratch import scratch_ext4  # noqa: E402
+
+
+@dataclass
+class Row:
+    figure: str
+    value: str
+    target: str
+    verdict: str  # "ok", "short", "info" or "not measured: <why>"
+    details: dict
+
+
+def _collect(name: str, func: Callable[..., list[dict]], *args: object) -> list[Row]:
+    """Run one figure; a figure that breaks is reported, not fatal to the others."""
+    try:
+        return [Row(**r) for r in func(*args)]
+    except Exception as e:  # report and go on: one broken figure must not hide the rest
+        return [Row(name, "-", "-", f"not measured: {type(e).__name__}: {e}", {})]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per ratio (>= 5)")
+    parser.add_argument("--size", default="1g", help="file size for the I/O figures")
+    parser.add_argument("--only", nargs="*", help="figure numbers to run (1..7)")
+    args = parser.parse_args()
+    pairs = max(args.pairs, 5)
+    only = set(args.only or [str(i) for i in range(1, 8)])
+    started = time.time()
+    rows: list[Row] = []
+    with scratch_ext4() as mnt:
+        if "1" in only:
+            rows += _collect("1 observer effect", observer_effect.run, mnt, pairs, args.size)
+        if "2" in only:
+            rows += _collect("2 app overhead", app_overhead.run, mnt)
+        if "4" in only:
+            rows += _collect("4 engine / dd", engine_vs_dd.run, mnt, pairs, args.size)
+            rows += _collect("4 engine / fio", engine_vs_fio.run, mnt, pairs, args.size)
+    if "3" in only or "6" in only:
+        rows += _collect("3/6 GUI", gui_figures.run, only)
+    if "5" in only:
+        rows += _collect("5 library", library_figures.run)
+    if "7" in only:
+        rows += _collect("7 parsers", parser_rates.run)
+
+    width = max(len(r.figure) for r in rows)
+    print(f"\n{'figure'.ljust(width)}  {'value':>22}  {'target':>12}  verdict")
+    for r in rows:
+        print(f"{r.figure.ljust(width)}  {r.value:>22}  {r.target:>12}  {r.verdict}")
+    out = {
+        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": platform.node(),
+        "kernel": platform.release(),
+        "cpus": os.cpu_count(),
+        "seconds": round(time.time() - started, 1),
+        "rows": [asdict(r) for r in rows],
+    }
+    (HERE / "results.json").write_text(json.dumps(out, indent=2))
+    print(f"\nwrote {HERE / 'results.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

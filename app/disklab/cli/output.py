@@ -17,6 +17,7 @@ from disklab.core.events import (
     Sample,
     SessionStarted,
 )
+from disklab.core.model import Case
 from disklab.core.units import human_rate
 
 
@@ -39,6 +40,17 @@ def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> Non
               file=out)
         if n == 0:
             print("  ".join("-" * w for w in widths), file=out)
+
+
+def _title(case: Case) -> str:
+    """The case's tool and the parameters that differ from the tool's defaults."""
+    from disklab.core.report import format_params
+    from disklab.core.tools import get_adapter
+
+    specs = get_adapter(case.tool).params
+    shown = {k: v for k, v in case.params.items() if k not in specs or specs[k].default != v
+             or k in ("mode", "rw", "tests")}
+    return f"{case.config} | {case.tool} {format_params(shown)}"
 
 
 def _clock(seconds: float | None) -> str:
@@ -71,7 +83,7 @@ class TerminalView:
         elif isinstance(event, CaseStarted):
             self.rate.clear()
             self.progress = None
-            self._line(f"[{event.run_index + 1}/{event.run_count}] {event.case.title()}"
+            self._line(f"[{event.run_index + 1}/{event.run_count}] {_title(event.case)}"
                        f" (repeat {event.repeat})")
         elif isinstance(event, Sample):
             if event.series in ("app_read_bps", "app_write_bps", "device_read_bps",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Collection
 from typing import Any, TextIO
 
 from disklab.core.library import Library
@@ -34,7 +34,7 @@ def format_value(value: float | None, unit: str) -> str:
     return f"{value:g} {unit}"
 
 
-def format_params(params: dict[str, Any], skip: Sequence[str] = ()) -> str:
+def format_params(params: dict[str, Any], skip: Collection[str] = ()) -> str:
     parts = []
     for k, v in params.items():
         if k in skip:
@@ -58,13 +58,28 @@ def results_table(results: list[dict[str, Any]], all_metrics: bool = False) -> l
     """Rows for the terminal: config, tool, parameters, metric, mean ± stddev, n. By default
     the headline figures (throughput, IOPS, mean latency) only."""
     table = [["config", "tool", "parameters", "metric", "mean ± stddev", "n", "note"]]
+    same = _constant_params(results)
     for r in results:
         suffix = r["metric"].partition(":")[2]
         if not all_metrics and suffix not in ("", "iops", "lat_mean", "parent", "min_proc"):
             continue
-        table.append([r["config"], r["tool"], format_params(r["params"]), r["metric"],
-                      mean_pm(r), str(r["n"]), "; ".join(r.get("notes") or [])])
+        table.append([r["config"], r["tool"], format_params(r["params"], same[r["tool"]]),
+                      r["metric"], mean_pm(r), str(r["n"]), "; ".join(r.get("notes") or [])])
     return table
+
+
+def _constant_params(results: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """Per tool, the parameters with one value in every row (a table shows what varies);
+    none when the tool has a single case, whose parameters are then all shown."""
+    values: dict[str, dict[str, set[str]]] = {}
+    cases: dict[str, set[str]] = {}
+    for r in results:
+        cases.setdefault(r["tool"], set()).add(r["case_id"])
+        per_key = values.setdefault(r["tool"], {})
+        for k, v in r["params"].items():
+            per_key.setdefault(k, set()).add(json.dumps(v, sort_keys=True, default=list))
+    return {tool: {k for k, vs in per_key.items() if len(vs) == 1} if len(cases[tool]) > 1
+            else set() for tool, per_key in values.items()}
 
 
 def session_json(lib: Library, session_id: int, samples: bool = True) -> dict[str, Any]:

@@ -1,0 +1,136 @@
+"""The runner on a real filesystem: failures, a full disk, cancel, and nothing left behind."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import psutil
+import pytest
+
+from disklab.core.events import (
+    CaseFailed,
+    CaseFinished,
+    CaseStarted,
+    Progress,
+    Sample,
+    SessionFinished,
+    SessionStarted,
+)
+from disklab.core.library import Library
+from disklab.core.plan import parse_plan
+from disklab.core.runner import run_plan
+
+pytestmark = [pytest.mark.root]
+
+
+def plan_text(directory: Path, tests: str, extra: str = "") -> str:
+    return f'name = "t"\n{extra}\n[target]\ndirectory = "{directory}"\n{tests}'
+
+
+def test_a_full_disk_fails_its_case_and_the_run_goes_on(scratch_fs, tmp_path: Path) -> None:
+    """1 GiB filesystem, a 2 GiB write: the engine says where the space ran out, the case is
+    failed with its transcript, the files are removed and the next case still runs."""
+    text = plan_text(scratch_fs.mountpoint, """
+[[test]]
+tool = "engine"
+mode = "write"
+size = ["2g", "16m"]
+direct = true
+""")
+    lib = Library.open(tmp_path / "lib.sqlite3")
+    rec = lib.recorder()
+    events = []
+    for e in run_plan(parse_plan(text).plan):
+        rec.handle(e)
+        events.append(e)
+    rec.close()
+    failed = [e for e in events if isinstance(e, CaseFailed)]
+    finished = [e for e in events if isinstance(e, CaseFinished)]
+    assert len(failed) == 1 and len(finished) == 1
+    assert "no space left" in failed[0].error.lower() or "no space left" in (
+        failed[0].transcript_tail.lower())
+    assert failed[0].exit_status == 1
+    assert events[-1] == SessionFinished(status="failed", failed_cases=1, t=events[-1].t)
+    assert sorted(p.name for p in scratch_fs.mountpoint.iterdir()) == ["lost+found"]
+    sid = rec.session_id
+    assert sid is not None
+    runs = {r["status"] for r in lib.runs(sid)}
+    assert runs == {"failed", "ok"}
+    assert lib.session(sid)["status"] == "failed"
+    lib.close()
+
+
+def test_cancel_stops_the_tool_and_removes_its_files(scratch_fs) -> None:
+    text = plan_text(scratch_fs.mountpoint, """
+[[test]]
+tool = "engine"
+mode = "randread"
+block_size = "4k"
+size = "64m"
+runtime = "60s"
+direct = true
+""")
+    cancel = threading.Event()
+    events = []
+    tool_pids: list[int] = []
+    for e in run_plan(parse_plan(text).plan, cancel=cancel):
+        events.append(e)
+        if isinstance(e, Sample) and not cancel.is_set():
+            me = psutil.Process()
+            tool_pids = [c.pid for c in me.children(recursive=True)]
+            cancel.set()
+    assert isinstance(events[0], SessionStarted)
+    failed = [e for e in events if isinstance(e, CaseFailed)]
+    assert [f.error for f in failed] == ["cancelled by the user"]
+    assert events[-1].status == "cancelled"  # type: ignore[attr-defined]
+    assert tool_pids and not any(psutil.pid_exists(p) and psutil.Process(p).status() !=
+                                 psutil.STATUS_ZOMBIE for p in tool_pids)
+    assert sorted(p.name for p in scratch_fs.mountpoint.iterdir()) == ["lost+found"]
+
+
+def test_progress_has_eta_and_overall_share(scratch_fs) -> None:
+    text = plan_text(scratch_fs.mountpoint, """
+[[test]]
+tool = "dd"
+mode = "write"
+block_size = "1m"
+size = "64m"
+direct = true
+""", "repeats = 2")
+    events = list(run_plan(parse_plan(text).plan))
+    starts = [e for e in events if isinstance(e, CaseStarted)]
+    assert [(s.run_index, s.run_count, s.repeat) for s in starts] == [(0, 2, 1), (1, 2, 2)]
+    done = [e for e in events if isinstance(e, Progress) and e.phase == "done"]
+    assert [round(p.overall or 0, 2) for p in done] == [0.5, 1.0]
+    assert all(p.done_bytes == 64 << 20 for p in done)
+
+
+def test_sigint_to_the_cli_cancels_with_exit_130(scratch_fs, tmp_path: Path) -> None:
+    plan = tmp_path / "p.toml"
+    plan.write_text(plan_text(scratch_fs.mountpoint, """
+[[test]]
+tool = "engine"
+mode = "randread"
+block_size = "4k"
+size = "64m"
+runtime = "60s"
+direct = true
+"""))
+    p = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan), "--json",
+                          "--library", str(tmp_path / "l.sqlite3")],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    for line in p.stdout:
+        if '"event": "Sample"' in line:
+            p.send_signal(signal.SIGINT)
+            break
+    rest = p.stdout.read()
+    assert p.wait(timeout=60) == 130
+    assert '"status": "cancelled"' in rest
+    with Library.open(tmp_path / "l.sqlite3") as lib:
+        assert lib.list_sessions()[0]["status"] == "cancelled"
+    assert sorted(x.name for x in scratch_fs.mountpoint.iterdir()) == ["lost+found"]

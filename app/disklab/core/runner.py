@@ -335,6 +335,10 @@ def _measure(
     result_text = None
     if command.result_file and os.path.exists(command.result_file):
         result_text = Path(command.result_file).read_text(errors="replace")
+        # the result file is evidence too (rule 8): kept with the transcript, re-parsable later
+        t = time.time()
+        for text in result_text.splitlines():
+            yield LogLine(case_id=case.id, stream="result", text=text, repeat=repeat, t=t)
     output = ToolOutput(stdout=p.output("stdout"), stderr=p.output("stderr"),
                         result_file=result_text, exit_status=p.returncode)
     if cancelled or p.returncode != 0:

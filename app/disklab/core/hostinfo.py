@@ -1,8 +1,9 @@
 """Hardware and software facts recorded with every session, read from /proc and /sys.
 
 A figure without its context (CPU, memory, kernel, the filesystem and its mount options, the
-device, its scheduler and read-ahead) cannot be compared later. Missing facts are left out;
-reading facts never fails a run.
+device, its scheduler and read-ahead) cannot be compared later. Facts are read directly from the
+kernel's files, never by starting a program; a fact that cannot be read is left out, and reading
+facts never fails a run.
 """
 
 from __future__ import annotations
@@ -12,14 +13,17 @@ import os
 import platform
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+SECTOR = 512  # /sys/block/*/size and /proc/diskstats count 512-byte sectors, whatever the device
 
 
 def _read(path: str | Path) -> str | None:
     try:
         return Path(path).read_text().strip()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return None
 
 
@@ -46,88 +50,53 @@ def mounts() -> list[dict[str, str]]:
     return rows
 
 
-def filesystem_of(directory: str) -> dict[str, Any]:
-    """The mount holding `directory`: fstype, source, options (mount and superblock), mountpoint."""
-    try:
-        path = os.path.realpath(directory)
-        os.stat(path)
-    except OSError:
-        return {}
+def existing(path: str) -> str | None:
+    """The real path of `path`, or of its nearest existing parent (a directory a plan will
+    create lives on its parent's filesystem); None if nothing of it exists."""
+    p = Path(os.path.realpath(path))
+    for candidate in (p, *p.parents):
+        if candidate.exists():
+            return str(candidate)
+    return None
+
+
+def mount_of(path: str) -> dict[str, str] | None:
+    """The mountinfo row of the mount holding `path`: the longest mountpoint that contains it;
+    when one is mounted over another, the later one (as the kernel resolves it)."""
+    real = existing(path)
+    if real is None:
+        return None
     best: dict[str, str] | None = None
-    for m in mounts():  # the longest mountpoint holding the path; the last mounted wins a tie
+    for m in mounts():
         mp = m["mountpoint"]
-        inside = path == mp or path.startswith(mp.rstrip("/") + "/")
+        inside = real == mp or real.startswith(mp.rstrip("/") + "/")
         if inside and (best is None or len(mp) >= len(best["mountpoint"])):
             best = m
-    if best is None:
+    return best
+
+
+def filesystem_of(directory: str) -> dict[str, Any]:
+    """The filesystem holding `directory`: fstype, source, mountpoint, options (the mount's),
+    super_options (the superblock's: data=, journal options), devno. {} when unknown."""
+    m = mount_of(directory)
+    if m is None:
         return {}
     return {
-        "fstype": best["fstype"], "source": best["source"], "mountpoint": best["mountpoint"],
-        "options": best["options"], "super_options": best["super"], "devno": best["devno"],
+        "fstype": m["fstype"], "source": m["source"], "mountpoint": m["mountpoint"],
+        "options": m["options"], "super_options": m["super"], "devno": m["devno"],
     }
 
 
 def same_filesystem(a: str, b: str) -> bool:
-    """True when two paths (or the nearest existing parents) live on the same filesystem."""
-
-    def dev(p: str) -> int | None:
-        path = Path(p).resolve()
-        for candidate in (path, *path.parents):
-            with contextlib.suppress(OSError):
-                return candidate.stat().st_dev
-        return None
-
-    da, db = dev(a), dev(b)
-    return da is not None and da == db
-
-
-def _cpu_model() -> str | None:
-    for line in (_read("/proc/cpuinfo") or "").splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or None
-
-
-def _distribution() -> str | None:
-    for line in (_read("/etc/os-release") or "").splitlines():
-        if line.startswith("PRETTY_NAME="):
-            return line.split("=", 1)[1].strip('"')
-    return None
-
-
-def _mem_total() -> int | None:
-    for line in (_read("/proc/meminfo") or "").splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) * 1024
-    return None
-
-
-def block_facts(name: str) -> dict[str, Any]:
-    """Model, size, rotational flag, scheduler and read-ahead of a block device (sysfs name)."""
-    base = Path("/sys/class/block") / name
-    facts: dict[str, Any] = {"name": name}
-    disk = base
-    if (base / "partition").exists():
-        disk = base.resolve().parent
-        facts["disk"] = disk.name
-    size = _read(base / "size")
-    if size:
-        facts["size"] = int(size) * 512
-    for key, rel in (("model", "device/model"), ("vendor", "device/vendor"),
-                     ("serial", "device/serial"), ("rotational", "queue/rotational"),
-                     ("read_ahead_kb", "queue/read_ahead_kb"),
-                     ("logical_block_size", "queue/logical_block_size")):
-        value = _read(disk / rel)
-        if value is not None:
-            facts[key] = int(value) if value.isdigit() else value
-    sched = _read(disk / "queue/scheduler")
-    if sched:
-        active = [s.strip("[]") for s in sched.split() if s.startswith("[")]
-        facts["scheduler"] = active[0] if active else sched
-    backing = _read(base / "loop/backing_file")
-    if backing:
-        facts["backing_file"] = backing
-    return facts
+    """True when two paths (or their nearest existing parents) are on the same filesystem, e.g.
+    the library on the device under test (our commits would disturb the measurement)."""
+    ra, rb = existing(a), existing(b)
+    if ra is None or rb is None:
+        return False
+    try:
+        return os.stat(ra).st_dev == os.stat(rb).st_dev
+    except OSError:
+        return False
 
 
 def device_name(devno: str) -> str | None:
@@ -136,27 +105,125 @@ def device_name(devno: str) -> str | None:
     return link.resolve().name if link.exists() else None
 
 
-def host_facts(directory: str | None) -> dict[str, Any]:
-    """Facts of this machine and, when given, of the filesystem and device under `directory`."""
-    facts: dict[str, Any] = {
-        "hostname": socket.gethostname(),
-        "kernel": platform.release(),
-        "distribution": _distribution(),
-        "cpu_model": _cpu_model(),
-        "cpu_count": os.cpu_count(),
-        "memory_bytes": _mem_total(),
-        "python": sys.version.split()[0],
+def _cpu_model() -> str | None:
+    for line in (_read("/proc/cpuinfo") or "").splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("model name", "Model", "Hardware", "cpu model") and value.strip():
+            return value.strip()
+    return platform.processor() or None
+
+
+def _os_release() -> dict[str, str]:
+    fields = {}
+    for path in ("/etc/os-release", "/usr/lib/os-release"):
+        for line in (_read(path) or "").splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                fields[key.strip()] = value.strip().strip("'\"")
+        if fields:
+            break
+    return fields
+
+
+def _meminfo_kib(key: str) -> int | None:
+    for line in (_read("/proc/meminfo") or "").splitlines():
+        if line.startswith(key + ":"):
+            with contextlib.suppress(ValueError, IndexError):
+                return int(line.split()[1]) * 1024
+    return None
+
+
+def block_facts(name: str) -> dict[str, Any]:
+    """Model, size, rotational flag, scheduler (the active one) and read-ahead (KiB) of a block
+    device by its sysfs name; a partition's queue facts are its disk's."""
+    base = Path("/sys/class/block") / name
+    facts: dict[str, Any] = {"name": name, "path": f"/dev/{name}"}
+    disk = base
+    if (base / "partition").exists():
+        disk = base.resolve().parent
+        facts["disk"] = disk.name
+    dev = _read(base / "dev")
+    if dev:
+        facts["devno"] = dev
+    size = _read(base / "size")
+    if size and size.isdigit():
+        facts["size"] = int(size) * SECTOR
+    for key, rel in (("model", "device/model"), ("vendor", "device/vendor"),
+                     ("serial", "device/serial"), ("rotational", "queue/rotational"),
+                     ("read_ahead_kb", "queue/read_ahead_kb"),
+                     ("logical_block_size", "queue/logical_block_size"),
+                     ("physical_block_size", "queue/physical_block_size")):
+        value = _read(disk / rel)
+        if value:
+            facts[key] = int(value) if value.isdigit() else value
+    sched = _read(disk / "queue/scheduler")
+    if sched:
+        active = [s.strip("[]") for s in sched.split() if s.startswith("[")]
+        facts["scheduler"] = active[0] if active else sched
+    backing = _read(disk / "loop/backing_file")
+    if backing:
+        facts["backing_file"] = backing
+        direct = _read(disk / "loop/dio")
+        if direct is not None:
+            facts["loop_direct_io"] = direct == "1"
+    return facts
+
+
+def _fact(read: Callable[[], Any]) -> Any:
+    """One fact, or None when it cannot be read: one missing fact must not hide the others."""
+    try:
+        return read()
+    except Exception:
+        return None
+
+
+def _machine_facts() -> dict[str, Any]:
+    release = _fact(_os_release) or {}
+    return {
+        "hostname": _fact(socket.gethostname),
+        "kernel": _fact(lambda: os.uname().release),
+        "kernel_version": _fact(lambda: os.uname().version),
+        "machine": _fact(lambda: os.uname().machine),
+        "distribution": release.get("PRETTY_NAME") or release.get("NAME"),
+        "cpu_model": _fact(_cpu_model),
+        "cpu_count": _fact(os.cpu_count),
+        "memory_bytes": _fact(lambda: _meminfo_kib("MemTotal")),
+        "python": _fact(platform.python_version),
+        "python_executable": sys.executable or None,
     }
-    if directory:
-        fs = filesystem_of(directory)
-        if fs:
-            facts["filesystem"] = fs
-            name = device_name(fs["devno"])
-            if name is None and fs["source"].startswith("/dev/"):
-                name = Path(os.path.realpath(fs["source"])).name
-            if name and (Path("/sys/class/block") / name).exists():
-                facts["device"] = block_facts(name)
+
+
+def _target_facts(directory: str) -> dict[str, Any]:
+    from disklab.core.monitor import device_for_path  # monitor imports this module
+
+    facts: dict[str, Any] = {"directory": directory}
+    fs = _fact(lambda: filesystem_of(directory))
+    if fs:
+        facts["filesystem"] = fs
+    dev = _fact(lambda: device_for_path(directory))
+    if dev is not None:
+        device = block_facts(dev.name)
+        if dev.backing is not None:  # a loop device: the disk under its image matters too
+            device["backing"] = block_facts(dev.backing.name)
+        facts["device"] = device
+    real = _fact(lambda: existing(directory))
+    if real is not None:
         with contextlib.suppress(OSError):
-            st = os.statvfs(directory)
+            st = os.statvfs(real)
             facts["free_bytes"] = st.f_bavail * st.f_frsize
+            facts["fs_size_bytes"] = st.f_blocks * st.f_frsize
+    return facts
+
+
+def host_facts(directory: str | None) -> dict[str, Any]:
+    """Facts of this machine and, when given, of the filesystem and device under `directory`.
+
+    Keys: hostname, kernel, kernel_version, machine, distribution, cpu_model, cpu_count,
+    memory_bytes, python, python_executable; with a directory also directory, filesystem
+    (filesystem_of), device (block_facts, with `backing` for a loop device), free_bytes,
+    fs_size_bytes. A fact that cannot be read is absent."""
+    facts: dict[str, Any] = _machine_facts()
+    if directory:
+        with contextlib.suppress(Exception):
+            facts.update(_target_facts(directory))
     return {k: v for k, v in facts.items() if v is not None}

@@ -1,66 +1,101 @@
 """Live samplers while a case runs: what the tool moves, what the device does, the page cache.
 
-Application bytes (psutil io counters of the tool's whole process tree) next to device bytes
+Application bytes (io counters of the tool's whole process tree) beside device bytes
 (/proc/diskstats of the device under the target) show journaling write amplification live, and
-Dirty/Writeback from /proc/meminfo show the page cache filling and draining. Rates are computed
-over monotonic time between calls; counters of processes that exited are kept so the total never
-goes down (iozone -t N forks N children that finish at different times).
+Dirty/Writeback from /proc/meminfo show the page cache filling and draining. Nothing here starts a
+process; everything is read from /proc and /sys.
+
+Counting a process tree right is subtle: when a parent reaps a child, the kernel adds the child's
+totals to the parent's /proc/<pid>/io (iozone -t N forks N children per phase), so summing every
+process's last value would count the child twice. Here each process contributes its increments
+while it is seen; when a child disappears, what was already counted of it becomes a debt of its
+parent, paid from the parent's jump at the reap (which also brings the child's last bytes). The
+tool's own leader is reaped by DiskLab, not by a parent in the tree: its final counters come from
+ToolProcess.exit_counters, read while it was a zombie. So the total never goes down and nothing is
+counted twice.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
-from disklab.core.hostinfo import device_name, filesystem_of
+from disklab.core.hostinfo import SECTOR, existing, filesystem_of
+from disklab.core.proc import ProcCounters
 
-SECTOR = 512  # /proc/diskstats counts 512-byte sectors whatever the device's block size
+_MAX_DEPTH = 8  # loop device on a file on a loop device ... stop somewhere
 
 
 @dataclass(frozen=True)
 class BlockDevice:
-    name: str  # "vda", "loop0", "sda1"
-    path: str
-    devno: str
-    disk: str | None = None  # the whole disk of a partition
-    backing: BlockDevice | None = None  # for a loop device: the device under its backing file
+    name: str  # "sda", "vda1", "loop0", "dm-0": the name in /proc/diskstats and /sys/class/block
+    path: str  # "/dev/vda1"
+    devno: str  # "254:1"
+    disk: str | None = None  # the whole disk of a partition ("vda" for vda1)
+    backing: BlockDevice | None = None  # loop device: the device under its backing file
 
 
 def device_for_path(path: str) -> BlockDevice | None:
-    """The block device under a path: mountinfo -> /sys/dev/block; a loop device also names the
-    device under its backing file. None for tmpfs, overlay and other device-less filesystems."""
-    fs = filesystem_of(path)
-    if not fs:
+    """The block device under a path: st_dev -> /sys/dev/block/M:m; for an anonymous st_dev
+    (btrfs, 0:xx) the mount's source device from mountinfo; a partition names its disk; a loop
+    device names the device under its backing file (recursively). None for tmpfs, overlay, NFS
+    and other filesystems without a block device of their own. Never raises."""
+    try:
+        return _device_for_path(path, 0)
+    except OSError:
         return None
-    name = device_name(fs["devno"])
-    if name is None and fs["source"].startswith("/dev/"):  # btrfs: anonymous st_dev
-        name = Path(os.path.realpath(fs["source"])).name
-    if name is None or not (Path("/sys/class/block") / name).exists():
-        return None
-    return _block(name, depth=0)
 
 
-def _block(name: str, depth: int) -> BlockDevice:
-    sys_dir = Path("/sys/class/block") / name
-    devno = (sys_dir / "dev").read_text().strip() if (sys_dir / "dev").exists() else ""
-    disk = sys_dir.resolve().parent.name if (sys_dir / "partition").exists() else None
+def _device_for_path(path: str, depth: int) -> BlockDevice | None:
+    real = existing(path)
+    if real is None:
+        return None
+    dev = os.stat(real).st_dev
+    devno = f"{os.major(dev)}:{os.minor(dev)}"
+    if os.major(dev) == 0 or not (Path("/sys/dev/block") / devno).exists():
+        source = filesystem_of(real).get("source", "")
+        if not source.startswith("/"):
+            return None  # tmpfs, overlay, proc, a network share...
+        try:
+            st = os.stat(source)
+        except OSError:
+            return None
+        if not stat.S_ISBLK(st.st_mode):
+            return None
+        devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    return _block_device(devno, depth)
+
+
+def _block_device(devno: str, depth: int) -> BlockDevice | None:
+    sys_dir = Path("/sys/dev/block") / devno
+    if not sys_dir.exists():
+        return None
+    real = sys_dir.resolve()
+    name = real.name
+    devname = name
+    with contextlib.suppress(OSError):
+        for line in (real / "uevent").read_text().splitlines():
+            if line.startswith("DEVNAME="):
+                devname = line.split("=", 1)[1]
+    disk = real.parent.name if (real / "partition").exists() else None
     backing = None
-    backing_file = sys_dir / "loop" / "backing_file"
-    if backing_file.exists() and depth < 4:
-        with contextlib.suppress(OSError):
-            under = device_for_path(os.path.dirname(backing_file.read_text().strip()))
-            backing = under
-    return BlockDevice(name, f"/dev/{name}", devno, disk, backing)
+    with contextlib.suppress(OSError):
+        backing_file = (Path("/sys/class/block") / (disk or name) / "loop" / "backing_file")
+        target = backing_file.read_text().strip().removesuffix(" (deleted)")
+        if target and depth < _MAX_DEPTH:
+            backing = _device_for_path(target, depth + 1)
+    return BlockDevice(name, f"/dev/{devname}", devno, disk, backing)
 
 
 def _diskstats() -> dict[str, tuple[int, int]]:
-    """name -> (sectors read, sectors written)."""
+    """name -> (sectors read, sectors written) from /proc/diskstats."""
     stats = {}
     with open("/proc/diskstats") as f:
         for line in f:
@@ -80,79 +115,172 @@ def _meminfo() -> dict[str, int]:
     return out
 
 
+@dataclass(frozen=True)
+class _Seen:
+    create_time: float  # with the pid, the identity of a process (pids are reused)
+    ppid: int
+    counters: ProcCounters
+
+
+def _io(c: ProcCounters) -> tuple[int, int, int, int]:
+    return (c.read_bytes, c.write_bytes, c.read_chars, c.write_chars)
+
+
+_APP_KEYS = ("app_read_bps", "app_write_bps", "app_rchar_bps", "app_wchar_bps")
+_TOTAL_KEYS = ("app_read_bytes", "app_write_bytes", "app_rchar_bytes", "app_wchar_bytes")
+
+
 class Monitor:
-    """Call sample() every ~500 ms; each call returns rates since the previous one."""
+    """Call sample() every 250-1000 ms; each call returns rates since the previous one.
+
+    Prime it (first sample()) before the tool starts, so that the tool's first bytes count."""
 
     def __init__(self, directory: str, pids: Callable[[], Iterable[int]] | None = None):
+        self.directory = directory
         self.device = device_for_path(directory)
-        self._pids = pids or (lambda: ())
-        self._procs: dict[int, psutil.Process] = {}
-        # per pid: last (read_bytes, write_bytes, read_chars, write_chars)
-        self._io: dict[int, tuple[int, int, int, int]] = {}
-        self._cpu: dict[int, float] = {}
-        self._last_totals: tuple[int, int, int, int] | None = None
-        self._last_disk: dict[str, tuple[int, int]] = {}
-        self._last_cpu_total = 0.0
+        self._pids: Callable[[], Iterable[int]] | None = None
+        self._finals: Callable[[], Mapping[int, ProcCounters]] | None = None
+        self._finalized: set[int] = set()  # pids whose final counters were counted
+        self._gone: dict[int, ProcCounters] = {}  # last seen counters of vanished processes
+        if pids is not None:
+            self.set_pids(pids)
+        self._seen: dict[int, _Seen] = {}
+        self._debt: dict[int, list[int]] = {}  # pid -> io counted of its vanished children
+        self._disk_last: dict[str, tuple[int, int]] = {}
         self._last_t: float | None = None
+        self.last_interval: float | None = None  # seconds covered by the last rates
+        self._totals: dict[str, float] = {}
 
     def set_pids(self, pids: Callable[[], Iterable[int]]) -> None:
+        """Where the pids of the tool's live tree come from (ToolProcess.descendants). When it
+        is a ToolProcess's method, the final counters of the processes it reaped (its
+        exit_counters()) are counted too."""
         self._pids = pids
+        finals = getattr(getattr(pids, "__self__", None), "exit_counters", None)
+        self._finals = finals if callable(finals) else None
 
-    def _tree_totals(self) -> tuple[tuple[int, int, int, int], float]:
-        """Summed io counters and CPU seconds of every process seen; dead ones keep their last."""
-        for pid in self._pids():
-            if pid not in self._procs:
-                with contextlib.suppress(psutil.Error):
-                    self._procs[pid] = psutil.Process(pid)
-        for pid, p in list(self._procs.items()):
+    def _read_tree(self) -> dict[int, _Seen]:
+        seen = {}
+        for pid in self._pids() if self._pids is not None else ():
             try:
+                p = psutil.Process(pid)
                 with p.oneshot():
                     io = p.io_counters()
                     cpu = p.cpu_times()
-                self._io[pid] = (io.read_bytes, io.write_bytes, io.read_chars, io.write_chars)
-                self._cpu[pid] = cpu.user + cpu.system
-            except psutil.Error:
-                del self._procs[pid]  # gone: its last counters stay in _io and _cpu
-        totals = tuple(sum(v[i] for v in self._io.values()) for i in range(4))
-        return totals, sum(self._cpu.values())  # type: ignore[return-value]
+                    seen[pid] = _Seen(p.create_time(), p.ppid(), ProcCounters(
+                        io.read_bytes, io.write_bytes, io.read_chars, io.write_chars,
+                        cpu.user + cpu.system))
+            except (psutil.Error, OSError):
+                continue  # gone already, or not ours to read
+        return seen
+
+    def _tree_increments(self, first: bool) -> tuple[list[int], float]:
+        """io (read_bytes, write_bytes, read_chars, write_chars) and CPU seconds of the tree
+        since the last call."""
+        cur = self._read_tree()
+        vanished = {pid: old for pid, old in self._seen.items()
+                    if pid not in cur or cur[pid].create_time != old.create_time}
+        finals = {pid: c for pid, c in (self._finals() if self._finals else {}).items()
+                  if pid not in self._finalized and pid not in cur}
+        self._finalized.update(finals)
+        for pid, old in vanished.items():  # first: these debts apply in this very interval
+            if pid in finals:
+                continue
+            if old.ppid in cur or old.ppid in finals:
+                debt = self._debt.setdefault(old.ppid, [0, 0, 0, 0])
+                for i, v in enumerate(_io(old.counters)):
+                    debt[i] += v  # its parent reaps it and gains its totals
+            else:  # re-parented, or reaped by DiskLab: its final counters may come later
+                self._gone[pid] = old.counters
+        inc = [0, 0, 0, 0]
+        cpu = 0.0
+        for pid, final in finals.items():
+            before = vanished[pid].counters if pid in vanished else self._gone.pop(pid, None)
+            if before is not None:
+                self._add(inc, pid, final, before)
+                cpu += max(0.0, final.cpu_seconds - before.cpu_seconds)
+            elif not first:  # started and ended between two samples: all of it is new
+                self._add(inc, pid, final, None)
+                cpu += final.cpu_seconds
+        for pid, now in cur.items():
+            old = self._seen.get(pid)
+            if old is not None and old.create_time == now.create_time:
+                self._add(inc, pid, now.counters, old.counters)
+                cpu += max(0.0, now.counters.cpu_seconds - old.counters.cpu_seconds)
+            elif not first:  # new since the last call: everything it did so far is new
+                self._add(inc, pid, now.counters, None)
+                cpu += now.counters.cpu_seconds
+        self._debt = {pid: d for pid, d in self._debt.items() if pid in cur and any(d)}
+        self._seen = cur
+        return inc, cpu
+
+    def _add(self, inc: list[int], pid: int, now: ProcCounters,
+             old: ProcCounters | None) -> None:
+        """Add one process's io increment to `inc`, less what it owes for reaped children."""
+        before = _io(old) if old is not None else (0, 0, 0, 0)
+        delta = [max(0, a - b) for a, b in zip(_io(now), before, strict=True)]
+        debt = self._debt.get(pid)
+        for i in range(4):
+            if debt:
+                paid = min(debt[i], delta[i])
+                delta[i] -= paid
+                debt[i] -= paid
+            inc[i] += delta[i]
 
     def sample(self) -> dict[str, float]:
-        """Rates (B/s) since the last call, CPU %, and the page-cache levels (bytes)."""
+        """Rates since the previous call: app_read_bps, app_write_bps (storage-level bytes of
+        the tool's tree), app_rchar_bps, app_wchar_bps (bytes it passed to read/write, page cache
+        included), cpu_pct (100 = one CPU), device_read_bps, device_write_bps (the device under
+        the directory), backing_read_bps, backing_write_bps (the disk under a loop device's
+        image); and the levels dirty_bytes, writeback_bytes. The first call only primes the
+        counters and returns the levels."""
         now = time.monotonic()
-        totals, cpu_total = self._tree_totals()
-        disk_names = []
-        if self.device is not None:
-            disk_names.append(("device", self.device.name))
-            if self.device.backing is not None:
-                disk_names.append(("backing", self.device.backing.name))
-        try:
-            stats = _diskstats()
-        except OSError:
-            stats = {}
+        first = self._last_t is None
         out: dict[str, float] = {}
-        try:
+        with contextlib.suppress(OSError, ValueError, IndexError):
             mem = _meminfo()
             out["dirty_bytes"] = float(mem.get("Dirty", 0))
             out["writeback_bytes"] = float(mem.get("Writeback", 0))
-        except OSError:
-            pass
-        if self._last_t is not None and now > self._last_t:
-            dt = now - self._last_t
-            last = self._last_totals or totals
-            keys = ("app_read_bps", "app_write_bps", "app_rchar_bps", "app_wchar_bps")
-            for key, new, old in zip(keys, totals, last, strict=True):
-                out[key] = max(0, new - old) / dt
-            for prefix, name in disk_names:
-                if name in stats and name in self._last_disk:
-                    r0, w0 = self._last_disk[name]
-                    r1, w1 = stats[name]
-                    out[f"{prefix}_read_bps"] = max(0, r1 - r0) * SECTOR / dt
-                    out[f"{prefix}_write_bps"] = max(0, w1 - w0) * SECTOR / dt
-            out["cpu_pct"] = max(0.0, cpu_total - self._last_cpu_total) / dt * 100
+        dt = 0.0 if self._last_t is None else now - self._last_t
+        if self._pids is not None:
+            inc, cpu = self._tree_increments(first)
+            if not first and dt > 0:
+                for key, total_key, v in zip(_APP_KEYS, _TOTAL_KEYS, inc, strict=True):
+                    out[key] = v / dt
+                    self._totals[total_key] = self._totals.get(total_key, 0.0) + v
+                out["cpu_pct"] = cpu / dt * 100
+        self._sample_disks(out, dt, first)
+        if not first and dt > 0:
+            self.last_interval = dt
         self._last_t = now
-        self._last_totals = totals
-        self._last_cpu_total = cpu_total
-        for _prefix, name in disk_names:
-            if name in stats:
-                self._last_disk[name] = stats[name]
         return out
+
+    def _sample_disks(self, out: dict[str, float], dt: float, first: bool) -> None:
+        disks = []
+        if self.device is not None:
+            disks.append(("device", self.device.name))
+            if self.device.backing is not None:
+                disks.append(("backing", self.device.backing.name))
+        if not disks:
+            return
+        try:
+            stats = _diskstats()
+        except (OSError, ValueError):
+            return
+        for prefix, name in disks:
+            if name not in stats:
+                continue
+            if not first and dt > 0 and name in self._disk_last:
+                (r0, w0), (r1, w1) = self._disk_last[name], stats[name]
+                read, written = max(0, r1 - r0) * SECTOR, max(0, w1 - w0) * SECTOR
+                out[f"{prefix}_read_bps"] = read / dt
+                out[f"{prefix}_write_bps"] = written / dt
+                for key, v in ((f"{prefix}_read_bytes", read), (f"{prefix}_write_bytes", written)):
+                    self._totals[key] = self._totals.get(key, 0.0) + v
+            self._disk_last[name] = stats[name]
+
+    def totals(self) -> dict[str, float]:
+        """Bytes counted since the first sample: app_read_bytes, app_write_bytes,
+        app_rchar_bytes, app_wchar_bytes, device_*_bytes, backing_*_bytes (for a summary such
+        as write amplification = device_write_bytes / app_write_bytes)."""
+        return dict(self._totals)

@@ -1,76 +1,318 @@
 """The only module that starts processes (DESIGN.md rule 2).
 
-Tools run on pipes (iozone, fio, bonnie++ and dd all flush their output on a pipe as on a pty),
-in a new session with stdin closed, and die with DiskLab (parent-death signal) so that a killed
-DiskLab leaves no tool writing to the disk. Output is split on '\\r' as well as '\\n' (dd and fio
-redraw progress with '\\r'), timestamped, and kept bounded. The reader is poll-based and
-single-threaded: the runner's loop asks for what arrived within a timeout, so no threads.
+Tools run on pipes (iozone, fio, bonnie++ and dd all flush their output on a pipe as on a pty), or
+with stdout on a pty when an adapter says it needs one; always in a new session, with stdin on
+/dev/null (a prompt must never wait for an answer nobody gives: mke2fs asks on a tty), in the C
+locale (the parsers read '1.2 GB/s', not '1,2 GB/s'), and with a SIGKILL on DiskLab's death.
 
-Killing: SIGTERM to the process group and to every descendant seen (psutil), then SIGKILL after a
-grace period. Descendants are tracked because fio without --thread forks jobs that call setsid()
-and would escape a group kill.
+Output is split on '\\r' as well as '\\n' (dd and fio redraw progress with '\\r'), timestamped,
+kept bounded in memory (head and tail of each stream) and handed to the caller line by line; the
+runner stores every line in the library. The reader is poll-based and single-threaded: the
+runner's loop asks for what arrived within a timeout, so there are no reader threads.
+
+Killing: fio (without --thread) forks its jobs with setsid(), out of reach of a process-group
+kill, and they keep writing after their parent died. So every process the tool starts is tracked
+two ways: by parenthood (a scan of /proc, refreshed every few hundred ms) and by a token in the
+environment that every descendant inherits (found even after its parent died and it was
+re-parented to init). terminate() sends SIGTERM to the group and to every tracked process, waits,
+then SIGKILLs whatever survived. A cgroup would be tighter but needs root and a delegated
+hierarchy; this works for any user.
 """
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import ctypes
 import errno
+import fcntl
 import os
-import pty as pty_mod
+import re
 import selectors
 import shutil
 import signal
+import struct
 import subprocess
+import termios
 import time
+import uuid
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 import psutil
 
 from disklab.core.errors import ToolError
 
+TOKEN_VAR = "DISKLAB_RUN"  # every process a tool starts inherits it: how escapees are found
+SBIN = "/usr/local/sbin:/usr/sbin:/sbin"  # bonnie++ and mkfs live here; not on a user's PATH
+KILL_WAIT = 5.0  # seconds to wait for SIGKILLed processes to disappear (D state may not)
+CLOSE_GRACE = 2.0  # SIGTERM -> SIGKILL grace when close() finds the tool still running
+TRACK_EVERY = 0.25  # seconds between process-tree refreshes done by read() and poll()
+MAX_LINE = 1 << 20  # a "line" this long without an end is handed out anyway (terminator "")
+MAX_PENDING = 50_000  # lines read but not yet taken by read(); older ones are dropped beyond
+RECENT_LINES = 1000  # lines kept for tail()
+_EOL = re.compile(r"\r\n|\r|\n")
 _PR_SET_PDEATHSIG = 1
 
+try:  # looked up once here: the child, between fork and exec, must not dlopen (lock held)
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # pragma: no cover - not glibc/musl Linux
+    _prctl = None
 
-def _die_with_parent() -> None:
-    """In the child, before exec: SIGKILL when DiskLab dies, however it dies."""
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+def _child_setup(parent: int) -> None:
+    """In the child before exec: die with DiskLab (SIGKILL), however DiskLab dies.
+
+    The signal follows the *thread* that started the child, so start long-running tools from the
+    thread that lives as long as the run (the runner's worker)."""
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # DiskLab died before prctl took effect
+        os._exit(127)
 
 
-def which(name: str) -> str | None:
-    """Path of an executable (also in sbin, where bonnie++ and mkfs live), or None."""
-    path = os.environ.get("PATH", "") + ":/usr/local/sbin:/usr/sbin:/sbin"
-    return shutil.which(name, path=path)
+def which(name: str, path: str | None = None) -> str | None:
+    """Path of an executable on PATH (or `path`), then in the sbin directories; None if absent.
+    A name with a slash is checked as it is."""
+    if not name:
+        return None
+    if "/" in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    search = path if path is not None else os.environ.get("PATH", os.defpath)
+    return shutil.which(name, path=f"{search}:{SBIN}" if search else SBIN)
+
+
+def _resolve(argv: Sequence[str], env: Mapping[str, str]) -> str:
+    """The executable to run for argv[0], or a ToolError that names it and says what is wrong."""
+    if not argv or not argv[0]:
+        raise ToolError("cannot start a tool: empty command")
+    name = argv[0]
+    if "/" in name:
+        if not os.path.exists(name):
+            raise ToolError(f"{name} does not exist")
+        if os.path.isdir(name) or not os.access(name, os.X_OK):
+            raise ToolError(f"{name} is not executable")
+        return name
+    found = which(name, env.get("PATH", os.defpath))
+    if found is None:
+        raise ToolError(f"{name} is not installed (not found on PATH nor in {SBIN})")
+    return found
+
+
+def _child_env(env: Mapping[str, str] | None, token: str) -> dict[str, str]:
+    """DiskLab's environment + the command's variables + the C locale (unless the command sets
+    LC_ALL) + the tracking token (appended to an outer DiskLab's, so nesting keeps both)."""
+    merged = dict(os.environ)
+    merged["LC_ALL"] = "C"
+    merged.update(env or {})
+    outer = merged.get(TOKEN_VAR)
+    merged[TOKEN_VAR] = f"{outer}:{token}" if outer else token
+    return merged
 
 
 @dataclass(frozen=True)
 class Completed:
+    """A finished short command (run())."""
+
     argv: tuple[str, ...]
     returncode: int
     stdout: str
     stderr: str
 
+    @property
+    def signal(self) -> int | None:
+        return -self.returncode if self.returncode < 0 else None
 
-def run(argv: Sequence[str], timeout: float = 60.0, input: str | None = None) -> Completed:
-    """A short command to its end (version probes, mkfs, mount): output captured, stdin closed
-    unless `input` is given. ToolError when it cannot start or does not finish in time."""
-    argv = tuple(argv)
-    if not argv or (which(argv[0]) is None and not os.path.isfile(argv[0])):
-        raise ToolError(f"{argv[0] if argv else '(empty argv)'} is not installed")
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+@dataclass(frozen=True)
+class ProcCounters:
+    """One process's totals since it started: what it moved and the CPU it used."""
+
+    read_bytes: int  # storage level (psutil io_counters read_bytes)
+    write_bytes: int
+    read_chars: int  # what it passed to read()/write(), page-cache hits included
+    write_chars: int
+    cpu_seconds: float  # user + system of the process itself (not of its reaped children)
+
+
+def process_counters(pid: int) -> ProcCounters | None:
+    """Counters of a live or zombie process (a zombie's are its final ones); None if unreadable."""
     try:
-        done = subprocess.run(
-            argv, input=input, capture_output=True, text=True, errors="replace",
-            timeout=timeout, stdin=None if input is not None else subprocess.DEVNULL,
-            start_new_session=True, preexec_fn=_die_with_parent,
+        p = psutil.Process(pid)
+        with p.oneshot():
+            io = p.io_counters()
+            cpu = p.cpu_times()
+    except (psutil.Error, OSError):
+        return None
+    return ProcCounters(io.read_bytes, io.write_bytes, io.read_chars, io.write_chars,
+                        cpu.user + cpu.system)
+
+
+def _proc_table() -> dict[int, tuple[int, int]]:
+    """pid -> (ppid, start time in clock ticks) for every process, from /proc/<pid>/stat."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # after "pid (comm) "; comm may hold ")"
+        if len(fields) > 19:
+            table[int(entry)] = (int(fields[1]), int(fields[19]))
+    return table
+
+
+def _has_token(pid: int, token: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            environ = f.read()
+    except OSError:
+        return False
+    prefix = TOKEN_VAR.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return token in entry[len(prefix):].split(b":")
+    return False
+
+
+def _alive(p: psutil.Process) -> bool:
+    """Running and not a zombie (a zombie has finished; it only waits for its parent)."""
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+class _Tracker:
+    """Every process of one tool's tree, by parenthood and by the environment token."""
+
+    def __init__(self, leader: int, token: str):
+        self.leader = leader
+        self.token = token.encode()
+        self.tree: dict[int, psutil.Process] = {}  # descendants (the leader is not in here)
+        self._checked: dict[int, int] = {}  # pid -> start time: environ read, not ours
+        self._leader_start: int | None = None
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            with open(f"/proc/{leader}/stat", "rb") as f:
+                stat = f.read()
+            self._leader_start = int(stat[stat.rfind(b")") + 2:].split()[19])
+
+    def refresh(self) -> None:
+        """Add new descendants: children of the leader or of anything tracked, and any process
+        started after the leader that carries the token (re-parented escapees)."""
+        table = _proc_table()
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _start) in table.items():
+            kids.setdefault(ppid, []).append(pid)
+        roots = [pid for pid, p in self.tree.items() if p.is_running()]
+        leader = table.get(self.leader)
+        if leader is not None and leader[1] == self._leader_start:  # not a reused pid
+            roots.append(self.leader)
+        found: set[int] = set()
+        while roots:
+            pid = roots.pop()
+            for child in kids.get(pid, ()):
+                if child not in found and child != self.leader:
+                    found.add(child)
+                    roots.append(child)
+        me = os.getpid()
+        if self._leader_start is not None:
+            for pid, (_ppid, start) in table.items():
+                if (pid in found or pid in self.tree or pid in (me, self.leader)
+                        or start < self._leader_start or self._checked.get(pid) == start):
+                    continue
+                if _has_token(pid, self.token):
+                    found.add(pid)
+                else:
+                    self._checked[pid] = start
+            for pid in [p for p in self._checked if p not in table]:
+                del self._checked[pid]
+        for pid in found:
+            if pid not in self.tree or not self.tree[pid].is_running():
+                with contextlib.suppress(psutil.Error):
+                    self.tree[pid] = psutil.Process(pid)
+        for pid in [p for p, proc in self.tree.items() if not proc.is_running()]:
+            del self.tree[pid]
+
+    def alive(self) -> list[psutil.Process]:
+        return [p for p in self.tree.values() if _alive(p)]
+
+    def signal(self, sig: int, group: bool) -> list[psutil.Process]:
+        """Send `sig` to the leader's group (when it still exists) and to every live tracked
+        process; returns the processes signalled."""
+        if group:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.leader, sig)
+        sent = []
+        for p in self.alive():
+            with contextlib.suppress(psutil.Error):
+                p.send_signal(sig)
+                sent.append(p)
+        return sent
+
+
+def run(
+    argv: Sequence[str],
+    timeout: float = 60.0,
+    input: str | bytes | None = None,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Completed:
+    """A short command to its end (version probes, sync, mkfs, mount): output captured, stdin
+    closed unless `input` is given. ToolError when it cannot start or does not finish in time
+    (then its whole tree is stopped first)."""
+    argv = tuple(str(a) for a in argv)
+    token = uuid.uuid4().hex
+    child_env = _child_env(env, token)
+    exe = _resolve(argv, child_env)
+    parent = os.getpid()
+    try:
+        popen = subprocess.Popen(
+            argv, executable=exe, cwd=cwd, env=child_env,
+            stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            preexec_fn=lambda: _child_setup(parent),
         )
-    except subprocess.TimeoutExpired as e:
-        raise ToolError(f"{argv[0]} did not finish within {timeout:g} s") from e
     except OSError as e:
-        raise ToolError(f"cannot start {argv[0]}: {e.strerror}") from e
-    return Completed(argv, done.returncode, done.stdout, done.stderr)
+        raise ToolError(_start_failure(argv[0], e)) from e
+    data = input.encode() if isinstance(input, str) else input
+    try:
+        out, err = popen.communicate(data, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        tracker = _Tracker(popen.pid, token)
+        tracker.refresh()
+        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, KILL_WAIT)):
+            tracker.signal(sig, group=popen.poll() is None)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                popen.wait(wait)
+            psutil.wait_procs(tracker.alive(), timeout=wait)
+            tracker.refresh()
+            if popen.poll() is not None and not tracker.alive():
+                break
+        try:
+            out, err = popen.communicate(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            out, err = b"", b""
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:]
+        raise ToolError(f"{argv[0]} did not finish within {timeout:g} s and was stopped"
+                        + (f" (last said: {last[0]})" if last else "")) from None
+    return Completed(argv, popen.returncode, out.decode("utf-8", "replace"),
+                     err.decode("utf-8", "replace"))
+
+
+def _start_failure(name: str, e: OSError) -> str:
+    what = f": {e.filename}" if e.filename and e.filename != name else ""
+    return f"cannot start {name}: {e.strerror or e}{what}"
 
 
 @dataclass(frozen=True)
@@ -78,39 +320,49 @@ class OutputLine:
     t: float  # time.time() when it was read
     stream: str  # "stdout" | "stderr"
     text: str
-    terminator: str  # "\n", "\r", or "" for a last line without one
+    terminator: str  # "\n" (also for "\r\n"), "\r", or "" for a line without an end
 
 
 class _Kept:
-    """One stream's text, bounded: the head and the tail are kept, the middle is counted."""
+    """One stream's bytes, bounded: the head and the tail are kept, the middle is counted."""
 
     def __init__(self, limit: int):
-        self.limit = limit
-        self.head: list[str] = []
-        self.head_size = 0
-        self.tail: deque[str] = deque()
+        self.head_limit = max(0, limit) // 2
+        self.tail_limit = max(0, limit) - self.head_limit
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
         self.tail_size = 0
-        self.dropped = 0
+        self.dropped = 0  # whole chunks dropped from the front of the tail
 
-    def add(self, text: str) -> None:
-        if self.head_size < self.limit // 2:
-            self.head.append(text)
-            self.head_size += len(text)
+    def add(self, data: bytes) -> None:
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
             return
-        self.tail.append(text)
-        self.tail_size += len(text)
-        while self.tail_size > self.limit // 2 and len(self.tail) > 1:
+        self.tail.append(data)
+        self.tail_size += len(data)
+        while self.tail and self.tail_size - len(self.tail[0]) >= self.tail_limit:
             gone = self.tail.popleft()
             self.tail_size -= len(gone)
             self.dropped += len(gone)
 
     def text(self) -> str:
-        middle = [f"[... {self.dropped} characters dropped ...]\n"] if self.dropped else []
-        return "".join(self.head + middle + list(self.tail))
+        tail = b"".join(self.tail)
+        cut = max(0, len(tail) - self.tail_limit)
+        dropped = self.dropped + cut
+        head = self.head.decode("utf-8", "replace")
+        rest = tail[cut:].decode("utf-8", "replace")
+        if not dropped:
+            return head + rest
+        sep = "" if not head or head.endswith("\n") else "\n"
+        return f"{head}{sep}[... {dropped} bytes dropped ...]\n{rest}"
 
 
 class ToolProcess:
-    """A running tool: start(), then read(timeout) until poll() is True."""
+    """A running tool: start(), then read(timeout) until poll() is True; use it as a context
+    manager so that nothing of it outlives the block."""
 
     def __init__(
         self,
@@ -121,218 +373,318 @@ class ToolProcess:
         pty: bool = False,
         keep_bytes: int = 8 << 20,
     ):
-        self.argv = tuple(argv)
+        self.argv = tuple(str(a) for a in argv)
         self.cwd = cwd
-        self.env = {**os.environ, **env} if env else None
         self.use_pty = pty
-        self._kept = {"stdout": _Kept(keep_bytes), "stderr": _Kept(keep_bytes)}
-        self._recent: deque[tuple[float, str, str]] = deque(maxlen=200)
-        self._partial = {"stdout": "", "stderr": ""}
-        self._pending_cr = {"stdout": False, "stderr": False}
-        self._popen: subprocess.Popen[bytes] | None = None
-        self._sel = selectors.DefaultSelector()
-        self._fds: dict[int, str] = {}
-        self._tree: dict[int, psutil.Process] = {}
+        self._token = uuid.uuid4().hex
+        self._env = _child_env(env, self._token)
+        self.pid = 0
         self.returncode: int | None = None
         self.signal: int | None = None
-        self.pid = 0
+        self.survivors: list[int] = []  # pids that outlived SIGKILL (stuck in D state)
+        self.lines_dropped = 0  # lines nobody read() before MAX_PENDING more arrived
+        self._popen: subprocess.Popen[bytes] | None = None
+        self._sel: selectors.BaseSelector | None = None
+        self._fds: dict[int, str] = {}  # open output fds -> stream name
+        self._files: list[IO[bytes]] = []  # pipe file objects owning fds
+        self._pidfd: int | None = None
+        self._kept = {"stdout": _Kept(keep_bytes), "stderr": _Kept(keep_bytes)}
+        self._decoders = {s: codecs.getincrementaldecoder("utf-8")("replace")
+                          for s in ("stdout", "stderr")}
+        self._partial = {"stdout": "", "stderr": ""}
+        self._skip_lf = {"stdout": False, "stderr": False}  # a chunk ended in "\r"
+        self._pending: deque[OutputLine] = deque()
+        self._recent: deque[OutputLine] = deque(maxlen=RECENT_LINES)
+        self._tracker: _Tracker | None = None
+        self._last_track = 0.0
+        self._exit_counters: dict[int, ProcCounters] = {}
+        self._closed = False
+
+    # -- starting ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        exe = self.argv[0] if self.argv else ""
-        if not exe or (which(exe) is None and not os.path.isfile(exe)):
-            raise ToolError(f"{exe or '(empty argv)'} is not installed or not executable")
-        out_w = err_w = None
+        """Start the tool. ToolError (naming it) if it is missing, not executable or fails."""
+        if self._popen is not None:
+            raise ToolError(f"{self.argv[0]} was already started")
+        exe = _resolve(self.argv, self._env)
+        master = slave = -1
         try:
             if self.use_pty:
-                master, slave = pty_mod.openpty()
-                stdout, stderr = slave, subprocess.PIPE
-            else:
-                stdout, stderr = subprocess.PIPE, subprocess.PIPE
+                master, slave = os.openpty()
+                with contextlib.suppress(OSError):  # a sane window: some tools size output
+                    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+            parent = os.getpid()
             self._popen = subprocess.Popen(
-                self.argv, cwd=self.cwd, env=self.env, stdin=subprocess.DEVNULL,
-                stdout=stdout, stderr=stderr, start_new_session=True,
-                preexec_fn=_die_with_parent,
+                self.argv, executable=exe, cwd=self.cwd, env=self._env,
+                stdin=subprocess.DEVNULL, stdout=slave if self.use_pty else subprocess.PIPE,
+                stderr=subprocess.PIPE, start_new_session=True,
+                preexec_fn=lambda: _child_setup(parent),
             )
         except OSError as e:
-            raise ToolError(f"cannot start {exe}: {e.strerror}") from e
+            if master >= 0:
+                os.close(master)
+            raise ToolError(_start_failure(self.argv[0], e)) from e
+        finally:
+            if slave >= 0:
+                os.close(slave)
         self.pid = self._popen.pid
+        self._tracker = _Tracker(self.pid, self._token)
+        self._sel = selectors.DefaultSelector()
         if self.use_pty:
-            os.close(slave)
-            out_w = master
+            out_fd = master
         else:
             assert self._popen.stdout is not None
-            out_w = self._popen.stdout.fileno()
+            out_fd = self._popen.stdout.fileno()
+            self._files.append(self._popen.stdout)
         assert self._popen.stderr is not None
-        err_w = self._popen.stderr.fileno()
-        for fd, name in ((out_w, "stdout"), (err_w, "stderr")):
+        self._files.append(self._popen.stderr)
+        for fd, stream in ((out_fd, "stdout"), (self._popen.stderr.fileno(), "stderr")):
             os.set_blocking(fd, False)
-            self._sel.register(fd, selectors.EVENT_READ)
-            self._fds[fd] = name
-        with contextlib.suppress(psutil.Error):
-            self._tree[self.pid] = psutil.Process(self.pid)
+            self._sel.register(fd, selectors.EVENT_READ, stream)
+            self._fds[fd] = stream
+        with contextlib.suppress(OSError, AttributeError):  # wakes select() when the tool exits
+            self._pidfd = os.pidfd_open(self.pid)
+            self._sel.register(self._pidfd, selectors.EVENT_READ, "exit")
+
+    # -- reading ----------------------------------------------------------------------------
 
     def read(self, timeout: float) -> list[OutputLine]:
-        """Lines that arrived within `timeout` seconds (complete ones; a partial last line only
-        when its stream has ended)."""
-        lines: list[OutputLine] = []
-        if not self._fds:
-            if self._popen is not None and self._popen.poll() is None:
-                time.sleep(min(timeout, 0.05))
-            return lines
-        deadline = time.monotonic() + timeout
-        while True:
+        """Lines that arrived, waiting up to `timeout` seconds for the first ones: complete
+        lines (split on \\r, \\n and \\r\\n), and a line without an end only once its stream
+        has ended. Returns at once when there is nothing more to come."""
+        if self._popen is None:
+            return []
+        deadline = time.monotonic() + max(0.0, timeout)
+        self._pump(0.0)
+        while not self._pending and not self._io_done():
             left = deadline - time.monotonic()
-            events = self._sel.select(max(0.0, left))
-            for key, _ in events:
-                lines += self._drain(key.fd)
-            if lines or left <= 0 or not self._fds:
+            if left <= 0:
                 break
-        self.track()
+            self._pump(left)
+        self._track_now_and_then()
+        lines = list(self._pending)
+        self._pending.clear()
         return lines
 
-    def _drain(self, fd: int) -> list[OutputLine]:
-        stream = self._fds[fd]
-        try:
-            data = os.read(fd, 65536)
-        except OSError as e:
-            data = b"" if e.errno == errno.EIO else None  # EIO: the pty's other side closed
-            if data is None:
-                return []
-        now = time.time()
-        if not data:
-            self._sel.unregister(fd)
-            del self._fds[fd]
-            if self.use_pty and stream == "stdout":
-                os.close(fd)
-            rest = self._partial[stream]
-            self._partial[stream] = ""
-            return [self._keep(OutputLine(now, stream, rest, ""))] if rest else []
-        text = data.decode("utf-8", errors="replace")
-        return self._split(stream, text, now)
-
-    def _split(self, stream: str, text: str, now: float) -> list[OutputLine]:
-        out = []
-        if self._pending_cr[stream] and text.startswith("\n"):
-            text = text[1:]  # the "\n" of a "\r\n" split over two reads
-        self._pending_cr[stream] = False
-        buf = self._partial[stream] + text
-        start = 0
-        i = 0
-        n = len(buf)
-        while i < n:
-            c = buf[i]
-            if c == "\n" or c == "\r":
-                term = c
-                line = buf[start:i]
-                if c == "\r" and i + 1 < n and buf[i + 1] == "\n":
-                    i += 1
-                    term = "\n"
-                elif c == "\r" and i + 1 == n:
-                    self._pending_cr[stream] = True
-                out.append(self._keep(OutputLine(now, stream, line, term)))
-                start = i + 1
-            i += 1
-        self._partial[stream] = buf[start:]
-        return out
-
-    def _keep(self, line: OutputLine) -> OutputLine:
-        self._kept[line.stream].add(line.text + (line.terminator or ""))
-        self._recent.append((line.t, line.stream, line.text))
-        return line
-
-    def track(self) -> None:
-        """Refresh the set of descendants, so that a kill reaches those that left the group."""
-        for p in list(self._tree.values()):
-            try:
-                for child in p.children(recursive=True):
-                    self._tree.setdefault(child.pid, child)
-            except psutil.Error:
-                continue
-
-    def descendants(self) -> list[int]:
-        """Live pids of the tool's tree, the leader included (for the monitor)."""
-        self.track()
-        return [pid for pid, p in self._tree.items() if _alive(p)]
-
     def poll(self) -> bool:
-        """True when the tool has exited and both of its streams are drained."""
+        """True when the tool has exited, both streams have ended and read() has handed out
+        every line (so a loop `while not p.poll(): p.read(...)` misses nothing)."""
         if self._popen is None:
-            return True
-        if self.returncode is None:
-            code = self._popen.poll()
-            if code is not None:
-                self._set_code(code)
-        return self.returncode is not None and not self._fds
-
-    def _set_code(self, code: int) -> None:
-        self.returncode = code
-        self.signal = -code if code < 0 else None
+            return False
+        self._pump(0.0)
+        self._track_now_and_then()
+        return self._io_done() and not self._pending
 
     def wait(self, timeout: float | None = None) -> int | None:
-        """Wait for the exit and read what is left of the output."""
+        """Wait until the tool has exited and its output has ended (reading it meanwhile: lines
+        stay for read()). The exit status, or None if it is still running after `timeout`."""
         if self._popen is None:
             return None
         deadline = None if timeout is None else time.monotonic() + timeout
-        while not self.poll():
-            if deadline is not None and time.monotonic() > deadline:
-                return None
-            self.read(0.1)
+        while not self._io_done():
+            left = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+            if left <= 0:
+                break
+            self._pump(left)
         return self.returncode
 
-    def terminate(self, grace: float = 5.0) -> None:
-        """SIGTERM to the group and every tracked descendant, SIGKILL to survivors after grace."""
+    def _io_done(self) -> bool:
+        return self.returncode is not None and not self._fds
+
+    def _pump(self, timeout: float) -> None:
+        """Wait up to `timeout` for output or the exit, and take in what is there."""
+        if self._sel is None or not self._sel.get_map():
+            if self.returncode is None and timeout > 0:
+                time.sleep(min(timeout, 0.05))  # no pidfd: look again shortly
+            self._check_exit()
+            return
+        for key, _ in self._sel.select(timeout):
+            if key.data != "exit":
+                self._read_fd(key.fd, key.data)
+        self._check_exit()
+
+    def _read_fd(self, fd: int, stream: str) -> None:
+        try:
+            data = os.read(fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            if e.errno != errno.EIO:  # EIO: every writer of the pty has gone
+                raise
+            data = b""
+        now = time.time()
+        if data:
+            self._kept[stream].add(data)
+            self._split(stream, self._decoders[stream].decode(data), now)
+            return
+        self._close_fd(fd)
+        self._split(stream, self._decoders[stream].decode(b"", final=True), now)
+        rest, self._partial[stream] = self._partial[stream], ""
+        if rest:
+            self._emit(OutputLine(now, stream, rest, ""))
+
+    def _split(self, stream: str, text: str, now: float) -> None:
+        if self._skip_lf[stream] and text:
+            self._skip_lf[stream] = False
+            if text.startswith("\n"):  # the "\n" of a "\r\n" cut between two reads
+                text = text[1:]
+        partial = self._partial[stream]
+        pos = 0
+        for m in _EOL.finditer(text):
+            line = partial + text[pos:m.start()]
+            partial = ""
+            pos = m.end()
+            if m.group() == "\r":
+                if pos == len(text):
+                    self._skip_lf[stream] = True
+                if not line:  # a bare carriage return before a redraw ("\rNN bytes copied")
+                    continue
+                self._emit(OutputLine(now, stream, line, "\r"))
+            else:
+                self._emit(OutputLine(now, stream, line, "\n"))
+        partial += text[pos:]
+        if len(partial) > MAX_LINE:  # never grow without bound: hand it out as it is
+            self._emit(OutputLine(now, stream, partial, ""))
+            partial = ""
+        self._partial[stream] = partial
+
+    def _emit(self, line: OutputLine) -> None:
+        if len(self._pending) >= MAX_PENDING:
+            self._pending.popleft()
+            self.lines_dropped += 1
+        self._pending.append(line)
+        self._recent.append(line)
+
+    def _close_fd(self, fd: int) -> None:
+        assert self._sel is not None
+        with contextlib.suppress(KeyError, ValueError):
+            self._sel.unregister(fd)
+        self._fds.pop(fd, None)
+        for f in list(self._files):
+            if f.fileno() == fd:
+                f.close()
+                self._files.remove(f)
+                return
+        with contextlib.suppress(OSError):
+            os.close(fd)  # the pty master
+
+    def _check_exit(self) -> bool:
+        """Reap the leader once it has exited, after keeping its final counters (a zombie's
+        /proc/<pid>/io is complete; a reaped process's is gone)."""
+        if self.returncode is not None:
+            return True
         if self._popen is None:
+            return False
+        try:
+            if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                return False
+            counters = process_counters(self.pid)  # still a zombie: its totals are final
+            if counters is not None:
+                self._exit_counters[self.pid] = counters
+        except ChildProcessError:  # already reaped (by Popen): poll() has the status
+            pass
+        code = self._popen.poll()
+        if code is None:
+            return False
+        self.returncode = code
+        self.signal = -code if code < 0 else None
+        if self._pidfd is not None:
+            if self._sel is not None:
+                with contextlib.suppress(KeyError, ValueError):
+                    self._sel.unregister(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+        return True
+
+    # -- the process tree -------------------------------------------------------------------
+
+    def track(self) -> None:
+        """Refresh the set of descendants (children, their children, and any process carrying
+        this run's token), so that a kill reaches the ones that left the process group."""
+        if self._tracker is not None:
+            self._tracker.refresh()
+            self._last_track = time.monotonic()
+
+    def _track_now_and_then(self) -> None:
+        if time.monotonic() - self._last_track >= TRACK_EVERY:
+            self.track()
+
+    def descendants(self) -> list[int]:
+        """Live pids of the tool's tree, the leader included (for the monitor)."""
+        if self._tracker is None:
+            return []
+        self.track()
+        self._check_exit()
+        pids = [self.pid] if self.returncode is None else []
+        return pids + [p.pid for p in self._tracker.alive()]
+
+    def exit_counters(self) -> dict[int, ProcCounters]:
+        """pid -> final counters of the processes DiskLab reaped (the leader), read while they
+        were zombies: the monitor counts their last bytes with them."""
+        return dict(self._exit_counters)
+
+    def _running(self) -> bool:
+        self._check_exit()
+        return self.returncode is None or (self._tracker is not None
+                                           and bool(self._tracker.alive()))
+
+    # -- stopping ---------------------------------------------------------------------------
+
+    def terminate(self, grace: float = 5.0) -> None:
+        """SIGTERM to the process group and to every tracked descendant (also those that
+        setsid()'d away), then SIGKILL to whatever is left after `grace` seconds. Output keeps
+        being read meanwhile (a tool blocked on a full pipe could not finish). Idempotent;
+        pids that outlive SIGKILL (D state) are left in `survivors`."""
+        if self._popen is None or self._tracker is None:
             return
         self.track()
-        self._signal_all(signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while time.monotonic() < deadline:
-            if self._popen.poll() is not None and not any(
-                _alive(p) for pid, p in self._tree.items() if pid != self.pid
-            ):
-                break
-            self.read(0.05)
-        self.track()
-        self._signal_all(signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self._popen.wait(timeout=5)
-        psutil.wait_procs([p for p in self._tree.values() if _alive(p)], timeout=5)
-
-    def _signal_all(self, sig: int) -> None:
-        assert self._popen is not None
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
-        for p in self._tree.values():
-            if _alive(p):
-                with contextlib.suppress(psutil.Error):
-                    p.send_signal(sig)
-
-    def output(self, stream: str) -> str:
-        """Everything kept of one stream (head and tail when it was very long)."""
-        kept = self._kept[stream].text()
-        return kept + self._partial[stream]
-
-    def tail(self, n_lines: int = 40) -> str:
-        """The last lines of both streams in time order, for an error report."""
-        recent = list(self._recent)[-n_lines:]
-        return "\n".join(text for _t, _s, text in recent)
+        if not self._running():
+            return
+        tracker = self._tracker
+        signalled = {p.pid for p in tracker.signal(signal.SIGTERM, self.returncode is None)}
+        deadline = time.monotonic() + max(0.0, grace)
+        while time.monotonic() < deadline and self._running():
+            self._pump(0.05)
+            self.track()
+            for p in tracker.alive():  # started during the shutdown: they get SIGTERM too
+                if p.pid not in signalled:
+                    with contextlib.suppress(psutil.Error):
+                        p.send_signal(signal.SIGTERM)
+                        signalled.add(p.pid)
+        deadline = time.monotonic() + KILL_WAIT
+        while self._running() and time.monotonic() < deadline:
+            self.track()
+            tracker.signal(signal.SIGKILL, self.returncode is None)
+            self._pump(0.05)
+        self.survivors = ([self.pid] if self.returncode is None else []) + [
+            p.pid for p in tracker.alive()]
+        deadline = time.monotonic() + 0.5  # the last output of the dead: EOF comes at once
+        while self._fds and time.monotonic() < deadline:
+            self._pump(0.05)
 
     def close(self) -> None:
-        if self._popen is not None and self._popen.poll() is None:
-            self.terminate(1.0)
+        """Kill what is still running of the tool, and close the pipes. Output stays readable
+        with output() and tail(); lines not yet read stay for read()."""
+        if self._popen is None or self._closed:
+            return
+        self.track()
+        if self._running():
+            self.terminate(CLOSE_GRACE)
+        else:
+            while self._fds:  # drain what is left; a writer may still be closing
+                before = len(self._fds)
+                self._pump(0.05)
+                if len(self._fds) == before:
+                    break
         for fd in list(self._fds):
-            self._sel.unregister(fd)
-            if self.use_pty:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self._fds.clear()
-        if self._popen is not None:
-            for f in (self._popen.stdout, self._popen.stderr):
-                if f is not None:
-                    f.close()
-            if self.returncode is None and self._popen.returncode is not None:
-                self._set_code(self._popen.returncode)
-        self._sel.close()
+            self._close_fd(fd)
+        if self._pidfd is not None:
+            os.close(self._pidfd)
+            self._pidfd = None
+        if self._sel is not None:
+            self._sel.close()
+            self._sel = None
+        self._closed = True
 
     def __enter__(self) -> ToolProcess:
         return self
@@ -340,9 +692,20 @@ class ToolProcess:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- what was said ----------------------------------------------------------------------
 
-def _alive(p: psutil.Process) -> bool:
-    try:
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    def output(self, stream: str) -> str:
+        """Everything kept of one stream, as the tool wrote it (on a pty, with '\\r\\n' back to
+        '\\n'); when it was longer than keep_bytes, its head and tail around a
+        '[... N bytes dropped ...]' line."""
+        text = self._kept[stream].text()
+        if self.use_pty and stream == "stdout":
+            text = text.replace("\r\n", "\n")
+        return text
+
+    def tail(self, n_lines: int = 40) -> str:
+        """The last lines of both streams in the order they came, and any unfinished line
+        still open, for an error report."""
+        lines = [line.text for line in list(self._recent)[-n_lines:]] if n_lines > 0 else []
+        lines += [rest for rest in self._partial.values() if rest]
+        return "\n".join(lines[-n_lines:] if n_lines > 0 else [])

@@ -297,11 +297,11 @@ def _measure(
     planned = command.planned_bytes
     p = proc.ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
                          pty=command.needs_pty)
+    monitor = Monitor(command.cwd or run.target.directory, pids=p.descendants)
+    monitor.sample()  # primed before the start, so that the tool's first bytes count
     p.start()
     cancelled = False
     with p:
-        monitor = Monitor(command.cwd or run.target.directory, pids=p.descendants)
-        monitor.sample()
         t0 = time.monotonic()
         next_sample = t0 + sample_interval
         while not p.poll():

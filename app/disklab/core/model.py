@@ -108,7 +108,8 @@ class Case:
 
 # Parameter keys whose values are sizes in bytes (for display in the plan's spelling).
 SIZE_KEYS = frozenset(
-    {"block_size", "size", "record_size", "file_size", "bs", "min_file_size", "max_file_size"}
+    {"block_size", "size", "record_size", "file_size", "bs", "min_file_size", "max_file_size",
+     "ram", "max_record_size", "min_record_size"}
 )
 
 

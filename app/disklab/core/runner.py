@@ -14,6 +14,7 @@ a cancel, or the caller closing the generator; a running tool is killed with its
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -104,7 +105,10 @@ def _remove(paths: tuple[str, ...]) -> list[str]:
     left = []
     for p in paths:
         try:
-            Path(p).unlink(missing_ok=True)
+            if Path(p).is_dir() and not Path(p).is_symlink():
+                shutil.rmtree(p)
+            else:
+                Path(p).unlink(missing_ok=True)
         except OSError:
             left.append(p)
     return left

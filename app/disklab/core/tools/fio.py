@@ -1,0 +1,760 @@
+"""Adapter of fio: argv builder, JSON and normal-output parsers, ETA-line progress.
+
+How fio is run (measured on fio 3.33; tests/fixtures/fio/README.md has the captures):
+- `--thread` always: without it every job is a forked process that calls setsid(), so killing
+  fio's process group leaves the jobs doing I/O, re-parented to init.
+- `--output-format=json --output=FILE --eta=always`: the JSON goes to FILE while stdout keeps one
+  '\\r'-terminated ETA line a second. JSON on stdout suppresses the ETA lines entirely, even with
+  --eta=always. `--eta-newline` adds nothing: the runner splits lines on '\\r' as well.
+- The JSON is not always pure JSON: fio writes error lines ('fio: pid=..., err=28/...') and
+  'fio: terminating on signal 15' into the same stream before the document, and
+  --status-interval concatenates documents; the parser takes the last complete document.
+- Read-type jobs lay out their files in an unmeasured `--create_only=1` step first, so that the
+  runner can drop the page cache before a buffered read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from disklab.core.errors import ParseError, ToolError
+from disklab.core.model import (
+    UNIT_NS,
+    UNIT_OPS,
+    UNIT_PERCENT,
+    UNIT_THROUGHPUT,
+    Metric,
+    ProgressUpdate,
+    Scalar,
+)
+from disklab.core.tools.base import (
+    REQUIRED,
+    Capabilities,
+    Command,
+    ParamSpec,
+    ProgressParser,
+    RunTarget,
+    ToolAdapter,
+    ToolOutput,
+)
+from disklab.core.units import parse_size
+
+TOOL = "fio"
+RW_CHOICES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
+READS_FIRST = ("read", "randread", "rw", "randrw", "trim", "randtrim")  # need a laid-out file
+MIXED = ("rw", "randrw")
+ENGINES = ("psync", "sync", "libaio", "io_uring", "posixaio", "mmap", "pvsync2")
+DIRECTIONS = ("read", "write", "trim")
+# metric suffix -> fio's percentile key (clat_ns.percentile)
+PERCENTILES = (("lat_p50", "50.000000"), ("lat_p99", "99.000000"), ("lat_p99.9", "99.900000"))
+TEXT_PERCENTILES = {50.0: "lat_p50", 99.0: "lat_p99", 99.9: "lat_p99.9"}
+JOB_KEYS = ("rw", "bs", "size", "numjobs", "iodepth", "ioengine", "direct")
+SIZE_OPTIONS = ("bs", "size")
+
+PARAMS: Mapping[str, ParamSpec] = {
+    "rw": ParamSpec("choice", REQUIRED, choices=RW_CHOICES, help="--rw: the I/O pattern"),
+    "bs": ParamSpec("size", 4096, minimum=1, help="--bs: bytes per I/O"),
+    "size": ParamSpec("size", REQUIRED, minimum=1,
+                      help="--size: bytes per job; each job has a file of its own"),
+    "numjobs": ParamSpec("int", 1, minimum=1, help="--numjobs: jobs (threads), one file each"),
+    "iodepth": ParamSpec("int", 1, minimum=1, help="--iodepth: I/Os in flight per job"),
+    "ioengine": ParamSpec("choice", "psync", choices=ENGINES, help="--ioengine"),
+    "direct": ParamSpec("bool", False, help="--direct=1: O_DIRECT, bypass the page cache"),
+    "end_fsync": ParamSpec("bool", False, help="--end_fsync=1: fsync at the end, timed"),
+    "fsync": ParamSpec("int", 0, minimum=0, help="--fsync=N: fsync every N writes (0: never)"),
+    "runtime": ParamSpec("duration", 0.0, minimum=0,
+                         help="--runtime with --time_based (0: run until size is done)"),
+    "rwmixread": ParamSpec("int", 70, minimum=0, maximum=100,
+                           help="--rwmixread: % reads of rw and randrw"),
+    "group_reporting": ParamSpec("bool", True,
+                                 help="--group_reporting: one result for all jobs"),
+    "ramp_time": ParamSpec("duration", 0.0, minimum=0,
+                           help="--ramp_time: run this long before measuring"),
+}
+
+
+def _param(params: Mapping[str, Any], key: str) -> Any:
+    """The plan's value, or the spec's default (plans fill defaults; direct callers may not)."""
+    value = params.get(key)
+    if value is None:
+        default = PARAMS[key].default
+        return None if default is REQUIRED else default
+    return value
+
+
+def _seconds_arg(seconds: float) -> str:
+    """fio time values: whole seconds as '30s', anything finer in milliseconds ('1500ms')."""
+    if float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    return f"{round(seconds * 1000)}ms"
+
+
+def sniff(text: str) -> bool:
+    """Whole-file detection for `disklab import`: fio JSON, or fio's normal report."""
+    if '"fio version"' in text and "{" in text:
+        return True
+    return bool(_JOB_HEAD.search(text)) or bool(
+        re.search(r"^fio-\d+\.\d+", text, re.M) and "Run status group" in text
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# live progress: the ETA line
+# `Jobs: 1 (f=1): [r(1)][60.0%][r=1258MiB/s][r=322k IOPS][eta 00m:02s]`, mixed jobs
+# `[m(1)][-.-%][r=282MiB/s,w=123MiB/s][r=72.3k,w=31.4k IOPS]`, client mode `[r=1406M]`, and the
+# first lines without anything after `Jobs: 1 (f=1)`.
+
+_ETA = re.compile(
+    r"Jobs: (?P<jobs>\d+) \(f=(?P<files>\d+)\)"
+    r"(?:: \[(?P<states>[^\]]*)\])?"
+    r"(?:\[(?P<pct>[0-9.]+|-\.-)%\])?"
+    r"(?:\[(?P<rates>[rwt]=(?:(?! IOPS)[^\]])*)\])?"
+    r"(?:\[(?P<iops>[^\]]*) IOPS\])?"
+    r"(?:\[eta (?P<eta>[^\]]*)\])?"
+)
+_RATE = re.compile(r"(?P<dir>[rwt])=(?P<num>[0-9.]+)(?P<unit>[kKMGTP]?i?B?)(?:/s)?")
+_RATE_SCALE = {
+    "": 1, "B": 1, "k": 1024, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4,
+    "P": 1024**5, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4, "PiB": 1024**5,
+    "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3, "TB": 1000**4, "PB": 1000**5,
+}
+# fio's run-state letters (backend.c): what the first busy job is doing
+_STATE = {
+    "R": "read", "r": "random read", "W": "write", "w": "random write", "M": "mixed",
+    "m": "random mixed", "D": "trim", "d": "random trim", "F": "fsync", "f": "finishing",
+    "V": "verify", "p": "ramp", "P": "starting", "C": "starting", "I": "starting",
+    "_": "done", "E": "done", "X": "done", "K": "done",
+}
+
+
+def _eta_phase(states: str | None) -> str:
+    if not states:
+        return "starting"
+    letters = [s.strip()[:1] for s in states.split(",") if s.strip()]
+    for letter in letters:
+        if _STATE.get(letter, "running") != "done":
+            return _STATE.get(letter, "running")
+    return "done"
+
+
+class _FioProgress(ProgressParser):
+    """Reads the ETA lines fio prints on stdout with --eta=always."""
+
+    def __init__(self, planned: int | None):
+        self.planned = planned
+
+    def feed(self, stream: str, line: str) -> ProgressUpdate | None:
+        m = _ETA.search(line)
+        if not m:
+            return None
+        done = None
+        if m["pct"] and m["pct"] != "-.-" and self.planned:
+            try:
+                pct = float(m["pct"])
+            except ValueError:
+                pct = math.nan
+            if 0.0 <= pct <= 100.0:
+                done = int(self.planned * pct / 100.0)
+        rate = None
+        if m["rates"]:
+            total = 0.0
+            for r in _RATE.finditer(m["rates"]):
+                scale = _RATE_SCALE.get(r["unit"])
+                if scale is None:
+                    continue
+                total += float(r["num"]) * scale
+            rate = total
+        return ProgressUpdate(done_bytes=done, total_bytes=self.planned if done is not None
+                              else None, phase=_eta_phase(m["states"]),
+                              message=line[m.start():].strip(), rate=rate)
+
+
+# ---------------------------------------------------------------------------------------------
+# results: both the JSON and the normal report end up as a list of _Job
+
+
+@dataclass
+class _Dir:
+    """One direction (read, write or trim) of one job, in canonical units."""
+
+    bw: float  # B/s
+    iops: float | None = None
+    ios: float | None = None  # number of I/Os, the weight of the latency means
+    lat_mean: float | None = None  # ns
+    clat_mean: float | None = None
+    percentiles: dict[str, float] = field(default_factory=dict)  # metric suffix -> ns
+
+
+@dataclass
+class _Job:
+    name: str
+    group: int
+    line: int | None
+    error: int = 0
+    error_text: str | None = None
+    dirs: dict[str, _Dir] = field(default_factory=dict)
+    usr: float | None = None
+    sys: float | None = None
+    options: dict[str, Scalar] = field(default_factory=dict)
+
+
+def _lines(text: str) -> list[str]:
+    """Physical lines (split on '\\n'), each reduced to what a terminal shows after its last
+    '\\r': ETA lines overwrite each other, and line numbers match an editor's."""
+    return [part.rsplit("\r", 1)[-1] for part in text.replace("\r\n", "\n").split("\n")]
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _finite(value: Any) -> float | None:
+    """A JSON number (or numeric string) as a finite float; None when it is anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        f = float(value)
+    elif isinstance(value, str):
+        try:
+            f = float(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _get(obj: Any, *path: str) -> Any:
+    for key in path:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _option_value(key: str, value: Any) -> Scalar | None:
+    """A fio option string ('512M', '1', '4k,8k') as the plan would spell it: sizes in bytes,
+    direct as bool, counts as int; anything else as the string fio printed."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return None
+    text = str(value).strip()
+    if key in SIZE_OPTIONS:
+        first = re.split(r"[,:-]", text, maxsplit=1)[0]
+        try:
+            return parse_size(first)
+        except ValueError:
+            return text
+    if key == "direct":
+        return text not in ("0", "false", "")
+    if key in ("numjobs", "iodepth") and text.isdigit():
+        return int(text)
+    return text
+
+
+def _import_params(*option_sets: Any) -> dict[str, Scalar]:
+    params: dict[str, Scalar] = {}
+    for options in option_sets:
+        if not isinstance(options, dict):
+            continue
+        for key in JOB_KEYS:
+            if key in options:
+                value = _option_value(key, options[key])
+                if value is not None:
+                    params[key] = value
+    return params
+
+
+# --- JSON --------------------------------------------------------------------------------------
+
+_DECODER = json.JSONDecoder(parse_constant=lambda name: None)  # NaN/Infinity are not numbers
+
+
+def _json_documents(text: str) -> tuple[list[tuple[int, dict[str, Any]]], ParseError | None]:
+    """Every complete top-level JSON object that starts a line, with its line number, and the
+    first decoding error (for the report when there is no document at all)."""
+    docs: list[tuple[int, dict[str, Any]]] = []
+    first_error: ParseError | None = None
+    pos = 0
+    n = len(text)
+    while pos < n:
+        start = text.find("{", pos)
+        if start < 0:
+            break
+        if start > 0 and text[start - 1] not in "\n\r":
+            pos = start + 1
+            continue
+        try:
+            doc, end = _DECODER.raw_decode(text, start)
+        except json.JSONDecodeError as e:
+            if first_error is None:
+                first_error = ParseError(TOOL, _line_of(text, e.pos),
+                                         f"a complete JSON document ({e.msg})",
+                                         text[e.pos:e.pos + 40] or "end of output")
+            pos = start + 1
+            continue
+        except RecursionError:
+            pos = start + 1
+            continue
+        if isinstance(doc, dict):
+            docs.append((_line_of(text, start), doc))
+        pos = end
+    return docs, first_error
+
+
+def _json_dir(doc_line: int, where: str, d: Any) -> _Dir | None:
+    """One direction of a job; None when it moved no data."""
+    if not isinstance(d, dict):
+        return None
+    io_bytes = _finite(d.get("io_bytes"))
+    if io_bytes is None:
+        kbytes = _finite(d.get("io_kbytes"))
+        io_bytes = kbytes * 1024 if kbytes is not None else None
+    total_ios = _finite(d.get("total_ios"))
+    if not io_bytes and not total_ios:
+        return None
+    bw = _finite(d.get("bw_bytes"))
+    if bw is None:
+        kib = _finite(d.get("bw"))  # KiB/s in every fio 3.x and 2.x
+        if kib is None:
+            raise ParseError(TOOL, doc_line, f"a number in {where}.bw_bytes or {where}.bw",
+                             repr(d.get("bw_bytes")))
+        bw = kib * 1024
+    out = _Dir(bw=bw, iops=_finite(d.get("iops")), ios=total_ios)
+    # fio >= 3.0: *_ns in ns; fio 2.x: lat/clat in usec
+    for key, attr in (("lat", "lat_mean"), ("clat", "clat_mean")):
+        mean = _finite(_get(d, f"{key}_ns", "mean"))
+        if mean is None:
+            usec = _finite(_get(d, key, "mean"))
+            mean = usec * 1000 if usec is not None else None
+        setattr(out, attr, mean)
+    scale = 1.0
+    pct = _get(d, "clat_ns", "percentile")
+    if not isinstance(pct, dict):
+        pct = _get(d, "lat_ns", "percentile")
+    if not isinstance(pct, dict):
+        pct, scale = _get(d, "clat", "percentile"), 1000.0
+    if isinstance(pct, dict):
+        for suffix, key in PERCENTILES:
+            value = _finite(pct.get(key))
+            if value is not None:
+                out.percentiles[suffix] = value * scale
+    return out
+
+
+def _json_jobs(doc_line: int, doc: dict[str, Any]) -> list[_Job]:
+    entries = doc.get("jobs")
+    if entries is None:
+        entries = doc.get("client_stats")  # fio --client
+    if not isinstance(entries, list) or not entries:
+        raise ParseError(TOOL, doc_line, "a non-empty 'jobs' list in fio's JSON document",
+                         ", ".join(list(doc)[:6]))
+    globals_ = doc.get("global options")
+    jobs = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ParseError(TOOL, doc_line, f"an object in jobs[{i}]", repr(entry)[:40])
+        name = entry.get("jobname")
+        if name == "All clients" and len(entries) > 1:
+            continue  # fio --client's sum over servers; the servers' own entries are kept
+        group = entry.get("groupid")
+        job = _Job(name=str(name) if name is not None else f"job{i}",
+                   group=int(group) if isinstance(group, int) else 0, line=doc_line)
+        error = entry.get("error")
+        job.error = int(error) if isinstance(error, int) and not isinstance(error, bool) else 0
+        for d in DIRECTIONS:
+            parsed = _json_dir(doc_line, f"jobs[{i}].{d}", entry.get(d))
+            if parsed is not None:
+                job.dirs[d] = parsed
+        job.usr = _finite(entry.get("usr_cpu"))
+        job.sys = _finite(entry.get("sys_cpu"))
+        job.options = _import_params(globals_, entry.get("job options"))
+        jobs.append(job)
+    if not jobs:
+        raise ParseError(TOOL, doc_line, "a job entry in fio's JSON document")
+    return jobs
+
+
+# --- normal (human) output ------------------------------------------------------------------------
+
+_HOST = r"(?:<[^>]*>\s*)?"  # fio --client prefixes server lines with '<host> '
+_JOB_HEAD = re.compile(
+    rf"^{_HOST}(?P<name>[^\s:][^:]*?): \(groupid=(?P<group>\d+), jobs=(?P<jobs>\d+)\): "
+    r"err=\s*(?P<err>-?\d+)(?: \((?P<emsg>.*)\))?: pid=", re.M)
+_HEADER = re.compile(
+    rf"^{_HOST}(?P<name>[^\s:][^:]*?): \(g=(?P<group>\d+)\): rw=(?P<rw>\w+), "
+    r"bs=\(R\) (?P<bs>[^-,\s]+)-[^,]*,(?:[^,]*,)*? ioengine=(?P<engine>[^,\s]+), "
+    r"iodepth=(?P<depth>\d+)")
+_DIR_LINE = re.compile(
+    r"^\s+(?P<dir>read|write|trim)\s*: IOPS=(?P<iops>[0-9.]+)(?P<isfx>[kMG]?), "
+    r"BW=(?P<bw>[0-9.]+)(?P<unit>[kKMGTP]?i?B)/s")
+_LAT_LINE = re.compile(
+    r"^\s+(?P<kind>slat|clat|lat) \((?P<unit>nsec|usec|msec|sec)\): min=[^,]*, max=[^,]*, "
+    r"avg=(?P<avg>[0-9.]+)(?P<sfx>[kMG]?),")
+_PCT_HEAD = re.compile(r"^\s+c?lat percentiles \((?P<unit>nsec|usec|msec|sec)\):")
+_PCT_ITEM = re.compile(r"(?P<p>[0-9.]+)th=\[\s*(?P<v>[0-9.]+)(?P<sfx>[kMG]?)\]")
+_CPU_LINE = re.compile(r"^\s+cpu\s*: usr=(?P<usr>[0-9.]+)%, sys=(?P<sys>[0-9.]+)%")
+# line starts that promise one of the lines above: a line that starts so but does not read
+# as one is damaged, and is reported rather than skipped
+_DIR_START = re.compile(r"^\s+(?:read|write|trim)\s*: IOPS=")
+_LAT_START = re.compile(r"^\s+(?:slat|clat|lat) \([nmu]?sec\): min=")
+_CPU_START = re.compile(r"^\s+cpu\s*: usr=")
+_RUN_STATUS = re.compile(r"^Run status group (?P<group>\d+)")
+_GROUP_BW = re.compile(
+    r"^\s+(?P<dir>READ|WRITE|TRIM): bw=(?P<bw>[0-9.]+)(?P<unit>[kKMGTP]?i?B)/s")
+_TIME_SCALE = {"nsec": 1.0, "usec": 1e3, "msec": 1e6, "sec": 1e9}
+_SUFFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9}
+_BYTE_SCALE = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4,
+               "PiB": 1024**5, "kB": 1000, "KB": 1000, "MB": 1000**2, "GB": 1000**3,
+               "TB": 1000**4, "PB": 1000**5}
+
+
+def _text_number(number: str, suffix: str, line: int, what: str, got: str) -> float:
+    try:
+        value = float(number) * _SUFFIX[suffix]
+    except (ValueError, KeyError) as e:
+        raise ParseError(TOOL, line, what, got) from e
+    if not math.isfinite(value):
+        raise ParseError(TOOL, line, what, got)
+    return value
+
+
+def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
+    """Job blocks of the last report in a normal output (--status-interval repeats the whole
+    report; a block after a 'Run status group' starts a new one), and the run-status bandwidth
+    per direction as a fallback."""
+    headers: dict[str, dict[str, Scalar]] = {}
+    jobs: list[_Job] = []
+    group_bw: dict[str, tuple[int, float]] = {}
+    job: _Job | None = None
+    current: _Dir | None = None
+    pct_scale: float | None = None
+    seen_status = False
+    skip = False
+    for number, line in enumerate(_lines(text), start=1):
+        if m := _HEADER.match(line):
+            headers[m["name"]] = {"rw": m["rw"], "ioengine": m["engine"],
+                                  "iodepth": int(m["depth"])}
+            bs = _option_value("bs", m["bs"])
+            if bs is not None:
+                headers[m["name"]]["bs"] = bs
+            continue
+        if m := _JOB_HEAD.match(line):
+            pct_scale = None
+            current = None
+            skip = m["name"] == "All clients"  # fio --client's sum over servers
+            if skip:
+                job = None
+                continue
+            if seen_status:
+                jobs, group_bw, seen_status = [], {}, False
+            emsg = m["emsg"]
+            if emsg and (e := re.search(r"error=(.*)$", emsg)):
+                emsg = e.group(1)
+            job = _Job(name=m["name"], group=int(m["group"]), line=number, error=int(m["err"]),
+                       error_text=emsg, options=dict(headers.get(m["name"], {})))
+            jobs.append(job)
+            continue
+        if _RUN_STATUS.match(line):
+            seen_status, job, current, pct_scale = True, None, None, None
+            continue
+        if seen_status:
+            if m := _GROUP_BW.match(line):
+                scale = _BYTE_SCALE.get(m["unit"])
+                if scale is not None:
+                    bw = _text_number(m["bw"], "", number, "a bandwidth", line) * scale
+                    group_bw[m["dir"].lower()] = (number, bw)
+            continue
+        if job is None or skip:
+            continue
+        if _DIR_START.match(line) and not _DIR_LINE.match(line):
+            raise ParseError(TOOL, number, "'read: IOPS=N, BW=N<unit>/s ...' (or write, trim)",
+                             line.strip())
+        if m := _DIR_LINE.match(line):
+            scale = _BYTE_SCALE.get(m["unit"])
+            if scale is None:
+                raise ParseError(TOOL, number, "a bandwidth in B/s, KiB/s, MiB/s, kB/s, MB/s...",
+                                 line)
+            bw = _text_number(m["bw"], "", number, "a number after BW=", line) * scale
+            iops = _text_number(m["iops"], m["isfx"], number, "a number after IOPS=", line)
+            current = _Dir(bw=bw, iops=iops)
+            job.dirs[m["dir"]] = current
+            pct_scale = None
+            continue
+        if current is not None and _LAT_START.match(line) and not _LAT_LINE.match(line):
+            raise ParseError(TOOL, number, "'lat (usec): min=N, max=N, avg=N, stdev=N'",
+                             line.strip())
+        if current is not None and (m := _LAT_LINE.match(line)):
+            value = _text_number(m["avg"], m["sfx"], number, "a number after avg=", line)
+            value *= _TIME_SCALE[m["unit"]]
+            if m["kind"] == "lat":
+                current.lat_mean = value
+            elif m["kind"] == "clat":
+                current.clat_mean = value
+            continue
+        if current is not None and (m := _PCT_HEAD.match(line)):
+            pct_scale = _TIME_SCALE[m["unit"]]
+            continue
+        if pct_scale is not None and line.lstrip().startswith("|"):
+            if line.count("th=[") != len(_PCT_ITEM.findall(line)):
+                raise ParseError(TOOL, number, "percentiles like '99.00th=[  233]'",
+                                 line.strip())
+            for item in _PCT_ITEM.finditer(line):
+                try:
+                    p = round(float(item["p"]), 2)
+                except ValueError:
+                    continue
+                if p in TEXT_PERCENTILES and current is not None:
+                    value = _text_number(item["v"], item["sfx"], number, "a percentile", line)
+                    current.percentiles[TEXT_PERCENTILES[p]] = value * pct_scale
+            continue
+        pct_scale = None
+        if _CPU_START.match(line) and not _CPU_LINE.match(line):
+            raise ParseError(TOOL, number, "'cpu : usr=N%, sys=N%, ...'", line.strip())
+        if m := _CPU_LINE.match(line):
+            job.usr = _text_number(m["usr"], "", number, "a number after usr=", line)
+            job.sys = _text_number(m["sys"], "", number, "a number after sys=", line)
+    return jobs, group_bw
+
+
+# --- jobs -> metrics ------------------------------------------------------------------------------
+
+
+def _job_keys(jobs: list[_Job]) -> list[str]:
+    """What Metric.params['job'] says: the name, or name.N (fio's $jobnum) when names repeat."""
+    counts: dict[str, int] = {}
+    for job in jobs:
+        counts[job.name] = counts.get(job.name, 0) + 1
+    seen: dict[str, int] = {}
+    keys = []
+    for job in jobs:
+        if counts[job.name] > 1:
+            keys.append(f"{job.name}.{seen.get(job.name, 0)}")
+            seen[job.name] = seen.get(job.name, 0) + 1
+        else:
+            keys.append(job.name)
+    return keys
+
+
+def _dir_metrics(name: str, d: _Dir, params: Mapping[str, Scalar] | None,
+                 note: str | None) -> list[Metric]:
+    out = [Metric(name, d.bw, UNIT_THROUGHPUT, note, params)]
+    if d.iops is not None:
+        out.append(Metric(f"{name}:iops", d.iops, UNIT_OPS, note, params))
+    if d.lat_mean is not None:
+        out.append(Metric(f"{name}:lat_mean", d.lat_mean, UNIT_NS, note, params))
+    if d.clat_mean is not None:
+        out.append(Metric(f"{name}:clat_mean", d.clat_mean, UNIT_NS, note, params))
+    for suffix, _key in PERCENTILES:
+        if suffix in d.percentiles:
+            out.append(Metric(f"{name}:{suffix}", d.percentiles[suffix], UNIT_NS, note, params))
+    return out
+
+
+def _job_metrics(job: _Job, params: Mapping[str, Scalar] | None,
+                 note: str | None) -> list[Metric]:
+    out: list[Metric] = []
+    for d in DIRECTIONS:
+        if d in job.dirs:
+            out += _dir_metrics(d, job.dirs[d], params, note)
+    if job.usr is not None:
+        out.append(Metric("cpu:usr", job.usr, UNIT_PERCENT, note, params))
+    if job.sys is not None:
+        out.append(Metric("cpu:sys", job.sys, UNIT_PERCENT, note, params))
+    return out
+
+
+def _aggregate(jobs: list[_Job]) -> _Job:
+    """Jobs of one group run side by side: bandwidth and IOPS add up, latency means weigh by
+    I/O count. Percentiles and CPU shares do not combine, so the aggregate has none."""
+    agg = _Job(name="all", group=jobs[0].group, line=jobs[0].line)
+    for d in DIRECTIONS:
+        parts = [j.dirs[d] for j in jobs if d in j.dirs]
+        if not parts:
+            continue
+        out = _Dir(bw=sum(p.bw for p in parts))
+        if all(p.iops is not None for p in parts):
+            out.iops = sum(p.iops or 0.0 for p in parts)
+        weights = [p.ios for p in parts]
+        for attr in ("lat_mean", "clat_mean"):
+            values = [getattr(p, attr) for p in parts]
+            if all(v is not None for v in values) and all(w for w in weights):
+                total = sum(w or 0.0 for w in weights)
+                setattr(out, attr, sum((v or 0.0) * (w or 0.0)
+                                       for v, w in zip(values, weights, strict=True)) / total)
+        agg.dirs[d] = out
+    return agg
+
+
+def _common_options(jobs: list[_Job]) -> dict[str, Scalar]:
+    first = jobs[0].options
+    return {k: v for k, v in first.items() if all(j.options.get(k) == v for j in jobs)}
+
+
+def _metrics(jobs: list[_Job], importing: bool, note: str | None = None) -> list[Metric]:
+    if len(jobs) == 1:
+        params = dict(jobs[0].options) if importing and jobs[0].options else None
+        return _job_metrics(jobs[0], params, note)
+    out: list[Metric] = []
+    for key, job in zip(_job_keys(jobs), jobs, strict=True):
+        params: dict[str, Scalar] = dict(job.options) if importing else {}
+        params["job"] = key
+        out += _job_metrics(job, params, note)
+    if len({j.group for j in jobs}) == 1:  # stonewalled groups ran one after another: no sum
+        common = _common_options(jobs) if importing else {}
+        out += _job_metrics(_aggregate(jobs), common or None, note)
+    return out
+
+
+def _check_finite(metrics: list[Metric]) -> list[Metric]:
+    for m in metrics:
+        if m.value is not None and not math.isfinite(m.value):
+            raise ParseError(TOOL, None, f"a finite number for {m.name}", repr(m.value))
+    return metrics
+
+
+def _fio_messages(*texts: str | None) -> list[str]:
+    """fio's own error lines ('fio: ...'), in order, without repeats."""
+    seen: list[str] = []
+    for text in texts:
+        for line in _lines(text or ""):
+            s = line.strip()
+            if s.startswith("fio: ") and s not in seen and "terminating on signal" not in s:
+                seen.append(s)
+    return seen
+
+
+class FioAdapter(ToolAdapter):
+    name = "fio"
+    title = "fio (flexible I/O tester)"
+    executable = "fio"
+    package = "fio"
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=DIRECTIONS)
+    params: Mapping[str, ParamSpec] = PARAMS
+
+    def version_argv(self) -> tuple[str, ...]:
+        return ("fio", "--version")
+
+    def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        problems = []
+        rw, bs = params.get("rw"), params.get("bs")
+        if rw in ("trim", "randtrim"):
+            problems.append(("rw", "fio trims block devices only: on a file in a directory it "
+                                   "fails with 'Inappropriate ioctl for device' (err=25)"))
+        if params.get("direct") and isinstance(bs, int) and bs % 512:
+            problems.append(("bs", f"direct I/O needs a multiple of 512 bytes, not {bs}"))
+        return problems
+
+    def _planned(self, params: Mapping[str, Any]) -> int | None:
+        size, jobs = _param(params, "size"), _param(params, "numjobs")
+        if isinstance(size, int) and isinstance(jobs, int):
+            return size * jobs
+        return None
+
+    def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
+        rw = str(params["rw"])
+        numjobs = int(_param(params, "numjobs"))
+        base = f"disklab-{target.tag}"
+        data = tuple(f"{target.directory}/{base}.{n}.fio" for n in range(numjobs))
+        result = f"{target.directory}/{base}.json"
+        job = [
+            "fio", "--name=disklab", f"--directory={target.directory}",
+            f"--filename_format={base}.$jobnum.fio",  # fio expands $jobnum; no shell involved
+            f"--rw={rw}", f"--bs={int(_param(params, 'bs'))}",
+            f"--size={int(params['size'])}", f"--numjobs={numjobs}",
+        ]
+        run = [
+            f"--iodepth={int(_param(params, 'iodepth'))}",
+            f"--ioengine={_param(params, 'ioengine')}",
+            f"--direct={1 if _param(params, 'direct') else 0}",
+        ]
+        if rw in MIXED:
+            run.append(f"--rwmixread={int(_param(params, 'rwmixread'))}")
+        if _param(params, "end_fsync"):
+            run.append("--end_fsync=1")
+        if int(_param(params, "fsync")) > 0:
+            run.append(f"--fsync={int(_param(params, 'fsync'))}")
+        runtime = float(_param(params, "runtime"))
+        if runtime > 0:
+            run += [f"--runtime={_seconds_arg(runtime)}", "--time_based"]
+        ramp = float(_param(params, "ramp_time"))
+        if ramp > 0:
+            run.append(f"--ramp_time={_seconds_arg(ramp)}")
+        if _param(params, "group_reporting"):
+            run.append("--group_reporting")
+        output = ["--thread", "--output-format=json", f"--output={result}", "--eta=always"]
+        prepare: tuple[tuple[str, ...], ...] = ()
+        if rw in READS_FIRST:
+            prepare = ((*job, "--thread", "--create_only=1"),)
+        return Command(
+            argv=(*job, *run, *output), cwd=target.directory, files=(*data, result),
+            result_file=result, planned_bytes=self._planned(params), prepare=prepare,
+            reads_after_prepare=bool(prepare),
+        )
+
+    def _jobs(self, output: ToolOutput) -> tuple[list[_Job], str]:
+        """The jobs of the last complete JSON document (result file first, then stdout), else
+        of the normal report on stdout. Returns them and the text they came from."""
+        first_error: ParseError | None = None
+        for text in (output.result_file, output.stdout):
+            if not text or not text.strip():
+                continue
+            docs, error = _json_documents(text)
+            for line, doc in reversed(docs):
+                if "jobs" in doc or "client_stats" in doc:
+                    return _json_jobs(line, doc), text
+            if docs:
+                line, doc = docs[-1]
+                raise ParseError(TOOL, line, "a 'jobs' list in fio's JSON document",
+                                 ", ".join(list(doc)[:6]))
+            first_error = first_error or error
+            jobs, group_bw = _text_jobs(text)
+            if jobs:
+                return jobs, text
+            if group_bw:
+                first_line = min(line for line, _bw in group_bw.values())
+                job = _Job(name="all", group=0, line=first_line)
+                job.dirs = {d: _Dir(bw=bw) for d, (_line, bw) in group_bw.items()}
+                return [job], text
+        messages = _fio_messages(output.stdout, output.stderr, output.result_file)
+        if messages and output.exit_status:
+            raise ToolError("; ".join(messages[:3]))
+        if first_error is not None:
+            raise first_error
+        raise ParseError(TOOL, None, "a fio JSON document ('{' ... \"jobs\") or fio's normal "
+                         "report ('NAME: (groupid=N, jobs=N): err= 0: ...')")
+
+    def _parse(self, output: ToolOutput, params: Mapping[str, Any], strict: bool) -> list[Metric]:
+        jobs, text = self._jobs(output)
+        failed = [j for j in jobs if j.error]
+        if failed and strict:
+            job = failed[0]
+            reason = job.error_text
+            if not reason and job.error > 0:
+                reason = os.strerror(job.error)
+            messages = _fio_messages(text, output.stdout, output.stderr)
+            detail = f": {messages[0]}" if messages else ""
+            raise ToolError(f"fio job {job.name} failed with error {job.error} ({reason}){detail}")
+        for job in jobs:
+            if not job.dirs and not job.error:
+                raise ParseError(TOOL, job.line, f"I/O results of job {job.name} "
+                                 "(a read, write or trim that moved data)")
+        note = "job error" if failed else None
+        return _check_finite(_metrics(jobs, importing=not params, note=note))
+
+    def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        return self._parse(output, params, strict=True)
+
+    def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        try:
+            return self._parse(output, params, strict=False)
+        except Exception:
+            return []
+
+    def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
+        return _FioProgress(self._planned(params))

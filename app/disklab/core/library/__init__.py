@@ -2,6 +2,6 @@
 recorder.py (a run's events into batched transactions)."""
 
 from disklab.core.library.recorder import SessionRecorder
-from disklab.core.library.store import Library, default_library_path
+from disklab.core.library.store import Library, SessionWriter, default_library_path
 
-__all__ = ["Library", "SessionRecorder", "default_library_path"]
+__all__ = ["Library", "SessionRecorder", "SessionWriter", "default_library_path"]

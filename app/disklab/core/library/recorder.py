@@ -4,17 +4,18 @@ Samples and transcript lines arrive many times a second; committing each would c
 per row with synchronous=FULL. They are buffered and written with executemany inside one
 transaction that is committed at least once a second, and at once when a case finishes or fails
 and when the session starts or ends. A crash loses at most the last second of samples.
+The SQL itself is in store.py (SessionWriter); this module decides what is written when.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from disklab.core.errors import LibraryError
 from disklab.core.events import (
     CaseFailed,
     CaseFinished,
@@ -29,64 +30,80 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.core.model import Metric
 
 if TYPE_CHECKING:
     from disklab.core.library.store import Library
 
-COMMIT_INTERVAL = 1.0  # seconds
+COMMIT_INTERVAL = 1.0  # seconds: the most a crash may lose
+PARTIAL = "partial"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=list)
+def _flag_partial(note: str | None) -> str:
+    """Figures of a case that failed or stopped early are kept, flagged 'partial'."""
+    if not note:
+        return PARTIAL
+    return note if PARTIAL in note else f"{note}; {PARTIAL}"
+
+
+def _same(note: str | None) -> str | None:
+    return note
 
 
 class SessionRecorder:
     """handle() every event of one session; close() at the end (also after an exception)."""
 
-    def __init__(self, library: Library):
-        self.db = library.db
+    def __init__(self, library: Library, commit_interval: float = COMMIT_INTERVAL):
+        self.writer = library.writer()
+        self.commit_interval = commit_interval
         self.session_id: int | None = None
-        self._samples: list[tuple[Any, ...]] = []
-        self._lines: list[tuple[Any, ...]] = []
+        self._finished = False
+        self._samples: list[tuple[Any, ...]] = []  # (session, series id, t, value)
+        self._series: dict[tuple[str, int, str], int] = {}  # (case, repeat, name) -> series id
+        self._lines: list[tuple[Any, ...]] = []  # (session, case, repeat, t, stream, text)
         self._last_commit = time.monotonic()
-        self._in_tx = False
         self._last_t = 0.0
-
-    def _begin(self) -> None:
-        if not self._in_tx:
-            self.db.execute("BEGIN")
-            self._in_tx = True
 
     def flush(self) -> None:
         """Write what is buffered and commit."""
         if self.session_id is None:
             return
-        if self._samples or self._lines:
-            self._begin()
-            if self._samples:
-                self.db.executemany("INSERT INTO sample VALUES (?, ?, ?, ?, ?, ?)", self._samples)
-                self._samples.clear()
-            if self._lines:
-                self.db.executemany("INSERT INTO transcript VALUES (?, ?, ?, ?, ?, ?)",
-                                    self._lines)
-                self._lines.clear()
-        if self._in_tx:
-            self.db.execute("UPDATE session SET last_activity = ? WHERE id = ?",
-                            (self._last_t, self.session_id))
-            self.db.execute("COMMIT")
-            self._in_tx = False
+        try:
+            self._write_buffers()
+            self.writer.commit(self._last_t)
+        except LibraryError:
+            self._series.clear()  # ids made in a transaction that may not have committed
+            raise
         self._last_commit = time.monotonic()
 
     def close(self) -> None:
+        """Flush. A session that did not get its SessionFinished (the runner raised) is marked
+        'interrupted' now rather than staying 'running' while this process lives on."""
+        if self.session_id is not None and not self._finished:
+            self.writer.interrupt(self._last_t)
+            self._finished = True
         self.flush()
 
     def handle(self, event: Event) -> None:
+        """Store one event; commits when a second has passed since the last commit, and at
+        once for the events that must survive a crash (start, case end, session end)."""
+        if type(event) is Sample:  # the hot path: thousands a second, kept lean
+            key = (event.case_id, event.repeat, event.series)
+            series_id = self._series.get(key) or self._new_series(key)
+            self._samples.append((self.session_id, series_id, event.t, event.value))
+            self._last_t = event.t or self._last_t
+            if time.monotonic() - self._last_commit >= self.commit_interval:
+                self.flush()
+            return
         self._last_t = event.t or time.time()
         sid = self.session_id
-        if isinstance(event, Sample):
-            self._samples.append((sid, event.case_id, event.repeat, event.t, event.series,
-                                  event.value))
+        if sid is None and not isinstance(event, SessionStarted):
+            raise LibraryError(f"{type(event).__name__} before SessionStarted: the recorder "
+                               "stores one session, and it starts with SessionStarted")
+        w = self.writer
+        if isinstance(event, Sample):  # a subclass of Sample, off the hot path
+            key = (event.case_id, event.repeat, event.series)
+            series_id = self._series.get(key) or self._new_series(key)
+            self._samples.append((sid, series_id, event.t, event.value))
         elif isinstance(event, LogLine):
             self._lines.append((sid, event.case_id, event.repeat, event.t, event.stream,
                                 event.text))
@@ -95,88 +112,64 @@ class SessionRecorder:
         elif isinstance(event, SessionStarted):
             self._started(event)
             return
-        elif sid is None:
-            raise RuntimeError("the first event of a session must be SessionStarted")
         elif isinstance(event, CaseStarted):
-            self._begin()
-            c = event.case
-            self.db.execute(
-                "INSERT OR REPLACE INTO run (session_id, case_id, repeat, argv, tool_version, "
-                "planned_bytes, started, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
-                (sid, c.id, event.repeat, _json(list(event.argv)), event.tool_version,
-                 event.planned_bytes, event.t))
+            w.start_run(event.case.id, event.repeat, event.argv, event.tool_version,
+                        event.planned_bytes, event.t)
         elif isinstance(event, CaseFinished):
-            self._flush_buffers_into_tx()
-            self._metrics(event.case_id, event.repeat, event.metrics)
-            self.db.execute(
-                "UPDATE run SET status = ?, exit_status = ?, duration = ? WHERE session_id = ? "
-                "AND case_id = ? AND repeat = ?",
-                ("partial" if event.partial else "ok", event.exit_status, event.duration, sid,
-                 event.case_id, event.repeat))
+            self._write_buffers()
+            w.add_metrics(event.case_id, event.repeat, event.metrics,
+                          _flag_partial if event.partial else _same)
+            w.finish_run(event.case_id, event.repeat, "partial" if event.partial else "ok",
+                         event.exit_status, event.duration)
             self.flush()
             return
         elif isinstance(event, CaseFailed):
-            self._flush_buffers_into_tx()
-            self._metrics(event.case_id, event.repeat, event.metrics)
-            self.db.execute(
-                "UPDATE run SET status = 'failed', exit_status = ?, signal = ?, error = ?, "
-                "transcript_tail = ?, duration = ? WHERE session_id = ? AND case_id = ? AND "
-                "repeat = ?",
-                (event.exit_status, event.signal, event.error, event.transcript_tail,
-                 event.duration, sid, event.case_id, event.repeat))
-            self._event("CaseFailed", event.case_id, {"error": event.error})
+            self._write_buffers()
+            w.add_metrics(event.case_id, event.repeat, event.metrics, _flag_partial)
+            w.fail_run(event.case_id, event.repeat, exit_status=event.exit_status,
+                       signal=event.signal, error=event.error,
+                       transcript_tail=event.transcript_tail, duration=event.duration)
+            w.add_event(self._last_t, "CaseFailed", event.case_id, {"error": event.error})
             self.flush()
             return
         elif isinstance(event, Notice):
-            self._event("Notice", event.case_id, {"level": event.level, "message": event.message})
+            w.add_event(self._last_t, "Notice", event.case_id,
+                        {"level": event.level, "message": event.message})
         elif isinstance(event, ConfigApplied):
-            self._event("ConfigApplied", None, {"config": event.config,
-                                                "readback": dict(event.readback),
-                                                "mismatches": list(event.mismatches)})
+            w.add_event(self._last_t, "ConfigApplied", None,
+                        {"config": event.config, "readback": dict(event.readback),
+                         "mismatches": list(event.mismatches)})
         elif isinstance(event, ConfigTornDown):
-            self._event("ConfigTornDown", None, {"config": event.config})
+            w.add_event(self._last_t, "ConfigTornDown", None, {"config": event.config})
         elif isinstance(event, SessionFinished):
-            self._flush_buffers_into_tx()
-            self.db.execute("UPDATE session SET status = ?, finished = ? WHERE id = ?",
-                            (event.status, event.t, sid))
+            self._write_buffers()
+            w.end_session(event.status, self._last_t)
+            self._finished = True
             self.flush()
             return
-        if time.monotonic() - self._last_commit >= COMMIT_INTERVAL:
+        if time.monotonic() - self._last_commit >= self.commit_interval:
             self.flush()
 
-    def _flush_buffers_into_tx(self) -> None:
-        self._begin()
+    def _write_buffers(self) -> None:
         if self._samples:
-            self.db.executemany("INSERT INTO sample VALUES (?, ?, ?, ?, ?, ?)", self._samples)
+            self.writer.add_samples(self._samples)
             self._samples.clear()
         if self._lines:
-            self.db.executemany("INSERT INTO transcript VALUES (?, ?, ?, ?, ?, ?)", self._lines)
+            self.writer.add_lines(self._lines)
             self._lines.clear()
 
-    def _metrics(self, case_id: str, repeat: int, metrics: tuple[Metric, ...]) -> None:
-        self.db.executemany(
-            "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(self.session_id, case_id, repeat, m.name, m.value, m.unit, m.note,
-              _json(dict(m.params)) if m.params else None) for m in metrics])
-
-    def _event(self, kind: str, case_id: str | None, data: dict[str, Any]) -> None:
-        self._begin()
-        self.db.execute("INSERT INTO event (session_id, t, kind, case_id, data) "
-                        "VALUES (?, ?, ?, ?, ?)",
-                        (self.session_id, self._last_t, kind, case_id, _json(data)))
+    def _new_series(self, key: tuple[str, int, str]) -> int:
+        """The id of a (case, repeat, series name), made on its first sample."""
+        if self.session_id is None:
+            raise LibraryError("Sample before SessionStarted: the recorder stores one session, "
+                               "and it starts with SessionStarted")
+        self._series[key] = series_id = self.writer.new_series(*key)
+        return series_id
 
     def _started(self, event: SessionStarted) -> None:
-        me = psutil.Process(os.getpid())
-        self._begin()
-        cur = self.db.execute(
-            "INSERT INTO session (name, status, started, pid, pid_started, last_activity, host, "
-            "plan_text, warnings, repeats) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-            (event.name, event.t, os.getpid(), me.create_time(), event.t, _json(dict(event.host)),
-             event.plan_text, _json(list(event.warnings)), event.repeats))
-        self.session_id = int(cur.lastrowid or 0)
-        self.db.executemany(
-            "INSERT INTO case_ VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(self.session_id, c.id, c.index, c.config, c.tool, c.test_index, _json(dict(c.params)))
-             for c in event.cases])
+        self.session_id = self.writer.create_session(
+            name=event.name, started=event.t, pid=os.getpid(),
+            pid_started=psutil.Process(os.getpid()).create_time(), host=event.host,
+            plan_text=event.plan_text, warnings=event.warnings, repeats=event.repeats,
+            cases=event.cases)
         self.flush()

@@ -1,8 +1,11 @@
 """The library's tables and their migrations, versioned with PRAGMA user_version.
 
 Version 1 was the first schema (sessions, cases, runs, metrics, samples, transcript). Version 2
-adds the session's events (notices, config read-back), notes and tags. A library made by an
-older DiskLab is migrated in place when opened; one made by a newer DiskLab is refused.
+adds the session's events (notices, config read-back), notes and tags, and stores samples as
+(session, series id, t, value) with the series' names in their own table: a sample row without
+two text columns and their index inserts at twice the rate, which a long run's thousands of
+samples a second need with synchronous=FULL. A library made by an older DiskLab is migrated in
+place when opened; one made by a newer DiskLab is refused. V1 is frozen: never edit it.
 """
 
 from __future__ import annotations
@@ -99,6 +102,29 @@ MIGRATIONS: dict[int, str] = {
         tag TEXT NOT NULL,
         PRIMARY KEY (session_id, tag)
     );
+    CREATE TABLE series (
+        id INTEGER PRIMARY KEY,
+        session_id INTEGER NOT NULL,
+        case_id TEXT NOT NULL,
+        repeat INTEGER NOT NULL,
+        name TEXT NOT NULL,
+        UNIQUE (session_id, case_id, repeat, name)
+    );
+    INSERT INTO series (session_id, case_id, repeat, name)
+        SELECT DISTINCT session_id, case_id, repeat, series FROM sample;
+    CREATE TABLE sample_v2 (
+        session_id INTEGER NOT NULL,
+        series_id INTEGER NOT NULL,
+        t REAL NOT NULL,
+        value REAL NOT NULL
+    );
+    INSERT INTO sample_v2 (session_id, series_id, t, value)
+        SELECT s.session_id, r.id, s.t, s.value FROM sample s JOIN series r
+        ON r.session_id = s.session_id AND r.case_id = s.case_id AND r.repeat = s.repeat
+        AND r.name = s.series ORDER BY s.rowid;
+    DROP TABLE sample;
+    ALTER TABLE sample_v2 RENAME TO sample;
+    CREATE INDEX sample_session ON sample(session_id);
     """,
 }
 

@@ -1,17 +1,27 @@
 """DiskLab's built-in I/O engine: a tool of its own, run as `python -m disklab.core.engine`.
 
-Modelled on Quantum StorNext's Mio and on fio's psync engine: N streams (one file each), a block
-size, a size per stream, a queue depth per stream (that many threads issuing pread/pwrite on the
-stream's file), sequential or random offsets (each block once, in a pseudo-random order), modes
-write / rewrite / read / randread / randwrite, O_DIRECT with page-aligned (mmap) buffers, O_SYNC
-or an fsync at the end (inside the timing, like dd's conv=fdatasync). Read modes read files laid
-out by a separate `--prepare` run, so the layout is not measured.
+Modelled on Quantum StorNext's Mio and on fio's psync engine: N streams (one file each, or one
+block device), a block size, a size per stream, a queue depth per stream (that many threads
+issuing pread/pwrite on the stream's file), sequential or random offsets (each block once per
+pass, in a seeded pseudo-random order), modes write / rewrite / read / randread / randwrite,
+O_DIRECT with page-aligned (mmap) buffers, O_SYNC, or an fsync at the end (inside the timing,
+like dd's conv=fdatasync and fio's end_fsync). `write` creates its files; the other modes work on
+files laid out by a separate `--prepare` run (sequential writes, fsync, pages dropped from the
+cache), so that the layout is not measured. `--runtime S` makes a run time-based: it wraps
+around the file until S seconds have passed.
 
-Output: one JSON line per interval on stdout ({"type": "interval", ...}: bytes and ops done per
-stream and in total), then one summary line (throughput, IOPS, latency mean/p50/p99/p99.9 per
-stream and aggregate). Errors are one {"type": "error", "message": ...} line and exit status 1.
+Output, one JSON object a line on stdout, flushed at once:
+  {"type": "interval", "elapsed", "bytes", "ops", "streams": [{"bytes", "ops"}, ...]}
+      every --interval seconds, cumulative since the start;
+  {"type": "summary", "mode", "bytes", "ops", "seconds", "bw" (B/s), "iops",
+   "lat_ns": {"mean", "p50", "p99", "p99.9", "max"}, "streams": [...], "partial", ...};
+  {"type": "error", "message"} and exit status 1 on an I/O error, worded in the filesystem's
+      terms ("ramfs at /mnt refuses O_DIRECT (EINVAL); ...", "no space left in DIR ...").
+SIGTERM or SIGINT stop it cleanly: a summary flagged "partial": true, exit status 128 + signal.
 
 Limits: Python issues about half a million system calls per second per process, and the GIL is
-released only inside the calls; small-block work above that (4 KiB at >100k IOPS, deep queues on
-NVMe) belongs to fio, whose numbers the engine does not try to beat.
+released only inside the calls. Work above that (4 KiB at more than ~100k IOPS, deep queues on
+NVMe, asynchronous I/O) belongs to fio; the engine aims at parity with fio's psync engine at
+equal block size and concurrency, not beyond. Latency percentiles come from every operation up
+to about a million of them, and from an even sample beyond (the mean is always exact).
 """

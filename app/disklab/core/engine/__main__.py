@@ -1,7 +1,22 @@
-"""`python -m disklab.core.engine`: see disklab.core.engine."""
+"""`python -m disklab.core.engine`: see disklab.core.engine.
 
+SIGTERM and SIGINT are caught before anything else is imported, so that a runner's stop in the
+first tenths of a second still ends in a clean (partial) summary instead of a silent death.
+"""
+
+import signal
 import sys
 
-from disklab.core.engine.cli import main
+_early: list[int] = []
 
-sys.exit(main())
+
+def _remember(signum: int, frame: object) -> None:
+    _early.append(signum)
+
+
+signal.signal(signal.SIGTERM, _remember)
+signal.signal(signal.SIGINT, _remember)
+
+from disklab.core.engine.cli import main  # noqa: E402
+
+sys.exit(main(early_signals=_early))

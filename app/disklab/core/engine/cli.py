@@ -1,125 +1,163 @@
-"""The engine's command line and its JSON-lines output."""
+"""The engine's command line: argparse in, JSON lines out (see disklab.core.engine).
+
+Exit status: 0 done; 1 an I/O error (an error line says what, in the filesystem's terms);
+2 bad arguments; 128 + signal number when SIGTERM or SIGINT stopped it (a summary flagged
+"partial": true says what was done until then).
+"""
 
 from __future__ import annotations
 
 import argparse
-import errno
-import json
-import os
-import shutil
 import signal
-import sys
 import threading
 import time
-from typing import Any
+from types import FrameType
 
-from disklab.core.engine.probe import refusal_message
-from disklab.core.engine.worker import WRITE_MODES, Job, Runner, prepare_file
+from disklab.core.engine.probe import explain
+from disklab.core.engine.report import emit, interval, summary
+from disklab.core.engine.worker import Job, LayoutError, Runner, prepare_file
 
 MODES = ("write", "rewrite", "read", "randread", "randwrite")
-
-
-def emit(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
-def percentiles(values: list[int]) -> dict[str, float | None]:
-    if not values:
-        return {"mean": None, "p50": None, "p99": None, "p99.9": None}
-    values = sorted(values)
-    n = len(values)
-
-    def at(q: float) -> float:
-        return float(values[min(n - 1, int(q * n))])
-
-    return {"mean": sum(values) / n, "p50": at(0.50), "p99": at(0.99), "p99.9": at(0.999)}
+EXIT_ERROR = 1
+EXIT_USAGE = 2
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m disklab.core.engine",
                                 description="DiskLab's built-in I/O engine")
     p.add_argument("--mode", choices=MODES, required=True)
-    p.add_argument("--file", action="append", required=True, help="one per stream")
-    p.add_argument("--block-size", type=int, required=True)
+    p.add_argument("--file", action="append", required=True,
+                   help="the file (or block device) of one stream; repeat for more streams")
+    p.add_argument("--block-size", type=int, required=True, help="bytes per call")
     p.add_argument("--size", type=int, required=True, help="bytes per stream")
-    p.add_argument("--queue-depth", type=int, default=1)
-    p.add_argument("--direct", action="store_true")
-    p.add_argument("--sync", action="store_true")
-    p.add_argument("--fsync", action="store_true")
-    p.add_argument("--runtime", type=float, default=0.0)
-    p.add_argument("--interval", type=float, default=0.5)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--queue-depth", type=int, default=1, help="threads per stream")
+    p.add_argument("--direct", action="store_true", help="O_DIRECT, aligned buffers")
+    p.add_argument("--sync", action="store_true", help="O_SYNC on writes")
+    p.add_argument("--fsync", action="store_true", help="fsync at the end of writes (timed)")
+    p.add_argument("--runtime", type=float, default=0.0,
+                   help="seconds; > 0 runs this long, wrapping around the file")
+    p.add_argument("--interval", type=float, default=0.5, help="seconds between interval lines")
+    p.add_argument("--seed", type=int, default=1, help="of the random block order")
     p.add_argument("--prepare", action="store_true",
-                   help="only lay out the files for a read or rewrite test")
+                   help="only lay out the files (sequential writes, fsync), for a later run")
     return p.parse_args(argv)
 
 
-def _explain(err: OSError, path: str, direct: bool) -> str:
-    directory = os.path.dirname(os.path.abspath(path))
-    if err.errno == errno.EINVAL and direct:
-        return refusal_message(directory, err)
-    if err.errno == errno.ENOSPC:
-        free = shutil.disk_usage(directory).free
-        return f"no space left in {directory} ({free} bytes free)"
-    if err.errno == errno.ENOENT:
-        return f"{path} does not exist (read modes need a --prepare run first)"
-    return f"{path}: {err.strerror}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    if args.block_size <= 0 or args.size <= 0:
+        return "block size and size must be positive"
     if args.size % args.block_size:
-        emit({"type": "error", "message": "size must be a multiple of block size"})
-        return 2
-    job = Job(args.mode, args.file, args.block_size, args.size, args.queue_depth, args.direct,
-              args.sync, args.fsync, args.runtime, args.seed)
-    if args.prepare:
-        for path in args.file:
-            try:
-                prepare_file(path, args.size, args.direct)
-            except OSError as e:
-                emit({"type": "error", "message": _explain(e, path, args.direct)})
-                return 1
-        emit({"type": "prepared", "files": args.file, "bytes": args.size})
-        return 0
+        return f"size {args.size} is not a multiple of block size {args.block_size}"
+    if args.queue_depth < 1:
+        return "queue depth must be at least 1"
+    if args.direct and args.block_size % 512:
+        return f"O_DIRECT needs a block size that is a multiple of 512 (got {args.block_size})"
+    if args.interval <= 0 or args.runtime < 0:
+        return "interval must be positive and runtime not negative"
+    if len(set(args.file)) != len(args.file):
+        return "each stream needs a file of its own"
+    return None
+
+
+class _Signals:
+    """SIGTERM/SIGINT: stop cleanly. Remembers which, for the exit status."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.halt = [False]
+        self.runner: Runner | None = None
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        runner = self.runner
+        if runner is not None and runner.done.is_set():
+            return  # all the work is done: nothing partial about it
+        self.signum = signum
+        self.halt[0] = True
+        if runner is not None:
+            runner.halt(interrupted=True)
+
+
+def _prepare(args: argparse.Namespace, signals: _Signals) -> int:
+    for path in args.file:
+        try:
+            finished = prepare_file(path, args.size, args.direct, signals.halt)
+        except OSError as e:
+            emit({"type": "error", "message": explain(e, e.filename or path, direct=args.direct,
+                                                      block_size=args.block_size)})
+            return EXIT_ERROR
+        if not finished:
+            emit({"type": "error", "message": f"interrupted while laying out {path}"})
+            return 128 + (signals.signum or signal.SIGTERM)
+    emit({"type": "prepared", "files": args.file, "bytes": args.size})
+    return 0
+
+
+def _measure(job: Job, every: float, signals: _Signals) -> int:
     runner = Runner(job)
     try:
         runner.open()
     except OSError as e:
-        emit({"type": "error", "message": _explain(e, e.filename or args.file[0], args.direct)})
         runner.close()
-        return 1
-    signal.signal(signal.SIGTERM, lambda *_: runner.stop.set())
-    signal.signal(signal.SIGINT, lambda *_: runner.stop.set())
-    worker = threading.Thread(target=runner.run, daemon=True)
+        emit({"type": "error", "message": explain(e, e.filename or job.files[0],
+                                                  direct=job.direct, opening=True)})
+        return EXIT_ERROR
+    except LayoutError as e:
+        runner.close()
+        emit({"type": "error", "message": str(e)})
+        return EXIT_ERROR
+    signals.runner = runner
+    if signals.halt[0]:  # a signal before the run began
+        runner.halt(interrupted=True)
+    worker = threading.Thread(target=runner.run, name="engine", daemon=True)
     worker.start()
-    t_start = time.perf_counter()
-    while worker.is_alive():
-        worker.join(args.interval)
-        done_bytes, done_ops = runner.totals()
-        emit({"type": "interval", "elapsed": round(time.perf_counter() - t_start, 4),
-              "bytes": done_bytes, "ops": done_ops,
-              "streams": [{"bytes": sum(s.bytes), "ops": sum(s.ops)} for s in runner.streams]})
+    next_line = time.perf_counter() + every
+    while True:
+        now = time.perf_counter()
+        wait = next_line - now
+        timed = bool(job.runtime > 0 and runner.started and not runner.halted)
+        if timed:
+            wait = min(wait, runner.started + job.runtime - now)
+        if runner.done.wait(max(0.0, wait)):
+            break
+        now = time.perf_counter()
+        if timed and now >= runner.started + job.runtime:
+            runner.halt()  # the end of a time-based run: not partial
+        if now >= next_line:
+            next_line += every * max(1, int((now - next_line) // every) + 1)
+            emit(interval(runner))
+    worker.join()
+    emit(interval(runner))
     runner.close()
-    errors = [s.error for s in runner.streams if s.error]
-    seconds = max(runner.finished - runner.started, 1e-9)
-    total_bytes, total_ops = runner.totals()
-    all_lat: list[int] = []
-    streams = []
+    emit(summary(runner))
     for s in runner.streams:
-        lat = [v for a in s.latencies for v in a]
-        all_lat += lat
-        b, o = sum(s.bytes), sum(s.ops)
-        streams.append({"file": s.path, "bytes": b, "ops": o, "bw": b / seconds,
-                        "iops": o / seconds, "lat_ns": percentiles(lat)})
-    partial = runner.stop.is_set()
-    summary = {"type": "summary", "mode": args.mode, "bytes": total_bytes, "ops": total_ops,
-               "seconds": seconds, "bw": total_bytes / seconds, "iops": total_ops / seconds,
-               "fsync_seconds": runner.fsync_seconds if args.mode in WRITE_MODES else None,
-               "lat_ns": percentiles(all_lat), "streams": streams, "partial": partial}
-    emit(summary)
-    if errors:
-        emit({"type": "error", "message": "; ".join(errors)})
-        return 1
-    return 143 if partial else 0
+        if s.error is not None:
+            emit({"type": "error", "message": explain(
+                s.error, s.error.filename or s.path, direct=job.direct,
+                block_size=job.block_size)})
+            return EXIT_ERROR
+    if runner.interrupted:
+        return 128 + (signals.signum or signal.SIGTERM)
+    return 0
+
+
+def main(argv: list[str] | None = None, early_signals: list[int] | None = None) -> int:
+    """Run the engine; `early_signals` are those caught while it was still being imported."""
+    signals = _Signals()
+    signals.install()
+    if early_signals:
+        signals.signum = early_signals[0]
+        signals.halt[0] = True
+    args = parse_args(argv)
+    problem = _usage_problem(args)
+    if problem:
+        emit({"type": "error", "message": problem})
+        return EXIT_USAGE
+    if args.prepare:
+        return _prepare(args, signals)
+    job = Job(args.mode, args.file, args.block_size, args.size, args.queue_depth, args.direct,
+              args.sync, args.fsync, args.runtime, args.seed)
+    return _measure(job, args.interval, signals)

@@ -1,29 +1,40 @@
 """The engine's hot loop: threads issuing pread/pwrite at offsets they take from a shared order.
 
 Kept lean because the bench compares it with dd and fio: no allocation per operation (one
-page-aligned mmap buffer per thread, filled once with random bytes so compressing filesystems do
-not flatter writes), one latency sample per `stride` operations, counters each thread owns.
+page-aligned mmap buffer per thread, filled once with random bytes so that compressing
+filesystems do not flatter writes), counters each thread owns, one latency sample per
+operation until a cap, then every 2nd, 4th... (the mean stays exact: a running sum).
+The GIL is released inside every pread/pwrite, so queue_depth threads keep that many calls
+in flight on a stream, as fio's psync engine does with as many jobs.
 """
 
 from __future__ import annotations
 
+import errno
 import itertools
 import math
 import mmap
 import os
+import random
 import threading
 import time
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-MAX_LATENCIES = 1_000_000  # latency samples kept per run (evenly strided beyond that)
+MAX_LATENCIES = 1 << 20  # latency samples kept per run, over all threads
+TABLE_LIMIT = 1 << 18  # random orders up to this many blocks are a shuffled table
+PREPARE_CHUNK = 1 << 20
 
 WRITE_MODES = ("write", "rewrite", "randwrite")
 RANDOM_MODES = ("randread", "randwrite")
+LAYOUT_MODES = ("rewrite", "read", "randread", "randwrite")  # work on a file laid out before
 
 
 @dataclass
 class Job:
+    """One measured run: what the command line asked for."""
+
     mode: str
     files: list[str]
     block_size: int
@@ -32,53 +43,88 @@ class Job:
     direct: bool = False
     sync: bool = False
     fsync: bool = True
-    runtime: float = 0.0  # > 0: run this long, wrapping around the file
+    runtime: float = 0.0  # > 0: time-based, wrapping around the file until then
     seed: int = 1
 
 
 @dataclass
 class StreamState:
-    """One file and its threads' counters (each thread writes only its own slot)."""
+    """One file and its threads' counters; each thread writes only its own slot."""
 
     path: str
     fd: int = -1
     bytes: list[int] = field(default_factory=list)
     ops: list[int] = field(default_factory=list)
+    lat_sum: list[int] = field(default_factory=list)
+    lat_max: list[int] = field(default_factory=list)
     latencies: list[array] = field(default_factory=list)
-    error: str | None = None
+    error: OSError | None = None
+
+    def totals(self) -> tuple[int, int]:
+        return sum(self.bytes), sum(self.ops)
 
 
-class Permutation:
-    """Each block index once in a pseudo-random order, without a table: i -> (a*i + c) mod n
-    with a coprime to n. A 256 GiB file in 4 KiB blocks would need 0.5 GiB for a shuffled list."""
+class GridOrder:
+    """Each block index once, in a pseudo-random order, from two small tables instead of one
+    the size of the file (a 256 GiB file in 4 KiB blocks would need 0.5 GiB of offsets).
+
+    The first q * m blocks are a q x m grid: i -> (a, b) = divmod(i, m), block P[b] * q + Q[a],
+    with P and Q shuffled; consecutive calls land a random multiple of q apart, anywhere in the
+    file. The last r < m blocks follow in an order of their own.
+    """
 
     def __init__(self, n: int, seed: int):
+        rng = random.Random(seed)
         self.n = n
-        a = (0x9E3779B97F4A7C15 + 2 * seed) % max(n, 1) or 1
-        while math.gcd(a, n) != 1:
-            a += 1
-        self.a = a
-        self.c = (seed * 0x632BE59BD9B4E019) % max(n, 1)
+        self.m = max(1, math.isqrt(n))
+        self.q = n // self.m
+        self.grid = self.q * self.m
+        self.p = _shuffled(self.m, rng)
+        self.pq = _shuffled(self.q, rng)
+        self.tail = _shuffled(n - self.grid, rng)
 
     def __getitem__(self, i: int) -> int:
-        return (self.a * i + self.c) % self.n
+        if i < self.grid:
+            a, b = divmod(i, self.m)
+            return self.p[b] * self.q + self.pq[a]
+        return self.grid + self.tail[i - self.grid]
+
+    def __len__(self) -> int:
+        return self.n
 
 
-def open_flags(job: Job, prepare: bool = False) -> int:
-    if job.mode == "write" and not prepare:
+def _shuffled(n: int, rng: random.Random) -> array:
+    table = list(range(n))
+    rng.shuffle(table)
+    return array("q", table)
+
+
+def block_order(blocks: int, random_order: bool, seed: int) -> Sequence[int]:
+    """Block indices in the order a stream visits them (each once per pass)."""
+    if not random_order:
+        return range(blocks)
+    if blocks <= TABLE_LIMIT:
+        return _shuffled(blocks, random.Random(seed))
+    return GridOrder(blocks, seed)
+
+
+def open_flags(job: Job) -> int:
+    """write creates (and truncates) its files; the other modes use files laid out before."""
+    if job.mode == "write":
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-    elif job.mode in WRITE_MODES or prepare:
-        flags = os.O_WRONLY | os.O_CREAT if prepare else os.O_WRONLY
+    elif job.mode in WRITE_MODES:
+        flags = os.O_WRONLY
     else:
         flags = os.O_RDONLY
     if job.direct:
         flags |= os.O_DIRECT
-    if job.sync and job.mode in WRITE_MODES and not prepare:
+    if job.sync and job.mode in WRITE_MODES:
         flags |= os.O_SYNC
     return flags
 
 
 def aligned_buffer(size: int, fill: bool) -> mmap.mmap:
+    """Page-aligned memory (O_DIRECT needs it: a bytearray is not aligned)."""
     buf = mmap.mmap(-1, size)
     if fill:
         buf.write(os.urandom(size))
@@ -86,23 +132,36 @@ def aligned_buffer(size: int, fill: bool) -> mmap.mmap:
     return buf
 
 
+class LayoutError(Exception):
+    """A file a read or rewrite test needs is missing or too short."""
+
+
 class Runner:
-    """Runs a Job: streams x queue_depth threads, then fsync; `stop` ends it early."""
+    """Runs a Job: streams x queue_depth threads, then fsync. halt() ends it early."""
 
     def __init__(self, job: Job):
         self.job = job
-        self.stop = threading.Event()
         self.streams = [StreamState(p) for p in job.files]
         self.blocks = job.size // job.block_size
         self.started = 0.0
         self.finished = 0.0
-        self.fsync_seconds = 0.0
+        self.fsync_seconds: float | None = None  # None: no fsync ran
+        self.interrupted = False  # halted by a signal (the summary is partial)
+        self._halt = [False]  # a list: the hot loop reads it without a method call
+        self.done = threading.Event()
 
     def open(self) -> None:
-        """Open every stream's file; OSError propagates for the caller to explain."""
+        """Open every stream's file; OSError or LayoutError propagates for the caller."""
         flags = open_flags(self.job)
         for s in self.streams:
             s.fd = os.open(s.path, flags, 0o644)
+            if self.job.mode in LAYOUT_MODES:
+                have = os.lseek(s.fd, 0, os.SEEK_END)  # st_size is 0 for a block device
+                if have < self.job.size:
+                    raise LayoutError(
+                        f"{s.path} holds {have} bytes, the test needs {self.job.size}: "
+                        "lay it out first (--prepare)"
+                    )
 
     def close(self) -> None:
         for s in self.streams:
@@ -110,96 +169,153 @@ class Runner:
                 os.close(s.fd)
                 s.fd = -1
 
+    def halt(self, interrupted: bool = False) -> None:
+        """Stop every thread after its current call; interrupted marks the result partial."""
+        self.interrupted = self.interrupted or interrupted
+        self._halt[0] = True
+
+    @property
+    def halted(self) -> bool:
+        return self._halt[0]
+
+    def errors(self) -> list[StreamState]:
+        return [s for s in self.streams if s.error is not None]
+
     def run(self) -> None:
+        """All the threads, then the fsync (inside the timing, like dd's conv=fdatasync)."""
         job = self.job
-        total_ops = self.blocks * len(self.streams)
-        stride = max(1, total_ops // MAX_LATENCIES)
+        qd = job.queue_depth
+        cap = max(1024, MAX_LATENCIES // (qd * len(self.streams)))
+        write = job.mode in WRITE_MODES
         threads = []
         for si, s in enumerate(self.streams):
-            order = Permutation(self.blocks, job.seed + si) if job.mode in RANDOM_MODES else None
+            order = block_order(self.blocks, job.mode in RANDOM_MODES, job.seed + si)
             counter = itertools.count()
-            s.bytes = [0] * job.queue_depth
-            s.ops = [0] * job.queue_depth
-            s.latencies = [array("q") for _ in range(job.queue_depth)]
-            for ti in range(job.queue_depth):
-                t = threading.Thread(target=self._loop, args=(s, ti, counter, order, stride),
-                                     daemon=True)
-                threads.append(t)
-        self.started = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if job.mode in WRITE_MODES and job.fsync and not self.stop.is_set():
-            t0 = time.perf_counter()
-            for s in self.streams:
-                os.fsync(s.fd)
-            self.fsync_seconds = time.perf_counter() - t0
-        self.finished = time.perf_counter()
+            s.bytes, s.ops, s.lat_sum, s.lat_max = [0] * qd, [0] * qd, [0] * qd, [0] * qd
+            s.latencies = [array("q") for _ in range(qd)]
+            for ti in range(qd):
+                buf = aligned_buffer(job.block_size, fill=write)  # before the clock starts
+                threads.append(threading.Thread(
+                    target=self._loop, args=(s, ti, counter, order, cap, buf), daemon=True,
+                    name=f"stream{si}-{ti}"))
+        try:
+            self.started = time.perf_counter()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if job.mode in WRITE_MODES and job.fsync and not self.halted_early():
+                t0 = time.perf_counter()
+                for s in self.streams:
+                    try:
+                        os.fsync(s.fd)
+                    except OSError as e:
+                        s.error = e
+                self.fsync_seconds = time.perf_counter() - t0
+            self.finished = time.perf_counter()
+        finally:
+            self.done.set()
 
-    def _loop(self, s: StreamState, ti: int, counter: itertools.count,
-              order: Permutation | None, stride: int) -> None:
+    def halted_early(self) -> bool:
+        """Stopped by a signal or an error (a runtime's end is not early)."""
+        return self.interrupted or bool(self.errors())
+
+    def _loop(self, s: StreamState, ti: int, counter: itertools.count, order: Sequence[int],
+              cap: int, buf: mmap.mmap) -> None:
         job = self.job
         bs = job.block_size
         blocks = self.blocks
         write = job.mode in WRITE_MODES
-        buf = aligned_buffer(bs, fill=write)
         view = memoryview(buf)
+        io, arg = (os.pwrite, view) if write else (os.preadv, [view])
         fd = s.fd
-        lat = s.latencies[ti]
         clock = time.perf_counter_ns
-        pwrite, preadv = os.pwrite, os.preadv
-        bufs = [view]
-        stop = self.stop
-        deadline = time.perf_counter() + job.runtime if job.runtime > 0 else 0.0
-        done_bytes = done_ops = 0
+        halt = self._halt
+        wrap = job.runtime > 0
+        lat = s.latencies[ti]
+        mask = 0  # a latency sample when done_ops & mask == 0: every op, then every 2nd...
+        bytes_slot, ops_slot = s.bytes, s.ops
+        done_bytes = done_ops = lat_sum = lat_max = 0
         try:
             for i in counter:
+                if halt[0]:
+                    break
                 if i >= blocks:
-                    if not deadline or time.perf_counter() >= deadline:
+                    if not wrap:
                         break
                     i %= blocks
-                if stop.is_set():
-                    break
-                off = (order[i] if order is not None else i) * bs
+                off = order[i] * bs
                 t0 = clock()
-                n = pwrite(fd, view, off) if write else preadv(fd, bufs, off)
-                t1 = clock()
-                if n <= 0:
-                    break
+                n = io(fd, arg, off)
+                d = clock() - t0
                 done_bytes += n
                 done_ops += 1
-                s.bytes[ti] = done_bytes
-                s.ops[ti] = done_ops
-                if done_ops % stride == 0:
-                    lat.append(t1 - t0)
+                bytes_slot[ti] = done_bytes
+                ops_slot[ti] = done_ops
+                lat_sum += d
+                if d > lat_max:
+                    lat_max = d
+                if not done_ops & mask:
+                    lat.append(d)
+                    if len(lat) >= cap:
+                        lat = lat[1::2]  # keep the samples of every 2nd sampled op
+                        s.latencies[ti] = lat
+                        mask = mask * 2 + 1
+                if n != bs:
+                    raise _short_transfer(write, n, bs, s.path)
         except OSError as e:
-            s.error = f"{s.path}: {e.strerror}"
-            stop.set()
+            if s.error is None:
+                s.error = e
+            halt[0] = True
         finally:
+            s.lat_sum[ti] = lat_sum
+            s.lat_max[ti] = lat_max
             view.release()
             buf.close()
 
     def totals(self) -> tuple[int, int]:
-        return (sum(sum(s.bytes) for s in self.streams), sum(sum(s.ops) for s in self.streams))
+        b = o = 0
+        for s in self.streams:
+            sb, so = s.totals()
+            b, o = b + sb, o + so
+        return b, o
 
 
-def prepare_file(path: str, size: int, direct: bool) -> None:
-    """Lay out a file for a read or rewrite test: sequential 1 MiB writes, then fsync."""
-    chunk = 1 << 20
+def _short_transfer(write: bool, n: int, bs: int, path: str) -> OSError:
+    """A short write is the filesystem filling up; a short read, a file that shrank."""
+    if write:
+        return OSError(errno.ENOSPC, f"short write ({n} of {bs} bytes)", path)
+    return OSError(errno.ENODATA, f"short read ({n} of {bs} bytes): the file is shorter", path)
+
+
+def prepare_file(path: str, size: int, direct: bool, halt: Sequence[bool] = (False,)) -> bool:
+    """Lay out a file for a read or rewrite test: sequential 1 MiB writes, fsync, then drop
+    its pages from the page cache (so a buffered read test reads the disk, even without root).
+    Returns False when halted (by a signal) before the end."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | (os.O_DIRECT if direct else 0)
     fd = os.open(path, flags, 0o644)
-    buf = aligned_buffer(chunk, fill=True)
+    buf = aligned_buffer(PREPARE_CHUNK, fill=True)
     view = memoryview(buf)
     try:
         done = 0
         while done < size:
-            n = min(chunk, size - done)
-            if direct and n % 4096:
-                os.close(fd)
+            if halt[0]:
+                return False
+            n = min(PREPARE_CHUNK, size - done)
+            try:
+                written = os.pwrite(fd, view[:n], done)
+            except OSError as e:
+                if not (direct and e.errno == errno.EINVAL and n < PREPARE_CHUNK):
+                    raise
+                os.close(fd)  # an O_DIRECT tail smaller than the device's sector: buffered
                 fd = os.open(path, os.O_WRONLY)
-            done += os.pwrite(fd, view[:n], done)
+                written = os.pwrite(fd, view[:n], done)
+            if written <= 0:
+                raise _short_transfer(True, written, n, path)
+            done += written
         os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        return True
     finally:
         view.release()
         buf.close()

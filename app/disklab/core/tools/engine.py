@@ -1,8 +1,10 @@
-"""Adapter of the built-in engine (disklab.core.engine): argv in, JSON lines out."""
+"""Adapter of the built-in engine (disklab.core.engine): parameters in, argv out; JSON lines in,
+metrics and progress out. Pure, like every adapter: the engine itself is the process."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,37 +21,87 @@ from disklab.core.tools.base import (
     ToolOutput,
 )
 
+TOOL = "engine"
 # engine mode -> canonical metric name (DESIGN.md)
 METRIC = {"write": "write", "rewrite": "rewrite", "read": "read", "randread": "random_read",
           "randwrite": "random_write"}
 NEEDS_LAYOUT = ("rewrite", "read", "randread", "randwrite")
+READS = ("read", "randread")
 LATENCY_KEYS = (("mean", "lat_mean"), ("p50", "lat_p50"), ("p99", "lat_p99"),
                 ("p99.9", "lat_p99.9"))
+DIRECT_ALIGN = 512  # the smallest logical block size; 4 KiB-sector devices need 4096 (the
+# engine says so when the device refuses a transfer)
+
+
+def _number(value: Any) -> float:
+    """A finite JSON number (not a bool); ValueError for anything else."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{value!r} is not a number")
+    f = float(value)
+    if not math.isfinite(f):
+        raise ValueError(f"{value!r} is not finite")
+    return f
+
+
+def _interval(line: str) -> dict[str, Any] | None:
+    """An interval line's object, or None for anything else (never raises)."""
+    if not line.startswith("{") or '"interval"' not in line:
+        return None
+    try:
+        doc = json.loads(line)
+        if not isinstance(doc, dict) or doc.get("type") != "interval":
+            return None
+        _number(doc["bytes"]), _number(doc["elapsed"])
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None
+    return doc
 
 
 class _EngineProgress(ProgressParser):
-    def __init__(self, mode: str):
+    """Interval lines -> bytes done and the rate over the last interval. A time-based run
+    (runtime > 0) projects its total from the rate so far, so the ETA is the time left."""
+
+    def __init__(self, mode: str, runtime: float, planned: int | None):
         self.mode = mode
+        self.runtime = runtime
+        self.planned = planned
+        self.last: tuple[float, int] | None = None
 
     def feed(self, stream: str, line: str) -> ProgressUpdate | None:
-        if stream != "stdout" or not line.startswith('{"type":"interval"'):
+        if stream != "stdout":
+            return None
+        doc = _interval(line)
+        if doc is None:
             return None
         try:
-            doc = json.loads(line)
-            done, elapsed = int(doc["bytes"]), float(doc["elapsed"])
-        except (ValueError, KeyError, TypeError):
+            return self._update(doc)
+        except (ArithmeticError, ValueError, TypeError):  # absurd figures: no progress
             return None
-        return ProgressUpdate(done_bytes=done, phase=self.mode,
-                              rate=done / elapsed if elapsed > 0 else None)
+
+    def _update(self, doc: dict[str, Any]) -> ProgressUpdate | None:
+        done, elapsed = int(doc["bytes"]), float(doc["elapsed"])
+        if done < 0 or elapsed < 0:
+            return None
+        rate = None
+        if self.last is not None and elapsed > self.last[0]:
+            rate = (done - self.last[1]) / (elapsed - self.last[0])
+        elif elapsed > 0:
+            rate = done / elapsed
+        self.last = (elapsed, done)
+        total, message = self.planned, None
+        if self.runtime > 0:
+            total = int(done * self.runtime / elapsed) if done and elapsed > 0 else None
+            message = f"{min(elapsed, self.runtime):.0f} of {self.runtime:g} s"
+        return ProgressUpdate(done_bytes=done, total_bytes=total, phase=self.mode,
+                              message=message, rate=rate)
 
 
 class EngineAdapter(ToolAdapter):
-    name = "engine"
+    name = TOOL
     title = "Built-in engine"
     executable = ""
     package = ""
-    capabilities = Capabilities(live_progress=True, direct_io=True,
-                                tests=tuple(METRIC.values()))
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=tuple(METRIC.values()))
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=tuple(METRIC),
                           help="write, rewrite, read, randread or randwrite"),
@@ -61,102 +113,129 @@ class EngineAdapter(ToolAdapter):
         "direct": ParamSpec("bool", False, help="O_DIRECT with aligned buffers"),
         "sync": ParamSpec("bool", False, help="O_SYNC on writes"),
         "fsync": ParamSpec("bool", True, help="fsync at the end of writes, inside the timing"),
-        "runtime": ParamSpec("duration", 0.0, minimum=0, help="run this long (0: size-bound)"),
+        "runtime": ParamSpec("duration", 0.0, minimum=0,
+                             help="run this long, wrapping around the file (0: size-bound)"),
     }
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = []
-        bs, size = params.get("block_size"), params.get("size")
-        if isinstance(bs, int) and isinstance(size, int):
-            if size % bs:
-                problems.append(("size", f"{size} is not a multiple of block_size {bs}"))
-            if params.get("direct") and bs % 512:
-                problems.append(("block_size", "direct I/O needs a multiple of 512 bytes"))
+        bs, size = params.get("block_size", 1 << 20), params.get("size")
+        if isinstance(bs, int) and isinstance(size, int) and bs > 0 and size % bs:
+            problems.append(("size", f"{size} is not a multiple of block_size {bs}"))
+        if params.get("direct") and isinstance(bs, int) and bs % DIRECT_ALIGN:
+            problems.append(("block_size", f"direct I/O needs a multiple of {DIRECT_ALIGN} "
+                                           "bytes (4096 on 4 KiB-sector devices)"))
         return problems
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
         mode = str(params["mode"])
+        size = int(params["size"])
         streams = int(params.get("streams", 1))
         files = tuple(f"{target.directory}/disklab-{target.tag}-{i}" for i in range(streams))
         base = [target.python, "-m", "disklab.core.engine", "--mode", mode]
         for f in files:
             base += ["--file", f]
-        base += ["--block-size", str(params["block_size"]), "--size", str(params["size"])]
+        base += ["--block-size", str(int(params.get("block_size", 1 << 20))), "--size", str(size)]
         if params.get("direct"):
             base.append("--direct")
-        argv = [*base, "--queue-depth", str(params.get("queue_depth", 1))]
+        argv = [*base, "--queue-depth", str(int(params.get("queue_depth", 1)))]
         if params.get("sync"):
             argv.append("--sync")
         if params.get("fsync", True):
             argv.append("--fsync")
-        if params.get("runtime"):
-            argv += ["--runtime", str(params["runtime"])]
+        runtime = float(params.get("runtime") or 0)
+        if runtime > 0:
+            argv += ["--runtime", f"{runtime:g}"]
         prepare = (tuple([*base, "--prepare"]),) if mode in NEEDS_LAYOUT else ()
         return Command(
-            argv=tuple(argv), cwd=target.directory, files=files,
-            planned_bytes=int(params["size"]) * streams, prepare=prepare,
-            reads_after_prepare=mode in ("read", "randread"),
+            argv=tuple(argv), cwd=target.directory, files=files, planned_bytes=size * streams,
+            prepare=prepare, reads_after_prepare=mode in READS,
         )
 
     def _documents(self, output: ToolOutput) -> list[tuple[int, dict[str, Any]]]:
+        """(line number, object) of every stdout line; ParseError for a line that is not one."""
         docs = []
         for number, line in enumerate(output.stdout.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 doc = json.loads(line)
-            except ValueError as e:
-                raise ParseError("engine", number, "a JSON line", line) from e
-            if not isinstance(doc, dict) or "type" not in doc:
-                raise ParseError("engine", number, 'a JSON object with "type"', line)
+            except (ValueError, RecursionError) as e:
+                raise ParseError(TOOL, number, "a JSON object", line) from e
+            if not isinstance(doc, dict) or not isinstance(doc.get("type"), str):
+                raise ParseError(TOOL, number, 'a JSON object with a "type"', line)
             docs.append((number, doc))
         return docs
 
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        """Metrics of the summary line; ToolError with the engine's own words on an error line.
+        A summary of a run stopped by a signal gives metrics flagged 'partial'."""
         docs = self._documents(output)
-        errors = [d["message"] for _, d in docs if d["type"] == "error"]
+        errors = [str(d.get("message")) for _, d in docs if d["type"] == "error"]
         if errors:
-            raise ToolError(f"engine: {'; '.join(map(str, errors))}")
+            raise ToolError("; ".join(errors))
         summaries = [(n, d) for n, d in docs if d["type"] == "summary"]
         if not summaries:
-            raise ParseError("engine", None, 'a {"type": "summary"} line')
+            raise ParseError(TOOL, None, 'a {"type": "summary"} line')
         number, s = summaries[-1]
         try:
             return self._metrics(s, note="partial" if s.get("partial") else None)
-        except (KeyError, TypeError, ValueError) as e:
-            raise ParseError("engine", number, f"summary field {e}", str(s)) from e
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ParseError(TOOL, number, f"a summary with {e}", json.dumps(s)) from e
 
     def _metrics(self, s: Mapping[str, Any], note: str | None) -> list[Metric]:
         name = METRIC[s["mode"]]
-        metrics = [Metric(name, float(s["bw"]), UNIT_THROUGHPUT, note),
-                   Metric(f"{name}:iops", float(s["iops"]), UNIT_OPS, note)]
+        metrics = [Metric(name, _number(s["bw"]), UNIT_THROUGHPUT, note),
+                   Metric(f"{name}:iops", _number(s["iops"]), UNIT_OPS, note)]
         lat = s.get("lat_ns") or {}
         for key, suffix in LATENCY_KEYS:
             if lat.get(key) is not None:
-                metrics.append(Metric(f"{name}:{suffix}", float(lat[key]), UNIT_NS, note))
-        if len(s.get("streams", ())) > 1:
-            for i, st in enumerate(s["streams"]):
-                metrics.append(Metric(f"{name}:stream", float(st["bw"]), UNIT_THROUGHPUT, note,
-                                      {"stream": i}))
+                metrics.append(Metric(f"{name}:{suffix}", _number(lat[key]), UNIT_NS, note))
+        per_stream = s.get("streams") or []
+        if not isinstance(per_stream, list):
+            raise TypeError("streams is not a list")
+        if len(per_stream) > 1:  # one row per stream in the library: {"stream": i}
+            for i, st in enumerate(per_stream):
+                metrics.append(Metric(f"{name}:stream", _number(st["bw"]), UNIT_THROUGHPUT,
+                                      note, {"stream": i}))
         return metrics
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
-        try:
-            docs = self._documents(output)
-        except ParseError:
-            return []
-        for _, d in reversed(docs):
-            if d["type"] == "summary":
+        """A stopped engine's summary if it printed one, else the last interval line's average
+        (bytes / elapsed), flagged 'partial'. Never raises."""
+        docs = []
+        for line in output.stdout.splitlines():
+            try:
+                doc = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(doc, dict):
+                docs.append(doc)
+        for d in reversed(docs):
+            if d.get("type") == "summary":
                 try:
                     return self._metrics(d, note="partial")
-                except (KeyError, TypeError, ValueError):
-                    return []
-        intervals = [d for _, d in docs if d["type"] == "interval" and d.get("elapsed")]
-        if not intervals:
-            return []
-        last = intervals[-1]
-        name = METRIC.get(str(params.get("mode")), "write")
-        return [Metric(name, last["bytes"] / last["elapsed"], UNIT_THROUGHPUT, "partial")]
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    break
+        name = METRIC.get(str(params.get("mode")))
+        for d in reversed(docs):
+            if d.get("type") != "interval":
+                continue
+            try:
+                elapsed, done, ops = _number(d["elapsed"]), _number(d["bytes"]), _number(d["ops"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if elapsed <= 0 or done < 0 or ops < 0 or name is None:
+                return []
+            bw, iops = done / elapsed, ops / elapsed
+            if not (math.isfinite(bw) and math.isfinite(iops)):
+                return []
+            return [Metric(name, bw, UNIT_THROUGHPUT, "partial"),
+                    Metric(f"{name}:iops", iops, UNIT_OPS, "partial")]
+        return []
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        return _EngineProgress(str(params.get("mode", "")))
+        size, streams = params.get("size"), params.get("streams", 1)
+        planned = size * streams if isinstance(size, int) and isinstance(streams, int) else None
+        return _EngineProgress(str(params.get("mode", "")), float(params.get("runtime") or 0),
+                               planned)

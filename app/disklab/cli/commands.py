@@ -71,7 +71,9 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     recorder = library.recorder()
     try:
         with _CancelOnSignal() as cancel:
-            events: Iterator[Event] = run_plan(checked.plan, warnings=warnings, cancel=cancel)
+            events: Iterator[Event] = run_plan(
+                checked.plan, warnings=warnings, cancel=cancel,
+                state_dir=str(library.path.parent), library_path=str(library.path))
             for event in events:
                 recorder.handle(event)
                 if as_json:
@@ -92,9 +94,35 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     return EXIT_OK if status == "finished" else EXIT_FAILED
 
 
+def _confirm_destroy(checked: CheckedPlan, yes: str | None) -> None:
+    """A format target destroys a device: the user types its path (or --yes-destroy names it)."""
+    target = checked.plan.target
+    if target.kind != "format" or yes == target.path:
+        return
+    if yes is not None or not sys.stdin.isatty():
+        raise PlanError([Problem("target.format", f"formatting {target.path} destroys its data:"
+                                 f" confirm with --yes-destroy {target.path}")])
+    print(f"DiskLab will format {target.path} once per configuration; everything on it is "
+          f"lost.\n  identity: {target.confirm}", file=sys.stderr)
+    typed = input(f"Type {target.path} to go on: ").strip()
+    if typed != target.path:
+        raise PlanError([Problem("target.format", "not confirmed: nothing was changed")])
+
+
+def _recover(library: Library) -> None:
+    """Say and undo what a killed session left mounted or attached (its state file)."""
+    from disklab.core.setup import leftover_files, recover_leftovers
+
+    if leftover_files(library.path.parent):
+        for line in recover_leftovers(library.path.parent, library_path=str(library.path)):
+            print(f"disklab: cleaned up after an earlier run: {line}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     checked = _load(args)
+    _confirm_destroy(checked, getattr(args, "yes_destroy", None))
     library = _open_library(args)
+    _recover(library)
     try:
         return _execute(checked, library, args.json)
     finally:
@@ -173,6 +201,10 @@ def show(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
+    if args.format in ("html", "png", "svg"):
+        from disklab.cli.gui_cmd import export_chart
+
+        return export_chart(args)
     library = _open_library(args)
     try:
         session = library.find_session(args.session)
@@ -264,8 +296,15 @@ def import_cmd(args: argparse.Namespace) -> int:
 
 
 def start(args: argparse.Namespace) -> int:
-    """What the README's run command starts. Until the desktop window exists: the quick preset
-    with the built-in engine in a temporary directory, then the results table."""
+    """What the README's run command starts: the desktop window when there is a display;
+    without one, the quick preset with the built-in engine in a temporary directory, then the
+    results table (and how to open the window)."""
+    from disklab.cli.gui_cmd import gui, has_display
+
+    if has_display():
+        return gui(args)
+    print("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
+          "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
     preset = PRESETS / "quick.toml"
     base = "/var/tmp" if os.path.isdir("/var/tmp") else None
     work = tempfile.mkdtemp(prefix="disklab-quick-", dir=base)

@@ -10,7 +10,8 @@ import sys
 from collections.abc import Sequence
 
 from disklab import __version__
-from disklab.cli import commands
+from disklab.cli import commands, gui_cmd
+from disklab.cli import devices as devices_cmd
 from disklab.core.errors import DisklabError, LibraryError, PlanError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -32,6 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("plan", metavar="PLAN.toml")
     p.add_argument("--target", metavar="DIR", help="run in DIR instead of the plan's target")
     p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
+    p.add_argument("--yes-destroy", metavar="DEVICE",
+                   help="confirm formatting DEVICE (a format target) without being asked")
     library_option(p)
     p.set_defaults(func=commands.run)
 
@@ -46,12 +49,19 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.show)
 
-    p = sub.add_parser("export", help="write a session as CSV or JSON")
+    p = sub.add_parser("export", help="write a session as CSV, JSON, HTML or its charts")
     p.add_argument("session", metavar="SESSION")
-    p.add_argument("--format", choices=("csv", "json"), required=True)
+    p.add_argument("--format", choices=("csv", "json", "html", "png", "svg"), required=True)
     p.add_argument("-o", "--output", metavar="FILE", required=True)
     library_option(p)
     p.set_defaults(func=commands.export)
+
+    p = sub.add_parser("devices", help="block devices with their safety class")
+    p.add_argument("--json", action="store_true")
+    library_option(p)
+    p.set_defaults(func=devices_cmd.devices)
+
+    gui_cmd.add_parsers(sub)
 
     p = sub.add_parser("tools", help="installed tools and their versions")
     p.add_argument("--json", action="store_true")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,13 +19,16 @@ from typing import Any
 import psutil
 
 from disklab.core import tools
-from disklab.core.errors import PlanError, Problem
-from disklab.core.model import AS_IS, Plan, Target, TestSpec
+from disklab.core.errors import DisklabError, PlanError, Problem
+from disklab.core.model import AS_IS, FsConfig, Plan, Target, TestSpec
 from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.core.units import format_size, human_bytes, parse_duration, parse_size
 
-TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test"}
-TARGET_KEYS = {"directory"}
+TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
+            "config"}
+TARGET_KINDS = ("directory", "image", "format", "device")
+TARGET_KEYS = {*TARGET_KINDS, "confirm"}
+MIN_IMAGE = 64 << 20
 
 
 class _KeyLines:
@@ -219,7 +223,8 @@ def _which(executable: str) -> bool:
     return which(executable) is not None
 
 
-def _read_target(doc: Mapping[str, Any], check: _Checker, base_dir: Path) -> Target | None:
+def _read_target(doc: Mapping[str, Any], check: _Checker, base_dir: Path,
+                 library: str | None) -> Target | None:
     table = doc.get("target")
     if table is None:
         check.error("target", "missing: add a [target] table with directory = \"...\"")
@@ -230,10 +235,24 @@ def _read_target(doc: Mapping[str, Any], check: _Checker, base_dir: Path) -> Tar
     for key in table:
         if key not in TARGET_KEYS:
             check.error(f"target.{key}", f"unknown key (known: {', '.join(sorted(TARGET_KEYS))})")
-    directory = table.get("directory")
-    if directory is None:
-        check.error("target", "missing target directory (directory = \"/mnt/scratch\")")
+    kinds = [k for k in TARGET_KINDS if k in table]
+    if len(kinds) != 1:
+        check.error("target", "give exactly one of directory, image, format or device"
+                    + (f" (found {', '.join(kinds)})" if kinds else ""))
         return None
+    kind = kinds[0]
+    if kind == "directory":
+        return _directory_target(table["directory"], check, base_dir)
+    if kind == "image":
+        return _image_target(table["image"], check, base_dir)
+    if kind == "device":
+        check.error("target.device", "raw device targets are not supported yet: use format = "
+                    "(DiskLab makes a filesystem per config) or an image")
+        return None
+    return _format_target(table["format"], table.get("confirm"), check, library)
+
+
+def _directory_target(directory: Any, check: _Checker, base_dir: Path) -> Target | None:
     if not isinstance(directory, str) or not directory:
         check.error("target.directory", "must be a path")
         return None
@@ -247,6 +266,89 @@ def _read_target(doc: Mapping[str, Any], check: _Checker, base_dir: Path) -> Tar
     elif not os.access(path, os.W_OK | os.X_OK):
         check.error("target.directory", f"{path} is not writable")
     return Target(kind="directory", path=str(path))
+
+
+def _image_target(image: Any, check: _Checker, base_dir: Path) -> Target | None:
+    """A scratch image DiskLab makes, attaches with direct I/O, formats per config, removes."""
+    if not isinstance(image, dict) or set(image) - {"path", "size"}:
+        check.error("target.image", 'must be { path = "/var/tmp/disklab.img", size = "8g" }')
+        return None
+    raw_path, raw_size = image.get("path"), image.get("size")
+    if not isinstance(raw_path, str) or not raw_path:
+        check.error("target.image", "needs path = \"...\" (a file DiskLab creates)")
+        return None
+    path = Path(raw_path).expanduser()
+    path = path if path.is_absolute() else base_dir / path
+    if path.exists():
+        check.error("target.image", f"{path} exists: DiskLab makes a new image there and "
+                    "removes it afterwards; choose a path that does not exist")
+    if not path.parent.is_dir():
+        check.error("target.image", f"{path.parent} is not a directory")
+    try:
+        size = parse_size(raw_size if raw_size is not None else "")
+    except ValueError as e:
+        check.error("target.image", f"size: {e}")
+        return None
+    if size < MIN_IMAGE:
+        check.error("target.image", f"size {format_size(size)} is below {format_size(MIN_IMAGE)}")
+    elif path.parent.is_dir() and size > shutil.disk_usage(path.parent).free:
+        check.warn("target.image", f"the image ({human_bytes(size)}) is larger than the free "
+                   f"space under {path.parent}; it is sparse, but filling it will fail")
+    if os.geteuid() != 0 and _which("pkexec") is None and _which("sudo") is None:
+        check.error("target.image", "attaching an image needs root, pkexec or sudo")
+    return Target(kind="image", path=str(path), size=size)
+
+
+def _format_target(device: Any, confirm: Any, check: _Checker, library: str | None
+                   ) -> Target | None:
+    """A device DiskLab formats per config: every safety check of disklab.core.devices."""
+    from disklab.core.devices import check_destructive
+
+    if not isinstance(device, str) or not device.startswith("/dev/"):
+        check.error("target.format", "must be a block device path such as /dev/sdb1")
+        return None
+    if not isinstance(confirm, str) or not confirm:
+        check.error("target.confirm", f"formatting {device} destroys its data: add confirm = "
+                    "\"PATH SERIAL SIZE\" as `disklab devices` shows it")
+        confirm = None
+    try:
+        check_destructive(device, confirm, library)
+    except DisklabError as e:
+        check.error("target.format", str(e))
+    return Target(kind="format", path=device, confirm=confirm)
+
+
+def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
+                  ) -> tuple[FsConfig, ...]:
+    """[[config]] tables: only for targets DiskLab formats; labels unique."""
+    from disklab.core.filesystems import config_from_toml
+
+    raw = doc.get("config", [])
+    if not isinstance(raw, list):
+        check.error("config", "use [[config]] tables")
+        return (AS_IS,)
+    if target is not None and target.kind == "directory":
+        if raw:
+            check.error("config[1]", "a directory target runs on its filesystem as it is; "
+                        "configurations need an image or format target")
+        return (AS_IS,)
+    if not raw:
+        raw = [{"label": "ext4 defaults", "fs": "ext4"}]
+    configs = []
+    labels: set[str] = set()
+    for i, table in enumerate(raw, start=1):
+        config, problems = config_from_toml(table, i)
+        for key, message in problems:
+            check.error(key, message)
+        if config is None:
+            continue
+        if not config.label:
+            check.error(f"config[{i}].label", "every config needs a label")
+        elif config.label in labels:
+            check.error(f"config[{i}].label", f"{config.label!r} is used twice")
+        labels.add(config.label)
+        configs.append(config)
+    return tuple(configs) or (AS_IS,)
 
 
 def _typed(doc: Mapping[str, Any], key: str, kind: type, default: Any, check: _Checker) -> Any:
@@ -293,7 +395,8 @@ def parse_plan(
         check.error("repeats", f"{repeats} is below the minimum 1")
     drop_caches = _typed(doc, "drop_caches", bool, False, check)
     stop_on_failure = _typed(doc, "stop_on_failure", bool, False, check)
-    target = _read_target(doc, check, base_dir)
+    target = _read_target(doc, check, base_dir, library)
+    configs = _read_configs(doc, target, check)
     raw_tests = doc.get("test", [])
     if not isinstance(raw_tests, list) or not raw_tests:
         check.error("test", "no tests: add at least one [[test]] table")
@@ -303,7 +406,7 @@ def parse_plan(
         name=name,
         target=target or Target("directory", ""),
         tests=tuple(specs),
-        configs=(AS_IS,),
+        configs=configs,
         repeats=max(repeats, 1),
         drop_caches=drop_caches,
         stop_on_failure=stop_on_failure,
@@ -353,12 +456,16 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
                     f"({human_bytes(2 * ram)}): its read figures will come from the page cache",
                 )
                 break
+        if plan.target.kind != "directory":
+            continue  # a filesystem DiskLab makes: ext4, xfs and btrfs accept O_DIRECT
         if not refusal_checked and any(adapter.uses_direct_io(p) for p in _points(spec)):
             refusal_checked = True
             message = direct_io_refusal(plan.target.path)
             if message:
                 check.error(f"{base}.direct", message)
-    if library and plan.target.path and same_filesystem(library, plan.target.path):
+    under_test = {"directory": plan.target.path,
+                  "image": str(Path(plan.target.path).parent)}.get(plan.target.kind)
+    if library and under_test and same_filesystem(library, under_test):
         check.warn(
             "target.directory",
             f"the library ({library}) is on the filesystem under test: its commits add a little "

@@ -13,11 +13,13 @@ a cancel, or the caller closing the generator; a running tool is killed with its
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
+import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -114,24 +116,37 @@ def _remove(paths: tuple[str, ...]) -> list[str]:
     return left
 
 
-def plan_runs(plan: Plan, python: str = sys.executable) -> list[_Planned]:
-    """Every case x repeat with its command, in run order (rounds of repeats)."""
+def plan_runs(plan: Plan, python: str = sys.executable,
+              directories: Mapping[str, str] | None = None) -> list[_Planned]:
+    """Every case x repeat with its command, in run order: configuration by configuration
+    (each is made once), and within one, rounds of repeats. `directories` maps a config label to
+    where its filesystem is mounted (default: the plan's target path)."""
     cases = expand(plan)
     is_root = os.geteuid() == 0
     ram = psutil.virtual_memory().total
     runs = []
-    for repeat in range(1, plan.repeats + 1):
-        for case in cases:
-            target = RunTarget(
-                directory=plan.target.path,
-                tag=f"{case.id}-r{repeat}",
-                ram_bytes=ram,
-                is_root=is_root,
-                python=python,
-            )
-            command = tools.get_adapter(case.tool).build_command(case.params, target)
-            runs.append(_Planned(case, repeat, command, target))
+    for config in plan.configs:
+        mine = [c for c in cases if c.config == config.label]
+        directory = (directories or {}).get(config.label, plan.target.path)
+        for repeat in range(1, plan.repeats + 1):
+            for case in mine:
+                target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
+                                   ram_bytes=ram, is_root=is_root, python=python)
+                command = tools.get_adapter(case.tool).build_command(case.params, target)
+                runs.append(_Planned(case, repeat, command, target))
     return runs
+
+
+@dataclass
+class _Progress:
+    """What the session has done so far, across configurations."""
+
+    total_bytes: int
+    run_count: int
+    done_bytes: int = 0
+    index: int = 0
+    failed: int = 0
+    status: str = "finished"
 
 
 def run_plan(
@@ -141,53 +156,146 @@ def run_plan(
     cancel: CancelFlag | None = None,
     python: str = sys.executable,
     sample_interval: float = SAMPLE_INTERVAL,
+    state_dir: str | None = None,
+    library_path: str | None = None,
 ) -> Iterator[Event]:
-    """Run every case of `plan` `repeats` times, yielding events as they happen."""
+    """Run every case of `plan` `repeats` times, yielding events as they happen.
+
+    A directory target runs as it is. An image or format target gets each configuration made,
+    mounted, read back and undone in turn (disklab.core.setup); `state_dir` keeps the record of
+    what is set up, so that the next start can clean up after a kill.
+    """
     cancel = cancel or _Never()
-    runs = plan_runs(plan, python)
+    planned = plan_runs(plan, python)
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
-    host = host_facts(plan.target.path)
+    host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
     host["tools"] = versions
-    yield SessionStarted(
-        name=plan.name,
-        cases=tuple(cases),
-        repeats=plan.repeats,
-        host=host,
-        plan_text=plan.source,
-        warnings=warnings,
-        t=time.time(),
-    )
+    host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
+                      "size": plan.target.size}
+    yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats, host=host,
+                         plan_text=plan.source, warnings=warnings, t=time.time())
     for w in warnings:
         yield Notice(level="warning", message=w, t=time.time())
-    config = plan.configs[0].label
-    yield ConfigApplied(config=config, readback=filesystem_of(plan.target.path), t=time.time())
+    state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
+                      run_count=len(planned))
+    ctx = _Context(plan, versions, cancel, sample_interval, python, state)
+    if plan.target.kind == "directory":
+        config = plan.configs[0].label
+        yield ConfigApplied(config=config, readback=filesystem_of(plan.target.path),
+                            t=time.time())
+        yield from _run_config(ctx, config, plan.target.path)
+        yield ConfigTornDown(config=config, t=time.time())
+    else:
+        yield from _run_configs(ctx, state_dir, library_path)
+    if state.status == "finished" and state.failed:
+        state.status = "failed"
+    yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
 
-    total_bytes = sum(r.command.planned_bytes or 0 for r in runs)
-    done_before = 0
-    failed = 0
-    status = "finished"
-    for index, run in enumerate(runs):
-        if cancel.is_set():
-            status = "cancelled"
-            break
+
+@dataclass
+class _Context:
+    plan: Plan
+    versions: Mapping[str, str | None]
+    cancel: CancelFlag
+    sample_interval: float
+    python: str
+    state: _Progress
+
+
+def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
+    """Every run of one configuration, its filesystem mounted at `directory`."""
+    state = ctx.state
+    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory})
+            if r.case.config == label]
+    for run in runs:
+        if ctx.cancel.is_set() or state.status != "finished":
+            state.status = "cancelled" if ctx.cancel.is_set() else state.status
+            return
         outcome = yield from _run_case(
-            run, index, len(runs), versions.get(run.case.tool), plan,
-            cancel, sample_interval, done_before, total_bytes,
+            run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx.plan,
+            ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
         )
-        done_before += run.command.planned_bytes or 0
+        state.index += 1
+        state.done_bytes += run.command.planned_bytes or 0
         if outcome == "cancelled":
-            status = "cancelled"
-            break
-        if outcome == "failed":
-            failed += 1
-            if plan.stop_on_failure:
-                status = "failed"
+            state.status = "cancelled"
+        elif outcome == "failed":
+            state.failed += 1
+            if ctx.plan.stop_on_failure:
+                state.status = "failed"
+
+
+def _run_configs(ctx: _Context, state_dir: str | None, library_path: str | None
+                 ) -> Iterator[Event]:
+    """Image and format targets: make, mount and read back each configuration, run its cases,
+    undo it. Teardown runs whatever happens, without yielding (the caller may be closing us)."""
+    from disklab.core.privilege import Privileged
+    from disklab.core.setup import Scratch
+
+    plan = ctx.plan
+    notes: list[str] = []
+    priv = Privileged()
+    scratch: Scratch | None = None
+    mountpoints: list[str] = []
+    state_dir = state_dir or tempfile.gettempdir()
+    try:
+        priv.start()
+        scratch = Scratch(priv, state_dir, library_path, log=notes.append)
+        if plan.target.kind == "image":
+            device = scratch.attach_image(plan.target.path, int(plan.target.size or 0))
+            yield Notice(level="info", t=time.time(), message=(
+                f"image {plan.target.path} on {device} (direct I/O): its figures also include "
+                "the filesystem that holds the image"))
+        else:
+            device = plan.target.path
+        for config in plan.configs:
+            if ctx.cancel.is_set() or ctx.state.status != "finished":
                 break
-    yield ConfigTornDown(config=config, t=time.time())
-    if status == "finished" and failed:
-        status = "failed"
-    yield SessionFinished(status=status, failed_cases=failed, t=time.time())
+            mountpoint = tempfile.mkdtemp(prefix="disklab-mnt-")
+            mountpoints.append(mountpoint)
+            try:
+                readback = scratch.apply(config, device, mountpoint,
+                                         confirm=plan.target.confirm
+                                         if plan.target.kind == "format" else None)
+            except DisklabError as e:
+                yield from _config_failed(ctx, config.label, f"could not apply: {e}")
+                continue
+            finally:
+                while notes:
+                    yield Notice(level="warning", message=notes.pop(0), t=time.time())
+            mismatches = tuple(readback.get("mismatches") or ())
+            yield ConfigApplied(config=config.label, readback=readback, mismatches=mismatches,
+                                t=time.time())
+            for m in mismatches:
+                yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
+            yield from _run_config(ctx, config.label, mountpoint)
+            undone = scratch.release(device)
+            yield ConfigTornDown(config=config.label, t=time.time())
+            for line in undone:
+                yield LogLine(case_id="", stream="disklab", text=line, t=time.time())
+    except DisklabError as e:
+        yield Notice(level="error", message=f"target setup failed: {e}", t=time.time())
+        ctx.state.status = "failed"
+    finally:
+        if scratch is not None:
+            scratch.teardown()
+        priv.close()
+        for m in mountpoints:
+            with contextlib.suppress(OSError):
+                os.rmdir(m)
+
+
+def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:
+    """A configuration that could not be made: its runs are failed with the reason."""
+    yield Notice(level="error", message=f"{label}: {error}", t=time.time())
+    for run in plan_runs(ctx.plan, ctx.python):
+        if run.case.config != label:
+            continue
+        yield CaseFailed(case_id=run.case.id, repeat=run.repeat, error=error,
+                         transcript_tail="", t=time.time())
+        ctx.state.failed += 1
+        ctx.state.index += 1
 
 
 def _run_case(

@@ -1,0 +1,394 @@
+"""The privileged helper: `python -m disklab.core.privhelper`, run as root once per session.
+
+It speaks JSON lines on stdin/stdout. A request is {"id": N, "op": NAME, "args": {...}}; the
+answer is {"id": N, "ok": true, "result": {...}, "ran": [...]} or {"id": N, "ok": false,
+"error": TEXT, "kind": ERROR CLASS, "ran": [...]}. "ran" lists every command the request ran
+(argv, exit status, the tail of its output), so that the session keeps them.
+
+Only the operations in OPS exist, and they take intent, not argv: "format this device with this
+configuration", "mount it there", "set read-ahead". Each re-checks its target itself (the
+client's checks are not trusted: the client is not root), builds the argv with
+disklab.core.filesystems, and runs it through disklab.core.proc. The first line written is
+{"ready": true, ...}; end of input ends the helper.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import stat
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from disklab.core import devices, filesystems, proc
+from disklab.core.errors import DisklabError, SafetyError, ToolError
+from disklab.core.filesystems import ConfigError
+from disklab.core.model import FsConfig
+
+PROTOCOL = 1
+TAIL = 4000  # characters of each command's output kept in "ran"
+FORBIDDEN_PREFIXES = ("/proc", "/sys", "/dev", "/run", "/etc", "/bin", "/sbin", "/lib", "/usr",
+                      "/boot")
+TIMEOUTS = {"mkfs": 4 * 3600.0, "wipefs": 300.0, "mount": 600.0, "umount": 1800.0,
+            "default": 300.0}
+
+
+class RequestError(DisklabError):
+    """A request the helper does not accept (unknown op, missing or bad argument)."""
+
+
+def _arg(args: dict[str, Any], name: str, kind: type | tuple[type, ...],
+         required: bool = True, default: Any = None) -> Any:
+    if name not in args or args[name] is None:
+        if required:
+            raise RequestError(f"missing argument {name!r}")
+        return default
+    value = args[name]
+    if (isinstance(value, bool) and kind is int) or not isinstance(value, kind):
+        raise RequestError(f"argument {name!r}: {value!r} has the wrong type")
+    return value
+
+
+def _abs_path(value: str, what: str) -> str:
+    if not value.startswith("/") or "\0" in value:
+        raise RequestError(f"{what} {value!r} is not an absolute path")
+    return os.path.normpath(value)
+
+
+def _under(path: str, prefixes: Sequence[str]) -> bool:
+    return any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+class Helper:
+    """One session's helper: handles requests, remembers what each one ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[dict[str, Any]] = []
+        self.ops: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "ping": self.op_ping,
+            "classify": self.op_classify,
+            "identity": self.op_identity,
+            "attach": self.op_attach,
+            "detach": self.op_detach,
+            "wipefs": self.op_wipefs,
+            "mkfs": self.op_mkfs,
+            "mount": self.op_mount,
+            "umount": self.op_umount,
+            "setra": self.op_setra,
+            "scheduler": self.op_scheduler,
+            "drop_caches": self.op_drop_caches,
+            "readback": self.op_readback,
+        }
+
+    # --- running commands ----------------------------------------------------------------
+    def run(self, argv: Sequence[str], timeout: float = TIMEOUTS["default"],
+            check: bool = True) -> proc.Completed:
+        """Run one command through proc, record it; ToolError on a non-zero exit if check."""
+        try:
+            done = proc.run(argv, timeout=timeout)
+        except ToolError as e:
+            self.ran.append({"argv": list(argv), "returncode": None, "error": str(e)})
+            raise
+        self.ran.append({"argv": list(argv), "returncode": done.returncode,
+                         "stdout": done.stdout[-TAIL:], "stderr": done.stderr[-TAIL:]})
+        if check and done.returncode != 0:
+            raise ToolError(f"{' '.join(argv)} failed (exit {done.returncode}): "
+                            f"{done.stderr.strip()[-500:] or done.stdout.strip()[-500:]}")
+        return done
+
+    def write_file(self, path: str, value: str) -> None:
+        """A sysfs/procfs write, recorded like a command (builtin: no process was started)."""
+        entry: dict[str, Any] = {"argv": ["write", path, value], "builtin": True}
+        self.ran.append(entry)
+        try:
+            Path(path).write_text(value)
+        except OSError as e:
+            entry["error"] = e.strerror
+            raise ToolError(f"cannot write {value!r} to {path}: {e.strerror}") from None
+        entry["returncode"] = 0
+
+    # --- operations ---------------------------------------------------------------------
+    def op_ping(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"pid": os.getpid(), "uid": os.geteuid(), "protocol": PROTOCOL}
+
+    def op_classify(self, args: dict[str, Any]) -> dict[str, Any]:
+        path = _arg(args, "path", str)
+        lib = _arg(args, "library_path", str, required=False)
+        return {"device": devices.classify(path, lib).to_json()}
+
+    def op_identity(self, args: dict[str, Any]) -> dict[str, Any]:
+        return {"identity": devices.identity(_arg(args, "path", str))}
+
+    def op_attach(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A new sparse image file on a free loop device with direct I/O on."""
+        image = _abs_path(_arg(args, "image", str), "image")
+        size = _arg(args, "size", int)
+        lib = _arg(args, "library_path", str, required=False)
+        real = os.path.realpath(image)
+        if size <= 0:
+            raise RequestError(f"image size {size} must be positive")
+        if _under(real, ("/proc", "/sys", "/dev")):
+            raise SafetyError(f"{image}: an image cannot live under /proc, /sys or /dev")
+        if lib and os.path.realpath(lib) == real:
+            raise SafetyError(f"{image} is DiskLab's library")
+        if os.path.lexists(image):
+            st = os.lstat(image)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > 0:
+                raise SafetyError(f"{image} already exists: DiskLab makes (and removes) its own "
+                                  "image file; remove it or choose another path")
+        if not os.path.isdir(os.path.dirname(real)):
+            raise RequestError(f"{os.path.dirname(real)} does not exist")
+        self.run(("truncate", "-s", str(size), image))
+        try:
+            done = self.run(("losetup", "--find", "--show", "--direct-io=on", image))
+        except DisklabError:
+            with contextlib.suppress(OSError):
+                os.unlink(image)
+            raise
+        device = done.stdout.strip().splitlines()[-1]
+        kname = devices.kernel_name(device)
+        dio = (Path("/sys/block") / kname / "loop" / "dio")
+        direct = dio.exists() and dio.read_text().strip() == "1"
+        return {"device": device, "image": image, "created": True, "direct_io": direct,
+                "inode": os.stat(image).st_ino, "identity": devices.identity(device)}
+
+    def _loops_of(self, image: str) -> list[str]:
+        done = self.run(("losetup", "--associated", image, "--json", "--output", "NAME"),
+                        check=False)
+        try:
+            rows = json.loads(done.stdout or "{}").get("loopdevices", [])
+        except ValueError:
+            rows = []
+        return [r["name"] for r in rows if r.get("name")]
+
+    def op_detach(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Detach the loop device(s) backed by `image` (only those); optionally remove it."""
+        image = _abs_path(_arg(args, "image", str), "image")
+        device = _arg(args, "device", str, required=False)
+        remove = _arg(args, "remove_image", bool, required=False, default=False)
+        loops = self._loops_of(image)
+        if device is not None:
+            kname = devices.kernel_name(device)
+            if f"/dev/{kname}" not in loops:
+                raise SafetyError(f"{device} is not backed by {image}; not detaching it")
+            loops = [f"/dev/{kname}"]
+        detached = []
+        for loop in loops:
+            dev = devices.classify(loop)
+            if dev.mountpoints or dev.safety in ("system", "mounted"):
+                raise SafetyError(f"{loop} is still in use ({'; '.join(dev.reasons)}); "
+                                  "unmount first")
+            self.run(("losetup", "--detach", loop))
+            detached.append(loop)
+        removed = False
+        if remove and os.path.isfile(image) and not self._loops_of(image):
+            entry: dict[str, Any] = {"argv": ["unlink", image], "builtin": True, "returncode": 0}
+            self.ran.append(entry)
+            os.unlink(image)
+            removed = True
+        return {"detached": detached, "removed": removed}
+
+    def _checked_config(self, args: dict[str, Any]) -> FsConfig:
+        table = _arg(args, "config", dict)
+        config, problems = filesystems.config_from_toml(table)
+        if config is None:
+            raise ConfigError(problems)
+        if config.fs is None:
+            raise ConfigError([("fs", "this configuration makes no filesystem (as is)")])
+        return config
+
+    def op_wipefs(self, args: dict[str, Any]) -> dict[str, Any]:
+        device = _arg(args, "device", str)
+        confirm = _arg(args, "confirm", str, required=False)
+        lib = _arg(args, "library_path", str, required=False)
+        devices.check_destructive(device, confirm, lib)
+        self.run(filesystems.wipefs_argv(device), timeout=TIMEOUTS["wipefs"])
+        return {}
+
+    def op_mkfs(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Format per a validated config; the identity is checked right before mkfs runs."""
+        config = self._checked_config(args)
+        device = _arg(args, "device", str)
+        confirm = _arg(args, "confirm", str, required=False)
+        lib = _arg(args, "library_path", str, required=False)
+        mkfs = dict(config.mkfs)
+        extra = mkfs.get("journal_device") or mkfs.get("log_device")
+        if extra:
+            if devices.kernel_name(extra) == devices.kernel_name(device):
+                raise SafetyError(f"the external journal/log {extra} is the target itself")
+            extra_confirm = _arg(args, "journal_confirm", str, required=False)
+            devices.check_destructive(extra, extra_confirm, lib)
+            if "journal_device" in mkfs:
+                self.run(filesystems.wipefs_argv(extra), timeout=TIMEOUTS["wipefs"])
+                self.run(filesystems.journal_dev_argv(config, extra), timeout=TIMEOUTS["mkfs"])
+        devices.check_destructive(device, confirm, lib)
+        self.run(filesystems.mkfs_argv(config, device), timeout=TIMEOUTS["mkfs"])
+        return {}
+
+    def _check_mountpoint(self, mountpoint: str, lib: str | None) -> str:
+        real = os.path.realpath(_abs_path(mountpoint, "mountpoint"))
+        if real in devices.SYSTEM_MOUNTPOINTS or _under(real, FORBIDDEN_PREFIXES):
+            raise SafetyError(f"{mountpoint}: DiskLab does not mount or unmount there")
+        if lib:
+            _, lib_mount = devices._library_device(lib)
+            if lib_mount and os.path.realpath(lib_mount) == real:
+                raise SafetyError(f"{mountpoint} holds DiskLab's library")
+        return real
+
+    def op_mount(self, args: dict[str, Any]) -> dict[str, Any]:
+        config = self._checked_config(args)
+        device = _arg(args, "device", str)
+        lib = _arg(args, "library_path", str, required=False)
+        mountpoint = self._check_mountpoint(_arg(args, "mountpoint", str), lib)
+        dev = devices.classify(device, lib)
+        if dev.refused:
+            raise SafetyError(f"{device} refused: class {dev.safety}: {'; '.join(dev.reasons)}")
+        created = False
+        if not os.path.lexists(mountpoint):
+            os.mkdir(mountpoint, 0o755)
+            self.ran.append({"argv": ["mkdir", mountpoint], "builtin": True, "returncode": 0})
+            created = True
+        elif not os.path.isdir(mountpoint) or os.path.ismount(mountpoint):
+            raise SafetyError(f"{mountpoint} is not a free directory (already a mountpoint?)")
+        elif os.listdir(mountpoint):
+            raise SafetyError(f"{mountpoint} is not empty: mounting would hide its files")
+        try:
+            self.run(filesystems.mount_argv(config, device, mountpoint), timeout=TIMEOUTS["mount"])
+        except DisklabError:
+            if created:
+                with contextlib.suppress(OSError):
+                    os.rmdir(mountpoint)
+            raise
+        return {"mountpoint": mountpoint, "created": created}
+
+    def op_umount(self, args: dict[str, Any]) -> dict[str, Any]:
+        lib = _arg(args, "library_path", str, required=False)
+        mountpoint = self._check_mountpoint(_arg(args, "mountpoint", str), lib)
+        lazy = _arg(args, "lazy", bool, required=False, default=False)
+        remove_dir = _arg(args, "remove_dir", bool, required=False, default=False)
+        source = _arg(args, "device", str, required=False)
+        if not os.path.ismount(mountpoint):
+            raise RequestError(f"{mountpoint} is not mounted")
+        if source is not None:
+            entry = filesystems.mount_entry(mountpoint)
+            got = entry["source"] if entry else None
+            try:
+                same = got is not None and devices.kernel_name(got) == devices.kernel_name(source)
+            except SafetyError:
+                same = False
+            if not same:
+                raise SafetyError(f"{mountpoint} holds {got}, not {source}; not unmounting it")
+        done = self.run(filesystems.umount_argv(mountpoint), timeout=TIMEOUTS["umount"],
+                        check=not lazy)
+        if done.returncode != 0 and lazy:
+            self.run(filesystems.umount_argv(mountpoint, lazy=True))
+        removed = False
+        if remove_dir and not os.path.ismount(mountpoint):
+            with contextlib.suppress(OSError):
+                os.rmdir(mountpoint)
+                self.ran.append({"argv": ["rmdir", mountpoint], "builtin": True,
+                                 "returncode": 0})
+                removed = True
+        return {"removed_dir": removed}
+
+    def op_setra(self, args: dict[str, Any]) -> dict[str, Any]:
+        device = _arg(args, "device", str)
+        sectors = _arg(args, "sectors", int)
+        devices.kernel_name(device)
+        self.run(filesystems.setra_argv(device, sectors))
+        return {}
+
+    def op_scheduler(self, args: dict[str, Any]) -> dict[str, Any]:
+        device = _arg(args, "device", str)
+        name = _arg(args, "name", str)
+        devices.kernel_name(device)
+        current, available = filesystems.read_scheduler(device)
+        if name not in available:
+            raise RequestError(f"{device} offers no scheduler {name!r} "
+                               f"(available: {', '.join(available) or 'none'})")
+        queue = filesystems._queue_dir(device)
+        assert queue is not None
+        if current != name:
+            self.write_file(str(queue / "scheduler"), name)
+        return {"previous": current}
+
+    def op_drop_caches(self, args: dict[str, Any]) -> dict[str, Any]:
+        """sync, then drop clean page cache, dentries and inodes (drop_caches keeps dirty data)."""
+        self.run(("sync",), timeout=TIMEOUTS["umount"])
+        self.write_file("/proc/sys/vm/drop_caches", "3")
+        return {}
+
+    def op_readback(self, args: dict[str, Any]) -> dict[str, Any]:
+        device = _arg(args, "device", str)
+        devices.kernel_name(device)
+        mountpoint = _arg(args, "mountpoint", str, required=False)
+        fstype = _arg(args, "fstype", str, required=False)
+        rb = filesystems.readback(device, mountpoint, fstype,
+                                  run=lambda argv: self.run(argv, check=False))
+        return {"readback": rb}
+
+    # --- protocol -----------------------------------------------------------------------
+    def handle(self, request: Any) -> dict[str, Any]:
+        self.ran = []
+        rid = request.get("id") if isinstance(request, dict) else None
+        try:
+            if not isinstance(request, dict):
+                raise RequestError("a request is a JSON object")
+            op = request.get("op")
+            args = request.get("args") or {}
+            if op not in self.ops:
+                raise RequestError(f"unknown operation {op!r} (allowed: {', '.join(self.ops)})")
+            if not isinstance(args, dict):
+                raise RequestError("args must be an object")
+            result = self.ops[op](args)
+            return {"id": rid, "ok": True, "result": result, "ran": self.ran}
+        except ConfigError as e:
+            return {"id": rid, "ok": False, "kind": "ConfigError", "error": str(e),
+                    "problems": e.problems, "ran": self.ran}
+        except (DisklabError, OSError) as e:
+            return {"id": rid, "ok": False, "kind": type(e).__name__, "error": str(e),
+                    "ran": self.ran}
+        except Exception as e:  # a bug must not kill the session's only root process
+            return {"id": rid, "ok": False, "kind": "InternalError",
+                    "error": f"{type(e).__name__}: {e}", "ran": self.ran}
+
+
+def serve(inp: TextIO, out: TextIO) -> None:
+    helper = Helper()
+    out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.geteuid(),
+                          "protocol": PROTOCOL}) + "\n")
+    out.flush()
+    for line in inp:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError:
+            answer = {"id": None, "ok": False, "kind": "RequestError",
+                      "error": "a request is one JSON object per line"}
+        else:
+            answer = helper.handle(request)
+        out.write(json.dumps(answer, default=str) + "\n")
+        out.flush()
+
+
+def main() -> int:
+    # Die with the client (a killed DiskLab must not leave a root process behind).
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client; it tears down
+    # The protocol owns the real stdout; anything printed by accident goes to stderr.
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    serve(sys.stdin, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+"""Applying filesystem configurations to a target, and undoing them whatever happens.
+
+The runner calls a Scratch: attach_image() for an image target, apply() per configuration
+(wipefs, mkfs, mount, read-ahead, scheduler, each through the privileged helper, then the
+read-back), release() after the configuration's cases, teardown() at the end. teardown() never
+raises and runs after failures, cancels, Ctrl-C and SIGTERM.
+
+What is set up is written to a state file in the library's directory *before* it is done
+(`setup-state-PID.json`), so that when DiskLab is killed with SIGKILL the next start finds
+the record and `recover_leftovers` unmounts, restores and detaches what is left, by name:
+only the mountpoint recorded with its device, only loop devices backed by the recorded image.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from disklab.core import filesystems
+from disklab.core.errors import DisklabError
+from disklab.core.filesystems import ConfigError
+from disklab.core.model import FsConfig
+from disklab.core.privilege import Privileged
+
+STATE_PREFIX = "setup-state-"
+STATE_VERSION = 1
+
+
+def _process_start(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+class StateFile:
+    """The on-disk record of one session's setup: a list of steps, rewritten atomically."""
+
+    def __init__(self, path: Path, data: dict[str, Any] | None = None):
+        self.path = path
+        self.data = data or {"version": STATE_VERSION, "pid": os.getpid(),
+                             "create_time": _process_start(os.getpid()),
+                             "started": time.time(), "steps": []}
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        return self.data["steps"]
+
+    def add(self, step: dict[str, Any]) -> dict[str, Any]:
+        self.steps.append(step)
+        self.save()
+        return step
+
+    def remove(self, step: dict[str, Any]) -> None:
+        if step in self.steps:
+            self.steps.remove(step)
+        self.save()
+
+    def save(self) -> None:
+        if not self.steps:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.data, indent=1))
+        os.replace(tmp, self.path)
+
+    def owner_alive(self) -> bool:
+        """True when the session that wrote it still runs (same pid and start time)."""
+        pid = self.data.get("pid")
+        if not isinstance(pid, int) or pid == os.getpid():
+            return pid == os.getpid()
+        started = _process_start(pid)
+        recorded = self.data.get("create_time")
+        return started is not None and (recorded is None or abs(started - recorded) < 1.0)
+
+
+class Scratch:
+    """One session's setup on a target: what it attached, formatted, mounted and changed."""
+
+    def __init__(self, priv: Privileged, state_dir: str | Path,
+                 library_path: str | None = None,
+                 log: Callable[[str], None] | None = None):
+        self.priv = priv
+        self.library_path = library_path
+        self.log = log or (lambda message: None)
+        self.state = StateFile(Path(state_dir) / f"{STATE_PREFIX}{os.getpid()}.json")
+        self.identities: dict[str, str] = {}  # device -> identity read when DiskLab attached it
+
+    # --- image targets ----------------------------------------------------------------------
+    def attach_image(self, path: str | Path, size: int) -> str:
+        """A new sparse image of `size` bytes on a loop device with direct I/O; its path."""
+        image = os.path.abspath(path)
+        # created stays False until the helper says it made the file: a record left by a kill
+        # in between must never make recovery delete a file that was there before.
+        step = self.state.add({"kind": "loop", "image": image, "device": None,
+                               "created": False})
+        try:
+            result = self.priv.request("attach", image=image, size=int(size),
+                                       library_path=self.library_path)
+        except BaseException:
+            self.state.remove(step)
+            raise
+        step.update(device=result["device"], inode=result.get("inode"),
+                    direct_io=result.get("direct_io"), created=bool(result.get("created")))
+        self.state.save()
+        self.identities[result["device"]] = result["identity"]
+        if not result.get("direct_io"):
+            self.log(f"{result['device']}: direct I/O could not be enabled on the loop device; "
+                     "O_DIRECT results inside the image are page-cache speed")
+        return str(result["device"])
+
+    # --- configurations ---------------------------------------------------------------------
+    def apply(self, config: FsConfig, device: str, mountpoint: str | Path,
+              confirm: str | None = None) -> dict[str, Any]:
+        """Make and mount the filesystem of `config` on `device`; the read-back, with the
+        asked-vs-applied differences under "mismatches" and the commands under "commands".
+        `confirm` is the plan's identity for a user's device; a DiskLab image uses the identity
+        read when it was attached."""
+        problems = filesystems.validate(config)
+        if problems:
+            raise ConfigError(problems)
+        if config.fs is None:
+            raise ConfigError([("fs", f"{config.label!r} makes no filesystem (as is)")])
+        mountpoint = os.path.abspath(mountpoint)
+        confirm = confirm if confirm is not None else self.identities.get(device)
+        table = filesystems.config_to_dict(config)
+        commands: list[dict[str, Any]] = []
+
+        def ask(op: str, **args: Any) -> dict[str, Any]:
+            try:
+                result = self.priv.request(op, **args)
+            except DisklabError as e:
+                commands.extend(getattr(e, "ran", []))
+                raise
+            commands.extend(result.get("ran", []))
+            return result
+
+        self.release(device)
+        lib = self.library_path
+        ask("wipefs", device=device, confirm=confirm, library_path=lib)
+        ask("mkfs", config=table, device=device, confirm=confirm, library_path=lib)
+        step = self.state.add({"kind": "mount", "device": device, "mountpoint": mountpoint,
+                               "created_dir": False})
+        try:
+            result = ask("mount", config=table, device=device, mountpoint=mountpoint,
+                         library_path=lib)
+        except BaseException:
+            self.state.remove(step)
+            raise
+        step["created_dir"] = bool(result.get("created"))
+        self.state.save()
+        if config.readahead is not None:
+            before = filesystems.read_readahead(device)
+            self.state.add({"kind": "readahead", "device": device, "previous": before})
+            ask("setra", device=device, sectors=config.readahead)
+        if config.scheduler is not None:
+            before, _ = filesystems.read_scheduler(device)
+            self.state.add({"kind": "scheduler", "device": device, "previous": before})
+            ask("scheduler", device=device, name=config.scheduler)
+        rb = ask("readback", device=device, mountpoint=mountpoint, fstype=config.fs)["readback"]
+        rb["mismatches"] = filesystems.mismatches(config, rb)
+        rb["commands"] = [c.get("argv") for c in commands]
+        rb["config"] = table
+        return rb
+
+    def release(self, device: str | None = None) -> list[str]:
+        """Unmount and restore what apply() did (on `device`, or everywhere); never raises."""
+        done: list[str] = []
+        for step in reversed(list(self.state.steps)):
+            if step["kind"] == "loop" or (device is not None and step.get("device") != device):
+                continue
+            done += _undo(self.priv, step, self.state, self.library_path)
+        return done
+
+    def teardown(self) -> list[str]:
+        """Undo everything this session set up, newest first; never raises. What could not be
+        undone stays in the state file for the next start (and is said in the messages)."""
+        done: list[str] = []
+        for step in reversed(list(self.state.steps)):
+            try:
+                done += _undo(self.priv, step, self.state, self.library_path)
+            except BaseException as e:  # a second Ctrl-C skips one step, not the rest
+                done.append(f"could not undo {step.get('kind')}: {e}")
+        return done
+
+
+def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
+          library_path: str | None) -> list[str]:
+    """Undo one recorded step; the step leaves the record only when it is really undone."""
+    kind = step.get("kind")
+    try:
+        if not priv.alive:
+            priv.start()
+        if kind == "mount":
+            mountpoint, device = step["mountpoint"], step["device"]
+            if not os.path.ismount(mountpoint):
+                if step.get("created_dir"):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(mountpoint)
+                state.remove(step)
+                return []
+            priv.request("umount", mountpoint=mountpoint, device=device, lazy=True,
+                         remove_dir=bool(step.get("created_dir")), library_path=library_path)
+            state.remove(step)
+            return [f"unmounted {mountpoint} ({device})"]
+        if kind in ("readahead", "scheduler"):
+            device, previous = step["device"], step.get("previous")
+            if previous is None or previous == "" or not os.path.exists(device):
+                state.remove(step)
+                return []
+            if kind == "readahead":
+                priv.request("setra", device=device, sectors=int(previous))
+            else:
+                priv.request("scheduler", device=device, name=str(previous))
+            state.remove(step)
+            return [f"restored {kind.replace('readahead', 'read-ahead')} {previous} on {device}"]
+        if kind == "loop":
+            image = step["image"]
+            if not os.path.exists(image):
+                state.remove(step)
+                return []
+            result = priv.request("detach", image=image, device=None,
+                                  remove_image=bool(step.get("created")))
+            state.remove(step)
+            out = [f"detached {d} ({image})" for d in result.get("detached", [])]
+            if result.get("removed"):
+                out.append(f"removed {image}")
+            return out
+        state.remove(step)
+        return [f"ignored an unknown setup record {kind!r}"]
+    except DisklabError as e:
+        return [f"could not undo {kind} {step.get('mountpoint') or step.get('device') or ''}: "
+                f"{e}"]
+
+
+def leftover_files(state_dir: str | Path) -> list[Path]:
+    """State files of sessions that are no longer running."""
+    found = []
+    for path in sorted(Path(state_dir).glob(f"{STATE_PREFIX}*.json")):
+        try:
+            state = StateFile(path, json.loads(path.read_text()))
+        except (OSError, ValueError):
+            continue
+        if not state.owner_alive():
+            found.append(path)
+    return found
+
+
+def recover_leftovers(state_dir: str | Path, priv: Privileged | None = None,
+                      library_path: str | None = None) -> list[str]:
+    """Clean what killed sessions left set up (their state files); what was cleaned, one line
+    each. Starts a privileged helper only when there is something to clean. Never raises."""
+    files = leftover_files(state_dir)
+    if not files:
+        return []
+    own = priv is None
+    helper = priv or Privileged()
+    done: list[str] = []
+    try:
+        for path in files:
+            try:
+                state = StateFile(path, json.loads(path.read_text()))
+            except (OSError, ValueError) as e:
+                done.append(f"cannot read {path}: {e}")
+                continue
+            pid = state.data.get("pid")
+            if not state.steps:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            for step in reversed(list(state.steps)):
+                for line in _undo(helper, step, state, library_path):
+                    done.append(f"{line} (left by DiskLab pid {pid})")
+    except Exception as e:  # recovery reports; it never stops a start
+        done.append(f"recovery stopped: {e}")
+    finally:
+        if own:
+            with contextlib.suppress(Exception):
+                helper.close()
+    return done

@@ -1,0 +1,114 @@
+"""Issue 4, done-when: four filesystem configurations on a scratch image through `disklab run`,
+read back per config, results grouped by config, nothing left mounted or attached."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from disklab.core import proc, tools
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+PLAN = """\
+name = "four configs"
+repeats = 1
+
+[target]
+image = {{ path = "{image}", size = "1g" }}
+
+[[config]]
+label = "ext4 default"
+fs = "ext4"
+
+[[config]]
+label = "ext4 nodelalloc"
+fs = "ext4"
+mount = ["nodelalloc"]
+
+[[config]]
+label = "ext4 data=journal 16m"
+fs = "ext4"
+mkfs = {{ journal_size = "16m" }}
+mount = ["data=journal"]
+
+[[config]]
+label = "xfs su=128k sw=10"
+fs = "xfs"
+mkfs = {{ su = "128k", sw = 10 }}
+
+[[test]]
+tool = "engine"
+mode = ["write", "read"]
+block_size = "1m"
+size = "32m"
+direct = true
+{iozone}
+"""
+
+IOZONE = """
+[[test]]
+tool = "iozone"
+tests = ["write", "read"]
+record_size = "1m"
+file_size = "32m"
+threads = 1
+"""
+
+
+def disklab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "disklab.cli.main", *args],
+                          capture_output=True, text=True, timeout=900)
+
+
+def loops_of(image: Path) -> list[str]:
+    out = subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True).stdout
+    return [line.split(":")[0] for line in out.splitlines() if line]
+
+
+def test_four_configs_on_a_scratch_image(tmp_path: Path) -> None:
+    image = tmp_path / "scratch.img"
+    with_iozone = proc.which("iozone") is not None and "iozone" in tools.tool_names()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(image=image, iozone=IOZONE if with_iozone else ""))
+    library = tmp_path / "lib" / "library.sqlite3"
+    try:
+        done = disklab("run", str(plan), "--library", str(library), "--json")
+        assert done.returncode == 0, done.stderr + done.stdout[-3000:]
+        events = [json.loads(x) for x in done.stdout.splitlines()]
+        applied = {e["config"]: e for e in events if e["event"] == "ConfigApplied"}
+        assert list(applied) == ["ext4 default", "ext4 nodelalloc", "ext4 data=journal 16m",
+                                 "xfs su=128k sw=10"]
+        journal = applied["ext4 data=journal 16m"]["readback"]
+        assert "data=journal" in json.dumps(journal)
+        assert journal["mismatches"] == [] or applied["ext4 data=journal 16m"]["mismatches"] == []
+        assert "nodelalloc" in json.dumps(applied["ext4 nodelalloc"]["readback"])
+        torn = [e["config"] for e in events if e["event"] == "ConfigTornDown"]
+        assert torn == list(applied)
+
+        shown = json.loads(disklab("show", "four configs", "--library", str(library),
+                                   "--json").stdout)
+        by_config: dict[str, set[tuple[str, str]]] = {}
+        for r in shown["results"]:
+            if ":" not in r["metric"] and r["metric"] in ("write", "read"):
+                by_config.setdefault(r["config"], set()).add((r["tool"], r["metric"]))
+                assert r["mean"] > 0
+        expected = {("engine", "write"), ("engine", "read")}
+        if with_iozone:
+            expected |= {("iozone", "write"), ("iozone", "read")}
+        assert by_config == dict.fromkeys(applied, expected)
+        text = disklab("show", "four configs", "--library", str(library)).stdout
+        assert "xfs su=128k sw=10" in text and "ext4 nodelalloc" in text
+    finally:
+        mounts = Path("/proc/self/mountinfo").read_text()
+        leftover_loops = loops_of(image)
+        for dev in leftover_loops:  # never leave the machine changed, even when failing
+            subprocess.run(["umount", dev], check=False, capture_output=True)
+            subprocess.run(["losetup", "-d", dev], check=False)
+    assert "disklab-mnt-" not in mounts
+    assert leftover_loops == []
+    assert not image.exists()

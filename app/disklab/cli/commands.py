@@ -246,6 +246,8 @@ def _detect(text: str) -> str | None:
     import importlib
 
     for name in ("fio", "bonnie", "iozone", "dd"):
+        if name not in tools.tool_names():
+            continue
         module = importlib.import_module(f"disklab.core.tools.{name}")
         if module.sniff(text):
             return name

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.conftest import ScratchFs
 
 from disklab.core import filesystems, proc
 from disklab.core.errors import SafetyError, ToolError
@@ -80,7 +81,7 @@ def test_four_configs_applied_read_back_and_torn_down(helper: Privileged, tmp_pa
         for config in CONFIGS:
             rb = scratch.apply(config, dev, mnt)
             assert rb["mismatches"] == [], (config.label, rb["mismatches"])
-            assert rb["fs"] == config.fs and rb["errors"] == []
+            assert rb["fs"] == config.fs and rb["errors"] == [], (config.label, rb["errors"])
             assert os.path.ismount(mnt)
             readbacks[config.label] = rb
             scratch.release(dev)
@@ -208,3 +209,16 @@ def test_leftovers_of_a_killed_run_are_recovered(tmp_path: Path) -> None:
             run.kill()
             run.wait()
         force_clean(image, [mnt])
+
+
+def test_a_directory_target_is_read_back_as_is(helper: Privileged, scratch_fs: ScratchFs
+                                                ) -> None:
+    from disklab.core.setup import readback_directory
+
+    rb = readback_directory(str(scratch_fs.mountpoint), helper)
+    assert rb["fs"] == "ext4" and rb["device"] == scratch_fs.device
+    assert rb["errors"] == [] and rb["has_journal"]
+    assert rb["commands"][0] == ["blockdev", "--getra", scratch_fs.device]
+    # conftest's mkfs: "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0" on 1 GiB
+    assert rb["block_size"] == 4096 and rb["block_count"] == 262144
+    assert readback_directory(str(scratch_fs.mountpoint))["block_size"] == 4096

@@ -221,6 +221,13 @@ class _Raw:
 
 def list_devices(library_path: str | None = None) -> list[Device]:
     """Every block device with its facts and safety class, in lsblk order."""
+    return _scan(library_path, None)
+
+
+def _scan(library_path: str | None, only: str | None) -> list[Device]:
+    """All devices; signatures are probed (blkid -p, root only) for every device, or with
+    `only` for that device and what is built on it: a probe opens the device, and opening
+    other people's devices for nothing delays their loop detaches."""
     _settle()
     rows = _lsblk()
     raws: dict[str, _Raw] = {}
@@ -230,7 +237,6 @@ def list_devices(library_path: str | None = None) -> list[Device]:
     swaps = _swaps()
     mounts = _mounts_by_devno()
     lib_devno, lib_mount = _library_device(library_path)
-    is_root = os.geteuid() == 0
     for k, r in raws.items():
         sys_dir = SYS_BLOCK / k
         r.holders = sorted(os.listdir(sys_dir / "holders")) if (sys_dir / "holders").is_dir() \
@@ -244,12 +250,27 @@ def list_devices(library_path: str | None = None) -> list[Device]:
         r.mountpoints = list(dict.fromkeys(mps))
         r.fstype = r.row.get("fstype")
         r.pttype = r.row.get("pttype")
-        if is_root and int(r.row.get("size") or 0) > 0:
+    probe = set(raws) if only is None else _built_on(only, raws)
+    for k, r in raws.items():
+        if os.geteuid() == 0 and k in probe and int(r.row.get("size") or 0) > 0:
             probed = _blkid("/dev/" + k)
             r.fstype = probed.get("TYPE") or r.fstype
             r.pttype = probed.get("PTTYPE") or r.pttype
         _own_reasons(r, swaps, lib_devno, lib_mount)
     return [_device(raws[k], raws) for k in raws]
+
+
+def _built_on(name: str, raws: dict[str, _Raw]) -> set[str]:
+    """`name` and everything on it (partitions, holders), recursively."""
+    found: set[str] = set()
+    stack = [name]
+    while stack:
+        k = stack.pop()
+        if k in found or k not in raws:
+            continue
+        found.add(k)
+        stack += raws[k].children
+    return found
 
 
 def _own_reasons(r: _Raw, swaps: set[str], lib_devno: str | None, lib_mount: str | None) -> None:
@@ -351,7 +372,7 @@ def _sys_serial(kname: str) -> str | None:
 def classify(path: str, library_path: str | None = None) -> Device:
     """The device behind any alias of `path`, read now. SafetyError if it is not a device."""
     kname = kernel_name(path)
-    for dev in list_devices(library_path):
+    for dev in _scan(library_path, kname):
         if dev.name == kname:
             return dev
     raise SafetyError(f"{path} ({kname}) is not listed by lsblk")

@@ -21,6 +21,7 @@ import os
 import signal
 import stat
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -34,6 +35,7 @@ PROTOCOL = 1
 TAIL = 4000  # characters of each command's output kept in "ran"
 FORBIDDEN_PREFIXES = ("/proc", "/sys", "/dev", "/run", "/etc", "/bin", "/sbin", "/lib", "/usr",
                       "/boot")
+DETACH_WAIT = 5.0  # seconds for a deferred loop detach to complete
 TIMEOUTS = {"mkfs": 4 * 3600.0, "wipefs": 300.0, "mount": 600.0, "umount": 1800.0,
             "default": 300.0}
 
@@ -157,9 +159,9 @@ class Helper:
         return {"device": device, "image": image, "created": True, "direct_io": direct,
                 "inode": os.stat(image).st_ino, "identity": devices.identity(device)}
 
-    def _loops_of(self, image: str) -> list[str]:
-        done = self.run(("losetup", "--associated", image, "--json", "--output", "NAME"),
-                        check=False)
+    def _loops_of(self, image: str, log: bool = True) -> list[str]:
+        argv = ("losetup", "--associated", image, "--json", "--output", "NAME")
+        done = self.run(argv, check=False) if log else proc.run(argv, timeout=30)
         try:
             rows = json.loads(done.stdout or "{}").get("loopdevices", [])
         except ValueError:
@@ -185,13 +187,20 @@ class Helper:
                                   "unmount first")
             self.run(("losetup", "--detach", loop))
             detached.append(loop)
+        # A device still open elsewhere (a udev or blkid probe) is detached by the kernel at its
+        # last close: wait a little for that, so that what is reported detached is gone.
+        pending = self._loops_of(image, log=False)
+        deadline = time.monotonic() + DETACH_WAIT
+        while pending and set(pending) <= set(detached) and time.monotonic() < deadline:
+            time.sleep(0.1)
+            pending = self._loops_of(image, log=False)
         removed = False
-        if remove and os.path.isfile(image) and not self._loops_of(image):
+        if remove and os.path.isfile(image) and set(pending) <= set(detached):
             entry: dict[str, Any] = {"argv": ["unlink", image], "builtin": True, "returncode": 0}
             self.ran.append(entry)
             os.unlink(image)
             removed = True
-        return {"detached": detached, "removed": removed}
+        return {"detached": detached, "removed": removed, "pending": pending}
 
     def _checked_config(self, args: dict[str, Any]) -> FsConfig:
         table = _arg(args, "config", dict)

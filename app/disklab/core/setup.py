@@ -193,6 +193,34 @@ class Scratch:
         return done
 
 
+def readback_directory(directory: str, priv: Privileged | None = None) -> dict[str, Any]:
+    """The read-back of the filesystem holding a directory target (its single 'as is' config).
+    With `priv` the superblock tools run as root; without, what a user can read (dumpe2fs on
+    a root-only device is then listed under "errors"). Never raises."""
+    from disklab.core.hostinfo import filesystem_of
+
+    fs = filesystem_of(directory)
+    source, mountpoint, fstype = fs.get("source", ""), fs.get("mountpoint"), fs.get("fstype")
+    if not source.startswith("/dev/") or not os.path.exists(source):
+        options = [o for o in f"{fs.get('options', '')},{fs.get('super_options', '')}".split(",")
+                   if o]
+        return {"device": source or None, "mountpoint": mountpoint, "fs": fstype,
+                "mount_options": list(dict.fromkeys(options)), "raw": {},
+                "errors": [f"{source or directory} is not a block device: no superblock facts"]}
+    if priv is not None:
+        try:
+            result = priv.request("readback", device=source, mountpoint=mountpoint,
+                                  fstype=fstype)
+            rb = dict(result["readback"])
+            rb["commands"] = [c.get("argv") for c in result.get("ran", [])]
+            return rb
+        except DisklabError as e:
+            rb = filesystems.readback(source, mountpoint, fstype)
+            rb["errors"].append(f"privileged read-back failed: {e}")
+            return rb
+    return filesystems.readback(source, mountpoint, fstype)
+
+
 def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
           library_path: str | None) -> list[str]:
     """Undo one recorded step; the step leaves the record only when it is really undone."""

@@ -4,15 +4,25 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench setup system-packages clean
+.PHONY: run test lint bench setup system-packages clean desktop
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[gui,dev]'
+	-$(MAKE) -s desktop
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# The launcher and icon for the desktop's menu, pointing at this checkout's venv.
+APPS := $(HOME)/.local/share/applications
+desktop:
+	mkdir -p $(APPS)
+	sed "s|^Exec=.*|Exec=$(abspath $(VENV))/bin/disklab gui|" resources/disklab.desktop \
+		> $(APPS)/disklab.desktop
+	install -Dm644 resources/icons/disklab.svg \
+		$(HOME)/.local/share/icons/hicolor/scalable/apps/disklab.svg
 
 system-packages:
 	bash scripts/install-system-packages.sh

@@ -4,7 +4,10 @@
 # or xvfb, and CI runs on such machines. Idempotent: does nothing when everything is there.
 set -euo pipefail
 
-PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xauth)
+PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xauth
+    # Qt's xcb platform plugin (the window under Xvfb and on X11 desktops)
+    libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0
+    libxcb-xkb1 libxkbcommon-x11-0 libegl1 libfontconfig1 libdbus-1-3)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

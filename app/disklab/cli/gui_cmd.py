@@ -13,8 +13,6 @@ import os
 import sys
 from pathlib import Path
 
-from disklab.core import charts
-
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 GUI_MISSING = ("disklab: the desktop window needs the GUI extras: "
                "pip install -e '.[gui]' (make run does this)")
@@ -78,7 +76,9 @@ def export_chart(args: argparse.Namespace) -> int:
             write_session_html(lib, sid, out)
             written = [out]
         elif fmt in ("png", "svg"):
-            specs = charts.session_charts(lib.results(sid), lib.samples(sid))
+            from disklab.gui.export import session_charts
+
+            specs = session_charts(lib, sid)
             if not specs:
                 print(f"disklab: session {sid} has no results to chart", file=sys.stderr)
                 return EXIT_FAILED

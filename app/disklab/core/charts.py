@@ -383,7 +383,7 @@ def comparison_markdown(c: Comparison) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in c.rows:
         name = f"{row} (baseline)" if row == c.baseline else row
-        cells = [cell_text(c.cells.get((row, col))) for col in c.columns]
+        cells = [cell_text(c.cells.get((row, col)), row != c.baseline) for col in c.columns]
         lines.append("| " + " | ".join([name, *cells]) + " |")
     return "\n".join(lines) + "\n"
 
@@ -699,7 +699,8 @@ def comparison_html_table(c: Comparison) -> HtmlTable:
     rows, classes = [], []
     for row in c.rows:
         name = f"{row} (baseline)" if row == c.baseline else row
-        rows.append((name, *(cell_text(c.cells.get((row, col))) for col in c.columns)))
+        rows.append((name, *(cell_text(c.cells.get((row, col)), row != c.baseline)
+                             for col in c.columns)))
         classes.append(("", *(f"num {delta_class(c, row, col)}" for col in c.columns)))
     return HtmlTable("Comparison (mean ± stddev, delta against the baseline)",
                      ("configuration", *c.columns), tuple(rows), tuple(classes))

@@ -1,0 +1,5 @@
+"""The desktop workbench: PySide6 + pyqtgraph over disklab.core (the only package that imports Qt).
+
+All work happens off the GUI thread: runs in a RunWorker on a QThread (worker.py), short blocking
+calls (device lists, plan checks) in a thread pool (threads.py). Plots redraw from a 10 Hz timer.
+"""

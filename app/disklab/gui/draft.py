@@ -1,0 +1,144 @@
+"""The plan being edited in the window: the TOML document as plain data (no Qt).
+
+The GUI's source of truth is the same TOML a user would write, so whatever the window builds
+can be saved, opened, run from the command line, and re-run from the library. Checking is
+core.plan's job; this module only edits and converts the text the user typed in a field.
+"""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
+
+
+def plan_takes_configs() -> bool:
+    from disklab.core import plan
+
+    return "config" in getattr(plan, "TOP_KEYS", ())
+
+
+def presets() -> list[Path]:
+    return sorted(PRESETS.glob("*.toml")) if PRESETS.is_dir() else []
+
+
+def parse_field(text: str, multi: bool = False) -> Any:
+    """What a user typed in a parameter field -> a TOML value.
+
+    'a, b' is a list (a matrix axis); for a `multi` parameter (iozone tests) 'write,read' is one
+    value and 'write,read | write' is an axis of two values. Numbers and true/false are typed.
+    """
+    text = text.strip()
+    if multi:
+        groups = [g.strip() for g in text.split("|") if g.strip()]
+        values = [[_scalar(v) for v in g.split(",") if v.strip()] for g in groups]
+        if len(values) == 1:
+            return values[0]
+        return values
+    items = [_scalar(v) for v in text.split(",") if v.strip()]
+    if not items:
+        return ""
+    return items[0] if len(items) == 1 else items
+
+
+def _scalar(text: str) -> Any:
+    t = text.strip()
+    low = t.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        return float(t)
+    except ValueError:
+        return t
+
+
+def field_text(value: Any, multi: bool = False) -> str:
+    """The inverse of parse_field, for filling a field from a plan."""
+    if multi and isinstance(value, list) and value and all(isinstance(v, list) for v in value):
+        return " | ".join(",".join(map(_show, g)) for g in value)
+    if isinstance(value, list | tuple):
+        return ", ".join(_show(v) for v in value)
+    return _show(value)
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+class PlanDraft:
+    """A TOML plan document being edited: top-level keys, [target], [[config]], [[test]]."""
+
+    def __init__(self, doc: dict[str, Any] | None = None):
+        self.doc: dict[str, Any] = doc or {
+            "name": "new plan",
+            "repeats": 1,
+            "drop_caches": False,
+            "stop_on_failure": False,
+            "target": {"directory": "/var/tmp"},
+            "test": [],
+        }
+        self.path: str | None = None
+
+    @classmethod
+    def from_text(cls, text: str, path: str | None = None) -> PlanDraft:
+        draft = cls(tomllib.loads(text))
+        draft.doc.setdefault("test", [])
+        draft.path = path
+        return draft
+
+    @classmethod
+    def load(cls, path: str | Path) -> PlanDraft:
+        return cls.from_text(Path(path).read_text(encoding="utf-8"), str(path))
+
+    def copy(self) -> PlanDraft:
+        d = PlanDraft(copy.deepcopy(self.doc))
+        d.path = self.path
+        return d
+
+    def to_text(self, include_configs: bool | None = None) -> str:
+        """The TOML text. [[config]] tables are left out when this build's plan format does
+        not take them (None: ask core.plan), so that the plan still runs as it is."""
+        if include_configs is None:
+            include_configs = plan_takes_configs()
+        doc = {k: v for k, v in self.doc.items() if v is not None and v != []}
+        if not include_configs:
+            doc.pop("config", None)
+        if "test" not in doc:
+            doc["test"] = []
+        return tomli_w.dumps(doc)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_text(include_configs=True), encoding="utf-8")
+        self.path = str(path)
+
+    # --- convenience accessors
+    @property
+    def tests(self) -> list[dict[str, Any]]:
+        return self.doc.setdefault("test", [])
+
+    @property
+    def configs(self) -> list[dict[str, Any]]:
+        return self.doc.setdefault("config", [])
+
+    def set(self, key: str, value: Any) -> None:
+        self.doc[key] = value
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.doc.get(key, default)
+
+    @property
+    def target(self) -> dict[str, Any]:
+        return self.doc.setdefault("target", {})

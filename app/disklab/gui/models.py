@@ -1,0 +1,97 @@
+"""Qt table models over plain rows from the library (lists of dicts), sortable and filterable."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class RowsModel(QAbstractTableModel):
+    """Columns are (title, function of a row -> display value). EditRole gives the sort key."""
+
+    def __init__(self, columns: Sequence[tuple[str, Callable[[dict[str, Any]], Any]]],
+                 parent: Any = None):
+        super().__init__(parent)
+        self.columns = list(columns)
+        self.rows: list[dict[str, Any]] = []
+
+    def set_rows(self, rows: list[dict[str, Any]]) -> None:
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.columns)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return self.columns[section][0]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        value = self.columns[index.column()][1](row)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return "" if value is None else str(value)
+        if role == Qt.ItemDataRole.UserRole:  # sort key
+            return value if isinstance(value, int | float) else str(value or "")
+        if role == Qt.ItemDataRole.ForegroundRole and self.columns[index.column()][0] == "status":
+            return STATUS_COLOURS.get(str(value))
+        return None
+
+    def row(self, r: int) -> dict[str, Any]:
+        return self.rows[r]
+
+
+STATUS_COLOURS = {
+    "finished": QColor(30, 140, 60),
+    "failed": QColor(200, 40, 40),
+    "cancelled": QColor(190, 120, 0),
+    "interrupted": QColor(190, 120, 0),
+    "running": QColor(30, 110, 200),
+}
+
+
+def when(t: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
+
+
+def _device(s: dict[str, Any]) -> str:
+    host = s.get("host") or {}
+    dev = host.get("device") or {}
+    model = dev.get("model") or ""
+    return " ".join(p for p in (str(dev.get("name", "")), str(model)) if p)
+
+
+def _fs(s: dict[str, Any]) -> str:
+    fs = (s.get("host") or {}).get("filesystem") or {}
+    return str(fs.get("fstype", "") or "")
+
+
+SESSION_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
+    ("id", lambda s: s["id"]),
+    ("name", lambda s: s.get("name", "")),
+    ("date", lambda s: when(s.get("started"))),
+    ("device", _device),
+    ("filesystem", _fs),
+    ("tools", lambda s: ", ".join(s.get("tools") or [])),
+    ("cases", lambda s: s.get("cases", "")),
+    ("status", lambda s: s.get("status", "")),
+    ("tags", lambda s: ", ".join(s.get("tags") or [])),
+]
+
+
+def sessions_model(parent: Any = None) -> RowsModel:
+    return RowsModel(SESSION_COLUMNS, parent)

@@ -1,0 +1,1 @@
+"""One module per page of the window: Target, Configurations, Test matrix, Run, Library, Compare."""

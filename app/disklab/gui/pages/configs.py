@@ -1,0 +1,414 @@
+"""Configurations page: the filesystem configurations to compare, in order.
+
+Each configuration is a [[config]] table of the plan (label, fs, mkfs options, mount options,
+read-ahead, scheduler). The form shows the options of the chosen filesystem, taken from
+core.filesystems (MKFS_OPTIONS, MOUNT_OPTIONS), so the page offers exactly what the core can
+apply; each field's problem from filesystems.config_from_toml is shown at that field, and the
+exact mkfs and mount argv are previewed live. Without core.filesystems the page offers only
+'as is' and says why.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from disklab.gui.draft import _scalar, plan_takes_configs
+from disklab.gui.state import Workbench
+
+AS_IS = "as is (no format)"
+JOURNAL_MODES = ("", "ordered", "journal", "writeback")
+COMPRESSION = ("", "zstd", "zstd:1", "zstd:3", "zlib", "lzo", "no")
+# mount options with their own widget: (name, kind, label, filesystems)
+MOUNT_FIELDS = (
+    ("data", "choice", "journal mode (data=)", ("ext3", "ext4")),
+    ("noatime", "flag", "noatime", ("ext2", "ext3", "ext4", "xfs", "btrfs")),
+    ("nodelalloc", "flag", "nodelalloc", ("ext4",)),
+    ("commit", "value", "commit interval (s)", ("ext3", "ext4", "btrfs")),
+    ("compress", "choice", "compression", ("btrfs",)),
+)
+
+
+def filesystems_module() -> Any | None:
+    try:
+        from disklab.core import filesystems
+    except ImportError:
+        return None
+    return filesystems
+
+
+
+
+def check_config(table: dict[str, Any], index: int, device: str = "/dev/TARGET"
+                 ) -> tuple[list[str], dict[str, str]]:
+    """(argv lines to preview, {field key: problem}) for one [[config]] table.
+
+    Field keys are 'label', 'fs', 'mkfs.NAME', 'mount', 'readahead', 'scheduler'."""
+    fsmod = filesystems_module()
+    if fsmod is None:
+        return [], {}
+    config, problems = fsmod.config_from_toml(table, index)
+    errors: dict[str, str] = {}
+    prefix = f"config[{index}]."
+    for key, message in problems:
+        field = key.removeprefix(prefix)
+        if field.startswith("mount"):
+            field = "mount"
+        errors.setdefault(field, message)
+    if config is None:
+        return [], errors
+    lines: list[str] = []
+    if config.fs is None:
+        return ["(the target's filesystem is used as it is: nothing is formatted)"], errors
+    try:
+        if "journal_device" in config.mkfs:
+            lines.append(" ".join(fsmod.journal_dev_argv(config, config.mkfs["journal_device"])))
+        lines.append(" ".join(fsmod.wipefs_argv(device)))
+        lines.append(" ".join(fsmod.mkfs_argv(config, device)))
+        lines.append(" ".join(fsmod.mount_argv(config, device, "/run/disklab/mnt")))
+        if config.readahead is not None:
+            lines.append(" ".join(fsmod.setra_argv(device, config.readahead)))
+        if config.scheduler:
+            lines.append(f"echo {config.scheduler} > /sys/block/…/queue/scheduler")
+    except Exception as e:  # ConfigError: already in errors, but say it here too
+        lines.append(f"(cannot build the commands: {e})")
+    return lines, errors
+
+
+class ConfigsPage(QWidget):
+    title = "Configurations"
+
+    def __init__(self, wb: Workbench, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.wb = wb
+        self.fsmod = filesystems_module()
+        self.supported = self.fsmod is not None
+        self.fields: dict[str, QWidget] = {}
+        self.errors: dict[str, QLabel] = {}
+        self.problems: dict[str, str] = {}
+        lay = QVBoxLayout(self)
+        intro = QLabel("<b>Filesystem configurations to compare.</b> Each case of the test "
+                       "matrix runs once per configuration: DiskLab formats and mounts the "
+                       "target for each, reads back what applied, and tears it down.")
+        intro.setWordWrap(True)
+        lay.addWidget(intro)
+        self.note = QLabel()
+        self.note.setWordWrap(True)
+        lay.addWidget(self.note)
+        body = QHBoxLayout()
+        left = QVBoxLayout()
+        self.list = QListWidget()
+        self.list.currentRowChanged.connect(self._show)
+        left.addWidget(self.list, 1)
+        buttons = QHBoxLayout()
+        self.add_btn = QPushButton("Add")
+        self.dup_btn = QPushButton("Duplicate")
+        self.del_btn = QPushButton("Remove")
+        self.up_btn = QPushButton("↑")
+        self.down_btn = QPushButton("↓")
+        for b, fn in ((self.add_btn, lambda: self.add_config()), (self.dup_btn, self.duplicate),
+                      (self.del_btn, self.remove), (self.up_btn, lambda: self.move(-1)),
+                      (self.down_btn, lambda: self.move(1))):
+            b.clicked.connect(fn)
+            buttons.addWidget(b)
+        left.addLayout(buttons)
+        body.addLayout(left, 1)
+
+        right = QVBoxLayout()
+        self.form_box = QGroupBox("Configuration")
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        self.form_host = QWidget()
+        self.form = QFormLayout(self.form_host)
+        scroll.setWidget(self.form_host)
+        fl = QVBoxLayout(self.form_box)
+        fl.addWidget(scroll)
+        right.addWidget(self.form_box, 1)
+        right.addWidget(QLabel("Will run (for each configuration, on the target device):"))
+        self.preview = QPlainTextEdit()
+        self.preview.setReadOnly(True)
+        self.preview.setMaximumHeight(110)
+        self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        right.addWidget(self.preview)
+        body.addLayout(right, 3)
+        lay.addLayout(body, 1)
+
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(200)
+        self._timer.timeout.connect(self._store)
+        self._loading = False
+        wb.draft_changed.connect(self.load_draft)
+        self.load_draft()
+
+    # --- list
+    def _configs(self) -> list[dict[str, Any]]:
+        return self.wb.draft.configs
+
+    def load_draft(self) -> None:
+        if self._loading:
+            return
+        self.list.blockSignals(True)
+        row = self.list.currentRow()
+        self.list.clear()
+        if not self.supported:
+            self.note.setText("This build cannot format targets (disklab.core.filesystems is "
+                              "missing): runs use the target's filesystem as it is.")
+            self.list.addItem("as is (the target's filesystem, untouched)")
+        else:
+            note = ("Add the configurations to compare; with none, the target's filesystem is "
+                    "used as it is. Formatting needs a scratch image or a device target.")
+            if not plan_takes_configs():
+                note += (" <b>This build's runner cannot apply configurations yet:</b> they "
+                         "are checked here but left out of the plan it runs.")
+            self.note.setText(note)
+            for c in self._configs():
+                self.list.addItem(str(c.get("label", "?")))
+        for w in (self.add_btn, self.dup_btn, self.del_btn, self.up_btn, self.down_btn,
+                  self.form_box):
+            w.setEnabled(self.supported)
+        self.list.blockSignals(False)
+        if self.list.count():
+            self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
+            self._show(self.list.currentRow())
+        else:
+            self._build_form(None)
+
+    def add_config(self, config: dict[str, Any] | None = None) -> None:
+        configs = self._configs()
+        configs.append(config or {"label": f"ext4 #{len(configs) + 1}", "fs": "ext4",
+                                  "mount": ["noatime"]})
+        self.wb.touch()
+        self.list.setCurrentRow(len(configs) - 1)
+
+    def duplicate(self) -> None:
+        row = self.list.currentRow()
+        configs = self._configs()
+        if 0 <= row < len(configs):
+            c = copy.deepcopy(configs[row])
+            c["label"] = f"{c.get('label', 'config')} copy"
+            configs.insert(row + 1, c)
+            self.wb.touch()
+            self.list.setCurrentRow(row + 1)
+
+    def remove(self) -> None:
+        row = self.list.currentRow()
+        configs = self._configs()
+        if 0 <= row < len(configs):
+            del configs[row]
+            self.wb.touch()
+
+    def move(self, step: int) -> None:
+        row = self.list.currentRow()
+        configs = self._configs()
+        new = row + step
+        if 0 <= row < len(configs) and 0 <= new < len(configs):
+            configs[row], configs[new] = configs[new], configs[row]
+            self.wb.touch()
+            self.list.setCurrentRow(new)
+
+    # --- form
+    def _show(self, row: int) -> None:
+        configs = self._configs() if self.supported else []
+        self._build_form(configs[row] if 0 <= row < len(configs) else None)
+
+    def _add_field(self, key: str, label: str, widget: QWidget, tip: str = "") -> None:
+        if tip:
+            widget.setToolTip(tip)
+        self.form.addRow(label, widget)
+        err = QLabel()
+        err.setStyleSheet("color:#d33")
+        err.setWordWrap(True)
+        err.hide()
+        self.form.addRow("", err)
+        self.fields[key] = widget
+        self.errors[key] = err
+        if isinstance(widget, QLineEdit):
+            widget.textEdited.connect(self._timer.start)
+        elif isinstance(widget, QCheckBox):
+            widget.toggled.connect(self._timer.start)
+        elif isinstance(widget, QComboBox):
+            widget.currentTextChanged.connect(self._timer.start)
+
+    def _build_form(self, c: dict[str, Any] | None) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self.fields.clear()
+        self.errors.clear()
+        if c is None or self.fsmod is None:
+            self.preview.setPlainText("")
+            return
+        fsmod = self.fsmod
+        fs = c.get("fs")
+        label = QLineEdit(str(c.get("label", "")))
+        self._add_field("label", "Label", label, "the name of this configuration in results")
+        fs_box = QComboBox()
+        fs_box.addItems([AS_IS, *fsmod.FILESYSTEMS])
+        fs_box.setCurrentText(fs or AS_IS)
+        self._add_field("fs", "Filesystem", fs_box)
+        fs_box.currentTextChanged.connect(self._fs_changed)
+        mkfs = dict(c.get("mkfs") or {})
+        if fs:
+            self.form.addRow(QLabel("<b>mkfs</b>"))
+            for name, opt in fsmod.MKFS_OPTIONS.items():
+                if fs not in opt.fs:
+                    continue
+                value = mkfs.get(name)
+                if opt.kind == "bool":
+                    w: QWidget = QCheckBox()
+                    w.setChecked(bool(value))
+                elif opt.kind == "choice" or opt.choices:
+                    w = QComboBox()
+                    w.addItems(["", *map(str, opt.choices)])
+                    w.setCurrentText("" if value is None else str(value))
+                else:
+                    w = QLineEdit("" if value is None else str(value))
+                    w.setPlaceholderText("default")
+                self._add_field(f"mkfs.{name}", name.replace("_", " "), w, opt.help)
+            self.form.addRow(QLabel("<b>mount</b>"))
+        mount = [str(o) for o in c.get("mount") or []]
+        rest = list(mount)
+        for name, kind, text, fss in MOUNT_FIELDS:
+            if not fs or fs not in fss:
+                continue
+            current = next((o for o in mount if o == name or o.startswith(name + "=")), None)
+            if current is not None:
+                rest.remove(current)
+            value = current.split("=", 1)[1] if current and "=" in current else ""
+            if kind == "flag":
+                w = QCheckBox()
+                w.setChecked(current is not None)
+            elif kind == "choice":
+                w = QComboBox()
+                w.setEditable(name == "compress")
+                w.addItems(list(JOURNAL_MODES if name == "data" else COMPRESSION))
+                w.setCurrentText(value)
+            else:
+                w = QLineEdit(value)
+                w.setPlaceholderText("default")
+            self._add_field(f"mount.{name}", text, w, f"mount -o {name}")
+        if fs:
+            other = QLineEdit(", ".join(rest))
+            other.setPlaceholderText("other mount options, comma separated")
+            self._add_field("mount", "other options", other,
+                            "known: " + ", ".join(sorted(
+                                n for n, o in fsmod.MOUNT_OPTIONS.items() if fs in o.fs)))
+        self.form.addRow(QLabel("<b>device</b>"))
+        ra = QLineEdit("" if c.get("readahead") is None else str(c.get("readahead")))
+        ra.setPlaceholderText("leave as is")
+        self._add_field("readahead", "read-ahead (512-byte sectors)", ra,
+                        "blockdev --setra; 256 = 128 KiB, 8192 = 4 MiB")
+        sched = QComboBox()
+        sched.addItems(["", *fsmod.SCHEDULERS])
+        sched.setCurrentText(str(c.get("scheduler") or ""))
+        self._add_field("scheduler", "I/O scheduler", sched)
+        self._check(c)
+
+    def _fs_changed(self, _text: str) -> None:
+        self._store()
+        # rebuild after this signal returns: the combo box emitting it is part of the form
+        QTimer.singleShot(0, lambda: self._show(self.list.currentRow()))
+
+    def table_from_form(self) -> dict[str, Any]:
+        """The [[config]] table the form shows."""
+        def text(key: str) -> str:
+            w = self.fields.get(key)
+            if isinstance(w, QLineEdit):
+                return w.text().strip()
+            if isinstance(w, QComboBox):
+                return w.currentText().strip()
+            return ""
+
+        fs_text = text("fs")
+        fs = None if fs_text in ("", AS_IS) else fs_text
+        c: dict[str, Any] = {"label": text("label") or "config"}
+        if fs:
+            c["fs"] = fs
+        mkfs: dict[str, Any] = {}
+        mount: list[str] = []
+        for key, w in self.fields.items():
+            if key.startswith("mkfs."):
+                name = key[5:]
+                if isinstance(w, QCheckBox):
+                    if w.isChecked():
+                        mkfs[name] = True
+                elif text(key):
+                    mkfs[name] = _scalar(text(key))
+            elif key.startswith("mount."):
+                name = key[6:]
+                if isinstance(w, QCheckBox):
+                    if w.isChecked():
+                        mount.append(name)
+                elif text(key):
+                    mount.append(f"{name}={text(key)}")
+        mount += [o.strip() for o in text("mount").split(",") if o.strip()]
+        if fs and mkfs:
+            c["mkfs"] = mkfs
+        if fs and mount:
+            c["mount"] = mount
+        if text("readahead"):
+            c["readahead"] = _scalar(text("readahead"))
+        if text("scheduler"):
+            c["scheduler"] = text("scheduler")
+        return c
+
+    def _store(self) -> None:
+        row = self.list.currentRow()
+        configs = self._configs()
+        if not 0 <= row < len(configs) or "label" not in self.fields:
+            return
+        c = self.table_from_form()
+        configs[row] = c
+        item = self.list.item(row)
+        if item is not None:
+            item.setText(c["label"])
+        self._check(c)
+        self._loading = True
+        try:
+            self.wb.touch()
+        finally:
+            self._loading = False
+
+    def _check(self, c: dict[str, Any]) -> None:
+        row = max(self.list.currentRow(), 0)
+        device = self.wb.draft.target.get("device") or "/dev/TARGET"
+        lines, self.problems = check_config(c, row + 1, str(device))
+        for err in self.errors.values():
+            err.hide()
+        for key, message in self.problems.items():
+            err = self.errors.get(key) or self.errors.get(key.split(".")[0]) \
+                or self.errors.get("label")
+            if err is not None:
+                err.setText(message)
+                err.show()
+        self.preview.setPlainText("\n".join(lines) if lines else
+                                  "(fix the marked fields to see the commands)")
+
+    def set_field(self, key: str, value: Any) -> None:
+        """Change one form field as a user would (tests, keyboard users)."""
+        w = self.fields[key]
+        if isinstance(w, QCheckBox):
+            w.setChecked(bool(value))
+        elif isinstance(w, QComboBox):
+            w.setCurrentText(str(value))
+        elif isinstance(w, QLineEdit):
+            w.setText(str(value))
+            w.textEdited.emit(str(value))
+        self._store()

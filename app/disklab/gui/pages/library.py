@@ -1,0 +1,346 @@
+"""Library page: every session, sortable and filterable; a session's results, plan, host facts,
+warnings and transcripts; notes and tags; delete; run again; compare; export.
+
+Library reads are short SQLite queries on the GUI thread's own connection (the run's writes
+happen on the worker's connection, in WAL mode, so they never block these reads).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from disklab.core.charts import (
+    constant_params,
+    display_unit,
+    format_params,
+    format_value,
+    number,
+)
+from disklab.gui import export
+from disklab.gui.draft import PlanDraft
+from disklab.gui.models import sessions_model
+from disklab.gui.plots import ChartView
+from disklab.gui.state import Workbench
+
+
+class LibraryPage(QWidget):
+    title = "Library"
+    session_opened = Signal(object)
+
+    def __init__(self, wb: Workbench, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.wb = wb
+        self.lib: Any = None
+        self.current: dict[str, Any] | None = None
+        self.results: list[dict[str, Any]] = []
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter: name, device, tool, status, tag…")
+        self.filter.setClearButtonEnabled(True)
+        top.addWidget(self.filter, 1)
+        refresh = QPushButton("Refresh")
+        refresh.clicked.connect(self.refresh)
+        top.addWidget(refresh)
+        lay.addLayout(top)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.model = sessions_model(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setSortRole(Qt.ItemDataRole.UserRole)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+        self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.view.verticalHeader().hide()
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
+                                                          ResizeToContents)
+        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view.selectionModel().selectionChanged.connect(self._selected)
+        split.addWidget(self.view)
+
+        detail = QWidget()
+        dl = QVBoxLayout(detail)
+        dl.setContentsMargins(0, 0, 0, 0)
+        self.heading = QLabel("Select a session.")
+        dl.addWidget(self.heading)
+        edit = QHBoxLayout()
+        self.notes = QLineEdit()
+        self.notes.setPlaceholderText("notes")
+        self.tags = QLineEdit()
+        self.tags.setPlaceholderText("tags, comma separated")
+        save = QPushButton("Save notes and tags")
+        save.clicked.connect(self.save_notes)
+        edit.addWidget(self.notes, 3)
+        edit.addWidget(self.tags, 2)
+        edit.addWidget(save)
+        dl.addLayout(edit)
+        actions = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for key, text, fn in (("rerun", "Run again", self.rerun),
+                              ("compare", "Compare selected", self.compare_selected),
+                              ("html", "Export HTML…", lambda: self._export("html")),
+                              ("csv", "Export CSV…", lambda: self._export("csv")),
+                              ("md", "Markdown…", lambda: self._export("md")),
+                              ("png", "Chart PNG…", lambda: self._export("png")),
+                              ("svg", "Chart SVG…", lambda: self._export("svg")),
+                              ("delete", "Delete…", self.delete)):
+            b = QPushButton(text)
+            b.clicked.connect(fn)
+            b.setEnabled(False)
+            actions.addWidget(b)
+            self.buttons[key] = b
+        actions.addStretch(1)
+        dl.addLayout(actions)
+        self.tabs = QTabWidget()
+        self.results_table = QTableWidget(0, 7)
+        self.results_table.setHorizontalHeaderLabels(["config", "tool", "metric", "parameters",
+                                                      "mean", "± stddev", "n"])
+        self.results_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.results_table.horizontalHeader().setSectionResizeMode(
+            QHeaderView.ResizeMode.ResizeToContents)
+        self.results_table.setSortingEnabled(True)
+        self.results_table.horizontalHeader().setStretchLastSection(True)
+        self.tabs.addTab(self.results_table, "Results")
+        self.chart_host = chart_host = QWidget()
+        self._charts_for: Any = None
+        cl = QVBoxLayout(chart_host)
+        self.chart_pick = QComboBox()
+        self.chart_pick.currentIndexChanged.connect(self._show_chart)
+        cl.addWidget(self.chart_pick)
+        self.chart = ChartView()
+        cl.addWidget(self.chart, 1)
+        self.charts: list[Any] = []
+        self.tabs.addTab(chart_host, "Charts")
+        self.texts: dict[str, QPlainTextEdit] = {}
+        for key, title in (("plan", "Plan"), ("host", "Host and filesystem"),
+                           ("warnings", "Warnings and events"), ("transcript", "Transcripts")):
+            t = QPlainTextEdit()
+            t.setReadOnly(True)
+            t.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+            self.tabs.addTab(t, title)
+            self.texts[key] = t
+        self.tabs.currentChanged.connect(
+            lambda _i: self.tabs.currentWidget() is self.chart_host and self._load_charts())
+        dl.addWidget(self.tabs, 1)
+        split.addWidget(detail)
+        split.setSizes([260, 420])
+        lay.addWidget(split, 1)
+        wb.library_changed.connect(self.refresh)
+        self.refresh()
+
+    def _library(self) -> Any:
+        if self.lib is None:
+            self.lib = self.wb.open_library()
+        return self.lib
+
+    def close_library(self) -> None:
+        if self.lib is not None:
+            self.lib.close()
+            self.lib = None
+
+    def refresh(self) -> None:
+        selected = self.current["id"] if self.current else None
+        try:
+            rows = self._library().list_sessions()
+        except Exception as e:
+            self.heading.setText(f"Cannot read the library {self.wb.library_path}: {e}")
+            return
+        self.model.set_rows(rows)
+        if selected is not None:
+            self.select_session(selected)
+
+    def select_session(self, session_id: Any) -> bool:
+        for r, row in enumerate(self.model.rows):
+            if row["id"] == session_id:
+                index = self.proxy.mapFromSource(self.model.index(r, 0))
+                self.view.selectRow(index.row())
+                return True
+        return False
+
+    def selected_ids(self) -> list[int]:
+        rows = {self.proxy.mapToSource(i).row() for i in self.view.selectionModel().selectedRows()}
+        return [self.model.rows[r]["id"] for r in sorted(rows)]
+
+    def _selected(self) -> None:
+        ids = self.selected_ids()
+        for b in self.buttons.values():
+            b.setEnabled(bool(ids))
+        self.buttons["compare"].setEnabled(bool(ids))
+        if ids:
+            self.open_session(ids[0])
+
+    def open_session(self, session_id: int) -> None:
+        lib = self._library()
+        s = lib.session(session_id)
+        self.current = s
+        self.results = lib.results(session_id)
+        status = s["status"]
+        flag = " — interrupted: the app stopped during this run" if status == "interrupted" \
+            else ""
+        self.heading.setText(f"<b>{s['id']}: {s['name']}</b> ({status}){flag}")
+        self.notes.setText(s.get("notes") or "")
+        self.tags.setText(", ".join(s.get("tags") or []))
+        self._fill_results()
+        self.charts = []
+        self._charts_for = None
+        if self.tabs.currentWidget() is self.chart_host:
+            self._load_charts()
+        self.texts["plan"].setPlainText(s.get("plan_text") or "")
+        self.texts["host"].setPlainText(json.dumps(s.get("host") or {}, indent=2, default=str))
+        events = lib.events(session_id)
+        lines = [f"warning: {w}" for w in s.get("warnings") or []]
+        lines += [f"{e['kind']}: {json.dumps({k: v for k, v in e.items() if k not in ('t', 'kind')}, default=str)}"  # noqa: E501
+                  for e in events]
+        self.texts["warnings"].setPlainText("\n".join(lines))
+        self.texts["transcript"].setPlainText(self._transcripts(lib, session_id))
+        self.session_opened.emit(session_id)
+
+    def _load_charts(self) -> None:
+        """The session's charts, built when the Charts tab is first shown for it."""
+        if not self.current or self._charts_for == self.current["id"]:
+            return
+        self._charts_for = self.current["id"]
+        self.charts = export.session_charts(self._library(), self.current["id"])
+        self.chart_pick.blockSignals(True)
+        self.chart_pick.clear()
+        self.chart_pick.addItems([c.title for c in self.charts])
+        self.chart_pick.blockSignals(False)
+        self._show_chart(0)
+
+    def _show_chart(self, index: int) -> None:
+        self.chart.show_spec(self.charts[index] if 0 <= index < len(self.charts) else None)
+
+    def _transcripts(self, lib: Any, session_id: int, limit: int = 4000) -> str:
+        out: list[str] = []
+        for run in lib.runs(session_id):
+            out.append(f"=== {run['case_id']} repeat {run['repeat']}: {run['status']}"
+                       + (f" ({run['error']})" if run.get("error") else ""))
+            out.append("$ " + " ".join(run.get("argv") or []))
+            for _t, stream, text in lib.transcript(session_id, run["case_id"], run["repeat"]):
+                out.append(("! " if stream == "stderr" else "") + text)
+                if len(out) > limit:
+                    out.append("… (the rest is in the library; export JSON for everything)")
+                    return "\n".join(out)
+        return "\n".join(out)
+
+    def _fill_results(self) -> None:
+        common = constant_params(self.results)
+        if common:
+            self.heading.setText(self.heading.text() + "<br>every case: "
+                                 + format_params(common))
+        t = self.results_table
+        t.setSortingEnabled(False)
+        t.setRowCount(len(self.results))
+        for i, r in enumerate(self.results):
+            unit = r.get("unit", "")
+            shown, div = display_unit(unit)
+            cells = (r.get("config", ""), r.get("tool", ""), r.get("metric", ""),
+                     format_params(r.get("params") or {}, skip=common),
+                     format_value(r.get("mean"), unit),
+                     "" if r.get("stddev") is None else f"{number(r['stddev'] / div)} {shown}",
+                     str(r.get("n", "")))
+            for j, text in enumerate(cells):
+                t.setItem(i, j, QTableWidgetItem(str(text)))
+        t.setSortingEnabled(True)
+
+    def save_notes(self) -> None:
+        if not self.current:
+            return
+        lib = self._library()
+        sid = self.current["id"]
+        lib.set_notes(sid, self.notes.text())
+        wanted = {t.strip() for t in self.tags.text().split(",") if t.strip()}
+        have = set(self.current.get("tags") or [])
+        for tag in wanted - have:
+            lib.add_tag(sid, tag)
+        for tag in have - wanted:
+            lib.remove_tag(sid, tag)
+        self.current = lib.session(sid)
+        self.wb.library_changed.emit()
+
+    def delete(self, confirm: bool = True) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        if confirm:
+            answer = QMessageBox.question(
+                self, "Delete sessions",
+                f"Delete {len(ids)} session(s) ({', '.join(map(str, ids))}) with their results, "
+                "samples and transcripts? This cannot be undone.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        lib = self._library()
+        for sid in ids:
+            lib.delete_session(sid)
+        self.current = None
+        self.wb.library_changed.emit()
+
+    def rerun(self) -> None:
+        if not self.current or not self.current.get("plan_text"):
+            return
+        try:
+            draft = PlanDraft.from_text(self.current["plan_text"], self.current.get("plan_path"))
+        except ValueError as e:
+            QMessageBox.warning(self, "Cannot re-run", str(e))
+            return
+        self.wb.set_draft(draft)
+        self.wb.page_requested.emit("matrix")
+
+    def compare_selected(self) -> None:
+        ids = self.selected_ids()
+        if ids:  # one session: its configurations side by side
+            self.wb.compare_requested.emit(ids)
+
+    def _export(self, fmt: str) -> None:
+        if not self.current:
+            return
+        sid = self.current["id"]
+        path, _ = QFileDialog.getSaveFileName(self, f"Export session {sid}",
+                                              f"disklab-session-{sid}.{fmt}", f"*.{fmt}")
+        if path:
+            self.export(fmt, path)
+
+    def export(self, fmt: str, path: str) -> str:
+        sid = self.current["id"] if self.current else None
+        if sid is None:
+            raise ValueError("no session selected")
+        if fmt == "html":
+            export.write_session_html(self._library(), sid, path)
+        elif fmt == "csv":
+            export.write_session_csv(self._library(), sid, path)
+        elif fmt == "md":
+            export.write_session_markdown(self._library(), sid, path)
+        elif fmt in ("png", "svg") and Path(path).suffix:
+            self._load_charts()
+            self.chart.export(path)  # the chart shown
+        else:
+            export.write_charts(export.session_charts(self._library(), sid), path, fmt)
+        return path

@@ -1,0 +1,335 @@
+"""Run page: start, watch live and cancel. The heart of the window.
+
+Events arrive from the RunWorker as signals. Samples go into the plots' numpy buffers and log
+lines into a pending list; both are drawn from timers (plots at 10 Hz, the log at 5 Hz), so a
+chatty tool cannot flood the GUI thread. The case table fills as cases finish, with mean ±
+stddev over the repeats done so far.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from disklab.core.charts import format_value, number
+from disklab.core.events import (
+    CaseFailed,
+    CaseFinished,
+    CaseStarted,
+    ConfigApplied,
+    ConfigTornDown,
+    Event,
+    LogLine,
+    Notice,
+    Progress,
+    Sample,
+    SessionFinished,
+    SessionStarted,
+)
+from disklab.gui.pages.matrix import PlanSummary, check_plan, format_duration
+from disklab.gui.plots import LivePlots
+from disklab.gui.state import Workbench
+from disklab.gui.threads import run_in_background
+
+LOG_LINES = 5000  # the log pane keeps this many lines; the library keeps everything
+COLS = ("#", "status", "result", "config", "case")
+STATUS, RESULT = 1, 2
+
+
+class RunPage(QWidget):
+    title = "Run"
+    started = Signal()
+    finished = Signal(object, str)  # session id, status
+    case_done = Signal(str)  # case id
+
+    def __init__(self, wb: Workbench, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.wb = wb
+        self.rows: dict[str, int] = {}
+        self.repeats = 1
+        self.results: dict[str, dict[str, list[float]]] = {}
+        self.units: dict[str, str] = {}
+        self.failures: dict[str, str] = {}
+        self.phase: dict[str, str | None] = {}
+        self.status = "idle"
+        self.session_id: Any = None
+        self.events_seen = 0
+        self.progress_seen = 0
+        self._pending_log: list[str] = []
+        self._case_started = 0.0
+        self._run_count = 0
+
+        lay = QVBoxLayout(self)
+        top = QHBoxLayout()
+        self.start_btn = QPushButton("Start")
+        self.start_btn.setToolTip("Run the plan (F5)")
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setToolTip("Stop the tool and tear down (Esc)")
+        self.cancel_btn.setEnabled(False)
+        self.start_btn.clicked.connect(self.start)
+        self.cancel_btn.clicked.connect(self.cancel)
+        self.state_label = QLabel("Ready.")
+        self.state_label.setWordWrap(True)
+        top.addWidget(self.start_btn)
+        top.addWidget(self.cancel_btn)
+        top.addWidget(self.state_label, 1)
+        lay.addLayout(top)
+
+        bars = QHBoxLayout()
+        self.overall = QProgressBar()
+        self.overall.setRange(0, 1000)
+        self.overall.setFormat("overall %p%")
+        self.case_bar = QProgressBar()
+        self.case_bar.setRange(0, 1000)
+        self.case_bar.setFormat("case %p%")
+        self.case_label = QLabel("")
+        bars.addWidget(self.overall, 1)
+        bars.addWidget(self.case_bar, 1)
+        bars.addWidget(self.case_label, 1)
+        lay.addLayout(bars)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        upper = QSplitter(Qt.Orientation.Horizontal)
+        self.plots = LivePlots()
+        upper.addWidget(self.plots)
+        self.table = QTableWidget(0, len(COLS))
+        self.table.setHorizontalHeaderLabels(COLS)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
+                                                           ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        upper.addWidget(self.table)
+        upper.setSizes([640, 460])
+        split.addWidget(upper)
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(LOG_LINES)
+        self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        split.addWidget(self.log)
+        split.setSizes([520, 160])
+        lay.addWidget(split, 1)
+
+        self._log_timer = QTimer(self)
+        self._log_timer.setInterval(200)
+        self._log_timer.timeout.connect(self._flush_log)
+        self._log_timer.start()
+        self._clock = QTimer(self)
+        self._clock.setInterval(1000)
+        self._clock.timeout.connect(self._tick)
+        wb.runs.event.connect(self.on_event)
+        wb.runs.error.connect(self._on_error)
+        wb.runs.finished.connect(self._on_finished)
+
+    # --- control
+    def start(self) -> None:
+        if self.wb.runs.running:
+            return
+        self.start_btn.setEnabled(False)
+        self.state_label.setText("Checking the plan…")
+        text = self.wb.draft.to_text()
+        library = str(self.wb.library_path)
+        run_in_background(lambda: check_plan(text, library), self._start_checked, self)
+
+    def _start_checked(self, summary: PlanSummary | None, error: Exception | None) -> None:
+        if error is not None or summary is None or summary.errors or summary.plan is None:
+            problems = [str(error)] if error else (summary.errors if summary else [])
+            self.state_label.setText("<b>The plan cannot run:</b><br>" +
+                                     "<br>".join(problems[:6]))
+            self.start_btn.setEnabled(True)
+            return
+        self._reset()
+        self.status = "running"
+        self.cancel_btn.setEnabled(True)
+        self.state_label.setText(f"Running {summary.plan.name!r}…")
+        self.wb.runs.start(summary.plan, tuple(summary.warnings), self.wb.library_path)
+        self._clock.start()
+        self.started.emit()
+
+    def cancel(self) -> None:
+        if self.wb.runs.running:
+            self.status = "cancelling"
+            self.state_label.setText("Cancelling: stopping the tool and tearing down…")
+            self.cancel_btn.setEnabled(False)
+            self.wb.runs.cancel()
+
+    def _reset(self) -> None:
+        self.plots.clear()
+        self.table.setRowCount(0)
+        self.rows.clear()
+        self.results.clear()
+        self.units.clear()
+        self.failures.clear()
+        self.phase.clear()
+        self.log.clear()
+        self._pending_log.clear()
+        self.overall.setValue(0)
+        self.case_bar.setValue(0)
+        self.case_label.setText("")
+        self.session_id = None
+        self.events_seen = 0
+        self.progress_seen = 0
+
+    # --- events
+    def on_event(self, ev: Event) -> None:
+        self.events_seen += 1
+        if isinstance(ev, Sample):
+            self.plots.add_sample(ev.series, ev.t, ev.value)
+        elif isinstance(ev, LogLine):
+            self._pending_log.append(ev.text if ev.stream != "stderr" else f"! {ev.text}")
+        elif isinstance(ev, Progress):
+            self._on_progress(ev)
+        elif isinstance(ev, CaseStarted):
+            self._on_case_started(ev)
+        elif isinstance(ev, CaseFinished):
+            self._on_case_finished(ev)
+        elif isinstance(ev, CaseFailed):
+            self._on_case_failed(ev)
+        elif isinstance(ev, SessionStarted):
+            self._on_session_started(ev)
+        elif isinstance(ev, Notice):
+            self._pending_log.append(f"[{ev.level}] {ev.message}")
+            if ev.level != "info":
+                self.state_label.setText(f"{ev.level}: {ev.message}")
+        elif isinstance(ev, ConfigApplied):
+            self.plots.add_marker(ev.t, ev.config, low=True)
+            self._pending_log.append(f"[disklab] configuration {ev.config!r} applied")
+        elif isinstance(ev, ConfigTornDown):
+            self._pending_log.append(f"[disklab] configuration {ev.config!r} torn down")
+        elif isinstance(ev, SessionFinished):
+            self.status = ev.status
+            self.overall.setValue(1000 if ev.status == "finished" else self.overall.value())
+
+    def _on_session_started(self, ev: SessionStarted) -> None:
+        self.repeats = ev.repeats
+        self.table.setRowCount(len(ev.cases))
+        for row, case in enumerate(ev.cases):
+            self.rows[case.id] = row
+            for col, text in enumerate((str(case.index + 1), "waiting", "", case.config,
+                                        case.title())):
+                self.table.setItem(row, col, QTableWidgetItem(text))
+        for w in ev.warnings:
+            self._pending_log.append(f"[warning] {w}")
+
+    def _on_case_started(self, ev: CaseStarted) -> None:
+        self._case_started = time.monotonic()
+        self._run_count = ev.run_count
+        self.phase[ev.case.id] = None
+        self._set_cell(ev.case.id, STATUS, f"running {ev.repeat}/{self.repeats}",
+                       QColor(30, 110, 200))
+        self.plots.add_marker(ev.t, f"#{ev.case.index + 1} r{ev.repeat}")
+        self._pending_log.append("$ " + " ".join(ev.argv))
+        self.case_bar.setValue(0)
+        if ev.run_count:
+            self.state_label.setText(f"Run {ev.run_index + 1} of {ev.run_count}: "
+                                     f"{ev.case.title()} (repeat {ev.repeat})")
+
+    def _on_progress(self, ev: Progress) -> None:
+        self.progress_seen += 1
+        if ev.total_bytes and ev.done_bytes is not None:
+            self.case_bar.setValue(int(1000 * min(1.0, ev.done_bytes / ev.total_bytes)))
+        if ev.overall is not None:
+            self.overall.setValue(int(1000 * ev.overall))
+        eta = f", ETA {format_duration(ev.eta)}" if ev.eta is not None else ""
+        phase = f"{ev.phase}: " if ev.phase else ""
+        self.case_label.setText(f"{phase}{format_duration(ev.elapsed)} elapsed{eta}")
+        if ev.phase and ev.phase != self.phase.get(ev.case_id) and ev.phase != "done":
+            if self.phase.get(ev.case_id) is not None:
+                self.plots.add_marker(ev.t, ev.phase)
+            self.phase[ev.case_id] = ev.phase
+
+    def _on_case_finished(self, ev: CaseFinished) -> None:
+        per = self.results.setdefault(ev.case_id, {})
+        for m in ev.metrics:
+            if m.value is not None:
+                per.setdefault(m.name, []).append(m.value)
+                self.units[m.name] = m.unit
+        runs = max((len(v) for v in per.values()), default=0)
+        state = "done" if runs >= self.repeats else f"done {runs}/{self.repeats}"
+        self._set_cell(ev.case_id, STATUS, state, QColor(30, 140, 60))
+        self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
+        self.case_done.emit(ev.case_id)
+
+    def _on_case_failed(self, ev: CaseFailed) -> None:
+        self.failures[ev.case_id] = ev.error
+        self._set_cell(ev.case_id, STATUS, f"failed: {ev.error}", QColor(200, 40, 40))
+        if ev.transcript_tail:
+            self._pending_log.append(f"[failed] {ev.error}\n{ev.transcript_tail}")
+
+    def result_text(self, case_id: str) -> str:
+        """Main figures of a case: mean ± stddev over the repeats done (throughput first)."""
+        per = self.results.get(case_id, {})
+        names = sorted(per, key=lambda n: (":" in n, self.units.get(n) != "B/s", n))
+        main = [n for n in names if ":" not in n]
+        parts = []
+        for name in (main or names)[:2]:
+            values = per[name]
+            unit = self.units.get(name, "")
+            text = f"{name} {format_value(statistics.fmean(values), unit)}"
+            if len(values) >= 2:
+                from disklab.core.charts import display_unit
+
+                _shown, div = display_unit(unit)
+                text += f" ± {number(statistics.stdev(values) / div)}"
+            parts.append(text)
+        return "; ".join(parts)
+
+    def _set_cell(self, case_id: str, col: int, text: str, colour: QColor | None = None) -> None:
+        row = self.rows.get(case_id)
+        if row is None:
+            return
+        item = self.table.item(row, col)
+        if item is None:
+            item = QTableWidgetItem()
+            self.table.setItem(row, col, item)
+        item.setText(text)
+        if colour is not None:
+            item.setForeground(colour)
+
+    def _flush_log(self) -> None:
+        if self._pending_log:
+            lines = self._pending_log[-LOG_LINES:]
+            self._pending_log.clear()
+            self.log.appendPlainText("\n".join(lines))
+
+    def _tick(self) -> None:
+        if not self.wb.runs.running:
+            self._clock.stop()
+
+    def _on_error(self, text: str) -> None:
+        self._pending_log.append(f"[error] {text}")
+        self.state_label.setText("The run stopped on an error: see the log.")
+
+    def _on_finished(self, session_id: Any) -> None:
+        self._clock.stop()
+        self._flush_log()
+        self.session_id = session_id
+        self.start_btn.setEnabled(True)
+        self.cancel_btn.setEnabled(False)
+        if self.status in ("running", "cancelling"):
+            self.status = "failed"
+        failed = len(self.failures)
+        text = {"finished": "Finished.", "cancelled": "Cancelled; what finished is kept.",
+                "failed": f"Finished with {failed} failed case(s)."}.get(self.status,
+                                                                         self.status)
+        self.state_label.setText(f"{text} Session {session_id} is in the library.")
+        self.plots.redraw()
+        self.wb.library_changed.emit()
+        self.finished.emit(session_id, self.status)

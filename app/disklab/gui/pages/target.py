@@ -1,0 +1,330 @@
+"""Target page: a directory on a mounted filesystem, a scratch image, or a block device.
+
+Devices come from core.devices (lsblk, run in the thread pool) with their safety verdict; a
+refused device is shown disabled with the reason, and a destructive choice asks for the device
+path typed back. Targets the plan format does not support yet are shown disabled, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from disklab.core.units import GiB, human_bytes
+from disklab.gui.state import Workbench
+from disklab.gui.threads import run_in_background
+
+
+def supported_targets() -> set[str]:
+    """Target kinds the plan format accepts in this build ('directory' always; 'image' and
+    'format' (a device DiskLab formats) with the filesystem-configuration work)."""
+    try:
+        from disklab.core import plan
+    except ImportError:
+        return {"directory"}
+    return set(getattr(plan, "TARGET_KINDS", getattr(plan, "TARGET_KEYS", {"directory"})))
+
+
+def device_identity(dev: Any) -> str:
+    """'PATH SERIAL SIZE' as the plan's `confirm` must say it (core.devices.identity_of)."""
+    from disklab.core import devices
+
+    return str(devices.identity_of(dev))
+
+
+def list_devices(library: str | None = None) -> list[Any]:
+    """core.devices.list_devices() when that module exists (issue 4); raises ImportError else.
+    The library's path makes the device that holds it refused."""
+    from disklab.core import devices
+
+    return list(devices.list_devices(library))
+
+
+def free_space(devices: list[Any]) -> dict[str, int]:
+    """Free bytes of each mounted device's filesystem (statvfs of its first mountpoint)."""
+    out = {}
+    for d in devices:
+        for mp in _attr(d, "mountpoints", ()) or ():
+            try:
+                out[str(_attr(d, "path", ""))] = shutil.disk_usage(mp).free
+            except OSError:
+                continue
+            break
+    return out
+
+
+class TargetPage(QWidget):
+    title = "Target"
+    devices_loaded = Signal()
+
+    def __init__(self, wb: Workbench, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.wb = wb
+        self.devices: list[Any] = []
+        self.free: dict[str, int] = {}
+        self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
+        lay = QVBoxLayout(self)
+        intro = QLabel("<b>Where the tests run.</b> A directory on a mounted filesystem is never "
+                       "formatted; a scratch image or a device is formatted for each "
+                       "configuration.")
+        intro.setWordWrap(True)
+        lay.addWidget(intro)
+
+        box = QGroupBox("Target")
+        form = QFormLayout(box)
+        self.kind = QButtonGroup(self)
+        self.dir_radio = QRadioButton("Directory")
+        self.image_radio = QRadioButton("Scratch image (a loop device DiskLab makes and removes)")
+        self.device_radio = QRadioButton("Block device (chosen below)")
+        for i, r in enumerate((self.dir_radio, self.image_radio, self.device_radio)):
+            self.kind.addButton(r, i)
+        row = QHBoxLayout()
+        self.dir_edit = QLineEdit()
+        self.dir_edit.setPlaceholderText("/mnt/scratch")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row.addWidget(self.dir_edit, 1)
+        row.addWidget(browse)
+        form.addRow(self.dir_radio, row)
+        self.dir_info = QLabel()
+        form.addRow("", self.dir_info)
+        self.image_size = QSpinBox()
+        self.image_size.setRange(1, 4096)
+        self.image_size.setValue(4)
+        self.image_size.setSuffix(" GiB")
+        form.addRow(self.image_radio, self.image_size)
+        self.image_dir = QLineEdit("/var/tmp/disklab-scratch.img")
+        self.image_dir.setToolTip("a file DiskLab creates (sparse), attaches as a loop device "
+                                  "with direct I/O, formats per configuration and removes")
+        form.addRow("image file", self.image_dir)
+        form.addRow(self.device_radio, QLabel(""))
+        lay.addWidget(box)
+
+        dev_box = QGroupBox("Block devices")
+        dl = QVBoxLayout(dev_box)
+        self.device_note = QLabel()
+        self.device_note.setWordWrap(True)
+        dl.addWidget(self.device_note)
+        self.table = QTableWidget(0, 8)
+        self.table.setHorizontalHeaderLabels(["device", "model", "serial", "size", "free",
+                                              "rotational", "safety", "why"])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
+                                                           ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.itemSelectionChanged.connect(self._device_selected)
+        dl.addWidget(self.table)
+        refresh = QPushButton("Refresh")
+        refresh.clicked.connect(self.refresh_devices)
+        dl.addWidget(refresh, 0, Qt.AlignmentFlag.AlignLeft)
+        lay.addWidget(dev_box, 1)
+
+        supported = supported_targets()
+        if "image" not in supported:
+            why = "the plan format of this build has no scratch-image target yet"
+            self.image_radio.setEnabled(False)
+            self.image_radio.setToolTip(why)
+            self.image_size.setEnabled(False)
+            self.image_dir.setEnabled(False)
+        if "format" not in supported:
+            self.device_radio.setEnabled(False)
+            self.device_radio.setToolTip("the plan format of this build has no device target yet")
+        self.dir_edit.editingFinished.connect(self._apply)
+        self.image_size.valueChanged.connect(self._apply)
+        self.image_dir.editingFinished.connect(self._apply)
+        self.kind.idToggled.connect(lambda _i, on: on and self._apply())
+        wb.draft_changed.connect(self.load_draft)
+        self.load_draft()
+        self.refresh_devices()
+
+    # --- plan <-> form
+    def load_draft(self) -> None:
+        target = self.wb.draft.target
+        for w in (self.dir_edit, self.image_size, self.image_dir, self.kind):
+            w.blockSignals(True)
+        if "image" in target and self.image_radio.isEnabled():
+            self.image_radio.setChecked(True)
+            image = target["image"]
+            if isinstance(image, dict):
+                self.image_size.setValue(max(1, round(_gib(image.get("size", 4 * GiB)))))
+                self.image_dir.setText(str(image.get("path", "/var/tmp/disklab-scratch.img")))
+        elif "format" in target and self.device_radio.isEnabled():
+            self._confirmed = (str(target["format"]), str(target.get("confirm", "")))
+            self.device_radio.setChecked(True)
+        else:
+            self.dir_radio.setChecked(True)
+            self.dir_edit.setText(str(target.get("directory", "")))
+        for w in (self.dir_edit, self.image_size, self.image_dir, self.kind):
+            w.blockSignals(False)
+        self._dir_info()
+
+    def _apply(self) -> None:
+        target = self.wb.draft.target
+        target.clear()
+        if self.image_radio.isChecked():
+            target["image"] = {"path": self.image_dir.text().strip()
+                               or "/var/tmp/disklab-scratch.img",
+                               "size": f"{self.image_size.value()}g"}
+        elif self.device_radio.isChecked() and self._confirmed is not None:
+            target["format"], target["confirm"] = self._confirmed
+        else:
+            target["directory"] = self.dir_edit.text().strip()
+        self._dir_info()
+        self.wb.touch()
+
+    def set_image(self, path: str, size_gib: int) -> None:
+        """Choose a scratch image (as the radio button and fields do)."""
+        self.image_dir.setText(path)
+        self.image_size.setValue(size_gib)
+        self.image_radio.setChecked(True)
+        self._apply()
+
+    def set_directory(self, path: str) -> None:
+        self.dir_radio.setChecked(True)
+        self.dir_edit.setText(path)
+        self._apply()
+
+    def _browse(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Target directory", self.dir_edit.text())
+        if path:
+            self.set_directory(path)
+
+    def _dir_info(self) -> None:
+        path = self.dir_edit.text().strip()
+        if not path:
+            self.dir_info.setText("")
+            return
+        if not os.path.isdir(path):
+            self.dir_info.setText(f"<span style='color:#c33'>{path} does not exist</span>")
+            return
+        try:
+            usage = shutil.disk_usage(path)
+        except OSError as e:
+            self.dir_info.setText(str(e))
+            return
+        writable = os.access(path, os.W_OK | os.X_OK)
+        self.dir_info.setText(f"free {human_bytes(usage.free)} of {human_bytes(usage.total)}"
+                              + ("" if writable else " — not writable"))
+
+    # --- devices
+    def refresh_devices(self) -> None:
+        self.device_note.setText("Reading block devices…")
+        library = str(self.wb.library_path)
+        def read() -> tuple[list[Any], dict[str, int]]:
+            devices = list_devices(library)
+            return devices, free_space(devices)
+
+        run_in_background(read, self._devices_done, self)
+
+    def _devices_done(self, found: tuple[list[Any], dict[str, int]] | None,
+                      error: Exception | None) -> None:
+        devices, self.free = found if found else ([], {})
+        if isinstance(error, ImportError):
+            self.device_note.setText("Block devices are listed when this build has "
+                                     "disklab.core.devices (filesystem configuration work); "
+                                     "until then use a directory target.")
+            self.devices = []
+        elif error is not None:
+            self.device_note.setText(f"Could not read block devices: {error}")
+            self.devices = []
+        else:
+            self.devices = devices or []
+            self.device_note.setText("Devices marked refused cannot be used: the reason says "
+                                     "why. Choosing a usable device will ask you to type its "
+                                     "path, because its data will be destroyed.")
+        self._fill_devices()
+        self.devices_loaded.emit()
+
+    def _fill_devices(self) -> None:
+        self.table.setRowCount(len(self.devices))
+        for row, d in enumerate(self.devices):
+            safety = str(_attr(d, "safety", ""))
+            reasons = _attr(d, "reasons", ()) or ()
+            free = self.free.get(str(_attr(d, "path", "")))
+            cells = [str(_attr(d, "path", "")), str(_attr(d, "model", "") or ""),
+                     str(_attr(d, "serial", "") or ""), human_bytes(_attr(d, "size", 0) or 0),
+                     human_bytes(free) if free is not None else "",
+                     "yes" if _attr(d, "rotational", False) else "no",
+                     _badges(d, safety), "; ".join(map(str, reasons))]
+            refused = bool(_attr(d, "refused", safety in ("refused", "system")))
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if refused:
+                    item.setFlags(Qt.ItemFlag.NoItemFlags)
+                    item.setToolTip("; ".join(map(str, reasons)) or "refused")
+                self.table.setItem(row, col, item)
+
+    def _selected_device(self) -> Any | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows:
+            return None
+        return self.devices[rows[0].row()]
+
+    def _device_selected(self) -> None:
+        dev = self._selected_device()
+        if dev is None or not self.device_radio.isEnabled():
+            return
+        if not self.confirm_destroy(dev):
+            self.table.clearSelection()
+            return
+        self._confirmed = (str(_attr(dev, "path", "")), device_identity(dev))
+        self.device_radio.setChecked(True)
+        self._apply()
+
+    def confirm_destroy(self, dev: Any) -> bool:
+        """Show what will be destroyed and ask for the device path typed back."""
+        path = str(_attr(dev, "path", ""))
+        text, ok = QInputDialog.getText(
+            self, "Destroy the data on this device?",
+            f"Everything on {path} ({_attr(dev, 'model', '')}, serial {_attr(dev, 'serial', '')},"
+            f" {human_bytes(_attr(dev, 'size', 0) or 0)}) will be destroyed by mkfs and the "
+            f"tests.\nType the device path to confirm:")
+        return bool(ok and text.strip() == path)
+
+
+def _attr(obj: Any, name: str, default: Any) -> Any:
+    if isinstance(obj, dict):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _badges(dev: Any, safety: str) -> str:
+    flags = [safety] if safety else []
+    for name in ("system", "mounted", "member", "has_data"):
+        if _attr(dev, name, False):
+            flags.append(name.replace("_", " "))
+    return ", ".join(dict.fromkeys(flags))
+
+
+def _gib(value: Any) -> float:
+    if isinstance(value, int):
+        return value / GiB
+    from disklab.core.units import parse_size
+
+    try:
+        return parse_size(str(value)) / GiB
+    except ValueError:
+        return 4.0

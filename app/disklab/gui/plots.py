@@ -1,0 +1,223 @@
+"""Live plots of a run and static charts of results, with PNG and SVG export.
+
+Live plots keep each series in a SeriesBuffer and redraw at most 10 times a second from a QTimer
+(never per sample); curves use width-1 pens, clipToView and peak downsampling, so a run of many
+hours stays smooth (reliability-and-performance.md B3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters as pg_exporters
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from disklab.core.charts import PALETTE, ChartSpec
+from disklab.core.units import MiB
+from disklab.gui.buffers import SeriesBuffer
+
+REDRAW_MS = 100  # at most 10 redraws a second
+
+# series name -> (plot, label, scale divisor)
+LIVE_SERIES: dict[str, tuple[str, str, float]] = {
+    "app_write_bps": ("app", "write", MiB),
+    "app_read_bps": ("app", "read", MiB),
+    "device_write_bps": ("device", "write", MiB),
+    "device_read_bps": ("device", "read", MiB),
+    "dirty_bytes": ("memory", "Dirty", MiB),
+    "writeback_bytes": ("memory", "Writeback", MiB),
+    "cpu_pct": ("cpu", "CPU", 1.0),
+}
+PLOTS = (
+    ("app", "Application throughput", "MiB/s"),
+    ("device", "Device throughput", "MiB/s"),
+    ("memory", "Page cache", "MiB"),
+    ("cpu", "CPU", "%"),
+)
+
+
+def export_plot(item: pg.PlotItem | pg.GraphicsScene, path: str | Path, width: int = 1200) -> Path:
+    """Write a plot to PNG or SVG (by the file's extension) with pyqtgraph's exporters."""
+    path = Path(path)
+    if path.suffix.lower() == ".svg":
+        exporter = pg_exporters.SVGExporter(item)
+    else:
+        exporter = pg_exporters.ImageExporter(item)
+        exporter.parameters()["width"] = width
+    exporter.export(str(path))
+    return path
+
+
+def _pen(index: int, dashed: bool = False) -> QColor:
+    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+    return pg.mkPen(PALETTE[index % len(PALETTE)], width=1, style=style)
+
+
+class LivePlots(QWidget):
+    """Application and device throughput, Dirty/Writeback and CPU over time, x axes linked."""
+
+    def __init__(self, parent: QWidget | None = None, which: Sequence[str] | None = None):
+        super().__init__(parent)
+        which = tuple(which or (key for key, _t, _u in PLOTS))
+        self.layout_widget = pg.GraphicsLayoutWidget()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.layout_widget)
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.buffers: dict[str, SeriesBuffer] = {}
+        self.markers: list[pg.InfiniteLine] = []
+        self.t0: float | None = None
+        self._dirty = False
+        self.redraws = 0
+        first = None
+        for row, (key, title, unit) in enumerate(p for p in PLOTS if p[0] in which):
+            plot = self.layout_widget.addPlot(row=row, col=0, title=title)
+            plot.setLabel("left", unit)
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            plot.setClipToView(True)
+            plot.setDownsampling(auto=True, mode="peak")
+            plot.addLegend(offset=(-10, 5))
+            plot.setMouseEnabled(x=True, y=False)
+            if first is None:
+                first = plot
+            else:
+                plot.setXLink(first)
+            self.plots[key] = plot
+        self.plots[which[-1]].setLabel("bottom", "time (s)")
+        for i, (series, (plot_key, label, _div)) in enumerate(LIVE_SERIES.items()):
+            if plot_key not in self.plots:
+                continue
+            curve = self.plots[plot_key].plot(name=label, pen=_pen(i % 2 if plot_key != "cpu"
+                                                                   else 2))
+            curve.setClipToView(True)
+            curve.setDownsampling(auto=True, method="peak")
+            self.curves[series] = curve
+            self.buffers[series] = SeriesBuffer()
+        self.timer = QTimer(self)
+        self.timer.setInterval(REDRAW_MS)
+        self.timer.timeout.connect(self.redraw)
+        self.timer.start()
+
+    def clear(self) -> None:
+        for buf in self.buffers.values():
+            buf.clear()
+        for line in self.markers:
+            line.getViewBox().removeItem(line) if line.getViewBox() else None
+        self.markers.clear()
+        self.t0 = None
+        self._dirty = True
+        self.redraw()
+
+    def add_sample(self, series: str, t: float, value: float) -> None:
+        """Record one point; drawn at the next timer tick."""
+        spec = LIVE_SERIES.get(series)
+        if spec is None or series not in self.buffers:
+            return
+        if self.t0 is None:
+            self.t0 = t
+        self.buffers[series].append(t - self.t0, value / spec[2])
+        self._dirty = True
+
+    def add_marker(self, t: float, label: str, low: bool = False) -> None:
+        """A phase or case boundary: a dashed vertical line on every plot, labelled on the
+        first (at the top, or near the bottom for `low` markers such as configurations)."""
+        if self.t0 is None:
+            self.t0 = t
+        x = t - self.t0
+        for i, plot in enumerate(self.plots.values()):
+            line = pg.InfiniteLine(pos=x, angle=90, movable=False,
+                                   pen=pg.mkPen((128, 128, 128), width=1,
+                                                style=Qt.PenStyle.DashLine),
+                                   label=label if i == 0 else None,
+                                   labelOpts={"position": 0.1 if low else 0.92,
+                                              "color": (128, 128, 128)})
+            plot.addItem(line)
+            self.markers.append(line)
+
+    def redraw(self) -> None:
+        """Timer slot: push the buffers to the curves if anything arrived."""
+        if not self._dirty:
+            return
+        self._dirty = False
+        for series, curve in self.curves.items():
+            t, y = self.buffers[series].data()
+            curve.setData(t, y)
+        self.redraws += 1
+
+    def series_data(self, series: str) -> tuple[np.ndarray, np.ndarray]:
+        return self.buffers[series].data()
+
+
+class ChartView(pg.PlotWidget):
+    """Draws a core.charts.ChartSpec: grouped bars with error whiskers, or lines."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.spec: ChartSpec | None = None
+        self.plotItem.showGrid(x=False, y=True, alpha=0.2)
+
+    def show_spec(self, spec: ChartSpec | None) -> None:
+        item = self.plotItem
+        item.clear()
+        if item.legend is not None:
+            item.legend.scene().removeItem(item.legend) if item.legend.scene() else None
+            item.legend = None
+        self.spec = spec
+        item.setLogMode(x=False, y=False)
+        if spec is None:
+            item.setTitle("")
+            return
+        item.setTitle(spec.title)
+        item.setLabel("left", spec.y_label)
+        item.setLabel("bottom", spec.x_label)
+        item.addLegend(offset=(-10, 5))
+        bottom = item.getAxis("bottom")
+        if spec.kind == "bar":
+            n = max(len(spec.series), 1)
+            width = 0.8 / n
+            for k, s in enumerate(spec.series):
+                xs = np.array(s.x, dtype=float) - 0.4 + width * (k + 0.5)
+                ys = np.array(s.y, dtype=float)
+                colour = PALETTE[k % len(PALETTE)]
+                bars = pg.BarGraphItem(x=xs, height=ys, width=width * 0.95, brush=colour,
+                                       name=s.name)
+                item.addItem(bars)  # the legend picks up the named item
+                if s.err:
+                    err = pg.ErrorBarItem(x=xs, y=ys, height=2 * np.array(s.err, dtype=float),
+                                          beam=width * 0.3, pen=pg.mkPen("#444"))
+                    item.addItem(err)
+            bottom.setTicks([[(i, _short(c)) for i, c in enumerate(spec.categories)]])
+            item.setXRange(-0.6, len(spec.categories) - 0.4, padding=0)
+            top = max((y + (s.err[i] if s.err else 0.0) for s in spec.series
+                       for i, y in enumerate(s.y)), default=1.0)
+            item.setYRange(0, top * (1.12 + 0.06 * len(spec.series)), padding=0)  # legend room
+            return
+        else:
+            bottom.setTicks(None)
+            for k, s in enumerate(spec.series):
+                item.plot(list(s.x), list(s.y), name=s.name, pen=_pen(k),
+                          symbol="o" if len(s.x) <= 40 else None, symbolSize=5,
+                          symbolBrush=PALETTE[k % len(PALETTE)])
+            if spec.log_x:
+                item.setLogMode(x=True, y=False)
+            for x, label in spec.markers:
+                pen = pg.mkPen((128, 128, 128), style=Qt.PenStyle.DashLine)
+                item.addItem(pg.InfiniteLine(pos=x, angle=90, label=label, pen=pen))
+        item.enableAutoRange()
+
+    def export(self, path: str | Path) -> Path:
+        return export_plot(self.plotItem, path)
+
+
+def _short(text: str, n: int = 24) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def series_names() -> Sequence[str]:
+    return tuple(LIVE_SERIES)

@@ -1,0 +1,144 @@
+"""RunWorker: iterates core.runner.run_plan on its own QThread and re-emits every event.
+
+The events are frozen dataclasses, so they cross to the GUI thread as they are. The recorder
+(library writes) runs here too, on the worker's own Library connection, so the GUI thread never
+waits for SQLite. Cancel sets a threading.Event the runner checks between steps; the runner kills
+the tool's whole process tree and tears down.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from disklab.core.events import Event, Notice, SessionFinished
+from disklab.core.model import Plan
+
+
+class RunWorker(QObject):
+    """Lives on a QThread; `run` is its whole life."""
+
+    event = Signal(object)  # every core.events.Event, in order
+    error = Signal(str)  # an exception outside the runner's own events (traceback text)
+    done = Signal(object)  # session id (or None), after the recorder closed
+
+    def __init__(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path):
+        super().__init__()
+        self.plan = plan
+        self.warnings = warnings
+        self.library_path = str(library_path)
+        self.cancel_flag = threading.Event()
+        self.ended = threading.Event()  # set when run() is about to return
+        self.session_id: int | str | None = None
+        self.status: str | None = None
+
+    def cancel(self) -> None:
+        """Thread-safe: only sets a flag."""
+        self.cancel_flag.set()
+
+    def _recover(self, state_dir: str) -> None:
+        """Undo what a killed session left mounted or attached, and say so (shown, not stored:
+        the library records sessions, and this belongs to none)."""
+        try:
+            from disklab.core.setup import leftover_files, recover_leftovers
+        except ImportError:
+            return
+        if leftover_files(state_dir):
+            for line in recover_leftovers(state_dir, library_path=self.library_path):
+                self.event.emit(Notice(level="warning", t=time.time(),
+                                       message=f"cleaned up after an earlier run: {line}"))
+
+    @Slot()
+    def run(self) -> None:
+        from disklab.core.library import Library
+        from disklab.core.runner import run_plan
+
+        library = None
+        recorder = None
+        state_dir = str(Path(self.library_path).parent)
+        try:
+            library = Library.open(self.library_path)
+            self._recover(state_dir)
+            recorder = library.recorder()
+            for ev in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel_flag,
+                               state_dir=state_dir, library_path=self.library_path):
+                recorder.handle(ev)
+                if isinstance(ev, SessionFinished):
+                    self.status = ev.status
+                self.event.emit(ev)
+        except Exception:
+            self.error.emit(traceback.format_exc())
+        finally:
+            if recorder is not None:
+                try:
+                    recorder.close()
+                    self.session_id = recorder.session_id
+                except Exception:
+                    self.error.emit(traceback.format_exc())
+            if library is not None:
+                library.close()
+            self.ended.set()
+            self.done.emit(self.session_id)
+
+
+class RunController(QObject):
+    """Owns one RunWorker and its QThread; the GUI talks to this."""
+
+    event = Signal(object)
+    error = Signal(str)
+    finished = Signal(object)  # session id
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self.thread: QThread | None = None
+        self.worker: RunWorker | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.thread is not None
+
+    def start(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path) -> None:
+        if self.running:
+            raise RuntimeError("a run is already going")
+        self.thread = QThread(self)
+        self.thread.setObjectName("disklab-run")
+        self.worker = RunWorker(plan, warnings, library_path)
+        self.worker.moveToThread(self.thread)
+        self.thread.started.connect(self.worker.run)
+        self.worker.event.connect(self._on_event)
+        self.worker.error.connect(self.error)
+        self.worker.done.connect(self._on_done)
+        self.thread.start()
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+
+    def _on_event(self, ev: Event) -> None:
+        self.event.emit(ev)
+
+    def _on_done(self, session_id: object) -> None:
+        thread, worker = self.thread, self.worker
+        self.thread = None
+        self.worker = None
+        if thread is not None:
+            thread.quit()
+            thread.wait(2000)  # the worker has returned from run(): this is immediate
+            thread.deleteLater()
+        if worker is not None:
+            worker.deleteLater()
+        self.finished.emit(session_id)
+
+    def wait(self, ms: int = 30000) -> bool:
+        """For shutdown (cancel was requested): wait for the worker to return, without needing
+        the GUI event loop (its done signal cannot be delivered while we block here)."""
+        if self.thread is None or self.worker is None:
+            return True
+        if not self.worker.ended.wait(ms / 1000):
+            return False
+        self.thread.quit()
+        return self.thread.wait(ms)

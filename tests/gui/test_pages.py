@@ -1,0 +1,163 @@
+"""Every page driven on its own, the window's menus, shortcuts, themes and remembered state."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication
+from tests.gui.conftest import engine_plan
+
+from disklab.gui.draft import PlanDraft, field_text, parse_field
+from disklab.gui.main_window import PAGE_KEYS, MainWindow
+from disklab.gui.state import Workbench
+
+
+def test_sidebar_and_shortcuts_reach_every_page(qtbot, window):
+    for i, key in enumerate(PAGE_KEYS):
+        qtbot.keyClick(window, Qt.Key(Qt.Key.Key_1 + i), Qt.KeyboardModifier.ControlModifier)
+        assert window.current_page() == key
+        assert window.stack.currentWidget() is window.pages[key]
+    window.sidebar.setCurrentRow(0)
+    assert window.current_page() == "target"
+
+
+def test_about_names_the_versions(window):
+    import pyqtgraph
+    import PySide6
+
+    text = window.about_text()
+    assert f"PySide6 {PySide6.__version__}" in text
+    assert f"pyqtgraph {pyqtgraph.__version__}" in text
+    assert str(window.wb.library_path) in text
+
+
+def test_window_state_is_remembered(qtbot, library_path, tmp_path):
+    settings = QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat)
+    w = MainWindow(Workbench(library_path), settings)
+    qtbot.addWidget(w)
+    w.resize(720, 540)  # within the offscreen screen (800 x 600)
+    w.show_page("library")
+    w.close()
+    again = MainWindow(Workbench(library_path),
+                       QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat))
+    qtbot.addWidget(again)
+    assert again.current_page() == "library"
+    assert again.size().width() == 720
+    again.library.close_library()
+    again.compare.close_library()
+
+
+def test_target_page_directory_and_device_list(qtbot, window, tmp_path):
+    page = window.target
+    page.set_directory(str(tmp_path))
+    assert window.wb.draft.target == {"directory": str(tmp_path)}
+    assert "free" in page.dir_info.text()
+    page.set_directory(str(tmp_path / "nope"))
+    assert "does not exist" in page.dir_info.text()
+    with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
+        page.refresh_devices()
+    assert page.device_note.text()  # either the devices or why there are none
+    if not page.image_radio.isEnabled():
+        assert "scratch-image" in page.image_radio.toolTip()
+
+
+def test_configs_page_two_configs_with_field_errors_and_argv_preview(qtbot, window):
+    page = window.configs
+    if not page.supported:
+        assert "as is" in page.list.item(0).text() and not page.add_btn.isEnabled()
+        return
+    page.add_config()
+    assert page.list.count() == 1
+    page.set_field("label", "ext4 ordered")
+    page.set_field("mount.data", "ordered")
+    page.set_field("mkfs.journal_size", "64m")
+    assert window.wb.draft.configs[0] == {"label": "ext4 ordered", "fs": "ext4",
+                                          "mkfs": {"journal_size": "64m"},
+                                          "mount": ["data=ordered", "noatime"]}
+    preview = page.preview.toPlainText()
+    assert "mke2fs -t ext4 -F -J size=64" in preview
+    assert "mount -t ext4 -o data=ordered,noatime /dev/TARGET" in preview
+    # a second configuration: duplicated, then data=journal
+    page.duplicate()
+    assert page.list.currentRow() == 1
+    page.set_field("label", "ext4 journal")
+    page.set_field("mount.data", "journal")
+    assert [c["label"] for c in window.wb.draft.configs] == ["ext4 ordered", "ext4 journal"]
+    assert "data=journal" in page.preview.toPlainText()
+    # a bad value is marked at its field with the reason
+    page.set_field("mkfs.journal_size", "3k")
+    assert not page.errors["mkfs.journal_size"].isHidden()
+    assert page.problems == {"mkfs.journal_size": "'3k' is not a multiple of 1m"}
+    assert page.errors["mkfs.journal_size"].text() == page.problems["mkfs.journal_size"]
+    page.set_field("mkfs.journal_size", "")
+    assert "journal_size" not in str(page.problems)
+    # xfs shows xfs options (su/sw), not ext4's
+    page.set_field("fs", "xfs")
+    qtbot.waitUntil(lambda: "mkfs.su" in page.fields, timeout=2000)
+    assert "mkfs.journal_size" not in page.fields and "mount.nodelalloc" not in page.fields
+    page.move(-1)
+    assert page.list.currentRow() == 0 and window.wb.draft.configs[0]["fs"] == "xfs"
+    page.remove()
+    assert page.list.count() == 1 == len(window.wb.draft.configs)
+
+
+def test_matrix_page_tools_presets_and_problems(qtbot, window, target_dir):
+    page = window.matrix
+    names = [page.tools.item(i).data(Qt.ItemDataRole.UserRole) for i in range(page.tools.count())]
+    assert "engine" in names
+    for i in range(page.tools.count()):
+        item = page.tools.item(i)
+        if "not installed" in item.text():
+            assert "apt install" in item.toolTip()
+    assert page.preset.count() >= 2  # "(choose a preset)" and the presets
+    page.load_file(page.preset.itemData(1))
+    assert page.preset.currentIndex() == 1
+    assert window.wb.draft.tests, "a preset has tests"
+    # a bad value is reported with its key
+    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir)))
+    page.tests.setCurrentRow(0)
+    page.set_param("block_size", "lots")
+    page.validate()  # (also runs by itself 300 ms after the last edit)
+    qtbot.waitUntil(lambda: any("not a size" in e for e in page.summary.errors), timeout=10_000)
+    assert any(e.startswith("line ") and "test[1].block_size" in e for e in page.summary.errors)
+    assert page.problems.count() >= 1 and "problem" in page.summary_label.text()
+    page.set_param("block_size", "1m, 256k")
+    page.validate()
+    qtbot.waitUntil(lambda: page.summary.cases == 4 and not page.summary.errors, timeout=10_000)
+
+
+def test_draft_fields_round_trip():
+    assert parse_field("1m, 64k") == ["1m", "64k"]
+    assert parse_field("4") == 4 and parse_field("true") is True
+    assert parse_field("write,read", multi=True) == ["write", "read"]
+    assert parse_field("write,read | write", multi=True) == [["write", "read"], ["write"]]
+    assert field_text([["write", "read"], ["write"]], multi=True) == "write,read | write"
+    assert field_text(["1m", "64k"]) == "1m, 64k" and field_text(False) == "false"
+
+
+def test_closing_during_a_run_asks_and_cancels(qtbot, window, target_dir):
+    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir, runtime="30s")))
+    window.run.start()
+    qtbot.waitUntil(lambda: window.wb.runs.running and window.run.progress_seen > 0,
+                    timeout=20_000)
+    asked: list[str] = []
+    window.ask = lambda title, text: asked.append(title) or False
+    window.close()
+    assert asked and window.isVisible()  # said no: still open, still running
+    assert window.wb.runs.running
+    window.ask = lambda title, text: True
+    window.close()
+    assert not window.isVisible()
+    assert window.wb.runs.worker is None or window.wb.runs.worker.ended.is_set()
+    qtbot.waitUntil(lambda: not window.wb.runs.running, timeout=10_000)
+
+
+def test_dark_and_light_themes(qtbot):
+    from PySide6.QtGui import QPalette
+
+    from disklab.gui.app import apply_theme
+
+    app = QApplication.instance()
+    assert apply_theme(app, dark=True)
+    assert app.palette().color(QPalette.ColorRole.Window).lightness() < 100
+    assert not apply_theme(app, dark=False)
+    assert app.palette().color(QPalette.ColorRole.Window).lightness() > 150

@@ -2,14 +2,18 @@
 
 dd prints on stderr only. With status=progress it redraws one '\\r'-terminated line a second
 ("425721856 bytes (426 MB, 406 MiB) copied, 1 s, 425 MB/s"; none for runs under a second), the
-rate being the average since the start; the summary is the three standard lines. The throughput
-stored is bytes / seconds from the summary (dd rounds its printed rate to 2-3 digits), in B/s.
+rate being the average since the start; the summary is the three standard lines
+("N+M records in", "N+M records out", "... copied, S s, R MB/s"). The throughput stored is
+bytes / seconds of the summary (dd rounds its printed rate to 2-3 digits), in B/s; the printed
+rate is used only when dd printed 0 seconds.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from disklab.core.errors import ParseError, ToolError
@@ -24,38 +28,129 @@ from disklab.core.tools.base import (
     ToolAdapter,
     ToolOutput,
 )
-from disklab.core.units import parse_quantity
+from disklab.core.units import unit_scale
 
-# "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.77481 s, 387 MB/s" and older or rounder forms:
-# "1 byte copied, ...", "512 bytes copied, 0.0001 s, 5.1 MB/s", "... copied, 1 s, 425 MB/s",
-# rate may be "inf B/s" or "1.2e+03 kB/s" on very short runs.
+TOOL = "dd"
+# "%g" seconds; a decimal comma in some locales
+_NUM = r"\d{1,30}(?:[.,]\d{1,30})?(?:[eE][+-]?\d{1,4})?"
+# Every form of the line coreutils has printed:
+#   9.x:  "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.77481 s, 387 MB/s"
+#   8.2x: "1073741824 bytes (1.1 GB) copied, 2.77481 s, 387 MB/s"
+#   tiny: "1 byte copied, 0.000113 s, 8.8 kB/s", "512 bytes copied, 1e-05 s, 51.2 MB/s"
+#   zero time: "0 bytes copied, 0 s, Infinity B/s"
 _COPIED = re.compile(
-    r"^(?P<bytes>\d+) bytes?(?: \([^)]*\))? copied, (?P<secs>[0-9.e+-]+) s, "
-    r"(?P<rate>[0-9.e+-]+|inf) (?P<unit>[kKMGTPE]?i?B)/s\s*$"
+    rf"^(?P<bytes>\d{{1,30}}) bytes?(?: \([^)]*\))? copied, (?P<secs>{_NUM}) s, "
+    rf"(?P<rate>{_NUM}|inf|Infinity) (?P<unit>[kKMGTPEZY]?i?B)/s$"
 )
-_RECORDS = re.compile(r"^(?P<full>\d+)\+(?P<part>\d+) records (?P<dir>in|out)\s*$")
-_ERROR = re.compile(r"^dd: (?P<msg>.+)$")
+_RECORDS = re.compile(r"^(?P<full>\d{1,30})\+(?P<part>\d{1,30}) records (?P<dir>in|out)$")
+_MESSAGE = re.compile(r"^dd: (?P<msg>.+)$")
+# dd's SI/IEC rate units beyond what units.py knows (dd picks the unit by magnitude)
+_EXTRA_SCALE = {"EB": 1000**6, "ZB": 1000**7, "YB": 1000**8, "EiB": 1024**6}
+_EOL = re.compile(r"\r\n|\r|\n")
 
 
 def sniff(text: str) -> bool:
     """Whole-file detection for `disklab import`: dd's records lines and a 'copied' line."""
-    return bool(re.search(r"^\d+\+\d+ records in\s*$", text, re.M)) and " copied, " in text
+    return bool(re.search(r"^\d+\+\d+ records (in|out)\r?$", text, re.M)) and bool(
+        re.search(r"\d+ bytes?(?: \([^)\n]*\))? copied, ", text)
+    )
 
 
-def _lines(text: str) -> list[str]:
-    return re.split(r"\r\n|\r|\n", text)
+def _rate(number: str, unit: str) -> float | None:
+    """dd's printed rate in B/s; None for 'Infinity' or a unit dd never prints."""
+    if number in ("inf", "Infinity"):
+        return None
+    try:
+        scale = unit_scale(unit)
+    except KeyError:
+        scale = _EXTRA_SCALE.get(unit)
+    if scale is None:
+        return None
+    value = float(number.replace(",", ".")) * scale
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """One statistics block: dd prints it at the end and on each SIGUSR1."""
+
+    line: int
+    nbytes: int
+    seconds: float
+    rate: float | None
+    records_in: tuple[int, int]
+    records_out: tuple[int, int]
+
+
+@dataclass
+class _Scan:
+    summaries: list[_Summary]
+    progress: list[tuple[int, int, float]]  # (line, bytes, seconds) of status=progress lines
+    errors: list[str]  # "dd: ..." lines other than warnings
+    warnings: list[str]
+    bad: tuple[int, str, str | None] | None = None  # first (line, expected, got) not fitting
+
+
+def _scan(text: str) -> _Scan:
+    """Read every line once. A summary is 'records in', 'records out', 'copied' in a row; a
+    'copied' line on its own is a status=progress line. Lines are counted as the runner logs
+    them: split on '\\r' as well as '\\n' (each progress redraw is a line)."""
+    scan = _Scan([], [], [], [])
+    lines = [ln.strip() for ln in _EOL.split(text)]
+    pending: dict[str, tuple[int, int]] = {}
+    last = 0
+    for number, s in enumerate(lines, start=1):
+        if not s:
+            continue
+        last = number
+        if m := _RECORDS.match(s):
+            key = m["dir"]
+            if key == "in" and pending:
+                scan.bad = scan.bad or (number, "'N+M records out' after 'records in'", s)
+            if key == "out" and "in" not in pending:
+                scan.bad = scan.bad or (number, "'N+M records in' before 'records out'", s)
+            pending[key] = (int(m["full"]), int(m["part"]))
+        elif m := _COPIED.match(s):
+            seconds = float(m["secs"].replace(",", "."))
+            rate = _rate(m["rate"], m["unit"])
+            if "in" in pending and "out" in pending:
+                scan.summaries.append(_Summary(number, int(m["bytes"]), seconds, rate,
+                                               pending["in"], pending["out"]))
+            elif pending:
+                scan.bad = scan.bad or (number, "'N+M records out' before the 'copied' line", s)
+            else:
+                scan.progress.append((number, int(m["bytes"]), seconds))
+            pending = {}
+        elif m := _MESSAGE.match(s):
+            msg = m["msg"]
+            (scan.warnings if msg.startswith("warning:") else scan.errors).append(msg)
+        elif " copied, " in s or " records " in s:
+            scan.bad = scan.bad or (number, "dd's line 'N bytes (...) copied, S s, R MB/s' "
+                                            "or 'N+M records in/out'", s)
+        # anything else (a shell's noise, a pty's echo) is not dd's and is left alone
+    if pending:
+        scan.bad = scan.bad or (last, "the 'N bytes (...) copied, S s, R MB/s' line "
+                                             "after the records lines", None)
+    return scan
 
 
 class _DdProgress(ProgressParser):
+    """status=progress lines (and SIGUSR1 summaries): bytes so far and dd's average rate."""
+
+    def __init__(self, mode: str, total: int | None):
+        self.mode = mode
+        self.total = total
+
     def feed(self, stream: str, line: str) -> ProgressUpdate | None:
         m = _COPIED.match(line.strip())
         if not m:
+            msg = _MESSAGE.match(line.strip())
+            if msg and not msg["msg"].startswith("warning:"):
+                return ProgressUpdate(phase="error", message=line.strip())
             return None
-        try:
-            rate = parse_quantity(m["rate"], m["unit"]) if m["rate"] != "inf" else None
-        except KeyError:
-            rate = None
-        return ProgressUpdate(done_bytes=int(m["bytes"]), rate=rate)
+        return ProgressUpdate(done_bytes=int(m["bytes"]), total_bytes=self.total,
+                              phase=self.mode or None, message=line.strip(),
+                              rate=_rate(m["rate"], m["unit"]))
 
 
 class DdAdapter(ToolAdapter):
@@ -65,8 +160,9 @@ class DdAdapter(ToolAdapter):
     package = "coreutils"
     capabilities = Capabilities(live_progress=True, direct_io=True, tests=("write", "read"))
     params: Mapping[str, ParamSpec] = {
-        "mode": ParamSpec("choice", REQUIRED, choices=("write", "read")),
-        "block_size": ParamSpec("size", 1 << 20, minimum=512, help="bs="),
+        "mode": ParamSpec("choice", REQUIRED, choices=("write", "read"),
+                          help="write from /dev/zero, or read the file back to /dev/null"),
+        "block_size": ParamSpec("size", 1 << 20, minimum=512, help="bs= (bytes per call)"),
         "size": ParamSpec("size", REQUIRED, minimum=512, help="bytes moved (count = size/bs)"),
         "direct": ParamSpec("bool", False,
                             help="oflag=direct / iflag=direct; false: conv=fdatasync on write"),
@@ -78,10 +174,18 @@ class DdAdapter(ToolAdapter):
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         bs, size = params.get("block_size"), params.get("size")
-        if isinstance(bs, int) and isinstance(size, int) and size % bs:
-            return [("size", f"{size} is not a multiple of block_size {bs} (dd moves whole "
-                             "blocks: count = size / block_size)")]
-        return []
+        problems = []
+        if isinstance(bs, int) and isinstance(size, int) and bs > 0:
+            if size < bs:
+                problems.append(("size", f"{size} is below block_size {bs}: dd would move "
+                                         "nothing (count = size / block_size = 0)"))
+            elif size % bs:
+                problems.append(("size", f"{size} is not a multiple of block_size {bs} (dd "
+                                         "moves whole blocks: count = size / block_size)"))
+            if params.get("direct") and bs % 512:
+                problems.append(("block_size", f"{bs} is not a multiple of 512: O_DIRECT "
+                                               "needs sector-aligned blocks"))
+        return problems
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
         bs, size = int(params["block_size"]), int(params["size"])
@@ -94,76 +198,93 @@ class DdAdapter(ToolAdapter):
             if oflags:
                 argv.append("oflag=" + ",".join(oflags))
             if not direct:
-                argv.append("conv=fdatasync")
+                argv.append("conv=fdatasync")  # else the figure is the page cache's speed
             argv.append("status=progress")
-            return Command(tuple(argv), cwd=target.directory, files=(path,), planned_bytes=size)
+            return Command(tuple(argv), cwd=target.directory, files=(path,),
+                           planned_bytes=count * bs)
         layout = ["dd", "if=/dev/zero", f"of={path}", f"bs={bs}", f"count={count}"]
         layout += ["oflag=direct", "conv=fsync"] if direct else ["conv=fsync"]
         argv = ["dd", f"if={path}", "of=/dev/null", f"bs={bs}", f"count={count}"]
         if direct:
             argv.append("iflag=direct")
         argv.append("status=progress")
-        return Command(tuple(argv), cwd=target.directory, files=(path,), planned_bytes=size,
-                       prepare=(tuple(layout),), reads_after_prepare=True)
+        return Command(tuple(argv), cwd=target.directory, files=(path,),
+                       planned_bytes=count * bs, prepare=(tuple(layout),),
+                       reads_after_prepare=True)
 
-    def _scan(self, text: str) -> tuple[list[tuple[int, re.Match[str]]], dict[str, tuple[int, int]],
-                                        list[str]]:
-        copied, records, errors = [], {}, []
-        for number, line in enumerate(_lines(text), start=1):
-            s = line.strip()
-            if not s:
-                continue
-            if m := _COPIED.match(s):
-                copied.append((number, m))
-            elif m := _RECORDS.match(s):
-                records[m["dir"]] = (int(m["full"]), int(m["part"]))
-            elif m := _ERROR.match(s):
-                errors.append(m["msg"])
-        return copied, records, errors
+    @staticmethod
+    def _text(output: ToolOutput) -> str:
+        # dd writes on stderr; an import (or a pty capture) hands the same text as stdout
+        return output.stderr if output.stderr.strip() else output.stdout
 
-    def _metric(self, number: int, m: re.Match[str], params: Mapping[str, Any],
-                note: str | None) -> Metric:
-        nbytes, secs = int(m["bytes"]), float(m["secs"])
-        if secs > 0:
-            value = nbytes / secs
+    def _metric(self, s: _Summary, params: Mapping[str, Any], notes: list[str]) -> Metric:
+        if s.seconds > 0:
+            value = s.nbytes / s.seconds
+        elif s.nbytes == 0:
+            value = 0.0
+        elif s.rate is not None:
+            value = s.rate
         else:
-            try:
-                value = parse_quantity(m["rate"], m["unit"])
-            except (KeyError, ValueError) as e:
-                raise ParseError("dd", number, "a rate in B/s, kB/s, MB/s, GB/s ...",
-                                 m.group(0)) from e
+            raise ParseError(TOOL, s.line, "a time above 0 s or a finite rate in B/s, kB/s, "
+                                           "MB/s, GB/s ...", "0 s, Infinity")
+        if not math.isfinite(value):
+            raise ParseError(TOOL, s.line, "a finite byte count and time")
+        for direction, (_full, part) in (("read", s.records_in), ("written", s.records_out)):
+            if part:
+                notes.append(f"{part} partial block(s) {direction}")
+        note = "; ".join(notes) or None
         mode = str(params.get("mode") or "")
         if mode in ("write", "read"):
             return Metric(mode, value, UNIT_THROUGHPUT, note)
         # an imported output: dd prints no command line, so the direction is unknown
         note = "; ".join(filter(None, [note, "direction unknown: dd prints no command line"]))
-        return Metric("copy", value, UNIT_THROUGHPUT, note, {"size": nbytes})
+        return Metric("copy", value, UNIT_THROUGHPUT, note, {"size": s.nbytes})
+
+    def _check_counts(self, s: _Summary, params: Mapping[str, Any]) -> None:
+        """The byte count must fit the records written and bs (a damaged file does not)."""
+        bs = params.get("block_size")
+        if not isinstance(bs, int) or isinstance(bs, bool) or bs <= 0:
+            return
+        full, part = s.records_out
+        if not full * bs <= s.nbytes <= (full + part) * bs:
+            raise ParseError(TOOL, s.line, f"a byte count between {full}x{bs} and "
+                                           f"{full + part}x{bs} (records out x bs)",
+                             str(s.nbytes))
 
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
-        text = output.stderr or output.stdout
-        copied, records, errors = self._scan(text)
-        if errors and (output.exit_status or not copied):
-            raise ToolError(f"dd: {errors[0]}")
-        if "out" not in records:
-            raise ParseError("dd", None, "the summary lines 'N+M records in/out'")
-        if not copied:
-            raise ParseError("dd", None, "a line 'N bytes (...) copied, S s, R unit/s'")
-        number, last = copied[-1]
-        note = None
-        _full, part = records["out"]
-        if part:
-            note = f"{part} partial block(s) written"
-        return [self._metric(number, last, params, note)]
+        scan = _scan(self._text(output))
+        if scan.errors:
+            raise ToolError(f"dd: {scan.errors[0]}")
+        if output.exit_status not in (0, None):
+            raise ToolError(f"dd exited with status {output.exit_status}")
+        if scan.bad is not None:
+            raise ParseError(TOOL, *scan.bad)
+        if not scan.summaries:
+            if scan.progress:
+                raise ParseError(TOOL, None, "the summary lines 'N+M records in/out' and "
+                                             "'... copied' (only progress lines were found)")
+            raise ParseError(TOOL, None, "the summary lines 'N+M records in', 'N+M records "
+                                         "out', 'N bytes (...) copied, S s, R MB/s'")
+        last = scan.summaries[-1]
+        self._check_counts(last, params)
+        return [self._metric(last, params, [f"dd: {w}" for w in scan.warnings])]
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        """What was copied before dd stopped: its last summary (dd prints one even when a
+        write fails), else its last progress line."""
         try:
-            copied, _records, _errors = self._scan(output.stderr or output.stdout)
-            if not copied:
+            scan = _scan(self._text(output))
+            candidates: list[_Summary] = list(scan.summaries)
+            if not candidates and scan.progress:
+                number, nbytes, seconds = scan.progress[-1]
+                candidates.append(_Summary(number, nbytes, seconds, None, (0, 0), (0, 0)))
+            if not candidates:
                 return []
-            number, last = copied[-1]
-            return [self._metric(number, last, params, "partial")]
+            return [self._metric(candidates[-1], params, ["partial"])]
         except Exception:
             return []
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        return _DdProgress()
+        size = params.get("size")
+        total = int(size) if isinstance(size, int) and not isinstance(size, bool) else None
+        return _DdProgress(str(params.get("mode") or ""), total)

@@ -134,3 +134,23 @@ direct = true
     with Library.open(tmp_path / "l.sqlite3") as lib:
         assert lib.list_sessions()[0]["status"] == "cancelled"
     assert sorted(x.name for x in scratch_fs.mountpoint.iterdir()) == ["lost+found"]
+
+
+def test_a_silent_tool_moving_no_data_is_stopped_as_stuck(tmp_path: Path, monkeypatch) -> None:
+    """iozone -t spins forever when its children fail: no output, no I/O. The runner stops such
+    a tool after STALL_SECONDS (shortened here) and fails the case with the reason."""
+    from disklab.core import runner
+    from disklab.core.model import Case
+    from disklab.core.tools.base import Command, RunTarget
+    from disklab.core.tools.dd import DdAdapter
+
+    monkeypatch.setattr(runner, "STALL_SECONDS", 1.5)
+    case = Case("stuck", 0, "as is", "dd", 0, {"mode": "write"})
+    command = Command(argv=(sys.executable, "-c", "import time; time.sleep(120)"),
+                      cwd=str(tmp_path))
+    planned = runner._Planned(case, 1, command, RunTarget(str(tmp_path), "t"))
+    events = list(runner._measure(planned, DdAdapter(), 0, 1, threading.Event(), 0.2, 0, 0,
+                                  0.0))
+    (failed,) = [e for e in events if isinstance(e, CaseFailed)]
+    assert "moved no data for 2 s" in failed.error and "stuck" in failed.error
+    assert failed.signal in (15, 9)

@@ -103,7 +103,8 @@ class Case:
                 return f"{k}={','.join(map(str, v))}"
             return f"{k}={v}"
 
-        return f"{self.tool} " + " ".join(show(k, v) for k, v in self.params.items())
+        return f"{self.tool} " + " ".join(
+            show(k, v) for k, v in self.params.items() if v is not None)
 
 
 # Parameter keys whose values are sizes in bytes (for display in the plan's spelling).

@@ -37,7 +37,7 @@ def format_value(value: float | None, unit: str) -> str:
 def format_params(params: dict[str, Any], skip: Collection[str] = ()) -> str:
     parts = []
     for k, v in params.items():
-        if k in skip:
+        if k in skip or v is None:
             continue
         if isinstance(v, int) and not isinstance(v, bool) and k in SIZE_KEYS:
             v = format_size(v)

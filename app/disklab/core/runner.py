@@ -51,6 +51,9 @@ from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples (issue 2: every 500 ms)
 TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL on cancel
+# A tool that prints nothing and moves no byte for this long is stuck (iozone -t spins forever
+# when its children fail); long silences with I/O going on are normal and never stopped.
+STALL_SECONDS = 600.0
 
 
 class CancelFlag(Protocol):
@@ -407,6 +410,7 @@ def _measure(
     case, repeat, command = run.case, run.repeat, run.command
     parser = adapter.progress_parser(case.params)
     planned = command.planned_bytes
+    stall_seconds = STALL_SECONDS
     p = proc.ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
                          pty=command.needs_pty)
     monitor = Monitor(command.cwd or run.target.directory, pids=p.descendants)
@@ -416,9 +420,14 @@ def _measure(
     with p:
         t0 = time.monotonic()
         next_sample = t0 + sample_interval
+        last_activity, last_moved = t0, -1.0
+        stalled = False
         while not p.poll():
             now = time.monotonic()
-            for line in p.read(max(0.0, next_sample - now)):
+            lines = p.read(max(0.0, next_sample - now))
+            if lines:
+                last_activity = time.monotonic()
+            for line in lines:
                 yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
                               repeat=repeat, t=line.t)
                 update = parser.feed(line.stream, line.text)
@@ -433,6 +442,16 @@ def _measure(
                 t = time.time()
                 for series, value in monitor.sample().items():
                     yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
+                totals = monitor.totals()
+                moved = sum(v for k, v in totals.items() if k.startswith("app_"))
+                if moved != last_moved:
+                    last_moved, last_activity = moved, now
+                elif now - last_activity > stall_seconds and not stalled:
+                    stalled = True
+                    yield LogLine(case_id=case.id, stream="disklab", repeat=repeat,
+                                  t=time.time(), text=f"no output and no I/O for "
+                                  f"{stall_seconds:.0f} s: stopping the stuck tool")
+                    p.terminate(TERM_GRACE)
             if cancel.is_set() and not cancelled:
                 cancelled = True
                 yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
@@ -453,10 +472,13 @@ def _measure(
             yield LogLine(case_id=case.id, stream="result", text=text, repeat=repeat, t=t)
     output = ToolOutput(stdout=p.output("stdout"), stderr=p.output("stderr"),
                         result_file=result_text, exit_status=p.returncode)
-    if cancelled or p.returncode != 0:
+    if cancelled or stalled or p.returncode != 0:
         metrics = tuple(_flag_partial(adapter.parse_partial(output, case.params)))
         if cancelled:
             error = "cancelled by the user"
+        elif stalled:
+            error = (f"{case.tool} printed nothing and moved no data for {stall_seconds:.0f} s "
+                     "and was stopped (stuck)")
         elif p.signal:
             error = f"{case.tool} was killed by signal {p.signal}"
         else:

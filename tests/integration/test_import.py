@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core import tools
-
 FIX = Path(__file__).parents[1] / "fixtures"
 
 
@@ -63,7 +61,6 @@ def test_import_detects_each_tool_and_keeps_the_printed_numbers(tmp_path: Path) 
     assert transcript.returncode == 0
 
 
-@pytest.mark.skipif("iozone" not in tools.tool_names(), reason="the iozone adapter is missing")
 def test_import_of_iozone_throughput_output(tmp_path: Path) -> None:
     library = tmp_path / "l.sqlite3"
     path = FIX / "iozone" / "throughput_t1_r4m_s256m_ext4_excel.txt"

@@ -1,0 +1,129 @@
+"""Issue 3, done-when: the first reference experiment's iozone runs at small scale (256 MB and
+75 MB files, 4096k records, -t 1, 6 and 7, with and without -o -e), a bonnie++ run and a fio
+sequential and random run, through `disklab run` on a scratch filesystem; `disklab show` holds
+exactly the numbers each tool printed in its transcript."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from disklab.core import proc
+from disklab.core.library import Library
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+PLAN = """\
+name = "reference tools"
+repeats = 1
+
+[target]
+directory = "{dir}"
+
+[[test]]
+tool = "iozone"
+tests = ["write", "read"]
+record_size = "4096k"
+file_size = "256m"
+threads = 1
+sync = false
+fsync = false
+
+[[test]]
+tool = "iozone"
+tests = ["write", "read"]
+record_size = "4096k"
+file_size = "256m"
+threads = 1
+sync = true
+fsync = true
+
+[[test]]
+tool = "iozone"
+tests = ["write", "read"]
+record_size = "4096k"
+file_size = "75m"
+threads = [6, 7]
+sync = false
+fsync = false
+
+[[test]]
+tool = "iozone"
+tests = ["write", "read"]
+record_size = "4096k"
+file_size = "75m"
+threads = [6, 7]
+sync = true
+fsync = true
+
+[[test]]
+tool = "bonnie"
+size = "256m"
+files = 1
+fast = true
+
+[[test]]
+tool = "fio"
+rw = ["write", "randread"]
+bs = ["1m"]
+size = "64m"
+ioengine = "psync"
+direct = true
+"""
+
+CHILDREN = re.compile(r"Children see throughput for\s+(\d+) (initial writers|readers)\s+=\s+"
+                      r"([0-9.]+) kB/sec")
+
+
+def test_iozone_bonnie_fio_through_disklab_run(scratch_fs, tmp_path: Path) -> None:
+    for exe in ("iozone", "bonnie++", "fio"):
+        assert proc.which(exe), f"{exe} missing: make test installs it"
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(dir=scratch_fs.mountpoint))
+    library = tmp_path / "l.sqlite3"
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                           "--library", str(library), "--json"], capture_output=True, text=True,
+                          timeout=1800)
+    assert done.returncode == 0, done.stderr + done.stdout[-2000:]
+
+    with Library.open(library) as lib:
+        (session,) = lib.list_sessions()
+        sid = session["id"]
+        results = lib.results(sid)
+        cases = {c["case_id"]: c for c in lib.cases(sid)}
+        checked = {"iozone": 0, "fio": 0, "bonnie": 0}
+        for case_id, case in cases.items():
+            text = "\n".join(t for _, s, t in lib.transcript(sid, case_id, 1)
+                             if s in ("stdout", "stderr"))
+            mine = {r["metric"]: r for r in results if r["case_id"] == case_id}
+            if case["tool"] == "iozone":
+                printed = {("write" if k == "initial writers" else "read"): float(v)
+                           for n, k, v in CHILDREN.findall(text)}
+                assert set(printed) == {"write", "read"}, text[-2000:]
+                for name, kb in printed.items():
+                    assert mine[name]["mean"] == pytest.approx(kb * 1024, rel=1e-9)
+                    assert mine[name]["params"]["threads"] == case["params"]["threads"]
+                checked["iozone"] += 1
+            elif case["tool"] == "fio":
+                result = "\n".join(t for _, s, t in lib.transcript(sid, case_id, 1)
+                                   if s == "result")
+                job = json.loads(result[result.index("{"):])["jobs"][0]
+                direction = "write" if case["params"]["rw"] == "write" else "read"
+                assert mine[direction]["mean"] == job[direction]["bw_bytes"]
+                assert mine[f"{direction}:iops"]["mean"] == pytest.approx(job[direction]["iops"])
+                checked["fio"] += 1
+            elif case["tool"] == "bonnie":
+                csv_line = next(x for x in text.splitlines() if re.match(r"^1\.9\d,", x))
+                fields = csv_line.split(",")
+                if fields[11].startswith("+"):  # "+++++": too fast to measure
+                    assert mine["block_write"]["mean"] is None
+                else:
+                    assert mine["block_write"]["mean"] == int(fields[11]) * 1024
+                checked["bonnie"] += 1
+        assert checked == {"iozone": 6, "fio": 2, "bonnie": 1}
+    assert sorted(p.name for p in scratch_fs.mountpoint.iterdir()) == ["lost+found"]

@@ -5,6 +5,8 @@
 set -euo pipefail
 
 PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xauth
+    # the safety tests build LVM and md members; the privileged helper is tested through sudo
+    lvm2 mdadm sudo
     # Qt's xcb platform plugin (the window under Xvfb and on X11 desktops)
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0
     libxcb-xkb1 libxkbcommon-x11-0 libegl1 libfontconfig1 libdbus-1-3)

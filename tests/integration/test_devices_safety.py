@@ -175,6 +175,8 @@ def test_lvm_pv_made_by_pvcreate_is_refused(loops: Loops) -> None:
 def test_md_member_made_by_mdadm_is_refused(loops: Loops) -> None:
     if proc.which("mdadm") is None:
         pytest.skip("mdadm is not installed")
+    if not Path("/proc/mdstat").exists():
+        pytest.skip("this kernel has no md (software RAID) driver: /proc/mdstat is missing")
     a, b = loops.device("md-a"), loops.device("md-b")
     md = "/dev/md/disklab-test"
     sh("mdadm", "--create", md, "--run", "--level=1", "--raid-devices=2", "--metadata=1.2", a, b)

@@ -1,0 +1,29 @@
+"""The privileged helper started through sudo (what a normal user's session uses when polkit
+is absent): one helper, many requests, targets re-checked by the helper itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from disklab.core import proc
+from disklab.core.errors import SafetyError
+from disklab.core.privilege import Privileged
+
+pytestmark = [pytest.mark.root]
+
+
+def test_sudo_helper_serves_a_session_and_refuses_the_root_disk() -> None:
+    if proc.which("sudo") is None:
+        pytest.fail("sudo is missing: make test installs it (scripts/install-system-packages.sh)")
+    with Privileged(mode="sudo") as priv:
+        first = priv.request("ping")
+        assert first["uid"] == 0
+        assert priv.request("ping")["pid"] == first["pid"]  # one helper for the whole session
+        with pytest.raises(SafetyError):
+            priv.request("wipefs", device=_root_device(), confirm=None, library_path=None)
+
+
+def _root_device() -> str:
+    from disklab.core.hostinfo import filesystem_of
+
+    return filesystem_of("/")["source"]

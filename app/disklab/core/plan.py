@@ -245,11 +245,8 @@ def _read_target(doc: Mapping[str, Any], check: _Checker, base_dir: Path,
         return _directory_target(table["directory"], check, base_dir)
     if kind == "image":
         return _image_target(table["image"], check, base_dir)
-    if kind == "device":
-        check.error("target.device", "raw device targets are not supported yet: use format = "
-                    "(DiskLab makes a filesystem per config) or an image")
-        return None
-    return _format_target(table["format"], table.get("confirm"), check, library)
+    target = _format_target(table[kind], table.get("confirm"), check, library, kind)
+    return target
 
 
 def _directory_target(directory: Any, check: _Checker, base_dir: Path) -> Target | None:
@@ -299,23 +296,50 @@ def _image_target(image: Any, check: _Checker, base_dir: Path) -> Target | None:
     return Target(kind="image", path=str(path), size=size)
 
 
-def _format_target(device: Any, confirm: Any, check: _Checker, library: str | None
-                   ) -> Target | None:
-    """A device DiskLab formats per config: every safety check of disklab.core.devices."""
+def _format_target(device: Any, confirm: Any, check: _Checker, library: str | None,
+                   kind: str = "format") -> Target | None:
+    """A device DiskLab formats per config (format) or writes raw (device): every safety check
+    of disklab.core.devices, and the plan's confirm must match the device as read now."""
     from disklab.core.devices import check_destructive
 
     if not isinstance(device, str) or not device.startswith("/dev/"):
-        check.error("target.format", "must be a block device path such as /dev/sdb1")
+        check.error(f"target.{kind}", "must be a block device path such as /dev/sdb1")
         return None
     if not isinstance(confirm, str) or not confirm:
-        check.error("target.confirm", f"formatting {device} destroys its data: add confirm = "
+        verb = "formatting" if kind == "format" else "raw I/O on"
+        check.error("target.confirm", f"{verb} {device} destroys its data: add confirm = "
                     "\"PATH SERIAL SIZE\" as `disklab devices` shows it")
         confirm = None
+    size = None
     try:
-        check_destructive(device, confirm, library)
+        size = check_destructive(device, confirm, library).size
     except DisklabError as e:
-        check.error("target.format", str(e))
-    return Target(kind="format", path=device, confirm=confirm)
+        check.error(f"target.{kind}", str(e))
+    return Target(kind=kind, path=device, confirm=confirm, size=size)
+
+
+RAW_TOOLS = ("engine", "dd", "fio")  # the tools that can work on a device without a filesystem
+
+
+def _check_raw(plan: Plan, check: _Checker) -> None:
+    """A device target: raw tools only, one stream, nothing larger than the device."""
+    if plan.target.kind != "device":
+        return
+    for spec in plan.tests:
+        base = f"test[{spec.index + 1}]"
+        if spec.tool not in RAW_TOOLS:
+            check.error(f"{base}.tool", f"{spec.tool} needs a filesystem: on a raw device "
+                        f"use {', '.join(RAW_TOOLS)} (or a format target with configs)")
+            continue
+        for params in _points(spec):
+            if int(params.get("streams", 1) or 1) > 1 or int(params.get("numjobs", 1) or 1) > 1:
+                check.error(base, "a raw device is one stream: streams/numjobs = 1")
+                break
+            size = params.get("size")
+            if plan.target.size and isinstance(size, int) and size > plan.target.size:
+                check.error(f"{base}.size", f"{format_size(size)} is more than the device "
+                            f"holds ({human_bytes(plan.target.size)})")
+                break
 
 
 def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
@@ -327,11 +351,11 @@ def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
     if not isinstance(raw, list):
         check.error("config", "use [[config]] tables")
         return (AS_IS,)
-    if target is not None and target.kind == "directory":
+    if target is not None and target.kind in ("directory", "device"):
         if raw:
-            check.error("config[1]", "a directory target runs on its filesystem as it is; "
+            check.error("config[1]", f"a {target.kind} target has no filesystem DiskLab makes; "
                         "configurations need an image or format target")
-        return (AS_IS,)
+        return (AS_IS if target.kind == "directory" else FsConfig(label="raw device"),)
     if not raw:
         raw = [{"label": "ext4 defaults", "fs": "ext4"}]
     configs = []
@@ -413,6 +437,8 @@ def parse_plan(
         source=text,
         path=path,
     )
+    if target is not None:
+        _check_raw(plan, check)
     if not check.errors:
         _check_cases(plan, check)
     if not check.errors and target is not None:

@@ -128,13 +128,16 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     is_root = os.geteuid() == 0
     ram = psutil.virtual_memory().total
     runs = []
+    device = plan.target.path if plan.target.kind == "device" else None
+    default = tempfile.gettempdir() if device else plan.target.path
     for config in plan.configs:
         mine = [c for c in cases if c.config == config.label]
-        directory = (directories or {}).get(config.label, plan.target.path)
+        directory = (directories or {}).get(config.label, default)
         for repeat in range(1, plan.repeats + 1):
             for case in mine:
                 target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
-                                   ram_bytes=ram, is_root=is_root, python=python)
+                                   device=device, ram_bytes=ram, is_root=is_root,
+                                   python=python)
                 command = tools.get_adapter(case.tool).build_command(case.params, target)
                 runs.append(_Planned(case, repeat, command, target))
     return runs
@@ -189,6 +192,8 @@ def run_plan(
                             t=time.time())
         yield from _run_config(ctx, config, plan.target.path)
         yield ConfigTornDown(config=config, t=time.time())
+    elif plan.target.kind == "device":
+        yield from _run_raw(ctx, library_path)
     else:
         yield from _run_configs(ctx, state_dir, library_path)
     if state.status == "finished" and state.failed:
@@ -287,6 +292,31 @@ def _run_configs(ctx: _Context, state_dir: str | None, library_path: str | None
         for m in mountpoints:
             with contextlib.suppress(OSError):
                 os.rmdir(m)
+
+
+def _run_raw(ctx: _Context, library_path: str | None) -> Iterator[Event]:
+    """A raw device: its identity and safety are checked again right before the runs (the
+    device may have been swapped since the plan was confirmed); result files go to a temporary
+    directory that is removed afterwards."""
+    from disklab.core.devices import check_destructive, identity_of
+
+    plan = ctx.plan
+    label = plan.configs[0].label
+    try:
+        device = check_destructive(plan.target.path, plan.target.confirm, library_path)
+    except DisklabError as e:
+        yield Notice(level="error", message=f"{plan.target.path} refused: {e}", t=time.time())
+        ctx.state.status = "failed"
+        return
+    yield ConfigApplied(config=label, readback={"device": plan.target.path,
+                                                "identity": identity_of(device)},
+                        t=time.time())
+    work = tempfile.mkdtemp(prefix="disklab-raw-")
+    try:
+        yield from _run_config(ctx, label, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    yield ConfigTornDown(config=label, t=time.time())
 
 
 def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:

@@ -190,7 +190,9 @@ class DdAdapter(ToolAdapter):
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
         bs, size = int(params["block_size"]), int(params["size"])
         count = size // bs
-        path = f"{target.directory}/disklab-{target.tag}.dd"
+        raw = target.device is not None  # a raw device: written and read in place
+        path = target.device or f"{target.directory}/disklab-{target.tag}.dd"
+        files = () if raw else (path,)
         direct = bool(params.get("direct"))
         if params["mode"] == "write":
             oflags = [f for f, on in (("direct", direct), ("dsync", params.get("sync"))) if on]
@@ -200,7 +202,7 @@ class DdAdapter(ToolAdapter):
             if not direct:
                 argv.append("conv=fdatasync")  # else the figure is the page cache's speed
             argv.append("status=progress")
-            return Command(tuple(argv), cwd=target.directory, files=(path,),
+            return Command(tuple(argv), cwd=target.directory, files=files,
                            planned_bytes=count * bs)
         layout = ["dd", "if=/dev/zero", f"of={path}", f"bs={bs}", f"count={count}"]
         layout += ["oflag=direct", "conv=fsync"] if direct else ["conv=fsync"]
@@ -208,9 +210,9 @@ class DdAdapter(ToolAdapter):
         if direct:
             argv.append("iflag=direct")
         argv.append("status=progress")
-        return Command(tuple(argv), cwd=target.directory, files=(path,),
-                       planned_bytes=count * bs, prepare=(tuple(layout),),
-                       reads_after_prepare=True)
+        return Command(tuple(argv), cwd=target.directory, files=files,
+                       planned_bytes=count * bs, prepare=() if raw else (tuple(layout),),
+                       reads_after_prepare=not raw)
 
     @staticmethod
     def _text(output: ToolOutput) -> str:

@@ -131,7 +131,9 @@ class EngineAdapter(ToolAdapter):
         mode = str(params["mode"])
         size = int(params["size"])
         streams = int(params.get("streams", 1))
-        files = tuple(f"{target.directory}/disklab-{target.tag}-{i}" for i in range(streams))
+        raw = target.device is not None  # a raw device: one stream, read as it is
+        files = ((target.device,) if raw else
+                 tuple(f"{target.directory}/disklab-{target.tag}-{i}" for i in range(streams)))
         base = [target.python, "-m", "disklab.core.engine", "--mode", mode]
         for f in files:
             base += ["--file", f]
@@ -146,10 +148,11 @@ class EngineAdapter(ToolAdapter):
         runtime = float(params.get("runtime") or 0)
         if runtime > 0:
             argv += ["--runtime", f"{runtime:g}"]
-        prepare = (tuple([*base, "--prepare"]),) if mode in NEEDS_LAYOUT else ()
+        prepare = (tuple([*base, "--prepare"]),) if mode in NEEDS_LAYOUT and not raw else ()
         return Command(
-            argv=tuple(argv), cwd=target.directory, files=files, planned_bytes=size * streams,
-            prepare=prepare, reads_after_prepare=mode in READS,
+            argv=tuple(argv), cwd=target.directory, files=() if raw else files,
+            planned_bytes=size * len(files), prepare=prepare,
+            reads_after_prepare=mode in READS and not raw,
         )
 
     def _documents(self, output: ToolOutput) -> list[tuple[int, dict[str, Any]]]:

@@ -662,9 +662,13 @@ class FioAdapter(ToolAdapter):
         base = f"disklab-{target.tag}"
         data = tuple(f"{target.directory}/{base}.{n}.fio" for n in range(numjobs))
         result = f"{target.directory}/{base}.json"
+        where = ([f"--filename={target.device}"] if target.device else
+                 [f"--directory={target.directory}",
+                  f"--filename_format={base}.$jobnum.fio"])  # fio expands $jobnum; no shell
+        if target.device:
+            data = ()  # a raw device: every job on it, nothing to remove afterwards
         job = [
-            "fio", "--name=disklab", f"--directory={target.directory}",
-            f"--filename_format={base}.$jobnum.fio",  # fio expands $jobnum; no shell involved
+            "fio", "--name=disklab", *where,
             f"--rw={rw}", f"--bs={int(_param(params, 'bs'))}",
             f"--size={int(params['size'])}", f"--numjobs={numjobs}",
         ]
@@ -689,7 +693,7 @@ class FioAdapter(ToolAdapter):
             run.append("--group_reporting")
         output = ["--thread", "--output-format=json", f"--output={result}", "--eta=always"]
         prepare: tuple[tuple[str, ...], ...] = ()
-        if rw in READS_FIRST:
+        if rw in READS_FIRST and not target.device:
             prepare = ((*job, "--thread", "--create_only=1"),)
         return Command(
             argv=(*job, *run, *output), cwd=target.directory, files=(*data, result),

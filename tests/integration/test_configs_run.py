@@ -112,3 +112,57 @@ def test_four_configs_on_a_scratch_image(tmp_path: Path) -> None:
     assert "disklab-mnt-" not in mounts
     assert leftover_loops == []
     assert not image.exists()
+
+
+def test_sigkill_mid_case_then_the_next_start_cleans_up(tmp_path: Path) -> None:
+    """Kill `disklab run` of an image plan in the middle of a case; the next `disklab run`
+    reports and undoes what was left mounted or attached, and the session is interrupted."""
+    import os
+    import signal
+
+    image = tmp_path / "killed.img"
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f"""\
+name = "killed"
+[target]
+image = {{ path = "{image}", size = "1g" }}
+[[config]]
+label = "ext4"
+fs = "ext4"
+[[test]]
+tool = "engine"
+mode = "randread"
+block_size = "4k"
+size = "64m"
+runtime = "60s"
+direct = true
+""")
+    library = tmp_path / "lib" / "library.sqlite3"
+    p = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                          "--library", str(library), "--json"], stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    try:
+        for line in p.stdout:
+            if json.loads(line)["event"] == "Sample":
+                break
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+        quick = tmp_path / "quick"
+        quick.mkdir()
+        small = tmp_path / "small.toml"
+        small.write_text(f'name = "next"\n[target]\ndirectory = "{quick}"\n[[test]]\n'
+                         'tool = "engine"\nmode = "write"\nsize = "4m"\n')
+        done = disklab("run", str(small), "--library", str(library))
+        assert done.returncode == 0, done.stderr
+        mounts = Path("/proc/self/mountinfo").read_text()
+        assert "disklab-mnt-" not in mounts
+        assert loops_of(image) == []
+        sessions = json.loads(disklab("sessions", "--library", str(library), "--json").stdout)
+        assert {s["name"]: s["status"] for s in sessions} == {"killed": "interrupted",
+                                                              "next": "finished"}
+    finally:
+        if p.poll() is None:
+            p.kill()
+        for dev in loops_of(image):
+            subprocess.run(["umount", dev], check=False, capture_output=True)
+            subprocess.run(["losetup", "-d", dev], check=False)

@@ -325,6 +325,7 @@ def start(args: argparse.Namespace) -> int:
                                  library=str(_library_path(args)))
         print(f"DiskLab quick look: built-in engine in {work} (library {_library_path(args)})")
         library = _open_library(args)
+        _recover(library)
         try:
             return _execute(checked, library, as_json=False)
         finally:

@@ -20,13 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from disklab.core.model import SIZE_KEYS
 from disklab.core.units import MiB, format_size
 
 # Parameter keys that are matrix axes worth a line chart (x axis), in order of preference.
 SWEEP_KEYS = ("record_size", "block_size", "bs", "file_size", "size", "threads", "streams",
               "processes", "numjobs", "queue_depth", "iodepth")
-SIZE_PARAMS = frozenset({"record_size", "block_size", "bs", "file_size", "size",
-                         "min_file_size", "max_file_size"})
+SIZE_PARAMS = SIZE_KEYS  # parameters whose values are byte sizes
 
 # Colours that read on light and dark backgrounds (Okabe-Ito, colour-blind safe).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -111,7 +111,7 @@ def format_params(params: Mapping[str, Any] | None, skip: Iterable[str] = ()) ->
     skip = set(skip)
     parts = []
     for key, value in params.items():
-        if key in skip:
+        if key in skip or value is None:
             continue
         if isinstance(value, int) and not isinstance(value, bool) and key in SIZE_PARAMS:
             value = format_size(value)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Collection
 from typing import Any, TextIO
 
+from disklab.core.charts import format_params
 from disklab.core.library import Library
-from disklab.core.model import SIZE_KEYS
 from disklab.core.units import format_size, human_rate
 
 
@@ -32,19 +31,6 @@ def format_value(value: float | None, unit: str) -> str:
     if unit == "B":
         return format_size(int(value))
     return f"{value:g} {unit}"
-
-
-def format_params(params: dict[str, Any], skip: Collection[str] = ()) -> str:
-    parts = []
-    for k, v in params.items():
-        if k in skip or v is None:
-            continue
-        if isinstance(v, int) and not isinstance(v, bool) and k in SIZE_KEYS:
-            v = format_size(v)
-        elif isinstance(v, list | tuple):
-            v = ",".join(map(str, v))
-        parts.append(f"{k}={v}")
-    return " ".join(parts)
 
 
 def mean_pm(row: dict[str, Any]) -> str:

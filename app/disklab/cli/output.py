@@ -44,7 +44,7 @@ def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> Non
 
 def _title(case: Case) -> str:
     """The case's tool and the parameters that differ from the tool's defaults."""
-    from disklab.core.report import format_params
+    from disklab.core.charts import format_params
     from disklab.core.tools import get_adapter
 
     specs = get_adapter(case.tool).params

@@ -154,3 +154,21 @@ def test_a_silent_tool_moving_no_data_is_stopped_as_stuck(tmp_path: Path, monkey
     (failed,) = [e for e in events if isinstance(e, CaseFailed)]
     assert "moved no data for 2 s" in failed.error and "stuck" in failed.error
     assert failed.signal in (15, 9)
+
+
+def test_a_buffered_read_drops_caches_through_the_privileged_helper(scratch_fs) -> None:
+    text = plan_text(scratch_fs.mountpoint, """
+[[test]]
+tool = "dd"
+mode = "read"
+block_size = "1m"
+size = "16m"
+direct = false
+""")
+    events = list(run_plan(parse_plan(text).plan))
+    logs = [e.text for e in events if getattr(e, "stream", None) == "disklab"]
+    assert any("dropped caches through the privileged helper" in t for t in logs)
+    assert events[-1].status == "finished"  # type: ignore[attr-defined]
+    helpers = [p for p in psutil.process_iter(["cmdline"])
+               if "disklab.core.privhelper" in " ".join(p.info["cmdline"] or [])]
+    assert helpers == []  # the helper started for this session is gone with it

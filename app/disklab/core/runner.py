@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import psutil
 
@@ -94,14 +94,19 @@ def tool_versions(names: set[str]) -> dict[str, str | None]:
     return versions
 
 
-def _drop_caches() -> str | None:
-    """sync + drop the page cache, dentries and inodes. Returns why not, when it cannot."""
-    os.sync()
+def _drop_caches(ctx: _Context) -> str | None:
+    """sync + drop the page cache, dentries and inodes through the privileged helper (rule 7).
+    Returns why not, when it cannot."""
+    from disklab.core.privilege import Privileged
+
     try:
-        with open("/proc/sys/vm/drop_caches", "w") as f:
-            f.write("3\n")
-    except OSError as e:
-        return f"caches not dropped ({e.strerror}): reads may come from memory"
+        if ctx.priv is None:
+            ctx.priv = Privileged()
+            ctx.own_priv = True
+            ctx.priv.start()
+        ctx.priv.request("drop_caches")
+    except DisklabError as e:
+        return f"caches not dropped ({e}): reads may come from memory"
     return None
 
 
@@ -186,6 +191,19 @@ def run_plan(
     state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
                       run_count=len(planned))
     ctx = _Context(plan, versions, cancel, sample_interval, python, state)
+    try:
+        yield from _run_target(ctx, state_dir, library_path)
+    finally:
+        if ctx.own_priv and ctx.priv is not None:
+            ctx.priv.close()
+    if state.status == "finished" and state.failed:
+        state.status = "failed"
+    yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
+
+
+def _run_target(ctx: _Context, state_dir: str | None, library_path: str | None
+                ) -> Iterator[Event]:
+    plan = ctx.plan
     if plan.target.kind == "directory":
         config = plan.configs[0].label
         yield ConfigApplied(config=config, readback=filesystem_of(plan.target.path),
@@ -196,9 +214,6 @@ def run_plan(
         yield from _run_raw(ctx, library_path)
     else:
         yield from _run_configs(ctx, state_dir, library_path)
-    if state.status == "finished" and state.failed:
-        state.status = "failed"
-    yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
 
 
 @dataclass
@@ -209,6 +224,8 @@ class _Context:
     sample_interval: float
     python: str
     state: _Progress
+    priv: Any = None  # the session's privileged helper (disklab.core.privilege.Privileged)
+    own_priv: bool = False  # started here for dropping caches: closed at the end
 
 
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
@@ -221,7 +238,7 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
             state.status = "cancelled" if ctx.cancel.is_set() else state.status
             return
         outcome = yield from _run_case(
-            run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx.plan,
+            run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
         )
         state.index += 1
@@ -249,6 +266,7 @@ def _run_configs(ctx: _Context, state_dir: str | None, library_path: str | None
     state_dir = state_dir or tempfile.gettempdir()
     try:
         priv.start()
+        ctx.priv = priv  # dropping caches uses the same helper
         scratch = Scratch(priv, state_dir, library_path, log=notes.append)
         if plan.target.kind == "image":
             device = scratch.attach_image(plan.target.path, int(plan.target.size or 0))
@@ -289,6 +307,7 @@ def _run_configs(ctx: _Context, state_dir: str | None, library_path: str | None
         if scratch is not None:
             scratch.teardown()
         priv.close()
+        ctx.priv = None
         for m in mountpoints:
             with contextlib.suppress(OSError):
                 os.rmdir(m)
@@ -336,7 +355,7 @@ def _run_case(
     index: int,
     count: int,
     version: str | None,
-    plan: Plan,
+    ctx: _Context,
     cancel: CancelFlag,
     sample_interval: float,
     done_before: int,
@@ -354,7 +373,7 @@ def _run_case(
     try:
         outcome = yield from _prepare_and_measure(run, adapter, index, count, cancel,
                                                   sample_interval, done_before, total_bytes,
-                                                  plan, started)
+                                                  ctx, started)
     finally:
         # no yield here: the caller may be closing the generator
         left = _remove(command.files)
@@ -373,7 +392,7 @@ def _prepare_and_measure(
     sample_interval: float,
     done_before: int,
     total_bytes: int,
-    plan: Plan,
+    ctx: _Context,
     started: float,
 ) -> Iterator[Event]:
     case, repeat, command = run.case, run.repeat, run.command
@@ -398,12 +417,13 @@ def _prepare_and_measure(
                 signal=result.signal, duration=time.monotonic() - started, t=time.time(),
             )
             return "failed"
-    if plan.drop_caches or (command.reads_after_prepare and adapter.is_buffered(case.params)):
-        why_not = _drop_caches()
+    if ctx.plan.drop_caches or (command.reads_after_prepare
+                                and adapter.is_buffered(case.params)):
+        why_not = _drop_caches(ctx)
         if why_not:
             yield Notice(level="warning", message=why_not, case_id=case.id, t=time.time())
         else:
-            yield log("dropped caches (sync; echo 3 > /proc/sys/vm/drop_caches)")
+            yield log("dropped caches through the privileged helper (sync; drop_caches = 3)")
     return (yield from _measure(run, adapter, index, count, cancel, sample_interval,
                                 done_before, total_bytes, started))
 

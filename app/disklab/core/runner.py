@@ -99,13 +99,18 @@ def _drop_caches(ctx: _Context) -> str | None:
     Returns why not, when it cannot."""
     from disklab.core.privilege import Privileged
 
+    if ctx.no_priv:
+        return ctx.no_priv  # asked once per session: no new password prompt for every case
     try:
         if ctx.priv is None:
-            ctx.priv = Privileged()
-            ctx.own_priv = True
-            ctx.priv.start()
+            priv = Privileged()
+            priv.start()
+            ctx.priv, ctx.own_priv = priv, True
         ctx.priv.request("drop_caches")
     except DisklabError as e:
+        if ctx.priv is None:
+            ctx.no_priv = f"caches not dropped ({e}): reads may come from memory"
+            return ctx.no_priv
         return f"caches not dropped ({e}): reads may come from memory"
     return None
 
@@ -226,6 +231,7 @@ class _Context:
     state: _Progress
     priv: Any = None  # the session's privileged helper (disklab.core.privilege.Privileged)
     own_priv: bool = False  # started here for dropping caches: closed at the end
+    no_priv: str | None = None  # why the helper could not start (said once, not retried)
 
 
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import os
 import shutil
@@ -73,7 +74,8 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
         with _CancelOnSignal() as cancel:
             events: Iterator[Event] = run_plan(
                 checked.plan, warnings=warnings, cancel=cancel,
-                state_dir=str(library.path.parent), library_path=str(library.path))
+                state_dir=str(library.path.parent), library_path=str(library.path),
+                password=_ask_password)
             for event in events:
                 recorder.handle(event)
                 if as_json:
@@ -95,18 +97,33 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
 
 
 def _confirm_destroy(checked: CheckedPlan, yes: str | None) -> None:
-    """A format target destroys a device: the user types its path (or --yes-destroy names it)."""
+    """A format or raw device target destroys a device's data: the user types its path (or
+    --yes-destroy names it)."""
     target = checked.plan.target
-    if target.kind != "format" or yes == target.path:
+    if not target.destructive or yes == target.path:
         return
+    key = f"target.{target.kind}"
+    what = ("formatting" if target.kind == "format" else "raw writes to")
     if yes is not None or not sys.stdin.isatty():
-        raise PlanError([Problem("target.format", f"formatting {target.path} destroys its data:"
-                                 f" confirm with --yes-destroy {target.path}")])
-    print(f"DiskLab will format {target.path} once per configuration; everything on it is "
-          f"lost.\n  identity: {target.confirm}", file=sys.stderr)
+        raise PlanError([Problem(key, f"{what} {target.path} destroys its data: confirm with "
+                                 f"--yes-destroy {target.path}")])
+    doing = ("format {} once per configuration" if target.kind == "format"
+             else "write to {} directly").format(target.path)
+    print(f"DiskLab will {doing}; everything on it is lost.\n  identity: {target.confirm}",
+          file=sys.stderr)
     typed = input(f"Type {target.path} to go on: ").strip()
     if typed != target.path:
-        raise PlanError([Problem("target.format", "not confirmed: nothing was changed")])
+        raise PlanError([Problem(key, "not confirmed: nothing was changed")])
+
+
+def _ask_password() -> str:
+    """The sudo password for the privileged helper, asked once per session on the terminal."""
+    from disklab.core.privilege import PrivilegeError
+
+    if not sys.stdin.isatty():
+        raise PrivilegeError("sudo needs a password and there is no terminal to ask it on: "
+                             "run DiskLab as root, or allow it without a password (NOPASSWD)")
+    return getpass.getpass("[disklab] sudo password for the privileged helper: ")
 
 
 def _recover(library: Library) -> None:

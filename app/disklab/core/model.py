@@ -21,9 +21,10 @@ UNIT_PERCENT = "%"
 
 @dataclass(frozen=True)
 class Target:
-    """Where the tests run. Only 'directory' exists so far; later: device, image, format."""
+    """Where the tests run: a directory as it is, a raw device, a scratch image DiskLab
+    attaches, or a device DiskLab formats per configuration."""
 
-    kind: str  # "directory" (later: "device", "image", "format")
+    kind: str  # "directory", "device", "image" or "format"
     path: str
     size: int | None = None  # image size in bytes
     confirm: str | None = None
@@ -31,6 +32,11 @@ class Target:
     @property
     def destructive(self) -> bool:
         return self.kind in ("device", "format")
+
+    @property
+    def needs_root(self) -> bool:
+        """Root's work: attaching, formatting and mounting, and raw I/O on a device node."""
+        return self.kind != "directory"
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
 from disklab.core.hostinfo import SECTOR, existing, filesystem_of
-from disklab.core.proc import ProcCounters
+from disklab.core.proc import ProcCounters, TreeEntry, read_tree
 
 _MAX_DEPTH = 8  # loop device on a file on a loop device ... stop somewhere
 
@@ -43,10 +41,11 @@ class BlockDevice:
 
 
 def device_for_path(path: str) -> BlockDevice | None:
-    """The block device under a path: st_dev -> /sys/dev/block/M:m; for an anonymous st_dev
-    (btrfs, 0:xx) the mount's source device from mountinfo; a partition names its disk; a loop
-    device names the device under its backing file (recursively). None for tmpfs, overlay, NFS
-    and other filesystems without a block device of their own. Never raises."""
+    """The block device under a path, or the device itself for a block special file (a raw
+    device target): st_dev -> /sys/dev/block/M:m; for an anonymous st_dev (btrfs, 0:xx) the
+    mount's source device from mountinfo; a partition names its disk; a loop device names the
+    device under its backing file (recursively). None for tmpfs, overlay, NFS and other
+    filesystems without a block device of their own. Never raises."""
     try:
         return _device_for_path(path, 0)
     except OSError:
@@ -57,7 +56,10 @@ def _device_for_path(path: str, depth: int) -> BlockDevice | None:
     real = existing(path)
     if real is None:
         return None
-    dev = os.stat(real).st_dev
+    st = os.stat(real)
+    if stat.S_ISBLK(st.st_mode):  # a raw device target: the device itself
+        return _block_device(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", depth)
+    dev = st.st_dev
     devno = f"{os.major(dev)}:{os.minor(dev)}"
     if os.major(dev) == 0 or not (Path("/sys/dev/block") / devno).exists():
         source = filesystem_of(real).get("source", "")
@@ -115,13 +117,6 @@ def _meminfo() -> dict[str, int]:
     return out
 
 
-@dataclass(frozen=True)
-class _Seen:
-    create_time: float  # with the pid, the identity of a process (pids are reused)
-    ppid: int
-    counters: ProcCounters
-
-
 def _io(c: ProcCounters) -> tuple[int, int, int, int]:
     return (c.read_bytes, c.write_bytes, c.read_chars, c.write_chars)
 
@@ -144,7 +139,7 @@ class Monitor:
         self._gone: dict[int, ProcCounters] = {}  # last seen counters of vanished processes
         if pids is not None:
             self.set_pids(pids)
-        self._seen: dict[int, _Seen] = {}
+        self._seen: Mapping[int, TreeEntry] = {}
         self._debt: dict[int, list[int]] = {}  # pid -> io counted of its vanished children
         self._disk_last: dict[str, tuple[int, int]] = {}
         self._last_t: float | None = None
@@ -153,26 +148,19 @@ class Monitor:
 
     def set_pids(self, pids: Callable[[], Iterable[int]]) -> None:
         """Where the pids of the tool's live tree come from (ToolProcess.descendants). When it
-        is a ToolProcess's method, the final counters of the processes it reaped (its
-        exit_counters()) are counted too."""
+        is a method of a tool process, that process also gives the counters (its
+        tree_counters(): a tool run by the privileged helper is root's, unreadable here) and the
+        final counters of the processes it reaped (its exit_counters())."""
         self._pids = pids
-        finals = getattr(getattr(pids, "__self__", None), "exit_counters", None)
+        owner = getattr(pids, "__self__", None)
+        finals = getattr(owner, "exit_counters", None)
         self._finals = finals if callable(finals) else None
+        tree = getattr(owner, "tree_counters", None)
+        self._tree: Callable[[], Mapping[int, TreeEntry]] = (
+            tree if callable(tree) else lambda: read_tree(list(pids())))
 
-    def _read_tree(self) -> dict[int, _Seen]:
-        seen = {}
-        for pid in self._pids() if self._pids is not None else ():
-            try:
-                p = psutil.Process(pid)
-                with p.oneshot():
-                    io = p.io_counters()
-                    cpu = p.cpu_times()
-                    seen[pid] = _Seen(p.create_time(), p.ppid(), ProcCounters(
-                        io.read_bytes, io.write_bytes, io.read_chars, io.write_chars,
-                        cpu.user + cpu.system))
-            except (psutil.Error, OSError):
-                continue  # gone already, or not ours to read
-        return seen
+    def _read_tree(self) -> Mapping[int, TreeEntry]:
+        return self._tree() if self._pids is not None else {}
 
     def _tree_increments(self, first: bool) -> tuple[list[int], float]:
         """io (read_bytes, write_bytes, read_chars, write_chars) and CPU seconds of the tree

@@ -342,6 +342,48 @@ def _check_raw(plan: Plan, check: _Checker) -> None:
                 break
 
 
+def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict[str, Any]:
+    """One case's parameters (single values, as a Case holds them), checked as the plan loader
+    checks a test: for the privileged helper, which trusts nothing its client sends. `device`:
+    the case runs on a raw device (raw tools only, one stream). PlanError names each problem."""
+    try:
+        adapter = tools.get_adapter(tool)
+    except KeyError:
+        raise PlanError([Problem("tool", f"unknown tool {tool!r}")]) from None
+    problems: list[Problem] = []
+    params: dict[str, Any] = {}
+    for key, value in raw.items():
+        spec = adapter.params.get(key)
+        if spec is None:
+            problems.append(Problem(key, f"unknown key for {tool}"))
+            continue
+        try:
+            params[key] = convert(spec, value)
+        except ValueError as e:
+            problems.append(Problem(key, str(e)))
+            continue
+        out_of_range = _check_range(spec, params[key])
+        if out_of_range:
+            problems.append(Problem(key, out_of_range))
+    for key, spec in adapter.params.items():
+        if key in raw:
+            continue
+        if spec.default is REQUIRED:
+            problems.append(Problem(key, f"missing: {tool} needs {key!r}"))
+        else:
+            params[key] = spec.default
+    if not problems:
+        problems += [Problem(key, message) for key, message in adapter.check(params)]
+    if device and tool not in RAW_TOOLS:
+        problems.append(Problem("tool", f"{tool} needs a filesystem, not a raw device"))
+    elif device and (int(params.get("streams", 1) or 1) > 1
+                     or int(params.get("numjobs", 1) or 1) > 1):
+        problems.append(Problem("streams", "a raw device is one stream: streams/numjobs = 1"))
+    if problems:
+        raise PlanError(problems)
+    return params
+
+
 def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
                   ) -> tuple[FsConfig, ...]:
     """[[config]] tables: only for targets DiskLab formats; labels unique."""

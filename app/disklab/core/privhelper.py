@@ -6,10 +6,18 @@ answer is {"id": N, "ok": true, "result": {...}, "ran": [...]} or {"id": N, "ok"
 (argv, exit status, the tail of its output), so that the session keeps them.
 
 Only the operations in OPS exist, and they take intent, not argv: "format this device with this
-configuration", "mount it there", "set read-ahead". Each re-checks its target itself (the
-client's checks are not trusted: the client is not root), builds the argv with
-disklab.core.filesystems, and runs it through disklab.core.proc. The first line written is
-{"ready": true, ...}; end of input ends the helper.
+configuration", "mount it there", "set read-ahead", "run this tool with these parameters on this
+target". Each re-checks its target itself (the client's checks are not trusted: the client is not
+root), builds the argv with disklab.core.filesystems or the tool's adapter, and runs it through
+disklab.core.proc. The first line written is {"ready": true, ...}; end of input ends the helper,
+and with it every tool it still runs.
+
+Tools (tool_start, tool_read, tool_stop, tool_close, tool_cleanup) run in the background of the
+helper, so that the session stays one request/answer conversation: the client asks for what a
+tool printed (and its process tree's counters, which only root can read) a few times a second,
+and can stop it at any moment. A tool runs only in a filesystem this helper mounted in this
+session, or on a raw device that passes the destructive checks (its result file then goes to the
+helper's own work directory): never in a directory a user could plant a symbolic link in.
 """
 
 from __future__ import annotations
@@ -18,18 +26,25 @@ import contextlib
 import ctypes
 import json
 import os
+import re
+import shutil
 import signal
 import stat
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from disklab.core import devices, filesystems, proc
-from disklab.core.errors import DisklabError, SafetyError, ToolError
+import psutil
+
+from disklab.core import devices, filesystems, proc, tools
+from disklab.core.errors import DisklabError, PlanError, SafetyError, ToolError
 from disklab.core.filesystems import ConfigError
 from disklab.core.model import FsConfig
+from disklab.core.tools.base import Command, RunTarget
 
 PROTOCOL = 1
 TAIL = 4000  # characters of each command's output kept in "ran"
@@ -38,6 +53,10 @@ FORBIDDEN_PREFIXES = ("/proc", "/sys", "/dev", "/run", "/etc", "/bin", "/sbin", 
 DETACH_WAIT = 5.0  # seconds for a deferred loop detach to complete
 TIMEOUTS = {"mkfs": 4 * 3600.0, "wipefs": 300.0, "mount": 600.0, "umount": 1800.0,
             "default": 300.0}
+TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # a case's file-name tag: no path in it
+READ_WAIT_MAX = 2.0  # seconds a tool_read may wait for output (the helper serves one at a time)
+STOP_GRACE_MAX = 60.0
+RESULT_MAX = 64 << 20  # bytes of a tool's result file returned (fio JSON is far smaller)
 
 
 class RequestError(DisklabError):
@@ -66,11 +85,54 @@ def _under(path: str, prefixes: Sequence[str]) -> bool:
     return any(path == p or path.startswith(p + "/") for p in prefixes)
 
 
+@dataclass
+class _ToolRun:
+    """A tool the helper started for its client: one step (a prepare step or the measured one)
+    of one case."""
+
+    process: proc.ToolProcess
+    command: Command
+    tag: str
+
+
+@dataclass
+class _Case:
+    """The files of one case (by tag), kept until tool_cleanup or the helper's end."""
+
+    files: tuple[str, ...]
+    started: set[int] = field(default_factory=set)  # steps started (-1: the measured one)
+
+
+def _counters(c: proc.ProcCounters) -> list[float]:
+    return [c.read_bytes, c.write_bytes, c.read_chars, c.write_chars, c.cpu_seconds]
+
+
+def _remove(paths: Sequence[str]) -> list[str]:
+    """Remove a case's files (regular files; a directory tree the tool made); the ones left."""
+    left = []
+    for path in paths:
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                Path(path).unlink(missing_ok=True)
+        except OSError:
+            left.append(path)
+    return left
+
+
 class Helper:
     """One session's helper: handles requests, remembers what each one ran."""
 
-    def __init__(self) -> None:
+    def __init__(self, workdir: str | None = None) -> None:
         self.ran: list[dict[str, Any]] = []
+        self.mounts: dict[str, str] = {}  # mountpoint (real path) -> device, mounted here
+        self.attached: set[str] = set()  # kernel names of the loop devices attached here
+        self.runs: dict[int, _ToolRun] = {}
+        self.cases: dict[str, _Case] = {}
+        self._next_run = 0
+        # Result files of raw-device runs: root's own directory, out of any user's reach.
+        self.workdir = workdir or tempfile.mkdtemp(prefix="disklab-helper-")
         self.ops: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "ping": self.op_ping,
             "classify": self.op_classify,
@@ -85,6 +147,11 @@ class Helper:
             "scheduler": self.op_scheduler,
             "drop_caches": self.op_drop_caches,
             "readback": self.op_readback,
+            "tool_start": self.op_tool_start,
+            "tool_read": self.op_tool_read,
+            "tool_stop": self.op_tool_stop,
+            "tool_close": self.op_tool_close,
+            "tool_cleanup": self.op_tool_cleanup,
         }
 
     # --- running commands ----------------------------------------------------------------
@@ -116,7 +183,8 @@ class Helper:
 
     # --- operations ---------------------------------------------------------------------
     def op_ping(self, args: dict[str, Any]) -> dict[str, Any]:
-        return {"pid": os.getpid(), "uid": os.geteuid(), "protocol": PROTOCOL}
+        return {"pid": os.getpid(), "uid": os.geteuid(), "protocol": PROTOCOL,
+                "workdir": self.workdir}
 
     def op_classify(self, args: dict[str, Any]) -> dict[str, Any]:
         path = _arg(args, "path", str)
@@ -154,6 +222,7 @@ class Helper:
             raise
         device = done.stdout.strip().splitlines()[-1]
         kname = devices.kernel_name(device)
+        self.attached.add(kname)
         dio = (Path("/sys/block") / kname / "loop" / "dio")
         direct = dio.exists() and dio.read_text().strip() == "1"
         return {"device": device, "image": image, "created": True, "direct_io": direct,
@@ -273,6 +342,7 @@ class Helper:
                 with contextlib.suppress(OSError):
                     os.rmdir(mountpoint)
             raise
+        self.mounts[mountpoint] = device
         return {"mountpoint": mountpoint, "created": created}
 
     def op_umount(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -296,6 +366,7 @@ class Helper:
                         check=not lazy)
         if done.returncode != 0 and lazy:
             self.run(filesystems.umount_argv(mountpoint, lazy=True))
+        self.mounts.pop(mountpoint, None)
         removed = False
         if remove_dir and not os.path.ismount(mountpoint):
             with contextlib.suppress(OSError):
@@ -341,6 +412,153 @@ class Helper:
                                   run=lambda argv: self.run(argv, check=False))
         return {"readback": rb}
 
+    # --- tools ------------------------------------------------------------------------------
+    def _tool_directory(self, directory: str, device: str | None) -> str:
+        """Where a tool may run as root: a filesystem mounted here (still holding the device
+        mounted on it), or, for a raw device, the helper's own work directory."""
+        real = os.path.realpath(_abs_path(directory, "directory"))
+        if device is not None and real == os.path.realpath(self.workdir):
+            return real
+        mounted = self.mounts.get(real)
+        if mounted is None:
+            raise SafetyError(f"{directory}: the helper runs tools only in a filesystem it "
+                              "mounted in this session, or on a raw device")
+        entry = filesystems.mount_entry(real)
+        try:
+            same = entry is not None and (devices.kernel_name(entry["source"])
+                                          == devices.kernel_name(mounted))
+        except SafetyError:
+            same = False
+        if not same:
+            raise SafetyError(f"{directory} no longer holds {mounted}; not running a tool there")
+        return real
+
+    def op_tool_start(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Start one step of a case (a prepare step, or -1: the measured run) in the background.
+        The argv is the adapter's, built here from re-checked parameters."""
+        from disklab.core.plan import case_params
+
+        tool = _arg(args, "tool", str)
+        raw_params = _arg(args, "params", dict)
+        tag = _arg(args, "tag", str)
+        step = _arg(args, "step", int, required=False, default=-1)
+        device = _arg(args, "device", str, required=False)
+        confirm = _arg(args, "confirm", str, required=False)
+        lib = _arg(args, "library_path", str, required=False)
+        if not TAG.fullmatch(tag):
+            raise RequestError(f"tag {tag!r} is not a plain file-name part")
+        params = case_params(tool, raw_params, device=device is not None)
+        directory = self._tool_directory(_arg(args, "directory", str), device)
+        if device is not None:
+            if confirm is None and devices.kernel_name(device) not in self.attached:
+                raise SafetyError(f"{device}: raw I/O on a device DiskLab did not attach needs "
+                                  "the plan's confirm")
+            devices.check_destructive(device, confirm, lib)
+        target = RunTarget(directory=directory, tag=tag, device=device,
+                           ram_bytes=psutil.virtual_memory().total, is_root=True,
+                           python=sys.executable)
+        command = tools.get_adapter(tool).build_command(params, target)
+        if not -1 <= step < len(command.prepare):
+            raise RequestError(f"{tool} has {len(command.prepare)} prepare step(s), no step "
+                               f"{step}")
+        case = self.cases.get(tag)
+        if case is None or case.files != command.files:
+            clobbered = [f for f in command.files if os.path.lexists(f)]
+            if clobbered:
+                raise SafetyError(f"{', '.join(clobbered)} already exist(s): a case's files are "
+                                  "its own, made and removed by DiskLab")
+            case = self.cases[tag] = _Case(command.files)
+        if step in case.started:
+            raise RequestError(f"step {step} of {tag} was already run")
+        case.started.add(step)
+        argv = command.argv if step < 0 else command.prepare[step]
+        process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
+                                   pty=command.needs_pty)
+        entry: dict[str, Any] = {"argv": list(argv), "cwd": command.cwd, "background": True}
+        self.ran.append(entry)
+        try:
+            process.start()
+        except ToolError as e:
+            entry["error"] = str(e)
+            raise
+        entry["pid"] = process.pid
+        self._next_run += 1
+        self.runs[self._next_run] = _ToolRun(process, command, tag)
+        return {"run": self._next_run, "pid": process.pid, "argv": list(argv),
+                "cwd": command.cwd, "result_file": command.result_file,
+                "files": list(command.files)}
+
+    def _tool_run(self, args: dict[str, Any]) -> _ToolRun:
+        run = self.runs.get(_arg(args, "run", int))
+        if run is None:
+            raise RequestError(f"no tool run {args.get('run')!r} (closed, or never started)")
+        return run
+
+    def op_tool_read(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What the tool printed since the last read (waiting up to `wait` s for it), whether
+        it is done (exited, output ended, everything handed out), and its tree's counters."""
+        run = self._tool_run(args)
+        wait = min(float(_arg(args, "wait", (int, float), required=False, default=0.0)),
+                      READ_WAIT_MAX)
+        p = run.process
+        lines = p.read(max(0.0, wait))
+        done = p.poll()
+        return {
+            "lines": [[line.t, line.stream, line.text, line.terminator] for line in lines],
+            "done": done, "returncode": p.returncode, "signal": p.signal,
+            "tree": {str(pid): [e.create_time, e.ppid, *_counters(e.counters)]
+                     for pid, e in p.tree_counters().items()},
+            "finals": {str(pid): _counters(c) for pid, c in p.exit_counters().items()},
+            "dropped": p.lines_dropped,
+        }
+
+    def op_tool_stop(self, args: dict[str, Any]) -> dict[str, Any]:
+        """SIGTERM to the tool's whole tree, SIGKILL after `grace` s (proc.terminate)."""
+        run = self._tool_run(args)
+        grace = float(_arg(args, "grace", (int, float), required=False, default=5.0))
+        run.process.terminate(min(max(0.0, grace), STOP_GRACE_MAX))
+        return {"survivors": run.process.survivors}
+
+    def op_tool_close(self, args: dict[str, Any]) -> dict[str, Any]:
+        """End a tool run (killing what is left of it): its whole output, exit status and result
+        file. Lines not yet read are in the output, not handed out again."""
+        run = self._tool_run(args)
+        p = run.process
+        p.close()
+        del self.runs[_arg(args, "run", int)]
+        result = None
+        path = run.command.result_file
+        if path and os.path.isfile(path) and not os.path.islink(path):
+            with open(path, "rb") as f:
+                result = f.read(RESULT_MAX).decode("utf-8", errors="replace")
+        self.ran.append({"argv": list(p.argv), "returncode": p.returncode,
+                         "signal": p.signal, "ended": True})
+        return {"stdout": p.output("stdout"), "stderr": p.output("stderr"), "tail": p.tail(),
+                "returncode": p.returncode, "signal": p.signal, "survivors": p.survivors,
+                "result_file": result}
+
+    def op_tool_cleanup(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Remove the files of the case `tag` (after its last step, whatever happened)."""
+        tag = _arg(args, "tag", str)
+        for number, run in list(self.runs.items()):
+            if run.tag == tag:
+                run.process.close()
+                del self.runs[number]
+        case = self.cases.pop(tag, None)
+        return {"left": _remove(case.files) if case else []}
+
+    def close(self) -> None:
+        """The end of the session: stop every tool, remove every case's files and the work
+        directory. Never raises."""
+        for run in self.runs.values():
+            with contextlib.suppress(Exception):
+                run.process.close()
+        self.runs.clear()
+        for case in self.cases.values():
+            _remove(case.files)
+        self.cases.clear()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
     # --- protocol -----------------------------------------------------------------------
     def handle(self, request: Any) -> dict[str, Any]:
         self.ran = []
@@ -359,6 +577,9 @@ class Helper:
         except ConfigError as e:
             return {"id": rid, "ok": False, "kind": "ConfigError", "error": str(e),
                     "problems": e.problems, "ran": self.ran}
+        except PlanError as e:
+            return {"id": rid, "ok": False, "kind": "PlanError", "error": str(e),
+                    "problems": [[p.key, p.message] for p in e.problems], "ran": self.ran}
         except (DisklabError, OSError) as e:
             return {"id": rid, "ok": False, "kind": type(e).__name__, "error": str(e),
                     "ran": self.ran}
@@ -369,21 +590,24 @@ class Helper:
 
 def serve(inp: TextIO, out: TextIO) -> None:
     helper = Helper()
-    out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.geteuid(),
-                          "protocol": PROTOCOL}) + "\n")
-    out.flush()
-    for line in inp:
-        if not line.strip():
-            continue
-        try:
-            request = json.loads(line)
-        except ValueError:
-            answer = {"id": None, "ok": False, "kind": "RequestError",
-                      "error": "a request is one JSON object per line"}
-        else:
-            answer = helper.handle(request)
-        out.write(json.dumps(answer, default=str) + "\n")
+    try:
+        out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.geteuid(),
+                              "protocol": PROTOCOL, "workdir": helper.workdir}) + "\n")
         out.flush()
+        for line in inp:
+            if not line.strip():
+                continue
+            try:
+                request = json.loads(line)
+            except ValueError:
+                answer = {"id": None, "ok": False, "kind": "RequestError",
+                          "error": "a request is one JSON object per line"}
+            else:
+                answer = helper.handle(request)
+            out.write(json.dumps(answer, default=str) + "\n")
+            out.flush()
+    finally:  # the client has gone (or SIGTERM): nothing it started may run on as root
+        helper.close()
 
 
 def main() -> int:

@@ -141,6 +141,32 @@ class ProcCounters:
     cpu_seconds: float  # user + system of the process itself (not of its reaped children)
 
 
+@dataclass(frozen=True)
+class TreeEntry:
+    """One live process of a tool's tree as seen at one moment, for the monitor."""
+
+    create_time: float  # with the pid, the identity of a process (pids are reused)
+    ppid: int
+    counters: ProcCounters
+
+
+def read_tree(pids: Sequence[int]) -> dict[int, TreeEntry]:
+    """pid -> TreeEntry for each of `pids` still readable (gone or not ours: left out)."""
+    seen = {}
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            with p.oneshot():
+                io = p.io_counters()
+                cpu = p.cpu_times()
+                seen[pid] = TreeEntry(p.create_time(), p.ppid(), ProcCounters(
+                    io.read_bytes, io.write_bytes, io.read_chars, io.write_chars,
+                    cpu.user + cpu.system))
+        except (psutil.Error, OSError):
+            continue
+    return seen
+
+
 def process_counters(pid: int) -> ProcCounters | None:
     """Counters of a live or zombie process (a zombie's are its final ones); None if unreadable."""
     try:
@@ -617,6 +643,10 @@ class ToolProcess:
         self._check_exit()
         pids = [self.pid] if self.returncode is None else []
         return pids + [p.pid for p in self._tracker.alive()]
+
+    def tree_counters(self) -> dict[int, TreeEntry]:
+        """The live tree's counters now (what the monitor samples)."""
+        return read_tree(self.descendants())
 
     def exit_counters(self) -> dict[int, ProcCounters]:
         """pid -> final counters of the processes DiskLab reaped (the leader), read while they

@@ -9,6 +9,10 @@ biasing the ones that happened to run last.
 
 Nothing is left behind: a case's files are removed after it whatever happens, including a failure,
 a cancel, or the caller closing the generator; a running tool is killed with its whole tree.
+
+Root work goes through one privileged helper per session (disklab.core.privilege), started on
+first use. When DiskLab is not root and the target is root's (a raw device, or the filesystems
+DiskLab makes on an image or a device), the tools run through that helper too.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,6 +51,7 @@ from disklab.core.hostinfo import filesystem_of, host_facts
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
+from disklab.core.privilege import PrivilegedTool, PrivilegeError
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples (issue 2: every 500 ms)
@@ -97,20 +102,9 @@ def tool_versions(names: set[str]) -> dict[str, str | None]:
 def _drop_caches(ctx: _Context) -> str | None:
     """sync + drop the page cache, dentries and inodes through the privileged helper (rule 7).
     Returns why not, when it cannot."""
-    from disklab.core.privilege import Privileged
-
-    if ctx.no_priv:
-        return ctx.no_priv  # asked once per session: no new password prompt for every case
     try:
-        if ctx.priv is None:
-            priv = Privileged()
-            priv.start()
-            ctx.priv, ctx.own_priv = priv, True
-        ctx.priv.request("drop_caches")
+        ctx.helper().request("drop_caches")
     except DisklabError as e:
-        if ctx.priv is None:
-            ctx.no_priv = f"caches not dropped ({e}): reads may come from memory"
-            return ctx.no_priv
         return f"caches not dropped ({e}): reads may come from memory"
     return None
 
@@ -130,12 +124,14 @@ def _remove(paths: tuple[str, ...]) -> list[str]:
 
 
 def plan_runs(plan: Plan, python: str = sys.executable,
-              directories: Mapping[str, str] | None = None) -> list[_Planned]:
+              directories: Mapping[str, str] | None = None,
+              as_root: bool = False) -> list[_Planned]:
     """Every case x repeat with its command, in run order: configuration by configuration
     (each is made once), and within one, rounds of repeats. `directories` maps a config label to
-    where its filesystem is mounted (default: the plan's target path)."""
+    where its filesystem is mounted (default: the plan's target path); `as_root`: the tools
+    run through the privileged helper."""
     cases = expand(plan)
-    is_root = os.geteuid() == 0
+    is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
     runs = []
     device = plan.target.path if plan.target.kind == "device" else None
@@ -174,15 +170,21 @@ def run_plan(
     sample_interval: float = SAMPLE_INTERVAL,
     state_dir: str | None = None,
     library_path: str | None = None,
+    password: Callable[[], str] | None = None,
+    privileged_tools: bool | None = None,
 ) -> Iterator[Event]:
     """Run every case of `plan` `repeats` times, yielding events as they happen.
 
     A directory target runs as it is. An image or format target gets each configuration made,
     mounted, read back and undone in turn (disklab.core.setup); `state_dir` keeps the record of
-    what is set up, so that the next start can clean up after a kill.
+    what is set up, so that the next start can clean up after a kill. `password` is asked (once)
+    when sudo needs one for the privileged helper. `privileged_tools`: the tools of an image,
+    format or device target run through the helper (default: when DiskLab is not root).
     """
     cancel = cancel or _Never()
-    planned = plan_runs(plan, python)
+    via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
+                                             else privileged_tools)
+    planned = plan_runs(plan, python, as_root=via_helper)
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
@@ -195,19 +197,22 @@ def run_plan(
         yield Notice(level="warning", message=w, t=time.time())
     state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
                       run_count=len(planned))
-    ctx = _Context(plan, versions, cancel, sample_interval, python, state)
+    ctx = _Context(plan, versions, cancel, sample_interval, python, state,
+                   library_path=library_path, password=password, via_helper=via_helper)
+    if via_helper:
+        yield Notice(level="info", t=time.time(), message=(
+            "the tools run as root through the privileged helper: the target is root's"))
     try:
-        yield from _run_target(ctx, state_dir, library_path)
+        yield from _run_target(ctx, state_dir)
     finally:
-        if ctx.own_priv and ctx.priv is not None:
+        if ctx.priv is not None:
             ctx.priv.close()
     if state.status == "finished" and state.failed:
         state.status = "failed"
     yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
 
 
-def _run_target(ctx: _Context, state_dir: str | None, library_path: str | None
-                ) -> Iterator[Event]:
+def _run_target(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     plan = ctx.plan
     if plan.target.kind == "directory":
         config = plan.configs[0].label
@@ -216,9 +221,9 @@ def _run_target(ctx: _Context, state_dir: str | None, library_path: str | None
         yield from _run_config(ctx, config, plan.target.path)
         yield ConfigTornDown(config=config, t=time.time())
     elif plan.target.kind == "device":
-        yield from _run_raw(ctx, library_path)
+        yield from _run_raw(ctx)
     else:
-        yield from _run_configs(ctx, state_dir, library_path)
+        yield from _run_configs(ctx, state_dir)
 
 
 @dataclass
@@ -229,20 +234,47 @@ class _Context:
     sample_interval: float
     python: str
     state: _Progress
+    library_path: str | None = None
+    password: Callable[[], str] | None = None
+    via_helper: bool = False  # the tools run as root through the privileged helper
     priv: Any = None  # the session's privileged helper (disklab.core.privilege.Privileged)
-    own_priv: bool = False  # started here for dropping caches: closed at the end
     no_priv: str | None = None  # why the helper could not start (said once, not retried)
+
+    def helper(self) -> Any:
+        """The session's one privileged helper, started on first use: one authorisation (one
+        password prompt at most) per session, and a helper that cannot start is not asked
+        again for every case."""
+        from disklab.core.privilege import Privileged, PrivilegeError
+
+        if self.priv is None:
+            if self.no_priv:
+                raise PrivilegeError(self.no_priv)
+            priv = Privileged(password=self.password)
+            try:
+                priv.start()
+            except DisklabError as e:
+                self.no_priv = str(e)
+                raise
+            self.priv = priv
+        return self.priv
 
 
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
     """Every run of one configuration, its filesystem mounted at `directory`."""
     state = ctx.state
-    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory})
+    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper)
             if r.case.config == label]
     for run in runs:
         if ctx.cancel.is_set() or state.status != "finished":
             state.status = "cancelled" if ctx.cancel.is_set() else state.status
             return
+        if run.target.device is not None:
+            refused = _recheck_device(ctx)
+            if refused:
+                yield Notice(level="error", message=refused, case_id=run.case.id,
+                             t=time.time())
+                state.status = "failed"
+                return
         outcome = yield from _run_case(
             run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
@@ -257,23 +289,32 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
                 state.status = "failed"
 
 
-def _run_configs(ctx: _Context, state_dir: str | None, library_path: str | None
-                 ) -> Iterator[Event]:
+def _recheck_device(ctx: _Context) -> str | None:
+    """Why the raw device may not be written now (its identity or safety changed since the plan
+    was confirmed: another device on the same path), or None. Checked before every raw case."""
+    from disklab.core.devices import check_destructive
+
+    target = ctx.plan.target
+    try:
+        check_destructive(target.path, target.confirm, ctx.library_path)
+    except DisklabError as e:
+        return f"{target.path} refused before a raw case: {e}"
+    return None
+
+
+def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     """Image and format targets: make, mount and read back each configuration, run its cases,
     undo it. Teardown runs whatever happens, without yielding (the caller may be closing us)."""
-    from disklab.core.privilege import Privileged
     from disklab.core.setup import Scratch
 
     plan = ctx.plan
     notes: list[str] = []
-    priv = Privileged()
     scratch: Scratch | None = None
     mountpoints: list[str] = []
     state_dir = state_dir or tempfile.gettempdir()
     try:
-        priv.start()
-        ctx.priv = priv  # dropping caches uses the same helper
-        scratch = Scratch(priv, state_dir, library_path, log=notes.append)
+        priv = ctx.helper()
+        scratch = Scratch(priv, state_dir, ctx.library_path, log=notes.append)
         if plan.target.kind == "image":
             device = scratch.attach_image(plan.target.path, int(plan.target.size or 0))
             yield Notice(level="info", t=time.time(), message=(
@@ -312,23 +353,23 @@ def _run_configs(ctx: _Context, state_dir: str | None, library_path: str | None
     finally:
         if scratch is not None:
             scratch.teardown()
-        priv.close()
-        ctx.priv = None
         for m in mountpoints:
             with contextlib.suppress(OSError):
                 os.rmdir(m)
 
 
-def _run_raw(ctx: _Context, library_path: str | None) -> Iterator[Event]:
-    """A raw device: its identity and safety are checked again right before the runs (the
-    device may have been swapped since the plan was confirmed); result files go to a temporary
-    directory that is removed afterwards."""
+def _run_raw(ctx: _Context) -> Iterator[Event]:
+    """A raw device: its identity and safety are checked again right before the runs and
+    before every case (the device may have been swapped since the plan was confirmed); result
+    files go to a temporary directory that is removed afterwards (the helper's own, when the
+    tools run through it)."""
     from disklab.core.devices import check_destructive, identity_of
 
     plan = ctx.plan
     label = plan.configs[0].label
     try:
-        device = check_destructive(plan.target.path, plan.target.confirm, library_path)
+        device = check_destructive(plan.target.path, plan.target.confirm, ctx.library_path)
+        work = ctx.helper().workdir if ctx.via_helper else tempfile.mkdtemp(prefix="disklab-raw-")
     except DisklabError as e:
         yield Notice(level="error", message=f"{plan.target.path} refused: {e}", t=time.time())
         ctx.state.status = "failed"
@@ -336,11 +377,11 @@ def _run_raw(ctx: _Context, library_path: str | None) -> Iterator[Event]:
     yield ConfigApplied(config=label, readback={"device": plan.target.path,
                                                 "identity": identity_of(device)},
                         t=time.time())
-    work = tempfile.mkdtemp(prefix="disklab-raw-")
     try:
         yield from _run_config(ctx, label, work)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not ctx.via_helper:
+            shutil.rmtree(work, ignore_errors=True)
     yield ConfigTornDown(config=label, t=time.time())
 
 
@@ -382,11 +423,49 @@ def _run_case(
                                                   ctx, started)
     finally:
         # no yield here: the caller may be closing the generator
-        left = _remove(command.files)
+        left = _cleanup(ctx, run)
     if left:
         yield Notice(level="warning", message=f"could not remove {', '.join(left)}",
                      case_id=case.id, t=time.time())
     return outcome
+
+
+def _cleanup(ctx: _Context, run: _Planned) -> list[str]:
+    """Remove a case's files (through the helper when its tool ran as root); the ones left."""
+    if not ctx.via_helper:
+        return _remove(run.command.files)
+    try:
+        return list(ctx.helper().request("tool_cleanup", tag=run.target.tag)["left"])
+    except DisklabError:
+        return [f for f in run.command.files if os.path.lexists(f)]
+
+
+def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess | PrivilegedTool:
+    """The process of one step of a case (-1: the measured run, 0..: a prepare step): here, or
+    as root through the session's helper, which builds the same argv from the same parameters."""
+    command = run.command
+    if ctx.via_helper:
+        target = ctx.plan.target
+        return PrivilegedTool(
+            ctx.helper(), run.case.tool, run.case.params, tag=run.target.tag,
+            directory=run.target.directory, step=step, device=run.target.device,
+            confirm=target.confirm if target.kind == "device" else None,
+            library_path=ctx.library_path)
+    if step >= 0:
+        return proc.ToolProcess(command.prepare[step], cwd=command.cwd,
+                                env=dict(command.env) or None)
+    return proc.ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
+                            pty=command.needs_pty)
+
+
+def _start(p: proc.ToolProcess | PrivilegedTool, planned: tuple[str, ...], case: Case,
+           repeat: int) -> Iterator[Event]:
+    """Start a step's process; when the helper ran another argv than the one announced (its
+    own interpreter for the engine), the transcript says so (rule 8: the argv that ran)."""
+    p.start()
+    if tuple(p.argv) != tuple(planned):
+        yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
+                      text="ran as root by the privileged helper: " + " ".join(p.argv))
 
 
 def _prepare_and_measure(
@@ -406,9 +485,16 @@ def _prepare_and_measure(
     def log(text: str) -> LogLine:
         return LogLine(case_id=case.id, stream="disklab", text=text, repeat=repeat, t=time.time())
 
-    for step in command.prepare:
+    for number, step in enumerate(command.prepare):
         yield log("prepare: " + " ".join(step))
-        result = yield from _run_step(step, command, case, repeat, cancel)
+        try:
+            result = yield from _run_step(_tool_process(ctx, run, number), step, case, repeat,
+                                          cancel)
+        except DisklabError as e:
+            yield CaseFailed(case_id=case.id, repeat=repeat, error=f"preparing the test "
+                             f"failed: {e}", transcript_tail="",
+                             duration=time.monotonic() - started, t=time.time())
+            return "failed"
         if result is None:
             yield CaseFailed(case_id=case.id, repeat=repeat, error="cancelled by the user",
                              transcript_tail="", duration=time.monotonic() - started,
@@ -430,17 +516,23 @@ def _prepare_and_measure(
             yield Notice(level="warning", message=why_not, case_id=case.id, t=time.time())
         else:
             yield log("dropped caches through the privileged helper (sync; drop_caches = 3)")
-    return (yield from _measure(run, adapter, index, count, cancel, sample_interval,
+    try:
+        p = _tool_process(ctx, run, -1)
+    except DisklabError as e:  # the helper could not start: asked once, said for each case
+        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail="",
+                         duration=time.monotonic() - started, t=time.time())
+        return "failed"
+    return (yield from _measure(run, p, adapter, index, count, cancel, sample_interval,
                                 done_before, total_bytes, started))
 
 
 def _run_step(
-    argv: tuple[str, ...], command: Command, case: Case, repeat: int, cancel: CancelFlag
+    p: proc.ToolProcess | PrivilegedTool, argv: tuple[str, ...], case: Case, repeat: int,
+    cancel: CancelFlag
 ) -> Iterator[Event]:
     """Run an unmeasured preparation step to its end; None if cancelled."""
-    p = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None)
-    p.start()
     with p:
+        yield from _start(p, argv, case, repeat)
         while not p.poll():
             for line in p.read(0.5):
                 yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
@@ -454,6 +546,7 @@ def _run_step(
 
 def _measure(
     run: _Planned,
+    p: proc.ToolProcess | PrivilegedTool,
     adapter: ToolAdapter,
     index: int,
     count: int,
@@ -467,61 +560,71 @@ def _measure(
     parser = adapter.progress_parser(case.params)
     planned = command.planned_bytes
     stall_seconds = STALL_SECONDS
-    p = proc.ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
-                         pty=command.needs_pty)
-    monitor = Monitor(command.cwd or run.target.directory, pids=p.descendants)
+    # a raw device target's own counters; else the device under the files
+    monitor = Monitor(run.target.device or command.cwd or run.target.directory,
+                      pids=p.descendants)
     monitor.sample()  # primed before the start, so that the tool's first bytes count
-    p.start()
     cancelled = False
     with p:
+        try:
+            yield from _start(p, command.argv, case, repeat)
+        except DisklabError as e:
+            yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail="",
+                             duration=time.monotonic() - started, t=time.time())
+            return "failed"
         t0 = time.monotonic()
         next_sample = t0 + sample_interval
         last_activity, last_moved = t0, -1.0
         stalled = False
-        while not p.poll():
-            now = time.monotonic()
-            lines = p.read(max(0.0, next_sample - now))
-            if lines:
-                last_activity = time.monotonic()
-            for line in lines:
-                yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
-                              repeat=repeat, t=line.t)
-                update = parser.feed(line.stream, line.text)
-                if update is not None:
-                    yield _progress(case, repeat, update.done_bytes,
-                                    update.total_bytes or planned, update.phase,
-                                    update.message, time.monotonic() - t0,
-                                    done_before, total_bytes)
-            now = time.monotonic()
-            if now >= next_sample:
-                next_sample = now + sample_interval
-                t = time.time()
-                for series, value in monitor.sample().items():
-                    yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
-                totals = monitor.totals()
-                moved = sum(v for k, v in totals.items() if k.startswith("app_"))
-                if moved != last_moved:
-                    last_moved, last_activity = moved, now
-                elif now - last_activity > stall_seconds and not stalled:
-                    stalled = True
-                    yield LogLine(case_id=case.id, stream="disklab", repeat=repeat,
-                                  t=time.time(), text=f"no output and no I/O for "
-                                  f"{stall_seconds:.0f} s: stopping the stuck tool")
+        lost: DisklabError | None = None
+        try:
+            while not p.poll():
+                now = time.monotonic()
+                lines = p.read(max(0.0, next_sample - now))
+                if lines:
+                    last_activity = time.monotonic()
+                for line in lines:
+                    yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
+                                  repeat=repeat, t=line.t)
+                    update = parser.feed(line.stream, line.text)
+                    if update is not None:
+                        yield _progress(case, repeat, update.done_bytes,
+                                        update.total_bytes or planned, update.phase,
+                                        update.message, time.monotonic() - t0,
+                                        done_before, total_bytes)
+                now = time.monotonic()
+                if now >= next_sample:
+                    next_sample = now + sample_interval
+                    yield from _samples(monitor, case, repeat)
+                    totals = monitor.totals()
+                    moved = sum(v for k, v in totals.items() if k.startswith("app_"))
+                    if moved != last_moved:
+                        last_moved, last_activity = moved, now
+                    elif now - last_activity > stall_seconds and not stalled:
+                        stalled = True
+                        yield LogLine(case_id=case.id, stream="disklab", repeat=repeat,
+                                      t=time.time(), text=f"no output and no I/O for "
+                                      f"{stall_seconds:.0f} s: stopping the stuck tool")
+                        p.terminate(TERM_GRACE)
+                if cancel.is_set() and not cancelled:
+                    cancelled = True
+                    yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
+                                  text="cancelled: stopping the tool and its processes")
                     p.terminate(TERM_GRACE)
-            if cancel.is_set() and not cancelled:
-                cancelled = True
-                yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
-                              text="cancelled: stopping the tool and its processes")
-                p.terminate(TERM_GRACE)
-        p.wait()
+            p.wait()
+        except PrivilegeError as e:  # the helper died, and its tool with it (PDEATHSIG)
+            lost = e
         # a last sample closes the series, so that a case shorter than the interval has one
-        t = time.time()
-        for series, value in monitor.sample().items():
-            yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
+        yield from _samples(monitor, case, repeat)
     duration = time.monotonic() - started
-    result_text = None
-    if command.result_file and os.path.exists(command.result_file):
+    if lost is not None:
+        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(lost),
+                         transcript_tail=p.tail(), duration=duration, t=time.time())
+        return "failed"
+    result_text = p.result_text if isinstance(p, PrivilegedTool) else None
+    if result_text is None and command.result_file and os.path.exists(command.result_file):
         result_text = Path(command.result_file).read_text(errors="replace")
+    if result_text is not None:
         # the result file is evidence too (rule 8): kept with the transcript, re-parsable later
         t = time.time()
         for text in result_text.splitlines():
@@ -559,6 +662,12 @@ def _measure(
     yield CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics,
                        exit_status=p.returncode, duration=duration, t=time.time())
     return "ok"
+
+
+def _samples(monitor: Monitor, case: Case, repeat: int) -> Iterator[Sample]:
+    t = time.time()
+    for series, value in monitor.sample().items():
+        yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
 
 
 def _flag_partial(metrics: list[Metric]) -> list[Metric]:

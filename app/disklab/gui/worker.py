@@ -26,10 +26,12 @@ class RunWorker(QObject):
     error = Signal(str)  # an exception outside the runner's own events (traceback text)
     done = Signal(object)  # session id (or None), after the recorder closed
 
-    def __init__(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path):
+    def __init__(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path,
+                 password: str | None = None):
         super().__init__()
         self.plan = plan
         self.warnings = warnings
+        self.password = password  # for sudo, asked by the Run page before the start
         self.library_path = str(library_path)
         self.cancel_flag = threading.Event()
         self.ended = threading.Event()  # set when run() is about to return
@@ -64,8 +66,10 @@ class RunWorker(QObject):
             library = Library.open(self.library_path)
             self._recover(state_dir)
             recorder = library.recorder()
+            password = self.password
             for ev in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel_flag,
-                               state_dir=state_dir, library_path=self.library_path):
+                               state_dir=state_dir, library_path=self.library_path,
+                               password=None if password is None else lambda: password):
                 recorder.handle(ev)
                 if isinstance(ev, SessionFinished):
                     self.status = ev.status
@@ -101,12 +105,13 @@ class RunController(QObject):
     def running(self) -> bool:
         return self.thread is not None
 
-    def start(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path) -> None:
+    def start(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path,
+              password: str | None = None) -> None:
         if self.running:
             raise RuntimeError("a run is already going")
         self.thread = QThread(self)
         self.thread.setObjectName("disklab-run")
-        self.worker = RunWorker(plan, warnings, library_path)
+        self.worker = RunWorker(plan, warnings, library_path, password)
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.run)
         self.worker.event.connect(self._on_event)

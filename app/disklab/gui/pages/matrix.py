@@ -51,6 +51,7 @@ class PlanSummary:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     plan: Any = None  # the checked core Plan, when there are no errors
+    needs_password: bool = False  # sudo will want one for the privileged helper
 
 
 def check_plan(text: str, library: str | None) -> PlanSummary:
@@ -58,6 +59,7 @@ def check_plan(text: str, library: str | None) -> PlanSummary:
     from disklab.core.errors import PlanError
     from disklab.core.matrix import expand
     from disklab.core.plan import parse_plan
+    from disklab.core.privilege import password_needed
     from disklab.core.runner import plan_runs
 
     summary = PlanSummary()
@@ -73,6 +75,7 @@ def check_plan(text: str, library: str | None) -> PlanSummary:
     summary.runs = len(runs)
     summary.bytes = sum(r.command.planned_bytes or 0 for r in runs)
     summary.runtime = sum(float(r.case.params.get("runtime") or 0) for r in runs)
+    summary.needs_password = password_needed(checked.plan)
     return summary
 
 

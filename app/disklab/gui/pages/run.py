@@ -17,7 +17,9 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
+    QInputDialog,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -69,6 +71,7 @@ class RunPage(QWidget):
         self.failures: dict[str, str] = {}
         self.phase: dict[str, str | None] = {}
         self.status = "idle"
+        self.password_dialog: QInputDialog | None = None  # open while sudo wants a password
         self.session_id: Any = None
         self.events_seen = 0
         self.progress_seen = 0
@@ -155,11 +158,37 @@ class RunPage(QWidget):
                                      "<br>".join(problems[:6]))
             self.start_btn.setEnabled(True)
             return
+        if summary.needs_password:
+            self._ask_password(summary)
+            return
+        self._launch(summary, None)
+
+    def _ask_password(self, summary: PlanSummary) -> None:
+        """sudo wants a password for the session's privileged helper: asked once, here, in a
+        window-modal dialog that does not block the event loop (rule 5)."""
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Root is needed")
+        dialog.setLabelText(
+            "DiskLab makes, mounts and tests this target as root, through one privileged helper "
+            "for the whole session.\nPassword for sudo:")
+        dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
+        dialog.textValueSelected.connect(lambda password: self._launch(summary, password))
+        dialog.rejected.connect(self._not_started)
+        dialog.finished.connect(dialog.deleteLater)
+        self.password_dialog = dialog
+        dialog.open()
+
+    def _not_started(self) -> None:
+        self.state_label.setText("Not started: root is needed and no password was given.")
+        self.start_btn.setEnabled(True)
+
+    def _launch(self, summary: PlanSummary, password: str | None) -> None:
         self._reset()
         self.status = "running"
         self.cancel_btn.setEnabled(True)
         self.state_label.setText(f"Running {summary.plan.name!r}…")
-        self.wb.runs.start(summary.plan, tuple(summary.warnings), self.wb.library_path)
+        self.wb.runs.start(summary.plan, tuple(summary.warnings), self.wb.library_path,
+                           password)
         self._clock.start()
         self.started.emit()
 

@@ -5,6 +5,8 @@
 set -euo pipefail
 
 PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xauth
+    # a user who is not root runs DiskLab on Debian's python3 in the privilege tests
+    python3 passwd
     # the safety tests build LVM and md members; the privileged helper is tested through sudo
     lvm2 mdadm sudo
     # Qt's xcb platform plugin (the window under Xvfb and on X11 desktops)

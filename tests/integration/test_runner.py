@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from disklab.core import proc
 from disklab.core.events import (
     CaseFailed,
     CaseFinished,
@@ -149,8 +150,9 @@ def test_a_silent_tool_moving_no_data_is_stopped_as_stuck(tmp_path: Path, monkey
     command = Command(argv=(sys.executable, "-c", "import time; time.sleep(120)"),
                       cwd=str(tmp_path))
     planned = runner._Planned(case, 1, command, RunTarget(str(tmp_path), "t"))
-    events = list(runner._measure(planned, DdAdapter(), 0, 1, threading.Event(), 0.2, 0, 0,
-                                  0.0))
+    tool = proc.ToolProcess(command.argv, cwd=command.cwd)
+    events = list(runner._measure(planned, tool, DdAdapter(), 0, 1, threading.Event(), 0.2, 0,
+                                  0, 0.0))
     (failed,) = [e for e in events if isinstance(e, CaseFailed)]
     assert "moved no data for 2 s" in failed.error and "stuck" in failed.error
     assert failed.signal in (15, 9)

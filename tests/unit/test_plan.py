@@ -148,3 +148,18 @@ def test_plan_show_prints_each_argv(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert "oflag=direct" in out and "iflag=direct" in out
     assert "-m disklab.core.engine" in out
     assert out.count("run: ") == 6
+
+
+def test_case_params_recheck_what_the_privileged_helper_receives() -> None:
+    from disklab.core.plan import case_params
+
+    params = case_params("engine", {"mode": "read", "size": 8 << 20})
+    assert params["block_size"] == 1 << 20 and params["streams"] == 1  # defaults filled in
+    assert case_params("engine", {"mode": "read", "size": "8m"})["size"] == 8 << 20
+    with pytest.raises(PlanError) as missing:
+        case_params("engine", {"mode": "sideways"})
+    assert {p.key for p in missing.value.problems} == {"mode", "size"}
+    with pytest.raises(PlanError, match="one stream"):
+        case_params("engine", {"mode": "write", "size": 8 << 20, "streams": 2}, device=True)
+    with pytest.raises(PlanError, match="unknown tool"):
+        case_params("rm", {})

@@ -56,9 +56,12 @@ def choose_mode() -> str:
                          "polkit (pkexec) or sudo")
 
 
-def sudo_needs_password() -> bool:
-    """True when sudo would ask for a password (no cached credentials, no NOPASSWD rule)."""
-    return proc.run(["sudo", "-n", "true"], timeout=30).returncode != 0
+def sudo_needs_password(python: str | None = None) -> bool:
+    """True when sudo would ask for a password to start the helper: no cached credentials and
+    no NOPASSWD rule for it. Asks about the helper's own command (`sudo -l`), so that a rule
+    allowing only that command, the safe one to give, counts."""
+    module = (python or sys.executable, "-m", HELPER_MODULE)
+    return proc.run(["sudo", "-n", "-l", "--", *module], timeout=30).returncode != 0
 
 
 def password_needed(plan: Plan) -> bool:
@@ -138,7 +141,7 @@ class Privileged:
         self.mode = mode
         sudo_password = False
         if mode == "sudo":
-            sudo_password = sudo_needs_password()
+            sudo_password = sudo_needs_password(self.python)
             if sudo_password and self.password is None:
                 raise PrivilegeError("sudo needs a password and none can be asked for")
         env = None

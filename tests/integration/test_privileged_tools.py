@@ -1,0 +1,382 @@
+"""Issue 4, privilege: a user who is not root runs image and raw-device plans; the tools run as
+root through the session's one privileged helper (sudo, with a rule that allows only the helper),
+and a cancel or a kill of the user's DiskLab leaves no root process, mount or loop device behind.
+
+The user is a system account made for this module and removed after it, with a sudoers rule for
+exactly `PYTHON -m disklab.core.privhelper`. This machine's own Python lives in a directory
+only root can enter, so the user's DiskLab runs on Debian's /usr/bin/python3 in a venv that sees
+this checkout and the project venv's packages (what a user's own install looks like to sudo).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import stat
+import subprocess
+import sysconfig
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+import disklab
+from disklab.core.devices import identity
+from disklab.core.library import Library
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+USER = "disklab-tester"
+SUDOERS = Path("/etc/sudoers.d/disklab-tester")
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@dataclass
+class User:
+    name: str
+    uid: int
+    gid: int
+    home: Path  # owned by the user: plans, the library, images
+    python: str  # the interpreter its DiskLab runs on
+
+    def disklab(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(self.argv(*args), cwd=self.home, env=self.env(), user=self.uid,
+                              group=self.gid, extra_groups=[], capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(self.argv(*args), cwd=self.home, env=self.env(), user=self.uid,
+                                group=self.gid, extra_groups=[], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+
+    def argv(self, *args: str) -> list[str]:
+        return [self.python, "-m", "disklab.cli.main", *args]
+
+    def env(self) -> dict[str, str]:
+        return {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+@pytest.fixture(scope="module")
+def user() -> Iterator[User]:
+    for tool in ("sudo", "useradd", "userdel"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is missing: `make test` installs it "
+                        "(scripts/install-system-packages.sh)")
+    if not os.path.exists(SYSTEM_PYTHON):
+        pytest.fail(f"{SYSTEM_PYTHON} is missing: `make test` installs python3")
+    made = False
+    try:
+        pwd.getpwnam(USER)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--user-group", "--no-create-home", "--shell",
+                        "/usr/sbin/nologin", USER], check=True)
+        made = True
+    entry = pwd.getpwnam(USER)
+    home = Path(tempfile.mkdtemp(prefix="disklab-user-", dir="/var/tmp"))
+    try:
+        venv = home / "venv"
+        subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
+        (site,) = venv.glob("lib/python3*/site-packages")
+        checkout_app = Path(disklab.__file__).resolve().parents[1]
+        (site / "disklab-checkout.pth").write_text(
+            f"{checkout_app}\n{sysconfig.get_paths()['purelib']}\n")
+        for path in [home, *home.rglob("*")]:
+            os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
+        os.chmod(home, 0o755)
+        python = str(venv / "bin" / "python")
+        SUDOERS.write_text(f"{USER} ALL=(root) NOPASSWD: {python} -m disklab.core.privhelper\n")
+        os.chmod(SUDOERS, 0o440)
+        yield User(USER, entry.pw_uid, entry.pw_gid, home, python)
+    finally:
+        SUDOERS.unlink(missing_ok=True)
+        shutil.rmtree(home, ignore_errors=True)
+        if made:
+            subprocess.run(["userdel", USER], check=False)
+
+
+def events_of(done: subprocess.CompletedProcess[str]) -> list[dict]:
+    return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def loops_of(image: Path) -> list[str]:
+    out = subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True).stdout
+    return [line.split(":")[0] for line in out.splitlines() if line]
+
+
+def processes_running(argvs: list[list[str]]) -> list[psutil.Process]:
+    """Live processes whose command line is one of `argvs` (the tools DiskLab started)."""
+    wanted = {tuple(a) for a in argvs}
+    found = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        if tuple(p.info["cmdline"] or ()) in wanted and p.info["status"] != "zombie":
+            found.append(p)
+    return found
+
+
+def clean_up(image: Path) -> tuple[list[str], list[str]]:
+    """What is left of an image run (loop devices, mount lines); undone here whatever the test
+    found, so that a failing test never leaves the machine changed."""
+    loops = loops_of(image)
+    mounts = [line for line in Path("/proc/self/mountinfo").read_text().splitlines()
+              if any(f" {dev} " in line for dev in loops)]
+    for dev in loops:
+        for line in mounts:
+            subprocess.run(["umount", "-l", line.split()[4]], check=False)
+        subprocess.run(["losetup", "-d", dev], check=False)
+    return loops, mounts
+
+
+IMAGE_PLAN = """\
+name = "{name}"
+[target]
+image = {{ path = "{image}", size = "768m" }}
+
+[[config]]
+label = "ext4 data=journal"
+fs = "ext4"
+mount = ["data=journal"]
+
+[[config]]
+label = "xfs"
+fs = "xfs"
+
+[[test]]
+tool = "engine"
+mode = ["write", "read"]
+block_size = "1m"
+size = "32m"
+direct = true
+
+[[test]]
+tool = "dd"
+mode = ["write", "read"]
+block_size = "1m"
+size = "16m"
+direct = true
+
+[[test]]
+tool = "fio"
+rw = "randread"
+bs = "4k"
+size = "16m"
+direct = true
+ioengine = "psync"
+"""
+
+
+def test_a_user_runs_configs_on_an_image_with_the_tools_run_as_root(user: User) -> None:
+    image = user.home / "scratch.img"
+    plan = user.home / "image.toml"
+    plan.write_text(IMAGE_PLAN.format(name="as a user", image=image))
+    library = user.home / "lib" / "library.sqlite3"
+    try:
+        done = user.disklab("run", str(plan), "--library", str(library), "--json")
+        assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+        events = events_of(done)
+        notices = [e["message"] for e in events if e["event"] == "Notice"]
+        assert any("run as root through the privileged helper" in n for n in notices)
+        assert [e["config"] for e in events if e["event"] == "ConfigApplied"] == [
+            "ext4 data=journal", "xfs"]
+        argvs = [e["argv"] for e in events if e["event"] == "CaseStarted"]
+    finally:
+        loops, mounts = clean_up(image)
+    assert loops == [] and mounts == [] and not image.exists()
+    assert processes_running(argvs) == []
+
+    lib = Library.open(library)
+    try:
+        (session,) = lib.list_sessions()
+        found = {(r["config"], r["tool"], r["metric"]) for r in lib.results(session["id"])
+                 if r["mean"] and r["mean"] > 0}
+        for config in ("ext4 data=journal", "xfs"):
+            assert {(config, "engine", "write"), (config, "engine", "read"),
+                    (config, "dd", "write"), (config, "dd", "read"),
+                    (config, "fio", "read")} <= found
+        # what the tools moved, counted from their process trees, which only root can read:
+        # the helper's counters reached the user's monitor
+        cases = {c["case_id"]: c for c in lib.cases(session["id"])}
+        moved: dict[tuple[str, str], float] = {}
+        for s in lib.samples(session["id"]):
+            case = cases[s["case_id"]]
+            if case["tool"] == "dd" and s["series"] in ("app_write_bps", "app_read_bps"):
+                key = (case["params"]["mode"], s["series"])
+                moved[key] = max(moved.get(key, 0.0), s["value"])
+        assert moved[("write", "app_write_bps")] > 0 and moved[("read", "app_read_bps")] > 0
+    finally:
+        lib.close()
+
+
+RAW_PLAN = """\
+name = "raw as a user"
+[target]
+device = "{dev}"
+confirm = "{confirm}"
+
+[[test]]
+tool = "dd"
+mode = "write"
+block_size = "1m"
+size = "16m"
+direct = true
+
+[[test]]
+tool = "engine"
+mode = "read"
+block_size = "1m"
+size = "16m"
+direct = true
+
+[[test]]
+tool = "fio"
+rw = "randread"
+bs = "4k"
+size = "16m"
+direct = true
+ioengine = "psync"
+"""
+
+
+@pytest.fixture
+def loop_device(user: User) -> Iterator[str]:
+    """A loop device whose first 16 MiB hold 0xAB bytes (so a write is visible)."""
+    image = user.home / "raw.img"
+    with open(image, "wb") as f:
+        f.write(b"\xab" * (16 << 20))
+        f.truncate(256 << 20)
+    dev = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", str(image)],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    try:
+        yield dev
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+        image.unlink(missing_ok=True)
+
+
+def test_a_user_runs_raw_tools_on_a_confirmed_device_through_the_helper(
+        user: User, loop_device: str) -> None:
+    mode = os.stat(loop_device).st_mode
+    assert stat.S_IMODE(mode) & 0o006 == 0  # the user cannot open the device by itself
+    plan = user.home / "raw.toml"
+    plan.write_text(RAW_PLAN.format(dev=loop_device, confirm=identity(loop_device)))
+    library = user.home / "raw.sqlite3"
+
+    refused = user.disklab("run", str(plan), "--library", str(library))
+    assert refused.returncode == 2  # no terminal to type the device back on, no --yes-destroy
+    assert f"--yes-destroy {loop_device}" in refused.stderr
+    with open(loop_device, "rb") as f:
+        assert f.read(1 << 20) == b"\xab" * (1 << 20)  # nothing was written
+
+    done = user.disklab("run", str(plan), "--library", str(library), "--json",
+                        "--yes-destroy", loop_device)
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    events = events_of(done)
+    assert not [e for e in events if e["event"] == "CaseFailed"]
+    with open(loop_device, "rb") as f:
+        assert f.read(1 << 20) == bytes(1 << 20)  # dd's zeros, written as root
+    # fio's result file went to the helper's own directory, removed with the helper
+    (fio_argv,) = [e["argv"] for e in events if e["event"] == "CaseStarted"
+                   and e["argv"][0] == "fio"]
+    (output,) = [a.split("=", 1)[1] for a in fio_argv if a.startswith("--output=")]
+    assert Path(output).parent.name.startswith("disklab-helper-")
+    assert not Path(output).parent.exists()
+    lib = Library.open(library)
+    try:
+        (session,) = lib.list_sessions()
+        found = {(r["tool"], r["metric"]) for r in lib.results(session["id"])
+                 if r["mean"] and r["mean"] > 0}
+        assert {("dd", "write"), ("engine", "read"), ("fio", "read")} <= found
+        # the raw device's own counters, not those of the disk under a temporary directory
+        device_reads = [s["value"] for s in lib.samples(session["id"], series="device_read_bps")]
+        assert device_reads and max(device_reads) > 0
+    finally:
+        lib.close()
+
+
+LONG_PLAN = """\
+name = "{name}"
+[target]
+image = {{ path = "{image}", size = "512m" }}
+[[config]]
+label = "ext4"
+fs = "ext4"
+[[test]]
+tool = "engine"
+mode = "randread"
+block_size = "4k"
+size = "64m"
+runtime = "120s"
+direct = true
+"""
+
+
+def _run_until_measuring(user: User, name: str) -> tuple[subprocess.Popen[str], Path, list[str],
+                                                         Path]:
+    """Start a long image run as the user; return it once its measured tool is running."""
+    image = user.home / f"{name}.img"
+    plan = user.home / f"{name}.toml"
+    plan.write_text(LONG_PLAN.format(name=name, image=image))
+    library = user.home / f"{name}.sqlite3"
+    run = user.start("run", str(plan), "--library", str(library), "--json")
+    assert run.stdout is not None
+    argv: list[str] = []
+    deadline = time.monotonic() + 120
+    for line in run.stdout:
+        event = json.loads(line)
+        if event["event"] == "CaseStarted":
+            argv = event["argv"]
+        if argv and event["event"] == "Sample":
+            break
+        assert time.monotonic() < deadline, "the run never started measuring"
+    assert argv and processes_running([argv]), "the tool is not running"
+    assert all(p.uids().real == 0 for p in processes_running([argv]))  # root's, via sudo
+    return run, image, argv, library
+
+
+def test_sigterm_of_a_users_run_stops_the_root_tool_and_tears_down(user: User) -> None:
+    run, image, argv, _ = _run_until_measuring(user, "cancelled")
+    try:
+        run.send_signal(signal.SIGTERM)
+        run.communicate(timeout=120)
+        assert run.returncode == 130
+    finally:
+        if run.poll() is None:
+            run.kill()
+        loops, mounts = clean_up(image)
+    assert loops == [] and mounts == [] and not image.exists()
+    assert processes_running([argv]) == []
+
+
+def test_sigkill_of_a_users_run_kills_the_root_tool_and_the_next_start_cleans_up(
+        user: User) -> None:
+    run, image, argv, library = _run_until_measuring(user, "killed")
+    try:
+        run.kill()
+        run.communicate(timeout=30)
+        # the helper reads the end of its input and stops what it runs for the dead client
+        deadline = time.monotonic() + 30
+        while processes_running([argv]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_running([argv]) == []
+        assert loops_of(image)  # left attached (and mounted) by the kill, for the next start
+        # the next start, a small plan of the same user and library, undoes the rest (as root,
+        # through a helper of its own)
+        work = user.home / "next"
+        work.mkdir()
+        os.chown(work, user.uid, user.gid)
+        small = user.home / "next.toml"
+        small.write_text(f'name = "next"\n[target]\ndirectory = "{work}"\n[[test]]\n'
+                         'tool = "engine"\nmode = "write"\nblock_size = "1m"\nsize = "4m"\n')
+        again = user.disklab("run", str(small), "--library", str(library), "--json")
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert "cleaned up after an earlier run" in again.stderr
+        assert "unmounted" in again.stderr and "detached" in again.stderr
+    finally:
+        loops, mounts = clean_up(image)
+    assert loops == [] and mounts == [] and not image.exists()

@@ -250,3 +250,33 @@ def test_scratch_image_two_configs_run_and_compare(qtbot, window, tmp_path):
     assert window.compare.comparison.baseline == c.rows[1]
     html = Path(window.compare.export("html", str(tmp_path / "configs.html"))).read_text()
     assert "ext4 journal (baseline)" in html and "data=journal" in html
+
+
+def test_sudo_password_is_asked_once_before_the_run_and_reaches_the_worker(qtbot, window,
+                                                                           target_dir):
+    """When sudo wants a password for the privileged helper (a user who is not root, on an
+    image, a device or with drop_caches), the Run page asks for it before the run, in a dialog
+    that leaves the event loop running; Cancel there starts nothing."""
+    from disklab.gui.pages.matrix import check_plan
+
+    text = engine_plan(target_dir, name="with sudo")
+    summary = check_plan(text, str(window.wb.library_path))
+    assert summary.errors == [] and summary.needs_password is False  # root needs none
+    summary.needs_password = True  # what the check says for a user whose sudo asks
+
+    window.run._start_checked(summary, None)
+    dialog = window.run.password_dialog
+    assert dialog is not None and dialog.isVisible()
+    assert not window.wb.runs.running
+    dialog.reject()
+    assert "no password" in window.run.state_label.text()
+    assert window.run.start_btn.isEnabled() and not window.wb.runs.running
+
+    window.run._start_checked(summary, None)
+    dialog = window.run.password_dialog
+    dialog.setTextValue("s3cret")
+    with qtbot.waitSignal(window.run.finished, timeout=90_000) as blocker:
+        dialog.accept()
+        assert window.wb.runs.worker is not None
+        assert window.wb.runs.worker.password == "s3cret"
+    assert blocker.args[1] == "finished"

@@ -4,6 +4,7 @@ confirm matched the device as read now; a wrong confirm and filesystem-only tool
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -90,3 +91,50 @@ def test_wrong_confirm_and_filesystem_tools_are_refused(loop_device: str, tmp_pa
     assert "target.format" in done.stderr or "target.device" in done.stderr
     assert "does not match" in done.stderr
     assert "bonnie needs a filesystem" in done.stderr
+
+
+def test_a_device_swapped_between_two_raw_cases_stops_the_run(loop_device: str,
+                                                               tmp_path: Path) -> None:
+    """The identity is checked again before every raw case: another image attached on the same
+    loop number after the first case is refused, and nothing is written to it."""
+    from disklab.core.events import CaseFinished, CaseStarted, Notice, SessionFinished
+    from disklab.core.plan import parse_plan
+    from disklab.core.runner import run_plan
+
+    text = f"""\
+name = "swapped"
+[target]
+device = "{loop_device}"
+confirm = "{identity(loop_device)}"
+[[test]]
+tool = "dd"
+mode = ["write", "read"]
+block_size = "1m"
+size = "8m"
+direct = true
+"""
+    other = tmp_path / "other.img"
+    other.write_bytes(b"\xab" * (8 << 20))
+    os.truncate(other, 256 << 20)
+    started, errors, status = [], [], None
+    events = run_plan(parse_plan(text).plan, library_path=str(tmp_path / "l.sqlite3"))
+    try:
+        for event in events:
+            if isinstance(event, CaseStarted):
+                started.append(event)
+            if isinstance(event, CaseFinished) and len(started) == 1:
+                subprocess.run(["losetup", "-d", loop_device], check=True)
+                subprocess.run(["losetup", "--direct-io=on", loop_device, str(other)],
+                               check=True)
+            if isinstance(event, Notice) and event.level == "error":
+                errors.append(event.message)
+            if isinstance(event, SessionFinished):
+                status = event.status
+    finally:
+        events.close()
+    assert len(started) == 1  # the second case never started
+    assert status == "failed"
+    (error,) = errors
+    assert "refused before a raw case" in error and "does not match" in error
+    with open(other, "rb") as f:
+        assert f.read(8 << 20) == b"\xab" * (8 << 20)

@@ -422,7 +422,9 @@ def test_helper_protocol_answers_every_line() -> None:
     assert not garbage["ok"] and "one JSON object per line" in garbage["error"]
     assert not not_object["ok"] and not_object["kind"] == "RequestError"
     assert ping == {"id": 7, "ok": True, "ran": [],
-                    "result": {"pid": os.getpid(), "uid": os.geteuid(), "protocol": 1}}
+                    "result": {"pid": os.getpid(), "uid": os.geteuid(), "protocol": 1,
+                               "workdir": ready["workdir"]}}
+    assert not os.path.exists(ready["workdir"])  # the end of input ended the helper's work
     assert not bad_arg["ok"] and "wrong type" in bad_arg["error"]
 
 

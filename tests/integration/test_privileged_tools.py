@@ -209,6 +209,14 @@ def test_a_user_runs_configs_on_an_image_with_the_tools_run_as_root(user: User) 
                 key = (case["params"]["mode"], s["series"])
                 moved[key] = max(moved.get(key, 0.0), s["value"])
         assert moved[("write", "app_write_bps")] > 0 and moved[("read", "app_read_bps")] > 0
+        # every command the helper ran as root is kept with the session
+        helper = [text for _t, stream, text in lib.transcript(session["id"], "", 0)
+                  if stream == "helper"]
+        assert any(t.startswith("mke2fs -t ext4") for t in helper)
+        assert any(t.startswith("mkfs.xfs") for t in helper)
+        started = [t for t in helper if t.startswith("started as root")]
+        assert all(any(t.endswith(": " + " ".join(argv)) for t in started) for argv in argvs)
+        assert any(t.startswith("losetup --detach") for t in helper)
     finally:
         lib.close()
 

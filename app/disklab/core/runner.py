@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -51,7 +51,7 @@ from disklab.core.hostinfo import filesystem_of, host_facts
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
-from disklab.core.privilege import PrivilegedTool, PrivilegeError
+from disklab.core.privilege import Privileged, PrivilegedTool, PrivilegeError
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples (issue 2: every 500 ms)
@@ -204,6 +204,7 @@ def run_plan(
             "the tools run as root through the privileged helper: the target is root's"))
     try:
         yield from _run_target(ctx, state_dir)
+        yield from _helper_log(ctx)  # the teardown's commands
     finally:
         if ctx.priv is not None:
             ctx.priv.close()
@@ -237,19 +238,18 @@ class _Context:
     library_path: str | None = None
     password: Callable[[], str] | None = None
     via_helper: bool = False  # the tools run as root through the privileged helper
-    priv: Any = None  # the session's privileged helper (disklab.core.privilege.Privileged)
+    priv: Privileged | None = None  # the session's privileged helper
     no_priv: str | None = None  # why the helper could not start (said once, not retried)
+    ran: list[Mapping[str, Any]] = field(default_factory=list)  # its commands, not yet logged
 
-    def helper(self) -> Any:
+    def helper(self) -> Privileged:
         """The session's one privileged helper, started on first use: one authorisation (one
         password prompt at most) per session, and a helper that cannot start is not asked
         again for every case."""
-        from disklab.core.privilege import Privileged, PrivilegeError
-
         if self.priv is None:
             if self.no_priv:
                 raise PrivilegeError(self.no_priv)
-            priv = Privileged(password=self.password)
+            priv = Privileged(password=self.password, on_command=self.ran.append)
             try:
                 priv.start()
             except DisklabError as e:
@@ -257,6 +257,21 @@ class _Context:
                 raise
             self.priv = priv
         return self.priv
+
+
+def _helper_log(ctx: _Context) -> Iterator[LogLine]:
+    """What the privileged helper ran since the last call, into the session's transcript (every
+    root command is kept with the session, rule 8)."""
+    while ctx.ran:
+        cmd = ctx.ran.pop(0)
+        if cmd.get("ended"):
+            continue  # a tool's end: its status is in CaseFinished or CaseFailed
+        text = " ".join(str(a) for a in cmd.get("argv") or ())
+        if cmd.get("background"):
+            text = f"started as root (pid {cmd.get('pid')}): {text}"
+        elif cmd.get("error") or cmd.get("returncode") not in (0, None):
+            text += f"  -> {cmd.get('error') or 'exit ' + str(cmd.get('returncode'))}"
+        yield LogLine(case_id="", stream="helper", text=text, t=time.time())
 
 
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
@@ -279,6 +294,7 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
             run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
         )
+        yield from _helper_log(ctx)
         state.index += 1
         state.done_bytes += run.command.planned_bytes or 0
         if outcome == "cancelled":
@@ -340,6 +356,7 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
             mismatches = tuple(readback.get("mismatches") or ())
             yield ConfigApplied(config=config.label, readback=readback, mismatches=mismatches,
                                 t=time.time())
+            yield from _helper_log(ctx)
             for m in mismatches:
                 yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
             yield from _run_config(ctx, config.label, mountpoint)

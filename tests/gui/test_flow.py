@@ -235,6 +235,9 @@ def test_scratch_image_two_configs_run_and_compare(qtbot, window, tmp_path):
     # compare the two configurations of the one session, from the Library page
     window.show_page("library")
     assert window.library.select_session(session)
+    # the commands run as root (mkfs, mount, teardown) are kept with the session and shown
+    transcript = window.library.texts["transcript"].toPlainText()
+    assert "# mke2fs -t ext4" in transcript and "# losetup --detach" in transcript
     window.library.compare_selected()
     assert window.current_page() == "compare"
     c = window.compare.comparison

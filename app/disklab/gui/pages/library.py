@@ -240,6 +240,10 @@ class LibraryPage(QWidget):
 
     def _transcripts(self, lib: Any, session_id: int, limit: int = 4000) -> str:
         out: list[str] = []
+        session = lib.transcript(session_id, "", 0)  # lines of no case: setup and teardown
+        if session:
+            out.append("=== the session: setup, teardown, commands run as root")
+            out += [("# " if stream == "helper" else "") + text for _t, stream, text in session]
         for run in lib.runs(session_id):
             out.append(f"=== {run['case_id']} repeat {run['repeat']}: {run['status']}"
                        + (f" ({run['error']})" if run.get("error") else ""))

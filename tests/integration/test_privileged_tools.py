@@ -3,9 +3,10 @@ root through the session's one privileged helper (sudo, with a rule that allows 
 and a cancel or a kill of the user's DiskLab leaves no root process, mount or loop device behind.
 
 The user is a system account made for this module and removed after it, with a sudoers rule for
-exactly `PYTHON -m disklab.core.privhelper`. This machine's own Python lives in a directory
-only root can enter, so the user's DiskLab runs on Debian's /usr/bin/python3 in a venv that sees
-this checkout and the project venv's packages (what a user's own install looks like to sudo).
+exactly `PYTHON -m disklab.core.privhelper`. This machine's own Python (and maybe the checkout)
+lives where only root can enter, so the user's DiskLab is a copy of this checkout's package and
+its run-time dependencies in the user's own directory, run by Debian's /usr/bin/python3 from a
+venv (what a user's own install looks like to sudo).
 """
 
 from __future__ import annotations
@@ -17,15 +18,16 @@ import shutil
 import signal
 import stat
 import subprocess
-import sysconfig
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import platformdirs
 import psutil
 import pytest
+import tomli_w
 
 import disklab
 from disklab.core.devices import identity
@@ -84,9 +86,10 @@ def user() -> Iterator[User]:
         venv = home / "venv"
         subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
         (site,) = venv.glob("lib/python3*/site-packages")
-        checkout_app = Path(disklab.__file__).resolve().parents[1]
-        (site / "disklab-checkout.pth").write_text(
-            f"{checkout_app}\n{sysconfig.get_paths()['purelib']}\n")
+        for package in (disklab, psutil, platformdirs, tomli_w):  # what core and cli import
+            source = Path(package.__file__).resolve().parent
+            shutil.copytree(source, site / source.name,
+                            ignore=shutil.ignore_patterns("__pycache__"))
         for path in [home, *home.rglob("*")]:
             os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
         os.chmod(home, 0o755)

@@ -19,7 +19,7 @@ import pytest
 from disklab.core.charts import ChartSpec, Series
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
-from disklab.gui.plots import ChartView, LivePlots, export_plot
+from disklab.gui.plots import ChartView, LivePlots, export_plot, peak_window
 
 REPAINTS = 20_000
 
@@ -148,3 +148,57 @@ def test_series_buffer_doubles_then_halves_resolution_to_stay_bounded():
     t, _y = buf.data()
     assert t[-1] == 99.0 and len(t) <= 16
     assert np.all(np.diff(t) > 0)  # still in time order
+
+
+def test_a_24_hour_run_shows_whole_with_its_peaks_and_every_sample_when_zoomed(qtbot):
+    # 24 h at 1 sample a second: a flat 100 MiB/s with one 1-second spike and one stall
+    plots = LivePlots(which=("app",))
+    plots.timer.stop()  # the test drives the redraws
+    qtbot.addWidget(plots)
+    plots.resize(800, 300)
+    plots.show()
+    qtbot.wait(50)
+    n, spike, stall = 86_400, 50_000, 70_001
+    for s in range(n):
+        value = 900 if s == spike else 0 if s == stall else 100
+        plots.add_sample("app_write_bps", 1000.0 + s, value * MiB)
+    plots.redraw()
+    curve = plots.curves["app_write_bps"]
+    x, y = curve.getData()
+    width = plots.plots["app"].getViewBox().width()
+    assert len(x) <= 2 * width + 4  # about two points per pixel column, not 86,400
+    assert (x[0], x[-1]) == (0.0, n - 1.0)  # the whole run, to its last second
+    assert y.max() == 900 and y.min() == 0  # the spike and the stall are both drawn
+    assert x[y.argmax()] == spike and x[y.argmin()] == stall  # at their own time
+    assert np.all(np.diff(x) >= 0)
+    plots.layout_widget.grab()  # a frame: the axes range over what is drawn
+    (x0, x1), (y0, y1) = plots.plots["app"].getViewBox().viewRange()
+    assert x0 <= 0 and x1 >= n - 1 and y0 <= 0 and y1 >= 900
+
+    # zoom on two minutes around the spike: every sample of the window, at full resolution
+    plots.plots["app"].setXRange(spike - 60, spike + 60, padding=0)
+    plots.redraw()
+    x, y = curve.getData()
+    assert set(range(spike - 60, spike + 61)) <= set(x.tolist())
+    assert len(x) < 200 and y.max() == 900
+
+    # back to the whole run
+    plots.plots["app"].enableAutoRange()
+    plots.redraw()
+    x, _y = curve.getData()
+    assert (x[0], x[-1]) == (0.0, n - 1.0)
+
+
+def test_peak_window_keeps_the_extremes_and_ends_of_any_window():
+    rng = np.random.default_rng(7)
+    t = np.arange(10_000, dtype=float)
+    y = rng.normal(size=10_000)
+    for lo, hi, bins in [(None, None, 100), (1234.5, 5678.9, 37), (0, 9999, 5000), (10, 20, 3)]:
+        x, v = peak_window(t, y, lo, hi, bins)
+        i0 = 0 if lo is None else int(np.searchsorted(t, lo)) - (lo > 0)
+        i1 = 10_000 if hi is None else min(int(np.searchsorted(t, hi, "right")) + 1, 10_000)
+        assert (x[0], x[-1]) == (t[i0], t[i1 - 1])
+        assert v.max() == y[i0:i1].max() and v.min() == y[i0:i1].min()
+        assert len(x) <= 2 * bins + 4 or len(x) == i1 - i0
+        assert np.all(np.diff(x) >= 0)
+        assert np.all(y[x.astype(int)] == v)  # real samples at their own times

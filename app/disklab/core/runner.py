@@ -386,11 +386,17 @@ def _run_raw(ctx: _Context) -> Iterator[Event]:
     label = plan.configs[0].label
     try:
         device = check_destructive(plan.target.path, plan.target.confirm, ctx.library_path)
-        work = ctx.helper().workdir if ctx.via_helper else tempfile.mkdtemp(prefix="disklab-raw-")
     except DisklabError as e:
         yield Notice(level="error", message=f"{plan.target.path} refused: {e}", t=time.time())
         ctx.state.status = "failed"
         return
+    try:
+        work = ctx.helper().workdir if ctx.via_helper else tempfile.mkdtemp(prefix="disklab-raw-")
+    except DisklabError as e:
+        yield Notice(level="error", message=f"the tools cannot run as root: {e}", t=time.time())
+        ctx.state.status = "failed"
+        return
+    assert work is not None
     yield ConfigApplied(config=label, readback={"device": plan.target.path,
                                                 "identity": identity_of(device)},
                         t=time.time())

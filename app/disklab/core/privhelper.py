@@ -44,6 +44,7 @@ from disklab.core import devices, filesystems, proc, tools
 from disklab.core.errors import DisklabError, PlanError, SafetyError, ToolError
 from disklab.core.filesystems import ConfigError
 from disklab.core.model import FsConfig
+from disklab.core.runner import remove_files
 from disklab.core.tools.base import Command, RunTarget
 
 PROTOCOL = 1
@@ -105,20 +106,6 @@ class _Case:
 
 def _counters(c: proc.ProcCounters) -> list[float]:
     return [c.read_bytes, c.write_bytes, c.read_chars, c.write_chars, c.cpu_seconds]
-
-
-def _remove(paths: Sequence[str]) -> list[str]:
-    """Remove a case's files (regular files; a directory tree the tool made); the ones left."""
-    left = []
-    for path in paths:
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path)
-            else:
-                Path(path).unlink(missing_ok=True)
-        except OSError:
-            left.append(path)
-    return left
 
 
 class Helper:
@@ -545,7 +532,7 @@ class Helper:
                 run.process.close()
                 del self.runs[number]
         case = self.cases.pop(tag, None)
-        return {"left": _remove(case.files) if case else []}
+        return {"left": remove_files(case.files) if case else []}
 
     def close(self) -> None:
         """The end of the session: stop every tool, remove every case's files and the work
@@ -555,7 +542,7 @@ class Helper:
                 run.process.close()
         self.runs.clear()
         for case in self.cases.values():
-            _remove(case.files)
+            remove_files(case.files)
         self.cases.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
 

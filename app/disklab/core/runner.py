@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -109,8 +109,9 @@ def _drop_caches(ctx: _Context) -> str | None:
     return None
 
 
-def _remove(paths: tuple[str, ...]) -> list[str]:
-    """Remove a case's files; returns the ones that could not be removed."""
+def remove_files(paths: Sequence[str]) -> list[str]:
+    """Remove a case's files (a directory tree a tool made, too); the ones that could not be
+    removed. The privileged helper removes root's with it."""
     left = []
     for p in paths:
         try:
@@ -456,7 +457,7 @@ def _run_case(
 def _cleanup(ctx: _Context, run: _Planned) -> list[str]:
     """Remove a case's files (through the helper when its tool ran as root); the ones left."""
     if not ctx.via_helper:
-        return _remove(run.command.files)
+        return remove_files(run.command.files)
     try:
         return list(ctx.helper().request("tool_cleanup", tag=run.target.tag)["left"])
     except DisklabError:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.errors import DisklabError, PlanError, SafetyError
+from disklab.core.monitor import Monitor
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.tools.base import ToolOutput
 from disklab.core.tools.engine import EngineAdapter
@@ -44,21 +45,26 @@ def mounted(tmp_path: Path) -> Iterator[tuple[Privileged, str, str]]:
         priv.close()
 
 
-def run_to_end(tool: PrivilegedTool) -> list[str]:
+def run_to_end(tool: PrivilegedTool, monitor: Monitor) -> list[str]:
+    """As the runner does: read the output, sample the monitor between reads."""
     lines = []
     with tool:
+        monitor.sample()
         tool.start()
         deadline = time.monotonic() + 120
         while not tool.poll() and time.monotonic() < deadline:
-            lines += [line.text for line in tool.read(0.5)]
+            lines += [line.text for line in tool.read(0.2)]
+            monitor.sample()
         tool.wait()
+        monitor.sample()
     return lines
 
 
 def test_a_tool_runs_in_the_helpers_mount_and_its_files_are_removed(mounted) -> None:
     priv, _device, mountpoint = mounted
     tool = PrivilegedTool(priv, "engine", WRITE, tag="case1-r1", directory=mountpoint)
-    lines = run_to_end(tool)
+    monitor = Monitor(mountpoint, pids=tool.descendants)
+    lines = run_to_end(tool, monitor)
     assert tool.returncode == 0
     assert tool.argv[1:4] == ("-m", "disklab.core.engine", "--mode")
     data = Path(mountpoint) / "disklab-case1-r1-0"
@@ -67,8 +73,8 @@ def test_a_tool_runs_in_the_helpers_mount_and_its_files_are_removed(mounted) -> 
     metrics = {m.name: m.value for m in EngineAdapter().parse_result(output, WRITE)}
     assert metrics["write"] > 0
     assert any('"type": "summary"' in line or '"summary"' in line for line in lines)
-    # the counters of the tree, read by root, reached this side
-    assert sum(c.write_bytes for c in tool.exit_counters().values()) >= 8 << 20
+    # the counters of the tree, read by root, reached this side's monitor
+    assert monitor.totals()["app_write_bytes"] >= 8 << 20
     assert priv.request("tool_cleanup", tag="case1-r1")["left"] == []
     assert not data.exists()
 

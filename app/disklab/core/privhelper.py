@@ -136,6 +136,7 @@ class Helper:
             "readback": self.op_readback,
             "tool_start": self.op_tool_start,
             "tool_read": self.op_tool_read,
+            "tool_tree": self.op_tool_tree,
             "tool_stop": self.op_tool_stop,
             "tool_close": self.op_tool_close,
             "tool_cleanup": self.op_tool_cleanup,
@@ -482,8 +483,8 @@ class Helper:
         return run
 
     def op_tool_read(self, args: dict[str, Any]) -> dict[str, Any]:
-        """What the tool printed since the last read (waiting up to `wait` s for it), whether
-        it is done (exited, output ended, everything handed out), and its tree's counters."""
+        """What the tool printed since the last read (waiting up to `wait` s for it), and
+        whether it is done (exited, output ended, everything handed out)."""
         run = self._tool_run(args)
         wait = min(float(_arg(args, "wait", (int, float), required=False, default=0.0)),
                       READ_WAIT_MAX)
@@ -493,11 +494,17 @@ class Helper:
         return {
             "lines": [[line.t, line.stream, line.text, line.terminator] for line in lines],
             "done": done, "returncode": p.returncode, "signal": p.signal,
-            "tree": {str(pid): [e.create_time, e.ppid, *_counters(e.counters)]
-                     for pid, e in p.tree_counters().items()},
-            "finals": {str(pid): _counters(c) for pid, c in p.exit_counters().items()},
             "dropped": p.lines_dropped,
         }
+
+    def op_tool_tree(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The counters of the tool's live tree and the final ones of what it reaped (only
+        root can read a root process's): asked when the client's monitor samples, not with
+        every read, so that the /proc scan costs what it costs for a local tool."""
+        p = self._tool_run(args).process
+        return {"tree": {str(pid): [e.create_time, e.ppid, *_counters(e.counters)]
+                         for pid, e in p.tree_counters().items()},
+                "finals": {str(pid): _counters(c) for pid, c in p.exit_counters().items()}}
 
     def op_tool_stop(self, args: dict[str, Any]) -> dict[str, Any]:
         """SIGTERM to the tool's whole tree, SIGKILL after `grace` s (proc.terminate)."""

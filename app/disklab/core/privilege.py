@@ -301,8 +301,6 @@ class PrivilegedTool:
         self._seen += lines
         self._done = bool(answer["done"])
         self.returncode, self.signal = answer["returncode"], answer["signal"]
-        self._tree = {int(pid): _tree_entry(v) for pid, v in answer["tree"].items()}
-        self._finals = {int(pid): _proc_counters(v) for pid, v in answer["finals"].items()}
         return lines
 
     def poll(self) -> bool:
@@ -357,6 +355,16 @@ class PrivilegedTool:
         return list(self._tree)
 
     def tree_counters(self) -> dict[int, TreeEntry]:
+        """The tree's counters now, read by the helper (the monitor's sample asks; never
+        raises: a helper that is gone has no tree to show, as a vanished process has none)."""
+        if self._run is None or self._closed:
+            return {}
+        try:
+            answer = self.priv.request("tool_tree", timeout=READ_SLACK, run=self._run)
+        except DisklabError:
+            return {}
+        self._tree = {int(pid): _tree_entry(v) for pid, v in answer["tree"].items()}
+        self._finals = {int(pid): _proc_counters(v) for pid, v in answer["finals"].items()}
         return dict(self._tree)
 
     def exit_counters(self) -> dict[int, ProcCounters]:

@@ -22,7 +22,7 @@ def _run_once(qtbot, window, timeout: int = 90_000) -> tuple[object, str]:
     """Press Start and wait for the end; a run that did not finish shows its log."""
     with qtbot.waitSignal(window.run.finished, timeout=timeout) as blocker:
         qtbot.mouseClick(window.run.start_btn, Qt.MouseButton.LeftButton)
-    window.run._flush_log()
+    window.run._flush()
     assert blocker.args[1] == "finished", (window.run.state_label.text(), window.run.failures,
                                            window.run.log.toPlainText()[-3000:])
     return blocker.args[0], blocker.args[1]

@@ -49,7 +49,11 @@ TOKEN_VAR = "DISKLAB_RUN"  # every process a tool starts inherits it: how escape
 SBIN = "/usr/local/sbin:/usr/sbin:/sbin"  # bonnie++ and mkfs live here; not on a user's PATH
 KILL_WAIT = 5.0  # seconds to wait for SIGKILLed processes to disappear (D state may not)
 CLOSE_GRACE = 2.0  # SIGTERM -> SIGKILL grace when close() finds the tool still running
-TRACK_EVERY = 0.25  # seconds between process-tree refreshes done by read() and poll()
+# seconds between process-tree refreshes while a tool runs (read(), poll(), the monitor's
+# descendants()). A refresh reads /proc/<pid>/stat of every process on the machine, which is most
+# of what watching a tool costs (bench figure 2); an escapee is found by its token whenever it
+# runs, and terminate() and close() refresh before they signal, so once a second loses nothing.
+TRACK_EVERY = 1.0
 MAX_LINE = 1 << 20  # a "line" this long without an end is handed out anyway (terminator "")
 MAX_PENDING = 50_000  # lines read but not yet taken by read(); older ones are dropped beyond
 RECENT_LINES = 1000  # lines kept for tail()
@@ -639,7 +643,7 @@ class ToolProcess:
         """Live pids of the tool's tree, the leader included (for the monitor)."""
         if self._tracker is None:
             return []
-        self.track()
+        self._track_now_and_then()
         self._check_exit()
         pids = [self.pid] if self.returncode is None else []
         return pids + [p.pid for p in self._tracker.alive()]

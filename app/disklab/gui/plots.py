@@ -4,6 +4,11 @@ Live plots keep each series in a SeriesBuffer and redraw at most 10 times a seco
 (never per sample); curves use width-1 pens and are handed only the visible window of each series,
 reduced to the minimum and maximum of each pixel column (peak_window), so a run of many hours
 stays smooth (reliability-and-performance.md B3) and its peaks stay visible at any zoom.
+
+While the plots follow the run, their ranges grow in steps (Frame) instead of fitting the data at
+every sample, and the axes are cached as pixmaps: a new sample then repaints only the curves.
+Fitting the data moved both axes on every redraw, and repainting 8 axes' text in Qt's software
+rasteriser was most of what a live run cost the GUI (bench figure 2: 14 ms -> 2 ms a redraw).
 """
 
 from __future__ import annotations
@@ -15,15 +20,17 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters as pg_exporters
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
 from disklab.core.charts import PALETTE, ChartSpec
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 
 REDRAW_MS = 100  # at most 10 redraws a second
+STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)  # a frame grows by at most 25 %
+MIN_SECONDS = 10.0  # the time axis of a new run spans at least this
 
 # series name -> (plot, label, scale divisor)
 LIVE_SERIES: dict[str, tuple[str, str, float]] = {
@@ -91,6 +98,60 @@ def peak_window(t: np.ndarray, y: np.ndarray, lo: float | None, hi: float | None
     return np.concatenate(parts_t), np.concatenate(parts_y)
 
 
+def step_up(value: float) -> float:
+    """The smallest round number (STEPS x a power of ten) >= value (> 0)."""
+    exp = math.floor(math.log10(value))
+    for m in (*STEPS, 10.0):
+        if m * 10.0 ** exp >= value * (1 - 1e-12):
+            return m * 10.0 ** exp
+    return 10.0 ** (exp + 1)
+
+
+class Frame(pg.GraphicsObject):
+    """An invisible rectangle that a plot's auto-range fits instead of its curves (which are
+    added with ignoreBounds). It grows in round steps, so the range, and with it the axes, stay
+    still for most samples. pyqtgraph's auto-range itself stays in charge: a zoom or pan turns
+    it off, and the "A" button brings back the whole run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents)
+        self.rect = QRectF(0.0, 0.0, MIN_SECONDS, 1.0)
+
+    def cover(self, x1: float, y0: float, y1: float) -> bool:
+        """Grow (never shrink) to hold [0, x1] x [y0, y1]; True if it grew."""
+        r = self.rect
+        left, right, bottom, top = r.left(), r.right(), r.top(), r.bottom()
+        if x1 > right:
+            right = step_up(x1)
+        if y1 > top:
+            top = step_up(y1)
+        if y0 < bottom:
+            bottom = -step_up(-y0)
+        if (right, bottom, top) == (r.right(), r.top(), r.bottom()):
+            return False
+        self.prepareGeometryChange()
+        self.rect = QRectF(left, bottom, right - left, top - bottom)
+        self.informViewBoundsChanged()
+        return True
+
+    def reset(self) -> None:
+        self.prepareGeometryChange()
+        self.rect = QRectF(0.0, 0.0, MIN_SECONDS, 1.0)
+        self.informViewBoundsChanged()
+
+    def boundingRect(self) -> QRectF:
+        return self.rect
+
+    def dataBounds(self, ax: int, frac: float = 1.0,
+                   orthoRange: object = None) -> tuple[float, float]:
+        r = self.rect
+        return (r.left(), r.right()) if ax == 0 else (r.top(), r.bottom())
+
+    def paint(self, *_args: object) -> None:
+        pass
+
+
 def _pen(index: int, dashed: bool = False) -> QColor:
     style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
     return pg.mkPen(PALETTE[index % len(PALETTE)], width=1, style=style)
@@ -110,6 +171,9 @@ class LivePlots(QWidget):
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
         self.markers: list[pg.InfiniteLine] = []
+        self.frames: dict[str, Frame] = {}  # plot key -> what its auto-range fits
+        self._peaks: dict[str, tuple[float, float]] = {}  # plot key -> (min, max) of its values
+        self._t_last = 0.0
         self.t0: float | None = None
         self._dirty = False
         self._windows: dict[pg.ViewBox, tuple[float, float] | None] = {}  # as last drawn
@@ -128,17 +192,24 @@ class LivePlots(QWidget):
             # a zoom or pan by hand, or back to the whole run: the new window at the next tick
             plot.getViewBox().sigXRangeChanged.connect(self._view_changed)
             plot.getViewBox().sigStateChanged.connect(self._view_changed)
+            for side in ("left", "bottom"):  # repainted from a pixmap until their range moves
+                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            plot.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            self.frames[key] = Frame()
+            plot.addItem(self.frames[key])
             if first is None:
                 first = plot
             else:
                 plot.setXLink(first)
             self.plots[key] = plot
         self.plots[which[-1]].setLabel("bottom", "time (s)")
+        if first is not None:  # linking handed x to the others' frames: the first one leads
+            first.getViewBox().enableAutoRange(axis=pg.ViewBox.XAxis)
         for i, (series, (plot_key, label, _div)) in enumerate(LIVE_SERIES.items()):
             if plot_key not in self.plots:
                 continue
-            curve = self.plots[plot_key].plot(name=label, pen=_pen(i % 2 if plot_key != "cpu"
-                                                                   else 2))
+            curve = pg.PlotDataItem(name=label, pen=_pen(i % 2 if plot_key != "cpu" else 2))
+            self.plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
             self.curves[series] = curve
             self.buffers[series] = SeriesBuffer()
         self.timer = QTimer(self)
@@ -152,6 +223,10 @@ class LivePlots(QWidget):
         for line in self.markers:
             line.getViewBox().removeItem(line) if line.getViewBox() else None
         self.markers.clear()
+        for frame in self.frames.values():
+            frame.reset()
+        self._peaks.clear()
+        self._t_last = 0.0
         self.t0 = None
         self._dirty = True
         self.redraw()
@@ -163,7 +238,11 @@ class LivePlots(QWidget):
             return
         if self.t0 is None:
             self.t0 = t
-        self.buffers[series].append(t - self.t0, value / spec[2])
+        y = value / spec[2]
+        self.buffers[series].append(t - self.t0, y)
+        self._t_last = max(self._t_last, t - self.t0)
+        lo, hi = self._peaks.get(spec[0], (y, y))
+        self._peaks[spec[0]] = (min(lo, y), max(hi, y))
         self._dirty = True
 
     def add_marker(self, t: float, label: str, low: bool = False) -> None:
@@ -213,6 +292,9 @@ class LivePlots(QWidget):
             lo, hi = window or (None, None)
             t, y = peak_window(t, y, lo, hi, bins)
             curve.setData(t, y, skipFiniteCheck=True)  # buffers hold only finite values
+        for key, frame in self.frames.items():
+            lo, hi = self._peaks.get(key, (0.0, 0.0))
+            frame.cover(self._t_last, lo, hi)
         self.redraws += 1
 
     def series_data(self, series: str) -> tuple[np.ndarray, np.ndarray]:

@@ -1,9 +1,10 @@
 """Run page: start, watch live and cancel. The heart of the window.
 
-Events arrive from the RunWorker as signals. Samples go into the plots' numpy buffers and log
-lines into a pending list; both are drawn from timers (plots at 10 Hz, the log at 5 Hz), so a
-chatty tool cannot flood the GUI thread. The case table fills as cases finish, with mean ±
-stddev over the repeats done so far.
+Events arrive from the RunWorker in batches (RunController drains its queue at 10 Hz). Samples go
+into the plots' numpy buffers, log lines into a pending list and the latest progress aside; all
+are drawn from timers (plots at most at 10 Hz when something changed, log and progress bars at
+5 Hz), so a chatty tool cannot flood the GUI thread and a sample tick costs one repaint. The
+case table fills as cases finish, with mean ± stddev over the repeats done so far.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ class RunPage(QWidget):
         self.events_seen = 0
         self.progress_seen = 0
         self._pending_log: list[str] = []
+        self._pending_progress: Progress | None = None  # shown at the next _flush
         self._case_started = 0.0
         self._run_count = 0
 
@@ -132,7 +134,7 @@ class RunPage(QWidget):
 
         self._log_timer = QTimer(self)
         self._log_timer.setInterval(200)
-        self._log_timer.timeout.connect(self._flush_log)
+        self._log_timer.timeout.connect(self._flush)
         self._log_timer.start()
         self._clock = QTimer(self)
         self._clock.setInterval(1000)
@@ -209,6 +211,7 @@ class RunPage(QWidget):
         self.phase.clear()
         self.log.clear()
         self._pending_log.clear()
+        self._pending_progress = None
         self.overall.setValue(0)
         self.case_bar.setValue(0)
         self.case_label.setText("")
@@ -244,6 +247,7 @@ class RunPage(QWidget):
             self._pending_log.append(f"[disklab] configuration {ev.config!r} torn down")
         elif isinstance(ev, SessionFinished):
             self.status = ev.status
+            self._take_progress()
             self.overall.setValue(1000 if ev.status == "finished" else self.overall.value())
 
     def _on_session_started(self, ev: SessionStarted) -> None:
@@ -265,6 +269,7 @@ class RunPage(QWidget):
                        QColor(30, 110, 200))
         self.plots.add_marker(ev.t, f"#{ev.case.index + 1} r{ev.repeat}")
         self._pending_log.append("$ " + " ".join(ev.argv))
+        self._take_progress()  # the last of the case before: its bars, not this one's
         self.case_bar.setValue(0)
         if ev.run_count:
             self.state_label.setText(f"Run {ev.run_index + 1} of {ev.run_count}: "
@@ -272,6 +277,20 @@ class RunPage(QWidget):
 
     def _on_progress(self, ev: Progress) -> None:
         self.progress_seen += 1
+        self._pending_progress = ev
+        if ev.phase and ev.phase != self.phase.get(ev.case_id) and ev.phase != "done":
+            if self.phase.get(ev.case_id) is not None:
+                self.plots.add_marker(ev.t, ev.phase)
+            self.phase[ev.case_id] = ev.phase
+
+    def _take_progress(self) -> None:
+        """Show the progress kept aside now (before a case or the session moves the bars)."""
+        ev, self._pending_progress = self._pending_progress, None
+        if ev is not None:
+            self._show_progress(ev)
+
+    def _show_progress(self, ev: Progress) -> None:
+        """Bars and label: QProgressBar.setValue repaints at once, so not for every event."""
         if ev.total_bytes and ev.done_bytes is not None:
             self.case_bar.setValue(int(1000 * min(1.0, ev.done_bytes / ev.total_bytes)))
         if ev.overall is not None:
@@ -279,10 +298,6 @@ class RunPage(QWidget):
         eta = f", ETA {format_duration(ev.eta)}" if ev.eta is not None else ""
         phase = f"{ev.phase}: " if ev.phase else ""
         self.case_label.setText(f"{phase}{format_duration(ev.elapsed)} elapsed{eta}")
-        if ev.phase and ev.phase != self.phase.get(ev.case_id) and ev.phase != "done":
-            if self.phase.get(ev.case_id) is not None:
-                self.plots.add_marker(ev.t, ev.phase)
-            self.phase[ev.case_id] = ev.phase
 
     def _on_case_finished(self, ev: CaseFinished) -> None:
         per = self.results.setdefault(ev.case_id, {})
@@ -332,7 +347,9 @@ class RunPage(QWidget):
         if colour is not None:
             item.setForeground(colour)
 
-    def _flush_log(self) -> None:
+    def _flush(self) -> None:
+        """Timer slot: the log lines and the progress that arrived since the last tick."""
+        self._take_progress()
         if self._pending_log:
             lines = self._pending_log[-LOG_LINES:]
             self._pending_log.clear()
@@ -348,7 +365,7 @@ class RunPage(QWidget):
 
     def _on_finished(self, session_id: Any) -> None:
         self._clock.stop()
-        self._flush_log()
+        self._flush()
         self.session_id = session_id
         self.start_btn.setEnabled(True)
         self.cancel_btn.setEnabled(False)

@@ -205,6 +205,28 @@ def test_session_json_of_results_is_what_the_table_shows(qtbot, window, target_d
     assert json.dumps(results, default=str)
 
 
+def test_every_event_reaches_the_page_in_order_before_the_run_ends(qtbot, window, target_dir):
+    # the worker queues events and the GUI takes them in batches: none may be lost, reordered
+    # or arrive after `finished` (the page would then show a session that is still running)
+    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir, repeats=2,
+                                                        runtime="0.6s")))
+    seen: list[str] = []
+    window.wb.runs.event.connect(lambda ev: seen.append(type(ev).__name__))
+    window.run.finished.connect(lambda *_a: seen.append("finished"))
+    session, status = _run_once(qtbot, window)
+    assert status == "finished"
+    assert seen[0] == "SessionStarted" and seen[-2:] == ["SessionFinished", "finished"]
+    assert seen.count("CaseStarted") == seen.count("CaseFinished") == 4  # 2 cases x 2 repeats
+    assert window.run.events_seen == len(seen) - 1
+    lib = window.wb.open_library()
+    try:  # what the page was shown is what the library stored
+        stored = lib.db.execute("SELECT count(*) FROM sample WHERE session_id = ?",
+                                (session,)).fetchone()[0]
+    finally:
+        lib.close()
+    assert stored == seen.count("Sample")
+
+
 @pytest.mark.root
 @pytest.mark.slow
 def test_scratch_image_two_configs_run_and_compare(qtbot, window, tmp_path):

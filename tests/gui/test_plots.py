@@ -19,7 +19,7 @@ import pytest
 from disklab.core.charts import ChartSpec, Series
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
-from disklab.gui.plots import ChartView, LivePlots, export_plot, peak_window
+from disklab.gui.plots import ChartView, LivePlots, export_plot, peak_window, step_up
 
 REPAINTS = 20_000
 
@@ -202,3 +202,61 @@ def test_peak_window_keeps_the_extremes_and_ends_of_any_window():
         assert len(x) <= 2 * bins + 4 or len(x) == i1 - i0
         assert np.all(np.diff(x) >= 0)
         assert np.all(y[x.astype(int)] == v)  # real samples at their own times
+
+
+def test_step_up_gives_round_numbers_at_most_a_third_above():
+    assert [step_up(v) for v in (1, 7, 10, 11, 99, 101, 0.013, 2.5)] == [
+        1, 8, 10, 12, 100, 120, 0.015, 2.5]
+    for v in np.geomspace(1e-3, 1e9, 500):
+        assert v <= step_up(v) <= v * 4 / 3 * (1 + 1e-12)
+
+
+def test_live_axes_stay_still_between_steps_and_always_hold_the_whole_run(qtbot):
+    # what makes a live sample cheap to draw: the range (and so the axes' text) does not move
+    # for every sample, yet the whole run, its newest sample and its peak are always in view
+    plots = LivePlots(which=("app", "cpu"))
+    plots.timer.stop()  # the test drives the redraws
+    qtbot.addWidget(plots)
+    plots.resize(800, 500)
+    plots.show()
+    qtbot.wait(50)
+    views = [p.getViewBox() for p in plots.plots.values()]
+    ranges, moves = [], 0
+    for s in range(600):  # 5 minutes at 2 samples a second, throughput creeping up
+        plots.add_sample("app_write_bps", 1000.0 + s / 2, (100 + s / 10) * MiB)
+        plots.add_sample("cpu_pct", 1000.0 + s / 2, 20.0 + (s % 7))
+        plots.redraw()
+        plots.layout_widget.grab()  # a frame: auto-range happens when painting
+        now = [tuple(map(tuple, v.viewRange())) for v in views]
+        if ranges and now != ranges[-1]:
+            moves += 1
+        ranges.append(now)
+        for (x0, x1), (y0, y1) in (v.viewRange() for v in views):
+            assert x0 <= 0 and x1 >= s / 2  # the whole run to its newest sample
+        (_, _), (_, y1) = views[0].viewRange()
+        assert y1 >= 100 + s / 10  # the peak so far
+    assert views[0].viewRange()[0] == views[1].viewRange()[0]  # x stays linked
+    assert moves <= 20, f"the axes moved {moves} times in 600 samples"
+    # the frame is round numbers: 300 s of run in a 300 s axis, 159.9 MiB/s under 200
+    assert plots.frames["app"].rect.right() == 300 and plots.frames["app"].rect.bottom() == 200
+
+
+def test_new_samples_redraw_at_most_once_a_second_but_a_zoom_at_once(qtbot):
+    plots = LivePlots(which=("app",))
+    qtbot.addWidget(plots)
+    plots.resize(600, 300)
+    plots.show()
+    plots.add_sample("app_write_bps", 0.0, 100 * MiB)
+    qtbot.waitUntil(lambda: plots.redraws == 1, timeout=2000)  # the first one soon
+    for i in range(1, 6):  # a burst of samples right after a redraw: one redraw for all
+        plots.add_sample("app_write_bps", i * 0.25, 100 * MiB)
+    qtbot.wait(600)
+    assert plots.redraws == 1  # not yet: the last redraw was under a second ago
+    qtbot.waitUntil(lambda: plots.redraws == 2, timeout=2000)
+    assert len(plots.curves["app_write_bps"].getData()[0]) == 6  # all of the burst drawn
+    qtbot.wait(1200)
+    assert plots.redraws == 2  # nothing new, nothing drawn
+    plots.plots["app"].setXRange(0.3, 0.8, padding=0)  # the user zooms
+    qtbot.waitUntil(lambda: plots.redraws == 3, timeout=500)
+    # the window's samples and one beyond each end, so the line reaches the edges
+    assert plots.curves["app_write_bps"].getData()[0].tolist() == [0.25, 0.5, 0.75, 1.0]

@@ -1,19 +1,22 @@
 """Live plots of a run and static charts of results, with PNG and SVG export.
 
-Live plots keep each series in a SeriesBuffer and redraw at most 10 times a second from a QTimer
-(never per sample); curves use width-1 pens and are handed only the visible window of each series,
-reduced to the minimum and maximum of each pixel column (peak_window), so a run of many hours
-stays smooth (reliability-and-performance.md B3) and its peaks stay visible at any zoom.
+Live plots keep each series in a SeriesBuffer and redraw from a single-shot QTimer (never per
+sample): new samples at most once a second, a zoom or pan within 100 ms. Curves use width-1 pens
+and are handed only the visible window of each series, reduced to the minimum and maximum of each
+pixel column (peak_window), so a run of many hours stays smooth (reliability-and-performance.md
+B3) and its peaks stay visible at any zoom.
 
 While the plots follow the run, their ranges grow in steps (Frame) instead of fitting the data at
-every sample, and the axes are cached as pixmaps: a new sample then repaints only the curves.
-Fitting the data moved both axes on every redraw, and repainting 8 axes' text in Qt's software
-rasteriser was most of what a live run cost the GUI (bench figure 2: 14 ms -> 2 ms a redraw).
+every sample, and axes, titles, legends and marker labels are cached as pixmaps: a new sample then
+repaints the curves and blits the rest. Fitting the data moved both axes at every redraw, and
+laying out their text again in Qt's software rasteriser was most of what a live run cost the GUI
+(bench figure 2, measured on the Run page: 14 ms -> 3 ms a redraw).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,8 +31,10 @@ from disklab.core.charts import PALETTE, ChartSpec
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 
-REDRAW_MS = 100  # at most 10 redraws a second
-STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)  # a frame grows by at most 25 %
+REDRAW_MS = 100  # a zoom or pan is drawn this soon, and nothing more often
+LIVE_GAP_MS = 1000  # new samples are drawn at most once a second: each redraw of the four plots
+# costs ~7 ms of the GUI thread, and at the sampler's 2 Hz that alone was 0.9 s of CPU a minute
+STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)  # each at most 1/3 above the last
 MIN_SECONDS = 10.0  # the time axis of a new run spans at least this
 
 # series name -> (plot, label, scale divisor)
@@ -152,6 +157,15 @@ class Frame(pg.GraphicsObject):
         pass
 
 
+def _cache(item: QGraphicsItem) -> None:
+    """Paint `item` and its children (text, legend samples) into pixmaps that are redrawn only
+    when they change. Every curve repaint exposes the axes, titles, legends and marker labels
+    too, and text is laid out again at each paint: with the cache it is blitted instead."""
+    item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+    for child in item.childItems():
+        _cache(child)
+
+
 def _pen(index: int, dashed: bool = False) -> QColor:
     style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
     return pg.mkPen(PALETTE[index % len(PALETTE)], width=1, style=style)
@@ -168,7 +182,7 @@ class LivePlots(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.layout_widget)
         self.plots: dict[str, pg.PlotItem] = {}
-        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.curves: dict[str, pg.PlotCurveItem] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
         self.markers: list[pg.InfiniteLine] = []
         self.frames: dict[str, Frame] = {}  # plot key -> what its auto-range fits
@@ -178,6 +192,12 @@ class LivePlots(QWidget):
         self._dirty = False
         self._windows: dict[pg.ViewBox, tuple[float, float] | None] = {}  # as last drawn
         self.redraws = 0
+        self._last_redraw = 0.0  # time.monotonic() of the last redraw that drew something
+        # started by the first change after a redraw, not ticking while nothing arrives (an
+        # idle 10 Hz timer cost 0.06 s of CPU a minute)
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.timeout.connect(self.redraw)
         first = None
         for row, (key, title, unit) in enumerate(p for p in PLOTS if p[0] in which):
             plot = self.layout_widget.addPlot(row=row, col=0, title=title)
@@ -192,9 +212,6 @@ class LivePlots(QWidget):
             # a zoom or pan by hand, or back to the whole run: the new window at the next tick
             plot.getViewBox().sigXRangeChanged.connect(self._view_changed)
             plot.getViewBox().sigStateChanged.connect(self._view_changed)
-            for side in ("left", "bottom"):  # repainted from a pixmap until their range moves
-                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            plot.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             self.frames[key] = Frame()
             plot.addItem(self.frames[key])
             if first is None:
@@ -203,19 +220,21 @@ class LivePlots(QWidget):
                 plot.setXLink(first)
             self.plots[key] = plot
         self.plots[which[-1]].setLabel("bottom", "time (s)")
+        for plot in self.plots.values():  # the legends are filled by now
+            for item in (plot.getAxis("left"), plot.getAxis("bottom"), plot.legend,
+                         plot.titleLabel):
+                _cache(item)
         if first is not None:  # linking handed x to the others' frames: the first one leads
             first.getViewBox().enableAutoRange(axis=pg.ViewBox.XAxis)
         for i, (series, (plot_key, label, _div)) in enumerate(LIVE_SERIES.items()):
             if plot_key not in self.plots:
                 continue
-            curve = pg.PlotDataItem(name=label, pen=_pen(i % 2 if plot_key != "cpu" else 2))
+            # PlotCurveItem, not PlotDataItem: no symbols or data transforms here, and its
+            # setData costs a seventh (measured: 10 vs 69 us)
+            curve = pg.PlotCurveItem(name=label, pen=_pen(i % 2 if plot_key != "cpu" else 2))
             self.plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
             self.curves[series] = curve
             self.buffers[series] = SeriesBuffer()
-        self.timer = QTimer(self)
-        self.timer.setInterval(REDRAW_MS)
-        self.timer.timeout.connect(self.redraw)
-        self.timer.start()
 
     def clear(self) -> None:
         for buf in self.buffers.values():
@@ -228,8 +247,19 @@ class LivePlots(QWidget):
         self._peaks.clear()
         self._t_last = 0.0
         self.t0 = None
-        self._dirty = True
+        self._touch()
         self.redraw()
+
+    def _touch(self, urgent: bool = False) -> None:
+        """Something to draw, in one redraw for all that arrives meanwhile: within REDRAW_MS for
+        a view the user moved (`urgent`), else LIVE_GAP_MS after the last redraw at the soonest."""
+        self._dirty = True
+        delay = REDRAW_MS
+        if not urgent:
+            since = (time.monotonic() - self._last_redraw) * 1000
+            delay = max(REDRAW_MS, int(LIVE_GAP_MS - since))
+        if not self.timer.isActive() or self.timer.remainingTime() > delay:
+            self.timer.start(delay)
 
     def add_sample(self, series: str, t: float, value: float) -> None:
         """Record one point; drawn at the next timer tick."""
@@ -243,7 +273,7 @@ class LivePlots(QWidget):
         self._t_last = max(self._t_last, t - self.t0)
         lo, hi = self._peaks.get(spec[0], (y, y))
         self._peaks[spec[0]] = (min(lo, y), max(hi, y))
-        self._dirty = True
+        self._touch()
 
     def add_marker(self, t: float, label: str, low: bool = False) -> None:
         """A phase or case boundary: a dashed vertical line on every plot, labelled on the
@@ -261,6 +291,8 @@ class LivePlots(QWidget):
             # a marker stands at a time the run has reached: it never widens the autorange,
             # and leaving it out of the bounds spares a pass over every marker per redraw
             plot.addItem(line, ignoreBounds=True)
+            if getattr(line, "label", None) is not None:  # only the first plot's has one
+                _cache(line.label)
             self.markers.append(line)
 
     @staticmethod
@@ -273,7 +305,7 @@ class LivePlots(QWidget):
 
     def _view_changed(self, view: pg.ViewBox, *_args: object) -> None:
         if self._window(view) != self._windows.get(view):
-            self._dirty = True
+            self._touch(urgent=True)
 
     def redraw(self) -> None:
         """Timer slot: push the visible window of each buffer, reduced to about two points per
@@ -281,6 +313,7 @@ class LivePlots(QWidget):
         if not self._dirty:
             return
         self._dirty = False
+        self._last_redraw = time.monotonic()
         for series, curve in self.curves.items():
             t, y = self.buffers[series].data()
             view = curve.getViewBox()

@@ -132,13 +132,9 @@ class RunPage(QWidget):
         split.setSizes([520, 160])
         lay.addWidget(split, 1)
 
-        self._log_timer = QTimer(self)
+        self._log_timer = QTimer(self)  # ticks only while a run goes
         self._log_timer.setInterval(200)
         self._log_timer.timeout.connect(self._flush)
-        self._log_timer.start()
-        self._clock = QTimer(self)
-        self._clock.setInterval(1000)
-        self._clock.timeout.connect(self._tick)
         wb.runs.event.connect(self.on_event)
         wb.runs.error.connect(self._on_error)
         wb.runs.finished.connect(self._on_finished)
@@ -191,7 +187,7 @@ class RunPage(QWidget):
         self.state_label.setText(f"Running {summary.plan.name!r}…")
         self.wb.runs.start(summary.plan, tuple(summary.warnings), self.wb.library_path,
                            password)
-        self._clock.start()
+        self._log_timer.start()
         self.started.emit()
 
     def cancel(self) -> None:
@@ -355,16 +351,12 @@ class RunPage(QWidget):
             self._pending_log.clear()
             self.log.appendPlainText("\n".join(lines))
 
-    def _tick(self) -> None:
-        if not self.wb.runs.running:
-            self._clock.stop()
-
     def _on_error(self, text: str) -> None:
         self._pending_log.append(f"[error] {text}")
         self.state_label.setText("The run stopped on an error: see the log.")
 
     def _on_finished(self, session_id: Any) -> None:
-        self._clock.stop()
+        self._log_timer.stop()
         self._flush()
         self.session_id = session_id
         self.start_btn.setEnabled(True)

@@ -114,7 +114,9 @@ GUI = CPU + textwrap.dedent("""
     QTimer.singleShot(0, window.run.start)
     app.exec()
     print(json.dumps({**report(marks["start"], marks["end"]), "status": marks["status"],
-                      **{k: marks[k] for k in ("page", "points", "redraws", "events")}}))
+                      **{k: marks[k] for k in ("page", "points", "redraws", "events")}}),
+          flush=True)
+    os._exit(0)  # no teardown of a window never closed (see gui_figures.COLD)
 """)
 
 
@@ -123,7 +125,7 @@ def _arm(code: str, plan: Path, library: Path) -> dict:
     done = subprocess.run([sys.executable, "-c", code, str(plan), str(library)],
                           capture_output=True, text=True, env=env, timeout=900)
     if done.returncode != 0:
-        raise RuntimeError(done.stderr[-2000:])
+        raise RuntimeError(f"exit status {done.returncode}: {done.stderr[-2000:]}")
     result = json.loads(done.stdout.strip().splitlines()[-1])
     if result["status"] != "CaseFinished":
         raise RuntimeError(f"the case did not finish: {result}")

@@ -63,7 +63,9 @@ REPLAY = textwrap.dedent("""
     ticks = state["ticks"]
     gap = max(b - a for a, b in zip(ticks, ticks[1:]))
     print(json.dumps({"rss_growth": rss_end - state["rss_hour"], "redraw": sorted(draws)[2],
-                      "max_gap": gap, "ticks": len(ticks)}))
+                      "max_gap": gap, "ticks": len(ticks)}), flush=True)
+    import os
+    os._exit(0)  # as in COLD: no teardown of a window that was never closed
 """)
 
 COLD = textwrap.dedent("""
@@ -78,7 +80,11 @@ COLD = textwrap.dedent("""
     w = MainWindow(Workbench(None))
     w.show()
     app.processEvents()
-    print(t_import, time.perf_counter() - t0)
+    print(t_import, time.perf_counter() - t0, flush=True)
+    # the window was never closed: tearing Qt down from the interpreter's exit crashes now and
+    # then (SIGSEGV, also before this change); the real app closes its window and exits cleanly
+    import os
+    os._exit(0)
 """)
 
 
@@ -86,7 +92,7 @@ def _python(code: str, env: dict[str, str]) -> str:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, timeout=900)
     if done.returncode != 0:
-        raise RuntimeError(done.stderr[-2000:])
+        raise RuntimeError(f"exit status {done.returncode}: {done.stderr[-2000:]}")
     return done.stdout.strip().splitlines()[-1]
 
 

@@ -32,8 +32,8 @@ from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 
 REDRAW_MS = 100  # a zoom or pan is drawn this soon, and nothing more often
-LIVE_GAP_MS = 1000  # new samples are drawn at most once a second: each redraw of the four plots
-# costs ~7 ms of the GUI thread, and at the sampler's 2 Hz that alone was 0.9 s of CPU a minute
+LIVE_GAP_MS = 1000  # new samples are drawn at most once a second: a redraw of the four plots
+# costs the GUI thread ~6 ms, and at the sampler's 2 Hz that alone was 0.7 s of CPU a minute
 STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)  # each at most 1/3 above the last
 MIN_SECONDS = 10.0  # the time axis of a new run spans at least this
 
@@ -125,18 +125,18 @@ class Frame(pg.GraphicsObject):
 
     def cover(self, x1: float, y0: float, y1: float) -> bool:
         """Grow (never shrink) to hold [0, x1] x [y0, y1]; True if it grew."""
-        r = self.rect
-        left, right, bottom, top = r.left(), r.right(), r.top(), r.bottom()
+        r = self.rect  # in data coordinates: r.top() is the lowest y, r.bottom() the highest
+        left, right, low, high = r.left(), r.right(), r.top(), r.bottom()
         if x1 > right:
             right = step_up(x1)
-        if y1 > top:
-            top = step_up(y1)
-        if y0 < bottom:
-            bottom = -step_up(-y0)
-        if (right, bottom, top) == (r.right(), r.top(), r.bottom()):
+        if y1 > high:
+            high = step_up(y1)
+        if y0 < low:
+            low = -step_up(-y0)
+        if (right, low, high) == (r.right(), r.top(), r.bottom()):
             return False
         self.prepareGeometryChange()
-        self.rect = QRectF(left, bottom, right - left, top - bottom)
+        self.rect = QRectF(left, low, right - left, high - low)
         self.informViewBoundsChanged()
         return True
 
@@ -220,12 +220,6 @@ class LivePlots(QWidget):
                 plot.setXLink(first)
             self.plots[key] = plot
         self.plots[which[-1]].setLabel("bottom", "time (s)")
-        for plot in self.plots.values():  # the legends are filled by now
-            for item in (plot.getAxis("left"), plot.getAxis("bottom"), plot.legend,
-                         plot.titleLabel):
-                _cache(item)
-        if first is not None:  # linking handed x to the others' frames: the first one leads
-            first.getViewBox().enableAutoRange(axis=pg.ViewBox.XAxis)
         for i, (series, (plot_key, label, _div)) in enumerate(LIVE_SERIES.items()):
             if plot_key not in self.plots:
                 continue
@@ -235,6 +229,12 @@ class LivePlots(QWidget):
             self.plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
             self.curves[series] = curve
             self.buffers[series] = SeriesBuffer()
+        for plot in self.plots.values():  # the legends are filled by now
+            for item in (plot.getAxis("left"), plot.getAxis("bottom"), plot.legend,
+                         plot.titleLabel):
+                _cache(item)
+        if first is not None:  # linking handed x to the others' frames: the first one leads
+            first.getViewBox().enableAutoRange(axis=pg.ViewBox.XAxis)
 
     def clear(self) -> None:
         for buf in self.buffers.values():

@@ -136,6 +136,15 @@ def convert(spec: ParamSpec, value: Any) -> Any:
     raise ValueError(f"unknown parameter kind {spec.kind}")
 
 
+def _value(spec: ParamSpec, value: Any) -> Any:
+    """One parameter value converted and range-checked; ValueError says what is wrong."""
+    converted = convert(spec, value)
+    out_of_range = _check_range(spec, converted)
+    if out_of_range:
+        raise ValueError(out_of_range)
+    return converted
+
+
 def _check_range(spec: ParamSpec, value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -195,15 +204,9 @@ def _read_test(index: int, table: Any, check: _Checker) -> TestSpec | None:
         converted = []
         for value in values:
             try:
-                v = convert(spec, value)
+                converted.append(_value(spec, value))
             except ValueError as e:
                 check.error(where, str(e))
-                continue
-            out_of_range = _check_range(spec, v)
-            if out_of_range:
-                check.error(where, out_of_range)
-                continue
-            converted.append(v)
         if len(converted) == len(values):
             params[key] = tuple(converted) if key in axes else converted[0]
     for key, spec in adapter.params.items():
@@ -321,19 +324,28 @@ def _format_target(device: Any, confirm: Any, check: _Checker, library: str | No
 RAW_TOOLS = ("engine", "dd", "fio")  # the tools that can work on a device without a filesystem
 
 
+def _raw_problem(tool: str, params: Mapping[str, Any]) -> tuple[str, str] | None:
+    """Why a case cannot run on a raw device, as (key, message); None if it can. The plan
+    loader and the privileged helper (case_params) ask this same question."""
+    if tool not in RAW_TOOLS:
+        return "tool", (f"{tool} needs a filesystem: on a raw device use "
+                        f"{', '.join(RAW_TOOLS)} (or a format target with configs)")
+    if int(params.get("streams", 1) or 1) > 1 or int(params.get("numjobs", 1) or 1) > 1:
+        return "streams", "a raw device is one stream: streams/numjobs = 1"
+    return None
+
+
 def _check_raw(plan: Plan, check: _Checker) -> None:
     """A device target: raw tools only, one stream, nothing larger than the device."""
     if plan.target.kind != "device":
         return
     for spec in plan.tests:
         base = f"test[{spec.index + 1}]"
-        if spec.tool not in RAW_TOOLS:
-            check.error(f"{base}.tool", f"{spec.tool} needs a filesystem: on a raw device "
-                        f"use {', '.join(RAW_TOOLS)} (or a format target with configs)")
-            continue
         for params in _points(spec):
-            if int(params.get("streams", 1) or 1) > 1 or int(params.get("numjobs", 1) or 1) > 1:
-                check.error(base, "a raw device is one stream: streams/numjobs = 1")
+            problem = _raw_problem(spec.tool, params)
+            if problem is not None:
+                key, message = problem
+                check.error(f"{base}.tool" if key == "tool" else base, message)
                 break
             size = params.get("size")
             if plan.target.size and isinstance(size, int) and size > plan.target.size:
@@ -358,13 +370,9 @@ def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict
             problems.append(Problem(key, f"unknown key for {tool}"))
             continue
         try:
-            params[key] = convert(spec, value)
+            params[key] = _value(spec, value)
         except ValueError as e:
             problems.append(Problem(key, str(e)))
-            continue
-        out_of_range = _check_range(spec, params[key])
-        if out_of_range:
-            problems.append(Problem(key, out_of_range))
     for key, spec in adapter.params.items():
         if key in raw:
             continue
@@ -374,11 +382,9 @@ def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict
             params[key] = spec.default
     if not problems:
         problems += [Problem(key, message) for key, message in adapter.check(params)]
-    if device and tool not in RAW_TOOLS:
-        problems.append(Problem("tool", f"{tool} needs a filesystem, not a raw device"))
-    elif device and (int(params.get("streams", 1) or 1) > 1
-                     or int(params.get("numjobs", 1) or 1) > 1):
-        problems.append(Problem("streams", "a raw device is one stream: streams/numjobs = 1"))
+    raw_problem = _raw_problem(tool, params) if device else None
+    if raw_problem is not None:
+        problems.append(Problem(*raw_problem))
     if problems:
         raise PlanError(problems)
     return params

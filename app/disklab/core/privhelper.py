@@ -44,8 +44,7 @@ from disklab.core import devices, filesystems, proc, tools
 from disklab.core.errors import DisklabError, PlanError, SafetyError, ToolError
 from disklab.core.filesystems import ConfigError
 from disklab.core.model import FsConfig
-from disklab.core.runner import remove_files
-from disklab.core.tools.base import Command, RunTarget
+from disklab.core.tools.base import Command, RunTarget, remove_files
 
 PROTOCOL = 1
 TAIL = 4000  # characters of each command's output kept in "ran"

@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,7 +52,7 @@ from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
 from disklab.core.privilege import Privileged, PrivilegedTool, PrivilegeError
-from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
+from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput, remove_files
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples (issue 2: every 500 ms)
 TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL on cancel
@@ -107,21 +107,6 @@ def _drop_caches(ctx: _Context) -> str | None:
     except DisklabError as e:
         return f"caches not dropped ({e}): reads may come from memory"
     return None
-
-
-def remove_files(paths: Sequence[str]) -> list[str]:
-    """Remove a case's files (a directory tree a tool made, too); the ones that could not be
-    removed. The privileged helper removes root's with it."""
-    left = []
-    for p in paths:
-        try:
-            if Path(p).is_dir() and not Path(p).is_symlink():
-                shutil.rmtree(p)
-            else:
-                Path(p).unlink(missing_ok=True)
-        except OSError:
-            left.append(p)
-    return left
 
 
 def plan_runs(plan: Plan, python: str = sys.executable,

@@ -231,8 +231,8 @@ def test_every_event_reaches_the_page_in_order_before_the_run_ends(qtbot, window
 @pytest.mark.root
 @pytest.mark.slow
 def test_scratch_image_two_configs_run_and_compare(qtbot, window, tmp_path):
-    """The issue's flow: a scratch image, two ext4 configurations, a real run, the comparison
-    of the two configurations with the mount options that differ."""
+    """The configurations flow: a scratch image, two ext4 configurations, a real run, the
+    comparison of the two configurations with the mount options that differ."""
     if os.geteuid() != 0:
         pytest.skip("attaching a scratch image needs root")
     if "image" not in supported_targets() or not window.configs.supported:

@@ -23,11 +23,17 @@ from disklab.core.library import Library
 from disklab.core.plan import CheckedPlan, load_plan, parse_plan
 from disklab.core.privilege import PrivilegeError
 from disklab.core.runner import plan_runs, tool_versions
-from disklab.core.session import RecordedRun, library_path, summarize, summary_text, tool_rows
+from disklab.core.session import (
+    PRESETS,
+    RecordedRun,
+    library_path,
+    summarize,
+    summary_text,
+    tool_rows,
+)
 from disklab.core.tools.base import ToolOutput
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
-PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
 
 
 def _library_path(args: argparse.Namespace) -> Path:

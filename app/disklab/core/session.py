@@ -6,6 +6,7 @@
 - `check_plan` / `PlanSummary` / `summary_text`: a plan's verdict before it runs (cases, runs,
   bytes, an estimated duration, its problems and warnings), so `disklab plan validate` and the
   Test matrix page say the same thing about the same plan.
+- `presets`: the plans shipped with DiskLab (the Matrix page's list, `disklab start`'s quick look).
 - `RecordedRun`: run a checked plan and store every event in the library as it comes; the CLI
   prints the events, the GUI worker hands them to the window.
 """
@@ -36,6 +37,7 @@ from disklab.core.setup import recover_leftovers
 from disklab.core.units import MiB, human_bytes
 
 LIBRARY_ENV = "DISKLAB_LIBRARY"
+PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
 ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
 
 
@@ -51,6 +53,13 @@ def library_path(flag: str | os.PathLike[str] | None = None,
     if env.get(LIBRARY_ENV):
         return Path(env[LIBRARY_ENV]).expanduser()
     return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
+
+
+# --- preset plans ------------------------------------------------------------------------------
+
+def presets() -> list[Path]:
+    """The preset plan files, by name."""
+    return sorted(PRESETS.glob("*.toml")) if PRESETS.is_dir() else []
 
 
 # --- tools -------------------------------------------------------------------------------------

@@ -14,12 +14,6 @@ from typing import Any
 
 import tomli_w
 
-PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
-
-
-def presets() -> list[Path]:
-    return sorted(PRESETS.glob("*.toml")) if PRESETS.is_dir() else []
-
 
 def parse_field(text: str, multi: bool = False) -> Any:
     """What a user typed in a parameter field -> a TOML value.

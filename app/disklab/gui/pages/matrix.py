@@ -33,9 +33,16 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core import tools
-from disklab.core.session import ASSUMED_RATE, PlanSummary, check_plan, summary_text, tool_rows
+from disklab.core.session import (
+    ASSUMED_RATE,
+    PlanSummary,
+    check_plan,
+    presets,
+    summary_text,
+    tool_rows,
+)
 from disklab.core.tools.base import REQUIRED
-from disklab.gui.draft import PlanDraft, field_text, parse_field, presets
+from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import Qt
 from tests.gui.conftest import engine_plan
 
+from disklab.core.session import check_plan
 from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.run import RESULT, STATUS
 from disklab.gui.pages.target import supported_targets
@@ -230,8 +231,8 @@ def test_every_event_reaches_the_page_in_order_before_the_run_ends(qtbot, window
 @pytest.mark.root
 @pytest.mark.slow
 def test_scratch_image_two_configs_run_and_compare(qtbot, window, tmp_path):
-    """The issue's flow: a scratch image, two ext4 configurations, a real run, the comparison
-    of the two configurations with the mount options that differ."""
+    """The configurations flow: a scratch image, two ext4 configurations, a real run, the
+    comparison of the two configurations with the mount options that differ."""
     if os.geteuid() != 0:
         pytest.skip("attaching a scratch image needs root")
     if "image" not in supported_targets() or not window.configs.supported:
@@ -282,8 +283,6 @@ def test_sudo_password_is_asked_once_before_the_run_and_reaches_the_worker(qtbot
     """When sudo wants a password for the privileged helper (a user who is not root, on an
     image, a device or with drop_caches), the Run page asks for it before the run, in a dialog
     that leaves the event loop running; Cancel there starts nothing."""
-    from disklab.gui.pages.matrix import check_plan
-
     text = engine_plan(target_dir, name="with sudo")
     summary = check_plan(text, str(window.wb.library_path))
     assert summary.errors == [] and summary.needs_password is False  # root needs none

@@ -1,4 +1,5 @@
-"""`disklab run` end to end on a real ext4 filesystem on a loop device (issue 2, done-when)."""
+"""`disklab run` end to end on a real ext4 filesystem on a loop device: the README's quick-look
+plan, then show and export; and what `plan validate`, `run` and the window share (core.session)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from disklab.core.library import Library
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
-ISSUE_PLAN = """\
+QUICK_LOOK_PLAN = """\
 name = "quick look"
 repeats = 2
 drop_caches = false
@@ -48,10 +49,10 @@ def disklab(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=600)
 
 
-def test_run_the_issue_plan_then_show_and_export(scratch_fs, tmp_path: Path) -> None:
+def test_run_the_quick_look_plan_then_show_and_export(scratch_fs, tmp_path: Path) -> None:
     target = scratch_fs.mountpoint
     plan = tmp_path / "plan.toml"
-    plan.write_text(ISSUE_PLAN.format(dir=target))
+    plan.write_text(QUICK_LOOK_PLAN.format(dir=target))
     library = tmp_path / "library.sqlite3"
 
     done = disklab("run", str(plan), "--library", str(library), "--json")

@@ -15,8 +15,9 @@ import pytest
 
 from disklab.core.errors import LibraryError
 from disklab.core.events import CaseFinished, CaseStarted, SessionFinished, SessionStarted
-from disklab.core.library import Library, default_library_path, schema
+from disklab.core.library import Library, schema
 from disklab.core.model import Case, Metric
+from disklab.core.session import library_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "library"
 CASE = Case("c-dd-1", 0, "as is", "dd", 0, {"bs": 1048576, "count": 64})
@@ -42,15 +43,18 @@ def record(lib: Library, name: str = "s", status: str | None = "finished",
 
 # --- where ---------------------------------------------------------------------------------
 
-def test_default_path_is_disklab_library_env_else_the_xdg_data_dir(
+def test_path_is_the_flag_else_disklab_library_env_else_the_xdg_data_dir(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert default_library_path({"DISKLAB_LIBRARY": str(tmp_path / "l.db")}) == tmp_path / "l.db"
+    env = {"DISKLAB_LIBRARY": str(tmp_path / "l.db")}
+    assert library_path(None, env) == tmp_path / "l.db"
+    assert library_path(str(tmp_path / "flag.db"), env) == tmp_path / "flag.db"
+    assert library_path("~/x.db", {}) == Path.home() / "x.db"
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert default_library_path({}) == tmp_path / "xdg" / "disklab" / "library.sqlite3"
-    assert default_library_path({}) == Path(platformdirs.user_data_dir("disklab"),
-                                            "library.sqlite3")
+    assert library_path(None, {}) == tmp_path / "xdg" / "disklab" / "library.sqlite3"
+    assert library_path(None, {}) == Path(platformdirs.user_data_dir("disklab"),
+                                          "library.sqlite3")
     monkeypatch.setenv("DISKLAB_LIBRARY", str(tmp_path / "env.sqlite3"))
-    assert default_library_path() == tmp_path / "env.sqlite3"
+    assert library_path() == tmp_path / "env.sqlite3"
 
 
 def test_open_creates_parent_dirs_in_wal_with_synchronous_full(tmp_path: Path) -> None:

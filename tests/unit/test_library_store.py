@@ -24,7 +24,7 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.core.library import Library, default_library_path, schema
+from disklab.core.library import Library, schema
 from disklab.core.model import Case, Metric
 from disklab.core.report import compare, write_csv
 
@@ -186,11 +186,6 @@ def test_newer_and_foreign_files_are_refused_with_the_path(tmp_path: Path) -> No
     text.write_text("not a database at all " * 100)
     with pytest.raises(LibraryError, match=str(text)):
         Library.open(text)
-
-
-def test_default_path_follows_the_environment(tmp_path: Path) -> None:
-    assert default_library_path({"DISKLAB_LIBRARY": str(tmp_path / "x.db")}) == tmp_path / "x.db"
-    assert default_library_path({}).name == "library.sqlite3"
 
 
 def test_delete_import_compare_and_csv(tmp_path: Path) -> None:

@@ -11,26 +11,34 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from disklab.cli.gui_cmd import gui, has_display
 from disklab.cli.output import TerminalView, event_json, print_table
-from disklab.core import proc, report, tools
+from disklab.core import report, tools
 from disklab.core.errors import DisklabError, PlanError, Problem
-from disklab.core.events import Event, SessionFinished
-from disklab.core.library import Library, default_library_path
-from disklab.core.matrix import expand
-from disklab.core.plan import CheckedPlan, load_plan
-from disklab.core.runner import plan_runs, run_plan, tool_versions
+from disklab.core.events import Notice
+from disklab.core.library import Library
+from disklab.core.plan import CheckedPlan, load_plan, parse_plan
+from disklab.core.privilege import PrivilegeError
+from disklab.core.runner import plan_runs, tool_versions
+from disklab.core.session import (
+    PRESETS,
+    RecordedRun,
+    library_path,
+    summarize,
+    summary_text,
+    tool_rows,
+)
 from disklab.core.tools.base import ToolOutput
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
-PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
 
 
 def _library_path(args: argparse.Namespace) -> Path:
-    return Path(args.library) if getattr(args, "library", None) else default_library_path()
+    """--library, else $DISKLAB_LIBRARY, else the XDG default (core.session.library_path)."""
+    return library_path(getattr(args, "library", None))
 
 
 def _open_library(args: argparse.Namespace) -> Library:
@@ -65,32 +73,25 @@ class _CancelOnSignal:
 
 
 def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
-    """Run a checked plan, recording every event; returns the exit code."""
+    """Run a checked plan, recording every event (core.session.RecordedRun); returns the exit
+    code."""
     warnings = tuple(str(w) for w in checked.warnings)
     view = None if as_json else TerminalView(sys.stderr)
-    status = "failed"
-    recorder = library.recorder()
-    try:
-        with _CancelOnSignal() as cancel:
-            events: Iterator[Event] = run_plan(
-                checked.plan, warnings=warnings, cancel=cancel,
-                state_dir=str(library.path.parent), library_path=str(library.path),
-                password=_ask_password)
-            for event in events:
-                recorder.handle(event)
-                if as_json:
-                    print(json.dumps(event_json(event)), flush=True)
-                else:
-                    assert view is not None
-                    view.show(event)
-                if isinstance(event, SessionFinished):
-                    status = event.status
-    finally:
-        recorder.close()
-    if view is not None and recorder.session_id is not None:
+    with _CancelOnSignal() as cancel, RecordedRun(checked.plan, library, warnings=warnings,
+                                                  cancel=cancel, password=_ask_password) as run:
+        for event in run:
+            if view is not None:
+                view.show(event)
+            elif isinstance(event, Notice) and run.session_id is None:
+                # a cleanup before the session: said on stderr, not one of the session's events
+                print(f"disklab: {event.message}", file=sys.stderr)
+            else:
+                print(json.dumps(event_json(event)), flush=True)
+    status = run.status or "failed"
+    if view is not None and run.session_id is not None:
         view.close()
-        print(f"\nsession {recorder.session_id}: {checked.plan.name} ({status})")
-        print_table(report.results_table(library.results(recorder.session_id)))
+        print(f"\nsession {run.session_id}: {checked.plan.name} ({status})")
+        print_table(report.results_table(library.results(run.session_id)))
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
@@ -118,40 +119,29 @@ def _confirm_destroy(checked: CheckedPlan, yes: str | None) -> None:
 
 def _ask_password() -> str:
     """The sudo password for the privileged helper, asked once per session on the terminal."""
-    from disklab.core.privilege import PrivilegeError
-
     if not sys.stdin.isatty():
         raise PrivilegeError("sudo needs a password and there is no terminal to ask it on: "
                              "run DiskLab as root, or allow it without a password (NOPASSWD)")
     return getpass.getpass("[disklab] sudo password for the privileged helper: ")
 
 
-def _recover(library: Library) -> None:
-    """Say and undo what a killed session left mounted or attached (its state file)."""
-    from disklab.core.setup import leftover_files, recover_leftovers
-
-    if leftover_files(library.path.parent):
-        for line in recover_leftovers(library.path.parent, library_path=str(library.path)):
-            print(f"disklab: cleaned up after an earlier run: {line}", file=sys.stderr)
-
-
 def run(args: argparse.Namespace) -> int:
     checked = _load(args)
     _confirm_destroy(checked, getattr(args, "yes_destroy", None))
-    library = _open_library(args)
-    _recover(library)
-    try:
+    with _open_library(args) as library:
         return _execute(checked, library, args.json)
-    finally:
-        library.close()
 
 
 def plan_validate(args: argparse.Namespace) -> int:
-    checked = _load(args)
-    cases = expand(checked.plan)
-    for w in checked.warnings:
+    """The plan's verdict as the Test matrix page shows it: the summary line (core.session),
+    then each tool the plan uses, as the page's tool list names it, then the warnings."""
+    summary = summarize(_load(args))
+    print(f"{args.plan}: valid")
+    print(summary_text(summary))
+    for row in summary.tools:
+        print(f"tool: {row.label}" + ("" if row.installed else f" ({row.install_hint})"))
+    for w in summary.warnings:
         print(f"warning: {w}")
-    print(f"{args.plan}: valid, {len(cases)} case(s) x {checked.plan.repeats} repeat(s)")
     return EXIT_OK
 
 
@@ -239,15 +229,11 @@ def export(args: argparse.Namespace) -> int:
 
 
 def tools_cmd(args: argparse.Namespace) -> int:
-    names = tools.tool_names()
-    versions = tool_versions(set(names))
-    rows = []
-    for name in names:
-        adapter = tools.get_adapter(name)
-        path = proc.which(adapter.executable) if adapter.executable else sys.executable
-        rows.append({"tool": name, "title": adapter.title, "installed": path is not None,
-                     "path": path, "version": versions.get(name) if path else None,
-                     "package": adapter.package})
+    found = tool_rows()
+    versions = tool_versions({r.name for r in found})
+    rows = [{"tool": r.name, "title": r.title, "installed": r.installed, "path": r.path,
+             "version": versions.get(r.name) if r.installed else None, "package": r.package}
+            for r in found]
     if args.json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
@@ -318,8 +304,6 @@ def start(args: argparse.Namespace) -> int:
     """What the README's run command starts: the desktop window when there is a display;
     without one, the quick preset with the built-in engine in a temporary directory, then the
     results table (and how to open the window)."""
-    from disklab.cli.gui_cmd import gui, has_display
-
     if has_display():
         return gui(args)
     print("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
@@ -336,17 +320,11 @@ def start(args: argparse.Namespace) -> int:
                 raise
             print(f"note: {work} refuses O_DIRECT; running buffered", file=sys.stderr)
             text = preset.read_text().replace("direct = true", "direct = false")
-            from disklab.core.plan import parse_plan
-
             checked = parse_plan(text, path=str(preset), target_dir=work,
                                  library=str(_library_path(args)))
         print(f"DiskLab quick look: built-in engine in {work} (library {_library_path(args)})")
-        library = _open_library(args)
-        _recover(library)
-        try:
+        with _open_library(args) as library:
             return _execute(checked, library, as_json=False)
-        finally:
-            library.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

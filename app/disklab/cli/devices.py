@@ -12,22 +12,13 @@ import sys
 
 from disklab.cli.output import print_table
 from disklab.core.devices import list_devices
+from disklab.core.session import library_path
 from disklab.core.units import human_bytes
 
 
-def _library(args: argparse.Namespace) -> str | None:
-    """The library whose filesystem counts as `system` (it must never be formatted)."""
-    if getattr(args, "library", None):
-        return str(args.library)
-    try:
-        from disklab.core.library import default_library_path
-    except ImportError:
-        return None
-    return str(default_library_path())
-
-
 def devices(args: argparse.Namespace) -> int:
-    found = list_devices(_library(args))
+    # the library's filesystem counts as `system`: it must never be formatted
+    found = list_devices(str(library_path(getattr(args, "library", None))))
     if getattr(args, "json", False):
         json.dump([d.to_json() for d in found], sys.stdout, indent=1)
         print()

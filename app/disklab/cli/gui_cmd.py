@@ -13,6 +13,10 @@ import os
 import sys
 from pathlib import Path
 
+from disklab.core import report
+from disklab.core.library import Library
+from disklab.core.session import library_path
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 GUI_MISSING = ("disklab: the desktop window needs the GUI extras: "
                "pip install -e '.[gui]' (make run does this)")
@@ -22,12 +26,8 @@ def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def _library(args: argparse.Namespace):  # -> disklab.core.library.Library
-    from disklab.core.library import Library, default_library_path
-
-    path = getattr(args, "library", None) or os.environ.get("DISKLAB_LIBRARY") \
-        or default_library_path()
-    return Library.open(Path(path))
+def _library(args: argparse.Namespace) -> Library:
+    return Library.open(library_path(getattr(args, "library", None)))
 
 
 def gui(args: argparse.Namespace) -> int:
@@ -42,7 +42,7 @@ def gui(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"{GUI_MISSING} ({e})", file=sys.stderr)
         return EXIT_BAD_INPUT
-    return run_gui(getattr(args, "library", None))
+    return run_gui(library_path(getattr(args, "library", None)))
 
 
 def _offscreen_app() -> object:
@@ -95,8 +95,6 @@ def export_chart(args: argparse.Namespace) -> int:
             write_session_csv(lib, sid, out)
             written = [out]
         elif fmt == "json":
-            from disklab.core import report
-
             out.write_text(json.dumps(report.session_json(lib, sid, samples=True), indent=1,
                                       default=str))
             written = [out]

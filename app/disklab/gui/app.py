@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -17,6 +16,8 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from disklab import __version__
+from disklab.gui.main_window import MainWindow
+from disklab.gui.state import Workbench
 
 
 def is_dark() -> bool:
@@ -74,11 +75,9 @@ def make_app(argv: Sequence[str] | None = None) -> QApplication:
 
 
 def run_gui(library: str | Path | None = None) -> int:
-    """Open the window and run the event loop until it closes."""
+    """Open the window and run the event loop until it closes. `library` None: the default
+    (core.session.library_path)."""
     app = make_app()
-    from disklab.gui.main_window import MainWindow
-    from disklab.gui.state import Workbench
-
     window = MainWindow(Workbench(library))
     hints = QGuiApplication.styleHints()
     if hasattr(hints, "colorSchemeChanged"):  # follow the desktop's light/dark switch
@@ -94,9 +93,8 @@ def run_gui(library: str | Path | None = None) -> int:
 
 
 def main() -> int:
-    """gui-scripts entry point."""
-    library = os.environ.get("DISKLAB_LIBRARY")
-    return run_gui(library)
+    """gui-scripts entry point: the library is $DISKLAB_LIBRARY or the XDG default."""
+    return run_gui(None)
 
 
 if __name__ == "__main__":

@@ -14,18 +14,6 @@ from typing import Any
 
 import tomli_w
 
-PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
-
-
-def plan_takes_configs() -> bool:
-    from disklab.core import plan
-
-    return "config" in getattr(plan, "TOP_KEYS", ())
-
-
-def presets() -> list[Path]:
-    return sorted(PRESETS.glob("*.toml")) if PRESETS.is_dir() else []
-
 
 def parse_field(text: str, multi: bool = False) -> Any:
     """What a user typed in a parameter field -> a TOML value.
@@ -108,20 +96,15 @@ class PlanDraft:
         d.path = self.path
         return d
 
-    def to_text(self, include_configs: bool | None = None) -> str:
-        """The TOML text. [[config]] tables are left out when this build's plan format does
-        not take them (None: ask core.plan), so that the plan still runs as it is."""
-        if include_configs is None:
-            include_configs = plan_takes_configs()
+    def to_text(self) -> str:
+        """The TOML text: empty values are left out, [[test]] is always there."""
         doc = {k: v for k, v in self.doc.items() if v is not None and v != []}
-        if not include_configs:
-            doc.pop("config", None)
         if "test" not in doc:
             doc["test"] = []
         return tomli_w.dumps(doc)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_text(include_configs=True), encoding="utf-8")
+        Path(path).write_text(self.to_text(), encoding="utf-8")
         self.path = str(path)
 
     # --- convenience accessors

@@ -6,22 +6,14 @@ alone in tests.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from disklab.core.library import Library
+from disklab.core.session import library_path as resolve_library_path
 from disklab.gui.draft import PlanDraft
 from disklab.gui.worker import RunController
-
-
-def default_library() -> Path:
-    env = os.environ.get("DISKLAB_LIBRARY")
-    if env:
-        return Path(env)
-    from disklab.core.library import default_library_path
-
-    return Path(default_library_path())
 
 
 class Workbench(QObject):
@@ -32,7 +24,8 @@ class Workbench(QObject):
 
     def __init__(self, library_path: str | Path | None = None, parent: QObject | None = None):
         super().__init__(parent)
-        self.library_path = Path(library_path) if library_path else default_library()
+        # None: $DISKLAB_LIBRARY, else the XDG default, as for the command line
+        self.library_path = resolve_library_path(library_path)
         self.draft = PlanDraft()
         self.runs = RunController(self)
 
@@ -44,8 +37,6 @@ class Workbench(QObject):
         """A page edited the draft in place."""
         self.draft_changed.emit()
 
-    def open_library(self):  # -> disklab.core.library.Library
-        from disklab.core.library import Library
-
-        self.library_path.parent.mkdir(parents=True, exist_ok=True)
+    def open_library(self) -> Library:
+        """A connection for the GUI thread (Library.open makes the parent directory)."""
         return Library.open(self.library_path)

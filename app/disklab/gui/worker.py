@@ -1,25 +1,29 @@
-"""RunWorker: iterates core.runner.run_plan on its own QThread and hands every event to the GUI.
+"""RunWorker: iterates core.session.RecordedRun on its own QThread and hands every event to the
+GUI.
 
-The events are frozen dataclasses, so they cross to the GUI thread as they are. They go through a
-deque that the RunController drains every DRAIN_MS, not through one queued signal each: a sample
-tick is a burst of ~11 events, and a signal per event woke the GUI thread for each of them (bench
-figure 2). The recorder (library writes) runs here too, on the worker's own Library connection,
-so the GUI thread never waits for SQLite. Cancel sets a threading.Event the runner checks between
-steps; the runner kills the tool's whole process tree and tears down.
+Running and recording are the core's (the CLI does the same with the same class); this module
+is the thread and the signals. The events are frozen dataclasses, so they cross to the GUI
+thread as they are. They go through a deque that the RunController drains every DRAIN_MS, not
+through one queued signal each: a sample tick is a burst of ~11 events, and a signal per event
+woke the GUI thread for each of them (bench figure 2). The recorder (library writes) runs here
+too, on the worker's own Library connection, so the GUI thread never waits for SQLite. Cancel
+sets a threading.Event the runner checks between steps; the runner kills the tool's whole
+process tree and tears down.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 import traceback
 from collections import deque
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from disklab.core.events import Event, Notice, SessionFinished
+from disklab.core.events import Event
+from disklab.core.library import Library
 from disklab.core.model import Plan
+from disklab.core.session import RecordedRun
 
 DRAIN_MS = 100  # how often the GUI takes the events that arrived: the live view's latency
 
@@ -40,56 +44,32 @@ class RunWorker(QObject):
         self.outbox: deque[Event] = deque()  # every core.events.Event, in order (thread-safe)
         self.cancel_flag = threading.Event()
         self.ended = threading.Event()  # set when run() is about to return
-        self.session_id: int | str | None = None
+        self.session_id: int | None = None
         self.status: str | None = None
 
     def cancel(self) -> None:
         """Thread-safe: only sets a flag."""
         self.cancel_flag.set()
 
-    def _recover(self, state_dir: str) -> None:
-        """Undo what a killed session left mounted or attached, and say so (shown, not stored:
-        the library records sessions, and this belongs to none)."""
-        try:
-            from disklab.core.setup import leftover_files, recover_leftovers
-        except ImportError:
-            return
-        if leftover_files(state_dir):
-            for line in recover_leftovers(state_dir, library_path=self.library_path):
-                self.outbox.append(Notice(level="warning", t=time.time(),
-                                          message=f"cleaned up after an earlier run: {line}"))
-
     @Slot()
     def run(self) -> None:
-        from disklab.core.library import Library
-        from disklab.core.runner import run_plan
-
-        library = None
-        recorder = None
-        state_dir = str(Path(self.library_path).parent)
+        password = self.password
+        recorded: RecordedRun | None = None
         try:
-            library = Library.open(self.library_path)
-            self._recover(state_dir)
-            recorder = library.recorder()
-            password = self.password
-            for ev in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel_flag,
-                               state_dir=state_dir, library_path=self.library_path,
-                               password=None if password is None else lambda: password):
-                recorder.handle(ev)
-                if isinstance(ev, SessionFinished):
-                    self.status = ev.status
-                self.outbox.append(ev)
+            # opened here: an SQLite connection belongs to the thread that uses it
+            with Library.open(self.library_path) as library:
+                recorded = RecordedRun(
+                    self.plan, library, warnings=self.warnings, cancel=self.cancel_flag,
+                    password=None if password is None else lambda: password)
+                with recorded:
+                    for ev in recorded:
+                        self.outbox.append(ev)
         except Exception:
             self.error.emit(traceback.format_exc())
         finally:
-            if recorder is not None:
-                try:
-                    recorder.close()
-                    self.session_id = recorder.session_id
-                except Exception:
-                    self.error.emit(traceback.format_exc())
-            if library is not None:
-                library.close()
+            if recorded is not None:
+                self.session_id = recorded.session_id
+                self.status = recorded.status
             self.ended.set()
             self.done.emit(self.session_id)
 

@@ -1,7 +1,9 @@
-"""The session library: schema.py (tables and migrations), store.py (the only SQL), and
-recorder.py (a run's events into batched transactions)."""
+"""The session library: schema.py (tables and migrations), store.py (opening, reading, edits),
+writer.py (the SQL of a run being recorded) and recorder.py (a run's events into batched
+transactions). Imports go store -> recorder -> writer, never back."""
 
 from disklab.core.library.recorder import SessionRecorder
-from disklab.core.library.store import Library, SessionWriter, default_library_path
+from disklab.core.library.store import Library
+from disklab.core.library.writer import SessionWriter
 
-__all__ = ["Library", "SessionRecorder", "SessionWriter", "default_library_path"]
+__all__ = ["Library", "SessionRecorder", "SessionWriter"]

@@ -4,14 +4,14 @@ Samples and transcript lines arrive many times a second; committing each would c
 per row with synchronous=FULL. They are buffered and written with executemany inside one
 transaction that is committed at least once a second, and at once when a case finishes or fails
 and when the session starts or ends. A crash loses at most the last second of samples.
-The SQL itself is in store.py (SessionWriter); this module decides what is written when.
+The SQL itself is in writer.py (SessionWriter); this module decides what is written when.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psutil
 
@@ -30,9 +30,7 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-
-if TYPE_CHECKING:
-    from disklab.core.library.store import Library
+from disklab.core.library.writer import SessionWriter
 
 COMMIT_INTERVAL = 1.0  # seconds: the most a crash may lose
 PARTIAL = "partial"
@@ -52,8 +50,8 @@ def _same(note: str | None) -> str | None:
 class SessionRecorder:
     """handle() every event of one session; close() at the end (also after an exception)."""
 
-    def __init__(self, library: Library, commit_interval: float = COMMIT_INTERVAL):
-        self.writer = library.writer()
+    def __init__(self, writer: SessionWriter, commit_interval: float = COMMIT_INTERVAL):
+        self.writer = writer
         self.commit_interval = commit_interval
         self.session_id: int | None = None
         self._finished = False

@@ -1,4 +1,5 @@
-"""The session library: one SQLite file, the only SQL in DiskLab.
+"""The session library: one SQLite file. Opening, reading and the user's edits are here; the
+writes of a run being recorded are in writer.py. Together they hold the only SQL in DiskLab.
 
 WAL with synchronous=FULL: a committed session survives a power cut, and readers (the GUI's
 library page, `disklab sessions` in another terminal) never block the run that writes. Writes are
@@ -8,48 +9,23 @@ batched by the recorder (at least one commit a second), so a crash loses at most
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
 import os
 import sqlite3
 import statistics
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import Any
 
-import platformdirs
 import psutil
 
 from disklab.core.errors import LibraryError
 from disklab.core.library import schema
-from disklab.core.model import Case, Metric
-
-if TYPE_CHECKING:
-    from disklab.core.library.recorder import SessionRecorder
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def default_library_path(env: Mapping[str, str] = os.environ) -> Path:
-    """$DISKLAB_LIBRARY, else library.sqlite3 in the XDG data directory."""
-    if env.get("DISKLAB_LIBRARY"):
-        return Path(env["DISKLAB_LIBRARY"]).expanduser()
-    return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return dict(value)
-    if isinstance(value, set | frozenset):
-        return sorted(value, key=str)
-    return str(value)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=_plain)
+from disklab.core.library.recorder import SessionRecorder
+from disklab.core.library.writer import SessionWriter, mark_interrupted, to_json
+from disklab.core.model import Metric
 
 
 class Library:
@@ -136,7 +112,7 @@ class Library:
             if _process_alive(pid, pid_started):
                 continue
             with self._transaction():
-                _interrupt(self.db, sid, last)
+                mark_interrupted(self.db, sid, last)
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -150,12 +126,10 @@ class Library:
 
     def recorder(self) -> SessionRecorder:
         """A recorder writing one new session through this connection."""
-        from disklab.core.library.recorder import SessionRecorder
-
-        return SessionRecorder(self)
+        return SessionRecorder(self.writer())
 
     def writer(self) -> SessionWriter:
-        return SessionWriter(self)
+        return SessionWriter(self.db, self.path)
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -364,11 +338,11 @@ class Library:
             cur = self.db.execute(
                 "INSERT INTO session (name, status, started, finished, host, plan_text, "
                 "plan_path, repeats, last_activity) VALUES (?, 'imported', ?, ?, ?, '', ?, 1, ?)",
-                (name, now, now, _json(dict(host)), source_path, now))
+                (name, now, now, to_json(dict(host)), source_path, now))
             sid = int(cur.lastrowid or 0)
             self.db.execute(
                 "INSERT INTO case_ VALUES (?, ?, 0, ?, ?, 0, ?)",
-                (sid, case_id, config, tool, _json(dict(params))))
+                (sid, case_id, config, tool, to_json(dict(params))))
             self.db.execute(
                 "INSERT INTO run (session_id, case_id, repeat, argv, started, status) "
                 "VALUES (?, ?, 1, '[]', ?, 'imported')", (sid, case_id, now))
@@ -376,162 +350,11 @@ class Library:
                 "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params)"
                 " VALUES (?, ?, 1, ?, ?, ?, ?, ?)",
                 [(sid, case_id, m.name, m.value, m.unit, m.note,
-                  _json(dict(m.params)) if m.params else None) for m in metrics])
+                  to_json(dict(m.params)) if m.params else None) for m in metrics])
             self.db.executemany(
                 "INSERT INTO transcript VALUES (?, ?, 1, ?, 'imported', ?)",
                 [(sid, case_id, now, line) for line in transcript.splitlines()])
         return sid
-
-
-def _interrupt(db: sqlite3.Connection, session_id: int, finished: float | None) -> None:
-    db.execute("UPDATE session SET status = 'interrupted', finished = ? "
-               "WHERE id = ? AND status = 'running'", (finished, session_id))
-    db.execute("UPDATE run SET status = 'interrupted' WHERE session_id = ? AND "
-               "status = 'running'", (session_id,))
-
-
-def _writes(method: Callable[P, R]) -> Callable[P, R]:
-    """SQLite errors while recording (disk full, I/O error) become LibraryError with the path."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(*args, **kwargs)
-        except sqlite3.Error as e:
-            path = getattr(args[0], "path", "")
-            raise LibraryError(f"cannot write to the library {path}: {e}") from e
-
-    return wrapper
-
-
-class SessionWriter:
-    """The write side of one session, for the recorder: every statement joins the open
-    transaction (begun on demand) until commit(). The recorder decides when to commit."""
-
-    def __init__(self, library: Library):
-        self.db = library.db
-        self.path = library.path
-        self.session_id: int | None = None
-
-    def _begin(self) -> None:
-        if not self.db.in_transaction:
-            self.db.execute("BEGIN")
-
-    @_writes
-    def create_session(self, *, name: str, started: float, pid: int, pid_started: float,
-                       host: Mapping[str, Any], plan_text: str, warnings: Sequence[str],
-                       repeats: int, cases: Sequence[Case]) -> int:
-        self._begin()
-        cur = self.db.execute(
-            "INSERT INTO session (name, status, started, pid, pid_started, last_activity, host, "
-            "plan_text, warnings, repeats) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
-            (name, started, pid, pid_started, started, _json(dict(host)), plan_text,
-             _json(list(warnings)), repeats))
-        sid = self.session_id = int(cur.lastrowid or 0)
-        self.db.executemany(
-            "INSERT INTO case_ (session_id, case_id, idx, config, tool, test_index, params) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(sid, c.id, c.index, c.config, c.tool, c.test_index, _json(dict(c.params)))
-             for c in cases])
-        return sid
-
-    @_writes
-    def new_series(self, case_id: str, repeat: int, name: str) -> int:
-        """The id that the samples of one (case, repeat, series name) are stored under."""
-        self._begin()
-        cur = self.db.execute(
-            "INSERT INTO series (session_id, case_id, repeat, name) VALUES (?, ?, ?, ?)",
-            (self.session_id, case_id, repeat, name))
-        return int(cur.lastrowid or 0)
-
-    @_writes
-    def add_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
-        """rows: (session id, series id, t, value), prepared by the caller: no per-row work."""
-        self._begin()
-        self.db.executemany(
-            "INSERT INTO sample (session_id, series_id, t, value) VALUES (?, ?, ?, ?)", rows)
-
-    @_writes
-    def add_lines(self, rows: Sequence[tuple[Any, ...]]) -> None:
-        """rows: (session id, case id, repeat, t, stream, text)."""
-        self._begin()
-        self.db.executemany(
-            "INSERT INTO transcript (session_id, case_id, repeat, t, stream, text) "
-            "VALUES (?, ?, ?, ?, ?, ?)", rows)
-
-    @_writes
-    def start_run(self, case_id: str, repeat: int, argv: Sequence[str],
-                  tool_version: str | None, planned_bytes: int | None, started: float) -> None:
-        self._begin()
-        self.db.execute(
-            "INSERT OR REPLACE INTO run (session_id, case_id, repeat, argv, tool_version, "
-            "planned_bytes, started, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
-            (self.session_id, case_id, repeat, _json(list(argv)), tool_version, planned_bytes,
-             started))
-
-    @_writes
-    def finish_run(self, case_id: str, repeat: int, status: str, exit_status: int | None,
-                   duration: float) -> None:
-        self._begin()
-        self.db.execute(
-            "UPDATE run SET status = ?, exit_status = ?, duration = ? WHERE session_id = ? "
-            "AND case_id = ? AND repeat = ?",
-            (status, exit_status, duration, self.session_id, case_id, repeat))
-
-    @_writes
-    def fail_run(self, case_id: str, repeat: int, *, exit_status: int | None,
-                 signal: int | None, error: str, transcript_tail: str, duration: float) -> None:
-        self._begin()
-        self.db.execute(  # a case can fail before it started (setup, a missing tool)
-            "INSERT OR IGNORE INTO run (session_id, case_id, repeat, argv, status) "
-            "VALUES (?, ?, ?, '[]', 'failed')", (self.session_id, case_id, repeat))
-        self.db.execute(
-            "UPDATE run SET status = 'failed', exit_status = ?, signal = ?, error = ?, "
-            "transcript_tail = ?, duration = ? WHERE session_id = ? AND case_id = ? AND "
-            "repeat = ?",
-            (exit_status, signal, error, transcript_tail, duration, self.session_id, case_id,
-             repeat))
-
-    @_writes
-    def add_metrics(self, case_id: str, repeat: int, metrics: Sequence[Metric],
-                    note: Callable[[str | None], str | None] = lambda n: n) -> None:
-        """`note` may rewrite each metric's note (the recorder flags partial figures)."""
-        self._begin()
-        self.db.executemany(
-            "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(self.session_id, case_id, repeat, m.name, m.value, m.unit, note(m.note),
-              _json(dict(m.params)) if m.params else None) for m in metrics])
-
-    @_writes
-    def add_event(self, t: float, kind: str, case_id: str | None,
-                  data: Mapping[str, Any]) -> None:
-        self._begin()
-        self.db.execute(
-            "INSERT INTO event (session_id, t, kind, case_id, data) VALUES (?, ?, ?, ?, ?)",
-            (self.session_id, t, kind, case_id, _json(dict(data))))
-
-    @_writes
-    def end_session(self, status: str, finished: float) -> None:
-        self._begin()
-        self.db.execute("UPDATE session SET status = ?, finished = ? WHERE id = ?",
-                        (status, finished, self.session_id))
-
-    @_writes
-    def interrupt(self, finished: float) -> None:
-        """The session ends without its SessionFinished: 'interrupted', like a killed one."""
-        if self.session_id is not None:
-            self._begin()
-            _interrupt(self.db, self.session_id, finished)
-
-    @_writes
-    def commit(self, last_activity: float) -> None:
-        """Commit what the open transaction holds, with the time of the last event stored
-        (an interrupted session's end)."""
-        self._begin()
-        self.db.execute("UPDATE session SET last_activity = ? WHERE id = ?",
-                        (last_activity, self.session_id))
-        self.db.execute("COMMIT")
 
 
 def _process_alive(pid: int | None, started: float | None) -> bool:

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.gui.draft import _scalar, plan_takes_configs
+from disklab.gui.draft import _scalar
 from disklab.gui.state import Workbench
 
 AS_IS = "as is (no format)"
@@ -175,9 +175,6 @@ class ConfigsPage(QWidget):
         else:
             note = ("Add the configurations to compare; with none, the target's filesystem is "
                     "used as it is. Formatting needs a scratch image or a device target.")
-            if not plan_takes_configs():
-                note += (" <b>This build's runner cannot apply configurations yet:</b> they "
-                         "are checked here but left out of the plan it runs.")
             self.note.setText(note)
             for c in self._configs():
                 self.list.addItem(str(c.get("label", "?")))

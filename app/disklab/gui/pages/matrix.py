@@ -1,15 +1,13 @@
 """Test matrix page: tools, their parameters as editable lists, repeats; the plan's size and cost.
 
 A field holding 'a, b' is a matrix axis (the plan's TOML list). The plan is checked by
-core.plan in the thread pool (the check probes the target for O_DIRECT), 300 ms after the last
-edit, and the page shows the cases, bytes to write, an estimated duration and every warning or
-problem with its key.
+core.session.check_plan in the thread pool (the check probes the target for O_DIRECT), 300 ms
+after the last edit, and the page shows the cases, bytes to write, an estimated duration (the
+line `disklab plan validate` prints) and every warning or problem with its key.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -34,71 +32,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.units import MiB, human_bytes
-from disklab.gui.draft import PlanDraft, field_text, parse_field, presets
+from disklab.core import tools
+from disklab.core.session import (
+    ASSUMED_RATE,
+    PlanSummary,
+    check_plan,
+    presets,
+    summary_text,
+    tool_rows,
+)
+from disklab.core.tools.base import REQUIRED
+from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
-
-
-@dataclass
-class PlanSummary:
-    """What the check found: counts, bytes, and problems/warnings as text."""
-
-    cases: int = 0
-    runs: int = 0
-    bytes: int = 0
-    runtime: float = 0.0  # seconds of time-bound cases (runtime = ...)
-    errors: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    plan: Any = None  # the checked core Plan, when there are no errors
-    needs_password: bool = False  # sudo will want one for the privileged helper
-
-
-def check_plan(text: str, library: str | None) -> PlanSummary:
-    """core.plan's verdict on a plan text (runs in the thread pool)."""
-    from disklab.core.errors import PlanError
-    from disklab.core.matrix import expand
-    from disklab.core.plan import parse_plan
-    from disklab.core.privilege import password_needed
-    from disklab.core.runner import plan_runs
-
-    summary = PlanSummary()
-    try:
-        checked = parse_plan(text, library=library)
-    except PlanError as e:
-        summary.errors = [str(p) for p in e.problems]
-        return summary
-    summary.plan = checked.plan
-    summary.warnings = [str(w) for w in checked.warnings]
-    summary.cases = len(expand(checked.plan))
-    runs = plan_runs(checked.plan)
-    summary.runs = len(runs)
-    summary.bytes = sum(r.command.planned_bytes or 0 for r in runs)
-    summary.runtime = sum(float(r.case.params.get("runtime") or 0) for r in runs)
-    summary.needs_password = password_needed(checked.plan)
-    return summary
-
-
-def estimate_seconds(summary: PlanSummary, rate: float) -> float:
-    """Bytes at an assumed rate; a time-bound case (runtime = ...) lasts at least its runtime."""
-    return max(summary.bytes / rate if rate else 0.0, summary.runtime)
-
-
-def tool_rows() -> list[dict[str, Any]]:
-    """Each tool with an adapter: name, title, installed, how to install."""
-    from disklab.core import tools
-    from disklab.core.proc import which
-
-    rows = []
-    for name in tools.tool_names():
-        try:
-            adapter = tools.get_adapter(name)
-        except Exception:
-            continue
-        installed = not adapter.executable or which(adapter.executable) is not None
-        rows.append({"name": name, "title": adapter.title, "installed": installed,
-                     "package": adapter.package, "adapter": adapter})
-    return rows
 
 
 class MatrixPage(QWidget):
@@ -109,7 +55,7 @@ class MatrixPage(QWidget):
         super().__init__(parent)
         self.wb = wb
         self.summary = PlanSummary()
-        self.assumed_rate = 200 * MiB
+        self.assumed_rate = ASSUMED_RATE
         self._checking = False
         self._again = False
         lay = QVBoxLayout(self)
@@ -215,14 +161,13 @@ class MatrixPage(QWidget):
             rows = []
             self.tools.addItem(f"(tools unavailable: {e})")
         for r in rows:
-            item = QListWidgetItem(f"{r['name']} — {r['title']}")
-            item.setData(Qt.ItemDataRole.UserRole, r["name"])
-            if not r["installed"]:
+            item = QListWidgetItem(r.label)
+            item.setData(Qt.ItemDataRole.UserRole, r.name)
+            if not r.installed:
                 item.setForeground(QColor(140, 140, 140))
-                item.setText(f"{r['name']} — not installed")
-                item.setToolTip(f"install it with: sudo apt install {r['package']}")
+                item.setToolTip(f"install it with: {r.install_hint}")
             else:
-                item.setToolTip(r["title"])
+                item.setToolTip(r.title)
             self.tools.addItem(item)
         if self.tools.count():
             self.tools.setCurrentRow(0)
@@ -298,11 +243,8 @@ class MatrixPage(QWidget):
             return
         test = tests[row]
         try:
-            from disklab.core import tools
-            from disklab.core.tools.base import REQUIRED
-
             adapter = tools.get_adapter(str(test.get("tool")))
-        except (KeyError, ImportError):
+        except KeyError:
             self.params_form.addRow(QLabel(f"unknown tool {test.get('tool')!r}"))
             return
         for key, spec in adapter.params.items():
@@ -397,32 +339,7 @@ class MatrixPage(QWidget):
             item = QListWidgetItem(f"warning: {w}")
             item.setForeground(QColor(190, 120, 0))
             self.problems.addItem(item)
-        if summary.errors:
-            self.summary_label.setText(f"<b>{len(summary.errors)} problem(s)</b> to fix before "
-                                       "the plan can run.")
-        else:
-            seconds = estimate_seconds(summary, self.assumed_rate)
-            self.summary_label.setText(
-                f"<b>{summary.cases} case(s)</b> × {self.wb.draft.get('repeats', 1)} "
-                f"repeat(s) = {summary.runs} run(s); about {human_bytes(summary.bytes)} moved; "
-                f"estimated {format_duration(seconds)} at "
-                f"{self.assumed_rate / MiB:.0f} MiB/s.")
+        # the same line `disklab plan validate` prints (core.session.summary_text)
+        self.summary_label.setText(summary_text(summary, self.assumed_rate))
         self.checked.emit(summary)
 
-
-def format_duration(seconds: float) -> str:
-    if seconds is None:
-        return ""
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
-def preset_path(name: str) -> Path | None:
-    for p in presets():
-        if p.stem == name:
-            return p
-    return None

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.charts import format_value, number
+from disklab.core.charts import display_unit, format_value, number
 from disklab.core.events import (
     CaseFailed,
     CaseFinished,
@@ -46,7 +46,7 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.gui.pages.matrix import PlanSummary, check_plan, format_duration
+from disklab.core.session import PlanSummary, check_plan, format_duration
 from disklab.gui.plots import LivePlots
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
@@ -326,8 +326,6 @@ class RunPage(QWidget):
             unit = self.units.get(name, "")
             text = f"{name} {format_value(statistics.fmean(values), unit)}"
             if len(values) >= 2:
-                from disklab.core.charts import display_unit
-
                 _shown, div = display_unit(unit)
                 text += f" ± {number(statistics.stdev(values) / div)}"
             parts.append(text)

@@ -1,0 +1,184 @@
+"""The write side of recording one session: the SQL the recorder's decisions turn into.
+
+Apart from store.py (opening, reading, the user's edits) so that the recorder needs only this
+module and store.py can hand out recorders: the imports go store -> recorder -> writer, with no
+cycle.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ParamSpec, TypeVar
+
+from disklab.core.errors import LibraryError
+from disklab.core.model import Case, Metric
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, set | frozenset):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=_plain)
+
+
+def mark_interrupted(db: sqlite3.Connection, session_id: int, finished: float | None) -> None:
+    db.execute("UPDATE session SET status = 'interrupted', finished = ? "
+               "WHERE id = ? AND status = 'running'", (finished, session_id))
+    db.execute("UPDATE run SET status = 'interrupted' WHERE session_id = ? AND "
+               "status = 'running'", (session_id,))
+
+
+def _writes(method: Callable[P, R]) -> Callable[P, R]:
+    """SQLite errors while recording (disk full, I/O error) become LibraryError with the path."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as e:
+            path = getattr(args[0], "path", "")
+            raise LibraryError(f"cannot write to the library {path}: {e}") from e
+
+    return wrapper
+
+
+class SessionWriter:
+    """The write side of one session, for the recorder: every statement joins the open
+    transaction (begun on demand) until commit(). The recorder decides when to commit."""
+
+    def __init__(self, db: sqlite3.Connection, path: Path):
+        self.db = db
+        self.path = path
+        self.session_id: int | None = None
+
+    def _begin(self) -> None:
+        if not self.db.in_transaction:
+            self.db.execute("BEGIN")
+
+    @_writes
+    def create_session(self, *, name: str, started: float, pid: int, pid_started: float,
+                       host: Mapping[str, Any], plan_text: str, warnings: Sequence[str],
+                       repeats: int, cases: Sequence[Case]) -> int:
+        self._begin()
+        cur = self.db.execute(
+            "INSERT INTO session (name, status, started, pid, pid_started, last_activity, host, "
+            "plan_text, warnings, repeats) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
+            (name, started, pid, pid_started, started, to_json(dict(host)), plan_text,
+             to_json(list(warnings)), repeats))
+        sid = self.session_id = int(cur.lastrowid or 0)
+        self.db.executemany(
+            "INSERT INTO case_ (session_id, case_id, idx, config, tool, test_index, params) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(sid, c.id, c.index, c.config, c.tool, c.test_index, to_json(dict(c.params)))
+             for c in cases])
+        return sid
+
+    @_writes
+    def new_series(self, case_id: str, repeat: int, name: str) -> int:
+        """The id that the samples of one (case, repeat, series name) are stored under."""
+        self._begin()
+        cur = self.db.execute(
+            "INSERT INTO series (session_id, case_id, repeat, name) VALUES (?, ?, ?, ?)",
+            (self.session_id, case_id, repeat, name))
+        return int(cur.lastrowid or 0)
+
+    @_writes
+    def add_samples(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """rows: (session id, series id, t, value), prepared by the caller: no per-row work."""
+        self._begin()
+        self.db.executemany(
+            "INSERT INTO sample (session_id, series_id, t, value) VALUES (?, ?, ?, ?)", rows)
+
+    @_writes
+    def add_lines(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """rows: (session id, case id, repeat, t, stream, text)."""
+        self._begin()
+        self.db.executemany(
+            "INSERT INTO transcript (session_id, case_id, repeat, t, stream, text) "
+            "VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    @_writes
+    def start_run(self, case_id: str, repeat: int, argv: Sequence[str],
+                  tool_version: str | None, planned_bytes: int | None, started: float) -> None:
+        self._begin()
+        self.db.execute(
+            "INSERT OR REPLACE INTO run (session_id, case_id, repeat, argv, tool_version, "
+            "planned_bytes, started, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
+            (self.session_id, case_id, repeat, to_json(list(argv)), tool_version, planned_bytes,
+             started))
+
+    @_writes
+    def finish_run(self, case_id: str, repeat: int, status: str, exit_status: int | None,
+                   duration: float) -> None:
+        self._begin()
+        self.db.execute(
+            "UPDATE run SET status = ?, exit_status = ?, duration = ? WHERE session_id = ? "
+            "AND case_id = ? AND repeat = ?",
+            (status, exit_status, duration, self.session_id, case_id, repeat))
+
+    @_writes
+    def fail_run(self, case_id: str, repeat: int, *, exit_status: int | None,
+                 signal: int | None, error: str, transcript_tail: str, duration: float) -> None:
+        self._begin()
+        self.db.execute(  # a case can fail before it started (setup, a missing tool)
+            "INSERT OR IGNORE INTO run (session_id, case_id, repeat, argv, status) "
+            "VALUES (?, ?, ?, '[]', 'failed')", (self.session_id, case_id, repeat))
+        self.db.execute(
+            "UPDATE run SET status = 'failed', exit_status = ?, signal = ?, error = ?, "
+            "transcript_tail = ?, duration = ? WHERE session_id = ? AND case_id = ? AND "
+            "repeat = ?",
+            (exit_status, signal, error, transcript_tail, duration, self.session_id, case_id,
+             repeat))
+
+    @_writes
+    def add_metrics(self, case_id: str, repeat: int, metrics: Sequence[Metric],
+                    note: Callable[[str | None], str | None] = lambda n: n) -> None:
+        """`note` may rewrite each metric's note (the recorder flags partial figures)."""
+        self._begin()
+        self.db.executemany(
+            "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(self.session_id, case_id, repeat, m.name, m.value, m.unit, note(m.note),
+              to_json(dict(m.params)) if m.params else None) for m in metrics])
+
+    @_writes
+    def add_event(self, t: float, kind: str, case_id: str | None,
+                  data: Mapping[str, Any]) -> None:
+        self._begin()
+        self.db.execute(
+            "INSERT INTO event (session_id, t, kind, case_id, data) VALUES (?, ?, ?, ?, ?)",
+            (self.session_id, t, kind, case_id, to_json(dict(data))))
+
+    @_writes
+    def end_session(self, status: str, finished: float) -> None:
+        self._begin()
+        self.db.execute("UPDATE session SET status = ?, finished = ? WHERE id = ?",
+                        (status, finished, self.session_id))
+
+    @_writes
+    def interrupt(self, finished: float) -> None:
+        """The session ends without its SessionFinished: 'interrupted', like a killed one."""
+        if self.session_id is not None:
+            self._begin()
+            mark_interrupted(self.db, self.session_id, finished)
+
+    @_writes
+    def commit(self, last_activity: float) -> None:
+        """Commit what the open transaction holds, with the time of the last event stored
+        (an interrupted session's end)."""
+        self._begin()
+        self.db.execute("UPDATE session SET last_activity = ? WHERE id = ?",
+                        (last_activity, self.session_id))
+        self.db.execute("COMMIT")

@@ -1,0 +1,221 @@
+"""What every front end does around a session, written once: the CLI and the window both use it.
+
+- `library_path`: which library file a command or the window uses (--library, then
+  $DISKLAB_LIBRARY, then library.sqlite3 in the XDG data directory).
+- `tool_rows`: the tools DiskLab has an adapter for, installed or how to install them.
+- `check_plan` / `PlanSummary` / `summary_text`: a plan's verdict before it runs (cases, runs,
+  bytes, an estimated duration, its problems and warnings), so `disklab plan validate` and the
+  Test matrix page say the same thing about the same plan.
+- `presets`: the plans shipped with DiskLab (the Matrix page's list, `disklab start`'s quick look).
+- `RecordedRun`: run a checked plan and store every event in the library as it comes; the CLI
+  prints the events, the GUI worker hands them to the window.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Self
+
+import platformdirs
+
+from disklab.core import tools
+from disklab.core.errors import PlanError
+from disklab.core.events import Event, Notice, SessionFinished
+from disklab.core.library import Library
+from disklab.core.matrix import expand
+from disklab.core.model import Plan
+from disklab.core.plan import CheckedPlan, parse_plan
+from disklab.core.privilege import password_needed
+from disklab.core.proc import which
+from disklab.core.runner import CancelFlag, plan_runs, run_plan
+from disklab.core.setup import recover_leftovers
+from disklab.core.units import MiB, human_bytes
+
+LIBRARY_ENV = "DISKLAB_LIBRARY"
+PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
+ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
+
+
+# --- the library file --------------------------------------------------------------------------
+
+def library_path(flag: str | os.PathLike[str] | None = None,
+                 env: Mapping[str, str] = os.environ) -> Path:
+    """The library file to use: the --library flag, else $DISKLAB_LIBRARY, else
+    library.sqlite3 in the XDG data directory. One rule for every command and the window, so
+    `disklab sessions` shows what the window recorded."""
+    if flag:
+        return Path(flag).expanduser()
+    if env.get(LIBRARY_ENV):
+        return Path(env[LIBRARY_ENV]).expanduser()
+    return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
+
+
+# --- preset plans ------------------------------------------------------------------------------
+
+def presets() -> list[Path]:
+    """The preset plan files, by name."""
+    return sorted(PRESETS.glob("*.toml")) if PRESETS.is_dir() else []
+
+
+# --- tools -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ToolRow:
+    """One tool with an adapter: where its program is (None: not installed)."""
+
+    name: str
+    title: str
+    package: str
+    path: str | None  # the executable found on PATH; the built-in engine runs in Python
+
+    @property
+    def installed(self) -> bool:
+        return self.path is not None
+
+    @property
+    def label(self) -> str:
+        """How a list of tools names it: its title, or that it is missing."""
+        return f"{self.name} — {self.title}" if self.installed else f"{self.name} — not installed"
+
+    @property
+    def install_hint(self) -> str:
+        return f"sudo apt install {self.package}"
+
+
+def tool_rows(names: Iterable[str] | None = None) -> list[ToolRow]:
+    """The tools `names` (default: every tool with an adapter), in that order."""
+    rows = []
+    for name in tools.tool_names() if names is None else names:
+        adapter = tools.get_adapter(name)
+        path = which(adapter.executable) if adapter.executable else sys.executable
+        rows.append(ToolRow(name=name, title=adapter.title, package=adapter.package, path=path))
+    return rows
+
+
+# --- a plan before it runs ---------------------------------------------------------------------
+
+@dataclass
+class PlanSummary:
+    """What the check found: counts, bytes, and problems/warnings as text."""
+
+    cases: int = 0
+    repeats: int = 1
+    runs: int = 0
+    bytes: int = 0
+    runtime: float = 0.0  # seconds of time-bound cases (runtime = ...)
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    plan: Plan | None = None  # the checked plan, when there are no errors
+    tools: list[ToolRow] = field(default_factory=list)  # the tools the plan uses, in order
+    needs_password: bool = False  # sudo will want one for the privileged helper
+
+
+def summarize(checked: CheckedPlan) -> PlanSummary:
+    """The summary of a plan that passed the check. May start `sudo -l` (password_needed):
+    not on a GUI thread."""
+    plan = checked.plan
+    runs = plan_runs(plan)
+    used = list(dict.fromkeys(test.tool for test in plan.tests))
+    return PlanSummary(
+        cases=len(expand(plan)), repeats=plan.repeats, runs=len(runs),
+        bytes=sum(r.command.planned_bytes or 0 for r in runs),
+        runtime=sum(float(r.case.params.get("runtime") or 0) for r in runs),
+        warnings=[str(w) for w in checked.warnings], plan=plan, tools=tool_rows(used),
+        needs_password=password_needed(plan))
+
+
+def check_plan(text: str, library: str | None, *, path: str | None = None,
+               target_dir: str | None = None) -> PlanSummary:
+    """core.plan's verdict on a plan text: its summary, or its problems in `errors`."""
+    try:
+        checked = parse_plan(text, path=path, target_dir=target_dir, library=library)
+    except PlanError as e:
+        return PlanSummary(errors=[str(p) for p in e.problems])
+    return summarize(checked)
+
+
+def estimate_seconds(summary: PlanSummary, rate: float = ASSUMED_RATE) -> float:
+    """Bytes at an assumed rate; a time-bound case (runtime = ...) lasts at least its runtime."""
+    return max(summary.bytes / rate if rate else 0.0, summary.runtime)
+
+
+def format_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def summary_text(summary: PlanSummary, rate: float = ASSUMED_RATE) -> str:
+    """The one-line verdict every surface shows for a plan."""
+    if summary.errors:
+        return f"{len(summary.errors)} problem(s) to fix before the plan can run."
+    return (f"{summary.cases} case(s) × {summary.repeats} repeat(s) = {summary.runs} run(s); "
+            f"about {human_bytes(summary.bytes)} moved; estimated "
+            f"{format_duration(estimate_seconds(summary, rate))} at {rate / MiB:.0f} MiB/s.")
+
+
+# --- run and record ----------------------------------------------------------------------------
+
+class RecordedRun:
+    """Run a checked plan and keep it in the library: iterate for the events, each stored
+    before it is handed on, so what a front end shows is what the library holds.
+
+    The first events may be warnings that an earlier, killed session's leftovers (mounts, loop
+    devices) were cleaned up; they come before SessionStarted and are not stored, because they
+    belong to no session. Use it as a context manager (or call close()) so that a session that
+    stops early is still marked as such in the library. `library` stays the caller's: open it
+    on the thread that iterates (SQLite connections are not shared between threads).
+    """
+
+    def __init__(self, plan: Plan, library: Library, *, warnings: tuple[str, ...] = (),
+                 cancel: CancelFlag | None = None,
+                 password: Callable[[], str] | None = None) -> None:
+        self.plan = plan
+        self.library = library
+        self.warnings = warnings
+        self.cancel = cancel
+        self.password = password
+        self.recorder = library.recorder()
+        self.status: str | None = None  # SessionFinished's status once it came
+        self._closed = False
+
+    @property
+    def session_id(self) -> int | None:
+        """The library's id of the session, from its SessionStarted on."""
+        return self.recorder.session_id
+
+    def __iter__(self) -> Iterator[Event]:
+        state_dir = str(self.library.path.parent)
+        for line in recover_leftovers(state_dir, library_path=str(self.library.path)):
+            yield Notice(level="warning", t=time.time(),
+                         message=f"cleaned up after an earlier run: {line}")
+        for event in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel,
+                              state_dir=state_dir, library_path=str(self.library.path),
+                              password=self.password):
+            self.recorder.handle(event)
+            if isinstance(event, SessionFinished):
+                self.status = event.status
+            yield event
+
+    def close(self) -> None:
+        """Write what is buffered; a session without its SessionFinished becomes
+        'interrupted'. Safe to call twice."""
+        if not self._closed:
+            self._closed = True
+            self.recorder.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,5 +1,6 @@
-"""`disklab export --format html|png|svg` and `disklab compare` (cli/gui_cmd.py) on real sessions
-made by the core runner, and the Qt-free chart and comparison code they share with the window."""
+"""`disklab show`, `disklab compare` and `disklab export` on real sessions made by the core
+runner: the same figure reads the same in the terminal, the window and every file, and nothing
+but the PNG export needs Qt."""
 
 from __future__ import annotations
 
@@ -13,17 +14,21 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QSettings
 from tests.gui.conftest import engine_plan
 
 from disklab.cli import gui_cmd
-from disklab.core import charts
+from disklab.cli.main import main
+from disklab.core.library import Library
+from disklab.core.plan import parse_plan
+from disklab.core.results.format import format_mean_std, format_value
+from disklab.core.results.rows import row_stats
+from disklab.core.runner import run_plan
+from disklab.gui.main_window import MainWindow
+from disklab.gui.state import Workbench
 
 
 def _record(library: Path, plan_text: str) -> int:
-    from disklab.core.library import Library
-    from disklab.core.plan import parse_plan
-    from disklab.core.runner import run_plan
-
     checked = parse_plan(plan_text)
     lib = Library.open(library)
     rec = lib.recorder()
@@ -42,19 +47,14 @@ def two_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, i
     target = base / "target"
     target.mkdir()
     library = base / "lib.sqlite3"
-    a = _record(library, engine_plan(target, name="first", runtime="0.6s"))
-    b = _record(library, engine_plan(target, name="second", runtime="0.6s"))
+    a = _record(library, engine_plan(target, name="first", repeats=2, runtime="0.5s"))
+    b = _record(library, engine_plan(target, name="second", runtime="0.5s"))
     return library, a, b
-
-
-def _ns(**kw: object) -> argparse.Namespace:
-    return argparse.Namespace(**kw)
 
 
 def test_compare_markdown_to_stdout(two_sessions, capsys):
     library, a, b = two_sessions
-    assert gui_cmd.compare(_ns(sessions=[str(a), "second"], baseline=None, format="md",
-                               output=None, library=str(library))) == 0
+    assert main(["compare", str(a), "second", "--library", str(library)]) == 0
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].startswith("| configuration | engine write")
@@ -67,8 +67,8 @@ def test_compare_csv_json_html_files(two_sessions, tmp_path):
     library, a, b = two_sessions
     for fmt in ("csv", "json", "html"):
         out = tmp_path / f"c.{fmt}"
-        assert gui_cmd.compare(_ns(sessions=[str(a), str(b)], baseline=str(b), format=fmt,
-                                   output=str(out), library=str(library))) == 0
+        assert main(["compare", str(a), str(b), "--baseline", str(b), "--format", fmt,
+                     "-o", str(out), "--library", str(library)]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "c.csv").read_text())))
     assert {r["baseline"] for r in rows} == {f"{b} second"}
     base_rows = [r for r in rows if r["configuration"] == f"{b} second"]
@@ -83,92 +83,123 @@ def test_compare_csv_json_html_files(two_sessions, tmp_path):
 def test_export_session_html_png_svg(two_sessions, tmp_path):
     library, a, _b = two_sessions
     html = tmp_path / "s.html"
-    assert gui_cmd.export_chart(_ns(session=str(a), format="html", output=str(html),
-                                    library=str(library))) == 0
+    assert main(["export", str(a), "--format", "html", "-o", str(html),
+                 "--library", str(library)]) == 0
     text = html.read_text()
     assert "DiskLab session" in text and "<svg" in text and "Results" in text
     svg_dir = tmp_path / "svg"
-    assert gui_cmd.export_chart(_ns(session="first", format="svg", output=str(svg_dir),
-                                    library=str(library))) == 0
+    assert main(["export", "first", "--format", "svg", "-o", str(svg_dir),
+                 "--library", str(library)]) == 0
     svgs = sorted(svg_dir.glob("*.svg"))
     assert svgs
     for p in svgs:
         assert ET.fromstring(p.read_text()).tag.endswith("svg")
     png_dir = tmp_path / "png"
-    assert gui_cmd.export_chart(_ns(session=str(a), format="png", output=str(png_dir),
-                                    library=str(library))) == 0
+    assert main(["export", str(a), "--format", "png", "-o", str(png_dir),
+                 "--library", str(library)]) == 0
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in png_dir.glob("*.png"))
 
 
-def test_compare_needs_no_qt(two_sessions, tmp_path):
-    """A headless server without the GUI extras can still compare and write HTML."""
+def test_compare_and_exports_never_import_the_gui(two_sessions, tmp_path):
+    """A headless server without the GUI extras compares and exports everything but PNG:
+    PySide6 and pyqtgraph cannot be imported in the child, and no disklab.gui module loads."""
     library, a, b = two_sessions
+    calls = [["compare", str(a), str(b)]]
+    calls += [["compare", str(a), str(b), "--format", f, "-o", str(tmp_path / f"c.{f}")]
+              for f in ("md", "csv", "json", "html")]
+    calls += [["export", str(a), "--format", f, "-o", str(tmp_path / f"s.{f}")]
+              for f in ("csv", "json", "html", "md", "svg")]
     code = (
-        "import sys; sys.modules['PySide6'] = None; sys.modules['pyqtgraph'] = None\n"
-        "import argparse\nfrom disklab.cli import gui_cmd\n"
-        f"sys.exit(gui_cmd.compare(argparse.Namespace(sessions=['{a}', '{b}'], baseline=None,"
-        f" format='html', output='{tmp_path / 'x.html'}', library='{library}')))\n"
+        "import sys\n"
+        "sys.modules['PySide6'] = None; sys.modules['pyqtgraph'] = None\n"
+        "try:\n    import PySide6\nexcept ImportError:\n    pass\n"
+        "else:\n    sys.exit('PySide6 was importable')\n"
+        "from disklab.cli.main import main\n"
+        f"codes = [main(c + ['--library', {str(library)!r}]) for c in {calls!r}]\n"
+        "gui = sorted(m for m in sys.modules if m.startswith('disklab.gui'))\n"
+        "print('GUI MODULES', gui)\n"
+        "sys.exit(1 if gui or any(codes) else 0)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=Path(__file__).resolve().parents[2], timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert "<svg" in (tmp_path / "x.html").read_text()
+                          cwd=Path(__file__).resolve().parents[2], timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "GUI MODULES []" in done.stdout
+    assert "| configuration |" in done.stdout  # the comparison went to stdout
+    assert "<svg" in (tmp_path / "c.html").read_text()
+    svgs = list((tmp_path / "s.svg").glob("*.svg"))  # several charts: a directory of them
+    assert svgs and all(ET.fromstring(p.read_text()).tag.endswith("svg") for p in svgs)
+
+
+def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp_path,
+                                                         capsys):
+    """The check a user makes: one recorded figure (session a's mean write throughput over two
+    repeats) as `disklab show`, `disklab compare`, the Library and Compare pages and every
+    export write it."""
+    library, a, b = two_sessions
+    with Library.open(library) as lib:
+        row = next(r for r in lib.results(a) if r["metric"] == "write")
+    mean, std, n = row_stats(row)
+    assert n == 2 and std is not None
+    figure = format_value(mean, "B/s")  # e.g. '1380 MiB/s'
+    spread = format_value(std, "B/s")
+    both = format_mean_std(mean, std, n, "B/s")
+    assert both == f"{figure} ± {spread}"
+
+    # the terminal
+    assert main(["show", str(a), "--library", str(library)]) == 0
+    shown = next(ln for ln in capsys.readouterr().out.splitlines() if " write " in ln)
+    assert f" {figure} " in shown and f" {spread} " in shown
+    assert main(["compare", str(a), str(b), "--library", str(library)]) == 0
+    md = capsys.readouterr().out
+    assert f"| {a} first (baseline) | {both} |" in md
+
+    # the window
+    w = MainWindow(Workbench(library), QSettings(str(tmp_path / "s.ini"),
+                                                 QSettings.Format.IniFormat))
+    qtbot.addWidget(w)
+    try:
+        assert w.library.select_session(a)
+        t = w.library.results_table
+        header = [t.horizontalHeaderItem(j).text() for j in range(t.columnCount())]
+        cells = [[t.item(i, j).text() for j in range(t.columnCount())]
+                 for i in range(t.rowCount())]
+        gui_row = next(dict(zip(header, c, strict=True)) for c in cells if c[2] == "write")
+        assert (gui_row["mean"], gui_row["± stddev"]) == (figure, spread)
+        w.compare.compare_ids([a, b], baseline=a)
+        c = w.compare.comparison
+        col = next(j for j, name in enumerate(c.columns) if name.startswith("engine write"))
+        assert c.rows[0] == f"{a} first"
+        assert w.compare.table.item(0, col).text() == both
+    finally:
+        w.library.close_library()
+        w.compare.close_library()
+
+    # every file
+    out = tmp_path / "files"
+    out.mkdir()
+    for fmt in ("csv", "json", "html", "md", "svg"):
+        assert main(["export", str(a), "--format", fmt, "-o", str(out / f"s.{fmt}"),
+                     "--library", str(library)]) == 0
+        assert main(["compare", str(a), str(b), "--format", fmt if fmt != "svg" else "md",
+                     "-o", str(out / f"c.{fmt}"), "--library", str(library)]) == 0
+    csv_row = next(r for r in csv.DictReader((out / "s.csv").open()) if r["metric"] == "write")
+    assert float(csv_row["mean"]) == mean and csv_row["shown"] == both
+    doc = json.loads((out / "s.json").read_text())
+    assert next(r for r in doc["results"] if r["metric"] == "write")["shown"] == both
+    html = (out / "s.html").read_text()
+    assert f"<td>{figure}</td>" in html and f"<td>{spread}</td>" in html
+    assert f"| {figure} | {spread} | 2 |" in (out / "s.md").read_text()
+    assert any(f"as is: {figure}</title>" in p.read_text() for p in (out / "s.svg").glob("*.svg"))
+    cmp_rows = list(csv.DictReader((out / "c.csv").open()))
+    assert any(r["shown"] == both for r in cmp_rows)
+    assert any(cell["shown"] == both for cell in json.loads((out / "c.json").read_text())["cells"])
+    assert f">{both}</td>" in (out / "c.html").read_text()
+    assert f"| {both} |" in (out / "c.md").read_text()
 
 
 def test_gui_without_display_says_what_to_do(monkeypatch, capsys):
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
     monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
-    assert gui_cmd.gui(_ns(library=None)) == 2
+    assert gui_cmd.gui(argparse.Namespace(library=None)) == 2
     assert "disklab start" in capsys.readouterr().err
-
-
-# --- the shared Qt-free pieces, on hand-written rows ----------------------------------------
-
-ROWS_A = [  # library.results() rows as the store returns them
-    {"config": "as is", "tool": "iozone", "test": "write", "metric": "write", "unit": "B/s",
-     "params": {"record_size": 4096, "file_size": 1 << 20}, "n": 3, "mean": 100 * 2**20,
-     "stddev": 2 * 2**20, "values": []},
-    {"config": "as is", "tool": "iozone", "test": "write", "metric": "write", "unit": "B/s",
-     "params": {"record_size": 65536, "file_size": 1 << 20}, "n": 3, "mean": 200 * 2**20,
-     "stddev": 4 * 2**20, "values": []},
-]
-ROWS_B = [dict(r, mean=r["mean"] * 1.1) for r in ROWS_A]
-
-
-def test_comparison_deltas_and_colours():
-    c = charts.compare_results([("A", ROWS_A), ("B", ROWS_B)], baseline="A")
-    assert c.rows == ("A", "B") and c.baseline == "A"
-    col = "iozone write record_size=4k"  # file_size is the same everywhere: said once
-    assert c.columns == (col, "iozone write record_size=64k")
-    assert c.common == {"file_size": 1 << 20}
-    cell = c.cells[("B", col)]
-    assert cell.delta == pytest.approx(10 * 2**20)
-    assert cell.delta_pct == pytest.approx(10.0)
-    assert charts.delta_class(c, "B", col) == "better"
-    assert charts.cell_text(c.cells[("A", col)]) == "100.0 MiB/s ± 2 (+0.0 %)"
-    assert charts.cell_text(c.cells[("B", col)]) == "110.0 MiB/s ± 2 (+10.0 %)"
-    md = charts.comparison_markdown(c)
-    assert "| A (baseline) | 100.0 MiB/s ± 2 | 200.0 MiB/s ± 4 |" in md
-
-
-def test_sweep_chart_over_record_size():
-    specs = charts.sweep_charts(ROWS_A)
-    assert len(specs) == 1
-    spec = specs[0]
-    assert spec.kind == "line" and spec.log_x and spec.x_label == "record_size (KiB)"
-    assert spec.series[0].x == (4.0, 64.0)
-    assert spec.series[0].y == (100.0, 200.0)  # MiB/s
-    svg = charts.to_svg(spec)
-    root = ET.fromstring(svg)
-    assert root.tag.endswith("svg")
-    assert any(e.tag.endswith("path") for e in root.iter())
-
-
-def test_config_diff_lists_only_what_differs():
-    diff = charts.config_diff({
-        "ext4 ordered": {"fstype": "ext4", "options": "rw,data=ordered", "readahead": 128},
-        "ext4 journal": {"fstype": "ext4", "options": "rw,data=journal", "readahead": 128},
-    })
-    assert diff == [("options", {"ext4 ordered": "rw,data=ordered",
-                                 "ext4 journal": "rw,data=journal"})]

@@ -16,7 +16,7 @@ import numpy as np
 import psutil
 import pytest
 
-from disklab.core.charts import ChartSpec, Series
+from disklab.core.results.charts import ChartSpec, Series
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 from disklab.gui.plots import ChartView, LivePlots, export_plot, peak_window, step_up

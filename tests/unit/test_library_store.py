@@ -26,7 +26,8 @@ from disklab.core.events import (
 )
 from disklab.core.library import Library, schema
 from disklab.core.model import Case, Metric
-from disklab.core.report import compare, write_csv
+from disklab.core.results.compare import comparison_for
+from disklab.core.results.documents import write_session_csv
 
 CASES = (
     Case("c1", 0, "as is", "engine", 0, {"mode": "write", "block_size": 1 << 20}),
@@ -192,13 +193,13 @@ def test_delete_import_compare_and_csv(tmp_path: Path) -> None:
     with Library.open(tmp_path / "l.sqlite3") as lib:
         a = record(lib, {"c1": [100.0, 100.0], "c2": [1.0, 1.0]})
         b = record(lib, {"c1": [150.0, 150.0], "c2": [1.0, 1.0]})
-        rows = [r for r in compare(lib, [a, b], baseline=a) if r["metric"] == "write"
-                and r["tool"] == "engine"]
-        cells = {c["session"]: c for c in rows[0]["cells"].values()}
-        assert cells[b]["delta"] == 50.0 and cells[b]["delta_pct"] == 50.0
+        c, _sessions = comparison_for(lib, [a, b], baseline=a)
+        col = next(col for col in c.columns if col.startswith("engine write"))
+        row_b = f"{b} s"
+        assert c.cells[(row_b, col)].delta == 50.0 and c.cells[(row_b, col)].delta_pct == 50.0
         out = tmp_path / "r.csv"
         with out.open("w") as fp:
-            write_csv(lib, a, fp)
+            write_session_csv(lib, a, fp)
         lines = out.read_text().splitlines()
         assert lines[0].startswith("session,config,tool,test,params,metric")
         assert any(",write,B/s,2,100.0,0.0,100.0;100.0" in ln for ln in lines)

@@ -14,14 +14,22 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from disklab.cli.gui_cmd import gui, has_display
-from disklab.cli.output import TerminalView, event_json, print_table
-from disklab.core import report, tools
+from disklab.cli import gui_cmd
+from disklab.cli.output import TerminalView, event_json, print_results, print_table
+from disklab.core import tools
 from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.events import Notice
 from disklab.core.library import Library
 from disklab.core.plan import CheckedPlan, load_plan, parse_plan
 from disklab.core.privilege import PrivilegeError
+from disklab.core.results.charts import session_charts, thinned_samples
+from disklab.core.results.documents import (
+    SESSION_FORMATS,
+    comparison_text,
+    session_json,
+    write_session,
+)
+from disklab.core.results.svg import write_svgs
 from disklab.core.runner import plan_runs, tool_versions
 from disklab.core.session import (
     PRESETS,
@@ -91,7 +99,7 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     if view is not None and run.session_id is not None:
         view.close()
         print(f"\nsession {run.session_id}: {checked.plan.name} ({status})")
-        print_table(report.results_table(library.results(run.session_id)))
+        print_results(library.results(run.session_id))
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
@@ -192,39 +200,81 @@ def _time(t: float | None) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
+    """A session's headline figures (core.results.tables), or its facts and results as JSON."""
     library = _open_library(args)
     try:
         session = library.find_session(args.session)
         if args.json:
-            doc = report.session_json(library, session["id"], samples=False)
+            doc = session_json(library, session["id"], samples=False)
             print(json.dumps({"session": doc["session"], "results": doc["results"]},
                              indent=2, default=str))
             return EXIT_OK
         print(f"session {session['id']}: {session['name']} ({session['status']})")
-        print_table(report.results_table(library.results(session["id"])))
+        print_results(library.results(session["id"]))
     finally:
         library.close()
     return EXIT_OK
 
 
 def export(args: argparse.Namespace) -> int:
-    if args.format in ("html", "png", "svg"):
-        from disklab.cli.gui_cmd import export_chart
+    """`disklab export SESSION --format html|md|csv|json|svg|png -o PATH`.
 
-        return export_chart(args)
+    html: one self-contained file (facts, results, inline SVG charts, plan, warnings); md: the
+    results table; csv/json: every figure in canonical units; svg/png: the charts, `-o` a file
+    for one chart or a directory for several. Only png imports the GUI (gui_cmd).
+    """
+    fmt = args.format
+    out = Path(args.output)
     library = _open_library(args)
     try:
-        session = library.find_session(args.session)
-        out = Path(args.output)
-        if args.format == "json":
-            doc = report.session_json(library, session["id"], samples=True)
-            out.write_text(json.dumps(doc, indent=1, default=str))
-        else:
-            with out.open("w", newline="") as fp:
-                report.write_csv(library, session["id"], fp)
+        sid = int(library.find_session(args.session)["id"])
+        if fmt in SESSION_FORMATS:
+            write_session(library, sid, out, fmt)
+            print(f"wrote {out}")
+            return EXIT_OK
+        if fmt not in ("svg", "png"):
+            print(f"disklab: unknown format {fmt!r}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        specs = session_charts(library.results(sid), thinned_samples(library, sid))
     finally:
         library.close()
-    print(f"wrote {out}")
+    if not specs:
+        print(f"disklab: session {sid} has no results to chart", file=sys.stderr)
+        return EXIT_FAILED
+    if fmt == "png":
+        return gui_cmd.write_png_charts(specs, out)
+    for p in write_svgs(specs, out):
+        print(f"wrote {p}")
+    return EXIT_OK
+
+
+def compare(args: argparse.Namespace) -> int:
+    """`disklab compare S1 S2 ... [--baseline S1] [--format md|csv|json|html] [-o FILE]`.
+
+    Expects args.sessions (ids or names, at least two), args.baseline (id, name or None: the
+    first), args.format (default md), args.output (None: stdout), args.library. Needs no Qt.
+    """
+    refs = list(args.sessions)
+    if len(refs) < 2:
+        print("disklab compare: give at least two sessions", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    fmt = getattr(args, "format", None) or "md"
+    library = _open_library(args)
+    try:
+        ids = [int(library.find_session(r)["id"]) for r in refs]
+        baseline = (int(library.find_session(args.baseline)["id"])
+                    if getattr(args, "baseline", None) else ids[0])
+        if baseline not in ids:
+            ids.insert(0, baseline)
+        text = comparison_text(library, ids, baseline, fmt)
+    finally:
+        library.close()
+    output = getattr(args, "output", None)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        print(f"wrote {output}")
+    else:
+        sys.stdout.write(text)
     return EXIT_OK
 
 
@@ -304,8 +354,8 @@ def start(args: argparse.Namespace) -> int:
     """What the README's run command starts: the desktop window when there is a display;
     without one, the quick preset with the built-in engine in a temporary directory, then the
     results table (and how to open the window)."""
-    if has_display():
-        return gui(args)
+    if gui_cmd.has_display():
+        return gui_cmd.gui(args)
     print("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
           "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
     preset = PRESETS / "quick.toml"

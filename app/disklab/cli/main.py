@@ -49,9 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.show)
 
-    p = sub.add_parser("export", help="write a session as CSV, JSON, HTML or its charts")
+    p = sub.add_parser("export", help="write a session as CSV, JSON, HTML, Markdown or its charts")
     p.add_argument("session", metavar="SESSION")
-    p.add_argument("--format", choices=("csv", "json", "html", "png", "svg"), required=True)
+    p.add_argument("--format", choices=("csv", "json", "html", "md", "svg", "png"),
+                   required=True)
     p.add_argument("-o", "--output", metavar="FILE", required=True)
     library_option(p)
     p.set_defaults(func=commands.export)
@@ -62,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=devices_cmd.devices)
 
     gui_cmd.add_parsers(sub)
+
+    p = sub.add_parser("compare", help="compare sessions: mean ± stddev and deltas")
+    p.add_argument("sessions", nargs="+", metavar="SESSION")
+    p.add_argument("--baseline", metavar="SESSION")
+    p.add_argument("--format", choices=("md", "csv", "json", "html"), default="md")
+    p.add_argument("-o", "--output", metavar="FILE")
+    library_option(p)
+    p.set_defaults(func=commands.compare)
 
     p = sub.add_parser("tools", help="installed tools and their versions")
     p.add_argument("--json", action="store_true")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from disklab.core.events import (
@@ -18,6 +19,9 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.model import Case
+from disklab.core.results.format import format_params
+from disklab.core.results.tables import results_table
+from disklab.core.tools import get_adapter
 from disklab.core.units import human_rate
 
 
@@ -29,8 +33,6 @@ def event_json(event: Event) -> dict[str, Any]:
 
 def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> None:
     """Left-aligned text columns; the first row is the header."""
-    import sys
-
     out = out or sys.stdout
     if not rows:
         return
@@ -42,11 +44,17 @@ def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> Non
             print("  ".join("-" * w for w in widths), file=out)
 
 
+def print_results(results: Sequence[Mapping[str, Any]], out: TextIO | None = None) -> None:
+    """A session's headline figures as `disklab show` and the end of `disklab run` print them:
+    the parameters every case shares on one line, then the results table (core.results)."""
+    table = results_table(results, all_metrics=False)
+    if table.note:
+        print(table.note, file=out or sys.stdout)
+    print_table([table.header, *table.rows], out)
+
+
 def _title(case: Case) -> str:
     """The case's tool and the parameters that differ from the tool's defaults."""
-    from disklab.core.charts import format_params
-    from disklab.core.tools import get_adapter
-
     specs = get_adapter(case.tool).params
     shown = {k: v for k, v in case.params.items() if k not in specs or specs[k].default != v
              or k in ("mode", "rw", "tests")}

@@ -27,7 +27,7 @@ from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
 
-from disklab.core.charts import PALETTE, ChartSpec
+from disklab.core.results.charts import PALETTE, ChartSpec
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 
@@ -335,7 +335,7 @@ class LivePlots(QWidget):
 
 
 class ChartView(pg.PlotWidget):
-    """Draws a core.charts.ChartSpec: grouped bars with error whiskers, or lines."""
+    """Draws a core.results.charts.ChartSpec: grouped bars with error whiskers, or lines."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)

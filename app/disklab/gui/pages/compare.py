@@ -29,9 +29,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core import charts
-from disklab.core.charts import ChartSpec, Comparison
-from disklab.gui import export
+from disklab.core.results.charts import ChartSpec, comparison_charts, sweep_charts
+from disklab.core.results.compare import (
+    DELTA_THRESHOLD,
+    Comparison,
+    comparison_for,
+    config_diff,
+    config_facts,
+    delta_class,
+    labelled_rows,
+    session_label,
+)
+from disklab.core.results.documents import write_comparison
+from disklab.core.results.format import format_params
+from disklab.core.results.tables import comparison_table, row_heading
 from disklab.gui.plots import ChartView
 from disklab.gui.state import Workbench
 
@@ -61,7 +72,7 @@ class ComparePage(QWidget):
         self.baseline = QComboBox()
         self.baseline.activated.connect(lambda _i: self.comparison and self.compare())
         left.addWidget(self.baseline)
-        self.all_metrics = QCheckBox("all metrics (IOPS, latency, per process)")
+        self.all_metrics = QCheckBox("all metrics (percentiles, per process, CPU)")
         self.all_metrics.toggled.connect(lambda _on: self.comparison and self.compare())
         left.addWidget(self.all_metrics)
         go = QPushButton("Compare")
@@ -180,10 +191,9 @@ class ComparePage(QWidget):
             return
         lib = self._library()
         baseline = self.baseline.currentData()
-        self.comparison, self.sessions = export.comparison_for(
-            lib, ids, baseline, self.all_metrics.isChecked())
-        self.diff = charts.config_diff(export.config_facts(lib, self.sessions,
-                                                           self.comparison))
+        self.comparison, self.sessions = comparison_for(lib, ids, baseline,
+                                                        self.all_metrics.isChecked())
+        self.diff = config_diff(config_facts(lib, self.sessions, self.comparison))
         c = self.comparison
         # from now on the baseline is chosen among the rows (configurations)
         self.baseline.blockSignals(True)
@@ -192,19 +202,14 @@ class ComparePage(QWidget):
             self.baseline.addItem(row, row)
         self.baseline.setCurrentIndex(max(self.baseline.findData(c.baseline), 0))
         self.baseline.blockSignals(False)
-        self.charts = charts.comparison_charts(c)
-        all_rows = []
-        for s in self.sessions:
-            results = lib.results(s["id"])
-            several = len({r["config"] for r in results}) > 1
-            label = f"{s['id']} {s['name']}"
-            for r in results:
-                all_rows.append({**r, "config": f"{label} / {r['config']}" if several else label})
-        self.charts += charts.sweep_charts(all_rows)
-        common = charts.format_params(c.common)
+        self.charts = comparison_charts(c)
+        self.charts += sweep_charts(labelled_rows(
+            [(session_label(s), lib.results(s["id"])) for s in self.sessions]))
+        common = format_params(c.common)
         self.heading.setText(f"<b>{len(c.rows)} configuration(s) × {len(c.columns)} test(s)</b>"
-                             f"; baseline {c.baseline}. Green: better by 2 % or more; red: "
-                             "worse." + (f"<br>In every test: {common}" if common else ""))
+                             f"; baseline {c.baseline}. Green: better by {DELTA_THRESHOLD:g} % "
+                             "or more; red: worse."
+                             + (f"<br>In every test: {common}" if common else ""))
         self._fill_table()
         self._fill_diff()
         self.chart_pick.blockSignals(True)
@@ -222,14 +227,14 @@ class ComparePage(QWidget):
         t.setRowCount(len(c.rows))
         t.setColumnCount(len(c.columns))
         t.setHorizontalHeaderLabels([col.replace(" ", "\n", 2) for col in c.columns])
-        t.setVerticalHeaderLabels([f"{r} (baseline)" if r == c.baseline else r for r in c.rows])
+        t.setVerticalHeaderLabels([row_heading(c, r) for r in c.rows])
+        table = comparison_table(c)  # the text every export writes
         for i, row in enumerate(c.rows):
             for j, col in enumerate(c.columns):
-                item = QTableWidgetItem(charts.cell_text(c.cells.get((row, col)),
-                                                         row != c.baseline))
+                item = QTableWidgetItem(table.rows[i][j + 1])
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight |
                                       Qt.AlignmentFlag.AlignVCenter)
-                colour = DELTA_COLOURS.get(charts.delta_class(c, row, col))
+                colour = DELTA_COLOURS.get(delta_class(c, row, col))
                 if colour is not None:
                     item.setBackground(colour)
                     item.setForeground(QColor(20, 20, 20))
@@ -268,8 +273,8 @@ class ComparePage(QWidget):
         if fmt in ("png", "svg"):
             self.chart.export(path)
             return path
-        export.write_comparison(self._library(), [int(s["id"]) for s in self.sessions],
-                                self.baseline.currentData(), path, fmt,
-                                all_metrics=True if fmt in ("csv", "json") else
-                                self.all_metrics.isChecked())
+        write_comparison(self._library(), [int(s["id"]) for s in self.sessions],
+                         self.baseline.currentData(), path, fmt,
+                         all_metrics=True if fmt in ("csv", "json") else
+                         self.all_metrics.isChecked())
         return path

@@ -31,15 +31,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.charts import (
-    constant_params,
-    display_unit,
-    format_params,
-    format_value,
-    number,
-)
-from disklab.gui import export
+from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
+from disklab.core.results.documents import write_session
+from disklab.core.results.svg import write_svgs
+from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.gui.draft import PlanDraft
+from disklab.gui.export import write_charts
 from disklab.gui.models import sessions_model
 from disklab.gui.plots import ChartView
 from disklab.gui.state import Workbench
@@ -120,9 +117,8 @@ class LibraryPage(QWidget):
         actions.addStretch(1)
         dl.addLayout(actions)
         self.tabs = QTabWidget()
-        self.results_table = QTableWidget(0, 7)
-        self.results_table.setHorizontalHeaderLabels(["config", "tool", "metric", "parameters",
-                                                      "mean", "± stddev", "n"])
+        self.results_table = QTableWidget(0, len(RESULTS_HEADER))
+        self.results_table.setHorizontalHeaderLabels(list(RESULTS_HEADER))
         self.results_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.results_table.horizontalHeader().setSectionResizeMode(
             QHeaderView.ResizeMode.ResizeToContents)
@@ -137,7 +133,7 @@ class LibraryPage(QWidget):
         cl.addWidget(self.chart_pick)
         self.chart = ChartView()
         cl.addWidget(self.chart, 1)
-        self.charts: list[Any] = []
+        self.charts: list[ChartSpec] = []
         self.tabs.addTab(chart_host, "Charts")
         self.texts: dict[str, QPlainTextEdit] = {}
         for key, title in (("plan", "Plan"), ("host", "Host and filesystem"),
@@ -228,12 +224,16 @@ class LibraryPage(QWidget):
         if not self.current or self._charts_for == self.current["id"]:
             return
         self._charts_for = self.current["id"]
-        self.charts = export.session_charts(self._library(), self.current["id"])
+        self.charts = self._session_charts(self.current["id"])
         self.chart_pick.blockSignals(True)
         self.chart_pick.clear()
         self.chart_pick.addItems([c.title for c in self.charts])
         self.chart_pick.blockSignals(False)
         self._show_chart(0)
+
+    def _session_charts(self, session_id: int) -> list[ChartSpec]:
+        lib = self._library()
+        return session_charts(lib.results(session_id), thinned_samples(lib, session_id))
 
     def _show_chart(self, index: int) -> None:
         self.chart.show_spec(self.charts[index] if 0 <= index < len(self.charts) else None)
@@ -256,23 +256,15 @@ class LibraryPage(QWidget):
         return "\n".join(out)
 
     def _fill_results(self) -> None:
-        common = constant_params(self.results)
-        if common:
-            self.heading.setText(self.heading.text() + "<br>every case: "
-                                 + format_params(common))
+        table = results_table(self.results)  # the text `disklab show` and the exports write
+        if table.note:
+            self.heading.setText(self.heading.text() + "<br>" + table.note)
         t = self.results_table
         t.setSortingEnabled(False)
-        t.setRowCount(len(self.results))
-        for i, r in enumerate(self.results):
-            unit = r.get("unit", "")
-            shown, div = display_unit(unit)
-            cells = (r.get("config", ""), r.get("tool", ""), r.get("metric", ""),
-                     format_params(r.get("params") or {}, skip=common),
-                     format_value(r.get("mean"), unit),
-                     "" if r.get("stddev") is None else f"{number(r['stddev'] / div)} {shown}",
-                     str(r.get("n", "")))
+        t.setRowCount(len(table.rows))
+        for i, cells in enumerate(table.rows):
             for j, text in enumerate(cells):
-                t.setItem(i, j, QTableWidgetItem(str(text)))
+                t.setItem(i, j, QTableWidgetItem(text))
         t.setSortingEnabled(True)
 
     def save_notes(self) -> None:
@@ -336,15 +328,13 @@ class LibraryPage(QWidget):
         sid = self.current["id"] if self.current else None
         if sid is None:
             raise ValueError("no session selected")
-        if fmt == "html":
-            export.write_session_html(self._library(), sid, path)
-        elif fmt == "csv":
-            export.write_session_csv(self._library(), sid, path)
-        elif fmt == "md":
-            export.write_session_markdown(self._library(), sid, path)
+        if fmt in ("html", "csv", "md", "json"):
+            write_session(self._library(), sid, path, fmt)
         elif fmt in ("png", "svg") and Path(path).suffix:
             self._load_charts()
             self.chart.export(path)  # the chart shown
+        elif fmt == "svg":
+            write_svgs(self._session_charts(sid), path)
         else:
-            export.write_charts(export.session_charts(self._library(), sid), path, fmt)
+            write_charts(self._session_charts(sid), path, fmt)
         return path

@@ -31,7 +31,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.charts import display_unit, format_value, number
 from disklab.core.events import (
     CaseFailed,
     CaseFinished,
@@ -46,6 +45,7 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
+from disklab.core.results.format import format_mean_std
 from disklab.core.session import PlanSummary, check_plan, format_duration
 from disklab.gui.plots import LivePlots
 from disklab.gui.state import Workbench
@@ -324,11 +324,9 @@ class RunPage(QWidget):
         for name in (main or names)[:2]:
             values = per[name]
             unit = self.units.get(name, "")
-            text = f"{name} {format_value(statistics.fmean(values), unit)}"
-            if len(values) >= 2:
-                _shown, div = display_unit(unit)
-                text += f" ± {number(statistics.stdev(values) / div)}"
-            parts.append(text)
+            std = statistics.stdev(values) if len(values) >= 2 else None
+            parts.append(f"{name} "
+                         f"{format_mean_std(statistics.fmean(values), std, len(values), unit)}")
         return "; ".join(parts)
 
     def _set_cell(self, case_id: str, col: int, text: str, colour: QColor | None = None) -> None:

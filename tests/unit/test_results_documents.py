@@ -1,5 +1,5 @@
-"""Reports: the JSON and CSV exports, the terminal table and the comparison of sessions, from
-sessions recorded with the real recorder into a real library file."""
+"""Tables and documents of sessions recorded with the real recorder into a real library file:
+the results table, JSON, CSV, Markdown, HTML, and the comparison of library sessions."""
 
 from __future__ import annotations
 
@@ -19,7 +19,15 @@ from disklab.core.events import (
 )
 from disklab.core.library import Library
 from disklab.core.model import Case, Metric
-from disklab.core.report import compare, format_value, results_table, session_json, write_csv
+from disklab.core.results.compare import comparison_for
+from disklab.core.results.documents import (
+    comparison_text,
+    session_json,
+    session_markdown,
+    write_session,
+    write_session_csv,
+)
+from disklab.core.results.tables import RESULTS_HEADER, results_table
 
 PARAMS = {"bs": 1048576, "count": 64}
 
@@ -73,7 +81,7 @@ def test_session_json_holds_facts_results_runs_and_samples(lib: Library) -> None
 def test_csv_has_one_row_per_result(lib: Library) -> None:
     sid = record(lib, "one", {"ext4": [(100e6, 2000.0), (120e6, 4000.0)]})
     out = io.StringIO()
-    write_csv(lib, sid, out)
+    write_session_csv(lib, sid, out)
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert len(rows) == 2
     row = rows[0]
@@ -83,52 +91,62 @@ def test_csv_has_one_row_per_result(lib: Library) -> None:
     assert (row["n"], float(row["mean"])) == ("2", 110e6)
     assert float(row["stddev"]) == pytest.approx(14142135.623730951)  # 20e6 / sqrt(2)
     assert [float(v) for v in row["values"].split(";")] == [100e6, 120e6]
+    assert row["shown"] == "105 MiB/s ± 13.5 MiB/s"
     assert (rows[1]["metric"], rows[1]["mean"]) == ("write:lat_mean", "3000.0")
 
 
-def test_results_table_shows_human_units_and_deltas_against_a_baseline(lib: Library) -> None:
+def test_results_table_shows_display_units_and_deltas_against_a_baseline(lib: Library) -> None:
     sid = record(lib, "two", {"ext4": [(100e6, 2000.0), (120e6, 4000.0)],
                               "xfs": [(132e6, 1.5e6), (132e6, 2.5e6)]})
-    table = results_table(lib.results(sid))
-    assert table[0] == ["config", "tool", "parameters", "metric", "mean ± stddev", "n", "note"]
+    table = results_table(lib.results(sid), all_metrics=False)
+    assert table.header == RESULTS_HEADER == (
+        "config", "tool", "metric", "parameters", "mean", "± stddev", "n", "note")
     # 110e6 B/s = 104.9 MiB/s, stddev 14142135.6 B/s = 13.5 MiB/s; 3000 ns = 3.0 µs.
-    # Both cases have the same parameters: only what varies (the config) is shown.
-    assert table[1] == ["ext4", "dd", "", "write", "104.9 MiB/s ± 13.5 MiB/s", "2", ""]
-    assert table[2][3:5] == ["write:lat_mean", "3.0 µs ± 1.4 µs"]
-    assert table[4][3:5] == ["write:lat_mean", "2.00 ms ± 707.1 µs"]
+    # Both cases have the same parameters: said once above the table, not in each row.
+    assert table.note == "every case: bs=1m count=64"
+    assert table.rows[0] == ("ext4", "dd", "write", "", "105 MiB/s", "13.5 MiB/s", "2", "")
+    assert table.rows[1][2:6] == ("write:lat_mean", "", "3.00 µs", "1.41 µs")
+    assert table.rows[3][2:6] == ("write:lat_mean", "", "2000 µs", "707 µs")
 
     with_base = results_table(lib.results(sid), baseline_config="ext4")
-    assert with_base[0][6] == "Δ vs ext4"
-    by_key = {(r[0], r[3]): r[6] for r in with_base[1:]}
+    assert with_base.header[-1] == "Δ vs ext4"
+    by_key = {(r[0], r[2]): r[-1] for r in with_base.rows}
     assert by_key[("ext4", "write")] == ""
     assert by_key[("xfs", "write")] == "+20.0 %"  # 132e6 against 110e6
     assert by_key[("xfs", "write:lat_mean")] == "+66566.7 %"  # 2e6 ns against 3000 ns
 
 
-def test_a_single_case_shows_its_parameters(lib: Library) -> None:
+def test_a_single_repeat_has_no_stddev(lib: Library) -> None:
     sid = record(lib, "one", {"ext4": [(100e6, 2000.0)]})
-    assert results_table(lib.results(sid))[1] == [
-        "ext4", "dd", "bs=1m count=64", "write", "95.4 MiB/s", "1", ""]  # 100e6 / 2**20
-
-
-def test_format_value_per_unit() -> None:
-    assert format_value(None, "B/s") == "-"
-    assert format_value(1048576.0, "B/s") == "1.0 MiB/s"
-    assert format_value(850.0, "ns") == "0.8 µs"
-    assert format_value(12500.0, "op/s") == "12,500 op/s"
-    assert format_value(42.25, "%") == "42.2 %"
+    assert results_table(lib.results(sid)).rows[0] == (
+        "ext4", "dd", "write", "", "95.4 MiB/s", "", "1", "")  # 100e6 / 2**20
 
 
 def test_compare_gives_each_session_and_the_delta_to_the_baseline(lib: Library) -> None:
     before = record(lib, "before", {"ext4": [(100e6, 2000.0), (120e6, 4000.0)]})
     after = record(lib, "after", {"ext4": [(88e6, 1000.0), (88e6, 1000.0)]})
-    rows = compare(lib, [before, after], baseline=before)
-    write = next(r for r in rows if r["metric"] == "write")
-    assert (write["tool"], write["test"], write["params"], write["unit"]) == (
-        "dd", "write", PARAMS, "B/s")
-    base, other = write["cells"][f"{before}:ext4"], write["cells"][f"{after}:ext4"]
-    assert (base["mean"], base["n"], base["delta_pct"]) == (110e6, 2, 0.0)
-    assert (other["mean"], other["stddev"], other["delta"]) == (88e6, 0.0, -22e6)
-    assert other["delta_pct"] == pytest.approx(-20.0)  # 88 against 110
-    lat = next(r for r in rows if r["metric"] == "write:lat_mean")
-    assert lat["cells"][f"{after}:ext4"]["delta_pct"] == pytest.approx(-100 * 2 / 3)
+    c, sessions = comparison_for(lib, [before, after], baseline=before)
+    assert [s["name"] for s in sessions] == ["before", "after"]
+    assert c.rows == (f"{before} before", f"{after} after") and c.baseline == c.rows[0]
+    assert c.columns == ("dd write", "dd write:lat_mean")
+    assert c.common == PARAMS
+    base, other = c.cells[(c.rows[0], "dd write")], c.cells[(c.rows[1], "dd write")]
+    assert (base.mean, base.n, base.delta_pct) == (110e6, 2, 0.0)
+    assert (other.mean, other.stddev, other.delta) == (88e6, 0.0, -22e6)
+    assert other.delta_pct == pytest.approx(-20.0)  # 88 against 110
+    lat = c.cells[(c.rows[1], "dd write:lat_mean")]
+    assert lat.delta_pct == pytest.approx(-100 * 2 / 3)
+    md = comparison_text(lib, [before, after], before, "md")
+    assert f"| {after} after | 83.9 MiB/s ± 0 MiB/s (-20.0 %) |" in md
+
+
+def test_session_markdown_escapes_the_pipe_and_html_holds_the_table(lib: Library,
+                                                                     tmp_path: Path) -> None:
+    sid = record(lib, "piped", {"a|b": [(100e6, 2000.0)], "c": [(100e6, 2000.0)]})
+    md = session_markdown(lib.session(sid), lib.results(sid))
+    assert md.startswith(f"# Session {sid}: piped (finished)\n")
+    assert "| a\\|b | dd | write |" in md
+    html = write_session(lib, sid, tmp_path / "s.html", "html").read_text()
+    assert "<td>95.4 MiB/s</td>" in html and "<svg" in html
+    with pytest.raises(ValueError):
+        write_session(lib, sid, tmp_path / "s.x", "x")

@@ -1,0 +1,16 @@
+"""Results for people and for files: one home for everything done with a session's figures.
+
+The layers, lowest first (each imports only the ones above it):
+
+- `rows`: what a results row of the library holds (its parameters, mean and stddev) and which
+  rows are headline figures.
+- `format`: the one way a figure, a parameter set or a delta is written as text.
+- `compare`: comparisons of sessions and configurations (cells, deltas, config diff).
+- `tables`: the results table and the comparison table that every surface shows.
+- `charts`: chart specs (plain data drawn by pyqtgraph in the window and by `svg` in files).
+- `svg`: the Qt-free SVG rendering of a chart spec.
+- `documents`: HTML, Markdown, CSV and JSON files of a session or a comparison.
+
+The CLI, the GUI pages and every export go through these modules, so the same figure reads the
+same everywhere; none of them imports Qt.
+"""

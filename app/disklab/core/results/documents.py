@@ -1,0 +1,299 @@
+"""Files of a session or a comparison: HTML (one self-contained page with inline SVG charts),
+Markdown, CSV and JSON.
+
+The CLI and the GUI both write through here, and the tables in them come from tables.py, so a
+file holds the very text the window and the terminal show. Nothing here needs Qt.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from disklab.core.library import Library
+from disklab.core.results.charts import (
+    ChartSpec,
+    comparison_charts,
+    session_charts,
+    thinned_samples,
+)
+from disklab.core.results.compare import (
+    Comparison,
+    comparison_for,
+    config_diff,
+    config_facts,
+    flatten,
+)
+from disklab.core.results.format import format_fact, format_mean_std
+from disklab.core.results.rows import row_stats
+from disklab.core.results.svg import to_svg
+from disklab.core.results.tables import (
+    Table,
+    cell_text,
+    comparison_table,
+    config_diff_table,
+    results_table,
+)
+
+SESSION_FORMATS = ("html", "md", "csv", "json")
+COMPARISON_FORMATS = ("md", "csv", "json", "html")
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+h1{font-size:1.6em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.better{background:#d8f0d8}td.worse{background:#f6d5d5}
+pre{background:#f6f6f6;padding:.6em;overflow:auto;font-size:.85em}
+.note{color:#666;font-size:.85em}figure{margin:1em 0}
+"""
+
+
+# ---- building blocks -------------------------------------------------------------------------
+
+def when(t: float | None) -> str:
+    """A time stamp as the reports write it."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else ""
+
+
+def table_html(table: Table) -> str:
+    """A Table as an HTML heading, its note and the table itself."""
+    e = html.escape
+    out = [f"<h2>{e(table.caption)}</h2>"]
+    if table.note:
+        out.append(f'<p class="note">{e(table.note)}</p>')
+    out.append("<table><tr>")
+    out.extend(f"<th>{e(h)}</th>" for h in table.header)
+    out.append("</tr>")
+    for i, row in enumerate(table.rows):
+        out.append("<tr>")
+        for j, cell in enumerate(row):
+            cls = table.classes[i][j] if table.classes and i < len(table.classes) else ""
+            attr = f' class="{e(cls)}"' if cls else ""
+            out.append(f"<td{attr}>{e(cell)}</td>")
+        out.append("</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def table_markdown(table: Table) -> str:
+    """A Table as Markdown (for an experiment's README, a mail, a ticket), '|' in cells
+    escaped so a cell never splits; its note follows as a paragraph, so the document still
+    starts with the table a script may look for."""
+    def cell(text: str) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(map(cell, table.header)) + " |",
+             "|" + "---|" * len(table.header)]
+    lines += ["| " + " | ".join(map(cell, row)) + " |" for row in table.rows]
+    if table.note:
+        lines += ["", table.note]
+    return "\n".join(lines) + "\n"
+
+
+def html_report(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[Table],
+                charts: Sequence[ChartSpec], sections: Sequence[tuple[str, str]] = (),
+                generator: str = "DiskLab") -> str:
+    """One self-contained HTML page: facts, tables, inline SVG charts, preformatted sections."""
+    e = html.escape
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
+           f"<h1>{e(title)}</h1>"]
+    if facts:
+        out.append("<table>")
+        for k, v in facts:
+            out.append(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>")
+        out.append("</table>")
+    out.extend(table_html(t) for t in tables)
+    if charts:
+        out.append("<h2>Charts</h2>")
+        for spec in charts:
+            out.append(f"<figure>{to_svg(spec)}</figure>")
+    for heading, text in sections:
+        out.append(f"<h2>{e(heading)}</h2><pre>{e(text)}</pre>")
+    out.append(f'<p class="note">Written by {e(generator)} on {when(time.time())}.</p>'
+               "</body></html>")
+    return "\n".join(out)
+
+
+# ---- a session -------------------------------------------------------------------------------
+
+def session_facts(session: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A session's facts for the top of a report: id, status, times, host, tags, notes."""
+    facts = [("session", f"{session.get('id')}: {session.get('name', '')}"),
+             ("status", str(session.get("status", ""))),
+             ("started", when(session.get("started"))),
+             ("finished", when(session.get("finished"))),
+             ("repeats", str(session.get("repeats", "")))]
+    for key, value in flatten(session.get("host") or {}).items():
+        facts.append((f"host.{key}", format_fact(value)))
+    if session.get("tags"):
+        facts.append(("tags", ", ".join(session["tags"])))
+    if session.get("notes"):
+        facts.append(("notes", str(session["notes"])))
+    return facts
+
+
+def session_html(session: Mapping[str, Any], results: Sequence[Mapping[str, Any]],
+                 samples: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A session as one self-contained HTML file: facts, results, charts, plan, warnings."""
+    sections = []
+    if session.get("warnings"):
+        sections.append(("Warnings", "\n".join(map(str, session["warnings"]))))
+    if session.get("plan_text"):
+        sections.append(("Plan", str(session["plan_text"])))
+    return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
+                       session_facts(session), [results_table(results)],
+                       session_charts(results, samples), sections)
+
+
+def session_markdown(session: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+    """A session's results as a Markdown heading and table."""
+    return (f"# Session {session['id']}: {session['name']} ({session['status']})\n\n"
+            + table_markdown(results_table(results)))
+
+
+def write_session_csv(lib: Library, session_id: int, fp: TextIO) -> None:
+    """One row per result, canonical units for spreadsheets: config, tool, test, parameters
+    (JSON), metric, unit, n, mean, stddev, the per-repeat values separated by ';', notes, and
+    `shown`: the mean ± stddev as every table writes it."""
+    w = csv.writer(fp)
+    w.writerow(["session", "config", "tool", "test", "params", "metric", "unit", "n", "mean",
+                "stddev", "values", "notes", "shown"])
+    for r in lib.results(session_id):
+        w.writerow([session_id, r["config"], r["tool"], r["test"],
+                    json.dumps(r["params"], sort_keys=True), r["metric"], r["unit"], r["n"],
+                    r["mean"], r["stddev"],
+                    ";".join("" if v is None else repr(v) for v in r["values"]),
+                    "; ".join(r.get("notes") or []), shown(r)])
+
+
+def shown(row: Mapping[str, Any]) -> str:
+    """A results row's mean ± stddev as the tables write it (CSV and JSON carry it next to the
+    canonical numbers, so a file says what the window and the terminal said)."""
+    mean, std, n = row_stats(row)
+    return format_mean_std(mean, std, n, str(row.get("unit", "")))
+
+
+def session_json(lib: Library, session_id: int, samples: bool = True) -> dict[str, Any]:
+    """A whole session as one document: facts, results (each with its `shown` text), runs,
+    events, and the samples."""
+    doc: dict[str, Any] = {
+        "session": lib.session(session_id),
+        "results": [{**r, "shown": shown(r)} for r in lib.results(session_id)],
+        "runs": lib.runs(session_id),
+        "events": lib.events(session_id),
+    }
+    if samples:
+        doc["samples"] = lib.samples(session_id)
+    return doc
+
+
+def write_session(lib: Library, session_id: int, path: str | Path, fmt: str) -> Path:
+    """A session to html, md, csv or json (charts to SVG: svg.write_svgs)."""
+    path = Path(path)
+    if fmt == "html":
+        text = session_html(lib.session(session_id), lib.results(session_id),
+                            thinned_samples(lib, session_id))
+    elif fmt == "md":
+        text = session_markdown(lib.session(session_id), lib.results(session_id))
+    elif fmt == "csv":
+        with path.open("w", newline="", encoding="utf-8") as fp:
+            write_session_csv(lib, session_id, fp)
+        return path
+    elif fmt == "json":
+        text = json.dumps(session_json(lib, session_id, samples=True), indent=1, default=str)
+    else:
+        raise ValueError(f"unknown format {fmt!r} ({', '.join(SESSION_FORMATS)})")
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# ---- a comparison ----------------------------------------------------------------------------
+
+def comparison_markdown(c: Comparison) -> str:
+    """The comparison table in Markdown."""
+    return table_markdown(comparison_table(c))
+
+
+def comparison_csv(c: Comparison) -> str:
+    """Long form, one line per row x column, in canonical units (for spreadsheets), and the
+    cell as the comparison table writes it (`shown`)."""
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(["configuration", "test", "unit", "n", "mean", "stddev", "delta", "delta_pct",
+                "baseline", "shown"])
+    for row in c.rows:
+        for col in c.columns:
+            cell = c.cells.get((row, col))
+            if cell is None:
+                continue
+            w.writerow([row, col, cell.unit, cell.n, _num(cell.mean), _num(cell.stddev),
+                        _num(cell.delta), _num(cell.delta_pct), c.baseline or "",
+                        cell_text(c, row, col)])
+    return out.getvalue()
+
+
+def _num(v: float | None) -> str:
+    """A figure for a machine: the full float, canonical unit."""
+    return "" if v is None else repr(float(v))
+
+
+def comparison_json(c: Comparison) -> dict[str, Any]:
+    """The comparison as plain JSON data, canonical units."""
+    return {
+        "baseline": c.baseline,
+        "rows": list(c.rows),
+        "columns": [{"test": col, "unit": c.units.get(col, "")} for col in c.columns],
+        "cells": [
+            {"configuration": row, "test": col, "n": cell.n, "mean": cell.mean,
+             "stddev": cell.stddev, "unit": cell.unit, "delta": cell.delta,
+             "delta_pct": cell.delta_pct, "shown": cell_text(c, row, col)}
+            for (row, col), cell in c.cells.items()
+        ],
+    }
+
+
+def comparison_html(c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
+                    diff: Sequence[tuple[str, Mapping[str, str]]] = ()) -> str:
+    """A comparison as one HTML file: the table with coloured deltas, charts, config diff."""
+    facts = [(f"session {s.get('id')}", f"{s.get('name', '')} ({s.get('status', '')}, "
+              f"{when(s.get('started'))})") for s in sessions]
+    facts.append(("baseline", str(c.baseline)))
+    tables = [comparison_table(c)]
+    if diff:
+        tables.append(config_diff_table(c, diff))
+    return html_report("DiskLab comparison", facts, tables, comparison_charts(c))
+
+
+def write_comparison(lib: Library, session_ids: Sequence[int], baseline: int | str | None,
+                     path: str | Path, fmt: str, all_metrics: bool | None = None) -> Path:
+    """A comparison to md, csv, json or html. Markdown and HTML are for people and hold the
+    headline figures unless `all_metrics`; CSV and JSON hold everything unless told."""
+    Path(path).write_text(comparison_text(lib, session_ids, baseline, fmt, all_metrics),
+                          encoding="utf-8")
+    return Path(path)
+
+
+def comparison_text(lib: Library, session_ids: Sequence[int], baseline: int | str | None,
+                    fmt: str, all_metrics: bool | None = None) -> str:
+    """The comparison document in `fmt` as text (`disklab compare` prints it)."""
+    if fmt not in COMPARISON_FORMATS:
+        raise ValueError(f"unknown format {fmt!r} ({', '.join(COMPARISON_FORMATS)})")
+    if all_metrics is None:
+        all_metrics = fmt in ("csv", "json")
+    c, sessions = comparison_for(lib, session_ids, baseline, all_metrics)
+    if fmt == "md":
+        return comparison_markdown(c)
+    if fmt == "csv":
+        return comparison_csv(c)
+    if fmt == "json":
+        return json.dumps(comparison_json(c), indent=1)
+    return comparison_html(c, sessions, config_diff(config_facts(lib, sessions, c)))

@@ -1,0 +1,120 @@
+"""The one way DiskLab writes a figure, a parameter set or a delta as text.
+
+`disklab show`, `disklab compare`, the GUI's tables and every export (HTML, Markdown, SVG) call
+`format_value` for a figure, so the same mean reads the same on every surface.
+
+The choice, made for people comparing storage: binary units, and one display unit per
+canonical unit (B/s as MiB/s, ns as µs, bytes as MiB), never switched per value. A column of a
+comparison then reads in one unit, lines up with the axis of its chart, and 980 MiB/s next to
+1380 MiB/s is not misread as 980 against 1.35. Figures carry three significant digits (whole
+numbers are never rounded away: 1380, 105, 95.4, 2.50, 0.0123), which is finer than the
+run-to-run noise of any disk benchmark and never falls into scientific notation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from disklab.core.model import SIZE_KEYS
+from disklab.core.results.rows import row_params
+from disklab.core.units import MiB, format_size
+
+MISSING = "–"  # a figure that is not there (not measured, or no baseline to compare with)
+
+
+def display_unit(unit: str) -> tuple[str, float]:
+    """Canonical unit -> (display unit, divisor): B/s shows as MiB/s, ns as µs, B as MiB."""
+    if unit == "B/s":
+        return "MiB/s", float(MiB)
+    if unit == "ns":
+        return "µs", 1000.0
+    if unit == "B":
+        return "MiB", float(MiB)
+    return unit, 1.0
+
+
+def number(v: float) -> str:
+    """A figure with three significant digits, whole numbers kept whole, no exponent:
+    11403, 255, 86.5, 2.50, 0.0123."""
+    if not math.isfinite(v):
+        return MISSING
+    a = abs(v)
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    if a == 0:
+        return "0"
+    decimals = min(2 - math.floor(math.log10(a)), 12)
+    return f"{v:.{decimals}f}"
+
+
+def format_value(value: float | None, unit: str) -> str:
+    """THE text of one figure, in its display unit: '1380 MiB/s', '86.5 µs', '12500 op/s'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    shown, div = display_unit(unit)
+    return f"{number(value / div)} {shown}".rstrip()
+
+
+def format_stddev(stddev: float | None, n: int, unit: str) -> str:
+    """The stddev of a mean over n repeats; empty when there is none (a single repeat)."""
+    if stddev is None or n < 2:
+        return ""
+    return format_value(stddev, unit)
+
+
+def format_mean_std(mean: float | None, stddev: float | None, n: int, unit: str) -> str:
+    """'105 MiB/s ± 13.5 MiB/s' (both figures written by format_value), or the mean alone."""
+    text = format_value(mean, unit)
+    spread = format_stddev(stddev, n, unit) if mean is not None else ""
+    return f"{text} ± {spread}" if spread else text
+
+
+def format_delta(pct: float | None) -> str:
+    """A change against a baseline in per cent: '+4.2 %', '-20.0 %'; MISSING without one."""
+    return MISSING if pct is None else f"{pct:+.1f} %"
+
+
+def format_params(params: Mapping[str, Any] | None, skip: Iterable[str] = ()) -> str:
+    """Parameters as people read them: 'mode=write block_size=1m' (sizes in the plan's own
+    spelling, lists comma separated)."""
+    if not params:
+        return ""
+    skip = set(skip)
+    parts = []
+    for key, value in params.items():
+        if key in skip or value is None:
+            continue
+        if isinstance(value, int) and not isinstance(value, bool) and key in SIZE_KEYS:
+            value = format_size(value)
+        elif isinstance(value, list | tuple):
+            value = ",".join(map(str, value))
+        parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def figure_label(row: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
+    """A test as a column or category name: tool, metric and the parameters not in `skip`."""
+    metric = str(row.get("metric", ""))
+    test = metric.split(":")[0]
+    params = row_params(row)
+    # 'engine write mode=write' says write twice
+    shown = format_params(params, {*skip, *(k for k, v in params.items() if v == test)})
+    return " ".join(p for p in (str(row.get("tool", "")), metric, shown) if p)
+
+
+def format_fact(value: Any) -> str:
+    """A host or configuration fact as one line of text (lists joined, dicts as JSON)."""
+    if value is None:
+        return MISSING
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value)

@@ -1,0 +1,62 @@
+"""core.results.format: the one text of a figure, for every surface."""
+
+from __future__ import annotations
+
+import pytest
+
+from disklab.core.results.format import (
+    MISSING,
+    figure_label,
+    format_delta,
+    format_mean_std,
+    format_params,
+    format_value,
+    number,
+)
+from disklab.core.units import GiB, MiB
+
+
+@pytest.mark.parametrize(("value", "text"), [
+    (0.0, "0"), (0.0123, "0.0123"), (0.5, "0.500"), (2.5, "2.50"), (13.54, "13.5"),
+    (95.37, "95.4"), (104.9, "105"), (1380.2, "1380"), (11403.7, "11404"), (1e-7, "0.000000100"),
+    (-4.25, "-4.25"),
+])
+def test_number_has_three_significant_digits_and_no_exponent(value: float, text: str) -> None:
+    assert number(value) == text
+
+
+def test_format_value_per_unit() -> None:
+    assert format_value(None, "B/s") == MISSING == "–"
+    assert format_value(float("nan"), "B/s") == MISSING
+    assert format_value(1048576.0, "B/s") == "1.00 MiB/s"
+    assert format_value(850.0, "ns") == "0.850 µs"
+    assert format_value(2.5e6, "ns") == "2500 µs"
+    assert format_value(12500.0, "op/s") == "12500 op/s"
+    assert format_value(42.25, "%") == "42.2 %"
+    assert format_value(256 * MiB, "B") == "256 MiB"
+    assert format_value(3.0, "") == "3.00"
+
+
+def test_rates_stay_in_mib_s_so_a_column_reads_in_one_unit() -> None:
+    """The disagreement this module ended: one place wrote 1380 MiB/s, another 1.3 GiB/s."""
+    assert format_value(1380 * MiB, "B/s") == "1380 MiB/s"
+    assert format_value(1.35 * GiB, "B/s") == "1382 MiB/s"
+
+
+def test_mean_std_and_delta() -> None:
+    assert format_mean_std(110e6, 14142135.6, 2, "B/s") == "105 MiB/s ± 13.5 MiB/s"
+    assert format_mean_std(110e6, None, 1, "B/s") == "105 MiB/s"
+    assert format_mean_std(110e6, 0.0, 1, "B/s") == "105 MiB/s"  # one repeat: no spread
+    assert format_mean_std(None, 3.0, 2, "B/s") == MISSING
+    assert format_delta(4.25) == "+4.2 %" and format_delta(-20.0) == "-20.0 %"
+    assert format_delta(None) == MISSING
+
+
+def test_params_and_labels() -> None:
+    params = {"mode": "write", "block_size": 1 << 20, "tests": ["write", "read"], "x": None}
+    assert format_params(params) == "mode=write block_size=1m tests=write,read"
+    assert format_params(params, skip=("mode",)) == "block_size=1m tests=write,read"
+    row = {"tool": "engine", "metric": "write", "params": params}
+    assert figure_label(row) == "engine write block_size=1m tests=write,read"  # not write twice
+    assert figure_label({"tool": "fio", "metric": "read:iops", "params": '{"bs": 4096}'}) == \
+        "fio read:iops bs=4k"

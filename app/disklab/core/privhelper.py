@@ -41,10 +41,11 @@ from typing import Any, TextIO
 import psutil
 
 from disklab.core import devices, filesystems, proc, tools
+from disklab.core.cleanup import remove_files
 from disklab.core.errors import DisklabError, PlanError, SafetyError, ToolError
 from disklab.core.filesystems import ConfigError
 from disklab.core.model import FsConfig
-from disklab.core.tools.base import Command, RunTarget, remove_files
+from disklab.core.tools.base import Command, RunTarget
 
 PROTOCOL = 1
 TAIL = 4000  # characters of each command's output kept in "ran"

@@ -6,11 +6,9 @@ progress. They do no I/O and read no clock, so they are tested on recorded real 
 
 from __future__ import annotations
 
-import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from disklab.core.model import Metric, ProgressUpdate, Scalar
@@ -73,21 +71,6 @@ class Command:
     needs_pty: bool = False
     # the measured step reads what `prepare` wrote: the runner drops caches in between
     reads_after_prepare: bool = False
-
-
-def remove_files(paths: Sequence[str]) -> list[str]:
-    """Remove a case's files (Command.files; a directory tree a tool made, too); the ones that
-    could not be removed. The runner removes its own with it, the privileged helper root's."""
-    left = []
-    for p in paths:
-        try:
-            if Path(p).is_dir() and not Path(p).is_symlink():
-                shutil.rmtree(p)
-            else:
-                Path(p).unlink(missing_ok=True)
-        except OSError:
-            left.append(p)
-    return left
 
 
 @dataclass(frozen=True)

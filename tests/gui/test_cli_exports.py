@@ -13,10 +13,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from tests.gui.conftest import engine_plan
 
 from disklab.cli import gui_cmd
 from disklab.core import charts
+from tests.helpers import engine_plan
 
 
 def _record(library: Path, plan_text: str) -> int:

@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from disklab.core.engine.report import latency_figures
 from disklab.core.engine.worker import TABLE_LIMIT, GridOrder, block_order
 from disklab.core.errors import ParseError, ToolError
@@ -20,6 +19,7 @@ from disklab.core.model import Metric
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
+from tests.helpers import FIXTURES
 
 ENGINE = FIXTURES / "engine"
 TARGET = RunTarget(directory="/mnt/t", tag="c1-r1", python="/usr/bin/python3")

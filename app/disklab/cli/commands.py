@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import json
 import os
@@ -247,7 +248,8 @@ def tools_cmd(args: argparse.Namespace) -> int:
         path = proc.which(adapter.executable) if adapter.executable else sys.executable
         rows.append({"tool": name, "title": adapter.title, "installed": path is not None,
                      "path": path, "version": versions.get(name) if path else None,
-                     "package": adapter.package})
+                     "package": adapter.package,
+                     "capabilities": dataclasses.asdict(adapter.capabilities)})
     if args.json:
         print(json.dumps(rows, indent=2))
         return EXIT_OK
@@ -260,13 +262,8 @@ def tools_cmd(args: argparse.Namespace) -> int:
 
 
 def _detect(text: str) -> str | None:
-    import importlib
-
     for name in ("fio", "bonnie", "iozone", "dd"):
-        if name not in tools.tool_names():
-            continue
-        module = importlib.import_module(f"disklab.core.tools.{name}")
-        if module.sniff(text):
+        if tools.get_adapter(name).sniff(text):
             return name
     return None
 

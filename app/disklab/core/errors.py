@@ -50,6 +50,11 @@ class ToolError(DisklabError):
     """A tool that is missing, failed to start, or exited with an error."""
 
 
+class AdapterError(DisklabError):
+    """A tool adapter module that does not implement the adapter interface: a bug in this build,
+    named (adapter and member) so that it can be reported rather than surface mid-session."""
+
+
 class SafetyError(DisklabError):
     """A target refused because using it could destroy data that is not DiskLab's."""
 

@@ -37,6 +37,9 @@ class ParamSpec:
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What a tool can do, read by the plan loader (direct = true needs direct_io), by the
+    registry's interface check and by `disklab tools --json`."""
+
     needs_root: bool = False
     needs_pty: bool = False
     live_progress: bool = False  # prints progress of its own (else only the sampler shows rates)
@@ -145,3 +148,9 @@ class ToolAdapter(ABC):
 
     def progress_parser(self, params: Mapping[str, Scalar]) -> ProgressParser:
         return ProgressParser()
+
+    def sniff(self, text: str) -> bool:
+        """True when `text`, a whole saved output, is this tool's: how `disklab import` finds
+        the adapter when --tool is not given. False by default: output that cannot be imported
+        (the built-in engine's is only ever read from a run)."""
+        return False

@@ -18,7 +18,7 @@ from typing import Any
 
 from disklab.cli.output import TerminalView, event_json, print_table
 from disklab.core import proc, report, tools
-from disklab.core.errors import DisklabError, PlanError, Problem
+from disklab.core.errors import DisklabError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Event, SessionFinished
 from disklab.core.library import Library, default_library_path
 from disklab.core.matrix import expand
@@ -119,8 +119,6 @@ def _confirm_destroy(checked: CheckedPlan, yes: str | None) -> None:
 
 def _ask_password() -> str:
     """The sudo password for the privileged helper, asked once per session on the terminal."""
-    from disklab.core.privilege import PrivilegeError
-
     if not sys.stdin.isatty():
         raise PrivilegeError("sudo needs a password and there is no terminal to ask it on: "
                              "run DiskLab as root, or allow it without a password (NOPASSWD)")

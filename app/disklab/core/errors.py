@@ -59,6 +59,15 @@ class SafetyError(DisklabError):
     """A target refused because using it could destroy data that is not DiskLab's."""
 
 
+class PrivilegeError(DisklabError):
+    """The privileged helper could not be started or authorised, or died."""
+
+
+class RequestError(DisklabError):
+    """A request the privileged helper does not accept (unknown op, missing or bad argument).
+    Raised inside the helper and sent back by name, like the others it answers with."""
+
+
 class LibraryError(DisklabError):
     """The session library cannot be opened, migrated or written."""
 

@@ -53,7 +53,7 @@ class RunTarget:
 
     directory: str  # where test files go (and the tool's cwd)
     tag: str  # unique per case and repeat, for test file names
-    device: str | None = None  # raw block device target (later issues)
+    device: str | None = None  # a raw block device under test (target kind "device")
     ram_bytes: int = 0
     is_root: bool = False
     python: str = "python3"  # interpreter for the built-in engine

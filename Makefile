@@ -32,6 +32,7 @@ run: setup
 
 test: setup system-packages
 	$(VENV)/bin/ruff check app tests bench
+	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q tests
 
 lint: setup

@@ -2,66 +2,20 @@
 
 Tests that need a real filesystem (O_DIRECT, mkfs, the tools) get one here: a sparse image file,
 `losetup --find --show --direct-io=on`, mkfs, mount; teardown unmounts and detaches the very device
-it attached, by name, whatever the test did.
+it attached, by name, whatever the test did. The making and tearing down is tests/helpers.py's,
+for the tests that manage their own filesystems.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
-IS_ROOT = os.geteuid() == 0
+from tests.helpers import IS_ROOT, ScratchFs, make_scratch_fs, teardown
+
 INSTALLER = "scripts/install-system-packages.sh"
-
-
-@dataclass
-class ScratchFs:
-    image: Path
-    device: str
-    mountpoint: Path
-    fstype: str
-
-
-def _run(argv: list[str]) -> str:
-    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
-
-
-def make_scratch_fs(base: Path, fstype: str = "ext4", size: str = "1G") -> ScratchFs:
-    """Make an image, attach it, mkfs it and mount it under `base`. Caller must teardown()."""
-    image = base / f"scratch-{fstype}.img"
-    mountpoint = base / f"mnt-{fstype}"
-    mountpoint.mkdir()
-    _run(["truncate", "-s", size, str(image)])
-    device = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)])
-    fs = ScratchFs(image, device, mountpoint, fstype)
-    try:
-        mkfs = {
-            "ext4": ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
-            "xfs": ["mkfs.xfs", "-q", "-f"],
-            "btrfs": ["mkfs.btrfs", "-q", "-f"],
-        }[fstype]
-        _run([*mkfs, device])
-        _run(["mount", device, str(mountpoint)])
-    except BaseException:
-        teardown(fs)
-        raise
-    return fs
-
-
-def teardown(fs: ScratchFs) -> None:
-    """Unmount and detach exactly what make_scratch_fs attached; never raises."""
-    if os.path.ismount(fs.mountpoint):
-        subprocess.run(["umount", str(fs.mountpoint)], check=False)
-        if os.path.ismount(fs.mountpoint):
-            subprocess.run(["umount", "-l", str(fs.mountpoint)], check=False)
-    subprocess.run(["losetup", "-d", fs.device], check=False, capture_output=True)
-    fs.image.unlink(missing_ok=True)
 
 
 def _need_root_tools(*tools: str) -> None:
@@ -95,5 +49,3 @@ def module_scratch_fs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scra
     finally:
         teardown(fs)
 
-
-FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,30 +14,6 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
-ENGINE_PLAN = """\
-name = "{name}"
-repeats = {repeats}
-
-[target]
-directory = "{directory}"
-
-[[test]]
-tool = "engine"
-mode = ["write", "read"]
-block_size = "1m"
-size = "16m"
-runtime = "{runtime}"
-direct = false
-"""
-
-
-def engine_plan(directory: Path, name: str = "gui test", repeats: int = 1,
-                runtime: str = "1s") -> str:
-    """A small real plan for the built-in engine: two cases that last about `runtime` each,
-    long enough for the live samplers (every 0.5 s) to report."""
-    return ENGINE_PLAN.format(name=name, repeats=repeats, directory=directory, runtime=runtime)
-
-
 @pytest.fixture
 def library_path(tmp_path: Path) -> Path:
     # not on the target's directory: a separate dir (same filesystem is only a warning)

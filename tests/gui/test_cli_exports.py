@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
-from tests.gui.conftest import engine_plan
 
 from disklab.cli import gui_cmd
 from disklab.cli.main import main
@@ -26,6 +25,7 @@ from disklab.core.results.rows import row_stats
 from disklab.core.runner import run_plan
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
+from tests.helpers import engine_plan
 
 
 def _record(library: Path, plan_text: str) -> int:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from tests.gui.conftest import engine_plan
 
 from disklab.core.session import check_plan
 from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.run import RESULT, STATUS
 from disklab.gui.pages.target import supported_targets
+from tests.helpers import engine_plan
 
 
 def _run_once(qtbot, window, timeout: int = 90_000) -> tuple[object, str]:

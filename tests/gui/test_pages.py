@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication
-from tests.gui.conftest import engine_plan
 
 from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.main_window import PAGE_KEYS, MainWindow
 from disklab.gui.state import Workbench
+from tests.helpers import engine_plan
 
 
 def test_sidebar_and_shortcuts_reach_every_page(qtbot, window):

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.gui.conftest import engine_plan
+
+from tests.helpers import engine_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 INNER = "DISKLAB_SCREENSHOT_INNER"

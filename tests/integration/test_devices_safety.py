@@ -432,7 +432,7 @@ def test_a_stuck_or_dead_helper_is_reported_and_restarted() -> None:
     import signal
     import time
 
-    from disklab.core.privilege import PrivilegeError
+    from disklab.core.errors import PrivilegeError
 
     with Privileged() as helper:
         first = helper.helper_pid

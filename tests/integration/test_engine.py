@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from conftest import ScratchFs, make_scratch_fs, teardown
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.errors import PlanError
 from disklab.core.plan import parse_plan
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
+from tests.helpers import ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IS_ROOT, make_scratch_fs, teardown
 from disklab.core.hostinfo import host_facts
 from disklab.core.monitor import Monitor, device_for_path
 from disklab.core.proc import ToolProcess
+from tests.helpers import IS_ROOT, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]
 

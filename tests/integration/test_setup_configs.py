@@ -14,13 +14,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.conftest import ScratchFs
 
 from disklab.core import filesystems, proc
 from disklab.core.errors import SafetyError, ToolError
 from disklab.core.model import FsConfig
 from disklab.core.privilege import Privileged
 from disklab.core.setup import STATE_PREFIX, Scratch, leftover_files, recover_leftovers
+from tests.helpers import ScratchFs
 
 pytestmark = [
     pytest.mark.root,

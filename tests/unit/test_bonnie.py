@@ -19,20 +19,17 @@ from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.bonnie import BonnieAdapter, sniff
 from disklab.core.units import GiB, KiB, MiB
+from tests.helpers import FIXTURES, fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "bonnie"
+BONNIE = FIXTURES / "bonnie"
 US = 1000.0
 MS = 1_000_000.0
 TOO_FAST = "too fast to measure"
 bonnie = BonnieAdapter()
 
 
-def load(name: str) -> str:
-    return (FIXTURES / name).read_bytes().decode("utf-8", errors="replace")
-
-
 def parse(name: str, params: dict | None = None) -> list[Metric]:
-    return bonnie.parse_result(ToolOutput(stdout=load(name)), params or {})
+    return bonnie.parse_result(ToolOutput(stdout=fixture_text("bonnie", name)), params or {})
 
 
 def values(metrics: list[Metric]) -> dict[str, float | None]:
@@ -81,7 +78,8 @@ def test_check() -> None:
 def test_version_from_the_usage_text() -> None:
     assert bonnie.version_argv() == ("bonnie++", "-h")
     # "Version: 2.00a" ends the usage text (error_root_without_u.stderr.txt)
-    assert bonnie.parse_version(load("error_root_without_u.stderr.txt")) == "2.00a"
+    usage = fixture_text("bonnie", "error_root_without_u.stderr.txt")
+    assert bonnie.parse_version(usage) == "2.00a"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,8 +196,8 @@ def test_skipped_tests_are_left_out_never_zero() -> None:
 
 
 def test_several_csv_lines_are_runs() -> None:
-    line = load("s1g_r512_n16_quiet_ext4.csv").strip()
-    other = load("s1g_r512_n16_quiet_btrfs.csv").strip()
+    line = fixture_text("bonnie", "s1g_r512_n16_quiet_ext4.csv").strip()
+    other = fixture_text("bonnie", "s1g_r512_n16_quiet_btrfs.csv").strip()
     metrics = bonnie.parse_result(ToolOutput(stdout=f"{line}\n{other}\n"), {})
     first = [m for m in metrics if m.params and m.params.get("run") == 1]
     second = [m for m in metrics if m.params and m.params.get("run") == 2]
@@ -210,7 +208,7 @@ def test_several_csv_lines_are_runs() -> None:
 def test_older_csv_formats_by_their_field_positions() -> None:
     # bonnie++ 1.97 (no seeks and seek_proc_count after the size) and 1.96 (no concurrency
     # and seed either), written from the 1.98 line of s1g_r512_n16_quiet_ext4.csv
-    fields = load("s1g_r512_n16_quiet_ext4.csv").strip().split(",")
+    fields = fixture_text("bonnie", "s1g_r512_n16_quiet_ext4.csv").strip().split(",")
     v197 = ["1.97", "1.97", *fields[2:7], *fields[9:]]
     v196 = ["1.96", "1.96", fields[2], *fields[5:7], *fields[9:]]
     for line in (",".join(v197), ",".join(v196)):
@@ -309,7 +307,7 @@ def test_text_table(name: str, putc: float, cpu: int, block: float, rewrite: flo
 def test_text_table_file_rates_of_bonnie_2_are_not_trusted() -> None:
     # bonnie++ 2.00a prints file-test rates with printf("%5d", double): its table says
     # "                 16 16384  15 +++++ +++ ..." where its own CSV line says "24770,15"
-    table = load("s1g_r512_n16_ext4.txt").split("\n1.98,")[0]
+    table = fixture_text("bonnie", "s1g_r512_n16_ext4.txt").split("\n1.98,")[0]
     by = {m.name: m for m in bonnie.parse_result(ToolOutput(stdout=table), {})}
     assert by["seq_create"].value is None
     assert "CSV" in (by["seq_create"].note or "")
@@ -329,7 +327,8 @@ def test_text_table_file_tests_only() -> None:
 
 
 def test_root_without_u_is_a_tool_error_with_bonnies_message() -> None:
-    out = ToolOutput(stdout="", stderr=load("error_root_without_u.stderr.txt"), exit_status=1)
+    out = ToolOutput(stdout="", stderr=fixture_text("bonnie", "error_root_without_u.stderr.txt"),
+                     exit_status=1)
     with pytest.raises(ToolError, match='You must use the "-u" switch when running as root'):
         bonnie.parse_result(out, {"size": GiB})
 
@@ -341,7 +340,8 @@ def test_phase_lines_alone_are_not_a_result() -> None:
 
 
 def test_a_killed_run_without_results_is_a_tool_error() -> None:
-    out = ToolOutput(stdout="", stderr=load("s1g_r512_n16_ext4.stderr.txt")[:60], exit_status=-15)
+    out = ToolOutput(stdout="", stderr=fixture_text("bonnie", "s1g_r512_n16_ext4.stderr.txt")[:60],
+                     exit_status=-15)
     with pytest.raises(ToolError):
         bonnie.parse_result(out, {"size": GiB})
     assert bonnie.parse_partial(out, {"size": GiB}) == []
@@ -367,7 +367,8 @@ def test_phases_from_complete_lines(name: str) -> None:
     # "start 'em...done...done...done...done...done..." / ... /
     # "Delete files in random order...done."
     parser = bonnie.progress_parser(FULL)
-    ups = [u for line in load(name).splitlines() if (u := parser.feed("stderr", line))]
+    ups = [u for line in fixture_text("bonnie", name).splitlines()
+           if (u := parser.feed("stderr", line))]
     assert [u.phase for u in ups] == ORDER
     assert ups[1].message == "Writing intelligently"
     done = [u.done_bytes for u in ups]
@@ -379,11 +380,11 @@ def test_phases_from_complete_lines(name: str) -> None:
 def test_phases_of_a_fast_run_skip_per_char() -> None:
     # "Writing intelligently...done" follows "Using uid:0, gid:0." directly with -f
     parser = bonnie.progress_parser({"size": 64 * MiB, "files": 1, "fast": True})
-    lines = load("disklab_s64m_r32_n1_fast.stderr.txt").splitlines()
+    lines = fixture_text("bonnie", "disklab_s64m_r32_n1_fast.stderr.txt").splitlines()
     ups = [u for line in lines if (u := parser.feed("stderr", line))]
     assert [u.phase for u in ups] == ORDER[1:3] + ORDER[4:]
     parser = bonnie.progress_parser({"size": 64 * MiB, "files": 0, "fast": True})
-    lines = load("disklab_s64m_r32_n0_fast.stderr.txt").splitlines()
+    lines = fixture_text("bonnie", "disklab_s64m_r32_n0_fast.stderr.txt").splitlines()
     ups = [u for line in lines if (u := parser.feed("stderr", line))]
     assert [u.phase for u in ups][-1] == "finishing"
 
@@ -403,7 +404,7 @@ def test_phases_replayed_at_the_tools_own_chunking(trace: str) -> None:
     rest = {"stdout": "", "stderr": ""}
     parser = bonnie.progress_parser(FULL)
     seen: list[tuple[float, str]] = []
-    for raw in (FIXTURES / trace).read_text().splitlines():
+    for raw in fixture_text("bonnie", trace).splitlines():
         chunk = json.loads(raw)
         fd = "stdout" if chunk["fd"] == "tty" else chunk["fd"]
         parts = re.split(r"\r\n|\r|\n", rest[fd] + chunk["data"])
@@ -422,17 +423,16 @@ def test_phases_replayed_at_the_tools_own_chunking(trace: str) -> None:
 
 
 def test_sniff() -> None:
-    assert sniff(load("s1g_r512_n16_quiet_ext4.csv"))
-    assert sniff(load("s1g_r512_n16_ext4.txt"))
-    assert sniff(load("bon_csv2txt_of_quiet_csv_ext4.txt"))
-    assert not sniff(load("s1g_r512_n16_ext4.stderr.txt"))
-    fio_dir = FIXTURES.parent / "fio"
-    assert not sniff((fio_dir / "randread_4k_qd32_ext4_eta-always_pipe.txt").read_text())
-    assert not sniff((fio_dir / "foreign" / "auto_s64m_q16m_i0-1-2_ext4.txt").read_text())
+    assert sniff(fixture_text("bonnie", "s1g_r512_n16_quiet_ext4.csv"))
+    assert sniff(fixture_text("bonnie", "s1g_r512_n16_ext4.txt"))
+    assert sniff(fixture_text("bonnie", "bon_csv2txt_of_quiet_csv_ext4.txt"))
+    assert not sniff(fixture_text("bonnie", "s1g_r512_n16_ext4.stderr.txt"))
+    assert not sniff(fixture_text("fio", "randread_4k_qd32_ext4_eta-always_pipe.txt"))
+    assert not sniff(fixture_text("fio", "foreign", "auto_s64m_q16m_i0-1-2_ext4.txt"))
 
 
 def test_every_fixture_file_has_a_test() -> None:
     source = Path(__file__).read_text()
-    for path in FIXTURES.iterdir():
+    for path in BONNIE.iterdir():
         if path.is_file() and path.name != "README.md":
             assert path.name in source, f"{path.name} is not tested"

@@ -7,22 +7,21 @@ throughput is bytes / seconds of dd's last summary line, in B/s.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.dd import DdAdapter, sniff
+from tests.helpers import FIXTURES, fixture_text
 
-DD = Path(__file__).parents[1] / "fixtures" / "dd"
+DD = FIXTURES / "dd"
 GiB = 1 << 30
 MiB = 1 << 20
 dd = DdAdapter()
 
 # (file, mode, bs of its command, bytes, seconds, printed rate in B/s, progress lines)
-FIXTURES = [
+RECORDED = [
     # "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 2.77481 s, 387 MB/s"
     ("write_1m_x1024_oflag-direct_progress_ext4.stderr.txt", "write", MiB, GiB, 2.77481,
      387e6, 2),
@@ -99,11 +98,11 @@ FIXTURES = [
 
 
 def output(name: str, exit_status: int = 0) -> ToolOutput:
-    return ToolOutput("", (DD / name).read_text(), exit_status=exit_status)
+    return ToolOutput("", fixture_text("dd", name), exit_status=exit_status)
 
 
 @pytest.mark.parametrize(("name", "mode", "bs", "nbytes", "seconds", "printed", "progress"),
-                         FIXTURES)
+                         RECORDED)
 def test_each_recorded_run(name, mode, bs, nbytes, seconds, printed, progress) -> None:
     params = {"mode": mode, "block_size": bs, "size": nbytes}
     (metric,) = dd.parse_result(output(name), params)
@@ -113,7 +112,7 @@ def test_each_recorded_run(name, mode, bs, nbytes, seconds, printed, progress) -
     assert metric.value == pytest.approx(printed, rel=0.05)
     # status=progress lines (and the final summary) as the runner hands them: split on \r, \n
     parser = dd.progress_parser(params)
-    lines = (DD / name).read_text().replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = fixture_text("dd", name).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     updates = [u for ln in lines if (u := parser.feed("stderr", ln)) is not None]
     assert len(updates) == progress + 1
     assert updates[-1].done_bytes == nbytes
@@ -123,14 +122,14 @@ def test_each_recorded_run(name, mode, bs, nbytes, seconds, printed, progress) -
 
 
 def test_every_fixture_is_listed() -> None:
-    listed = {f[0] for f in FIXTURES} | {"error_enospc_write_1m_x5120_progress_ext4.stderr.txt"}
+    listed = {f[0] for f in RECORDED} | {"error_enospc_write_1m_x5120_progress_ext4.stderr.txt"}
     assert {p.name for p in DD.glob("*.txt")} == listed
 
 
 def test_progress_values_of_one_run() -> None:
     parser = dd.progress_parser({"mode": "write", "size": GiB})
     name = "write_1m_x1024_oflag-direct_progress_ext4-j256m.stderr.txt"
-    lines = (DD / name).read_text().replace("\r", "\n").split("\n")
+    lines = fixture_text("dd", name).replace("\r", "\n").split("\n")
     updates = [u for ln in lines if (u := parser.feed("stderr", ln)) is not None]
     # "\r543162368 bytes (543 MB, 518 MiB) copied, 1 s, 543 MB/s"
     # "\r946864128 bytes (947 MB, 903 MiB) copied, 2 s, 473 MB/s"
@@ -168,7 +167,7 @@ def test_full_disk_partial_is_what_was_copied() -> None:
 
 
 def test_killed_before_the_summary_partial_uses_the_last_progress_line() -> None:
-    text = (DD / "write_1m_x1024_oflag-direct_progress_ext4.stderr.txt").read_text()
+    text = fixture_text("dd", "write_1m_x1024_oflag-direct_progress_ext4.stderr.txt")
     cut = text[: text.index("\n1024+0")]
     # last progress line: "788529152 bytes (789 MB, 752 MiB) copied, 2 s, 394 MB/s"
     (m,) = dd.parse_partial(ToolOutput("", cut, exit_status=None), {"mode": "write"})
@@ -221,7 +220,7 @@ def test_partial_blocks_are_noted() -> None:
 
 
 def test_byte_count_must_fit_records_and_bs() -> None:
-    text = (DD / "write_1m_x1024_oflag-direct_progress_ext4.stderr.txt").read_text()
+    text = fixture_text("dd", "write_1m_x1024_oflag-direct_progress_ext4.stderr.txt")
     with pytest.raises(ParseError) as info:  # 1024 records of 4 KiB are not 1 GiB
         dd.parse_result(ToolOutput("", text), {"mode": "write", "block_size": 4096})
     # lines as the runner logs them: "", 2 progress redraws, records in, records out, copied
@@ -260,9 +259,9 @@ def test_a_failed_run_without_a_message_is_still_a_tool_error() -> None:
 
 def test_sniff_knows_dd_outputs_only() -> None:
     for path in DD.glob("*.txt"):
-        assert sniff(path.read_text()), path.name
-    for path in (DD.parent / "iozone").glob("*.txt"):
-        assert not sniff(path.read_text()), path.name
+        assert sniff(fixture_text("dd", path.name)), path.name
+    for path in (FIXTURES / "iozone").glob("*.txt"):
+        assert not sniff(fixture_text("iozone", path.name)), path.name
 
 
 def test_import_has_no_direction_and_keeps_the_size() -> None:

@@ -14,13 +14,14 @@ from disklab.core.errors import ParseError, ToolError
 from disklab.core.proc import ToolProcess
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.dd import DdAdapter, sniff
+from tests.helpers import FIXTURES, fixture_text
 
-DD = Path(__file__).parents[1] / "fixtures" / "dd"
+DD = FIXTURES / "dd"
 dd = DdAdapter()
 
 
 def parse(name: str, mode: str, exit_status: int = 0) -> list:
-    text = (DD / name).read_text()
+    text = fixture_text("dd", name)
     return dd.parse_result(ToolOutput("", text, exit_status=exit_status), {"mode": mode})
 
 
@@ -55,8 +56,9 @@ def test_every_fixture_parses_and_agrees_with_the_printed_rate() -> None:
     files = [p for p in DD.iterdir() if p.suffix == ".txt" and "error" not in p.name]
     assert len(files) >= 20
     for path in files:
-        (metric,) = dd.parse_result(ToolOutput("", path.read_text()), {"mode": "write"})
-        last = [ln for ln in path.read_text().replace("\r", "\n").splitlines() if " copied, " in ln]
+        text = fixture_text("dd", path.name)
+        (metric,) = dd.parse_result(ToolOutput("", text), {"mode": "write"})
+        last = [ln for ln in text.replace("\r", "\n").splitlines() if " copied, " in ln]
         rate, unit = last[-1].split(", ")[-1].split()
         printed = float(rate) * {"kB/s": 1e3, "MB/s": 1e6, "GB/s": 1e9}[unit]
         assert metric.value == pytest.approx(printed, rel=0.06), path.name
@@ -66,7 +68,7 @@ def test_full_disk_is_a_tool_error_and_partial_keeps_what_was_copied() -> None:
     name = "error_enospc_write_1m_x5120_progress_ext4.stderr.txt"
     with pytest.raises(ToolError, match="No space left on device"):
         parse(name, "write", exit_status=1)
-    text = (DD / name).read_text()
+    text = fixture_text("dd", name)
     (partial,) = dd.parse_partial(ToolOutput("", text, exit_status=1), {"mode": "write"})
     # "4059037696 bytes (4.1 GB, 3.8 GiB) copied, 7.82774 s, 519 MB/s"
     assert partial.value == pytest.approx(4059037696 / 7.82774)
@@ -119,7 +121,7 @@ def test_bad_input_names_dd_and_what_was_expected(text: str) -> None:
 
 
 def test_import_without_a_command_line_stores_copy_with_size() -> None:
-    text = (DD / "read_1m_iflag-direct_progress_ext4.stderr.txt").read_text()
+    text = fixture_text("dd", "read_1m_iflag-direct_progress_ext4.stderr.txt")
     assert sniff(text)
     (m,) = dd.parse_result(ToolOutput("", text), {})
     assert m.name == "copy" and m.params == {"size": 1073741824}

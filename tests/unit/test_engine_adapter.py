@@ -12,7 +12,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
 from disklab.core.engine.report import latency_figures
 from disklab.core.engine.worker import TABLE_LIMIT, GridOrder, block_order
 from disklab.core.errors import ParseError, ToolError
@@ -20,8 +19,8 @@ from disklab.core.model import Metric
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
+from tests.helpers import fixture_text
 
-ENGINE = FIXTURES / "engine"
 TARGET = RunTarget(directory="/mnt/t", tag="c1-r1", python="/usr/bin/python3")
 DEFAULTS = {"block_size": 1 << 20, "streams": 1, "queue_depth": 1, "direct": False,
             "sync": False, "fsync": True, "runtime": 0.0}
@@ -32,7 +31,7 @@ def params(**kw: object) -> dict[str, object]:
 
 
 def output(name: str, exit_status: int = 0) -> ToolOutput:
-    return ToolOutput(stdout=(ENGINE / f"{name}.jsonl").read_text(), exit_status=exit_status)
+    return ToolOutput(stdout=fixture_text("engine", f"{name}.jsonl"), exit_status=exit_status)
 
 
 def values(metrics: list[Metric]) -> dict[str, float | None]:
@@ -158,8 +157,8 @@ def test_sigterm_summary_is_flagged_partial() -> None:
 
 
 def test_partial_from_the_last_interval_line_when_there_is_no_summary() -> None:
-    text = (ENGINE / "randread_4k_s16m_qd1_runtime30_direct_sigterm-after-1s_ext4.jsonl"
-            ).read_text()
+    text = fixture_text("engine",
+                        "randread_4k_s16m_qd1_runtime30_direct_sigterm-after-1s_ext4.jsonl")
     # the first four lines; the 4th is
     # {"type":"interval","elapsed":1.000215,"bytes":50438144,"ops":12314,...}
     cut = "".join(text.splitlines(keepends=True)[:4]) + '{"type":"interv'  # killed mid-line
@@ -202,7 +201,7 @@ def test_prepare_output_alone_is_no_result() -> None:
 
 
 def test_a_line_that_is_not_json_is_a_parse_error_with_its_line_number() -> None:
-    text = (ENGINE / "randread_4k_s16m_qd1_direct_ext4.jsonl").read_text()
+    text = fixture_text("engine", "randread_4k_s16m_qd1_direct_ext4.jsonl")
     lines = text.splitlines()
     bad = "\n".join([lines[0], "Traceback (most recent call last):", *lines[1:]])
     with pytest.raises(ParseError) as e:
@@ -226,7 +225,7 @@ def test_a_summary_missing_a_figure_is_a_parse_error() -> None:
 
 def test_progress_from_interval_lines() -> None:
     parser = EngineAdapter().progress_parser(params(mode="randread", size=16 << 20))
-    lines = (ENGINE / "randread_4k_s16m_qd1_direct_ext4.jsonl").read_text().splitlines()
+    lines = fixture_text("engine", "randread_4k_s16m_qd1_direct_ext4.jsonl").splitlines()
     first = parser.feed("stdout", lines[0])
     # {"type":"interval","elapsed":0.200224,"bytes":9170944,...}
     assert first is not None
@@ -244,8 +243,8 @@ def test_progress_from_interval_lines() -> None:
 def test_time_based_progress_projects_the_total_from_the_rate() -> None:
     parser = EngineAdapter().progress_parser(params(mode="randread", size=16 << 20,
                                                     runtime=30.0))
-    line = (ENGINE / "randread_4k_s16m_qd1_runtime30_direct_sigterm-after-1s_ext4.jsonl"
-            ).read_text().splitlines()[3]
+    line = fixture_text("engine",
+                        "randread_4k_s16m_qd1_runtime30_direct_sigterm-after-1s_ext4.jsonl").splitlines()[3]
     # {"type":"interval","elapsed":1.000215,"bytes":50438144,"ops":12314,...}
     u = parser.feed("stdout", line)
     assert u is not None and u.done_bytes == 50438144
@@ -323,7 +322,7 @@ def test_random_text_never_escapes(text: str) -> None:
 
 
 def test_every_cut_of_a_real_output_is_handled() -> None:
-    text = (ENGINE / "write_1m_s32m_streams2_qd4_direct_fsync_ext4.jsonl").read_text()
+    text = fixture_text("engine", "write_1m_s32m_streams2_qd4_direct_fsync_ext4.jsonl")
     for end in range(0, len(text), 7):
         _check_hostile(text[:end])
     _check_hostile('{"type":"summary","mode":"read","bw":Infinity,"iops":1}\n')

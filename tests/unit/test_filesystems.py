@@ -7,12 +7,12 @@ xfs_info, btrfs, mountinfo; their READMEs give the exact commands).
 from __future__ import annotations
 
 import pytest
-from tests.conftest import FIXTURES
 
 from disklab.core import filesystems as fsys
 from disklab.core.errors import ParseError
 from disklab.core.filesystems import ConfigError
 from disklab.core.model import FsConfig
+from tests.helpers import FIXTURES
 
 
 def text(rel: str) -> str:

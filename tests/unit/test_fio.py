@@ -19,20 +19,16 @@ from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.fio import FioAdapter, sniff
 from disklab.core.units import GiB, KiB, MiB
+from tests.helpers import FIXTURES, fixture_text
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
+FIO = FIXTURES / "fio"
 US = 1000.0  # ns per usec
 MS = 1_000_000.0  # ns per msec
 fio = FioAdapter()
 
 
-def load(name: str) -> str:
-    """The fixture exactly as captured ('\\r' kept: read_text would turn it into '\\n')."""
-    return (FIXTURES / name).read_bytes().decode("utf-8", errors="replace")
-
-
 def parse(name: str, params: dict | None = None) -> list[Metric]:
-    return fio.parse_result(ToolOutput(stdout=load(name)), params or {})
+    return fio.parse_result(ToolOutput(stdout=fixture_text("fio", name)), params or {})
 
 
 def by_name(metrics: list[Metric], job: str | None = None) -> dict[str, Metric]:
@@ -303,8 +299,8 @@ def test_normal_output_all_figures_of_one_job() -> None:
 
 def test_normal_output_clat_in_nsec_with_k_suffix() -> None:
     # "    clat (nsec): min=1823, max=6983.0k, avg=367010.56, stdev=319447.08"
-    metrics = fio.parse_partial(ToolOutput(stdout=load("error_enospc_seqwrite_8g_on_4g_ext4.txt"),
-                                           exit_status=1), {})
+    report = fixture_text("fio", "error_enospc_seqwrite_8g_on_4g_ext4.txt")
+    metrics = fio.parse_partial(ToolOutput(stdout=report, exit_status=1), {})
     assert values(metrics)["write:clat_mean"] == pytest.approx(367010.56)
 
 
@@ -369,8 +365,8 @@ def test_normal_output_import_params_from_the_header_line() -> None:
     m = parse("randrw70_4k_qd32_rootfs_eta-always_pipe.txt")[0]
     assert m.params == {"rw": "randrw", "bs": 4096, "ioengine": "libaio", "iodepth": 32}
     # a run by the runner knows its params: metrics carry none
-    run = fio.parse_result(ToolOutput(stdout=load("randrw70_4k_qd32_rootfs_eta-always_pipe.txt")),
-                           {"rw": "randrw", "size": GiB})
+    report = fixture_text("fio", "randrw70_4k_qd32_rootfs_eta-always_pipe.txt")
+    run = fio.parse_result(ToolOutput(stdout=report), {"rw": "randrw", "size": GiB})
     assert all(m.params is None for m in run)
 
 
@@ -559,7 +555,7 @@ def test_json_stream_takes_the_last_complete_document() -> None:
     metrics = parse("randread_4k_qd32_ext4_status-interval1_json-stream.txt")
     assert values(metrics)["read"] == 1326087576
     # the stream cut in the middle of its last document: the fifth one is the last complete
-    text = load("randread_4k_qd32_ext4_status-interval1_json-stream.txt")
+    text = fixture_text("fio", "randread_4k_qd32_ext4_status-interval1_json-stream.txt")
     fifth_end = [m.end() for m in re.finditer(r"^}\n", text, re.M)][4]
     cut = text[:fifth_end + 300]
     got = values(fio.parse_result(ToolOutput(stdout=cut), {}))
@@ -603,7 +599,7 @@ def test_json_two_stonewalled_jobs(name: str, sbw: float, ssys: float, rbw: floa
 def test_json_import_params_merge_global_and_job_options() -> None:
     # job.fio: [global] ioengine=libaio direct=1 filename=... size=512M;
     # [randread] stonewall rw=randread bs=4k iodepth=32 runtime=3 time_based
-    job_file = (FIXTURES / "job.fio").read_text()
+    job_file = fixture_text("fio", "job.fio")
     assert "size=512M" in job_file and "bs=4k" in job_file and "iodepth=32" in job_file
     metrics = parse("jobfile_seqread-randread_2groups_ext4_json.json")
     assert by_name(metrics, "randread")["read"].params == {
@@ -643,8 +639,9 @@ def test_json_group_reporting_is_one_job() -> None:
 def test_json_after_signal_text_is_parsed() -> None:
     # "fio: terminating on signal 15" precedes the document; "bw_bytes" : 67652785,
     # "iops" : 16516.793409, "99.000000" : 100864
-    out = ToolOutput(stdout=load("disklab_sigterm_randread.txt"),
-                     result_file=load("disklab_sigterm_randread.output.json"), exit_status=128)
+    out = ToolOutput(stdout=fixture_text("fio", "disklab_sigterm_randread.txt"),
+                     result_file=fixture_text("fio", "disklab_sigterm_randread.output.json"),
+                     exit_status=128)
     got = values(fio.parse_partial(out, {"rw": "randread", "size": 16 * MiB}))
     assert got["read"] == 67652785
     assert got["read:iops"] == pytest.approx(16516.793409)
@@ -656,8 +653,9 @@ def test_json_after_signal_text_is_parsed() -> None:
 
 
 def test_enospc_normal_output_is_a_tool_error_with_fios_words() -> None:
-    out = ToolOutput(stdout=load("error_enospc_seqwrite_8g_on_4g_ext4.txt"),
-                     stderr=load("error_enospc_seqwrite_8g_on_4g_ext4.stderr.txt"), exit_status=1)
+    out = ToolOutput(stdout=fixture_text("fio", "error_enospc_seqwrite_8g_on_4g_ext4.txt"),
+                     stderr=fixture_text("fio", "error_enospc_seqwrite_8g_on_4g_ext4.stderr.txt"),
+                     exit_status=1)
     with pytest.raises(ToolError, match="No space left on device") as e:
         fio.parse_result(out, {"rw": "write", "size": 8 * GiB})
     assert "error 28" in str(e.value)
@@ -669,8 +667,10 @@ def test_enospc_normal_output_is_a_tool_error_with_fios_words() -> None:
 
 
 def test_enospc_json_file_with_error_text_before_it() -> None:
-    out = ToolOutput(stdout="", stderr=load("disklab_enospc_write_tmpfs4m.stderr.txt"),
-                     result_file=load("disklab_enospc_write_tmpfs4m.output.json"), exit_status=1)
+    out = ToolOutput(stdout="",
+                     stderr=fixture_text("fio", "disklab_enospc_write_tmpfs4m.stderr.txt"),
+                     result_file=fixture_text("fio", "disklab_enospc_write_tmpfs4m.output.json"),
+                     exit_status=1)
     with pytest.raises(ToolError, match=r"error 28 .*No space left on device"):
         fio.parse_result(out, {"rw": "write", "size": 8 * MiB})
     # "io_bytes" : 4194304, "bw_bytes" : 2097152000
@@ -703,7 +703,7 @@ PLANNED = 512 * MiB
 
 
 def eta_lines(name: str) -> list[str]:
-    return re.split(r"\r\n|\r|\n", load(name))
+    return re.split(r"\r\n|\r|\n", fixture_text("fio", name))
 
 
 def updates(name: str, planned: int | None = PLANNED) -> list:
@@ -765,7 +765,7 @@ def replay(trace: str) -> list[tuple[str, str]]:
     a partial line kept until its end arrives (or the stream ends)."""
     rest: dict[str, str] = {}
     lines: list[tuple[str, str]] = []
-    for raw in (FIXTURES / trace).read_text().splitlines():
+    for raw in fixture_text("fio", trace).splitlines():
         chunk = json.loads(raw)
         fd = "stdout" if chunk["fd"] == "tty" else chunk["fd"]
         buf = rest.get(fd, "") + chunk["data"]
@@ -811,19 +811,19 @@ def test_progress_replayed_at_the_tools_own_chunking(trace: str, count: int) -> 
 
 
 def test_sniff() -> None:
-    assert sniff(load("seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json"))
-    assert sniff(load("randread_4k_qd32_ext4_eta-always_pipe.txt"))
-    assert sniff(load("client-server_jobfile_ext4_json.json"))
-    assert not sniff(load("randread_4k_qd32_rootfs_eta-always_json-to-file_pipe.txt"))
-    assert not sniff(load("job.fio"))
-    assert not sniff(load("foreign/throughput_t1_r4m_s256m_ext4_excel.txt"))
-    bonnie = FIXTURES.parent / "bonnie"
-    assert not sniff((bonnie / "s1g_r512_n16_ext4.txt").read_text())
-    assert not sniff((bonnie / "s1g_r512_n16_quiet_ext4.csv").read_text())
+    assert sniff(fixture_text("fio", "seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json"))
+    assert sniff(fixture_text("fio", "randread_4k_qd32_ext4_eta-always_pipe.txt"))
+    assert sniff(fixture_text("fio", "client-server_jobfile_ext4_json.json"))
+    assert not sniff(
+        fixture_text("fio", "randread_4k_qd32_rootfs_eta-always_json-to-file_pipe.txt"))
+    assert not sniff(fixture_text("fio", "job.fio"))
+    assert not sniff(fixture_text("fio", "foreign/throughput_t1_r4m_s256m_ext4_excel.txt"))
+    assert not sniff(fixture_text("bonnie", "s1g_r512_n16_ext4.txt"))
+    assert not sniff(fixture_text("bonnie", "s1g_r512_n16_quiet_ext4.csv"))
 
 
 def test_every_fixture_file_has_a_test() -> None:
     source = Path(__file__).read_text()
-    for path in FIXTURES.iterdir():
+    for path in FIO.iterdir():
         if path.is_file() and path.name != "README.md":
             assert path.name in source, f"{path.name} is not tested"

@@ -19,22 +19,19 @@ from disklab.core.proc import ToolProcess
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.iozone import IozoneAdapter, planned_bytes, sniff
+from tests.helpers import FIXTURES, fixture_text
 
-IOZ = Path(__file__).parents[1] / "fixtures" / "iozone"
+IOZ = FIXTURES / "iozone"
 K = 1024
 MiB = 1024 * 1024
 iozone = IozoneAdapter()
 
 
-def text(name: str) -> str:
-    return (IOZ / name).read_text()
-
-
 def parse(name: str, params: dict | None = None, exit_status: int = 0) -> list[Metric]:
-    stderr = IOZ / name.replace(".txt", ".stderr.txt")
-    err = stderr.read_text() if stderr.exists() else ""
-    return iozone.parse_result(ToolOutput(text(name), err, exit_status=exit_status),
-                               params or {})
+    stderr = name.replace(".txt", ".stderr.txt")
+    err = fixture_text("iozone", stderr) if (IOZ / stderr).exists() else ""
+    out = ToolOutput(fixture_text("iozone", name), err, exit_status=exit_status)
+    return iozone.parse_result(out, params or {})
 
 
 def pick(metrics: list[Metric], name: str, **params: int) -> Metric:
@@ -325,7 +322,7 @@ def test_import_without_parameters_reads_everything_from_the_output() -> None:
 
 
 def test_excel_report_must_agree_with_the_main_output() -> None:
-    good = text("auto_s64m_q16m_i0-1-2_ext4_excel.txt")
+    good = fixture_text("iozone", "auto_s64m_q16m_i0-1-2_ext4_excel.txt")
     # the Writer report's first value, "2058350", changed in the report only
     bad = good.replace('"65536"   2058350', '"65536"   2058351')
     assert bad != good
@@ -361,7 +358,7 @@ def test_iozone_errors_are_tool_errors(name: str, status: int, message: str) -> 
 
 
 def test_a_killed_throughput_run_keeps_its_complete_blocks_as_partial() -> None:
-    out = ToolOutput(text("killed_throughput_t2_r64k_s512m.txt"))
+    out = ToolOutput(fixture_text("iozone", "killed_throughput_t2_r64k_s512m.txt"))
     metrics = iozone.parse_partial(out, {})
     assert {m.name.split(":")[0] for m in metrics} == {"write", "rewrite"}
     assert all(m.note == "partial" for m in metrics)
@@ -373,7 +370,7 @@ def test_a_killed_throughput_run_keeps_its_complete_blocks_as_partial() -> None:
 
 
 def test_a_killed_auto_run_keeps_every_printed_value() -> None:
-    out = ToolOutput(text("killed_auto_s256m_i0-1.txt"))
+    out = ToolOutput(fixture_text("iozone", "killed_auto_s256m_i0-1.txt"))
     metrics = iozone.parse_partial(out, {"auto": True, "file_size": 256 * MiB})
     # three whole rows of 4 results, then "262144      32   845102  7198027"
     assert len(metrics) == 14
@@ -383,12 +380,12 @@ def test_a_killed_auto_run_keeps_every_printed_value() -> None:
 
 
 def test_partial_of_a_run_whose_children_all_failed_is_empty() -> None:
-    out = ToolOutput(text("error_interrupted_missing_dir.txt"))
+    out = ToolOutput(fixture_text("iozone", "error_interrupted_missing_dir.txt"))
     assert iozone.parse_partial(out, {}) == []
 
 
 def test_a_truncated_output_is_a_parse_error_naming_what_is_missing() -> None:
-    full = text("throughput_t1_r4m_s256m_ext4_excel.txt")
+    full = fixture_text("iozone", "throughput_t1_r4m_s256m_ext4_excel.txt")
     cut = full[: full.index("\tChildren see throughput for  1 readers")]
     with pytest.raises(ParseError) as info:
         iozone.parse_result(ToolOutput(cut), {})
@@ -398,7 +395,7 @@ def test_a_truncated_output_is_a_parse_error_naming_what_is_missing() -> None:
 
 
 def test_a_damaged_block_names_its_line() -> None:
-    lines = text("throughput_t1_r4m_s256m_ext4_excel.txt").splitlines()
+    lines = fixture_text("iozone", "throughput_t1_r4m_s256m_ext4_excel.txt").splitlines()
     number = next(i for i, ln in enumerate(lines, 1) if ln.startswith("\tParent sees"))
     lines[number - 1] = "\tParent sees throughput for  1 initial writers \t=  27599x.89 kB/sec"
     with pytest.raises(ParseError) as info:
@@ -407,7 +404,7 @@ def test_a_damaged_block_names_its_line() -> None:
 
 
 def test_ops_mode_output_is_refused_not_misread() -> None:
-    changed = text("direct_r1m_s512m_i0-1-2_ext4.txt").replace(
+    changed = fixture_text("iozone", "direct_r1m_s512m_i0-1-2_ext4.txt").replace(
         "Output is in kBytes/sec", "Output is in operations per second")
     with pytest.raises(ParseError, match="kBytes/sec"):
         iozone.parse_result(ToolOutput(changed), {})
@@ -421,17 +418,17 @@ def test_sniff_knows_iozone_outputs_and_nothing_else() -> None:
             continue
         if ".stderr." in path.name:
             continue
-        assert sniff(path.read_text()), path.name
-    dd_dir = IOZ.parent / "dd"
-    for path in dd_dir.glob("*.txt"):
-        assert not sniff(path.read_text()), path.name
+        assert sniff(fixture_text("iozone", path.name)), path.name
+    for path in (FIXTURES / "dd").glob("*.txt"):
+        assert not sniff(fixture_text("dd", path.name)), path.name
 
 
 def test_progress_follows_the_throughput_phases() -> None:
     params = {"tests": ("write", "read"), "threads": 1, "file_size": 256 * MiB,
               "record_size": 4 * MiB}
     parser = iozone.progress_parser(params)
-    updates = [u for ln in text("throughput_t1_r4m_s256m_ext4_excel.txt").splitlines()
+    lines = fixture_text("iozone", "throughput_t1_r4m_s256m_ext4_excel.txt").splitlines()
+    updates = [u for ln in lines
                if (u := parser.feed("stdout", ln)) is not None]
     phases = [u.phase for u in updates]
     assert phases == ["write", "rewrite", "read", "reread", "report", "report", "done"]
@@ -447,7 +444,7 @@ def test_progress_counts_auto_rows() -> None:
     params = {"tests": ("write", "read", "random"), "auto": True, "threads": 0,
               "file_size": 64 * MiB, "max_record_size": 16 * MiB}
     parser = iozone.progress_parser(params)
-    updates = [u for ln in text("auto_s64m_q16m_i0-1-2_ext4.txt").splitlines()
+    updates = [u for ln in fixture_text("iozone", "auto_s64m_q16m_i0-1-2_ext4.txt").splitlines()
                if (u := parser.feed("stdout", ln)) is not None]
     assert updates[0].phase == "file 64m, record 4k"  # after the table header
     assert updates[1].phase == "file 64m, record 8k"  # after the first row
@@ -574,7 +571,8 @@ def test_a_value_wider_than_its_column_is_placed_by_the_tests_that_ran() -> None
     # "8192      64  4773640  8183217 ... 9558162" with the write figure made 2 digits wider
     # (a re-spaced or hand-edited file): the values no longer sit under their headings, so they
     # are placed in the order of the tests of "Command line used: iozone -s 8m -r 64k -i 0 -i 3"
-    wide = text("single_r64k_s8m_i0-3_gaps.txt").replace("  4773640", "  104773640")
+    wide = fixture_text("iozone", "single_r64k_s8m_i0-3_gaps.txt").replace("  4773640",
+                                                                          "  104773640")
     metrics = iozone.parse_result(ToolOutput(wide), {})
     assert [(m.name, m.value) for m in metrics] == [
         ("write", 104773640 * K), ("rewrite", 8183217 * K), ("backward_read", 9558162 * K)]
@@ -589,14 +587,14 @@ def test_a_value_wider_than_its_column_is_placed_by_the_tests_that_ran() -> None
 
 def test_a_cpu_figure_of_zero_is_not_a_measurement() -> None:
     # "Writer CPU utilization report (Zero values should be ignored)" / "1024"     6.45
-    zero = text("single_r64k_s1m_all-tests_cpu_excel.txt").replace('"1024"     6.45',
-                                                                  '"1024"     0.00')
+    zero = fixture_text("iozone", "single_r64k_s1m_all-tests_cpu_excel.txt").replace(
+        '"1024"     6.45', '"1024"     0.00')
     (m,) = [m for m in iozone.parse_result(ToolOutput(zero), {}) if m.name == "write:cpu"]
     assert m.value is None and "not measured" in (m.note or "")
 
 
 def test_a_duplicated_row_is_refused() -> None:
-    lines = text("direct_r1m_s512m_i0-1-2_ext4.txt").split("\n")
+    lines = fixture_text("iozone", "direct_r1m_s512m_i0-1-2_ext4.txt").split("\n")
     i = next(i for i, ln in enumerate(lines) if ln.strip().startswith("524288"))
     doubled = "\n".join([*lines[: i + 1], lines[i], *lines[i + 1:]])
     with pytest.raises(ParseError, match="each result once") as info:

@@ -14,31 +14,21 @@ import platformdirs
 import pytest
 
 from disklab.core.errors import LibraryError
-from disklab.core.events import CaseFinished, CaseStarted, SessionFinished, SessionStarted
 from disklab.core.library import Library, schema
 from disklab.core.model import Case, Metric
 from disklab.core.session import library_path
+from tests.helpers import FIXTURES, record_session
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "library"
+LIBRARIES = FIXTURES / "library"
 CASE = Case("c-dd-1", 0, "as is", "dd", 0, {"bs": 1048576, "count": 64})
 
 
 def record(lib: Library, name: str = "s", status: str | None = "finished",
            values: tuple[float, ...] = (1.0,)) -> int:
-    """A one-case session with one `write` figure per repeat."""
-    rec = lib.recorder()
-    rec.handle(SessionStarted(name=name, cases=(CASE,), repeats=len(values),
-                              host={"hostname": "box"}, plan_text=f"name = '{name}'", t=10.0))
-    for repeat, value in enumerate(values, start=1):
-        rec.handle(CaseStarted(case=CASE, repeat=repeat, argv=("dd", "bs=1M"), t=10.0 + repeat))
-        rec.handle(CaseFinished(case_id=CASE.id, repeat=repeat, exit_status=0, duration=0.5,
-                                metrics=(Metric("write", value, "B/s"),), t=10.5 + repeat))
-    if status is not None:
-        rec.handle(SessionFinished(status=status, t=20.0))
-        rec.close()
-    sid = rec.session_id
-    assert sid is not None
-    return sid
+    """A one-case session with one `write` figure per repeat, started at t=10."""
+    return record_session(lib, [(CASE, [(Metric("write", v, "B/s"),) for v in values])],
+                          name=name, status=status, host={"hostname": "box"},
+                          argv=("dd", "bs=1M"), start=10.0)
 
 
 # --- where ---------------------------------------------------------------------------------
@@ -74,7 +64,7 @@ def test_open_creates_parent_dirs_in_wal_with_synchronous_full(tmp_path: Path) -
 
 def test_a_v1_library_is_migrated_to_v2_and_keeps_its_data(tmp_path: Path) -> None:
     path = tmp_path / "v1.sqlite3"
-    shutil.copy(FIXTURES / "v1.sqlite3", path)
+    shutil.copy(LIBRARIES / "v1.sqlite3", path)
     with sqlite3.connect(path) as raw:  # the fixture really is version 1, without events/tags
         assert raw.execute("PRAGMA user_version").fetchone()[0] == 1
         tables = {t for (t,) in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
@@ -178,7 +168,7 @@ def test_a_running_session_whose_process_is_gone_shows_as_interrupted(tmp_path: 
     with Library.open(path) as lib:
         s = lib.session(sid)
         assert s["status"] == "interrupted"
-        assert s["finished"] == 12.5  # the last event committed: CaseFinished of repeat 2
+        assert s["finished"] == 12.0  # the last event committed: CaseFinished of repeat 2
         assert [r["status"] for r in lib.runs(sid)] == ["ok", "ok", "interrupted"]
         assert lib.results(sid)[0]["values"] == [5.0, 6.0]
 
@@ -213,7 +203,7 @@ def test_list_sessions_newest_first_with_counts_and_tags(tmp_path: Path) -> None
         assert rows[1]["tags"] == ["ext4", "ssd"]
         assert (rows[1]["cases"], rows[1]["runs"], rows[1]["tools"]) == (1, 3, ["dd"])
         assert rows[1]["host"] == {"hostname": "box"}
-        assert (rows[1]["started"], rows[1]["finished"]) == (10.0, 20.0)
+        assert (rows[1]["started"], rows[1]["finished"]) == (10.0, 13.0)
         assert [r["id"] for r in lib.list_sessions(limit=1)] == [b]
         lib.remove_tag(a, "ssd")
         assert lib.session(a)["tags"] == ["ext4"]

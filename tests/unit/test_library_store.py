@@ -18,8 +18,6 @@ from disklab.core.events import (
     CaseFailed,
     CaseFinished,
     CaseStarted,
-    LogLine,
-    Notice,
     Sample,
     SessionFinished,
     SessionStarted,
@@ -28,6 +26,7 @@ from disklab.core.library import Library, schema
 from disklab.core.model import Case, Metric
 from disklab.core.results.compare import comparison_for
 from disklab.core.results.documents import write_session_csv
+from tests.helpers import record_session
 
 CASES = (
     Case("c1", 0, "as is", "engine", 0, {"mode": "write", "block_size": 1 << 20}),
@@ -36,25 +35,14 @@ CASES = (
 
 
 def record(lib: Library, values: dict[str, list[float]], status: str = "finished") -> int:
-    rec = lib.recorder()
-    rec.handle(SessionStarted(name="s", cases=CASES, repeats=len(values["c1"]), host={"h": 1},
-                              plan_text="name = 's'", warnings=("w1",), t=1.0))
-    for repeat in range(1, len(values["c1"]) + 1):
-        for case in CASES:
-            rec.handle(CaseStarted(case=case, repeat=repeat, argv=("tool", "-x"), t=2.0))
-            rec.handle(Sample(case_id=case.id, series="app_write_bps", value=5.0, repeat=repeat,
-                              t=2.5))
-            rec.handle(LogLine(case_id=case.id, stream="stdout", text="hello", repeat=repeat,
-                               t=2.6))
-            metrics = (Metric("write", values[case.id][repeat - 1], "B/s"),
-                       Metric("write:parent", 1.0, "B/s", params={"threads": 1}))
-            rec.handle(CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics,
-                                    exit_status=0, duration=1.0, t=3.0))
-    rec.handle(Notice(level="warning", message="page cache", t=3.5))
-    rec.handle(SessionFinished(status=status, t=4.0))
-    rec.close()
-    assert rec.session_id is not None
-    return rec.session_id
+    """Both cases, one `write` figure per repeat from `values`, with a sample, a log line and
+    a per-parent figure each, and a warning."""
+    runs = [(case, [(Metric("write", v, "B/s"),
+                     Metric("write:parent", 1.0, "B/s", params={"threads": 1}))
+                    for v in values[case.id]]) for case in CASES]
+    return record_session(lib, runs, status=status, host={"h": 1}, warnings=("w1",),
+                          argv=("tool", "-x"), sample_series="app_write_bps", log="hello",
+                          notices=("page cache",))
 
 
 def test_results_mean_stddev_and_values_per_repeat(tmp_path: Path) -> None:

@@ -9,12 +9,9 @@ raises at all.
 from __future__ import annotations
 
 import math
-import re
-from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from disklab.core.errors import ParseError, ToolError
@@ -22,9 +19,16 @@ from disklab.core.model import Metric, ProgressUpdate
 from disklab.core.tools.base import ToolAdapter, ToolOutput
 from disklab.core.tools.dd import DdAdapter
 from disklab.core.tools.iozone import IozoneAdapter
+from tests.helpers import (
+    EOL,
+    FIXTURES,
+    HOSTILE,
+    fixture_bytes,
+    fixture_text,
+    lines_of,
+    mutated,
+)
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-EOL = re.compile(r"\r\n|\r|\n")
 UNITS = {"B/s", "B", "%"}
 MiB = 1 << 20
 dd = DdAdapter()
@@ -32,18 +36,6 @@ iozone = IozoneAdapter()
 DD_PARAMS = {"mode": "write", "block_size": MiB, "size": 1024 * MiB}
 IOZONE_PARAMS = {"tests": ("write", "read", "random"), "threads": 1, "file_size": 256 * MiB,
                  "record_size": 4 * MiB}
-
-
-def raw(tool: str, name: str) -> bytes:
-    return (FIXTURES / tool / name).read_bytes()
-
-
-def text(tool: str, name: str) -> str:
-    return raw(tool, name).decode("utf-8", errors="replace")
-
-
-def lines_of(s: str) -> int:
-    return len(EOL.split(s))
 
 
 def dd_out(s: str, exit_status: int | None = 0) -> ToolOutput:
@@ -59,7 +51,7 @@ def ioz_out(s: str, exit_status: int | None = 0) -> ToolOutput:
 
 
 def test_dd_cut_inside_the_summary() -> None:
-    full = text("dd", "write_4k_x262144_oflag-direct_progress_ext4.stderr.txt")
+    full = fixture_text("dd", "write_4k_x262144_oflag-direct_progress_ext4.stderr.txt")
     cut = full[: full.index("1073741824 bytes") + 20]  # "1073741824 bytes (1.1"
     with pytest.raises(ParseError) as e:
         dd.parse_result(dd_out(cut), DD_PARAMS)
@@ -72,7 +64,7 @@ def test_dd_cut_inside_the_summary() -> None:
 
 
 def test_iozone_cut_inside_a_table_row() -> None:
-    full = text("iozone", "auto_s64m_q16m_i0-1-2_ext4_excel.txt")
+    full = fixture_text("iozone", "auto_s64m_q16m_i0-1-2_ext4_excel.txt")
     # "65536     256   666104  6044088 ..." cut after "6661" and after "666104  6044088"
     for cut, kept in ((full[: full.index("  666104") + 6], 0),
                       (full[: full.index("  6044088") + 9], 1)):
@@ -88,7 +80,7 @@ def test_iozone_cut_inside_a_table_row() -> None:
 
 
 def test_iozone_cut_inside_a_throughput_block() -> None:
-    full = text("iozone", "throughput_t4_r4m_s256m_ext4_excel.txt")
+    full = fixture_text("iozone", "throughput_t4_r4m_s256m_ext4_excel.txt")
     cut = full[: full.index("\tMin xfer")]  # the first block lacks its last line
     with pytest.raises(ParseError) as e:
         iozone.parse_result(ioz_out(cut), {})
@@ -133,7 +125,7 @@ def foreign_files() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("tool", "name"), foreign_files())
 def test_fio_and_bonnie_outputs_are_refused(tool: str, name: str) -> None:
-    other = text(tool, name)
+    other = fixture_text(tool, name)
     with pytest.raises((ParseError, ToolError)) as e:
         dd.parse_result(dd_out(other), {})
     if isinstance(e.value, ParseError):
@@ -150,15 +142,16 @@ def test_a_plain_fio_and_bonnie_report_are_parse_errors_for_both() -> None:
     plain = [t for t in foreign if "error" not in t[1] and "enospc" not in t[1]]
     for tool, name in plain:
         with pytest.raises(ParseError):
-            dd.parse_result(dd_out(text(tool, name)), {})
+            dd.parse_result(dd_out(fixture_text(tool, name)), {})
 
 
 def test_each_refuses_the_other() -> None:
     with pytest.raises(ParseError):
-        dd.parse_result(dd_out(text("iozone", "throughput_t4_r4m_s256m_ext4_excel.txt")), {})
+        dd.parse_result(
+            dd_out(fixture_text("iozone", "throughput_t4_r4m_s256m_ext4_excel.txt")), {})
     with pytest.raises(ParseError):
         iozone.parse_result(
-            ioz_out(text("dd", "write_1m_x1024_oflag-direct_progress_ext4.stderr.txt")), {})
+            ioz_out(fixture_text("dd", "write_1m_x1024_oflag-direct_progress_ext4.stderr.txt")), {})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,7 +159,7 @@ def test_each_refuses_the_other() -> None:
 
 
 def broken(tool: str, name: str, old: bytes, new: bytes) -> str:
-    data = raw(tool, name)
+    data = fixture_bytes(tool, name)
     assert data.count(old) >= 1
     return data.replace(old, new, 1).decode("utf-8", errors="replace")
 
@@ -185,7 +178,7 @@ def test_invalid_utf8_in_an_iozone_block() -> None:
     name = "throughput_t1_r4m_s256m_ext4_excel.txt"
     # "\tChildren see throughput for  1 rewriters \t= 5663708.50 kB/sec"
     damaged = broken("iozone", name, b"5663708.50", b"566\xff708.50")
-    line = text("iozone", name).split("\n").index(
+    line = fixture_text("iozone", name).split("\n").index(
         "\tChildren see throughput for  1 rewriters \t= 5663708.50 kB/sec") + 1
     with pytest.raises(ParseError) as e:
         iozone.parse_result(ioz_out(damaged), {})
@@ -197,7 +190,8 @@ def test_invalid_utf8_in_an_iozone_table_row() -> None:
     name = "direct_r1m_s512m_i0-1-2_ext4.txt"
     # "          524288    1024   466360  5111264  6182940  7144074  7060375  5234189"
     damaged = broken("iozone", name, b"5111264", b"51\xff1264")
-    line = next(i for i, ln in enumerate(text("iozone", name).split("\n"), 1) if "5111264" in ln)
+    line = next(i for i, ln in enumerate(fixture_text("iozone", name).split("\n"), 1)
+                if "5111264" in ln)
     with pytest.raises(ParseError) as e:
         iozone.parse_result(ioz_out(damaged), {})
     assert (e.value.tool, e.value.line) == ("iozone", line)
@@ -236,44 +230,8 @@ IOZONE_SAMPLES = [
     "killed_throughput_t2_r64k_s512m.txt",
     "killed_auto_s256m_i0-1.txt",
 ]
-DD_TEXTS = {n: text("dd", n) for n in DD_SAMPLES}
-IOZONE_TEXTS = {n: text("iozone", n) for n in IOZONE_SAMPLES}
-# characters that matter to the formats, plus the replacement character of bad UTF-8
-FLIPS = [*'0123456789.,:+-eE "=%\ufffd\r\n\t', "", "  ", "nan", "1e999", "inf", "kB", "MB/s",
-         "9" * 25]
-BAD_BYTES = [b"\xff", b"\xfe\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\xed\xa0\x80"]
-
-
-@st.composite
-def mutated(draw: st.DrawFn, texts: dict[str, str]) -> str:
-    s = texts[draw(st.sampled_from(sorted(texts)))]
-    for _ in range(draw(st.integers(1, 4))):
-        lines = s.split("\n")
-        kind = draw(st.sampled_from(["delete", "duplicate", "truncate", "flip", "swap",
-                                     "bytes"]))
-        if kind == "delete" and len(lines) > 1:
-            i = draw(st.integers(0, len(lines) - 1))
-            s = "\n".join(lines[:i] + lines[i + 1:])
-        elif kind == "duplicate":
-            i = draw(st.integers(0, len(lines) - 1))
-            s = "\n".join(lines[:i + 1] + lines[i:])
-        elif kind == "truncate":
-            s = s[: draw(st.integers(0, len(s)))]
-        elif kind == "flip" and s:
-            i = draw(st.integers(0, len(s) - 1))
-            s = s[:i] + draw(st.sampled_from(FLIPS)) + s[i + 1:]
-        elif kind == "swap" and len(lines) > 1:
-            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-            s = "\n".join(lines)
-        elif kind == "bytes":
-            data = s.encode()
-            i = draw(st.integers(0, len(data)))
-            s = (data[:i] + draw(st.sampled_from(BAD_BYTES)) + data[i:]).decode(
-                "utf-8", errors="replace")
-    return s
-
-
+DD_TEXTS = {n: fixture_text("dd", n) for n in DD_SAMPLES}
+IOZONE_TEXTS = {n: fixture_text("iozone", n) for n in IOZONE_SAMPLES}
 def check_outcome(adapter: ToolAdapter, output: ToolOutput, params: dict) -> None:
     whole = output.stdout + output.stderr
     try:
@@ -301,11 +259,6 @@ def check_outcome(adapter: ToolAdapter, output: ToolOutput, params: dict) -> Non
         for stream in ("stdout", "stderr"):
             update = progress.feed(stream, line)
             assert update is None or isinstance(update, ProgressUpdate)
-
-
-HOSTILE = settings(max_examples=1000, deadline=timedelta(seconds=3), derandomize=True,
-                   database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                         HealthCheck.data_too_large])
 
 
 @HOSTILE

@@ -8,12 +8,9 @@ escapes, nothing hangs, and a progress parser never raises at all.
 from __future__ import annotations
 
 import math
-import re
-from datetime import timedelta
-from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from disklab.core.errors import ParseError, ToolError
@@ -23,24 +20,12 @@ from disklab.core.tools.bonnie import BonnieAdapter
 from disklab.core.tools.bonnie import sniff as bonnie_sniff
 from disklab.core.tools.fio import FioAdapter
 from disklab.core.tools.fio import sniff as fio_sniff
+from tests.helpers import EOL, HOSTILE, fixture_bytes, fixture_text, lines_of, mutated
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 FOREIGN = ["throughput_t1_r4m_s256m_ext4_excel.txt", "auto_s64m_q16m_i0-1-2_ext4.txt"]
 UNITS = {"B/s", "op/s", "ns", "%"}
 fio = FioAdapter()
 bonnie = BonnieAdapter()
-
-
-def raw(tool: str, name: str) -> bytes:
-    return (FIXTURES / tool / name).read_bytes()
-
-
-def text(tool: str, name: str) -> str:
-    return raw(tool, name).decode("utf-8", errors="replace")
-
-
-def lines_of(s: str) -> int:
-    return s.count("\n") + 1
 
 
 # ---------------------------------------------------------------------------------------------
@@ -48,7 +33,7 @@ def lines_of(s: str) -> int:
 
 
 def test_fio_json_cut_in_half() -> None:
-    doc = text("fio", "seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json")
+    doc = fixture_text("fio", "seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json")
     cut = doc[: len(doc) // 2]
     with pytest.raises(ParseError) as e:
         fio.parse_result(ToolOutput(stdout=cut), {})
@@ -58,9 +43,9 @@ def test_fio_json_cut_in_half() -> None:
 
 
 def test_fio_result_file_cut_with_the_process_killed() -> None:
-    doc = text("fio", "disklab_sigterm_randread.output.json")
-    out = ToolOutput(stdout=text("fio", "disklab_sigterm_randread.txt"), result_file=doc[:900],
-                     exit_status=-9)
+    doc = fixture_text("fio", "disklab_sigterm_randread.output.json")
+    out = ToolOutput(stdout=fixture_text("fio", "disklab_sigterm_randread.txt"),
+                     result_file=doc[:900], exit_status=-9)
     with pytest.raises(ParseError) as e:
         fio.parse_result(out, {"rw": "randread", "size": 1 << 24})
     assert e.value.tool == "fio" and e.value.line is not None
@@ -68,7 +53,7 @@ def test_fio_result_file_cut_with_the_process_killed() -> None:
 
 
 def test_fio_text_cut_after_the_job_header() -> None:
-    report = text("fio", "seqwrite_1m_qd1_libaio_direct_ext4.txt")
+    report = fixture_text("fio", "seqwrite_1m_qd1_libaio_direct_ext4.txt")
     cut = "\n".join(report.split("\n")[:6])
     # line 6: "seqwrite: (groupid=0, jobs=1): err= 0: pid=14585: Sun Nov 22 03:34:40 2026"
     with pytest.raises(ParseError) as e:
@@ -78,7 +63,7 @@ def test_fio_text_cut_after_the_job_header() -> None:
 
 
 def test_bonnie_csv_cut() -> None:
-    line = text("bonnie", "s1g_r512_n16_quiet_ext4.csv")
+    line = fixture_text("bonnie", "s1g_r512_n16_quiet_ext4.csv")
     cut = line[:150]
     with pytest.raises(ParseError) as e:
         bonnie.parse_result(ToolOutput(stdout=cut), {})
@@ -87,7 +72,7 @@ def test_bonnie_csv_cut() -> None:
 
 
 def test_bonnie_table_row_cut_inside_a_cell() -> None:
-    table = text("bonnie", "s1g_r512_n16_quiet_ext4.stderr.txt")
+    table = fixture_text("bonnie", "s1g_r512_n16_quiet_ext4.stderr.txt")
     lines = table.split("\n")
     # line 4: "vm               1G 2305k  62  174m  46  909m  28 5421k  99 +++++ +++ +++++ +++"
     cut = "\n".join([*lines[:3], lines[3][:33]])
@@ -125,7 +110,7 @@ def test_garbage_is_a_parse_error(adapter: ToolAdapter, junk: str) -> None:
 
 @pytest.mark.parametrize("name", FOREIGN)
 def test_iozone_output_is_neither_fio_nor_bonnie(name: str) -> None:
-    other = text("fio", f"foreign/{name}")
+    other = fixture_text("fio", f"foreign/{name}")
     assert not fio_sniff(other) and not bonnie_sniff(other)
     for adapter in (fio, bonnie):
         with pytest.raises(ParseError) as e:
@@ -135,10 +120,10 @@ def test_iozone_output_is_neither_fio_nor_bonnie(name: str) -> None:
 
 def test_each_tool_refuses_the_others_output() -> None:
     with pytest.raises(ParseError):
-        fio.parse_result(ToolOutput(stdout=text("bonnie", "s1g_r512_n16_ext4.txt")), {})
+        fio.parse_result(ToolOutput(stdout=fixture_text("bonnie", "s1g_r512_n16_ext4.txt")), {})
     with pytest.raises(ParseError):
         bonnie.parse_result(
-            ToolOutput(stdout=text("fio", "randread_4k_qd32_ext4_eta-always_pipe.txt")), {})
+            ToolOutput(stdout=fixture_text("fio", "randread_4k_qd32_ext4_eta-always_pipe.txt")), {})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -146,7 +131,7 @@ def test_each_tool_refuses_the_others_output() -> None:
 
 
 def broken(tool: str, name: str, old: bytes, new: bytes) -> str:
-    data = raw(tool, name)
+    data = fixture_bytes(tool, name)
     assert data.count(old) >= 1
     return data.replace(old, new, 1).decode("utf-8", errors="replace")
 
@@ -165,7 +150,7 @@ def test_invalid_utf8_in_a_fio_json_number() -> None:
     # line 27: '        "bw_bytes" : 4588640273,' (json+ of seqwrite on ext4)
     name = "seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json"
     damaged = broken("fio", name, b'"bw_bytes" : 4588640273', b'"bw_bytes" : 45886\xff0273')
-    line = text("fio", name).split("\n").index('        "bw_bytes" : 4588640273,') + 1
+    line = fixture_text("fio", name).split("\n").index('        "bw_bytes" : 4588640273,') + 1
     with pytest.raises(ParseError) as e:
         fio.parse_result(ToolOutput(stdout=damaged), {})
     assert (e.value.tool, e.value.line) == ("fio", line)
@@ -220,41 +205,8 @@ BONNIE_SAMPLES = [
     "error_root_without_u.stderr.txt",
     "s1g_r512_n16_ext4.stderr.txt",
 ]
-FIO_TEXTS = {n: text("fio", n) for n in FIO_SAMPLES}
-BONNIE_TEXTS = {n: text("bonnie", n) for n in BONNIE_SAMPLES}
-# characters that matter to the formats, plus the replacement character of bad UTF-8
-FLIPS = [*'0123456789.,:;{}[]"+-eE kKmMgG%=\ufffd\r\n\t', "", "  ", "nan", "1e999"]
-
-
-@st.composite
-def mutated(draw: st.DrawFn, texts: dict[str, str]) -> str:
-    s = texts[draw(st.sampled_from(sorted(texts)))]
-    for _ in range(draw(st.integers(1, 4))):
-        lines = s.split("\n")
-        kind = draw(st.sampled_from(["delete", "duplicate", "truncate", "flip", "cut_json",
-                                     "swap"]))
-        if kind == "delete" and len(lines) > 1:
-            i = draw(st.integers(0, len(lines) - 1))
-            s = "\n".join(lines[:i] + lines[i + 1:])
-        elif kind == "duplicate":
-            i = draw(st.integers(0, len(lines) - 1))
-            s = "\n".join(lines[:i + 1] + lines[i:])
-        elif kind == "truncate":
-            s = s[: draw(st.integers(0, len(s)))]
-        elif kind == "flip" and s:
-            i = draw(st.integers(0, len(s) - 1))
-            s = s[:i] + draw(st.sampled_from(FLIPS)) + s[i + 1:]
-        elif kind == "cut_json":
-            braces = [m.start() for m in re.finditer(r"[{}\[\]]", s)]
-            if braces:
-                s = s[: draw(st.sampled_from(braces)) + draw(st.integers(0, 1))]
-        elif kind == "swap" and len(lines) > 1:
-            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-            s = "\n".join(lines)
-    return s
-
-
+FIO_TEXTS = {n: fixture_text("fio", n) for n in FIO_SAMPLES}
+BONNIE_TEXTS = {n: fixture_text("bonnie", n) for n in BONNIE_SAMPLES}
 def check_outcome(adapter: ToolAdapter, output: ToolOutput, params: dict) -> None:
     try:
         metrics = adapter.parse_result(output, params)
@@ -276,18 +228,13 @@ def check_outcome(adapter: ToolAdapter, output: ToolOutput, params: dict) -> Non
     partial = adapter.parse_partial(output, params)
     assert all(m.value is None or math.isfinite(m.value) for m in partial)
     progress = adapter.progress_parser(params)
-    for line in re.split(r"\r\n|\r|\n", output.stdout)[:400]:
+    for line in EOL.split(output.stdout)[:400]:
         for stream in ("stdout", "stderr"):
             update = progress.feed(stream, line)
             assert update is None or isinstance(update, ProgressUpdate)
 
 
-HOSTILE = settings(max_examples=1200, deadline=timedelta(seconds=3), derandomize=True,
-                   database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                         HealthCheck.data_too_large])
-
-
-@HOSTILE
+@settings(HOSTILE, max_examples=1200)
 @given(mutated(FIO_TEXTS), st.booleans())
 def test_fio_mutated_fixtures(damaged: str, as_result_file: bool) -> None:
     output = (ToolOutput(stdout="", result_file=damaged, exit_status=0) if as_result_file

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 import json
 import os
@@ -17,11 +18,10 @@ from typing import Any
 from disklab.cli import gui_cmd
 from disklab.cli.output import TerminalView, event_json, print_results, print_table
 from disklab.core import tools
-from disklab.core.errors import DisklabError, PlanError, Problem
+from disklab.core.errors import DisklabError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Notice
 from disklab.core.library import Library
 from disklab.core.plan import CheckedPlan, load_plan, parse_plan
-from disklab.core.privilege import PrivilegeError
 from disklab.core.results.charts import session_charts, thinned_samples
 from disklab.core.results.documents import (
     SESSION_FORMATS,
@@ -282,7 +282,8 @@ def tools_cmd(args: argparse.Namespace) -> int:
     found = tool_rows()
     versions = tool_versions({r.name for r in found})
     rows = [{"tool": r.name, "title": r.title, "installed": r.installed, "path": r.path,
-             "version": versions.get(r.name) if r.installed else None, "package": r.package}
+             "version": versions.get(r.name) if r.installed else None, "package": r.package,
+             "capabilities": dataclasses.asdict(tools.get_adapter(r.name).capabilities)}
             for r in found]
     if args.json:
         print(json.dumps(rows, indent=2))
@@ -296,13 +297,8 @@ def tools_cmd(args: argparse.Namespace) -> int:
 
 
 def _detect(text: str) -> str | None:
-    import importlib
-
     for name in ("fio", "bonnie", "iozone", "dd"):
-        if name not in tools.tool_names():
-            continue
-        module = importlib.import_module(f"disklab.core.tools.{name}")
-        if module.sniff(text):
+        if tools.get_adapter(name).sniff(text):
             return name
     return None
 

@@ -50,8 +50,22 @@ class ToolError(DisklabError):
     """A tool that is missing, failed to start, or exited with an error."""
 
 
+class AdapterError(DisklabError):
+    """A tool adapter module that does not implement the adapter interface: a bug in this build,
+    named (adapter and member) so that it can be reported rather than surface mid-session."""
+
+
 class SafetyError(DisklabError):
     """A target refused because using it could destroy data that is not DiskLab's."""
+
+
+class PrivilegeError(DisklabError):
+    """The privileged helper could not be started or authorised, or died."""
+
+
+class RequestError(DisklabError):
+    """A request the privileged helper does not accept (unknown op, missing or bad argument).
+    Raised inside the helper and sent back by name, like the others it answers with."""
 
 
 class LibraryError(DisklabError):

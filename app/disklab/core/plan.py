@@ -192,6 +192,11 @@ def _read_test(index: int, table: Any, check: _Checker) -> TestSpec | None:
             continue
         spec = adapter.params.get(key)
         where = f"{base}.{key}"
+        if key == "direct" and not adapter.capabilities.direct_io and any(
+                v is True for v in (raw if isinstance(raw, list) else [raw])):
+            check.error(where, f"{tool} cannot do direct I/O (O_DIRECT), so its figures would "
+                               "come through the page cache: remove `direct` or use another tool")
+            continue
         if spec is None:
             check.error(where, f"unknown key for {tool} (known: {', '.join(adapter.params)})")
             continue

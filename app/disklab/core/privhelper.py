@@ -41,10 +41,11 @@ from typing import Any, TextIO
 import psutil
 
 from disklab.core import devices, filesystems, proc, tools
-from disklab.core.errors import DisklabError, PlanError, SafetyError, ToolError
+from disklab.core.cleanup import remove_files
+from disklab.core.errors import DisklabError, PlanError, RequestError, SafetyError, ToolError
 from disklab.core.filesystems import ConfigError
 from disklab.core.model import FsConfig
-from disklab.core.tools.base import Command, RunTarget, remove_files
+from disklab.core.tools.base import Command, RunTarget
 
 PROTOCOL = 1
 TAIL = 4000  # characters of each command's output kept in "ran"
@@ -57,10 +58,6 @@ TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # a case's file-name tag:
 READ_WAIT_MAX = 2.0  # seconds a tool_read may wait for output (the helper serves one at a time)
 STOP_GRACE_MAX = 60.0
 RESULT_MAX = 64 << 20  # bytes of a tool's result file returned (fio JSON is far smaller)
-
-
-class RequestError(DisklabError):
-    """A request the helper does not accept (unknown op, missing or bad argument)."""
 
 
 def _arg(args: dict[str, Any], name: str, kind: type | tuple[type, ...],

@@ -28,7 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError, PlanError, Problem, SafetyError, ToolError
+from disklab.core.errors import (
+    DisklabError,
+    PlanError,
+    PrivilegeError,
+    Problem,
+    SafetyError,
+    ToolError,
+)
 from disklab.core.filesystems import ConfigError
 from disklab.core.model import Plan
 from disklab.core.proc import OutputLine, ProcCounters, TreeEntry
@@ -38,10 +45,6 @@ HELPER_LAUNCHER = "/usr/libexec/disklab/disklab-helper"  # installed with the po
 POLKIT_ACTION = "org.disklab.helper"
 SUDO_PROMPT = "[disklab] password for %u: "
 MODES = ("root", "pkexec", "sudo")
-
-
-class PrivilegeError(DisklabError):
-    """The helper could not be started or authorised, or died."""
 
 
 def choose_mode() -> str:

@@ -32,7 +32,8 @@ import psutil
 
 from disklab import __version__
 from disklab.core import proc, tools
-from disklab.core.errors import DisklabError
+from disklab.core.cleanup import remove_files
+from disklab.core.errors import DisklabError, PrivilegeError
 from disklab.core.events import (
     CaseFailed,
     CaseFinished,
@@ -51,8 +52,8 @@ from disklab.core.hostinfo import filesystem_of, host_facts
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
-from disklab.core.privilege import Privileged, PrivilegedTool, PrivilegeError
-from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput, remove_files
+from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples (issue 2: every 500 ms)
 TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL on cancel

@@ -6,11 +6,9 @@ progress. They do no I/O and read no clock, so they are tested on recorded real 
 
 from __future__ import annotations
 
-import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 from disklab.core.model import Metric, ProgressUpdate, Scalar
@@ -39,6 +37,9 @@ class ParamSpec:
 
 @dataclass(frozen=True)
 class Capabilities:
+    """What a tool can do, read by the plan loader (direct = true needs direct_io), by the
+    registry's interface check and by `disklab tools --json`."""
+
     needs_root: bool = False
     needs_pty: bool = False
     live_progress: bool = False  # prints progress of its own (else only the sampler shows rates)
@@ -52,7 +53,7 @@ class RunTarget:
 
     directory: str  # where test files go (and the tool's cwd)
     tag: str  # unique per case and repeat, for test file names
-    device: str | None = None  # raw block device target (later issues)
+    device: str | None = None  # a raw block device under test (target kind "device")
     ram_bytes: int = 0
     is_root: bool = False
     python: str = "python3"  # interpreter for the built-in engine
@@ -73,21 +74,6 @@ class Command:
     needs_pty: bool = False
     # the measured step reads what `prepare` wrote: the runner drops caches in between
     reads_after_prepare: bool = False
-
-
-def remove_files(paths: Sequence[str]) -> list[str]:
-    """Remove a case's files (Command.files; a directory tree a tool made, too); the ones that
-    could not be removed. The runner removes its own with it, the privileged helper root's."""
-    left = []
-    for p in paths:
-        try:
-            if Path(p).is_dir() and not Path(p).is_symlink():
-                shutil.rmtree(p)
-            else:
-                Path(p).unlink(missing_ok=True)
-        except OSError:
-            left.append(p)
-    return left
 
 
 @dataclass(frozen=True)
@@ -162,3 +148,9 @@ class ToolAdapter(ABC):
 
     def progress_parser(self, params: Mapping[str, Scalar]) -> ProgressParser:
         return ProgressParser()
+
+    def sniff(self, text: str) -> bool:
+        """True when `text`, a whole saved output, is this tool's: how `disklab import` finds
+        the adapter when --tool is not given. False by default: output that cannot be imported
+        (the built-in engine's is only ever read from a run)."""
+        return False

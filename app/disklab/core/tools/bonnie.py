@@ -508,3 +508,6 @@ class BonnieAdapter(ToolAdapter):
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
         return _BonnieProgress(self._phases(params))
+
+    def sniff(self, text: str) -> bool:
+        return sniff(text)

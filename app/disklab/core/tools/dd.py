@@ -290,3 +290,6 @@ class DdAdapter(ToolAdapter):
         size = params.get("size")
         total = int(size) if isinstance(size, int) and not isinstance(size, bool) else None
         return _DdProgress(str(params.get("mode") or ""), total)
+
+    def sniff(self, text: str) -> bool:
+        return sniff(text)

@@ -762,3 +762,6 @@ class FioAdapter(ToolAdapter):
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
         return _FioProgress(self._planned(params))
+
+    def sniff(self, text: str) -> bool:
+        return sniff(text)

@@ -832,6 +832,9 @@ class IozoneAdapter(ToolAdapter):
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
         return _IozoneProgress(params)
 
+    def sniff(self, text: str) -> bool:
+        return sniff(text)
+
 
 def _flag(m: Metric) -> Metric:
     return Metric(m.name, m.value, m.unit, "partial" if not m.note else f"partial: {m.note}",

@@ -1,0 +1,249 @@
+"""What several test files need: recorded fixtures, sessions in a real library, hostile input,
+scratch filesystems and small plans.
+
+Test files import from here, never from a conftest: a conftest is pytest's (it holds fixtures and
+is imported by pytest under a name of its own choosing), so importing it as a module loads it
+twice. The conftests take their helpers from here too.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+
+from disklab.core.events import (
+    CaseFinished,
+    CaseStarted,
+    LogLine,
+    Notice,
+    Sample,
+    SessionFinished,
+    SessionStarted,
+)
+from disklab.core.library import Library
+from disklab.core.model import Case, Metric
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+IS_ROOT = os.geteuid() == 0
+
+# ---------------------------------------------------------------------------------------------
+# recorded outputs
+
+
+def fixture_bytes(*parts: str) -> bytes:
+    """A recorded file under tests/fixtures: fixture_bytes("fio", NAME) or ("fio/NAME")."""
+    return FIXTURES.joinpath(*parts).read_bytes()
+
+
+def fixture_text(*parts: str) -> str:
+    """A recorded output as the runner reads a tool's: UTF-8, bad bytes replaced (U+FFFD)."""
+    return fixture_bytes(*parts).decode("utf-8", errors="replace")
+
+
+# Lines as the runner splits and logs a tool's output: '\r' ends a line as '\n' does (progress
+# redraws are lines).
+EOL = re.compile(r"\r\n|\r|\n")
+
+
+def lines_of(text: str) -> int:
+    """How many lines `text` has as the runner logs it.
+
+    This is the count a ParseError's line may reach: dd, iozone and bonnie number lines split on
+    '\\r' as well as '\\n', fio numbers them as an editor does ('\\n' only). Counting '\\r' too
+    is never smaller than an editor's count, so it bounds both; counting '\\n' alone would call a
+    correct bonnie line number out of range once a '\\r' is in the text.
+    """
+    return len(EOL.split(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# hostile input (hypothesis)
+
+# characters that matter to the tools' formats, plus the replacement character of bad UTF-8
+FLIPS = ('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '.', ',', ':', ';', '{', '}', '[',
+         ']', '"', '+', '-', 'e', 'E', ' ', 'k', 'K', 'm', 'M', 'g', 'G', '%', '=', '\ufffd',
+         '\r', '\n', '\t', "", "  ", "nan", "inf", "1e999", "kB", "MB/s", "9" * 25)
+BAD_BYTES = (b"\xff", b"\xfe\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\xed\xa0\x80")
+MUTATIONS = ("delete", "duplicate", "truncate", "flip", "swap", "bytes", "cut_json")
+
+# derandomized so a failure reproduces, and long enough per example for the slow parsers
+HOSTILE = settings(max_examples=1000, deadline=timedelta(seconds=3), derandomize=True,
+                   database=None, suppress_health_check=[HealthCheck.too_slow,
+                                                         HealthCheck.data_too_large])
+
+
+@st.composite
+def mutated(draw: st.DrawFn, texts: Mapping[str, str],
+            kinds: Sequence[str] = MUTATIONS) -> str:
+    """One of `texts` damaged one to four times: a line deleted, duplicated or swapped, the
+    text cut short, a character replaced, invalid UTF-8 inserted (and decoded with
+    errors="replace" as the runner does), or a JSON document cut at a bracket."""
+    s = texts[draw(st.sampled_from(sorted(texts)))]
+    for _ in range(draw(st.integers(1, 4))):
+        lines = s.split("\n")
+        kind = draw(st.sampled_from(list(kinds)))
+        if kind == "delete" and len(lines) > 1:
+            i = draw(st.integers(0, len(lines) - 1))
+            s = "\n".join(lines[:i] + lines[i + 1:])
+        elif kind == "duplicate":
+            i = draw(st.integers(0, len(lines) - 1))
+            s = "\n".join(lines[:i + 1] + lines[i:])
+        elif kind == "truncate":
+            s = s[: draw(st.integers(0, len(s)))]
+        elif kind == "flip" and s:
+            i = draw(st.integers(0, len(s) - 1))
+            s = s[:i] + draw(st.sampled_from(FLIPS)) + s[i + 1:]
+        elif kind == "swap" and len(lines) > 1:
+            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+            s = "\n".join(lines)
+        elif kind == "bytes":
+            data = s.encode()
+            i = draw(st.integers(0, len(data)))
+            s = (data[:i] + draw(st.sampled_from(BAD_BYTES)) + data[i:]).decode(
+                "utf-8", errors="replace")
+        elif kind == "cut_json":
+            brackets = [m.start() for m in re.finditer(r"[{}\[\]]", s)]
+            if brackets:
+                s = s[: draw(st.sampled_from(brackets)) + draw(st.integers(0, 1))]
+    return s
+
+
+# ---------------------------------------------------------------------------------------------
+# sessions in a real library
+
+
+def record_session(
+    lib: Library,
+    runs: Sequence[tuple[Case, Sequence[Sequence[Metric]]]],
+    *,
+    name: str = "s",
+    status: str | None = "finished",
+    host: Mapping[str, Any] | None = None,
+    plan_text: str | None = None,
+    warnings: Sequence[str] = (),
+    argv: Sequence[str] = ("tool",),
+    sample_series: str | None = None,
+    log: str | None = None,
+    notices: Iterable[str] = (),
+    start: float = 1.0,
+) -> int:
+    """Record a session through the real recorder, from real events; its id.
+
+    `runs` gives, per case, the metrics of each repeat (every case has as many repeats).
+    Each run starts at start+1, logs `log` on stdout at start+1.6, samples `sample_series` (the
+    value of the run's first metric) at start+1.5 and finishes at start+2; `notices` are warnings
+    at start+2.5; the session finishes at start+3 with `status`. status=None leaves the session
+    open and the recorder unclosed, as a killed run does.
+    """
+    repeats = {len(per_repeat) for _case, per_repeat in runs}
+    assert len(repeats) == 1, "every case needs as many repeats"
+    (n,) = repeats
+    rec = lib.recorder()
+    rec.handle(SessionStarted(name=name, cases=tuple(case for case, _ in runs), repeats=n,
+                              host=dict(host or {}), warnings=tuple(warnings), t=start,
+                              plan_text=f"name = '{name}'\n" if plan_text is None else plan_text))
+    for repeat in range(1, n + 1):
+        for case, per_repeat in runs:
+            metrics = tuple(per_repeat[repeat - 1])
+            rec.handle(CaseStarted(case=case, repeat=repeat, argv=tuple(argv), t=start + 1))
+            if sample_series is not None and metrics:
+                rec.handle(Sample(case_id=case.id, series=sample_series, repeat=repeat,
+                                  value=metrics[0].value or 0.0, t=start + 1.5))
+            if log is not None:
+                rec.handle(LogLine(case_id=case.id, stream="stdout", text=log, repeat=repeat,
+                                   t=start + 1.6))
+            rec.handle(CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics,
+                                    exit_status=0, duration=1.0, t=start + 2))
+    for message in notices:
+        rec.handle(Notice(level="warning", message=message, t=start + 2.5))
+    if status is not None:
+        rec.handle(SessionFinished(status=status, t=start + 3))
+        rec.close()
+    assert rec.session_id is not None
+    return rec.session_id
+
+
+# ---------------------------------------------------------------------------------------------
+# plans
+
+
+ENGINE_PLAN = """\
+name = "{name}"
+repeats = {repeats}
+
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "engine"
+mode = ["write", "read"]
+block_size = "1m"
+size = "16m"
+runtime = "{runtime}"
+direct = false
+"""
+
+
+def engine_plan(directory: Path, name: str = "gui test", repeats: int = 1,
+                runtime: str = "1s") -> str:
+    """A small real plan for the built-in engine: two cases that last about `runtime` each,
+    long enough for the live samplers (every 0.5 s) to report."""
+    return ENGINE_PLAN.format(name=name, repeats=repeats, directory=directory, runtime=runtime)
+
+
+# ---------------------------------------------------------------------------------------------
+# scratch filesystems on loop devices (the fixtures are in tests/conftest.py)
+
+
+@dataclass
+class ScratchFs:
+    image: Path
+    device: str
+    mountpoint: Path
+    fstype: str
+
+
+def _run(argv: list[str]) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def make_scratch_fs(base: Path, fstype: str = "ext4", size: str = "1G") -> ScratchFs:
+    """Make an image, attach it, mkfs it and mount it under `base`. Caller must teardown()."""
+    image = base / f"scratch-{fstype}.img"
+    mountpoint = base / f"mnt-{fstype}"
+    mountpoint.mkdir()
+    _run(["truncate", "-s", size, str(image)])
+    device = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)])
+    fs = ScratchFs(image, device, mountpoint, fstype)
+    try:
+        mkfs = {
+            "ext4": ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
+            "xfs": ["mkfs.xfs", "-q", "-f"],
+            "btrfs": ["mkfs.btrfs", "-q", "-f"],
+        }[fstype]
+        _run([*mkfs, device])
+        _run(["mount", device, str(mountpoint)])
+    except BaseException:
+        teardown(fs)
+        raise
+    return fs
+
+
+def teardown(fs: ScratchFs) -> None:
+    """Unmount and detach exactly what make_scratch_fs attached; never raises."""
+    if os.path.ismount(fs.mountpoint):
+        subprocess.run(["umount", str(fs.mountpoint)], check=False)
+        if os.path.ismount(fs.mountpoint):
+            subprocess.run(["umount", "-l", str(fs.mountpoint)], check=False)
+    subprocess.run(["losetup", "-d", fs.device], check=False, capture_output=True)
+    fs.image.unlink(missing_ok=True)

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core import devices, proc
+from disklab.core import proc
 from disklab.core.errors import SafetyError
-from disklab.core.hostinfo import filesystem_of
 from disklab.core.privilege import Privileged
+from disklab.core.system import devices
+from disklab.core.system.mountinfo import filesystem_of
 
 pytestmark = [
     pytest.mark.root,

@@ -30,8 +30,8 @@ import pytest
 import tomli_w
 
 import disklab
-from disklab.core.devices import identity
 from disklab.core.library import Library
+from disklab.core.system.devices import identity
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

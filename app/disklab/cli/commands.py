@@ -19,8 +19,15 @@ from disklab.cli.output import TerminalView, event_json, print_table
 from disklab.core import proc, report, tools
 from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.events import Event, SessionFinished
+from disklab.core.fs.commands import (
+    command_line,
+    preview_device,
+    preview_mountpoint,
+    setup_commands,
+)
 from disklab.core.library import Library, default_library_path
 from disklab.core.matrix import expand
+from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, load_plan
 from disklab.core.runner import plan_runs, run_plan, tool_versions
 from disklab.core.tools.base import ToolOutput
@@ -128,7 +135,7 @@ def _ask_password() -> str:
 
 def _recover(library: Library) -> None:
     """Say and undo what a killed session left mounted or attached (its state file)."""
-    from disklab.core.setup import leftover_files, recover_leftovers
+    from disklab.core.fs.apply import leftover_files, recover_leftovers
 
     if leftover_files(library.path.parent):
         for line in recover_leftovers(library.path.parent, library_path=str(library.path)):
@@ -161,20 +168,31 @@ def plan_show(args: argparse.Namespace) -> int:
     print(f"plan {plan.name!r}: target {plan.target.path}, repeats {plan.repeats}")
     for w in checked.warnings:
         print(f"warning: {w}")
+    _show_setup(plan)
     for run in plan_runs(plan):
         if run.repeat != 1:
             continue
         print(f"\n[{run.case.index + 1}] {run.case.id}  {run.case.config} | {run.case.title()}")
         for step in run.command.prepare:
-            print("  prepare: " + _quote(step))
-        print("  run:     " + _quote(run.command.argv))
+            print("  prepare: " + command_line(step))
+        print("  run:     " + command_line(run.command.argv))
     return EXIT_OK
 
 
-def _quote(argv: tuple[str, ...]) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(a) for a in argv)
+def _show_setup(plan: Plan) -> None:
+    """What applying each configuration runs as root (image and format targets): the commands
+    of setup_commands, as the Configurations page previews them."""
+    if plan.target.kind not in ("image", "format"):
+        return
+    device = preview_device(plan.target.kind, plan.target.path)
+    mountpoint = preview_mountpoint()
+    for config in plan.configs:
+        print(f"\nconfiguration {config.label!r} on {device}:")
+        if config.fs is None:
+            print("  (as is: nothing is formatted)")
+            continue
+        for command in setup_commands(config, device, mountpoint):
+            print("  setup:   " + command_line(command.argv))
 
 
 def sessions(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import json
 import sys
 
 from disklab.cli.output import print_table
-from disklab.core.devices import list_devices
+from disklab.core.system.devices import list_devices
 from disklab.core.units import human_bytes
 
 

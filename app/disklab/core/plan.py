@@ -302,8 +302,8 @@ def _image_target(image: Any, check: _Checker, base_dir: Path) -> Target | None:
 def _format_target(device: Any, confirm: Any, check: _Checker, library: str | None,
                    kind: str = "format") -> Target | None:
     """A device DiskLab formats per config (format) or writes raw (device): every safety check
-    of disklab.core.devices, and the plan's confirm must match the device as read now."""
-    from disklab.core.devices import check_destructive
+    of disklab.core.system.devices, and the plan's confirm must match the device as read now."""
+    from disklab.core.system.devices import check_destructive
 
     if not isinstance(device, str) or not device.startswith("/dev/"):
         check.error(f"target.{kind}", "must be a block device path such as /dev/sdb1")
@@ -393,7 +393,7 @@ def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict
 def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
                   ) -> tuple[FsConfig, ...]:
     """[[config]] tables: only for targets DiskLab formats; labels unique."""
-    from disklab.core.filesystems import config_from_toml
+    from disklab.core.fs.options import config_from_toml
 
     raw = doc.get("config", [])
     if not isinstance(raw, list):
@@ -514,7 +514,7 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
     """What will make the figures misleading: page-cache reads, the library on the target,
     a filesystem that refuses O_DIRECT (that one is an error), caches not dropped."""
     from disklab.core.engine.probe import direct_io_refusal
-    from disklab.core.hostinfo import same_filesystem
+    from disklab.core.system.mountinfo import same_filesystem
 
     ram = psutil.virtual_memory().total
     refusal_checked = False

@@ -28,8 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError, PlanError, Problem, SafetyError, ToolError
-from disklab.core.filesystems import ConfigError
+from disklab.core.errors import (
+    ConfigError,
+    DisklabError,
+    PlanError,
+    Problem,
+    SafetyError,
+    ToolError,
+)
 from disklab.core.model import Plan
 from disklab.core.proc import OutputLine, ProcCounters, TreeEntry
 

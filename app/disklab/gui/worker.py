@@ -51,7 +51,7 @@ class RunWorker(QObject):
         """Undo what a killed session left mounted or attached, and say so (shown, not stored:
         the library records sessions, and this belongs to none)."""
         try:
-            from disklab.core.setup import leftover_files, recover_leftovers
+            from disklab.core.fs.apply import leftover_files, recover_leftovers
         except ImportError:
             return
         if leftover_files(state_dir):

@@ -175,7 +175,6 @@ KILLED_RUN = textwrap.dedent("""
     import sys, time
     from disklab.core.model import FsConfig
     from disklab.core.privilege import Privileged
-from disklab.core.system import sysfs
     from disklab.core.fs.apply import Scratch
     state, image, mnt = sys.argv[1:4]
     helper = Privileged()

@@ -1,4 +1,4 @@
-"""Issue 4, privilege: a user who is not root runs image and raw-device plans; the tools run as
+"""Privilege: a user who is not root runs image and raw-device plans; the tools run as
 root through the session's one privileged helper (sudo, with a rule that allows only the helper),
 and a cancel or a kill of the user's DiskLab leaves no root process, mount or loop device behind.
 

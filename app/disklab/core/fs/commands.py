@@ -2,9 +2,11 @@
 
 `setup_commands(config, device, mountpoint)` is the ordered list of what applying one
 configuration runs: wipefs, the external journal, mkfs, mount, read-ahead and the scheduler. The
-privileged helper runs these very commands (each tagged with the helper request that runs it),
-`disklab plan show` prints them and the Configurations page previews them, so what a user reads
-before a run is what runs. mkfs is forced once (-F, never -F -F: mke2fs still refuses a mounted
+privileged helper's mkfs and mount requests run these very commands (each is tagged with the
+request that runs it; the setra and scheduler requests, which also restore the previous values
+afterwards, build theirs with the same setra_argv and scheduler_argv), `disklab plan show`
+prints them and the Configurations page previews them, so what a user reads before a run is
+what runs. mkfs is forced once (-F, never -F -F: mke2fs still refuses a mounted
 device), and inode tables and journals are zeroed at mkfs time, not lazily behind a measurement.
 """
 

@@ -56,15 +56,10 @@ def test_target_page_directory_and_device_list(qtbot, window, tmp_path):
     with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
         page.refresh_devices()
     assert page.device_note.text()  # either the devices or why there are none
-    if not page.image_radio.isEnabled():
-        assert "scratch-image" in page.image_radio.toolTip()
 
 
 def test_configs_page_two_configs_with_field_errors_and_argv_preview(qtbot, window):
     page = window.configs
-    if not page.supported:
-        assert "as is" in page.list.item(0).text() and not page.add_btn.isEnabled()
-        return
     page.add_config()
     assert page.list.count() == 1
     page.set_field("label", "ext4 ordered")
@@ -75,7 +70,7 @@ def test_configs_page_two_configs_with_field_errors_and_argv_preview(qtbot, wind
                                           "mount": ["data=ordered", "noatime"]}
     preview = page.preview.toPlainText()
     assert "mke2fs -t ext4 -F -J size=64" in preview
-    assert "mount -t ext4 -o data=ordered,noatime /dev/TARGET" in preview
+    assert "mount -t ext4 -o data=ordered,noatime /dev/TARGET " in preview  # directory target
     # a second configuration: duplicated, then data=journal
     page.duplicate()
     assert page.list.currentRow() == 1

@@ -1,5 +1,6 @@
-"""The refusal matrix of issue 4, on real loop devices: every in-use device is refused for any
-destructive use, by the library and by the privileged helper, and a clean one is accepted.
+"""The refusal matrix of core.system.devices, on real loop devices: every in-use device is
+refused for any destructive use, by the library and by the privileged helper, and a clean one
+is accepted.
 
 Each test builds its own images and attaches them with `losetup --find`; teardown kills what it
 started, swaps off, unmounts, and detaches only the loop devices backed by its own images
@@ -19,10 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core import devices, proc
+from disklab.core import proc
 from disklab.core.errors import SafetyError
-from disklab.core.hostinfo import filesystem_of
 from disklab.core.privilege import Privileged
+from disklab.core.system import devices
+from disklab.core.system.mountinfo import filesystem_of
 
 pytestmark = [
     pytest.mark.root,

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.hostinfo import host_facts
-from disklab.core.monitor import Monitor, device_for_path
+from disklab.core.monitor import Monitor
 from disklab.core.proc import ToolProcess
+from disklab.core.system.devices import device_for_path
+from disklab.core.system.host import host_facts
 from tests.helpers import IS_ROOT, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]
@@ -30,7 +31,7 @@ def test_the_device_under_a_loop_mounted_filesystem_is_the_loop_and_its_backing_
     assert dev is not None
     assert dev.name == os.path.basename(scratch_fs.device) and dev.path == scratch_fs.device
     st = os.stat(scratch_fs.mountpoint).st_dev
-    assert dev.devno == f"{os.major(st)}:{os.minor(st)}" and dev.disk is None
+    assert dev.devno == f"{os.major(st)}:{os.minor(st)}" and dev.parent is None
     # the image file lives on another filesystem: its device is the loop's backing
     assert dev.backing is not None
     assert dev.backing == device_for_path(str(scratch_fs.image.parent))

@@ -8,6 +8,7 @@ import pytest
 from disklab.core import proc
 from disklab.core.errors import SafetyError
 from disklab.core.privilege import Privileged
+from disklab.core.system.mountinfo import filesystem_of
 
 pytestmark = [pytest.mark.root]
 
@@ -24,6 +25,4 @@ def test_sudo_helper_serves_a_session_and_refuses_the_root_disk() -> None:
 
 
 def _root_device() -> str:
-    from disklab.core.hostinfo import filesystem_of
-
     return filesystem_of("/")["source"]

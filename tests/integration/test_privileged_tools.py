@@ -1,4 +1,4 @@
-"""Issue 4, privilege: a user who is not root runs image and raw-device plans; the tools run as
+"""Privilege: a user who is not root runs image and raw-device plans; the tools run as
 root through the session's one privileged helper (sudo, with a rule that allows only the helper),
 and a cancel or a kill of the user's DiskLab leaves no root process, mount or loop device behind.
 
@@ -30,8 +30,8 @@ import pytest
 import tomli_w
 
 import disklab
-from disklab.core.devices import identity
 from disklab.core.library import Library
+from disklab.core.system.devices import identity
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.devices import identity
+from disklab.core.system.devices import identity
 
 pytestmark = [pytest.mark.root]
 

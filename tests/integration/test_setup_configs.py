@@ -15,11 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core import filesystems, proc
+from disklab.core import proc
 from disklab.core.errors import SafetyError, ToolError
+from disklab.core.fs.apply import (
+    STATE_PREFIX,
+    Scratch,
+    leftover_files,
+    readback_directory,
+    recover_leftovers,
+)
 from disklab.core.model import FsConfig
 from disklab.core.privilege import Privileged
-from disklab.core.setup import STATE_PREFIX, Scratch, leftover_files, recover_leftovers
+from disklab.core.system import sysfs
 from tests.helpers import ScratchFs
 
 pytestmark = [
@@ -75,8 +82,8 @@ def test_four_configs_applied_read_back_and_torn_down(helper: Privileged, tmp_pa
         assert Path(f"/sys/block/{Path(dev).name}/loop/dio").read_text().strip() == "1"
         state = json.loads(scratch.state.path.read_text())
         assert state["steps"][0]["kind"] == "loop" and state["steps"][0]["device"] == dev
-        readahead_before = filesystems.read_readahead(dev)
-        scheduler_before, _ = filesystems.read_scheduler(dev)
+        readahead_before = sysfs.read_readahead(dev)
+        scheduler_before, _ = sysfs.read_scheduler(dev)
         readbacks = {}
         for config in CONFIGS:
             rb = scratch.apply(config, dev, mnt)
@@ -99,8 +106,8 @@ def test_four_configs_applied_read_back_and_torn_down(helper: Privileged, tmp_pa
         assert xfs["sunit"] == 128 * 1024 and xfs["swidth"] == 10 * 128 * 1024  # xfs_info
         assert xfs["sw"] == 10
         # release() restored what the data=journal config changed
-        assert filesystems.read_readahead(dev) == readahead_before
-        assert filesystems.read_scheduler(dev)[0] == scheduler_before
+        assert sysfs.read_readahead(dev) == readahead_before
+        assert sysfs.read_scheduler(dev)[0] == scheduler_before
         messages = scratch.teardown()
         assert f"detached {dev} ({image})" in messages
         assert f"removed {image}" in messages
@@ -168,7 +175,7 @@ KILLED_RUN = textwrap.dedent("""
     import sys, time
     from disklab.core.model import FsConfig
     from disklab.core.privilege import Privileged
-    from disklab.core.setup import Scratch
+    from disklab.core.fs.apply import Scratch
     state, image, mnt = sys.argv[1:4]
     helper = Privileged()
     helper.start()
@@ -213,8 +220,6 @@ def test_leftovers_of_a_killed_run_are_recovered(tmp_path: Path) -> None:
 
 def test_a_directory_target_is_read_back_as_is(helper: Privileged, scratch_fs: ScratchFs
                                                 ) -> None:
-    from disklab.core.setup import readback_directory
-
     rb = readback_directory(str(scratch_fs.mountpoint), helper)
     assert rb["fs"] == "ext4" and rb["device"] == scratch_fs.device
     assert rb["errors"] == [] and rb["has_journal"]

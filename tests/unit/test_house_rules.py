@@ -10,8 +10,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 APP = Path(__file__).parents[2] / "app" / "disklab"
 
 # Only core/proc.py starts processes (DESIGN.md rule 2). Importing subprocess, multiprocessing
@@ -83,9 +81,6 @@ def test_only_proc_starts_processes() -> None:
     assert STARTS.search("    os.execvp(argv[0], argv)\n")  # the pattern does match
 
 
-# fails until the system/session/results branches merge (the guards in gui/pages/target.py,
-# gui/pages/configs.py, gui/worker.py and cli/devices.py)
-@pytest.mark.xfail(strict=True, reason="fails until the system/session/results branches merge")
 def test_no_import_error_guards_around_the_projects_own_modules() -> None:
     """A project module always exists: a guard turns a real import error into a missing
     feature that nobody is told about."""
@@ -102,9 +97,6 @@ def test_no_import_error_guards_around_the_projects_own_modules() -> None:
     assert offenders == [], "\n".join(offenders)
 
 
-# fails until the system/session/results branches merge (the in-function imports of the core,
-# the CLI and the Qt-free GUI modules move to the top of their modules there)
-@pytest.mark.xfail(strict=True, reason="fails until the system/session/results branches merge")
 def test_disklab_imports_stand_at_the_top_of_modules() -> None:
     """An import inside a function hides a dependency from a reader of the module's head (the
     graph tools see it). Lazy imports are for Qt: modules of disklab.gui that import Qt may

@@ -9,7 +9,6 @@ packages, this test between any two modules, and prints the chain.
 from __future__ import annotations
 
 import grimp
-import pytest
 
 
 def import_cycles(graph: grimp.ImportGraph) -> list[tuple[str, ...]]:
@@ -36,9 +35,6 @@ def test_the_cycle_finder_names_the_chain() -> None:
     assert import_cycles(graph) == [("p.a", "p.b", "p.c")]
 
 
-# fails until the system/session/results branches merge (hostinfo <-> monitor,
-# library.store <-> library.recorder); strict, so it reports itself once they have.
-@pytest.mark.xfail(strict=True, reason="fails until the system/session/results branches merge")
 def test_no_import_cycles_among_disklab_modules() -> None:
     cycles = import_cycles(grimp.build_graph("disklab", cache_dir=None))
     assert not cycles, "import cycles:\n" + "\n".join(

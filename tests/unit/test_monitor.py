@@ -1,5 +1,5 @@
-"""monitor: the tool tree's bytes counted once (children reaped, the leader gone), the device
-under a path, and the page-cache levels. Real processes, no root."""
+"""monitor: the tool tree's bytes counted once (children reaped, the leader gone), and the
+page-cache levels. Real processes, no root."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.hostinfo import filesystem_of
-from disklab.core.monitor import Monitor, device_for_path
+from disklab.core.monitor import Monitor
 from disklab.core.proc import ToolProcess
+from disklab.core.system.mountinfo import filesystem_of
 
 MiB = 1 << 20
 GIVE_UP = 30.0
@@ -132,27 +132,9 @@ def test_without_pids_there_are_no_app_rates(tmp_path: Path) -> None:
     assert not (APP & set(monitor.sample()))
 
 
-def test_the_device_under_the_root_filesystem_is_its_mount_source() -> None:
-    dev = device_for_path("/")
-    source = filesystem_of("/").get("source", "")
-    if dev is None:
-        pytest.skip(f"/ has no block device here ({source})")
-    st = os.stat("/").st_dev
-    if os.major(st) != 0:
-        assert dev.devno == f"{os.major(st)}:{os.minor(st)}"
-    if source.startswith("/dev/"):
-        assert dev.name == Path(os.path.realpath(source)).name
-    assert dev.path.startswith("/dev/")
-
-
-def test_filesystems_without_a_device_have_none(tmp_path: Path) -> None:
-    assert device_for_path("/proc") is None
+def test_filesystems_without_a_device_have_no_device_rates() -> None:
     if filesystem_of("/dev/shm").get("fstype") == "tmpfs":
-        assert device_for_path("/dev/shm") is None
         monitor = Monitor("/dev/shm")
+        assert monitor.device is None
         monitor.sample()
         assert not any(k.startswith(("device_", "backing_")) for k in monitor.sample())
-
-
-def test_a_path_not_yet_made_is_on_its_parents_device(tmp_path: Path) -> None:
-    assert device_for_path(str(tmp_path / "not" / "yet")) == device_for_path(str(tmp_path))

@@ -20,7 +20,14 @@ from disklab.cli.output import TerminalView, event_json, print_results, print_ta
 from disklab.core import tools
 from disklab.core.errors import DisklabError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Notice
+from disklab.core.fs.commands import (
+    command_line,
+    preview_device,
+    preview_mountpoint,
+    setup_commands,
+)
 from disklab.core.library import Library
+from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, load_plan, parse_plan
 from disklab.core.results.charts import session_charts, thinned_samples
 from disklab.core.results.documents import (
@@ -159,20 +166,31 @@ def plan_show(args: argparse.Namespace) -> int:
     print(f"plan {plan.name!r}: target {plan.target.path}, repeats {plan.repeats}")
     for w in checked.warnings:
         print(f"warning: {w}")
+    _show_setup(plan)
     for run in plan_runs(plan):
         if run.repeat != 1:
             continue
         print(f"\n[{run.case.index + 1}] {run.case.id}  {run.case.config} | {run.case.title()}")
         for step in run.command.prepare:
-            print("  prepare: " + _quote(step))
-        print("  run:     " + _quote(run.command.argv))
+            print("  prepare: " + command_line(step))
+        print("  run:     " + command_line(run.command.argv))
     return EXIT_OK
 
 
-def _quote(argv: tuple[str, ...]) -> str:
-    import shlex
-
-    return " ".join(shlex.quote(a) for a in argv)
+def _show_setup(plan: Plan) -> None:
+    """What applying each configuration runs as root (image and format targets): the commands
+    of setup_commands, as the Configurations page previews them."""
+    if plan.target.kind not in ("image", "format"):
+        return
+    device = preview_device(plan.target.kind, plan.target.path)
+    mountpoint = preview_mountpoint()
+    for config in plan.configs:
+        print(f"\nconfiguration {config.label!r} on {device}:")
+        if config.fs is None:
+            print("  (as is: nothing is formatted)")
+            continue
+        for command in setup_commands(config, device, mountpoint):
+            print("  setup:   " + command_line(command.argv))
 
 
 def sessions(args: argparse.Namespace) -> int:

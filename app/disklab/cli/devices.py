@@ -11,8 +11,8 @@ import json
 import sys
 
 from disklab.cli.output import print_table
-from disklab.core.devices import list_devices
 from disklab.core.session import library_path
+from disklab.core.system.devices import list_devices
 from disklab.core.units import human_bytes
 
 

@@ -46,6 +46,15 @@ class ParseError(DisklabError):
         super().__init__(msg)
 
 
+class ConfigError(DisklabError):
+    """A filesystem configuration that cannot be applied; `problems` holds (key, message)
+    pairs, every one found (keys such as 'mkfs.journal_size' or 'mount[2]')."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = problems
+        super().__init__("; ".join(f"{k}: {m}" for k, m in problems))
+
+
 class ToolError(DisklabError):
     """A tool that is missing, failed to start, or exited with an error."""
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from disklab.core.units import format_size
+
 Scalar = int | float | str | bool
 
 # Canonical units (DESIGN.md): throughput B/s, op/s, latency ns, CPU %.
@@ -100,8 +102,6 @@ class Case:
     params: Mapping[str, Any]  # Scalar, or a tuple of str for `multi` parameters
 
     def title(self) -> str:
-        from disklab.core.units import format_size
-
         def show(k: str, v: Any) -> str:
             if isinstance(v, int) and not isinstance(v, bool) and k in SIZE_KEYS:
                 return f"{k}={format_size(v)}"

@@ -18,82 +18,12 @@ counted twice.
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
 
-from disklab.core.hostinfo import SECTOR, existing, filesystem_of
 from disklab.core.proc import ProcCounters, TreeEntry, read_tree
-
-_MAX_DEPTH = 8  # loop device on a file on a loop device ... stop somewhere
-
-
-@dataclass(frozen=True)
-class BlockDevice:
-    name: str  # "sda", "vda1", "loop0", "dm-0": the name in /proc/diskstats and /sys/class/block
-    path: str  # "/dev/vda1"
-    devno: str  # "254:1"
-    disk: str | None = None  # the whole disk of a partition ("vda" for vda1)
-    backing: BlockDevice | None = None  # loop device: the device under its backing file
-
-
-def device_for_path(path: str) -> BlockDevice | None:
-    """The block device under a path, or the device itself for a block special file (a raw
-    device target): st_dev -> /sys/dev/block/M:m; for an anonymous st_dev (btrfs, 0:xx) the
-    mount's source device from mountinfo; a partition names its disk; a loop device names the
-    device under its backing file (recursively). None for tmpfs, overlay, NFS and other
-    filesystems without a block device of their own. Never raises."""
-    try:
-        return _device_for_path(path, 0)
-    except OSError:
-        return None
-
-
-def _device_for_path(path: str, depth: int) -> BlockDevice | None:
-    real = existing(path)
-    if real is None:
-        return None
-    st = os.stat(real)
-    if stat.S_ISBLK(st.st_mode):  # a raw device target: the device itself
-        return _block_device(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}", depth)
-    dev = st.st_dev
-    devno = f"{os.major(dev)}:{os.minor(dev)}"
-    if os.major(dev) == 0 or not (Path("/sys/dev/block") / devno).exists():
-        source = filesystem_of(real).get("source", "")
-        if not source.startswith("/"):
-            return None  # tmpfs, overlay, proc, a network share...
-        try:
-            st = os.stat(source)
-        except OSError:
-            return None
-        if not stat.S_ISBLK(st.st_mode):
-            return None
-        devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    return _block_device(devno, depth)
-
-
-def _block_device(devno: str, depth: int) -> BlockDevice | None:
-    sys_dir = Path("/sys/dev/block") / devno
-    if not sys_dir.exists():
-        return None
-    real = sys_dir.resolve()
-    name = real.name
-    devname = name
-    with contextlib.suppress(OSError):
-        for line in (real / "uevent").read_text().splitlines():
-            if line.startswith("DEVNAME="):
-                devname = line.split("=", 1)[1]
-    disk = real.parent.name if (real / "partition").exists() else None
-    backing = None
-    with contextlib.suppress(OSError):
-        backing_file = (Path("/sys/class/block") / (disk or name) / "loop" / "backing_file")
-        target = backing_file.read_text().strip().removesuffix(" (deleted)")
-        if target and depth < _MAX_DEPTH:
-            backing = _device_for_path(target, depth + 1)
-    return BlockDevice(name, f"/dev/{devname}", devno, disk, backing)
+from disklab.core.system.devices import device_for_path
+from disklab.core.system.sysfs import SECTOR
 
 
 def _diskstats() -> dict[str, tuple[int, int]]:

@@ -19,8 +19,14 @@ from typing import Any
 import psutil
 
 from disklab.core import tools
+from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.errors import DisklabError, PlanError, Problem
+from disklab.core.fs.options import config_from_toml
+from disklab.core.matrix import expand, grid
 from disklab.core.model import AS_IS, FsConfig, Plan, Target, TestSpec
+from disklab.core.proc import which
+from disklab.core.system.devices import check_destructive
+from disklab.core.system.mountinfo import same_filesystem
 from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.core.units import format_size, human_bytes, parse_duration, parse_size
 
@@ -226,8 +232,6 @@ def _read_test(index: int, table: Any, check: _Checker) -> TestSpec | None:
 
 
 def _which(executable: str) -> bool:
-    from disklab.core.proc import which
-
     return which(executable) is not None
 
 
@@ -307,9 +311,7 @@ def _image_target(image: Any, check: _Checker, base_dir: Path) -> Target | None:
 def _format_target(device: Any, confirm: Any, check: _Checker, library: str | None,
                    kind: str = "format") -> Target | None:
     """A device DiskLab formats per config (format) or writes raw (device): every safety check
-    of disklab.core.devices, and the plan's confirm must match the device as read now."""
-    from disklab.core.devices import check_destructive
-
+    of disklab.core.system.devices, and the plan's confirm must match the device as read now."""
     if not isinstance(device, str) or not device.startswith("/dev/"):
         check.error(f"target.{kind}", "must be a block device path such as /dev/sdb1")
         return None
@@ -398,8 +400,6 @@ def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict
 def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
                   ) -> tuple[FsConfig, ...]:
     """[[config]] tables: only for targets DiskLab formats; labels unique."""
-    from disklab.core.filesystems import config_from_toml
-
     raw = doc.get("config", [])
     if not isinstance(raw, list):
         check.error("config", "use [[config]] tables")
@@ -503,8 +503,6 @@ def parse_plan(
 
 def _check_cases(plan: Plan, check: _Checker) -> None:
     """Cross-parameter checks of every case (block size vs size, ...), once per message."""
-    from disklab.core.matrix import expand
-
     seen: set[tuple[str, str]] = set()
     for case in expand(plan):
         adapter = tools.get_adapter(case.tool)
@@ -518,9 +516,6 @@ def _check_cases(plan: Plan, check: _Checker) -> None:
 def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
     """What will make the figures misleading: page-cache reads, the library on the target,
     a filesystem that refuses O_DIRECT (that one is an error), caches not dropped."""
-    from disklab.core.engine.probe import direct_io_refusal
-    from disklab.core.hostinfo import same_filesystem
-
     ram = psutil.virtual_memory().total
     refusal_checked = False
     for spec in plan.tests:
@@ -555,8 +550,6 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
 
 
 def _points(spec: TestSpec) -> list[dict[str, Any]]:
-    from disklab.core.matrix import grid
-
     return grid(spec)
 
 

@@ -8,7 +8,7 @@ answer is {"id": N, "ok": true, "result": {...}, "ran": [...]} or {"id": N, "ok"
 Only the operations in OPS exist, and they take intent, not argv: "format this device with this
 configuration", "mount it there", "set read-ahead", "run this tool with these parameters on this
 target". Each re-checks its target itself (the client's checks are not trusted: the client is not
-root), builds the argv with disklab.core.filesystems or the tool's adapter, and runs it through
+root), builds the argv with disklab.core.fs.commands or the tool's adapter, and runs it through
 disklab.core.proc. The first line written is {"ready": true, ...}; end of input ends the helper,
 and with it every tool it still runs.
 
@@ -40,11 +40,30 @@ from typing import Any, TextIO
 
 import psutil
 
-from disklab.core import devices, filesystems, proc, tools
+from disklab.core import proc, tools
 from disklab.core.cleanup import remove_files
-from disklab.core.errors import DisklabError, PlanError, RequestError, SafetyError, ToolError
-from disklab.core.filesystems import ConfigError
+from disklab.core.errors import (
+    ConfigError,
+    DisklabError,
+    PlanError,
+    RequestError,
+    SafetyError,
+    ToolError,
+)
+from disklab.core.fs.commands import (
+    scheduler_argv,
+    setra_argv,
+    setup_commands,
+    umount_argv,
+    wipefs_argv,
+)
+from disklab.core.fs.options import config_from_toml
+from disklab.core.fs.readback import readback
 from disklab.core.model import FsConfig
+from disklab.core.plan import case_params
+from disklab.core.system import devices
+from disklab.core.system.mountinfo import mount_at
+from disklab.core.system.sysfs import read_scheduler
 from disklab.core.tools.base import Command, RunTarget
 
 PROTOCOL = 1
@@ -257,7 +276,7 @@ class Helper:
 
     def _checked_config(self, args: dict[str, Any]) -> FsConfig:
         table = _arg(args, "config", dict)
-        config, problems = filesystems.config_from_toml(table)
+        config, problems = config_from_toml(table)
         if config is None:
             raise ConfigError(problems)
         if config.fs is None:
@@ -269,11 +288,13 @@ class Helper:
         confirm = _arg(args, "confirm", str, required=False)
         lib = _arg(args, "library_path", str, required=False)
         devices.check_destructive(device, confirm, lib)
-        self.run(filesystems.wipefs_argv(device), timeout=TIMEOUTS["wipefs"])
+        self.run(wipefs_argv(device), timeout=TIMEOUTS["wipefs"])
         return {}
 
     def op_mkfs(self, args: dict[str, Any]) -> dict[str, Any]:
-        """Format per a validated config; the identity is checked right before mkfs runs."""
+        """Format per a validated config: the "mkfs" commands of setup_commands (wipefs, the
+        external journal, mkfs), after the target and any journal/log device pass the
+        destructive checks."""
         config = self._checked_config(args)
         device = _arg(args, "device", str)
         confirm = _arg(args, "confirm", str, required=False)
@@ -283,13 +304,13 @@ class Helper:
         if extra:
             if devices.kernel_name(extra) == devices.kernel_name(device):
                 raise SafetyError(f"the external journal/log {extra} is the target itself")
-            extra_confirm = _arg(args, "journal_confirm", str, required=False)
-            devices.check_destructive(extra, extra_confirm, lib)
-            if "journal_device" in mkfs:
-                self.run(filesystems.wipefs_argv(extra), timeout=TIMEOUTS["wipefs"])
-                self.run(filesystems.journal_dev_argv(config, extra), timeout=TIMEOUTS["mkfs"])
+            devices.check_destructive(extra, _arg(args, "journal_confirm", str, required=False),
+                                      lib)
         devices.check_destructive(device, confirm, lib)
-        self.run(filesystems.mkfs_argv(config, device), timeout=TIMEOUTS["mkfs"])
+        for command in setup_commands(config, device, None):
+            if command.request == "mkfs":
+                kind = "wipefs" if command.argv[0] == "wipefs" else "mkfs"
+                self.run(command.argv, timeout=TIMEOUTS[kind])
         return {}
 
     def _check_mountpoint(self, mountpoint: str, lib: str | None) -> str:
@@ -297,7 +318,7 @@ class Helper:
         if real in devices.SYSTEM_MOUNTPOINTS or _under(real, FORBIDDEN_PREFIXES):
             raise SafetyError(f"{mountpoint}: DiskLab does not mount or unmount there")
         if lib:
-            _, lib_mount = devices._library_device(lib)
+            _, lib_mount = devices.library_device(lib)
             if lib_mount and os.path.realpath(lib_mount) == real:
                 raise SafetyError(f"{mountpoint} holds DiskLab's library")
         return real
@@ -320,7 +341,9 @@ class Helper:
         elif os.listdir(mountpoint):
             raise SafetyError(f"{mountpoint} is not empty: mounting would hide its files")
         try:
-            self.run(filesystems.mount_argv(config, device, mountpoint), timeout=TIMEOUTS["mount"])
+            for command in setup_commands(config, device, mountpoint):
+                if command.request == "mount":
+                    self.run(command.argv, timeout=TIMEOUTS["mount"])
         except DisklabError:
             if created:
                 with contextlib.suppress(OSError):
@@ -338,18 +361,18 @@ class Helper:
         if not os.path.ismount(mountpoint):
             raise RequestError(f"{mountpoint} is not mounted")
         if source is not None:
-            entry = filesystems.mount_entry(mountpoint)
-            got = entry["source"] if entry else None
+            entry = mount_at(mountpoint)
+            got = entry.source if entry else None
             try:
                 same = got is not None and devices.kernel_name(got) == devices.kernel_name(source)
             except SafetyError:
                 same = False
             if not same:
                 raise SafetyError(f"{mountpoint} holds {got}, not {source}; not unmounting it")
-        done = self.run(filesystems.umount_argv(mountpoint), timeout=TIMEOUTS["umount"],
+        done = self.run(umount_argv(mountpoint), timeout=TIMEOUTS["umount"],
                         check=not lazy)
         if done.returncode != 0 and lazy:
-            self.run(filesystems.umount_argv(mountpoint, lazy=True))
+            self.run(umount_argv(mountpoint, lazy=True))
         self.mounts.pop(mountpoint, None)
         removed = False
         if remove_dir and not os.path.ismount(mountpoint):
@@ -364,21 +387,20 @@ class Helper:
         device = _arg(args, "device", str)
         sectors = _arg(args, "sectors", int)
         devices.kernel_name(device)
-        self.run(filesystems.setra_argv(device, sectors))
+        self.run(setra_argv(device, sectors))
         return {}
 
     def op_scheduler(self, args: dict[str, Any]) -> dict[str, Any]:
         device = _arg(args, "device", str)
         name = _arg(args, "name", str)
         devices.kernel_name(device)
-        current, available = filesystems.read_scheduler(device)
+        current, available = read_scheduler(device)
         if name not in available:
             raise RequestError(f"{device} offers no scheduler {name!r} "
                                f"(available: {', '.join(available) or 'none'})")
-        queue = filesystems._queue_dir(device)
-        assert queue is not None
         if current != name:
-            self.write_file(str(queue / "scheduler"), name)
+            _write, path, value = scheduler_argv(device, name)
+            self.write_file(path, value)
         return {"previous": current}
 
     def op_drop_caches(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -392,8 +414,7 @@ class Helper:
         devices.kernel_name(device)
         mountpoint = _arg(args, "mountpoint", str, required=False)
         fstype = _arg(args, "fstype", str, required=False)
-        rb = filesystems.readback(device, mountpoint, fstype,
-                                  run=lambda argv: self.run(argv, check=False))
+        rb = readback(device, mountpoint, fstype, run=lambda argv: self.run(argv, check=False))
         return {"readback": rb}
 
     # --- tools ------------------------------------------------------------------------------
@@ -407,9 +428,9 @@ class Helper:
         if mounted is None:
             raise SafetyError(f"{directory}: the helper runs tools only in a filesystem it "
                               "mounted in this session, or on a raw device")
-        entry = filesystems.mount_entry(real)
+        entry = mount_at(real)
         try:
-            same = entry is not None and (devices.kernel_name(entry["source"])
+            same = entry is not None and (devices.kernel_name(entry.source)
                                           == devices.kernel_name(mounted))
         except SafetyError:
             same = False
@@ -420,8 +441,6 @@ class Helper:
     def op_tool_start(self, args: dict[str, Any]) -> dict[str, Any]:
         """Start one step of a case (a prepare step, or -1: the measured run) in the background.
         The argv is the adapter's, built here from re-checked parameters."""
-        from disklab.core.plan import case_params
-
         tool = _arg(args, "tool", str)
         raw_params = _arg(args, "params", dict)
         tag = _arg(args, "tag", str)

@@ -29,6 +29,7 @@ from typing import Any
 
 from disklab.core import proc
 from disklab.core.errors import (
+    ConfigError,
     DisklabError,
     PlanError,
     PrivilegeError,
@@ -36,7 +37,6 @@ from disklab.core.errors import (
     SafetyError,
     ToolError,
 )
-from disklab.core.filesystems import ConfigError
 from disklab.core.model import Plan
 from disklab.core.proc import OutputLine, ProcCounters, TreeEntry
 

@@ -48,11 +48,15 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.core.hostinfo import filesystem_of, host_facts
+from disklab.core.fs.apply import Scratch
+from disklab.core.fs.commands import MOUNT_PREFIX
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
 from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.system.devices import check_destructive, identity_of
+from disklab.core.system.host import host_facts
+from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples (issue 2: every 500 ms)
@@ -163,7 +167,7 @@ def run_plan(
     """Run every case of `plan` `repeats` times, yielding events as they happen.
 
     A directory target runs as it is. An image or format target gets each configuration made,
-    mounted, read back and undone in turn (disklab.core.setup); `state_dir` keeps the record of
+    mounted, read back and undone in turn (disklab.core.fs.apply); `state_dir` keeps the record of
     what is set up, so that the next start can clean up after a kill. `password` is asked (once)
     when sudo needs one for the privileged helper. `privileged_tools`: the tools of an image,
     format or device target run through the helper (default: when DiskLab is not root).
@@ -295,8 +299,6 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
 def _recheck_device(ctx: _Context) -> str | None:
     """Why the raw device may not be written now (its identity or safety changed since the plan
     was confirmed: another device on the same path), or None. Checked before every raw case."""
-    from disklab.core.devices import check_destructive
-
     target = ctx.plan.target
     try:
         check_destructive(target.path, target.confirm, ctx.library_path)
@@ -308,8 +310,6 @@ def _recheck_device(ctx: _Context) -> str | None:
 def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     """Image and format targets: make, mount and read back each configuration, run its cases,
     undo it. Teardown runs whatever happens, without yielding (the caller may be closing us)."""
-    from disklab.core.setup import Scratch
-
     plan = ctx.plan
     notes: list[str] = []
     scratch: Scratch | None = None
@@ -328,7 +328,7 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         for config in plan.configs:
             if ctx.cancel.is_set() or ctx.state.status != "finished":
                 break
-            mountpoint = tempfile.mkdtemp(prefix="disklab-mnt-")
+            mountpoint = tempfile.mkdtemp(prefix=MOUNT_PREFIX)
             mountpoints.append(mountpoint)
             try:
                 readback = scratch.apply(config, device, mountpoint,
@@ -367,8 +367,6 @@ def _run_raw(ctx: _Context) -> Iterator[Event]:
     before every case (the device may have been swapped since the plan was confirmed); result
     files go to a temporary directory that is removed afterwards (the helper's own, when the
     tools run through it)."""
-    from disklab.core.devices import check_destructive, identity_of
-
     plan = ctx.plan
     label = plan.configs[0].label
     try:

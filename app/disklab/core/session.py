@@ -26,6 +26,7 @@ import platformdirs
 from disklab.core import tools
 from disklab.core.errors import PlanError
 from disklab.core.events import Event, Notice, SessionFinished
+from disklab.core.fs.apply import recover_leftovers
 from disklab.core.library import Library
 from disklab.core.matrix import expand
 from disklab.core.model import Plan
@@ -33,7 +34,6 @@ from disklab.core.plan import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
 from disklab.core.proc import which
 from disklab.core.runner import CancelFlag, plan_runs, run_plan
-from disklab.core.setup import recover_leftovers
 from disklab.core.units import MiB, human_bytes
 
 LIBRARY_ENV = "DISKLAB_LIBRARY"

@@ -13,12 +13,14 @@ import mmap
 import os
 import shutil
 
+from disklab.core.system import sysfs
+from disklab.core.system.mountinfo import filesystem_of
+from disklab.core.units import human_bytes
+
 PROBE_BYTES = 4096  # one aligned block: every device's logical block size divides it
 
 
 def _where(directory: str) -> str:
-    from disklab.core.hostinfo import filesystem_of  # only when there is something to say
-
     fs = filesystem_of(directory)
     if not fs:
         return directory
@@ -78,14 +80,7 @@ def logical_block_size(path: str) -> int | None:
         dev = os.stat(path).st_dev
     except OSError:
         return None
-    base = f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}"
-    for candidate in (f"{base}/queue/logical_block_size", f"{base}/../queue/logical_block_size"):
-        try:
-            with open(candidate) as f:
-                return int(f.read().strip())
-        except (OSError, ValueError):
-            continue
-    return None
+    return sysfs.logical_block_size(sysfs.devno(dev))
 
 
 def explain(err: OSError, path: str, *, direct: bool = False, block_size: int | None = None,
@@ -105,8 +100,6 @@ def explain(err: OSError, path: str, *, direct: bool = False, block_size: int | 
         return (f"{path}: {_where(directory)} refused an O_DIRECT transfer of {block_size} "
                 f"bytes (EINVAL); the block size must be {need}")
     if code in (errno.ENOSPC, errno.EDQUOT):
-        from disklab.core.units import human_bytes
-
         try:
             free = shutil.disk_usage(directory).free
         except OSError:

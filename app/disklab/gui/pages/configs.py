@@ -2,15 +2,16 @@
 
 Each configuration is a [[config]] table of the plan (label, fs, mkfs options, mount options,
 read-ahead, scheduler). The form shows the options of the chosen filesystem, taken from
-core.filesystems (MKFS_OPTIONS, MOUNT_OPTIONS), so the page offers exactly what the core can
-apply; each field's problem from filesystems.config_from_toml is shown at that field, and the
-exact mkfs and mount argv are previewed live. Without core.filesystems the page offers only
-'as is' and says why.
+core.fs.options (MKFS_OPTIONS, MOUNT_OPTIONS), so the page offers exactly what the core can
+apply; each field's problem from config_from_toml is shown at that field, and the commands of
+core.fs.commands.setup_commands (what the privileged helper will run, and what `disklab plan
+show` prints) are previewed live.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -30,6 +31,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from disklab.core.errors import ConfigError
+from disklab.core.fs.commands import (
+    command_line,
+    preview_device,
+    preview_mountpoint,
+    setup_commands,
+)
+from disklab.core.fs.options import (
+    FILESYSTEMS,
+    MKFS_OPTIONS,
+    MOUNT_OPTIONS,
+    SCHEDULERS,
+    config_from_toml,
+)
 from disklab.gui.draft import _scalar
 from disklab.gui.state import Workbench
 
@@ -46,25 +61,20 @@ MOUNT_FIELDS = (
 )
 
 
-def filesystems_module() -> Any | None:
-    try:
-        from disklab.core import filesystems
-    except ImportError:
-        return None
-    return filesystems
+def target_device(target: Mapping[str, Any]) -> str:
+    """The device the draft's [target] table formats, as the core shows it before a run."""
+    kind = next((k for k in ("format", "image", "device", "directory") if k in target), None)
+    path = target.get(kind) if kind else None
+    return preview_device(kind, path if isinstance(path, str) else None)
 
 
-
-
-def check_config(table: dict[str, Any], index: int, device: str = "/dev/TARGET"
+def check_config(table: dict[str, Any], index: int, device: str, mountpoint: str
                  ) -> tuple[list[str], dict[str, str]]:
-    """(argv lines to preview, {field key: problem}) for one [[config]] table.
+    """(command lines to preview, {field key: problem}) for one [[config]] table: the commands
+    of setup_commands(config, device, mountpoint), one line each.
 
     Field keys are 'label', 'fs', 'mkfs.NAME', 'mount', 'readahead', 'scheduler'."""
-    fsmod = filesystems_module()
-    if fsmod is None:
-        return [], {}
-    config, problems = fsmod.config_from_toml(table, index)
+    config, problems = config_from_toml(table, index)
     errors: dict[str, str] = {}
     prefix = f"config[{index}]."
     for key, message in problems:
@@ -74,22 +84,12 @@ def check_config(table: dict[str, Any], index: int, device: str = "/dev/TARGET"
         errors.setdefault(field, message)
     if config is None:
         return [], errors
-    lines: list[str] = []
     if config.fs is None:
         return ["(the target's filesystem is used as it is: nothing is formatted)"], errors
     try:
-        if "journal_device" in config.mkfs:
-            lines.append(" ".join(fsmod.journal_dev_argv(config, config.mkfs["journal_device"])))
-        lines.append(" ".join(fsmod.wipefs_argv(device)))
-        lines.append(" ".join(fsmod.mkfs_argv(config, device)))
-        lines.append(" ".join(fsmod.mount_argv(config, device, "/run/disklab/mnt")))
-        if config.readahead is not None:
-            lines.append(" ".join(fsmod.setra_argv(device, config.readahead)))
-        if config.scheduler:
-            lines.append(f"echo {config.scheduler} > /sys/block/…/queue/scheduler")
-    except Exception as e:  # ConfigError: already in errors, but say it here too
-        lines.append(f"(cannot build the commands: {e})")
-    return lines, errors
+        return [command_line(c.argv) for c in setup_commands(config, device, mountpoint)], errors
+    except ConfigError as e:  # already in errors, but say it here too
+        return [f"(cannot build the commands: {e})"], errors
 
 
 class ConfigsPage(QWidget):
@@ -98,8 +98,6 @@ class ConfigsPage(QWidget):
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.fsmod = filesystems_module()
-        self.supported = self.fsmod is not None
         self.fields: dict[str, QWidget] = {}
         self.errors: dict[str, QLabel] = {}
         self.problems: dict[str, str] = {}
@@ -168,19 +166,10 @@ class ConfigsPage(QWidget):
         self.list.blockSignals(True)
         row = self.list.currentRow()
         self.list.clear()
-        if not self.supported:
-            self.note.setText("This build cannot format targets (disklab.core.filesystems is "
-                              "missing): runs use the target's filesystem as it is.")
-            self.list.addItem("as is (the target's filesystem, untouched)")
-        else:
-            note = ("Add the configurations to compare; with none, the target's filesystem is "
-                    "used as it is. Formatting needs a scratch image or a device target.")
-            self.note.setText(note)
-            for c in self._configs():
-                self.list.addItem(str(c.get("label", "?")))
-        for w in (self.add_btn, self.dup_btn, self.del_btn, self.up_btn, self.down_btn,
-                  self.form_box):
-            w.setEnabled(self.supported)
+        self.note.setText("Add the configurations to compare; with none, the target's filesystem "
+                          "is used as it is. Formatting needs a scratch image or a device target.")
+        for c in self._configs():
+            self.list.addItem(str(c.get("label", "?")))
         self.list.blockSignals(False)
         if self.list.count():
             self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
@@ -223,7 +212,7 @@ class ConfigsPage(QWidget):
 
     # --- form
     def _show(self, row: int) -> None:
-        configs = self._configs() if self.supported else []
+        configs = self._configs()
         self._build_form(configs[row] if 0 <= row < len(configs) else None)
 
     def _add_field(self, key: str, label: str, widget: QWidget, tip: str = "") -> None:
@@ -249,22 +238,21 @@ class ConfigsPage(QWidget):
             self.form.removeRow(0)
         self.fields.clear()
         self.errors.clear()
-        if c is None or self.fsmod is None:
+        if c is None:
             self.preview.setPlainText("")
             return
-        fsmod = self.fsmod
         fs = c.get("fs")
         label = QLineEdit(str(c.get("label", "")))
         self._add_field("label", "Label", label, "the name of this configuration in results")
         fs_box = QComboBox()
-        fs_box.addItems([AS_IS, *fsmod.FILESYSTEMS])
+        fs_box.addItems([AS_IS, *FILESYSTEMS])
         fs_box.setCurrentText(fs or AS_IS)
         self._add_field("fs", "Filesystem", fs_box)
         fs_box.currentTextChanged.connect(self._fs_changed)
         mkfs = dict(c.get("mkfs") or {})
         if fs:
             self.form.addRow(QLabel("<b>mkfs</b>"))
-            for name, opt in fsmod.MKFS_OPTIONS.items():
+            for name, opt in MKFS_OPTIONS.items():
                 if fs not in opt.fs:
                     continue
                 value = mkfs.get(name)
@@ -306,14 +294,14 @@ class ConfigsPage(QWidget):
             other.setPlaceholderText("other mount options, comma separated")
             self._add_field("mount", "other options", other,
                             "known: " + ", ".join(sorted(
-                                n for n, o in fsmod.MOUNT_OPTIONS.items() if fs in o.fs)))
+                                n for n, o in MOUNT_OPTIONS.items() if fs in o.fs)))
         self.form.addRow(QLabel("<b>device</b>"))
         ra = QLineEdit("" if c.get("readahead") is None else str(c.get("readahead")))
         ra.setPlaceholderText("leave as is")
         self._add_field("readahead", "read-ahead (512-byte sectors)", ra,
                         "blockdev --setra; 256 = 128 KiB, 8192 = 4 MiB")
         sched = QComboBox()
-        sched.addItems(["", *fsmod.SCHEDULERS])
+        sched.addItems(["", *SCHEDULERS])
         sched.setCurrentText(str(c.get("scheduler") or ""))
         self._add_field("scheduler", "I/O scheduler", sched)
         self._check(c)
@@ -385,8 +373,8 @@ class ConfigsPage(QWidget):
 
     def _check(self, c: dict[str, Any]) -> None:
         row = max(self.list.currentRow(), 0)
-        device = self.wb.draft.target.get("device") or "/dev/TARGET"
-        lines, self.problems = check_config(c, row + 1, str(device))
+        lines, self.problems = check_config(c, row + 1, target_device(self.wb.draft.target),
+                                            preview_mountpoint())
         for err in self.errors.values():
             err.hide()
         for key, message in self.problems.items():

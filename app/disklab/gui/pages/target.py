@@ -1,8 +1,8 @@
 """Target page: a directory on a mounted filesystem, a scratch image, or a block device.
 
-Devices come from core.devices (lsblk, run in the thread pool) with their safety verdict; a
-refused device is shown disabled with the reason, and a destructive choice asks for the device
-path typed back. Targets the plan format does not support yet are shown disabled, saying why.
+Devices come from core.system.devices (lsblk, run in the thread pool) with their safety
+verdict; a refused device is shown disabled with the reason, and a destructive choice asks for
+the device path typed back.
 """
 
 from __future__ import annotations
@@ -31,43 +31,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.units import GiB, human_bytes
+from disklab.core.system.devices import Device, identity_of, list_devices
+from disklab.core.units import GiB, human_bytes, parse_size
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 
 
-def supported_targets() -> set[str]:
-    """Target kinds the plan format accepts in this build ('directory' always; 'image' and
-    'format' (a device DiskLab formats) with the filesystem-configuration work)."""
-    try:
-        from disklab.core import plan
-    except ImportError:
-        return {"directory"}
-    return set(getattr(plan, "TARGET_KINDS", getattr(plan, "TARGET_KEYS", {"directory"})))
-
-
-def device_identity(dev: Any) -> str:
-    """'PATH SERIAL SIZE' as the plan's `confirm` must say it (core.devices.identity_of)."""
-    from disklab.core import devices
-
-    return str(devices.identity_of(dev))
-
-
-def list_devices(library: str | None = None) -> list[Any]:
-    """core.devices.list_devices() when that module exists (issue 4); raises ImportError else.
-    The library's path makes the device that holds it refused."""
-    from disklab.core import devices
-
-    return list(devices.list_devices(library))
-
-
-def free_space(devices: list[Any]) -> dict[str, int]:
+def free_space(devices: list[Device]) -> dict[str, int]:
     """Free bytes of each mounted device's filesystem (statvfs of its first mountpoint)."""
     out = {}
     for d in devices:
-        for mp in _attr(d, "mountpoints", ()) or ():
+        for mp in d.mountpoints:
             try:
-                out[str(_attr(d, "path", ""))] = shutil.disk_usage(mp).free
+                out[d.path] = shutil.disk_usage(mp).free
             except OSError:
                 continue
             break
@@ -81,7 +57,7 @@ class TargetPage(QWidget):
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.devices: list[Any] = []
+        self.devices: list[Device] = []
         self.free: dict[str, int] = {}
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
         lay = QVBoxLayout(self)
@@ -142,16 +118,6 @@ class TargetPage(QWidget):
         dl.addWidget(refresh, 0, Qt.AlignmentFlag.AlignLeft)
         lay.addWidget(dev_box, 1)
 
-        supported = supported_targets()
-        if "image" not in supported:
-            why = "the plan format of this build has no scratch-image target yet"
-            self.image_radio.setEnabled(False)
-            self.image_radio.setToolTip(why)
-            self.image_size.setEnabled(False)
-            self.image_dir.setEnabled(False)
-        if "format" not in supported:
-            self.device_radio.setEnabled(False)
-            self.device_radio.setToolTip("the plan format of this build has no device target yet")
         self.dir_edit.editingFinished.connect(self._apply)
         self.image_size.valueChanged.connect(self._apply)
         self.image_dir.editingFinished.connect(self._apply)
@@ -165,13 +131,13 @@ class TargetPage(QWidget):
         target = self.wb.draft.target
         for w in (self.dir_edit, self.image_size, self.image_dir, self.kind):
             w.blockSignals(True)
-        if "image" in target and self.image_radio.isEnabled():
+        if "image" in target:
             self.image_radio.setChecked(True)
             image = target["image"]
             if isinstance(image, dict):
                 self.image_size.setValue(max(1, round(_gib(image.get("size", 4 * GiB)))))
                 self.image_dir.setText(str(image.get("path", "/var/tmp/disklab-scratch.img")))
-        elif "format" in target and self.device_radio.isEnabled():
+        elif "format" in target:
             self._confirmed = (str(target["format"]), str(target.get("confirm", "")))
             self.device_radio.setChecked(True)
         else:
@@ -233,25 +199,20 @@ class TargetPage(QWidget):
     def refresh_devices(self) -> None:
         self.device_note.setText("Reading block devices…")
         library = str(self.wb.library_path)
-        def read() -> tuple[list[Any], dict[str, int]]:
+        def read() -> tuple[list[Device], dict[str, int]]:
             devices = list_devices(library)
             return devices, free_space(devices)
 
         run_in_background(read, self._devices_done, self)
 
-    def _devices_done(self, found: tuple[list[Any], dict[str, int]] | None,
+    def _devices_done(self, found: tuple[list[Device], dict[str, int]] | None,
                       error: Exception | None) -> None:
         devices, self.free = found if found else ([], {})
-        if isinstance(error, ImportError):
-            self.device_note.setText("Block devices are listed when this build has "
-                                     "disklab.core.devices (filesystem configuration work); "
-                                     "until then use a directory target.")
-            self.devices = []
-        elif error is not None:
+        if error is not None:
             self.device_note.setText(f"Could not read block devices: {error}")
             self.devices = []
         else:
-            self.devices = devices or []
+            self.devices = devices
             self.device_note.setText("Devices marked refused cannot be used: the reason says "
                                      "why. Choosing a usable device will ask you to type its "
                                      "path, because its data will be destroyed.")
@@ -261,23 +222,18 @@ class TargetPage(QWidget):
     def _fill_devices(self) -> None:
         self.table.setRowCount(len(self.devices))
         for row, d in enumerate(self.devices):
-            safety = str(_attr(d, "safety", ""))
-            reasons = _attr(d, "reasons", ()) or ()
-            free = self.free.get(str(_attr(d, "path", "")))
-            cells = [str(_attr(d, "path", "")), str(_attr(d, "model", "") or ""),
-                     str(_attr(d, "serial", "") or ""), human_bytes(_attr(d, "size", 0) or 0),
+            free = self.free.get(d.path)
+            cells = [d.path, d.model or "", d.serial or "", human_bytes(d.size),
                      human_bytes(free) if free is not None else "",
-                     "yes" if _attr(d, "rotational", False) else "no",
-                     _badges(d, safety), "; ".join(map(str, reasons))]
-            refused = bool(_attr(d, "refused", safety in ("refused", "system")))
+                     "yes" if d.rotational else "no", d.safety, "; ".join(d.reasons)]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if refused:
+                if d.refused:
                     item.setFlags(Qt.ItemFlag.NoItemFlags)
-                    item.setToolTip("; ".join(map(str, reasons)) or "refused")
+                    item.setToolTip("; ".join(d.reasons) or "refused")
                 self.table.setItem(row, col, item)
 
-    def _selected_device(self) -> Any | None:
+    def _selected_device(self) -> Device | None:
         rows = self.table.selectionModel().selectedRows()
         if not rows:
             return None
@@ -285,45 +241,28 @@ class TargetPage(QWidget):
 
     def _device_selected(self) -> None:
         dev = self._selected_device()
-        if dev is None or not self.device_radio.isEnabled():
+        if dev is None:
             return
         if not self.confirm_destroy(dev):
             self.table.clearSelection()
             return
-        self._confirmed = (str(_attr(dev, "path", "")), device_identity(dev))
+        self._confirmed = (dev.path, identity_of(dev))
         self.device_radio.setChecked(True)
         self._apply()
 
-    def confirm_destroy(self, dev: Any) -> bool:
+    def confirm_destroy(self, dev: Device) -> bool:
         """Show what will be destroyed and ask for the device path typed back."""
-        path = str(_attr(dev, "path", ""))
         text, ok = QInputDialog.getText(
             self, "Destroy the data on this device?",
-            f"Everything on {path} ({_attr(dev, 'model', '')}, serial {_attr(dev, 'serial', '')},"
-            f" {human_bytes(_attr(dev, 'size', 0) or 0)}) will be destroyed by mkfs and the "
+            f"Everything on {dev.path} ({dev.model or ''}, serial {dev.serial or ''},"
+            f" {human_bytes(dev.size)}) will be destroyed by mkfs and the "
             f"tests.\nType the device path to confirm:")
-        return bool(ok and text.strip() == path)
-
-
-def _attr(obj: Any, name: str, default: Any) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def _badges(dev: Any, safety: str) -> str:
-    flags = [safety] if safety else []
-    for name in ("system", "mounted", "member", "has_data"):
-        if _attr(dev, name, False):
-            flags.append(name.replace("_", " "))
-    return ", ".join(dict.fromkeys(flags))
+        return bool(ok and text.strip() == dev.path)
 
 
 def _gib(value: Any) -> float:
     if isinstance(value, int):
         return value / GiB
-    from disklab.core.units import parse_size
-
     try:
         return parse_size(str(value)) / GiB
     except ValueError:

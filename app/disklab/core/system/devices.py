@@ -14,6 +14,10 @@ built on it: its partitions and holders):
   free     nothing found
 system, mounted and member are refused for every destructive use with no override; so is a
 device whose exclusive open (O_EXCL) fails, since the kernel knows of users lsblk cannot see.
+
+`device_for_path` answers a lighter question, asked at every session start and by the live
+monitor: which device (and which disk under a loop device's image) holds a path. It reads sysfs
+only, so its Device carries no lsblk facts and no safety class.
 """
 
 from __future__ import annotations
@@ -29,6 +33,8 @@ from typing import Any
 
 from disklab.core import proc
 from disklab.core.errors import DisklabError, SafetyError, ToolError
+from disklab.core.system import sysfs
+from disklab.core.system.mountinfo import existing, filesystem_of, mounts, unescape
 
 SAFETY_ORDER = ("system", "mounted", "member", "has-data", "free")
 REFUSED = frozenset({"system", "mounted", "member"})
@@ -47,36 +53,42 @@ MEMBER_TYPES = {
 }
 LSBLK_COLUMNS = ("NAME,KNAME,PATH,TYPE,PKNAME,MAJ:MIN,MODEL,SERIAL,WWN,SIZE,ROTA,TRAN,RM,RO,"
                  "LOG-SEC,FSTYPE,PTTYPE,MOUNTPOINTS,SCHED,RA")
-SYS_BLOCK = Path("/sys/class/block")
+SYS_BLOCK = sysfs.SYS_CLASS_BLOCK
+_MAX_DEPTH = 8  # loop device on a file on a loop device ... stop somewhere
 
 
 @dataclass(frozen=True)
 class Device:
-    """One block device as read now, with its safety class and the reasons for it."""
+    """One block device as read now.
 
-    path: str
-    name: str  # kernel name (loop0, sda1, dm-0)
-    type: str  # disk, part, loop, lvm, crypt, raid1, rom, ...
-    model: str | None
-    serial: str | None
-    wwn: str | None
-    size: int
-    rotational: bool | None
-    transport: str | None
-    removable: bool
-    readonly: bool
-    log_sec: int | None
-    partitions: tuple[str, ...]
-    fstype: str | None
-    mountpoints: tuple[str, ...]
-    holders: tuple[str, ...]
-    scheduler: str | None
-    readahead_kib: int | None
-    safety: str
-    reasons: tuple[str, ...]
-    parent: str | None = None  # kernel name of the disk of a partition
-    pttype: str | None = None
+    list_devices() and classify() fill every field, with the safety class and its reasons;
+    device_for_path() fills path, name, devno, parent and backing from sysfs (safety "": not
+    classified)."""
+
+    path: str  # "/dev/vda1"
+    name: str  # kernel name (loop0, sda1, dm-0): the name in /proc/diskstats and /sys/class/block
     devno: str = ""  # "major:minor"
+    parent: str | None = None  # kernel name of the disk of a partition ("vda" for vda1)
+    backing: Device | None = None  # a loop device: the device under its backing file
+    type: str = ""  # disk, part, loop, lvm, crypt, raid1, rom, ...
+    model: str | None = None
+    serial: str | None = None
+    wwn: str | None = None
+    size: int = 0
+    rotational: bool | None = None
+    transport: str | None = None
+    removable: bool = False
+    readonly: bool = False
+    log_sec: int | None = None
+    partitions: tuple[str, ...] = ()
+    fstype: str | None = None
+    mountpoints: tuple[str, ...] = ()
+    holders: tuple[str, ...] = ()
+    scheduler: str | None = None
+    readahead_kib: int | None = None
+    safety: str = ""  # one of SAFETY_ORDER; "" when not classified
+    reasons: tuple[str, ...] = ()
+    pttype: str | None = None
     backing_file: str | None = None  # loop devices
     slaves: tuple[str, ...] = field(default=())
 
@@ -89,13 +101,6 @@ class Device:
 
 
 # --- reading the facts -------------------------------------------------------------------------
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text().strip()
-    except OSError:
-        return None
-
 
 def _settle() -> None:
     """Let udev finish (partitions just made, a loop just attached) before reading lsblk."""
@@ -139,29 +144,24 @@ def _blkid(path: str) -> dict[str, str]:
 def _swaps() -> set[str]:
     """Kernel names of block devices in use as swap (/proc/swaps)."""
     names = set()
-    for line in (_read(Path("/proc/swaps")) or "").splitlines()[1:]:
+    for line in (sysfs.read(Path("/proc/swaps")) or "").splitlines()[1:]:
         parts = line.split()
         if parts and parts[1:2] == ["partition"]:
             with contextlib.suppress(OSError, SafetyError):
-                names.add(kernel_name(parts[0].replace("\\040", " ")))
+                names.add(kernel_name(unescape(parts[0])))
     return names
 
 
 def _mounts_by_devno() -> dict[str, list[str]]:
     """mountinfo: 'major:minor' of the source device -> mountpoints (btrfs: through source)."""
-    from disklab.core.hostinfo import mounts
-
     out: dict[str, list[str]] = {}
     for m in mounts():
-        keys = {m["devno"]}
-        src = m["source"]
-        if src.startswith("/dev/"):
-            with contextlib.suppress(OSError):
-                st = os.stat(src)
-                if stat.S_ISBLK(st.st_mode):
-                    keys.add(f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}")
+        keys = {m.devno}
+        source = sysfs.node_number(m.source) if m.source.startswith("/dev/") else None
+        if source is not None:
+            keys.add(source)
         for key in keys:
-            out.setdefault(key, []).append(m["mountpoint"])
+            out.setdefault(key, []).append(m.mountpoint)
     return out
 
 
@@ -174,34 +174,27 @@ def kernel_name(path: str) -> str:
         raise SafetyError(f"{path}: {e.strerror}") from None
     if not stat.S_ISBLK(st.st_mode):
         raise SafetyError(f"{path} is not a block device")
-    devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
-    try:
-        return Path(f"/sys/dev/block/{devno}").resolve(strict=True).name
-    except OSError:
-        raise SafetyError(f"{path}: no block device {devno} in /sys") from None
+    number = sysfs.devno(st.st_rdev)
+    name = sysfs.kernel_name(number)
+    if name is None:
+        raise SafetyError(f"{path}: no block device {number} in /sys")
+    return name
 
 
-def _library_device(library_path: str | None) -> tuple[str | None, str | None]:
-    """(devno of the filesystem holding the library, its mountpoint)."""
+def library_device(library_path: str | None) -> tuple[str | None, str | None]:
+    """(devno of the filesystem holding the library, its mountpoint): that device is `system`,
+    and that mountpoint is never mounted over or unmounted."""
     if not library_path:
         return None, None
-    from disklab.core.hostinfo import filesystem_of
-
     path = Path(library_path).absolute()
     while not path.exists() and path != path.parent:
         path = path.parent
     fs = filesystem_of(str(path))
-    devno = None
     src = fs.get("source", "")
-    if src.startswith("/dev/"):
-        with contextlib.suppress(OSError):
-            st = os.stat(src)
-            if stat.S_ISBLK(st.st_mode):
-                devno = f"{os.major(st.st_rdev)}:{os.minor(st.st_rdev)}"
+    devno = sysfs.node_number(src) if src.startswith("/dev/") else None
     if devno is None:
         with contextlib.suppress(OSError):
-            st = os.stat(path)
-            devno = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+            devno = sysfs.devno(os.stat(path).st_dev)
     return devno, fs.get("mountpoint")
 
 
@@ -236,7 +229,7 @@ def _scan(library_path: str | None, only: str | None) -> list[Device]:
         raws[k] = _Raw(k, row)
     swaps = _swaps()
     mounts = _mounts_by_devno()
-    lib_devno, lib_mount = _library_device(library_path)
+    lib_devno, lib_mount = library_device(library_path)
     for k, r in raws.items():
         sys_dir = SYS_BLOCK / k
         r.holders = sorted(os.listdir(sys_dir / "holders")) if (sys_dir / "holders").is_dir() \
@@ -326,7 +319,7 @@ def _device(r: _Raw, raws: dict[str, _Raw]) -> Device:
     ordered = tuple(x for c in SAFETY_ORDER[:-1] for x in dict.fromkeys(reasons[c]))
     row = r.row
     kname = r.kname
-    backing = _read(SYS_BLOCK / kname / "loop" / "backing_file")
+    backing = sysfs.read(SYS_BLOCK / kname / "loop" / "backing_file")
     parents = row.get("_tree_parents") or []
     return Device(
         path=row.get("path") or f"/dev/{kname}",
@@ -361,7 +354,7 @@ def _device(r: _Raw, raws: dict[str, _Raw]) -> Device:
 def _sys_serial(kname: str) -> str | None:
     """Serial from sysfs when lsblk has none (no udev database): virtio, nvme, scsi."""
     for rel in ("serial", "device/serial", "device/vpd_pg80"):
-        text = _read(SYS_BLOCK / kname / rel)
+        text = sysfs.read(SYS_BLOCK / kname / rel)
         if text:
             return "".join(ch for ch in text if ch.isprintable()).strip() or None
     return None
@@ -391,7 +384,7 @@ def _loop_backing(kname: str) -> tuple[str, int] | None:
     for row in rows:
         if row.get("back-file"):
             back, ino = str(row["back-file"]), int(row.get("back-ino") or 0)
-    back = back or _read(SYS_BLOCK / kname / "loop" / "backing_file")
+    back = back or sysfs.read(SYS_BLOCK / kname / "loop" / "backing_file")
     if not back:
         return None
     if not ino:  # not root: losetup cannot ask the device; the file's inode is the same one
@@ -479,3 +472,55 @@ def check_destructive(path: str, confirm: str | None, library_path: str | None) 
         raise SafetyError(f"{where} refused: the plan's confirm {confirm!r} does not match the "
                           f"device as read now {identity_of(dev)!r}")
     return dev
+
+
+# --- the device under a path (sysfs only) ------------------------------------------------------
+
+def device_for_path(path: str) -> Device | None:
+    """The block device under a path, or the device itself for a block special file (a raw
+    device target): st_dev -> /sys/dev/block/M:m; for an anonymous st_dev (btrfs, 0:xx) the
+    mount's source device from mountinfo; a partition names its disk; a loop device names the
+    device under its backing file (recursively). None for tmpfs, overlay, NFS and other
+    filesystems without a block device of their own. Never raises."""
+    try:
+        return _device_for_path(path, 0)
+    except OSError:
+        return None
+
+
+def _device_for_path(path: str, depth: int) -> Device | None:
+    real = existing(path)
+    if real is None:
+        return None
+    st = os.stat(real)
+    if stat.S_ISBLK(st.st_mode):  # a raw device target: the device itself
+        return _sys_device(sysfs.devno(st.st_rdev), depth)
+    number = sysfs.devno(st.st_dev)
+    if os.major(st.st_dev) == 0 or sysfs.device_dir(number) is None:
+        source = filesystem_of(real).get("source", "")
+        if not source.startswith("/"):
+            return None  # tmpfs, overlay, proc, a network share...
+        found = sysfs.node_number(source)
+        if found is None:
+            return None
+        number = found
+    return _sys_device(number, depth)
+
+
+def _sys_device(number: str, depth: int) -> Device | None:
+    real = sysfs.device_dir(number)
+    if real is None:
+        return None
+    name = real.name
+    devname = name
+    for line in (sysfs.read(real / "uevent") or "").splitlines():
+        if line.startswith("DEVNAME="):
+            devname = line.split("=", 1)[1]
+    disk = real.parent.name if (real / "partition").exists() else None
+    backing = None
+    target = (sysfs.read(SYS_BLOCK / (disk or name) / "loop" / "backing_file") or "")
+    target = target.removesuffix(" (deleted)")
+    if target and depth < _MAX_DEPTH:
+        with contextlib.suppress(OSError):
+            backing = _device_for_path(target, depth + 1)
+    return Device(path=f"/dev/{devname}", name=name, devno=number, parent=disk, backing=backing)

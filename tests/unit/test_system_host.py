@@ -1,7 +1,8 @@
-"""hostinfo: facts of this machine and of the filesystem under a directory, from /proc and /sys.
+"""system.host: facts of this machine and of the filesystem under a directory, from /proc and
+/sys; mountinfo's lookups of the filesystem under a path.
 
 Expected values come from the same kernel through another door (os.uname, os.cpu_count,
-os.statvfs, psutil, the sysfs files themselves), never from hostinfo's own helpers.
+os.statvfs, psutil, the sysfs files themselves), never from the module's own helpers.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import psutil
 
-from disklab.core.hostinfo import filesystem_of, host_facts, mounts, same_filesystem
+from disklab.core.system.host import host_facts
+from disklab.core.system.mountinfo import filesystem_of, mounts, same_filesystem
 
 
 def test_machine_facts() -> None:
@@ -30,9 +32,9 @@ def test_machine_facts() -> None:
 
 def test_facts_for_root_name_its_filesystem_and_device() -> None:
     facts = host_facts("/")
-    root = [m for m in mounts() if m["mountpoint"] == "/"][-1]
-    assert facts["filesystem"]["fstype"] == root["fstype"]
-    assert facts["filesystem"]["source"] == root["source"]
+    root = [m for m in mounts() if m.mountpoint == "/"][-1]
+    assert facts["filesystem"]["fstype"] == root.fstype
+    assert facts["filesystem"]["source"] == root.source
     assert facts["filesystem"]["mountpoint"] == "/"
     assert facts["kernel"] == os.uname().release
     assert facts["cpu_count"] == os.cpu_count()

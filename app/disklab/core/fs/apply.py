@@ -1,7 +1,7 @@
 """Applying filesystem configurations to a target, and undoing them whatever happens.
 
 The runner calls a Scratch: attach_image() for an image target, apply() per configuration
-(wipefs, mkfs, mount, read-ahead, scheduler, each through the privileged helper, then the
+(the commands of fs.commands.setup_commands, run by the privileged helper, then the
 read-back), release() after the configuration's cases, teardown() at the end. teardown() never
 raises and runs after failures, cancels, Ctrl-C and SIGTERM.
 
@@ -23,11 +23,13 @@ from typing import Any
 
 import psutil
 
-from disklab.core import filesystems
-from disklab.core.errors import DisklabError
-from disklab.core.filesystems import ConfigError
+from disklab.core.errors import ConfigError, DisklabError
+from disklab.core.fs.options import config_to_dict, validate
+from disklab.core.fs.readback import mismatches, readback
 from disklab.core.model import FsConfig
 from disklab.core.privilege import Privileged
+from disklab.core.system.mountinfo import filesystem_of
+from disklab.core.system.sysfs import read_readahead, read_scheduler
 
 STATE_PREFIX = "setup-state-"
 STATE_VERSION = 1
@@ -125,14 +127,14 @@ class Scratch:
         asked-vs-applied differences under "mismatches" and the commands under "commands".
         `confirm` is the plan's identity for a user's device; a DiskLab image uses the identity
         read when it was attached."""
-        problems = filesystems.validate(config)
+        problems = validate(config)
         if problems:
             raise ConfigError(problems)
         if config.fs is None:
             raise ConfigError([("fs", f"{config.label!r} makes no filesystem (as is)")])
         mountpoint = os.path.abspath(mountpoint)
         confirm = confirm if confirm is not None else self.identities.get(device)
-        table = filesystems.config_to_dict(config)
+        table = config_to_dict(config)
         commands: list[dict[str, Any]] = []
 
         def ask(op: str, **args: Any) -> dict[str, Any]:
@@ -146,7 +148,7 @@ class Scratch:
 
         self.release(device)
         lib = self.library_path
-        ask("wipefs", device=device, confirm=confirm, library_path=lib)
+        # The helper runs fs.commands.setup_commands of the configuration, request by request.
         ask("mkfs", config=table, device=device, confirm=confirm, library_path=lib)
         step = self.state.add({"kind": "mount", "device": device, "mountpoint": mountpoint,
                                "created_dir": False})
@@ -159,15 +161,15 @@ class Scratch:
         step["created_dir"] = bool(result.get("created"))
         self.state.save()
         if config.readahead is not None:
-            before = filesystems.read_readahead(device)
+            before = read_readahead(device)
             self.state.add({"kind": "readahead", "device": device, "previous": before})
             ask("setra", device=device, sectors=config.readahead)
         if config.scheduler is not None:
-            before, _ = filesystems.read_scheduler(device)
+            before, _ = read_scheduler(device)
             self.state.add({"kind": "scheduler", "device": device, "previous": before})
             ask("scheduler", device=device, name=config.scheduler)
         rb = ask("readback", device=device, mountpoint=mountpoint, fstype=config.fs)["readback"]
-        rb["mismatches"] = filesystems.mismatches(config, rb)
+        rb["mismatches"] = mismatches(config, rb)
         rb["commands"] = [c.get("argv") for c in commands]
         rb["config"] = table
         return rb
@@ -197,8 +199,6 @@ def readback_directory(directory: str, priv: Privileged | None = None) -> dict[s
     """The read-back of the filesystem holding a directory target (its single 'as is' config).
     With `priv` the superblock tools run as root; without, what a user can read (dumpe2fs on
     a root-only device is then listed under "errors"). Never raises."""
-    from disklab.core.hostinfo import filesystem_of
-
     fs = filesystem_of(directory)
     source, mountpoint, fstype = fs.get("source", ""), fs.get("mountpoint"), fs.get("fstype")
     if not source.startswith("/dev/") or not os.path.exists(source):
@@ -215,10 +215,10 @@ def readback_directory(directory: str, priv: Privileged | None = None) -> dict[s
             rb["commands"] = [c.get("argv") for c in result.get("ran", [])]
             return rb
         except DisklabError as e:
-            rb = filesystems.readback(source, mountpoint, fstype)
+            rb = readback(source, mountpoint, fstype)
             rb["errors"].append(f"privileged read-back failed: {e}")
             return rb
-    return filesystems.readback(source, mountpoint, fstype)
+    return readback(source, mountpoint, fstype)
 
 
 def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,

@@ -1,4 +1,4 @@
-"""The two checks that catch a bad PySide6/pyqtgraph upgrade (issue 5 'Versions'), and the
+"""The two checks that catch a bad PySide6/pyqtgraph upgrade (the pins in pyproject.toml), and the
 bounded buffers behind the live plots.
 
 - PySide6 6.12.0 aborted Python 3.11 within ~100 repaints of a plot: the soak repaints a live

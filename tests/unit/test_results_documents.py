@@ -10,13 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.events import (
-    CaseFinished,
-    CaseStarted,
-    Sample,
-    SessionFinished,
-    SessionStarted,
-)
 from disklab.core.library import Library
 from disklab.core.model import Case, Metric
 from disklab.core.results.compare import comparison_for
@@ -28,30 +21,19 @@ from disklab.core.results.documents import (
     write_session_csv,
 )
 from disklab.core.results.tables import RESULTS_HEADER, results_table
+from tests.helpers import record_session
 
 PARAMS = {"bs": 1048576, "count": 64}
 
 
 def record(lib: Library, name: str, per_config: dict[str, list[tuple[float, float]]]) -> int:
     """One dd case per configuration; per repeat a (write B/s, write:lat_mean ns) pair."""
-    cases = tuple(Case(f"c{i}", i, config, "dd", 0, PARAMS)
-                  for i, config in enumerate(per_config))
-    repeats = len(next(iter(per_config.values())))
-    rec = lib.recorder()
-    rec.handle(SessionStarted(name=name, cases=cases, repeats=repeats, host={"cpu": "x86"},
-                              plan_text=f"name = '{name}'\n", t=1.0))
-    for case, values in zip(cases, per_config.values(), strict=True):
-        for repeat, (bps, lat) in enumerate(values, start=1):
-            rec.handle(CaseStarted(case=case, repeat=repeat, argv=("dd", "bs=1M"), t=2.0))
-            rec.handle(Sample(case_id=case.id, series="app_bps", value=bps, repeat=repeat,
-                              t=2.5))
-            rec.handle(CaseFinished(case_id=case.id, repeat=repeat, exit_status=0, duration=1.0,
-                                    metrics=(Metric("write", bps, "B/s"),
-                                             Metric("write:lat_mean", lat, "ns")), t=3.0))
-    rec.handle(SessionFinished(status="finished", t=4.0))
-    rec.close()
-    assert rec.session_id is not None
-    return rec.session_id
+    runs = [(Case(f"c{i}", i, config, "dd", 0, PARAMS),
+             [(Metric("write", bps, "B/s"), Metric("write:lat_mean", lat, "ns"))
+              for bps, lat in values])
+            for i, (config, values) in enumerate(per_config.items())]
+    return record_session(lib, runs, name=name, host={"cpu": "x86"}, argv=("dd", "bs=1M"),
+                          sample_series="app_bps")
 
 
 @pytest.fixture

@@ -59,7 +59,7 @@ from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 
-SAMPLE_INTERVAL = 0.5  # seconds between monitor samples (issue 2: every 500 ms)
+SAMPLE_INTERVAL = 0.5  # seconds between monitor samples: DESIGN.md asks for 250-1000 ms
 TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL on cancel
 # A tool that prints nothing and moves no byte for this long is stuck (iozone -t spins forever
 # when its children fail); long silences with I/O going on are normal and never stopped.

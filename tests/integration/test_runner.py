@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import psutil
@@ -167,10 +169,14 @@ block_size = "1m"
 size = "16m"
 direct = false
 """)
+    started = time.time() - 1
     events = list(run_plan(parse_plan(text).plan))
     logs = [e.text for e in events if getattr(e, "stream", None) == "disklab"]
     assert any("dropped caches through the privileged helper" in t for t in logs)
     assert events[-1].status == "finished"  # type: ignore[attr-defined]
-    helpers = [p for p in psutil.process_iter(["cmdline"])
-               if "disklab.core.privhelper" in " ".join(p.info["cmdline"] or [])]
-    assert helpers == []  # the helper started for this session is gone with it
+    # the helper started for this session is gone with it: none of ours is left, neither as our
+    # child nor orphaned (other test runs on the machine may have helpers of their own)
+    helpers = [p for p in psutil.process_iter(["cmdline", "ppid", "create_time"])
+               if "disklab.core.privhelper" in " ".join(p.info["cmdline"] or [])
+               and p.info["create_time"] >= started and p.info["ppid"] in (os.getpid(), 1)]
+    assert helpers == []

@@ -247,3 +247,70 @@ def teardown(fs: ScratchFs) -> None:
             subprocess.run(["umount", "-l", str(fs.mountpoint)], check=False)
     subprocess.run(["losetup", "-d", fs.device], check=False, capture_output=True)
     fs.image.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# loop devices of one test, undone by name
+
+
+def sh(*argv: str, check: bool = True) -> str:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(argv)}: {done.stderr}")
+    return done.stdout.strip()
+
+
+class Loops:
+    """Images, loop devices, mounts, swaps and processes of one test, all undone by cleanup()."""
+
+    def __init__(self, base: Path):
+        self.base = base
+        self.images: list[Path] = []
+        self.mounts: list[Path] = []
+        self.swaps: list[str] = []
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def image(self, name: str, size: str = "64M") -> Path:
+        path = self.base / f"{name}.img"
+        sh("truncate", "-s", size, str(path))
+        self.images.append(path)
+        return path
+
+    def attach(self, image: Path, partscan: bool = False) -> str:
+        argv = ["losetup", "--find", "--show", "--direct-io=on"]
+        return sh(*argv, *(["--partscan"] if partscan else []), str(image))
+
+    def device(self, name: str, size: str = "64M") -> str:
+        return self.attach(self.image(name, size))
+
+    def mount(self, device: str, name: str, fs: str = "ext4") -> Path:
+        sh(f"mkfs.{fs}", "-q", "-F" if fs.startswith("ext") else "-f", device)
+        mnt = self.base / name
+        mnt.mkdir()
+        sh("mount", device, str(mnt))
+        self.mounts.append(mnt)
+        return mnt
+
+    def start(self, argv: list[str], **kw: object) -> subprocess.Popen[str]:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, **kw)  # type: ignore[call-overload]
+        self.procs.append(p)
+        return p
+
+    def cleanup(self) -> None:
+        for p in self.procs:
+            p.kill()
+            p.wait()
+        for dev in self.swaps:
+            sh("swapoff", dev, check=False)
+        for mnt in reversed(self.mounts):
+            if os.path.ismount(mnt):
+                sh("umount", str(mnt), check=False)
+            if os.path.ismount(mnt):
+                sh("umount", "-l", str(mnt), check=False)
+        for image in self.images:
+            for dev in sh("losetup", "-n", "-O", "NAME", "-j", str(image), check=False).split():
+                if any(p.name.startswith(Path(dev).name + "p")
+                       for p in Path(f"/sys/block/{Path(dev).name}").iterdir()):
+                    sh("partx", "-d", dev, check=False)
+                sh("losetup", "-d", dev, check=False)
+            image.unlink(missing_ok=True)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication
+import os
 
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import QApplication, QInputDialog
+
+from disklab.core.plan import parse_plan
+from disklab.core.system.devices import identity
 from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.main_window import PAGE_KEYS, MainWindow
 from disklab.gui.state import Workbench
-from tests.helpers import engine_plan
+from tests.helpers import Loops, engine_plan
 
 
 def test_sidebar_and_shortcuts_reach_every_page(qtbot, window):
@@ -156,3 +161,51 @@ def test_dark_and_light_themes(qtbot):
     assert app.palette().color(QPalette.ColorRole.Window).lightness() < 100
     assert not apply_theme(app, dark=False)
     assert app.palette().color(QPalette.ColorRole.Window).lightness() > 150
+
+
+def test_configs_page_asks_the_journal_device_typed_back(qtbot, window, tmp_path, monkeypatch):
+    """An external journal device is wiped like the target: refused devices are said at the
+    field, any other is kept with its identity only once its path is typed back."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root for loop devices")
+    loops = Loops(tmp_path)
+    try:
+        journal, mounted = loops.device("journal"), loops.device("mounted")
+        loops.mount(mounted, "mnt")
+        asked: list[str] = []
+
+        def typed_back(text: str) -> object:
+            def get_text(parent, title, label, *args, **kwargs):  # as QInputDialog.getText
+                asked.append(label)
+                return text, True
+            return staticmethod(get_text)
+
+        page = window.configs
+        page.add_config()
+        page.set_field("mkfs.journal_device", mounted)
+        monkeypatch.setattr(QInputDialog, "getText", typed_back(mounted))
+        page.confirm_device("journal_device")
+        assert not asked  # refused: nothing to confirm
+        assert "class mounted" in page.problems["mkfs.journal_device"]
+        assert window.wb.draft.configs[0]["mkfs"] == {"journal_device": mounted}
+
+        page.set_field("mkfs.journal_device", journal)
+        assert "press Enter" in page.problems["mkfs.journal_device"]
+        monkeypatch.setattr(QInputDialog, "getText", typed_back("/dev/wrong"))
+        page.confirm_device("journal_device")
+        assert len(asked) == 1 and journal in asked[0]
+        assert window.wb.draft.configs[0]["mkfs"] == {"journal_device": journal}
+        monkeypatch.setattr(QInputDialog, "getText", typed_back(journal))
+        page.confirm_device("journal_device")
+        confirmed = {"path": journal, "confirm": identity(journal)}
+        assert window.wb.draft.configs[0]["mkfs"] == {"journal_device": confirmed}
+        assert "mkfs.journal_device" not in page.problems
+        assert f"wipefs --all --force {journal}" in page.preview.toPlainText()
+        # the saved plan carries the confirm next to the option, as the plan loader reads it
+        window.wb.draft.target.clear()
+        window.wb.draft.target["image"] = {"path": str(tmp_path / "t.img"), "size": "1g"}
+        window.wb.draft.tests.append({"tool": "engine", "mode": "write", "size": "1m"})
+        plan = parse_plan(window.wb.draft.to_text(), library=str(window.wb.library_path)).plan
+        assert plan.configs[0].confirms == {"journal_device": identity(journal)}
+    finally:
+        loops.cleanup()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.fs.options import config_from_toml
+from disklab.core.fs.options import config_from_toml, config_to_dict, device_options
 
 
 def problems(table: dict, index: int = 1) -> dict[str, str]:
@@ -107,3 +107,26 @@ def test_every_problem_is_reported_at_once() -> None:
     found = problems({"label": "x", "fs": "ext4", "mkfs": {"su": "128k", "stride": 0},
                       "mount": ["bogus", "noatime"]})
     assert set(found) == {"config[1].mkfs.su", "config[1].mkfs.stride", "config[1].mount[1]"}
+
+
+def test_a_device_option_takes_its_confirm_next_to_it() -> None:
+    """journal_device = { path, confirm }: the path is the option's value (what mke2fs gets),
+    the confirm is kept by option name and written back in the same table form."""
+    confirm = "/dev/sdc1 WD-1234#sdc1 1073741824"
+    table = {"label": "j", "fs": "ext4",
+             "mkfs": {"journal_device": {"path": "/dev/sdc1", "confirm": confirm}}}
+    config, problems = config_from_toml(table)
+    assert problems == [] and config is not None
+    assert config.mkfs == {"journal_device": "/dev/sdc1"}
+    assert config.confirms == {"journal_device": confirm}
+    assert device_options(config) == {"journal_device": "/dev/sdc1"}
+    assert config_to_dict(config)["mkfs"] == table["mkfs"]
+    bare, _ = config_from_toml({"label": "j", "fs": "ext4", "mkfs": {"journal_device": "/dev/x"}})
+    assert bare is not None and bare.confirms == {}
+    xfs, _ = config_from_toml({"label": "x", "fs": "xfs",
+                               "mkfs": {"log_device": {"path": "/dev/sdd", "confirm": confirm}}})
+    assert xfs is not None and device_options(xfs) == {"log_device": "/dev/sdd"}
+    _, bad = config_from_toml({"label": "j", "fs": "ext4",
+                               "mkfs": {"journal_device": {"confirm": confirm, "size": 1}}})
+    assert ("config[1].mkfs.journal_device", "unknown key 'size' (known: path, confirm)") in bad
+    assert any(k == "config[1].mkfs.journal_device" and "needs path" in m for k, m in bad)

@@ -163,3 +163,33 @@ def test_case_params_recheck_what_the_privileged_helper_receives() -> None:
         case_params("engine", {"mode": "write", "size": 8 << 20, "streams": 2}, device=True)
     with pytest.raises(PlanError, match="unknown tool"):
         case_params("rm", {})
+
+
+def test_a_journal_device_without_confirm_is_an_error_at_its_key_and_line(tmp_path: Path
+                                                                          ) -> None:
+    """Also when written as a [config.mkfs] table: the line is the option's own."""
+    text = textwrap.dedent(f"""\
+        [target]
+        image = {{ path = "{tmp_path}/t.img", size = "1g" }}
+
+        [[config]]
+        label = "j"
+        fs = "ext4"
+
+        [config.mkfs]
+        block_size = "4k"
+        journal_device = "/dev/null"
+
+        [[test]]
+        tool = "engine"
+        mode = "write"
+        size = "1m"
+        """)
+    with pytest.raises(PlanError) as e:
+        parse_plan(text)
+    messages = [str(p) for p in e.value.problems]
+    assert any(m.startswith("line 10: config[1].mkfs.journal_device: journal_device /dev/null "
+                            "is wiped and formatted") and "`disklab devices`" in m
+               for m in messages), messages
+    assert "line 10: config[1].mkfs.journal_device: /dev/null is not a block device" in messages
+    assert len(messages) == 2

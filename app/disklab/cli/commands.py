@@ -27,8 +27,8 @@ from disklab.core.fs.commands import (
     setup_commands,
 )
 from disklab.core.library import Library
-from disklab.core.model import Plan
-from disklab.core.plan import CheckedPlan, load_plan, parse_plan
+from disklab.core.model import SIZE_KEYS, Plan
+from disklab.core.plan import CheckedPlan, destroyed_devices, load_plan, parse_plan
 from disklab.core.results.charts import session_charts, thinned_samples
 from disklab.core.results.documents import (
     SESSION_FORMATS,
@@ -47,6 +47,7 @@ from disklab.core.session import (
     tool_rows,
 )
 from disklab.core.tools.base import ToolOutput
+from disklab.core.units import format_size
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -112,24 +113,23 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     return EXIT_OK if status == "finished" else EXIT_FAILED
 
 
-def _confirm_destroy(checked: CheckedPlan, yes: str | None) -> None:
-    """A format or raw device target destroys a device's data: the user types its path (or
-    --yes-destroy names it)."""
-    target = checked.plan.target
-    if not target.destructive or yes == target.path:
+def _confirm_destroy(checked: CheckedPlan, yes: list[str] | None) -> None:
+    """Every device the run destroys (a format or raw device target, an external journal or
+    log device): the user types its path, or a --yes-destroy names it. Nothing is changed
+    unless every one is confirmed."""
+    named = set(yes or ())
+    pending = [d for d in destroyed_devices(checked.plan) if d.path not in named]
+    if not pending:
         return
-    key = f"target.{target.kind}"
-    what = ("formatting" if target.kind == "format" else "raw writes to")
     if yes is not None or not sys.stdin.isatty():
-        raise PlanError([Problem(key, f"{what} {target.path} destroys its data: confirm with "
-                                 f"--yes-destroy {target.path}")])
-    doing = ("format {} once per configuration" if target.kind == "format"
-             else "write to {} directly").format(target.path)
-    print(f"DiskLab will {doing}; everything on it is lost.\n  identity: {target.confirm}",
-          file=sys.stderr)
-    typed = input(f"Type {target.path} to go on: ").strip()
-    if typed != target.path:
-        raise PlanError([Problem(key, "not confirmed: nothing was changed")])
+        raise PlanError([Problem(d.key, f"{d.path} is {d.role}, destroying its data: confirm "
+                                 f"with --yes-destroy {d.path}", d.line) for d in pending])
+    for d in pending:
+        print(f"DiskLab will destroy everything on {d.path}: it is {d.role}.\n"
+              f"  identity: {d.confirm}", file=sys.stderr)
+        typed = input(f"Type {d.path} to go on: ").strip()
+        if typed != d.path:
+            raise PlanError([Problem(d.key, "not confirmed: nothing was changed", d.line)])
 
 
 def _ask_password() -> str:
@@ -166,6 +166,11 @@ def plan_show(args: argparse.Namespace) -> int:
     print(f"plan {plan.name!r}: target {plan.target.path}, repeats {plan.repeats}")
     for w in checked.warnings:
         print(f"warning: {w}")
+    for spec in plan.tests:
+        for group in spec.zips:
+            print(f"test[{spec.index + 1}]: {', '.join(group)} advance together (zip): "
+                  + "; ".join(" ".join(f"{n}={_value_text(n, spec.params[n][i])}" for n in group)
+                              for i in range(len(spec.params[group[0]]))))
     _show_setup(plan)
     for run in plan_runs(plan):
         if run.repeat != 1:
@@ -175,6 +180,15 @@ def plan_show(args: argparse.Namespace) -> int:
             print("  prepare: " + command_line(step))
         print("  run:     " + command_line(run.command.argv))
     return EXIT_OK
+
+
+def _value_text(key: str, value: Any) -> str:
+    """One parameter value in the plan's spelling (sizes as 64k, booleans as true)."""
+    if key in SIZE_KEYS and isinstance(value, int) and not isinstance(value, bool):
+        return format_size(value)
+    if isinstance(value, tuple):
+        return ",".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _show_setup(plan: Plan) -> None:

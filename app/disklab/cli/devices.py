@@ -1,7 +1,9 @@
 """`disklab devices [--json]`: every block device with its safety class and the reasons.
 
 The class is what `plan validate` and `run` will say about a device: system, mounted and member
-are refused for any destructive use; has-data and free need the plan's confirm.
+are refused for any destructive use; has-data and free need the plan's confirm, which is shown
+here exactly as the plan must give it ("PATH SERIAL SIZE", under "confirm" in --json), for a
+target and for an external journal or log device alike.
 """
 
 from __future__ import annotations
@@ -12,15 +14,17 @@ import sys
 
 from disklab.cli.output import print_table
 from disklab.core.session import library_path
-from disklab.core.system.devices import list_devices
+from disklab.core.system.devices import identity_of, list_devices
 from disklab.core.units import human_bytes
 
 
 def devices(args: argparse.Namespace) -> int:
     # the library's filesystem counts as `system`: it must never be formatted
     found = list_devices(str(library_path(getattr(args, "library", None))))
+    confirms = {d.path: identity_of(d) for d in found}
     if getattr(args, "json", False):
-        json.dump([d.to_json() for d in found], sys.stdout, indent=1)
+        json.dump([{**d.to_json(), "confirm": confirms[d.path]} for d in found], sys.stdout,
+                  indent=1)
         print()
         return 0
     rows = [["PATH", "SIZE", "MODEL", "FSTYPE", "MOUNTPOINTS", "SAFETY", "REASONS"]]
@@ -35,4 +39,12 @@ def devices(args: argparse.Namespace) -> int:
             "; ".join(d.reasons) or "-",
         ])
     print_table(rows)
+    print("\nconfirm strings (copy one into the plan next to the device it confirms):")
+    for d in found:
+        if d.refused:
+            print(f"  {d.path}: refused ({d.safety}): no confirm is accepted")
+        elif d.readonly or d.size == 0:
+            print(f"  {d.path}: refused ({'read-only' if d.readonly else 'size 0'})")
+        else:
+            print(f'  {d.path}: confirm = "{confirms[d.path]}"')
     return 0

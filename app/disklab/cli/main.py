@@ -33,8 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("plan", metavar="PLAN.toml")
     p.add_argument("--target", metavar="DIR", help="run in DIR instead of the plan's target")
     p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
-    p.add_argument("--yes-destroy", metavar="DEVICE",
-                   help="confirm formatting DEVICE (a format target) without being asked")
+    p.add_argument("--yes-destroy", metavar="DEVICE", action="append",
+                   help="confirm destroying DEVICE (a format or device target, an external "
+                        "journal or log device) without being asked; once per device")
     library_option(p)
     p.set_defaults(func=commands.run)
 

@@ -51,6 +51,9 @@ class FsConfig:
     mount: tuple[str, ...] = ()
     readahead: int | None = None
     scheduler: str | None = None
+    # mkfs option naming a second device DiskLab wipes (journal_device, log_device) -> the
+    # plan's 'PATH SERIAL SIZE' for it: every device written to is confirmed like the target.
+    confirms: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def as_is(self) -> bool:
@@ -73,6 +76,8 @@ class TestSpec:
     params: Mapping[str, Any]
     line: int | None = None
     axes: tuple[str, ...] = ()
+    # groups of axes that advance together (zip = [["sync", "fsync"]]) instead of multiplying
+    zips: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True)

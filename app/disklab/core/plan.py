@@ -21,11 +21,11 @@ import psutil
 from disklab.core import tools
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.errors import DisklabError, PlanError, Problem
-from disklab.core.fs.options import config_from_toml
+from disklab.core.fs.options import config_from_toml, device_options
 from disklab.core.matrix import expand, grid
 from disklab.core.model import AS_IS, FsConfig, Plan, Target, TestSpec
 from disklab.core.proc import which
-from disklab.core.system.devices import check_destructive
+from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import same_filesystem
 from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.core.units import format_size, human_bytes, parse_duration, parse_size
@@ -35,6 +35,7 @@ TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", 
 TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm"}
 MIN_IMAGE = 64 << 20
+ZIP_KEY = "zip"  # in a [[test]] table: groups of list parameters that advance together
 
 
 class _KeyLines:
@@ -58,7 +59,10 @@ class _KeyLines:
                         counts[name] = counts.get(name, 0) + 1
                         prefix = f"{name}[{counts[name]}]."
                     else:
-                        prefix = f"{name}."
+                        # [config.mkfs] after [[config]] is a table of that config
+                        head, _, rest = name.partition(".")
+                        prefix = (f"{head}[{counts[head]}].{rest}." if rest and head in counts
+                                  else f"{name}.")
                     self.lines.setdefault(prefix.rstrip("."), number)
                     continue
                 key = self._KEY.match(raw)
@@ -194,7 +198,7 @@ def _read_test(index: int, table: Any, check: _Checker) -> TestSpec | None:
     params: dict[str, Any] = {}
     axes: list[str] = []
     for key, raw in table.items():
-        if key == "tool":
+        if key in ("tool", ZIP_KEY):
             continue
         spec = adapter.params.get(key)
         where = f"{base}.{key}"
@@ -227,8 +231,54 @@ def _read_test(index: int, table: Any, check: _Checker) -> TestSpec | None:
             check.error(f"{base}.{key}", f"missing: {tool} needs {key!r}")
         else:
             params[key] = spec.default
+    zips = _read_zip(table.get(ZIP_KEY), base, params, axes, check)
     return TestSpec(index=index, tool=str(tool), params=params, line=check.where.get(base),
-                    axes=tuple(axes))
+                    axes=tuple(axes), zips=zips)
+
+
+def _read_zip(raw: Any, base: str, params: Mapping[str, Any], axes: list[str],
+              check: _Checker) -> tuple[tuple[str, ...], ...]:
+    """`zip = [["sync", "fsync"]]`: the named list parameters advance together (their first
+    values make one case, their second values the next, ...) instead of multiplying. Each name
+    must be a list parameter of the test, in one group only, and a group's lists equally long."""
+    if raw is None:
+        return ()
+    key = f"{base}.{ZIP_KEY}"
+    if isinstance(raw, list) and raw and all(isinstance(n, str) for n in raw):
+        raw = [raw]  # zip = ["sync", "fsync"]: one group
+    if (not isinstance(raw, list) or not raw
+            or not all(isinstance(g, list) and all(isinstance(n, str) for n in g) for g in raw)):
+        check.error(key, 'must be a list of groups of parameter names, e.g. '
+                    'zip = [["sync", "fsync"]]')
+        return ()
+    groups: list[tuple[str, ...]] = []
+    seen: set[str] = set()
+    for group in raw:
+        if len(group) < 2:
+            check.error(key, f"{group!r}: a group zips at least two list parameters")
+            continue
+        bad = False
+        for name in group:
+            if name in seen:
+                check.error(key, f"{name!r} is in more than one zip group (or twice in one)")
+                bad = True
+            elif name not in axes:
+                what = "not a parameter of this test" if name not in params else \
+                    "not a list (a matrix axis) in this test"
+                check.error(key, f"{name!r} is {what}: zip pairs list parameters")
+                bad = True
+            seen.add(name)
+        if bad:
+            continue
+        lengths = {name: len(params[name]) for name in group if name in params}
+        if len(lengths) < len(group):
+            continue  # a value of the group is wrong: already reported at its key
+        if len(set(lengths.values())) > 1:
+            check.error(key, "zipped lists must be equally long: " + ", ".join(
+                f"{name} has {n}" for name, n in lengths.items()))
+            continue
+        groups.append(tuple(group))
+    return tuple(groups)
 
 
 def _which(executable: str) -> bool:
@@ -397,9 +447,10 @@ def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict
     return params
 
 
-def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
-                  ) -> tuple[FsConfig, ...]:
-    """[[config]] tables: only for targets DiskLab formats; labels unique."""
+def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker,
+                  library: str | None = None) -> tuple[FsConfig, ...]:
+    """[[config]] tables: only for targets DiskLab formats; labels unique; every second device
+    a config writes to (external journal/log) confirmed and safe like a format target."""
     raw = doc.get("config", [])
     if not isinstance(raw, list):
         check.error("config", "use [[config]] tables")
@@ -424,8 +475,68 @@ def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
         elif config.label in labels:
             check.error(f"config[{i}].label", f"{config.label!r} is used twice")
         labels.add(config.label)
+        _check_devices(config, i, target, check, library)
         configs.append(config)
     return tuple(configs) or (AS_IS,)
+
+
+def _check_devices(config: FsConfig, index: int, target: Target | None, check: _Checker,
+                   library: str | None) -> None:
+    """An external journal or log device is wiped and formatted like the target: the same
+    safety classes, its own confirm, and never the target itself."""
+    for name, path in device_options(config).items():
+        key = f"config[{index}].mkfs.{name}"
+        confirm = config.confirms.get(name)
+        if not path.startswith("/dev/"):
+            check.error(key, f"{path} must be a block device path such as /dev/sdc1")
+            continue
+        if confirm is None:
+            check.error(key, f"{name} {path} is wiped and formatted, destroying its data: write "
+                        f'{name} = {{ path = "{path}", confirm = "PATH SERIAL SIZE" }} with the '
+                        "confirm as `disklab devices` shows it")
+        try:
+            if (target is not None and target.kind == "format"
+                    and kernel_name(path) == kernel_name(target.path)):
+                check.error(key, f"{path} is the target itself: an external {name} needs a "
+                            "device of its own")
+                continue
+            check_destructive(path, confirm, library)
+        except DisklabError as e:
+            check.error(key, str(e))
+
+
+@dataclass(frozen=True)
+class Destroyed:
+    """A device a run wipes: the format or raw device target, or an external journal or log
+    device of a configuration. Each is confirmed in the plan and typed back (--yes-destroy)."""
+
+    path: str
+    confirm: str | None
+    key: str  # the TOML key that names it ('target.format', 'config[2].mkfs.journal_device')
+    line: int | None
+    role: str  # what is done to it, for the question asked before the run
+
+
+def destroyed_devices(plan: Plan) -> list[Destroyed]:
+    """Every device a run of `plan` destroys, the target first, each once."""
+    where = _KeyLines(plan.source)
+    out: list[Destroyed] = []
+    target = plan.target
+    if target.destructive:
+        key = f"target.{target.kind}"
+        role = ("formatted once per configuration" if target.kind == "format"
+                else "written to directly")
+        out.append(Destroyed(target.path, target.confirm, key, where.get(key), role))
+    if target.kind in ("image", "format"):
+        for i, config in enumerate(plan.configs, start=1):
+            for name, path in device_options(config).items():
+                if any(d.path == path for d in out):
+                    continue
+                key = f"config[{i}].mkfs.{name}"
+                out.append(Destroyed(path, config.confirms.get(name), key, where.get(key),
+                                     f"formatted as the external {name.replace('_', ' ')} of "
+                                     f"{config.label!r}"))
+    return out
 
 
 def _typed(doc: Mapping[str, Any], key: str, kind: type, default: Any, check: _Checker) -> Any:
@@ -473,7 +584,7 @@ def parse_plan(
     drop_caches = _typed(doc, "drop_caches", bool, False, check)
     stop_on_failure = _typed(doc, "stop_on_failure", bool, False, check)
     target = _read_target(doc, check, base_dir, library)
-    configs = _read_configs(doc, target, check)
+    configs = _read_configs(doc, target, check, library)
     raw_tests = doc.get("test", [])
     if not isinstance(raw_tests, list) or not raw_tests:
         check.error("test", "no tests: add at least one [[test]] table")

@@ -57,7 +57,7 @@ from disklab.core.fs.commands import (
     umount_argv,
     wipefs_argv,
 )
-from disklab.core.fs.options import config_from_toml
+from disklab.core.fs.options import config_from_toml, device_options
 from disklab.core.fs.readback import readback
 from disklab.core.model import FsConfig
 from disklab.core.plan import case_params
@@ -299,13 +299,20 @@ class Helper:
         device = _arg(args, "device", str)
         confirm = _arg(args, "confirm", str, required=False)
         lib = _arg(args, "library_path", str, required=False)
-        mkfs = dict(config.mkfs)
-        extra = mkfs.get("journal_device") or mkfs.get("log_device")
-        if extra:
-            if devices.kernel_name(extra) == devices.kernel_name(device):
-                raise SafetyError(f"the external journal/log {extra} is the target itself")
-            devices.check_destructive(extra, _arg(args, "journal_confirm", str, required=False),
-                                      lib)
+        extra = device_options(config)
+        if len(extra) > 1:
+            raise RequestError(f"one external journal/log device per configuration, not "
+                               f"{', '.join(extra)}")
+        for name, path in extra.items():
+            # A device the helper did not attach is a user's: it is wiped only with the confirm
+            # the plan gave for it, matched against the device as read now.
+            journal_confirm = _arg(args, "journal_confirm", str, required=False)
+            if journal_confirm is None:
+                raise SafetyError(f"{name} {path}: wiping a second device needs the plan's "
+                                  "confirm for it (journal_confirm)")
+            if devices.kernel_name(path) == devices.kernel_name(device):
+                raise SafetyError(f"the external journal/log {path} is the target itself")
+            devices.check_destructive(path, journal_confirm, lib)
         devices.check_destructive(device, confirm, lib)
         for command in setup_commands(config, device, None):
             if command.request == "mkfs":

@@ -24,7 +24,7 @@ from typing import Any
 import psutil
 
 from disklab.core.errors import ConfigError, DisklabError
-from disklab.core.fs.options import config_to_dict, validate
+from disklab.core.fs.options import config_to_dict, device_options, validate
 from disklab.core.fs.readback import mismatches, readback
 from disklab.core.model import FsConfig
 from disklab.core.privilege import Privileged
@@ -126,7 +126,7 @@ class Scratch:
         """Make and mount the filesystem of `config` on `device`; the read-back, with the
         asked-vs-applied differences under "mismatches" and the commands under "commands".
         `confirm` is the plan's identity for a user's device; a DiskLab image uses the identity
-        read when it was attached."""
+        read when it was attached. An external journal/log device's confirm is the config's."""
         problems = validate(config)
         if problems:
             raise ConfigError(problems)
@@ -148,8 +148,13 @@ class Scratch:
 
         self.release(device)
         lib = self.library_path
-        # The helper runs fs.commands.setup_commands of the configuration, request by request.
-        ask("mkfs", config=table, device=device, confirm=confirm, library_path=lib)
+        # The helper runs fs.commands.setup_commands of the configuration, request by request;
+        # an external journal or log device is wiped too, so its confirm goes with it and the
+        # helper re-checks that device's identity as it does the target's.
+        extra = {}
+        for name in device_options(config):
+            extra["journal_confirm"] = config.confirms.get(name)
+        ask("mkfs", config=table, device=device, confirm=confirm, library_path=lib, **extra)
         step = self.state.add({"kind": "mount", "device": device, "mountpoint": mountpoint,
                                "created_dir": False})
         try:

@@ -74,6 +74,11 @@ MKFS_OPTIONS: dict[str, MkfsOption] = {
     "data": MkfsOption("choice", ("btrfs",), "mkfs.btrfs -d", choices=BTRFS_PROFILES),
     "metadata": MkfsOption("choice", ("btrfs",), "mkfs.btrfs -m", choices=BTRFS_PROFILES),
 }
+# The mkfs options naming a second device that applying the configuration writes to (wipefs and
+# mke2fs -O journal_dev, mkfs.xfs -l logdev=): each is destroyed like the target, so each needs
+# its own confirm, given as `journal_device = { path = "/dev/sdc1", confirm = "PATH SERIAL SIZE" }`.
+DEVICE_OPTIONS = tuple(name for name, opt in MKFS_OPTIONS.items() if opt.kind == "path")
+DEVICE_KEYS = ("path", "confirm")
 
 
 @dataclass(frozen=True)
@@ -375,6 +380,8 @@ def config_from_toml(table: Any, index: int = 1) -> tuple[FsConfig | None, Probl
     if not isinstance(mkfs_raw, Mapping):
         problems.append((f"{where}.mkfs", "mkfs must be a table, e.g. { journal_size = '16m' }"))
         mkfs_raw = {}
+    mkfs_raw, confirms, device_problems = _split_devices(mkfs_raw, f"{where}.mkfs")
+    problems += device_problems
     mount_raw = table.get("mount", [])
     if isinstance(mount_raw, str):
         mount_raw = [o for o in mount_raw.split(",") if o.strip()]
@@ -388,6 +395,7 @@ def config_from_toml(table: Any, index: int = 1) -> tuple[FsConfig | None, Probl
         mount=tuple(o.strip() if isinstance(o, str) else o for o in mount_raw),
         readahead=table.get("readahead"),
         scheduler=table.get("scheduler"),
+        confirms=confirms,
     )
     if label is not None and not isinstance(label, str):
         problems.append((f"{where}.label", f"{label!r} is not a string"))
@@ -396,7 +404,44 @@ def config_from_toml(table: Any, index: int = 1) -> tuple[FsConfig | None, Probl
         return None, problems
     mkfs = {k: convert_mkfs_value(k, v) for k, v in config.mkfs.items()}
     return FsConfig(config.label, config.fs, mkfs, config.mount, config.readahead,
-                    config.scheduler), []
+                    config.scheduler, confirms), []
+
+
+def _split_devices(mkfs: Mapping[str, Any], where: str
+                   ) -> tuple[dict[str, Any], dict[str, str], Problems]:
+    """A device-valued option may be a table { path, confirm }: (mkfs with its path, the
+    confirms by option name, problems). A bare path stays as it is; the plan loader and the
+    privileged helper refuse it without a confirm."""
+    out: dict[str, Any] = dict(mkfs)
+    confirms: dict[str, str] = {}
+    problems: Problems = []
+    for name in DEVICE_OPTIONS:
+        value = mkfs.get(name)
+        if not isinstance(value, Mapping):
+            continue
+        key = f"{where}.{name}"
+        unknown = [k for k in value if k not in DEVICE_KEYS]
+        if unknown:
+            problems.append((key, f"unknown key {unknown[0]!r} (known: path, confirm)"))
+        path, confirm = value.get("path"), value.get("confirm")
+        out[name] = path
+        if path is None:
+            problems.append((key, f'needs path = "/dev/..." ({name} = {{ path = "/dev/sdc1", '
+                                  'confirm = "PATH SERIAL SIZE" }})'))
+            del out[name]
+        if confirm is not None:
+            if isinstance(confirm, str) and confirm.strip():
+                confirms[name] = confirm.strip()
+            else:
+                problems.append((key, f"confirm {confirm!r} is not a 'PATH SERIAL SIZE' string"))
+    return out, confirms, problems
+
+
+def device_options(config: FsConfig) -> dict[str, str]:
+    """The second devices applying `config` writes to, by mkfs option name (journal_device of
+    ext3/ext4, log_device of xfs): each is wiped and formatted like the target."""
+    return {name: str(config.mkfs[name]) for name in DEVICE_OPTIONS
+            if config.mkfs.get(name) and config.fs in MKFS_OPTIONS[name].fs}
 
 
 def config_to_dict(config: FsConfig) -> dict[str, Any]:
@@ -406,6 +451,9 @@ def config_to_dict(config: FsConfig) -> dict[str, Any]:
         out["fs"] = config.fs
     if config.mkfs:
         out["mkfs"] = dict(config.mkfs)
+        for name, confirm in config.confirms.items():
+            if name in out["mkfs"]:
+                out["mkfs"][name] = {"path": out["mkfs"][name], "confirm": confirm}
     if config.mount:
         out["mount"] = list(config.mount)
     if config.readahead is not None:

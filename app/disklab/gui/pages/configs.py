@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.errors import ConfigError
+from disklab.core.errors import ConfigError, DisklabError
 from disklab.core.fs.commands import (
     command_line,
     preview_device,
@@ -39,13 +39,17 @@ from disklab.core.fs.commands import (
     setup_commands,
 )
 from disklab.core.fs.options import (
+    DEVICE_OPTIONS,
     FILESYSTEMS,
     MKFS_OPTIONS,
     MOUNT_OPTIONS,
     SCHEDULERS,
     config_from_toml,
+    device_options,
 )
+from disklab.core.system.devices import classify, identity_of
 from disklab.gui.draft import _scalar
+from disklab.gui.pages.target import ask_destroy
 from disklab.gui.state import Workbench
 
 AS_IS = "as is (no format)"
@@ -84,6 +88,10 @@ def check_config(table: dict[str, Any], index: int, device: str, mountpoint: str
         errors.setdefault(field, message)
     if config is None:
         return [], errors
+    for name in device_options(config):
+        if name not in config.confirms:
+            errors.setdefault(f"mkfs.{name}", "this device is wiped too: press Enter in the "
+                              "field to confirm it by typing its path")
     if config.fs is None:
         return ["(the target's filesystem is used as it is: nothing is formatted)"], errors
     try:
@@ -101,6 +109,9 @@ class ConfigsPage(QWidget):
         self.fields: dict[str, QWidget] = {}
         self.errors: dict[str, QLabel] = {}
         self.problems: dict[str, str] = {}
+        # external journal/log device fields: option -> (path, confirm) the user typed back
+        self.device_confirms: dict[str, tuple[str, str]] = {}
+        self.device_refusals: dict[str, tuple[str, str]] = {}  # option -> (path, why refused)
         lay = QVBoxLayout(self)
         intro = QLabel("<b>Filesystem configurations to compare.</b> Each case of the test "
                        "matrix runs once per configuration: DiskLab formats and mounts the "
@@ -250,6 +261,13 @@ class ConfigsPage(QWidget):
         self._add_field("fs", "Filesystem", fs_box)
         fs_box.currentTextChanged.connect(self._fs_changed)
         mkfs = dict(c.get("mkfs") or {})
+        self.device_confirms = {}
+        for name in DEVICE_OPTIONS:
+            value = mkfs.get(name)
+            if isinstance(value, Mapping):
+                mkfs[name] = value.get("path")
+                if value.get("path") and value.get("confirm"):
+                    self.device_confirms[name] = (str(value["path"]), str(value["confirm"]))
         if fs:
             self.form.addRow(QLabel("<b>mkfs</b>"))
             for name, opt in MKFS_OPTIONS.items():
@@ -266,6 +284,9 @@ class ConfigsPage(QWidget):
                 else:
                     w = QLineEdit("" if value is None else str(value))
                     w.setPlaceholderText("default")
+                    if name in DEVICE_OPTIONS:
+                        w.setPlaceholderText("none (a device: wiped, confirmed by its path)")
+                        w.editingFinished.connect(lambda n=name: self.confirm_device(n))
                 self._add_field(f"mkfs.{name}", name.replace("_", " "), w, opt.help)
             self.form.addRow(QLabel("<b>mount</b>"))
         mount = [str(o) for o in c.get("mount") or []]
@@ -334,6 +355,10 @@ class ConfigsPage(QWidget):
                 if isinstance(w, QCheckBox):
                     if w.isChecked():
                         mkfs[name] = True
+                elif name in DEVICE_OPTIONS and text(key):
+                    confirmed = self.device_confirms.get(name)
+                    mkfs[name] = ({"path": text(key), "confirm": confirmed[1]}
+                                  if confirmed and confirmed[0] == text(key) else text(key))
                 elif text(key):
                     mkfs[name] = _scalar(text(key))
             elif key.startswith("mount."):
@@ -375,6 +400,10 @@ class ConfigsPage(QWidget):
         row = max(self.list.currentRow(), 0)
         lines, self.problems = check_config(c, row + 1, target_device(self.wb.draft.target),
                                             preview_mountpoint())
+        for name, (path, message) in self.device_refusals.items():
+            w = self.fields.get(f"mkfs.{name}")
+            if isinstance(w, QLineEdit) and w.text().strip() == path:
+                self.problems[f"mkfs.{name}"] = message
         for err in self.errors.values():
             err.hide()
         for key, message in self.problems.items():
@@ -385,6 +414,31 @@ class ConfigsPage(QWidget):
                 err.show()
         self.preview.setPlainText("\n".join(lines) if lines else
                                   "(fix the marked fields to see the commands)")
+
+    def confirm_device(self, name: str) -> None:
+        """An external journal/log device is destroyed like the target: refused devices are
+        said at the field; any other is kept only once its path is typed back."""
+        w = self.fields.get(f"mkfs.{name}")
+        path = w.text().strip() if isinstance(w, QLineEdit) else ""
+        confirmed = self.device_confirms.get(name)
+        if not path or (confirmed and confirmed[0] == path):
+            return
+        try:
+            dev = classify(path, str(self.wb.library_path))
+        except DisklabError as e:
+            self._refuse(name, path, str(e))
+            return
+        if dev.refused:
+            self._refuse(name, path, f"{path} refused: class {dev.safety}: "
+                         f"{'; '.join(dev.reasons)}")
+            return
+        if ask_destroy(self, dev, f"formatting it as the {name.replace('_', ' ')}"):
+            self.device_confirms[name] = (path, identity_of(dev))
+        self._store()
+
+    def _refuse(self, name: str, path: str, message: str) -> None:
+        self.device_refusals[name] = (path, message)
+        self._store()
 
     def set_field(self, key: str, value: Any) -> None:
         """Change one form field as a user would (tests, keyboard users)."""

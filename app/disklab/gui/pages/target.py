@@ -252,12 +252,18 @@ class TargetPage(QWidget):
 
     def confirm_destroy(self, dev: Device) -> bool:
         """Show what will be destroyed and ask for the device path typed back."""
-        text, ok = QInputDialog.getText(
-            self, "Destroy the data on this device?",
-            f"Everything on {dev.path} ({dev.model or ''}, serial {dev.serial or ''},"
-            f" {human_bytes(dev.size)}) will be destroyed by mkfs and the "
-            f"tests.\nType the device path to confirm:")
-        return bool(ok and text.strip() == dev.path)
+        return ask_destroy(self, dev, "mkfs and the tests")
+
+
+def ask_destroy(parent: QWidget, dev: Device, by: str) -> bool:
+    """The typed confirmation of every device DiskLab destroys (the target, an external journal
+    or log device): what is on it, and its path typed back."""
+    text, ok = QInputDialog.getText(
+        parent, "Destroy the data on this device?",
+        f"Everything on {dev.path} ({dev.model or ''}, serial {dev.serial or ''},"
+        f" {human_bytes(dev.size)}) will be destroyed by {by}.\n"
+        f"Type the device path to confirm:")
+    return bool(ok and text.strip() == dev.path)
 
 
 def _gib(value: Any) -> float:

@@ -1,0 +1,242 @@
+"""page_cache_limit on real tools and a real filesystem: a buffered read of a 1 GiB file in a
+memory cgroup limited to 128 MiB comes from the device, not from RAM; the group exists only while
+its case runs, and one left by a SIGKILLed run is removed at the next start."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from disklab.core.events import CaseFinished, CaseStarted, LogLine, Sample, SessionStarted
+from disklab.core.plan import parse_plan
+from disklab.core.runner import run_plan
+from disklab.core.system.cgroups import find_memory_controller, members
+from tests.helpers import IS_ROOT, ScratchFs, make_scratch_fs, teardown
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+CONTROLLER = find_memory_controller()
+if not IS_ROOT or CONTROLLER is None:
+    pytest.skip("needs root and a memory cgroup controller", allow_module_level=True)
+
+GiB = 1 << 30
+
+READS = """\
+name = "cache limit"
+repeats = {repeats}
+
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "engine"
+mode = "read"
+size = "1g"
+direct = true
+queue_depth = 4
+runtime = "{runtime}"
+
+[[test]]
+tool = "engine"
+mode = "read"
+size = "1g"
+direct = false
+runtime = "{runtime}"
+
+[[test]]
+tool = "engine"
+mode = "read"
+size = "1g"
+direct = false
+runtime = "{runtime}"
+page_cache_limit = "128m"
+"""
+
+
+@pytest.fixture
+def big_fs(tmp_path: Path) -> Iterator[ScratchFs]:
+    """A 2 GiB ext4 on a loop device (room for a 1 GiB file), made and torn down by name."""
+    fs = make_scratch_fs(tmp_path, "ext4", "2G")
+    try:
+        yield fs
+    finally:
+        teardown(fs)
+
+
+def groups() -> set[str]:
+    """DiskLab's groups in this process's memory hierarchy now."""
+    assert CONTROLLER is not None
+    return {p.name for p in CONTROLLER.base.glob("disklab-*")}
+
+
+def test_a_limited_buffered_read_comes_from_the_device(big_fs: ScratchFs, tmp_path: Path
+                                                       ) -> None:
+    """The same buffered 1 GiB read, re-read for 4 s: unlimited, the second pass on comes from
+    the page cache; limited to 128 MiB, every pass comes from the device (storage-level bytes
+    as many as the bytes read), at no more than about the direct-I/O rate. The kernel's
+    read-ahead keeps several requests in flight for a buffered reader, so the direct figure it is
+    held to has a few in flight too (queue_depth = 4)."""
+    text = READS.format(directory=big_fs.mountpoint, repeats=2, runtime="4s")
+    checked = parse_plan(text)
+    assert not any("page cache" in w.message and "test[3]" in w.key for w in checked.warnings)
+    events = []
+    seen_in_group: dict[str, set[int]] = {}
+    current: dict[str, str] = {}
+    for e in run_plan(checked.plan, state_dir=str(tmp_path / "state")):
+        events.append(e)
+        if isinstance(e, LogLine) and "memory cgroup" in e.text:
+            current[e.case_id] = e.text.rsplit(" ", 1)[1]
+        if isinstance(e, Sample) and e.case_id in current:
+            seen_in_group.setdefault(e.case_id, set()).update(members(current[e.case_id]))
+    started = next(e for e in events if isinstance(e, SessionStarted))
+    assert started.host["page_cache_limit"]["tests"] == {"test[3]": 128 << 20}
+    assert started.host["page_cache_limit"]["controller"] == CONTROLLER.to_json()
+    cases = {c.test_index: c.id for c in started.cases}
+    limited = cases[2]
+    # the limited case said where it ran, and its tool was in that group while it ran
+    assert set(current) == {limited}
+    assert seen_in_group.get(limited), "no process was seen in the case's memory cgroup"
+    assert len([e for e in events if isinstance(e, CaseStarted)]) == 6
+    assert groups() == set()  # every group is gone after its case
+
+    def bw(case_id: str) -> list[float]:
+        return [m.value for e in events if isinstance(e, CaseFinished) and e.case_id == case_id
+                for m in e.metrics if m.name == "read" and m.value]
+
+    def from_device(case_id: str) -> float:
+        """Storage-level bytes over bytes read by the tool (1: all from the device)."""
+        rows = [e for e in events if isinstance(e, Sample) and e.case_id == case_id]
+        device = sum(e.value for e in rows if e.series == "app_read_bps")
+        asked = sum(e.value for e in rows if e.series == "app_rchar_bps")
+        return device / asked if asked else 0.0
+
+    direct, cached, capped = bw(cases[0]), bw(cases[1]), bw(cases[2])
+    assert len(direct) == len(cached) == len(capped) == 2
+    # other tests on this machine may drop caches meanwhile: the best unlimited run is the
+    # cached one; the limited run's best must still be far below it
+    assert max(capped) < 0.5 * max(cached), (direct, cached, capped)
+    assert max(capped) <= 1.5 * max(direct), (direct, cached, capped)
+    assert from_device(limited) > 0.8, from_device(limited)
+    assert from_device(cases[1]) < 0.6, from_device(cases[1])
+
+
+KILLED = """\
+name = "killed"
+page_cache_limit = "64m"
+
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "engine"
+mode = "write"
+size = "256m"
+direct = false
+runtime = "120s"
+"""
+
+QUICK = """\
+name = "next start"
+
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "engine"
+mode = "write"
+size = "1m"
+direct = true
+"""
+
+
+def disklab(*args: str, **kw: object) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "disklab.cli.main", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            **kw)  # type: ignore[call-overload]
+
+
+def test_a_killed_runs_group_is_removed_at_the_next_start(big_fs: ScratchFs,
+                                                          tmp_path: Path) -> None:
+    library = tmp_path / "lib" / "library.sqlite3"
+    killed = tmp_path / "killed.toml"
+    killed.write_text(KILLED.format(directory=big_fs.mountpoint))
+    run = disklab("run", str(killed), "--library", str(library), "--json")
+    try:
+        mine: set[str] = set()
+        deadline = time.monotonic() + 60
+        while not mine and time.monotonic() < deadline:
+            mine = {g for g in groups() if g.startswith(f"disklab-{run.pid}-")}
+            time.sleep(0.1)
+        assert len(mine) == 1, "the run made no memory cgroup"
+        (name,) = mine
+        path = CONTROLLER.base / name  # type: ignore[union-attr]
+        deadline = time.monotonic() + 30
+        while not members(path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        tool = members(path)
+        assert tool, "the tool never ran in its group"
+        limit = int((path / ("memory.limit_in_bytes" if CONTROLLER.version == 1  # type: ignore
+                             else "memory.max")).read_text())
+        assert limit == 64 << 20
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=30)
+        deadline = time.monotonic() + 10  # the tool dies with DiskLab (PDEATHSIG)
+        while members(path) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert path.is_dir(), "SIGKILL leaves the group behind: the next start removes it"
+        records = list(library.parent.glob(f"setup-state-{run.pid}-cgroups.json"))
+        assert len(records) == 1 and str(path) in records[0].read_text()
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    quick = tmp_path / "quick.toml"
+    quick.write_text(QUICK.format(directory=big_fs.mountpoint))
+    nxt = disklab("run", str(quick), "--library", str(library), "--json")
+    out, err = nxt.communicate(timeout=300)
+    assert nxt.returncode == 0, err
+    assert f"removed the memory cgroup {path} (left by DiskLab pid {run.pid})" in err, err
+    assert json.loads(out.splitlines()[-1])["status"] == "finished"
+    assert not path.exists()
+    assert not list(library.parent.glob("setup-state-*"))
+
+
+def test_the_helper_makes_and_removes_the_group_of_an_image_target(tmp_path: Path) -> None:
+    """Tools run through the privileged helper (as for a user who is not root): the helper
+    makes the group, its tool runs in it, and tool_cleanup removes it."""
+    text = f"""\
+name = "helper"
+page_cache_limit = "64m"
+
+[target]
+image = {{ path = "{tmp_path / 'img.raw'}", size = "512m" }}
+
+[[config]]
+label = "ext4"
+fs = "ext4"
+
+[[test]]
+tool = "engine"
+mode = "write"
+size = "128m"
+direct = false
+"""
+    events = list(run_plan(parse_plan(text).plan, state_dir=str(tmp_path / "state"),
+                           privileged_tools=True))
+    finished = [e for e in events if isinstance(e, CaseFinished)]
+    assert len(finished) == 1, [e for e in events if getattr(e, "error", None)]
+    limited = [e.text for e in events if isinstance(e, LogLine) and "memory cgroup" in e.text]
+    assert len(limited) == 1 and "page cache limited to 64m" in limited[0]
+    path = limited[0].rsplit(" ", 1)[1]
+    helper = [e.text for e in events if isinstance(e, LogLine) and e.stream == "helper"]
+    assert f"mkdir {path}" in helper and f"rmdir {path}" in helper
+    assert not os.path.exists(path) and groups() == set()
+    assert not list((tmp_path / "state").glob("setup-state-*"))

@@ -9,16 +9,25 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from disklab.core import proc
+from disklab.core.errors import SafetyError, ToolError
 from disklab.core.events import CaseFinished, CaseStarted, LogLine, Sample, SessionStarted
 from disklab.core.plan import parse_plan
 from disklab.core.runner import run_plan
-from disklab.core.system.cgroups import find_memory_controller, members
+from disklab.core.system.cgroups import (
+    create_group,
+    find_memory_controller,
+    group_name,
+    members,
+    remove_group,
+)
 from tests.helpers import IS_ROOT, ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -240,3 +249,70 @@ direct = false
     assert f"mkdir {path}" in helper and f"rmdir {path}" in helper
     assert not os.path.exists(path) and groups() == set()
     assert not list((tmp_path / "state").glob("setup-state-*"))
+
+
+def test_a_tool_is_in_its_group_before_it_runs_a_single_instruction() -> None:
+    """The child joins the group between fork and exec: the very first thing the tool does
+    (cat reading its own /proc/self/cgroup) already shows the group."""
+    assert CONTROLLER is not None
+    name = group_name("proc-test")
+    path = create_group(CONTROLLER, name, 64 << 20)
+    try:
+        with proc.ToolProcess(["cat", "/proc/self/cgroup"], cgroup=str(path)) as p:
+            p.start()
+            p.wait(30)
+            text = p.output("stdout")
+        assert p.returncode == 0
+        relative = "/" + str(path.relative_to(CONTROLLER.mountpoint))
+        assert any(line.endswith(relative) for line in text.splitlines()), text
+        assert members(path) == []  # the tool has gone: the group can go
+    finally:
+        remove_group(path)
+    assert not path.exists()
+    with pytest.raises(ToolError, match=f"memory cgroup {path}"):
+        proc.ToolProcess(["true"], cgroup=str(path)).start()
+
+
+def test_only_disklab_groups_in_a_cgroup_hierarchy_are_removed(tmp_path: Path) -> None:
+    assert CONTROLLER is not None
+    with pytest.raises(SafetyError, match="not a DiskLab cgroup"):
+        remove_group(CONTROLLER.base)
+    stray = tmp_path / "disklab-1-x"
+    stray.mkdir()
+    with pytest.raises(SafetyError, match="not inside a mounted cgroup hierarchy"):
+        remove_group(stray)
+    assert stray.is_dir()
+
+
+AS_NOBODY = """
+import os, sys
+from disklab.core.errors import PlanError
+from disklab.core.plan import parse_plan
+text = open(sys.argv[1]).read()
+os.setgid(65534)
+os.setuid(65534)  # real and effective: an ordinary user from here on
+try:
+    parse_plan(text)
+except PlanError as e:
+    for p in e.problems:
+        print(f"line {p.line}: {p.key}: {p.message}")
+    sys.exit(2)
+"""
+
+
+def test_a_user_without_a_delegated_cgroup_is_told_a_directory_target_cannot(
+        tmp_path: Path) -> None:
+    """The plan check as an ordinary user (nobody), a directory target: the cgroup would have
+    to be made by DiskLab itself, and this user may not. (The interpreter of this test venv is
+    not readable by nobody, so the process drops root after loading DiskLab.)"""
+    assert CONTROLLER is not None
+    with tempfile.TemporaryDirectory(dir="/tmp", prefix="disklab-user-") as target:
+        os.chmod(target, 0o777)  # a directory the user may write (pytest's tmp is root's only)
+        plan = tmp_path / "plan.toml"
+        plan.write_text(QUICK.format(directory=target).replace(
+            'name = "next start"', 'name = "user"\npage_cache_limit = "256m"'))
+        done = subprocess.run([sys.executable, "-c", AS_NOBODY, str(plan)],
+                              capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert ("line 2: page_cache_limit: limiting the page cache of a directory target needs "
+            "root or a delegated cgroup") in done.stdout, done.stdout

@@ -194,10 +194,11 @@ def run_plan(
     host["tools"] = versions
     host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
                       "size": plan.target.size}
-    controller = find_memory_controller() if _limits(plan) else None
-    if _limits(plan):
+    limits = _limits(plan)
+    controller = find_memory_controller() if limits else None
+    if limits:  # the session says which figures were taken under a page-cache limit
         host["page_cache_limit"] = {
-            "plan": plan.page_cache_limit, "tests": _limits(plan),
+            "plan": plan.page_cache_limit, "tests": limits,
             "controller": controller.to_json() if controller else None,
             "made_by": "privileged helper" if via_helper else "disklab"}
     yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats, host=host,

@@ -78,6 +78,7 @@ class TestSpec:
     axes: tuple[str, ...] = ()
     # groups of axes that advance together (zip = [["sync", "fsync"]]) instead of multiplying
     zips: tuple[tuple[str, ...], ...] = ()
+    page_cache_limit: int | None = None  # bytes; overrides the plan's for this table's cases
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,15 @@ class Plan:
     stop_on_failure: bool = False
     source: str = ""
     path: str | None = None
+    # bytes of page cache each tool may keep (its memory cgroup's limit); None: no limit
+    page_cache_limit: int | None = None
+
+    def page_cache_limit_of(self, test_index: int) -> int | None:
+        """The page-cache limit of the cases of one [[test]] table: its own, else the plan's."""
+        for spec in self.tests:
+            if spec.index == test_index and spec.page_cache_limit is not None:
+                return spec.page_cache_limit
+        return self.page_cache_limit
 
 
 @dataclass(frozen=True)

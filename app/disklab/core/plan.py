@@ -12,7 +12,7 @@ import re
 import shutil
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +25,15 @@ from disklab.core.fs.options import config_from_toml, device_options
 from disklab.core.matrix import expand, grid
 from disklab.core.model import AS_IS, FsConfig, Plan, Target, TestSpec
 from disklab.core.proc import which
+from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import same_filesystem
 from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.core.units import format_size, human_bytes, parse_duration, parse_size
 
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
-            "config"}
+            "config", "page_cache_limit"}
+CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
 TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm"}
 MIN_IMAGE = 64 << 20
@@ -556,11 +558,13 @@ def parse_plan(
     path: str | None = None,
     target_dir: str | None = None,
     library: str | None = None,
+    cgroup_root: str = "/",
 ) -> CheckedPlan:
     """Read and check a plan. Raises PlanError holding every error; warnings come back.
 
     `target_dir` replaces the plan's target directory (the CLI's --target, the quick preset).
     `library` is where the session will be stored, for the library-on-target warning.
+    `cgroup_root`: where /proc and /sys are for finding the memory controller (a page-cache limit).
     """
     where = _KeyLines(text)
     check = _Checker(where)
@@ -589,7 +593,13 @@ def parse_plan(
     if not isinstance(raw_tests, list) or not raw_tests:
         check.error("test", "no tests: add at least one [[test]] table")
         raw_tests = []
+    cache_limit = _cache_limit(doc, CACHE_LIMIT, check)
+    test_limits = {i: _cache_limit(t, f"test[{i + 1}].{CACHE_LIMIT}", check)
+                   for i, t in enumerate(raw_tests) if isinstance(t, dict) and CACHE_LIMIT in t}
+    raw_tests = [{k: v for k, v in t.items() if k != CACHE_LIMIT} if isinstance(t, dict) else t
+                 for t in raw_tests]
     specs = [s for i, t in enumerate(raw_tests) if (s := _read_test(i, t, check)) is not None]
+    specs = [replace(s, page_cache_limit=test_limits.get(s.index)) for s in specs]
     plan = Plan(
         name=name,
         target=target or Target("directory", ""),
@@ -600,9 +610,11 @@ def parse_plan(
         stop_on_failure=stop_on_failure,
         source=text,
         path=path,
+        page_cache_limit=cache_limit,
     )
     if target is not None:
         _check_raw(plan, check)
+        _check_cache_limit(plan, check, cgroup_root)
     if not check.errors:
         _check_cases(plan, check)
     if not check.errors and target is not None:
@@ -610,6 +622,43 @@ def parse_plan(
     if check.errors:
         raise PlanError(check.errors)
     return CheckedPlan(plan, tuple(check.warnings))
+
+
+def _cache_limit(table: Mapping[str, Any], key: str, check: _Checker) -> int | None:
+    """A page_cache_limit value in bytes (None when not given); an error names the key."""
+    raw = table.get(key.rpartition(".")[2])
+    if raw is None:
+        return None
+    try:
+        limit = parse_size(raw)
+    except ValueError as e:
+        check.error(key, str(e))
+        return None
+    if limit < MIN_LIMIT:
+        check.error(key, f"{format_size(limit)} is below the minimum {format_size(MIN_LIMIT)} "
+                    "(the tool's own memory counts against the limit too)")
+        return None
+    return limit
+
+
+def _check_cache_limit(plan: Plan, check: _Checker, cgroup_root: str) -> None:
+    """A page-cache limit needs a memory cgroup controller, and a place to make groups in: as
+    root or in a delegated subtree here, or as root through the privileged helper (the tools of
+    image, format and device targets run there when DiskLab is not root)."""
+    keys = ([CACHE_LIMIT] if plan.page_cache_limit is not None else []) + [
+        f"test[{s.index + 1}].{CACHE_LIMIT}" for s in plan.tests if s.page_cache_limit]
+    if not keys:
+        return
+    controller = find_memory_controller(cgroup_root)
+    if controller is None:
+        check.error(keys[0], "no memory cgroup controller is available (neither cgroup v2 with "
+                    "the memory controller on for this process's group nor a cgroup v1 memory "
+                    "hierarchy is mounted): the page cache cannot be limited")
+    elif (plan.target.kind == "directory" and os.geteuid() != 0
+          and not controller.writable):
+        check.error(keys[0], f"limiting the page cache of a directory target needs root or a "
+                    f"delegated cgroup: {controller.base} is not writable for this user "
+                    "(run as root, or use an image or format target: its tools run as root)")
 
 
 def _check_cases(plan: Plan, check: _Checker) -> None:
@@ -632,13 +681,18 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
     for spec in plan.tests:
         adapter = tools.get_adapter(spec.tool)
         base = f"test[{spec.index + 1}]"
+        limit = plan.page_cache_limit_of(spec.index)
+        # with a limit, the tool's page cache is at most the limit, not the machine's RAM
+        what = (f"page_cache_limit ({format_size(2 * limit)})" if limit
+                else f"RAM ({human_bytes(2 * ram)})")
+        cache = limit or ram
         for params in _points(spec):
             size = adapter.file_size(params)
-            if adapter.is_buffered(params) and size is not None and size < 2 * ram:
+            if adapter.is_buffered(params) and size is not None and size < 2 * cache:
                 check.warn(
                     base,
-                    f"buffered test (direct = false) on a {format_size(size)} file, below 2 x RAM "
-                    f"({human_bytes(2 * ram)}): its read figures will come from the page cache",
+                    f"buffered test (direct = false) on a {format_size(size)} file, below 2 x "
+                    f"{what}: its read figures will come from the page cache",
                 )
                 break
         if plan.target.kind != "directory":

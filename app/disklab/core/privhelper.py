@@ -18,6 +18,11 @@ tool printed (and its process tree's counters, which only root can read) a few t
 and can stop it at any moment. A tool runs only in a filesystem this helper mounted in this
 session, or on a raw device that passes the destructive checks (its result file then goes to the
 helper's own work directory): never in a directory a user could plant a symbolic link in.
+
+A case with a page-cache limit gets a memory cgroup (cgroup_create, by the case's tag) before its
+first step; each of its steps joins it before exec (core/proc.py), tool_cleanup removes it, and
+so does the helper's end. cgroup_remove removes a group a killed session left (DiskLab's names
+only, inside a mounted cgroup hierarchy).
 """
 
 from __future__ import annotations
@@ -61,7 +66,7 @@ from disklab.core.fs.options import config_from_toml, device_options
 from disklab.core.fs.readback import readback
 from disklab.core.model import FsConfig
 from disklab.core.plan import case_params
-from disklab.core.system import devices
+from disklab.core.system import cgroups, devices
 from disklab.core.system.mountinfo import mount_at
 from disklab.core.system.sysfs import read_scheduler
 from disklab.core.tools.base import Command, RunTarget
@@ -132,6 +137,7 @@ class Helper:
         self.attached: set[str] = set()  # kernel names of the loop devices attached here
         self.runs: dict[int, _ToolRun] = {}
         self.cases: dict[str, _Case] = {}
+        self.groups: dict[str, Path] = {}  # case tag -> the memory cgroup made for it here
         self._next_run = 0
         # Result files of raw-device runs: root's own directory, out of any user's reach.
         self.workdir = workdir or tempfile.mkdtemp(prefix="disklab-helper-")
@@ -155,6 +161,8 @@ class Helper:
             "tool_stop": self.op_tool_stop,
             "tool_close": self.op_tool_close,
             "tool_cleanup": self.op_tool_cleanup,
+            "cgroup_create": self.op_cgroup_create,
+            "cgroup_remove": self.op_cgroup_remove,
         }
 
     # --- running commands ----------------------------------------------------------------
@@ -482,9 +490,13 @@ class Helper:
             raise RequestError(f"step {step} of {tag} was already run")
         case.started.add(step)
         argv = command.argv if step < 0 else command.prepare[step]
+        group = self.groups.get(tag)
         process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
-                                   pty=command.needs_pty)
+                                   pty=command.needs_pty,
+                                   cgroup=str(group) if group is not None else None)
         entry: dict[str, Any] = {"argv": list(argv), "cwd": command.cwd, "background": True}
+        if group is not None:
+            entry["cgroup"] = str(group)
         self.ran.append(entry)
         try:
             process.start()
@@ -561,7 +573,53 @@ class Helper:
                 run.process.close()
                 del self.runs[number]
         case = self.cases.pop(tag, None)
-        return {"left": remove_files(case.files) if case else []}
+        left = remove_files(case.files) if case else []
+        group = self.groups.pop(tag, None)
+        if group is not None:
+            try:
+                cgroups.remove_group(group)
+                self.ran.append({"argv": ["rmdir", str(group)], "builtin": True,
+                                 "returncode": 0})
+            except DisklabError:
+                left.append(str(group))
+        return {"left": left}
+
+    def op_cgroup_create(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A memory cgroup limited to `limit` bytes for the case `tag`: its steps run in it."""
+        tag = _arg(args, "tag", str)
+        limit = _arg(args, "limit", int)
+        if not TAG.fullmatch(tag):
+            raise RequestError(f"tag {tag!r} is not a plain file-name part")
+        if limit < cgroups.MIN_LIMIT:
+            raise RequestError(f"a page-cache limit of {limit} bytes is below the minimum "
+                               f"{cgroups.MIN_LIMIT}")
+        controller = cgroups.find_memory_controller()
+        if controller is None:
+            raise ToolError("no memory cgroup controller is available: the page cache cannot "
+                            "be limited")
+        name = cgroups.group_name(tag)
+        entry: dict[str, Any] = {"argv": ["mkdir", str(controller.base / name)],
+                                 "builtin": True}
+        self.ran.append(entry)
+        try:
+            path = cgroups.create_group(controller, name, limit)
+        except DisklabError as e:
+            entry["error"] = str(e)
+            raise
+        entry["returncode"] = 0
+        for file, value in controller.limit_files(limit):
+            self.ran.append({"argv": ["write", str(path / file), value], "builtin": True,
+                             "returncode": 0})
+        self.groups[tag] = path
+        return {"path": str(path), "controller": controller.to_json()}
+
+    def op_cgroup_remove(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Remove a DiskLab memory cgroup a killed session left (by its recorded path)."""
+        path = cgroups.check_group(_arg(args, "path", str))
+        removed = cgroups.remove_group(path)
+        if removed:
+            self.ran.append({"argv": ["rmdir", str(path)], "builtin": True, "returncode": 0})
+        return {"removed": removed}
 
     def close(self) -> None:
         """The end of the session: stop every tool, remove every case's files and the work
@@ -573,6 +631,10 @@ class Helper:
         for case in self.cases.values():
             remove_files(case.files)
         self.cases.clear()
+        for group in self.groups.values():
+            with contextlib.suppress(Exception):
+                cgroups.remove_group(group)
+        self.groups.clear()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     # --- protocol -----------------------------------------------------------------------

@@ -17,6 +17,14 @@ environment that every descendant inherits (found even after its parent died and
 re-parented to init). terminate() sends SIGTERM to the group and to every tracked process, waits,
 then SIGKILLs whatever survived. A cgroup would be tighter but needs root and a delegated
 hierarchy; this works for any user.
+
+Memory cgroups (a page-cache limit) are used for placement only: a ToolProcess given a group's
+directory joins it in the child, between fork and exec (_child_setup writes the child's own pid
+into cgroup.procs). That is race-free where writing the pid from the parent after the start is
+not: Popen returns only once the child has exec'd, so the tool would already be running, and
+could already have read, written or forked, outside the group. Joining before exec, every byte
+the tool moves and every process it starts is in the group. The parent opens cgroup.procs
+itself, so that a group it may not use is a ToolError naming it, not a child that fails.
 """
 
 from __future__ import annotations
@@ -66,8 +74,9 @@ except (OSError, AttributeError):  # pragma: no cover - not glibc/musl Linux
     _prctl = None
 
 
-def _child_setup(parent: int) -> None:
-    """In the child before exec: die with DiskLab (SIGKILL), however DiskLab dies.
+def _child_setup(parent: int, cgroup_procs: int = -1) -> None:
+    """In the child before exec: die with DiskLab (SIGKILL), however DiskLab dies; join the
+    memory cgroup whose cgroup.procs the parent opened as `cgroup_procs` (when >= 0).
 
     The signal follows the *thread* that started the child, so start long-running tools from the
     thread that lives as long as the run (the runner's worker)."""
@@ -75,6 +84,8 @@ def _child_setup(parent: int) -> None:
         _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:  # DiskLab died before prctl took effect
         os._exit(127)
+    if cgroup_procs >= 0:  # an OSError here makes Popen raise SubprocessError: start() says so
+        os.write(cgroup_procs, str(os.getpid()).encode())
 
 
 def which(name: str, path: str | None = None) -> str | None:
@@ -402,10 +413,12 @@ class ToolProcess:
         env: Mapping[str, str] | None = None,
         pty: bool = False,
         keep_bytes: int = 8 << 20,
+        cgroup: str | None = None,
     ):
         self.argv = tuple(str(a) for a in argv)
         self.cwd = cwd
         self.use_pty = pty
+        self.cgroup = cgroup  # a memory cgroup's directory the tool joins before exec
         self._token = uuid.uuid4().hex
         self._env = _child_env(env, self._token)
         self.pid = 0
@@ -437,7 +450,14 @@ class ToolProcess:
         if self._popen is not None:
             raise ToolError(f"{self.argv[0]} was already started")
         exe = _resolve(self.argv, self._env)
-        master = slave = -1
+        master = slave = procs = -1
+        if self.cgroup is not None:
+            try:
+                procs = os.open(os.path.join(self.cgroup, "cgroup.procs"),
+                                os.O_WRONLY | os.O_CLOEXEC)
+            except OSError as e:
+                raise ToolError(f"cannot start {self.argv[0]} in the memory cgroup "
+                                f"{self.cgroup}: {e.strerror}") from None
         try:
             if self.use_pty:
                 master, slave = os.openpty()
@@ -448,15 +468,19 @@ class ToolProcess:
                 self.argv, executable=exe, cwd=self.cwd, env=self._env,
                 stdin=subprocess.DEVNULL, stdout=slave if self.use_pty else subprocess.PIPE,
                 stderr=subprocess.PIPE, start_new_session=True,
-                preexec_fn=lambda: _child_setup(parent),
+                preexec_fn=lambda: _child_setup(parent, procs),
             )
-        except OSError as e:
+        except (OSError, subprocess.SubprocessError) as e:
             if master >= 0:
                 os.close(master)
-            raise ToolError(_start_failure(self.argv[0], e)) from e
+            if isinstance(e, OSError):
+                raise ToolError(_start_failure(self.argv[0], e)) from e
+            raise ToolError(f"{self.argv[0]} could not join the memory cgroup {self.cgroup}"
+                            ) from e
         finally:
-            if slave >= 0:
-                os.close(slave)
+            for fd in (slave, procs):
+                if fd >= 0:
+                    os.close(fd)
         self.pid = self._popen.pid
         self._tracker = _Tracker(self.pid, self._token)
         self._sel = selectors.DefaultSelector()

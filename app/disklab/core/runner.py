@@ -13,6 +13,10 @@ a cancel, or the caller closing the generator; a running tool is killed with its
 Root work goes through one privileged helper per session (disklab.core.privilege), started on
 first use. When DiskLab is not root and the target is root's (a raw device, or the filesystems
 DiskLab makes on an image or a device), the tools run through that helper too.
+
+A case with a page-cache limit runs every step of it in a memory cgroup of its own (made here, or
+by the helper when its tools run there), recorded on disk while it exists and removed after the
+case, so that its buffered figures are the device's and not the RAM's.
 """
 
 from __future__ import annotations
@@ -48,16 +52,24 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.core.fs.apply import Scratch
+from disklab.core.fs.apply import CgroupRecord, Scratch
 from disklab.core.fs.commands import MOUNT_PREFIX
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
 from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.system.cgroups import (
+    MemoryController,
+    create_group,
+    find_memory_controller,
+    group_name,
+    remove_group,
+)
 from disklab.core.system.devices import check_destructive, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
+from disklab.core.units import format_size
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples: DESIGN.md asks for 250-1000 ms
 TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL on cancel
@@ -182,6 +194,13 @@ def run_plan(
     host["tools"] = versions
     host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
                       "size": plan.target.size}
+    limits = _limits(plan)
+    controller = find_memory_controller() if limits else None
+    if limits:  # the session says which figures were taken under a page-cache limit
+        host["page_cache_limit"] = {
+            "plan": plan.page_cache_limit, "tests": limits,
+            "controller": controller.to_json() if controller else None,
+            "made_by": "privileged helper" if via_helper else "disklab"}
     yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats, host=host,
                          plan_text=plan.source, warnings=warnings, t=time.time())
     for w in warnings:
@@ -189,7 +208,9 @@ def run_plan(
     state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
                       run_count=len(planned))
     ctx = _Context(plan, versions, cancel, sample_interval, python, state,
-                   library_path=library_path, password=password, via_helper=via_helper)
+                   library_path=library_path, password=password, via_helper=via_helper,
+                   controller=controller,
+                   cgroups=CgroupRecord(state_dir or tempfile.gettempdir()))
     if via_helper:
         yield Notice(level="info", t=time.time(), message=(
             "the tools run as root through the privileged helper: the target is root's"))
@@ -232,6 +253,9 @@ class _Context:
     priv: Privileged | None = None  # the session's privileged helper
     no_priv: str | None = None  # why the helper could not start (said once, not retried)
     ran: list[Mapping[str, Any]] = field(default_factory=list)  # its commands, not yet logged
+    controller: MemoryController | None = None  # for page-cache limits made here
+    cgroups: CgroupRecord | None = None  # the record of the memory cgroups that exist
+    groups: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # tag -> group
 
     def helper(self) -> Privileged:
         """The session's one privileged helper, started on first use: one authorisation (one
@@ -426,12 +450,17 @@ def _run_case(
     started = time.monotonic()
     left: list[str] = []
     try:
+        limited = yield from _limit_page_cache(ctx, run)
+        if limited is not None:
+            yield CaseFailed(case_id=case.id, repeat=repeat, error=limited, transcript_tail="",
+                             duration=time.monotonic() - started, t=time.time())
+            return "failed"
         outcome = yield from _prepare_and_measure(run, adapter, index, count, cancel,
                                                   sample_interval, done_before, total_bytes,
                                                   ctx, started)
     finally:
         # no yield here: the caller may be closing the generator
-        left = _cleanup(ctx, run)
+        left = _cleanup(ctx, run) + _remove_group(ctx, run)
     if left:
         yield Notice(level="warning", message=f"could not remove {', '.join(left)}",
                      case_id=case.id, t=time.time())
@@ -448,6 +477,63 @@ def _cleanup(ctx: _Context, run: _Planned) -> list[str]:
         return [f for f in run.command.files if os.path.lexists(f)]
 
 
+def _limits(plan: Plan) -> dict[str, int]:
+    """The page-cache limit of each [[test]] table that has one ("test[N]" -> bytes)."""
+    return {f"test[{s.index + 1}]": limit for s in plan.tests
+            if (limit := plan.page_cache_limit_of(s.index)) is not None}
+
+
+def _limit_page_cache(ctx: _Context, run: _Planned) -> Iterator[Event]:
+    """Make the case's memory cgroup when its test has a page-cache limit (through the helper
+    when the tools run there); returns why it could not, or None."""
+    limit = ctx.plan.page_cache_limit_of(run.case.test_index)
+    if limit is None:
+        return None
+    tag = run.target.tag
+    assert ctx.cgroups is not None
+    try:
+        if ctx.via_helper:
+            path = str(ctx.helper().request("cgroup_create", tag=tag, limit=limit)["path"])
+            step = ctx.cgroups.add(path)
+        else:
+            if ctx.controller is None:
+                return "page_cache_limit: no memory cgroup controller is available"
+            name = group_name(tag)
+            step = ctx.cgroups.add(ctx.controller.base / name)
+            try:
+                path = str(create_group(ctx.controller, name, limit))
+            except BaseException:
+                ctx.cgroups.done(step)
+                raise
+    except DisklabError as e:
+        yield from _helper_log(ctx)
+        return f"page_cache_limit: {e}"
+    ctx.groups[tag] = (path, step)
+    yield LogLine(case_id=run.case.id, stream="disklab", repeat=run.repeat, t=time.time(),
+                  text=f"page cache limited to {format_size(limit)}: every step runs in the "
+                       f"memory cgroup {path}")
+    return None
+
+
+def _remove_group(ctx: _Context, run: _Planned) -> list[str]:
+    """Remove the case's memory cgroup (the helper's tool_cleanup already removed its own);
+    what is left. Never raises, never yields."""
+    made = ctx.groups.pop(run.target.tag, None)
+    if made is None:
+        return []
+    path, step = made
+    assert ctx.cgroups is not None
+    if not ctx.via_helper:
+        try:
+            remove_group(path)
+        except DisklabError:
+            return [path]
+    elif os.path.isdir(path):
+        return []  # tool_cleanup named it; the record stays for the next start to remove it
+    ctx.cgroups.done(step)
+    return []
+
+
 def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess | PrivilegedTool:
     """The process of one step of a case (-1: the measured run, 0..: a prepare step): here, or
     as root through the session's helper, which builds the same argv from the same parameters."""
@@ -459,11 +545,13 @@ def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess |
             directory=run.target.directory, step=step, device=run.target.device,
             confirm=target.confirm if target.kind == "device" else None,
             library_path=ctx.library_path)
+    group = ctx.groups.get(run.target.tag)
+    cgroup = group[0] if group is not None else None
     if step >= 0:
         return proc.ToolProcess(command.prepare[step], cwd=command.cwd,
-                                env=dict(command.env) or None)
+                                env=dict(command.env) or None, cgroup=cgroup)
     return proc.ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
-                            pty=command.needs_pty)
+                            pty=command.needs_pty, cgroup=cgroup)
 
 
 def _start(p: proc.ToolProcess | PrivilegedTool, planned: tuple[str, ...], case: Case,

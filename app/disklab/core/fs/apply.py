@@ -9,6 +9,8 @@ What is set up is written to a state file in the library's directory *before* it
 (`setup-state-PID.json`), so that when DiskLab is killed with SIGKILL the next start finds
 the record and `recover_leftovers` unmounts, restores and detaches what is left, by name:
 only the mountpoint recorded with its device, only loop devices backed by the recorded image.
+The memory cgroups of a page-cache limit are recorded the same way (CgroupRecord, in a state
+file of their own: any target kind has them), and removed by their recorded path.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from disklab.core.fs.options import config_to_dict, device_options, validate
 from disklab.core.fs.readback import mismatches, readback
 from disklab.core.model import FsConfig
 from disklab.core.privilege import Privileged
+from disklab.core.system.cgroups import remove_group
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.sysfs import read_readahead, read_scheduler
 
@@ -83,6 +86,22 @@ class StateFile:
         started = _process_start(pid)
         recorded = self.data.get("create_time")
         return started is not None and (recorded is None or abs(started - recorded) < 1.0)
+
+
+class CgroupRecord:
+    """The memory cgroups one session made for its cases (a page-cache limit), on disk while
+    they exist: a group made as root (by this process) is recorded before it is made; one the
+    privileged helper makes, as soon as the helper names it (the helper removes its own groups
+    when it ends, so only a kill of both leaves one, and then it is recorded)."""
+
+    def __init__(self, state_dir: str | Path):
+        self.state = StateFile(Path(state_dir) / f"{STATE_PREFIX}{os.getpid()}-cgroups.json")
+
+    def add(self, path: str | Path) -> dict[str, Any]:
+        return self.state.add({"kind": "cgroup", "path": str(path)})
+
+    def done(self, step: dict[str, Any]) -> None:
+        self.state.remove(step)
 
 
 class Scratch:
@@ -231,6 +250,8 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
     """Undo one recorded step; the step leaves the record only when it is really undone."""
     kind = step.get("kind")
     try:
+        if kind == "cgroup":
+            return _undo_cgroup(priv, step, state)
         if not priv.alive:
             priv.start()
         if kind == "mount":
@@ -273,6 +294,20 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
     except DisklabError as e:
         return [f"could not undo {kind} {step.get('mountpoint') or step.get('device') or ''}: "
                 f"{e}"]
+
+
+def _undo_cgroup(priv: Privileged, step: dict[str, Any], state: StateFile) -> list[str]:
+    """Remove a recorded memory cgroup: here as root, else through the helper (it is root's)."""
+    path = str(step.get("path") or "")
+    if not os.path.isdir(path):
+        state.remove(step)
+        return []
+    if os.geteuid() == 0:
+        remove_group(path)
+    else:
+        priv.request("cgroup_remove", path=path)
+    state.remove(step)
+    return [f"removed the memory cgroup {path}"]
 
 
 def leftover_files(state_dir: str | Path) -> list[Path]:

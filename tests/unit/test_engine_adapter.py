@@ -132,6 +132,52 @@ def test_write_two_streams_summary() -> None:
                        ("write:stream", 389030063.86764, {"stream": 1})]
 
 
+def test_a_slow_and_a_fast_stream_each_over_its_own_time() -> None:
+    name = "write_4k-1m_s32m_streams2_qd1_direct_fsync_ext4"
+    metrics = EngineAdapter().parse_result(output(name), params(mode="write", streams=2))
+    v = values(metrics)
+    # "streams":[{...,"block_size":4096,...,"seconds":1.298488522000298,...,
+    #   "bw":25841146.40328896,...},{...,"block_size":1048576,...,"seconds":0.034139682999921206,
+    #   ...,"bw":982857163.6144788,...}]
+    assert v["write:min_proc"] == 25841146.40328896
+    assert v["write:max_proc"] == 982857163.6144788
+    assert v["write:avg_proc"] == pytest.approx((25841146.40328896 + 982857163.6144788) / 2)
+    assert [(m.value, m.params) for m in metrics if m.name == "write:stream"] == [
+        (25841146.40328896, {"stream": 0}), (982857163.6144788, {"stream": 1})]
+    # "bytes":67108864,...,"seconds":1.298488522000298,"bw":51682292.80657792: the aggregate
+    # is the total over the wall time, neither a sum nor a share of the streams' rates
+    assert v["write"] == 51682292.80657792
+    summary = json.loads(fixture_text("engine", f"{name}.jsonl").splitlines()[-1])
+    assert v["write"] == pytest.approx(summary["bytes"] / summary["seconds"])
+    first = min(st["start"] for st in summary["streams"])
+    last = max(st["end"] for st in summary["streams"])
+    assert summary["seconds"] == pytest.approx(last - first)
+    for st in summary["streams"]:
+        assert st["bw"] == pytest.approx(st["bytes"] / st["seconds"])
+    assert v["write"] < 0.1 * sum(m.value for m in metrics if m.name == "write:stream")
+
+
+def test_per_stream_block_sizes_argv_and_checks() -> None:
+    a = EngineAdapter()
+    p = params(mode="write", size=32 << 20, streams=2, stream_block_sizes="4k, 1m")
+    assert a.check(p) == []
+    c = a.build_command(p, TARGET)
+    assert c.argv[c.argv.index("--block-size"):c.argv.index("--size")] == (
+        "--block-size", "4096", "--block-size", "1048576")
+    assert a.check(dict(p, streams=3)) == [
+        ("stream_block_sizes", "2 block sizes for 3 streams: give one per stream")]
+    assert a.check(dict(p, stream_block_sizes="4k,fast"))[0][0] == "stream_block_sizes"
+    assert a.check(dict(p, stream_block_sizes="4k,256")) == [
+        ("stream_block_sizes", "'256' is below the minimum 512 bytes")]
+    assert a.check(dict(p, stream_block_sizes="4k,3m")) == [
+        ("size", "33554432 is not a multiple of stream_block_sizes 3145728")]
+    assert a.check(dict(p, stream_block_sizes="4k,1536", direct=True, size=3 << 20)) == []
+    assert a.check(dict(p, stream_block_sizes="4k,1000", direct=False, size=4096000)) == []
+    assert [k for k, _ in a.check(dict(p, stream_block_sizes="4k,1000", direct=True,
+                                       size=4096000))] == ["stream_block_sizes"]
+    assert a.params["stream_block_sizes"].default is None  # cases without it read as before
+
+
 def test_randread_is_named_random_read() -> None:
     metrics = EngineAdapter().parse_result(
         output("randread_4k_s16m_qd1_direct_ext4"), params(mode="randread"))

@@ -149,11 +149,11 @@ def test_a_slow_and_a_fast_stream_each_over_its_own_time() -> None:
     assert v["write"] == 51682292.80657792
     summary = json.loads(fixture_text("engine", f"{name}.jsonl").splitlines()[-1])
     assert v["write"] == pytest.approx(summary["bytes"] / summary["seconds"])
-    first = min(st["start"] for st in summary["streams"])
-    last = max(st["end"] for st in summary["streams"])
+    first = min(one["start"] for one in summary["streams"])
+    last = max(one["end"] for one in summary["streams"])
     assert summary["seconds"] == pytest.approx(last - first)
-    for st in summary["streams"]:
-        assert st["bw"] == pytest.approx(st["bytes"] / st["seconds"])
+    for one in summary["streams"]:
+        assert one["bw"] == pytest.approx(one["bytes"] / one["seconds"])
     assert v["write"] < 0.1 * sum(m.value for m in metrics if m.name == "write:stream")
 
 

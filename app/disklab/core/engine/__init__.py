@@ -1,9 +1,10 @@
 """DiskLab's built-in I/O engine: a tool of its own, run as `python -m disklab.core.engine`.
 
 Modelled on Quantum StorNext's Mio and on fio's psync engine: N streams (one file each, or one
-block device), a block size (one for all, or one per stream), a size per stream, a queue depth per stream (that many threads
-issuing pread/pwrite on the stream's file), sequential or random offsets (each block once per
-pass, in a seeded pseudo-random order), modes write / rewrite / read / randread / randwrite,
+block device), a block size (one for all, or one per stream), a size per stream, a queue depth
+per stream (that many threads issuing pread/pwrite on the stream's file), sequential or random
+offsets (each block once per pass, in a seeded pseudo-random order), modes write / rewrite /
+read / randread / randwrite,
 O_DIRECT with page-aligned (mmap) buffers, O_SYNC, or an fsync at the end (inside the timing,
 like dd's conv=fdatasync and fio's end_fsync). `write` creates its files; the other modes work on
 files laid out by a separate `--prepare` run (sequential writes, fsync, pages dropped from the

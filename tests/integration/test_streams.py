@@ -162,3 +162,36 @@ def test_iozone_min_max_avg_per_process_in_show(scratch_fs, tmp_path: Path) -> N
             assert row["shown"].split(" ±")[0] in table_line(text, f"{test}:{key}")
         assert (by_metric[f"{test}:min_proc"]["mean"] <= by_metric[f"{test}:avg_proc"]["mean"]
                 <= by_metric[f"{test}:max_proc"]["mean"])
+
+
+def test_fio_jobs_of_different_speeds_imported_and_shown(scratch_fs, tmp_path: Path) -> None:
+    """fio without --group_reporting: each job over its own runtime (a rate-limited 4 KiB job
+    next to a 1 MiB one), the group's total over the longest runtime, the spread in show."""
+    out = tmp_path / "two-speeds.json"
+    done = subprocess.run(
+        ["fio", f"--directory={scratch_fs.mountpoint}", "--rw=write", "--size=16m",
+         "--ioengine=psync", "--direct=1", "--end_fsync=1", "--thread",
+         "--name=slow", "--bs=4096", "--rate=16m", "--name=fast", "--bs=1m",
+         "--output-format=json", f"--output={out}"],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120)
+    for p in scratch_fs.mountpoint.iterdir():
+        if p.name != "lost+found":
+            p.unlink()
+    assert done.returncode == 0, done.stderr
+    jobs = {j["jobname"]: j["write"] for j in json.loads(out.read_text())["jobs"]}
+    library = tmp_path / "library.sqlite3"
+    imported = disklab("import", str(out), "--tool", "fio", "--session", "two speeds",
+                       "--library", str(library))
+    assert imported.returncode == 0, imported.stderr
+    text, results = shown(library, "two speeds")
+    rows = {(r["metric"], r["params"].get("job")): r["mean"] for r in results}
+    slow, fast = rows[("write", "slow")], rows[("write", "fast")]
+    for job, rate in (("slow", slow), ("fast", fast)):  # over the job's own runtime
+        assert rate == pytest.approx(jobs[job]["io_bytes"] / (jobs[job]["runtime"] / 1e3),
+                                     rel=0.01)
+    assert fast > 3 * slow
+    longest = max(j["runtime"] for j in jobs.values()) / 1e3
+    assert rows[("write", None)] == pytest.approx(32 * MiB / longest)
+    assert (rows[("write:min_proc", None)], rows[("write:max_proc", None)]) == (slow, fast)
+    for metric in ("write:min_proc", "write:max_proc", "write:avg_proc"):
+        assert re.search(rf"\s{re.escape(metric)}\s", text)

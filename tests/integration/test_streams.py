@@ -34,7 +34,7 @@ tool = "engine"
 mode = "write"
 size = "32m"
 streams = 2
-stream_block_sizes = "4k,1m"
+stream_block_sizes = "4k 1m"
 direct = true
 """
 

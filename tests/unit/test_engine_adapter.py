@@ -7,6 +7,7 @@ import json
 import math
 from array import array
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,8 +15,9 @@ from hypothesis import strategies as st
 
 from disklab.core.engine.report import latency_figures
 from disklab.core.engine.worker import TABLE_LIMIT, GridOrder, block_order
-from disklab.core.errors import ParseError, ToolError
+from disklab.core.errors import ParseError, PlanError, ToolError
 from disklab.core.model import Metric
+from disklab.core.plan import parse_plan
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
@@ -164,8 +166,10 @@ def test_per_stream_block_sizes_argv_and_checks() -> None:
     c = a.build_command(p, TARGET)
     assert c.argv[c.argv.index("--block-size"):c.argv.index("--size")] == (
         "--block-size", "4096", "--block-size", "1048576")
+    assert a.build_command(dict(p, stream_block_sizes="4k 1m"), TARGET).argv == c.argv
     assert a.check(dict(p, streams=3)) == [
-        ("stream_block_sizes", "2 block sizes for 3 streams: give one per stream")]
+        ("stream_block_sizes",
+         "2 block sizes for 3 streams: give one per stream, in one string ('4k 1m')")]
     assert a.check(dict(p, stream_block_sizes="4k,fast"))[0][0] == "stream_block_sizes"
     assert a.check(dict(p, stream_block_sizes="4k,256")) == [
         ("stream_block_sizes", "'256' is below the minimum 512 bytes")]
@@ -176,6 +180,16 @@ def test_per_stream_block_sizes_argv_and_checks() -> None:
     assert [k for k, _ in a.check(dict(p, stream_block_sizes="4k,1000", direct=True,
                                        size=4096000))] == ["stream_block_sizes"]
     assert a.params["stream_block_sizes"].default is None  # cases without it read as before
+
+
+def test_plan_names_the_key_and_line_of_a_bad_stream_block_size(tmp_path: Path) -> None:
+    with pytest.raises(PlanError) as e:
+        parse_plan(f'name = "m"\n[target]\ndirectory = "{tmp_path}"\n[[test]]\n'
+                   'tool = "engine"\nmode = "write"\nsize = "32m"\nstreams = 2\n'
+                   'stream_block_sizes = "4k fast"\n')
+    (problem,) = e.value.problems
+    assert (problem.key, problem.line) == ("test[1].stream_block_sizes", 9)
+    assert "'fast' is not a size" in problem.message
 
 
 def test_randread_is_named_random_read() -> None:

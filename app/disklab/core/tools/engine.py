@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,16 +68,17 @@ def _interval(line: str) -> dict[str, Any] | None:
 
 
 def _stream_block_sizes(params: Mapping[str, Any]) -> list[int]:
-    """The per-stream block sizes of `stream_block_sizes` ('4k,1m'), [] when not given;
-    ValueError naming the item that is not a size."""
+    """The per-stream block sizes of `stream_block_sizes`, [] when not given; ValueError naming
+    the item that is not a size. Spaces or commas separate them: in the GUI's fields a comma
+    makes a matrix axis, so '4k 1m' is the spelling that works everywhere."""
     text = params.get("stream_block_sizes") or ""
     if not isinstance(text, str) or not text.strip():
         return []
     sizes = []
-    for item in text.split(","):
-        bs = parse_size(item.strip())
+    for item in re.split(r"[\s,]+", text.strip()):
+        bs = parse_size(item)
         if bs < DIRECT_ALIGN:
-            raise ValueError(f"{item.strip()!r} is below the minimum {DIRECT_ALIGN} bytes")
+            raise ValueError(f"{item!r} is below the minimum {DIRECT_ALIGN} bytes")
         sizes.append(bs)
     return sizes
 
@@ -142,8 +144,8 @@ class EngineAdapter(ToolAdapter):
         # default None: tables and comparison columns leave None parameters out, so cases
         # without it read (and compare) as they did before the parameter existed
         "stream_block_sizes": ParamSpec(
-            "str", None, help="one block size per stream, comma-separated ('4k,1m'), instead "
-                              "of block_size: a slow and a fast stream side by side"),
+            "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
+                              "instead of block_size: a slow and a fast stream side by side"),
     }
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -157,7 +159,7 @@ class EngineAdapter(ToolAdapter):
         streams = params.get("streams", 1)
         if per_stream and isinstance(streams, int) and len(per_stream) != streams:
             problems.append((key, f"{len(per_stream)} block sizes for {streams} streams: "
-                                  "give one per stream"))
+                                  "give one per stream, in one string ('4k 1m')"))
         for bs in per_stream or [params.get("block_size", 1 << 20)]:
             if isinstance(bs, int) and isinstance(size, int) and bs > 0 and size % bs:
                 problems.append(("size", f"{size} is not a multiple of {key} {bs}"))

@@ -7,6 +7,7 @@ import json
 import math
 from array import array
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,8 +15,9 @@ from hypothesis import strategies as st
 
 from disklab.core.engine.report import latency_figures
 from disklab.core.engine.worker import TABLE_LIMIT, GridOrder, block_order
-from disklab.core.errors import ParseError, ToolError
+from disklab.core.errors import ParseError, PlanError, ToolError
 from disklab.core.model import Metric
+from disklab.core.plan import parse_plan
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
@@ -118,6 +120,10 @@ def test_write_two_streams_summary() -> None:
         "write:lat_p50": 6029157.0,
         "write:lat_p99": 16126457.0,
         "write:lat_p99.9": 16126457.0,
+        # two streams: the slowest, fastest and mean stream (these two ran alike)
+        "write:min_proc": 389030063.86764,
+        "write:max_proc": 389030063.86764,
+        "write:avg_proc": 389030063.86764,
     }
     units = {m.name: m.unit for m in metrics}
     assert (units["write"], units["write:iops"], units["write:lat_p99"]) == ("B/s", "op/s", "ns")
@@ -126,6 +132,64 @@ def test_write_two_streams_summary() -> None:
     streams = [(m.name, m.value, m.params) for m in metrics if m.params is not None]
     assert streams == [("write:stream", 389030063.86764, {"stream": 0}),
                        ("write:stream", 389030063.86764, {"stream": 1})]
+
+
+def test_a_slow_and_a_fast_stream_each_over_its_own_time() -> None:
+    name = "write_4k-1m_s32m_streams2_qd1_direct_fsync_ext4"
+    metrics = EngineAdapter().parse_result(output(name), params(mode="write", streams=2))
+    v = values(metrics)
+    # "streams":[{...,"block_size":4096,...,"seconds":1.298488522000298,...,
+    #   "bw":25841146.40328896,...},{...,"block_size":1048576,...,"seconds":0.034139682999921206,
+    #   ...,"bw":982857163.6144788,...}]
+    assert v["write:min_proc"] == 25841146.40328896
+    assert v["write:max_proc"] == 982857163.6144788
+    assert v["write:avg_proc"] == pytest.approx((25841146.40328896 + 982857163.6144788) / 2)
+    assert [(m.value, m.params) for m in metrics if m.name == "write:stream"] == [
+        (25841146.40328896, {"stream": 0}), (982857163.6144788, {"stream": 1})]
+    # "bytes":67108864,...,"seconds":1.298488522000298,"bw":51682292.80657792: the aggregate
+    # is the total over the wall time, neither a sum nor a share of the streams' rates
+    assert v["write"] == 51682292.80657792
+    summary = json.loads(fixture_text("engine", f"{name}.jsonl").splitlines()[-1])
+    assert v["write"] == pytest.approx(summary["bytes"] / summary["seconds"])
+    first = min(one["start"] for one in summary["streams"])
+    last = max(one["end"] for one in summary["streams"])
+    assert summary["seconds"] == pytest.approx(last - first)
+    for one in summary["streams"]:
+        assert one["bw"] == pytest.approx(one["bytes"] / one["seconds"])
+    assert v["write"] < 0.1 * sum(m.value for m in metrics if m.name == "write:stream")
+
+
+def test_per_stream_block_sizes_argv_and_checks() -> None:
+    a = EngineAdapter()
+    p = params(mode="write", size=32 << 20, streams=2, stream_block_sizes="4k, 1m")
+    assert a.check(p) == []
+    c = a.build_command(p, TARGET)
+    assert c.argv[c.argv.index("--block-size"):c.argv.index("--size")] == (
+        "--block-size", "4096", "--block-size", "1048576")
+    assert a.build_command(dict(p, stream_block_sizes="4k 1m"), TARGET).argv == c.argv
+    assert a.check(dict(p, streams=3)) == [
+        ("stream_block_sizes",
+         "2 block sizes for 3 streams: give one per stream, in one string ('4k 1m')")]
+    assert a.check(dict(p, stream_block_sizes="4k,fast"))[0][0] == "stream_block_sizes"
+    assert a.check(dict(p, stream_block_sizes="4k,256")) == [
+        ("stream_block_sizes", "'256' is below the minimum 512 bytes")]
+    assert a.check(dict(p, stream_block_sizes="4k,3m")) == [
+        ("size", "33554432 is not a multiple of stream_block_sizes 3145728")]
+    assert a.check(dict(p, stream_block_sizes="4k,1536", direct=True, size=3 << 20)) == []
+    assert a.check(dict(p, stream_block_sizes="4k,1000", direct=False, size=4096000)) == []
+    assert [k for k, _ in a.check(dict(p, stream_block_sizes="4k,1000", direct=True,
+                                       size=4096000))] == ["stream_block_sizes"]
+    assert a.params["stream_block_sizes"].default is None  # cases without it read as before
+
+
+def test_plan_names_the_key_and_line_of_a_bad_stream_block_size(tmp_path: Path) -> None:
+    with pytest.raises(PlanError) as e:
+        parse_plan(f'name = "m"\n[target]\ndirectory = "{tmp_path}"\n[[test]]\n'
+                   'tool = "engine"\nmode = "write"\nsize = "32m"\nstreams = 2\n'
+                   'stream_block_sizes = "4k fast"\n')
+    (problem,) = e.value.problems
+    assert (problem.key, problem.line) == ("test[1].stream_block_sizes", 9)
+    assert "'fast' is not a size" in problem.message
 
 
 def test_randread_is_named_random_read() -> None:

@@ -7,6 +7,8 @@ import errno
 import os
 from pathlib import Path
 
+import pytest
+
 from disklab.core.engine.report import summary
 from disklab.core.engine.worker import Job, Runner, prepare_file
 
@@ -44,3 +46,40 @@ def test_a_file_that_shrinks_stops_the_run_and_counts_whole_blocks_only(tmp_path
     assert s["ops"] == 3  # three whole 64 KiB blocks, then the short one
     assert s["bytes"] == s["streams"][0]["bytes"] == 3 * 64 * KiB  # not the short read's 61 KiB
     assert runner.errors()[0].error.errno == errno.ENODATA
+
+
+def test_each_stream_is_timed_on_its_own_and_the_aggregate_over_the_span(tmp_path: Path
+                                                                         ) -> None:
+    paths = [str(tmp_path / "slow"), str(tmp_path / "fast")]
+    job = Job("write", paths, 4 * KiB, 4096 * KiB, fsync=True,
+              stream_block_sizes=(4 * KiB, 1024 * KiB))
+    s, _ = _run(job)
+    slow, fast = s["streams"]
+    assert (slow["block_size"], fast["block_size"]) == (4 * KiB, 1024 * KiB)
+    assert (slow["ops"], fast["ops"]) == (1024, 4)
+    for st in (slow, fast):
+        assert st["bytes"] == 4096 * KiB
+        assert st["seconds"] == pytest.approx(st["end"] - st["start"])
+        assert st["bw"] == pytest.approx(st["bytes"] / st["seconds"])
+        assert st["fsync_seconds"] is not None  # each stream fsyncs its own file
+    span = max(st["end"] for st in (slow, fast)) - min(st["start"] for st in (slow, fast))
+    assert min(st["start"] for st in (slow, fast)) == 0.0
+    assert s["seconds"] == pytest.approx(span)
+    assert s["bw"] == pytest.approx(s["bytes"] / span)
+    assert s["fsync_seconds"] == max(slow["fsync_seconds"], fast["fsync_seconds"])
+    for p in paths:
+        assert os.path.getsize(p) == 4096 * KiB
+
+
+def test_a_run_halted_before_it_starts_reports_no_time_and_no_rate(tmp_path: Path) -> None:
+    path = str(tmp_path / "f")
+    runner = Runner(Job("write", [path], 4 * KiB, 64 * KiB))
+    runner.open()
+    runner.halt(interrupted=True)
+    try:
+        runner.run()
+    finally:
+        runner.close()
+    s = summary(runner)
+    assert s["partial"] is True and s["bytes"] == 0 and s["bw"] == 0.0
+    assert s["streams"][0]["bw"] == 0.0 and s["fsync_seconds"] is None

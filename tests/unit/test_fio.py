@@ -607,7 +607,7 @@ def test_json_import_params_merge_global_and_job_options() -> None:
         "rw": "randread", "bs": 4 * KiB, "iodepth": 32}
 
 
-def test_json_numjobs_without_group_reporting_gives_each_job_and_the_sum() -> None:
+def test_json_numjobs_without_group_reporting_gives_each_job_the_total_and_the_spread() -> None:
     metrics = parse("disklab_numjobs2_randrw70.output.json")
     job0, job1 = values(metrics, "disklab.0"), values(metrics, "disklab.1")
     # first entry: read "bw_bytes" : 60560753, "iops" : 14785.340314;
@@ -618,13 +618,39 @@ def test_json_numjobs_without_group_reporting_gives_each_job_and_the_sum() -> No
     #               write "bw_bytes" : 26719502; "sys_cpu" : 17.708333
     assert (job1["read"], job1["write"], job1["cpu:sys"]) == (60209077, 26719502, 17.708333)
     total = values(metrics)
-    assert total["read"] == 60560753 + 60209077
-    assert total["write"] == 27278073 + 26719502
-    assert total["read:iops"] == pytest.approx(14785.340314 + 14699.481865)
+    # each job's rate is over its own runtime ("runtime" : 191 and 193 ms); the group's is the
+    # total over the longest one (read "io_bytes" : 11567104 and 11620352, "total_ios" : 2824
+    # and 2837; write 5210112 and 5156864), as fio's own group line: not the sum of the rates
+    assert total["read"] == pytest.approx((11567104 + 11620352) / 0.193)
+    assert total["write"] == pytest.approx((5210112 + 5156864) / 0.193)
+    assert total["read:iops"] == pytest.approx((2824 + 2837) / 0.193)
+    assert total["read"] < 60560753 + 60209077
+    # the slowest, fastest and mean job, as iozone's per-process and the engine's per-stream
+    assert (total["read:min_proc"], total["read:max_proc"]) == (60209077, 60560753)
+    assert total["read:avg_proc"] == pytest.approx((60560753 + 60209077) / 2)
+    assert (total["write:min_proc"], total["write:max_proc"]) == (26719502, 27278073)
     # the sum has no percentiles and no CPU share: they do not add up
     assert "read:lat_p99" not in total and "cpu:sys" not in total
     # its mean latency lies between the jobs' (lat_ns "mean" : 65888.620397 and 66144.827635)
     assert 65888.620397 <= total["read:lat_mean"] <= 66144.827635
+
+
+def test_two_jobs_of_different_speeds_each_over_its_own_runtime() -> None:
+    metrics = parse("two-speeds_write_4k-rate16m_1m_direct_ext4.output.json")
+    slow, fast, total = values(metrics, "slow"), values(metrics, "fast"), values(metrics)
+    # slow: "io_bytes" : 16777216, "bw_bytes" : 7821545, "runtime" : 2145;
+    # fast: "io_bytes" : 16777216, "bw_bytes" : 409200390, "runtime" : 41
+    assert (slow["write"], fast["write"]) == (7821545, 409200390)
+    assert slow["write"] == pytest.approx(16777216 / 2.145, rel=1e-3)  # its own runtime
+    assert total["write"] == pytest.approx(2 * 16777216 / 2.145)  # the total over the longest
+    assert (total["write:min_proc"], total["write:max_proc"]) == (7821545, 409200390)
+    assert total["write:avg_proc"] == pytest.approx((7821545 + 409200390) / 2)
+    # the normal report: "write: IOPS=2200, BW=8804KiB/s (...)(16.0MiB/1861msec)" and
+    # "IOPS=516, BW=516MiB/s (...)(16.0MiB/31msec)"; "WRITE: bw=17.2MiB/s ... run=31-1861msec"
+    text = values(parse("two-speeds_write_4k-rate16m_1m_direct_ext4.txt"))
+    assert text["write"] == pytest.approx(17.2 * MiB)  # fio's own group figure
+    assert text["write:iops"] == pytest.approx((2200 * 1.861 + 516 * 0.031) / 1.861)
+    assert (text["write:min_proc"], text["write:max_proc"]) == (8804 * KiB, 516 * MiB)
 
 
 def test_json_group_reporting_is_one_job() -> None:

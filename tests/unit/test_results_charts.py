@@ -22,7 +22,7 @@ ROWS = [
     {"config": "as is", "tool": "iozone", "test": "write", "metric": "write", "unit": "B/s",
      "params": {"record_size": 65536, "file_size": 1 << 20}, "n": 3, "mean": 200 * 2**20,
      "stddev": 4 * 2**20, "values": []},
-    {"config": "as is", "tool": "iozone", "test": "write", "metric": "write:max_proc",
+    {"config": "as is", "tool": "iozone", "test": "write", "metric": "write:stream",
      "unit": "B/s", "params": {"record_size": 4096, "file_size": 1 << 20}, "n": 3,
      "mean": 9 * 2**20, "stddev": None, "values": []},
 ]
@@ -33,7 +33,7 @@ def test_sweep_chart_over_record_size() -> None:
     assert len(specs) == 1
     spec = specs[0]
     assert spec.kind == "line" and spec.log_x and spec.x_label == "record_size (KiB)"
-    assert [s.name for s in spec.series] == ["as is write"]  # max_proc is not a headline
+    assert [s.name for s in spec.series] == ["as is write"]  # one stream's row: no headline
     assert spec.series[0].x == (4.0, 64.0)
     assert spec.series[0].y == (100.0, 200.0)  # MiB/s
     root = ET.fromstring(to_svg(spec))

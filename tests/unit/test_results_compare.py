@@ -54,12 +54,16 @@ def test_latency_is_better_lower() -> None:
 
 def test_one_headline_filter_for_tables_comparisons_and_charts() -> None:
     metrics = ("write", "write:iops", "write:lat_mean", "write:lat_p99", "write:parent",
-               "write:min_proc", "write:max_proc", "write:cpu")
+               "write:min_proc", "write:max_proc", "write:avg_proc", "write:min_xfer",
+               "write:stream", "write:cpu")
     rows = [{"config": "x", "tool": "t", "metric": m, "unit": "B/s", "n": 1, "mean": 1.0,
              "params": {}} for m in metrics]
+    # the spread of processes (iozone -t) and streams (engine) is a headline: min, max, avg
     assert [r["metric"] for r in headline(rows)] == [
-        "write", "write:iops", "write:lat_mean", "write:parent", "write:min_proc"]
+        "write", "write:iops", "write:lat_mean", "write:parent", "write:min_proc",
+        "write:max_proc", "write:avg_proc"]
     assert not is_headline({"metric": "write:lat_p99"})
+    assert not is_headline({"metric": "write:stream"})  # one row per stream: all metrics
     c = compare_results([("A", rows)], all_metrics=False)
     assert [col.split()[1] for col in c.columns] == [r["metric"] for r in headline(rows)]
     assert len(compare_results([("A", rows)]).columns) == len(metrics)

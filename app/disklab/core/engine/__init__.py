@@ -1,9 +1,10 @@
 """DiskLab's built-in I/O engine: a tool of its own, run as `python -m disklab.core.engine`.
 
 Modelled on Quantum StorNext's Mio and on fio's psync engine: N streams (one file each, or one
-block device), a block size, a size per stream, a queue depth per stream (that many threads
-issuing pread/pwrite on the stream's file), sequential or random offsets (each block once per
-pass, in a seeded pseudo-random order), modes write / rewrite / read / randread / randwrite,
+block device), a block size (one for all, or one per stream), a size per stream, a queue depth
+per stream (that many threads issuing pread/pwrite on the stream's file), sequential or random
+offsets (each block once per pass, in a seeded pseudo-random order), modes write / rewrite /
+read / randread / randwrite,
 O_DIRECT with page-aligned (mmap) buffers, O_SYNC, or an fsync at the end (inside the timing,
 like dd's conv=fdatasync and fio's end_fsync). `write` creates its files; the other modes work on
 files laid out by a separate `--prepare` run (sequential writes, fsync, pages dropped from the
@@ -15,6 +16,9 @@ Output, one JSON object a line on stdout, flushed at once:
       every --interval seconds, cumulative since the start;
   {"type": "summary", "mode", "bytes", "ops", "seconds", "bw" (B/s), "iops",
    "lat_ns": {"mean", "p50", "p99", "p99.9", "max"}, "streams": [...], "partial", ...};
+      each stream's "bw" and "iops" are over its own active time ("seconds", from its first
+      call to its last, its fsync included; "start" and "end" since the first stream began),
+      the aggregate's over the wall time from the first stream's start to the last one's end;
   {"type": "error", "message"} and exit status 1 on an I/O error, worded in the filesystem's
       terms ("ramfs at /mnt refuses O_DIRECT (EINVAL); ...", "no space left in DIR ...").
 SIGTERM or SIGINT stop it cleanly: a summary flagged "partial": true, exit status 128 + signal.

@@ -28,7 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--mode", choices=MODES, required=True)
     p.add_argument("--file", action="append", required=True,
                    help="the file (or block device) of one stream; repeat for more streams")
-    p.add_argument("--block-size", type=int, required=True, help="bytes per call")
+    p.add_argument("--block-size", type=int, action="append", required=True,
+                   help="bytes per call; once for every stream, or once per --file in order")
     p.add_argument("--size", type=int, required=True, help="bytes per stream")
     p.add_argument("--queue-depth", type=int, default=1, help="threads per stream")
     p.add_argument("--direct", action="store_true", help="O_DIRECT, aligned buffers")
@@ -44,14 +45,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
-    if args.block_size <= 0 or args.size <= 0:
+    sizes = args.block_size
+    if len(sizes) not in (1, len(args.file)):
+        return (f"{len(sizes)} block sizes for {len(args.file)} files: give one for every "
+                "stream or one per --file")
+    if min(sizes) <= 0 or args.size <= 0:
         return "block size and size must be positive"
-    if args.size % args.block_size:
-        return f"size {args.size} is not a multiple of block size {args.block_size}"
+    for bs in sizes:
+        if args.size % bs:
+            return f"size {args.size} is not a multiple of block size {bs}"
+        if args.direct and bs % 512:
+            return f"O_DIRECT needs a block size that is a multiple of 512 (got {bs})"
     if args.queue_depth < 1:
         return "queue depth must be at least 1"
-    if args.direct and args.block_size % 512:
-        return f"O_DIRECT needs a block size that is a multiple of 512 (got {args.block_size})"
     if args.interval <= 0 or args.runtime < 0:
         return "interval must be positive and runtime not negative"
     if len(set(args.file)) != len(args.file):
@@ -87,7 +93,7 @@ def _prepare(args: argparse.Namespace, signals: _Signals) -> int:
             finished = prepare_file(path, args.size, args.direct, signals.halt)
         except OSError as e:
             emit({"type": "error", "message": explain(e, e.filename or path, direct=args.direct,
-                                                      block_size=args.block_size)})
+                                                      block_size=args.block_size[0])})
             return EXIT_ERROR
         if not finished:
             emit({"type": "error", "message": f"interrupted while laying out {path}"})
@@ -137,7 +143,7 @@ def _measure(job: Job, every: float, signals: _Signals) -> int:
         if s.error is not None:
             emit({"type": "error", "message": explain(
                 s.error, s.error.filename or s.path, direct=job.direct,
-                block_size=job.block_size)})
+                block_size=s.block_size)})
             return EXIT_ERROR
     if runner.interrupted:
         return 128 + (signals.signum or signal.SIGTERM)
@@ -158,6 +164,8 @@ def main(argv: list[str] | None = None, early_signals: list[int] | None = None) 
         return EXIT_USAGE
     if args.prepare:
         return _prepare(args, signals)
-    job = Job(args.mode, args.file, args.block_size, args.size, args.queue_depth, args.direct,
-              args.sync, args.fsync, args.runtime, args.seed)
+    sizes = args.block_size
+    job = Job(args.mode, args.file, sizes[0], args.size, args.queue_depth, args.direct,
+              args.sync, args.fsync, args.runtime, args.seed,
+              stream_block_sizes=tuple(sizes) if len(sizes) > 1 else ())
     return _measure(job, args.interval, signals)

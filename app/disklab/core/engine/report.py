@@ -45,18 +45,28 @@ def interval(runner: Runner) -> dict[str, Any]:
     }
 
 
-def _stream(s: StreamState, seconds: float) -> dict[str, Any]:
+def _stream(s: StreamState, origin: float) -> dict[str, Any]:
+    """One stream's figures over its own active time; `start` and `end` are seconds since the
+    first stream's start, so a reader sees which stream ran when."""
     b, o = s.totals()
-    return {"file": s.path, "bytes": b, "ops": o, "bw": b / seconds, "iops": o / seconds,
+    active = s.seconds()
+    seconds = max(active, 1e-9)
+    return {"file": s.path, "block_size": s.block_size, "bytes": b, "ops": o,
+            "seconds": active, "start": max(s.started - origin, 0.0) if s.started else 0.0,
+            "end": max(s.ended - origin, 0.0) if s.ended else 0.0,
+            "bw": b / seconds, "iops": o / seconds, "fsync_seconds": s.fsync_seconds,
             "lat_ns": latency_figures(s.latencies, sum(s.lat_sum), o, max(s.lat_max, default=0))}
 
 
 def summary(runner: Runner) -> dict[str, Any]:
-    """Throughput, IOPS and latency per stream and in aggregate, over the whole timed run
-    (including the final fsync of a write)."""
+    """Throughput, IOPS and latency per stream and in aggregate. Each stream's rate is over its
+    own active time (first call to last, its fsync included); the aggregate is the total over
+    the wall time from the first stream's start to the last stream's end, so neither is a
+    share of the other: a stream that finished early shows its own speed, and the aggregate
+    is what the streams together moved in the time they took."""
     job = runner.job
-    end = runner.finished or time.perf_counter()
-    seconds = max(end - runner.started, 1e-9) if runner.started else 1e-9
+    first, last = runner.span()
+    seconds = max(last - first, 1e-9) if first else 1e-9
     total_bytes, total_ops = runner.totals()
     samples = [a for s in runner.streams for a in s.latencies]
     lat_sum = sum(sum(s.lat_sum) for s in runner.streams)
@@ -68,6 +78,6 @@ def summary(runner: Runner) -> dict[str, Any]:
         "fsync_seconds": runner.fsync_seconds,
         "block_size": job.block_size, "size": job.size, "queue_depth": job.queue_depth,
         "direct": job.direct, "sync": job.sync, "fsync": job.fsync,
-        "streams": [_stream(s, seconds) for s in runner.streams],
+        "streams": [_stream(s, first) for s in runner.streams],
         "partial": runner.halted_early(),
     }

@@ -45,13 +45,24 @@ class Job:
     fsync: bool = True
     runtime: float = 0.0  # > 0: time-based, wrapping around the file until then
     seed: int = 1
+    stream_block_sizes: tuple[int, ...] = ()  # one per file, overriding block_size (a slow and
+    # a fast stream side by side, as a slow LUN next to a fast one)
+
+    def block_size_of(self, stream: int) -> int:
+        """The block size stream number `stream` issues its calls in."""
+        return self.stream_block_sizes[stream] if self.stream_block_sizes else self.block_size
 
 
 @dataclass
 class StreamState:
     """One file and its threads' counters; each thread writes only its own slot. Only whole
     blocks are counted (a short transfer ends the run), so bytes are ops * block_size: one
-    counter per call instead of two in the hot loop."""
+    counter per call instead of two in the hot loop.
+
+    `started` and `ended` (perf_counter seconds) bound the stream's own active time: from the
+    first of its threads entering the loop to the last one leaving it (after the stream's fsync).
+    A stream's rate is its bytes over that time, not over the whole run's, so a slow stream
+    next to fast ones shows as slow. Read twice per thread, never per call."""
 
     path: str
     block_size: int = 0
@@ -61,10 +72,19 @@ class StreamState:
     lat_max: list[int] = field(default_factory=list)
     latencies: list[array] = field(default_factory=list)
     error: OSError | None = None
+    started: float = 0.0
+    ended: float = 0.0
+    fsync_seconds: float | None = None  # None: no fsync ran
+    running: int = 0  # threads still in the loop; the last one out fsyncs and closes the time
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def totals(self) -> tuple[int, int]:
         ops = sum(self.ops)
         return ops * self.block_size, ops
+
+    def seconds(self) -> float:
+        """The stream's active time (0 before it started)."""
+        return max(self.ended - self.started, 0.0) if self.started else 0.0
 
 
 class GridOrder:
@@ -144,11 +164,9 @@ class Runner:
 
     def __init__(self, job: Job):
         self.job = job
-        self.streams = [StreamState(p, job.block_size) for p in job.files]
-        self.blocks = job.size // job.block_size
+        self.streams = [StreamState(p, job.block_size_of(i)) for i, p in enumerate(job.files)]
         self.started = 0.0
         self.finished = 0.0
-        self.fsync_seconds: float | None = None  # None: no fsync ran
         self.interrupted = False  # halted by a signal (the summary is partial)
         self._halt = [False]  # a list: the hot loop reads it without a method call
         self.done = threading.Event()
@@ -184,53 +202,85 @@ class Runner:
     def errors(self) -> list[StreamState]:
         return [s for s in self.streams if s.error is not None]
 
+    @property
+    def fsync_seconds(self) -> float | None:
+        """The longest of the streams' final fsyncs (they overlap); None when none ran."""
+        times = [s.fsync_seconds for s in self.streams if s.fsync_seconds is not None]
+        return max(times) if times else None
+
+    def span(self) -> tuple[float, float]:
+        """(first stream's start, last stream's end): the wall time the aggregate is over.
+        Before any stream started, the run's own start and end."""
+        begun = [s for s in self.streams if s.started]
+        if not begun:
+            return self.started, self.finished or self.started
+        return min(s.started for s in begun), max(s.ended or s.started for s in begun)
+
     def run(self) -> None:
-        """All the threads, then the fsync (inside the timing, like dd's conv=fdatasync)."""
+        """All the threads; each stream's last thread fsyncs its file (inside the stream's
+        timing, like dd's conv=fdatasync and fio's per-job end_fsync)."""
         job = self.job
         qd = job.queue_depth
         cap = max(1024, MAX_LATENCIES // (qd * len(self.streams)))
         write = job.mode in WRITE_MODES
         threads = []
         for si, s in enumerate(self.streams):
-            order = block_order(self.blocks, job.mode in RANDOM_MODES, job.seed + si)
+            blocks = job.size // s.block_size
+            order = block_order(blocks, job.mode in RANDOM_MODES, job.seed + si)
             counter = itertools.count()
             s.ops, s.lat_sum, s.lat_max = [0] * qd, [0] * qd, [0] * qd
             s.latencies = [array("q") for _ in range(qd)]
+            s.running = qd
             for ti in range(qd):
-                buf = aligned_buffer(job.block_size, fill=write)  # before the clock starts
+                buf = aligned_buffer(s.block_size, fill=write)  # before the clock starts
                 threads.append(threading.Thread(
-                    target=self._loop, args=(s, ti, counter, order, cap, buf), daemon=True,
-                    name=f"stream{si}-{ti}"))
+                    target=self._loop, args=(s, ti, counter, order, blocks, cap, buf),
+                    daemon=True, name=f"stream{si}-{ti}"))
         try:
             self.started = time.perf_counter()
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
-            if job.mode in WRITE_MODES and job.fsync and not self.halted_early():
-                t0 = time.perf_counter()
-                for s in self.streams:
-                    try:
-                        os.fsync(s.fd)
-                    except OSError as e:
-                        s.error = e
-                self.fsync_seconds = time.perf_counter() - t0
             self.finished = time.perf_counter()
         finally:
             self.done.set()
+
+    def _enter(self, s: StreamState) -> None:
+        """A thread of `s` starts: the stream's clock starts with its first thread."""
+        now = time.perf_counter()
+        with s.lock:
+            if not s.started:
+                s.started = now
+
+    def _leave(self, s: StreamState) -> None:
+        """A thread of `s` is done: the last one fsyncs a written file (unless the run was
+        stopped by a signal or an error) and ends the stream's clock."""
+        with s.lock:
+            s.running -= 1
+            if s.running:
+                return
+        job = self.job
+        if job.mode in WRITE_MODES and job.fsync and not self.halted_early():
+            t0 = time.perf_counter()
+            try:
+                os.fsync(s.fd)
+            except OSError as e:
+                s.error = e
+            s.fsync_seconds = time.perf_counter() - t0
+        s.ended = time.perf_counter()
 
     def halted_early(self) -> bool:
         """Stopped by a signal or an error (a runtime's end is not early)."""
         return self.interrupted or bool(self.errors())
 
     def _loop(self, s: StreamState, ti: int, counter: itertools.count, order: Sequence[int],
-              cap: int, buf: mmap.mmap) -> None:
+              blocks: int, cap: int, buf: mmap.mmap) -> None:
         """One thread's calls. Every bytecode here runs holding the GIL, which the other
         threads of the stream need as soon as their call returns: the shorter this is, the
         fewer of them wait (bench figure 4, 4 KiB at queue depth 8)."""
         job = self.job
-        bs = job.block_size
-        blocks = self.blocks
+        bs = s.block_size
         write = job.mode in WRITE_MODES
         view = memoryview(buf)
         io, arg = (os.pwrite, view) if write else (os.preadv, [view])
@@ -243,6 +293,7 @@ class Runner:
         mask = 0  # a latency sample when done_ops & mask == 0: every op, then every 2nd...
         ops_slot = s.ops
         done_ops = lat_sum = lat_max = 0
+        self._enter(s)
         try:
             for i in counter:
                 if halt[0]:
@@ -277,6 +328,7 @@ class Runner:
             s.lat_max[ti] = lat_max
             view.release()
             buf.close()
+            self._leave(s)
 
     def totals(self) -> tuple[int, int]:
         b = o = 0

@@ -1,10 +1,19 @@
 """Adapter of the built-in engine (disklab.core.engine): parameters in, argv out; JSON lines in,
-metrics and progress out. Pure, like every adapter: the engine itself is the process."""
+metrics and progress out. Pure, like every adapter: the engine itself is the process.
+
+Metrics (names as iozone's throughput mode, so that the headline rule, comparisons and charts
+treat a multi-stream engine run and an iozone -t run alike): NAME is the aggregate (total bytes
+over the wall time from the first stream's start to the last stream's end), NAME:iops and the
+latencies; with more than one stream NAME:min_proc, NAME:max_proc, NAME:avg_proc are the
+slowest, fastest and mean stream, each over its own active time, and NAME:stream holds every
+stream's rate, one row per stream ({"stream": i}).
+"""
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +29,7 @@ from disklab.core.tools.base import (
     ToolAdapter,
     ToolOutput,
 )
+from disklab.core.units import parse_size
 
 TOOL = "engine"
 # engine mode -> canonical metric name (DESIGN.md)
@@ -55,6 +65,22 @@ def _interval(line: str) -> dict[str, Any] | None:
     except (ValueError, KeyError, TypeError, RecursionError):
         return None
     return doc
+
+
+def _stream_block_sizes(params: Mapping[str, Any]) -> list[int]:
+    """The per-stream block sizes of `stream_block_sizes`, [] when not given; ValueError naming
+    the item that is not a size. Spaces or commas separate them: in the GUI's fields a comma
+    makes a matrix axis, so '4k 1m' is the spelling that works everywhere."""
+    text = params.get("stream_block_sizes") or ""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    sizes = []
+    for item in re.split(r"[\s,]+", text.strip()):
+        bs = parse_size(item)
+        if bs < DIRECT_ALIGN:
+            raise ValueError(f"{item!r} is below the minimum {DIRECT_ALIGN} bytes")
+        sizes.append(bs)
+    return sizes
 
 
 class _EngineProgress(ProgressParser):
@@ -115,16 +141,31 @@ class EngineAdapter(ToolAdapter):
         "fsync": ParamSpec("bool", True, help="fsync at the end of writes, inside the timing"),
         "runtime": ParamSpec("duration", 0.0, minimum=0,
                              help="run this long, wrapping around the file (0: size-bound)"),
+        # default None: tables and comparison columns leave None parameters out, so cases
+        # without it read (and compare) as they did before the parameter existed
+        "stream_block_sizes": ParamSpec(
+            "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
+                              "instead of block_size: a slow and a fast stream side by side"),
     }
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = []
-        bs, size = params.get("block_size", 1 << 20), params.get("size")
-        if isinstance(bs, int) and isinstance(size, int) and bs > 0 and size % bs:
-            problems.append(("size", f"{size} is not a multiple of block_size {bs}"))
-        if params.get("direct") and isinstance(bs, int) and bs % DIRECT_ALIGN:
-            problems.append(("block_size", f"direct I/O needs a multiple of {DIRECT_ALIGN} "
-                                           "bytes (4096 on 4 KiB-sector devices)"))
+        size = params.get("size")
+        try:
+            per_stream = _stream_block_sizes(params)
+        except ValueError as e:
+            return [("stream_block_sizes", str(e))]
+        key = "stream_block_sizes" if per_stream else "block_size"
+        streams = params.get("streams", 1)
+        if per_stream and isinstance(streams, int) and len(per_stream) != streams:
+            problems.append((key, f"{len(per_stream)} block sizes for {streams} streams: "
+                                  "give one per stream, in one string ('4k 1m')"))
+        for bs in per_stream or [params.get("block_size", 1 << 20)]:
+            if isinstance(bs, int) and isinstance(size, int) and bs > 0 and size % bs:
+                problems.append(("size", f"{size} is not a multiple of {key} {bs}"))
+            if params.get("direct") and isinstance(bs, int) and bs % DIRECT_ALIGN:
+                problems.append((key, f"direct I/O needs a multiple of {DIRECT_ALIGN} "
+                                      "bytes (4096 on 4 KiB-sector devices)"))
         return problems
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
@@ -137,7 +178,9 @@ class EngineAdapter(ToolAdapter):
         base = [target.python, "-m", "disklab.core.engine", "--mode", mode]
         for f in files:
             base += ["--file", f]
-        base += ["--block-size", str(int(params.get("block_size", 1 << 20))), "--size", str(size)]
+        for bs in _stream_block_sizes(params) or [int(params.get("block_size", 1 << 20))]:
+            base += ["--block-size", str(bs)]
+        base += ["--size", str(size)]
         if params.get("direct"):
             base.append("--direct")
         argv = [*base, "--queue-depth", str(int(params.get("queue_depth", 1)))]
@@ -197,10 +240,15 @@ class EngineAdapter(ToolAdapter):
         per_stream = s.get("streams") or []
         if not isinstance(per_stream, list):
             raise TypeError("streams is not a list")
-        if len(per_stream) > 1:  # one row per stream in the library: {"stream": i}
-            for i, st in enumerate(per_stream):
-                metrics.append(Metric(f"{name}:stream", _number(st["bw"]), UNIT_THROUGHPUT,
-                                      note, {"stream": i}))
+        if len(per_stream) > 1:
+            rates = [_number(st["bw"]) for st in per_stream]  # each over its own active time
+            metrics += [Metric(f"{name}:min_proc", min(rates), UNIT_THROUGHPUT, note),
+                        Metric(f"{name}:max_proc", max(rates), UNIT_THROUGHPUT, note),
+                        Metric(f"{name}:avg_proc", sum(rates) / len(rates), UNIT_THROUGHPUT,
+                               note)]
+            # one row per stream in the library: {"stream": i}
+            metrics += [Metric(f"{name}:stream", r, UNIT_THROUGHPUT, note, {"stream": i})
+                        for i, r in enumerate(rates)]
         return metrics
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:

@@ -11,6 +11,11 @@ How fio is run (measured on fio 3.33; tests/fixtures/fio/README.md has the captu
   --status-interval concatenates documents; the parser takes the last complete document.
 - Read-type jobs lay out their files in an unmeasured `--create_only=1` step first, so that the
   runner can drop the page cache before a buffered read.
+- Without --group_reporting each job's figures are fio's own, over that job's runtime (a slow
+  job shows as slow), one row per job ({"job": name}). Jobs of one group also give the group's
+  NAME, the total over the longest runtime as fio's 'Run status group' line has it (not the sum
+  of the jobs' rates), and NAME:min_proc/max_proc/avg_proc, the slowest, fastest and mean job,
+  named as iozone's per-process and the engine's per-stream figures.
 """
 
 from __future__ import annotations
@@ -183,9 +188,11 @@ class _FioProgress(ProgressParser):
 class _Dir:
     """One direction (read, write or trim) of one job, in canonical units."""
 
-    bw: float  # B/s
+    bw: float  # B/s, over this job's own runtime
     iops: float | None = None
     ios: float | None = None  # number of I/Os, the weight of the latency means
+    io_bytes: float | None = None
+    runtime_ms: float | None = None  # the job's own time in this direction
     lat_mean: float | None = None  # ns
     clat_mean: float | None = None
     percentiles: dict[str, float] = field(default_factory=dict)  # metric suffix -> ns
@@ -325,7 +332,8 @@ def _json_dir(doc_line: int, where: str, d: Any) -> _Dir | None:
             raise ParseError(TOOL, doc_line, f"a number in {where}.bw_bytes or {where}.bw",
                              repr(d.get("bw_bytes")))
         bw = kib * 1024
-    out = _Dir(bw=bw, iops=_finite(d.get("iops")), ios=total_ios)
+    out = _Dir(bw=bw, iops=_finite(d.get("iops")), ios=total_ios, io_bytes=io_bytes,
+               runtime_ms=_finite(d.get("runtime")))
     # fio >= 3.0: *_ns in ns; fio 2.x: lat/clat in usec
     for key, attr in (("lat", "lat_mean"), ("clat", "clat_mean")):
         mean = _finite(_get(d, f"{key}_ns", "mean"))
@@ -393,6 +401,7 @@ _HEADER = re.compile(
 _DIR_LINE = re.compile(
     r"^\s+(?P<dir>read|write|trim)\s*: IOPS=(?P<iops>[0-9.]+)(?P<isfx>[kMG]?), "
     r"BW=(?P<bw>[0-9.]+)(?P<unit>[kKMGTP]?i?B)/s")
+_DIR_RUNTIME = re.compile(r"\([^()/]+/(?P<ms>\d+)msec\)")  # '(512MiB/85msec)': the job's time
 _LAT_LINE = re.compile(
     r"^\s+(?P<kind>slat|clat|lat) \((?P<unit>nsec|usec|msec|sec)\): min=[^,]*, max=[^,]*, "
     r"avg=(?P<avg>[0-9.]+)(?P<sfx>[kMG]?),")
@@ -483,6 +492,10 @@ def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
             bw = _text_number(m["bw"], "", number, "a number after BW=", line) * scale
             iops = _text_number(m["iops"], m["isfx"], number, "a number after IOPS=", line)
             current = _Dir(bw=bw, iops=iops)
+            if (t := _DIR_RUNTIME.search(line)) and int(t["ms"]) > 0:
+                current.runtime_ms = float(t["ms"])
+                seconds = current.runtime_ms / 1e3
+                current.io_bytes, current.ios = bw * seconds, iops * seconds
             job.dirs[m["dir"]] = current
             pct_scale = None
             continue
@@ -569,16 +582,29 @@ def _job_metrics(job: _Job, params: Mapping[str, Scalar] | None,
     return out
 
 
-def _aggregate(jobs: list[_Job]) -> _Job:
-    """Jobs of one group run side by side: bandwidth and IOPS add up, latency means weigh by
-    I/O count. Percentiles and CPU shares do not combine, so the aggregate has none."""
+def _aggregate(jobs: list[_Job], group_bw: Mapping[str, float]) -> _Job:
+    """Jobs of one group run side by side, each figure over its own runtime. The group's
+    throughput is the total over the longest job's runtime (fio's own group figure, which the
+    normal report's 'Run status group' line gives as `group_bw`): not the sum of the jobs'
+    rates, which overstates it when one job finishes long before another. IOPS alike; latency
+    means weigh by I/O count. Percentiles and CPU shares do not combine: the aggregate has none.
+    Without the jobs' runtimes (an old fio), the rates add up."""
     agg = _Job(name="all", group=jobs[0].group, line=jobs[0].line)
     for d in DIRECTIONS:
         parts = [j.dirs[d] for j in jobs if d in j.dirs]
         if not parts:
             continue
-        out = _Dir(bw=sum(p.bw for p in parts))
-        if all(p.iops is not None for p in parts):
+        timed = all(p.runtime_ms and p.io_bytes is not None for p in parts)
+        wall = max(p.runtime_ms or 0.0 for p in parts) / 1e3 if timed else 0.0
+        if d in group_bw:
+            out = _Dir(bw=group_bw[d])
+        elif wall:
+            out = _Dir(bw=sum(p.io_bytes or 0.0 for p in parts) / wall)
+        else:
+            out = _Dir(bw=sum(p.bw for p in parts))
+        if wall and all(p.ios is not None for p in parts):
+            out.iops = sum(p.ios or 0.0 for p in parts) / wall
+        elif all(p.iops is not None for p in parts):
             out.iops = sum(p.iops or 0.0 for p in parts)
         weights = [p.ios for p in parts]
         for attr in ("lat_mean", "clat_mean"):
@@ -596,7 +622,24 @@ def _common_options(jobs: list[_Job]) -> dict[str, Scalar]:
     return {k: v for k, v in first.items() if all(j.options.get(k) == v for j in jobs)}
 
 
-def _metrics(jobs: list[_Job], importing: bool, note: str | None = None) -> list[Metric]:
+def _spread(jobs: list[_Job], params: Mapping[str, Scalar] | None,
+            note: str | None) -> list[Metric]:
+    """NAME:min_proc, max_proc, avg_proc: the slowest, fastest and mean job of a direction,
+    each over its own runtime (iozone's names for its processes, and the engine's for its
+    streams)."""
+    out = []
+    for d in DIRECTIONS:
+        rates = [j.dirs[d].bw for j in jobs if d in j.dirs]
+        if len(rates) > 1:
+            out += [Metric(f"{d}:min_proc", min(rates), UNIT_THROUGHPUT, note, params),
+                    Metric(f"{d}:max_proc", max(rates), UNIT_THROUGHPUT, note, params),
+                    Metric(f"{d}:avg_proc", sum(rates) / len(rates), UNIT_THROUGHPUT, note,
+                           params)]
+    return out
+
+
+def _metrics(jobs: list[_Job], importing: bool, note: str | None = None,
+             group_bw: Mapping[str, float] | None = None) -> list[Metric]:
     if len(jobs) == 1:
         params = dict(jobs[0].options) if importing and jobs[0].options else None
         return _job_metrics(jobs[0], params, note)
@@ -606,8 +649,9 @@ def _metrics(jobs: list[_Job], importing: bool, note: str | None = None) -> list
         params["job"] = key
         out += _job_metrics(job, params, note)
     if len({j.group for j in jobs}) == 1:  # stonewalled groups ran one after another: no sum
-        common = _common_options(jobs) if importing else {}
-        out += _job_metrics(_aggregate(jobs), common or None, note)
+        common = (_common_options(jobs) if importing else {}) or None
+        out += _job_metrics(_aggregate(jobs, group_bw or {}), common, note)
+        out += _spread(jobs, common, note)
     return out
 
 
@@ -701,9 +745,10 @@ class FioAdapter(ToolAdapter):
             reads_after_prepare=bool(prepare),
         )
 
-    def _jobs(self, output: ToolOutput) -> tuple[list[_Job], str]:
+    def _jobs(self, output: ToolOutput) -> tuple[list[_Job], str, dict[str, float]]:
         """The jobs of the last complete JSON document (result file first, then stdout), else
-        of the normal report on stdout. Returns them and the text they came from."""
+        of the normal report on stdout. Returns them, the text they came from and the normal
+        report's group throughput per direction (fio's total over the longest runtime)."""
         first_error: ParseError | None = None
         for text in (output.result_file, output.stdout):
             if not text or not text.strip():
@@ -711,7 +756,7 @@ class FioAdapter(ToolAdapter):
             docs, error = _json_documents(text)
             for line, doc in reversed(docs):
                 if "jobs" in doc or "client_stats" in doc:
-                    return _json_jobs(line, doc), text
+                    return _json_jobs(line, doc), text, {}
             if docs:
                 line, doc = docs[-1]
                 raise ParseError(TOOL, line, "a 'jobs' list in fio's JSON document",
@@ -719,12 +764,12 @@ class FioAdapter(ToolAdapter):
             first_error = first_error or error
             jobs, group_bw = _text_jobs(text)
             if jobs:
-                return jobs, text
+                return jobs, text, {d: bw for d, (_line, bw) in group_bw.items()}
             if group_bw:
                 first_line = min(line for line, _bw in group_bw.values())
                 job = _Job(name="all", group=0, line=first_line)
                 job.dirs = {d: _Dir(bw=bw) for d, (_line, bw) in group_bw.items()}
-                return [job], text
+                return [job], text, {}
         messages = _fio_messages(output.stdout, output.stderr, output.result_file)
         if messages and output.exit_status:
             raise ToolError("; ".join(messages[:3]))
@@ -734,7 +779,7 @@ class FioAdapter(ToolAdapter):
                          "report ('NAME: (groupid=N, jobs=N): err= 0: ...')")
 
     def _parse(self, output: ToolOutput, params: Mapping[str, Any], strict: bool) -> list[Metric]:
-        jobs, text = self._jobs(output)
+        jobs, text, group_bw = self._jobs(output)
         failed = [j for j in jobs if j.error]
         if failed and strict:
             job = failed[0]
@@ -749,7 +794,8 @@ class FioAdapter(ToolAdapter):
                 raise ParseError(TOOL, job.line, f"I/O results of job {job.name} "
                                  "(a read, write or trim that moved data)")
         note = "job error" if failed else None
-        return _check_finite(_metrics(jobs, importing=not params, note=note))
+        return _check_finite(_metrics(jobs, importing=not params, note=note,
+                                      group_bw=group_bw))
 
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         return self._parse(output, params, strict=True)

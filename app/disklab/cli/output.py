@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -109,6 +110,10 @@ class TerminalView:
             self._line(f"    FAILED: {event.error}")
             for line in event.transcript_tail.splitlines()[-8:]:
                 self._line(f"      | {line}")
+        elif isinstance(event, CaseCancelled):
+            kept = (f"{len(event.metrics)} partial figure(s) kept, not counted as a result"
+                    if event.metrics else "no figure")
+            self._line(f"    cancelled after {event.duration:.1f} s: {kept}")
 
     def _line(self, text: str) -> None:
         if self.live:

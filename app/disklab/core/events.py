@@ -109,6 +109,21 @@ class CaseFailed(Event):
 
 
 @dataclass(frozen=True)
+class CaseCancelled(Event):
+    """A case stopped by the user's cancel (Cancel, Ctrl-C, SIGTERM). Not a failure: the tool
+    did nothing wrong. What it measured until then is kept, flagged partial, and is not a
+    complete result (a resumed session runs this case x repeat again)."""
+
+    case_id: str
+    repeat: int
+    transcript_tail: str = ""
+    exit_status: int | None = None
+    signal: int | None = None
+    metrics: tuple[Metric, ...] = ()  # flagged partial
+    duration: float = 0.0
+
+
+@dataclass(frozen=True)
 class ConfigTornDown(Event):
     config: str
 

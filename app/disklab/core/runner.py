@@ -35,6 +35,7 @@ from disklab.core import proc, tools
 from disklab.core.cleanup import remove_files
 from disklab.core.errors import DisklabError, PrivilegeError
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -199,7 +200,9 @@ def run_plan(
     finally:
         if ctx.priv is not None:
             ctx.priv.close()
-    if state.status == "finished" and state.failed:
+    if cancel.is_set():  # whenever it came, even during the last teardown
+        state.status = "cancelled"
+    elif state.status == "finished" and state.failed:
         state.status = "failed"
     yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
 
@@ -271,8 +274,7 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
     runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper)
             if r.case.config == label]
     for run in runs:
-        if ctx.cancel.is_set() or state.status != "finished":
-            state.status = "cancelled" if ctx.cancel.is_set() else state.status
+        if _stopping(ctx):
             return
         if run.target.device is not None:
             refused = _recheck_device(ctx)
@@ -296,6 +298,15 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
                 state.status = "failed"
 
 
+def _stopping(ctx: _Context) -> bool:
+    """Whether the session stops before its next step: a cancel (which makes it 'cancelled',
+    wherever it came: during a setup, between two configurations, between two cases) or a
+    failure that ends it."""
+    if ctx.cancel.is_set():
+        ctx.state.status = "cancelled"
+    return ctx.state.status != "finished"
+
+
 def _recheck_device(ctx: _Context) -> str | None:
     """Why the raw device may not be written now (its identity or safety changed since the plan
     was confirmed: another device on the same path), or None. Checked before every raw case."""
@@ -316,6 +327,8 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     mountpoints: list[str] = []
     state_dir = state_dir or tempfile.gettempdir()
     try:
+        if _stopping(ctx):
+            return
         priv = ctx.helper()
         scratch = Scratch(priv, state_dir, ctx.library_path, log=notes.append)
         if plan.target.kind == "image":
@@ -326,7 +339,7 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         else:
             device = plan.target.path
         for config in plan.configs:
-            if ctx.cancel.is_set() or ctx.state.status != "finished":
+            if _stopping(ctx):
                 break
             mountpoint = tempfile.mkdtemp(prefix=MOUNT_PREFIX)
             mountpoints.append(mountpoint)
@@ -504,9 +517,8 @@ def _prepare_and_measure(
                              duration=time.monotonic() - started, t=time.time())
             return "failed"
         if result is None:
-            yield CaseFailed(case_id=case.id, repeat=repeat, error="cancelled by the user",
-                             transcript_tail="", duration=time.monotonic() - started,
-                             t=time.time())
+            yield CaseCancelled(case_id=case.id, repeat=repeat, transcript_tail="",
+                                duration=time.monotonic() - started, t=time.time())
             return "cancelled"
         if result.returncode != 0:
             tail = result.tail()
@@ -641,9 +653,12 @@ def _measure(
                         result_file=result_text, exit_status=p.returncode)
     if cancelled or stalled or p.returncode != 0:
         metrics = tuple(_flag_partial(adapter.parse_partial(output, case.params)))
-        if cancelled:
-            error = "cancelled by the user"
-        elif stalled:
+        if cancelled:  # not a failure: what the tool measured until then is kept, partial
+            yield CaseCancelled(case_id=case.id, repeat=repeat, transcript_tail=p.tail(),
+                                exit_status=p.returncode, signal=p.signal, metrics=metrics,
+                                duration=duration, t=time.time())
+            return "cancelled"
+        if stalled:
             error = (f"{case.tool} printed nothing and moved no data for {stall_seconds:.0f} s "
                      "and was stopped (stuck)")
         elif p.signal:
@@ -657,7 +672,7 @@ def _measure(
         yield CaseFailed(case_id=case.id, repeat=repeat, error=error, transcript_tail=p.tail(),
                          exit_status=p.returncode, signal=p.signal, metrics=metrics,
                          duration=duration, t=time.time())
-        return "cancelled" if cancelled else "failed"
+        return "failed"
     try:
         metrics = tuple(adapter.parse_result(output, case.params))
     except DisklabError as e:

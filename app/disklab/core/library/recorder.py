@@ -17,6 +17,7 @@ import psutil
 
 from disklab.core.errors import LibraryError
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -128,6 +129,17 @@ class SessionRecorder:
                        signal=event.signal, error=event.error,
                        transcript_tail=event.transcript_tail, duration=event.duration)
             w.add_event(self._last_t, "CaseFailed", event.case_id, {"error": event.error})
+            self.flush()
+            return
+        elif isinstance(event, CaseCancelled):
+            self._write_buffers()
+            w.add_metrics(event.case_id, event.repeat, event.metrics, _flag_partial)
+            w.fail_run(event.case_id, event.repeat, status="cancelled",
+                       exit_status=event.exit_status, signal=event.signal,
+                       error=None, transcript_tail=event.transcript_tail,
+                       duration=event.duration)
+            w.add_event(self._last_t, "CaseCancelled", event.case_id,
+                        {"partial_figures": len(event.metrics)})
             self.flush()
             return
         elif isinstance(event, Notice):

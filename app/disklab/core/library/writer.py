@@ -130,17 +130,20 @@ class SessionWriter:
 
     @_writes
     def fail_run(self, case_id: str, repeat: int, *, exit_status: int | None,
-                 signal: int | None, error: str, transcript_tail: str, duration: float) -> None:
+                 signal: int | None, error: str | None, transcript_tail: str,
+                 duration: float, status: str = "failed") -> None:
+        """A run that ended without a complete result: 'failed', or 'cancelled' by the user
+        (schema.RUN_STATUSES)."""
         self._begin()
         self.db.execute(  # a case can fail before it started (setup, a missing tool)
             "INSERT OR IGNORE INTO run (session_id, case_id, repeat, argv, status) "
-            "VALUES (?, ?, ?, '[]', 'failed')", (self.session_id, case_id, repeat))
+            "VALUES (?, ?, ?, '[]', ?)", (self.session_id, case_id, repeat, status))
         self.db.execute(
-            "UPDATE run SET status = 'failed', exit_status = ?, signal = ?, error = ?, "
+            "UPDATE run SET status = ?, exit_status = ?, signal = ?, error = ?, "
             "transcript_tail = ?, duration = ? WHERE session_id = ? AND case_id = ? AND "
             "repeat = ?",
-            (exit_status, signal, error, transcript_tail, duration, self.session_id, case_id,
-             repeat))
+            (status, exit_status, signal, error, transcript_tail, duration, self.session_id,
+             case_id, repeat))
 
     @_writes
     def add_metrics(self, case_id: str, repeat: int, metrics: Sequence[Metric],

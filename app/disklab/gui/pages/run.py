@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -232,6 +233,9 @@ class RunPage(QWidget):
             self._on_case_finished(ev)
         elif isinstance(ev, CaseFailed):
             self._on_case_failed(ev)
+        elif isinstance(ev, CaseCancelled):
+            self._set_cell(ev.case_id, STATUS, "cancelled (partial figures kept)",
+                           QColor(190, 120, 0))
         elif isinstance(ev, SessionStarted):
             self._on_session_started(ev)
         elif isinstance(ev, Notice):

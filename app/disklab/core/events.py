@@ -29,6 +29,23 @@ class SessionStarted(Event):
 
 
 @dataclass(frozen=True)
+class SessionResumed(Event):
+    """An incomplete session (interrupted, cancelled or failed) taken up again in place: it
+    comes instead of SessionStarted, and the runs that follow are the case x repeat pairs that
+    had no complete result. The library keeps it with the session (when, how many runs)."""
+
+    session_id: int
+    name: str
+    cases: tuple[Case, ...]
+    repeats: int
+    runs: tuple[tuple[str, int], ...]  # (case id, repeat) to run now, in run order
+    complete: int  # runs the session already had, kept as they are
+    previous_status: str
+    host: Mapping[str, Any]  # the facts now (the session keeps those of its start)
+    plan_text: str = ""
+
+
+@dataclass(frozen=True)
 class Notice(Event):
     """A warning or information the user should see and the session should keep."""
 

@@ -23,7 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,6 +47,7 @@ from disklab.core.events import (
     Progress,
     Sample,
     SessionFinished,
+    SessionResumed,
     SessionStarted,
 )
 from disklab.core.fs.apply import Scratch
@@ -55,6 +56,7 @@ from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
 from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.system.devices import check_destructive, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
@@ -117,11 +119,13 @@ def _drop_caches(ctx: _Context) -> str | None:
 
 def plan_runs(plan: Plan, python: str = sys.executable,
               directories: Mapping[str, str] | None = None,
-              as_root: bool = False) -> list[_Planned]:
+              as_root: bool = False,
+              only: Collection[tuple[str, int]] | None = None) -> list[_Planned]:
     """Every case x repeat with its command, in run order: configuration by configuration
     (each is made once), and within one, rounds of repeats. `directories` maps a config label to
     where its filesystem is mounted (default: the plan's target path); `as_root`: the tools
-    run through the privileged helper."""
+    run through the privileged helper; `only`: just these (case id, repeat) pairs (a resumed
+    session's runs without a complete result)."""
     cases = expand(plan)
     is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
@@ -133,6 +137,8 @@ def plan_runs(plan: Plan, python: str = sys.executable,
         directory = (directories or {}).get(config.label, default)
         for repeat in range(1, plan.repeats + 1):
             for case in mine:
+                if only is not None and (case.id, repeat) not in only:
+                    continue
                 target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
                                    device=device, ram_bytes=ram, is_root=is_root,
                                    python=python)
@@ -164,8 +170,12 @@ def run_plan(
     library_path: str | None = None,
     password: Callable[[], str] | None = None,
     privileged_tools: bool | None = None,
+    resume: Resumption | None = None,
 ) -> Iterator[Event]:
     """Run every case of `plan` `repeats` times, yielding events as they happen.
+
+    `resume`: take up that incomplete session instead (its plan is `plan`): SessionResumed
+    comes instead of SessionStarted, and only its runs without a complete result run.
 
     A directory target runs as it is. An image or format target gets each configuration made,
     mounted, read back and undone in turn (disklab.core.fs.apply); `state_dir` keeps the record of
@@ -176,21 +186,32 @@ def run_plan(
     cancel = cancel or _Never()
     via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
                                              else privileged_tools)
-    planned = plan_runs(plan, python, as_root=via_helper)
+    only = frozenset(resume.runs) if resume is not None else None
+    planned = plan_runs(plan, python, as_root=via_helper, only=only)
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
     host["tools"] = versions
+    # what a resume compares to refuse another machine or another target
+    host.update(host_identity())
     host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
-                      "size": plan.target.size}
-    yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats, host=host,
-                         plan_text=plan.source, warnings=warnings, t=time.time())
+                      "size": plan.target.size, "identity": target_identity(plan.target)}
+    if resume is None:
+        yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats,
+                             host=host, plan_text=plan.source, warnings=warnings, t=time.time())
+    else:
+        yield SessionResumed(session_id=resume.session_id, name=plan.name, cases=tuple(cases),
+                             repeats=plan.repeats, runs=resume.runs, complete=resume.complete,
+                             previous_status=resume.previous_status, host=host,
+                             plan_text=plan.source, t=time.time())
+        warnings = (*warnings, *_version_changes(resume, versions))
     for w in warnings:
         yield Notice(level="warning", message=w, t=time.time())
     state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
                       run_count=len(planned))
     ctx = _Context(plan, versions, cancel, sample_interval, python, state,
-                   library_path=library_path, password=password, via_helper=via_helper)
+                   library_path=library_path, password=password, via_helper=via_helper,
+                   only=only)
     if via_helper:
         yield Notice(level="info", t=time.time(), message=(
             "the tools run as root through the privileged helper: the target is root's"))
@@ -205,6 +226,15 @@ def run_plan(
     elif state.status == "finished" and state.failed:
         state.status = "failed"
     yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
+
+
+def _version_changes(resume: Resumption, versions: Mapping[str, str | None]) -> list[str]:
+    """A tool whose version changed since the session started: its resumed figures come from
+    another program than its earlier ones."""
+    before = resume.tools or {}
+    return [f"{name} is {now!r} now, the session started with {before[name]!r}: its resumed "
+            "runs' figures may differ from the earlier ones"
+            for name, now in versions.items() if name in before and before[name] != now]
 
 
 def _run_target(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
@@ -235,6 +265,7 @@ class _Context:
     priv: Privileged | None = None  # the session's privileged helper
     no_priv: str | None = None  # why the helper could not start (said once, not retried)
     ran: list[Mapping[str, Any]] = field(default_factory=list)  # its commands, not yet logged
+    only: Collection[tuple[str, int]] | None = None  # the (case, repeat) pairs to run
 
     def helper(self) -> Privileged:
         """The session's one privileged helper, started on first use: one authorisation (one
@@ -271,7 +302,8 @@ def _helper_log(ctx: _Context) -> Iterator[LogLine]:
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
     """Every run of one configuration, its filesystem mounted at `directory`."""
     state = ctx.state
-    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper)
+    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
+                                 ctx.only)
             if r.case.config == label]
     for run in runs:
         if _stopping(ctx):
@@ -338,9 +370,12 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
                 "the filesystem that holds the image"))
         else:
             device = plan.target.path
+        needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
         for config in plan.configs:
             if _stopping(ctx):
                 break
+            if config.label not in needed:
+                continue  # a resumed session's configuration whose runs are all complete
             mountpoint = tempfile.mkdtemp(prefix=MOUNT_PREFIX)
             mountpoints.append(mountpoint)
             try:
@@ -409,7 +444,7 @@ def _run_raw(ctx: _Context) -> Iterator[Event]:
 def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:
     """A configuration that could not be made: its runs are failed with the reason."""
     yield Notice(level="error", message=f"{label}: {error}", t=time.time())
-    for run in plan_runs(ctx.plan, ctx.python):
+    for run in plan_runs(ctx.plan, ctx.python, only=ctx.only):
         if run.case.config != label:
             continue
         yield CaseFailed(case_id=run.case.id, repeat=run.repeat, error=error,

@@ -29,6 +29,7 @@ from disklab.core.events import (
     Progress,
     Sample,
     SessionFinished,
+    SessionResumed,
     SessionStarted,
 )
 from disklab.core.library.writer import SessionWriter
@@ -95,9 +96,10 @@ class SessionRecorder:
             return
         self._last_t = event.t or time.time()
         sid = self.session_id
-        if sid is None and not isinstance(event, SessionStarted):
+        if sid is None and not isinstance(event, SessionStarted | SessionResumed):
             raise LibraryError(f"{type(event).__name__} before SessionStarted: the recorder "
-                               "stores one session, and it starts with SessionStarted")
+                               "stores one session, and it starts with SessionStarted (or "
+                               "SessionResumed)")
         w = self.writer
         if isinstance(event, Sample):  # a subclass of Sample, off the hot path
             key = (event.case_id, event.repeat, event.series)
@@ -110,6 +112,9 @@ class SessionRecorder:
             pass  # the samples and the finished cases say the same, durably
         elif isinstance(event, SessionStarted):
             self._started(event)
+            return
+        elif isinstance(event, SessionResumed):
+            self._resumed(event)
             return
         elif isinstance(event, CaseStarted):
             w.start_run(event.case.id, event.repeat, event.argv, event.tool_version,
@@ -175,6 +180,15 @@ class SessionRecorder:
                                "and it starts with SessionStarted")
         self._series[key] = series_id = self.writer.new_series(*key)
         return series_id
+
+    def _resumed(self, event: SessionResumed) -> None:
+        """Take the session up again: it is 'running' in this process, and the earlier
+        attempts of the runs about to run again are set aside (writer.resume_session)."""
+        self.session_id = self.writer.resume_session(
+            event.session_id, resumed=event.t, pid=os.getpid(),
+            pid_started=psutil.Process(os.getpid()).create_time(), runs=event.runs,
+            previous_status=event.previous_status, complete=event.complete, host=event.host)
+        self.flush()
 
     def _started(self, event: SessionStarted) -> None:
         self.session_id = self.writer.create_session(

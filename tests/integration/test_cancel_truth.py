@@ -174,3 +174,26 @@ def test_a_cancelled_case_is_cancelled_with_its_partial_figures_kept_and_marked(
         assert any(name == "random_read" and value > 0 for name, value, _note in figures)
         assert "CaseCancelled" in [e["kind"] for e in lib.events(session["id"])]
     assert list(work.iterdir()) == []
+
+
+def test_a_session_cancelled_between_configurations_resumes_only_the_missing_one(
+        image_run) -> None:
+    """Resume re-applies only the configurations whose runs are missing: the second is made,
+    mounted, run and torn down; the first is not made again."""
+    plan, library, env, image, tmp = image_run
+    code, _events = run_until(["run", str(plan), "--library", str(library)], env,
+                              lambda e: e["event"] == "ConfigTornDown")
+    assert code == 130
+    session, _runs = stored(library)
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "resume", str(session["id"]),
+                           "--library", str(library), "--json"], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["event"] == "SessionResumed"
+    assert [e["config"] for e in events if e["event"] == "ConfigApplied"] == ["second"]
+    assert [e["case"]["config"] for e in events if e["event"] == "CaseStarted"] == ["second"]
+    session, runs = stored(library)
+    assert session["status"] == "finished"
+    assert [r["status"] for r in runs] == ["ok", "ok"]
+    assert_nothing_left(image, tmp)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from disklab.core.fs.commands import MOUNT_PREFIX
@@ -197,3 +198,36 @@ def test_a_session_cancelled_between_configurations_resumes_only_the_missing_one
     assert session["status"] == "finished"
     assert [r["status"] for r in runs] == ["ok", "ok"]
     assert_nothing_left(image, tmp)
+
+
+def test_a_second_ctrl_c_stops_at_once_and_is_still_cancelled(tmp_path: Path) -> None:
+    """The second SIGINT does not wait for the tool to stop: the session is still stored as
+    `cancelled` (not `interrupted`), exit 130, the tool is gone and its files removed."""
+    work = tmp_path / "work"
+    work.mkdir()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(DIRECTORY_PLAN.format(directory=work))
+    library = tmp_path / "library.sqlite3"
+    p = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                          "--library", str(library), "--json"], stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    tree: list[psutil.Process] = []
+    try:
+        for line in p.stdout:
+            if json.loads(line)["event"] == "Progress":
+                tree = psutil.Process(p.pid).children(recursive=True)
+                p.send_signal(signal.SIGINT)
+                p.send_signal(signal.SIGINT)
+                break
+        p.stdout.read()
+        assert p.wait(timeout=60) == 130
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    _gone, alive = psutil.wait_procs(tree, timeout=10)
+    assert not alive, "the tool outlived the cancel"
+    session, runs = stored(library)
+    assert session["status"] == "cancelled"
+    assert [r["status"] for r in runs] == ["cancelled"]
+    assert list(work.iterdir()) == []

@@ -223,10 +223,14 @@ class RecordedRun:
 
     def close(self) -> None:
         """Write what is buffered; a session without its SessionFinished becomes
-        'interrupted'. Safe to call twice."""
+        'interrupted', or 'cancelled' when the cancel had been asked (a second Ctrl-C stops
+        at once, and the teardown still runs as the runner is closed). Safe to call twice."""
         if not self._closed:
             self._closed = True
-            self.recorder.close()
+            cancelled = self.cancel is not None and self.cancel.is_set()
+            if cancelled and self.status is None:
+                self.status = "cancelled"
+            self.recorder.close(cancelled=cancelled)
 
     def __enter__(self) -> Self:
         return self

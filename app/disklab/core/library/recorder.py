@@ -75,11 +75,12 @@ class SessionRecorder:
             raise
         self._last_commit = time.monotonic()
 
-    def close(self) -> None:
+    def close(self, cancelled: bool = False) -> None:
         """Flush. A session that did not get its SessionFinished (the runner raised) is marked
-        'interrupted' now rather than staying 'running' while this process lives on."""
+        'interrupted' now rather than staying 'running' while this process lives on; or
+        'cancelled' when the user's cancel stopped it that way (a second Ctrl-C)."""
         if self.session_id is not None and not self._finished:
-            self.writer.interrupt(self._last_t)
+            self.writer.interrupt(self._last_t, "cancelled" if cancelled else "interrupted")
             self._finished = True
         self.flush()
 

@@ -34,11 +34,14 @@ def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=_plain)
 
 
-def mark_interrupted(db: sqlite3.Connection, session_id: int, finished: float | None) -> None:
-    db.execute("UPDATE session SET status = 'interrupted', finished = ? "
-               "WHERE id = ? AND status = 'running'", (finished, session_id))
-    db.execute("UPDATE run SET status = 'interrupted' WHERE session_id = ? AND "
-               "status = 'running'", (session_id,))
+def mark_interrupted(db: sqlite3.Connection, session_id: int, finished: float | None,
+                     status: str = "interrupted") -> None:
+    """A running session (and its running run) that will get no SessionFinished ends as
+    `status`: 'interrupted', or 'cancelled' when the user's cancel is what stopped it."""
+    db.execute("UPDATE session SET status = ?, finished = ? WHERE id = ? AND status = 'running'",
+               (status, finished, session_id))
+    db.execute("UPDATE run SET status = ? WHERE session_id = ? AND status = 'running'",
+               (status, session_id))
 
 
 def _writes(method: Callable[P, R]) -> Callable[P, R]:
@@ -226,11 +229,12 @@ class SessionWriter:
                         (status, finished, self.session_id))
 
     @_writes
-    def interrupt(self, finished: float) -> None:
-        """The session ends without its SessionFinished: 'interrupted', like a killed one."""
+    def interrupt(self, finished: float, status: str = "interrupted") -> None:
+        """The session ends without its SessionFinished: 'interrupted', like a killed one
+        (or 'cancelled', when a cancel stopped it that way)."""
         if self.session_id is not None:
             self._begin()
-            mark_interrupted(self.db, self.session_id, finished)
+            mark_interrupted(self.db, self.session_id, finished, status)
 
     @_writes
     def commit(self, last_activity: float) -> None:

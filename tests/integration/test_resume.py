@@ -162,3 +162,19 @@ def test_resume_is_refused_when_the_target_is_another_filesystem(cancelled_sessi
         assert lib.session(sid)["status"] == "finished"
         assert {r["n"] for r in results_by_case(lib, sid).values()} == {2}
     assert os.path.isdir(work)
+
+
+def test_resume_is_refused_on_another_machine(cancelled_session) -> None:
+    """The session's recorded machine identity (hostname, machine id) is not this machine's:
+    as if the library had been copied to another host."""
+    _work, library, sid = cancelled_session
+    with Library.open(library) as lib:
+        host = lib.session(sid)["host"]
+        assert host["hostname"] and "identity" in host["target"]
+        host["machine_id"] = "0" * 32
+        lib.db.execute("UPDATE session SET host = ? WHERE id = ?", (json.dumps(host), sid))
+    done = disklab("resume", str(sid), "--library", str(library))
+    assert done.returncode == 2
+    assert "the host's machine_id was '" + "0" * 32 + "'" in done.stderr
+    with Library.open(library) as lib:
+        assert lib.session(sid)["status"] == "cancelled"

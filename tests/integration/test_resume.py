@@ -178,3 +178,16 @@ def test_resume_is_refused_on_another_machine(cancelled_session) -> None:
     assert "the host's machine_id was '" + "0" * 32 + "'" in done.stderr
     with Library.open(library) as lib:
         assert lib.session(sid)["status"] == "cancelled"
+
+
+def test_resume_is_refused_when_the_plan_expands_to_other_cases(cancelled_session) -> None:
+    """The session's recorded cases are not what its plan expands to now (as after a DiskLab
+    that names or expands cases otherwise): its runs would not be the same measurements."""
+    _work, library, sid = cancelled_session
+    with Library.open(library) as lib:
+        lib.db.execute("UPDATE case_ SET params = '{}' WHERE session_id = ? AND idx = 0",
+                       (sid,))
+    done = disklab("resume", str(sid), "--library", str(library))
+    assert done.returncode == 2
+    assert "the plan now expands to other cases than the session recorded" in done.stderr
+    assert "other parameters" in done.stderr

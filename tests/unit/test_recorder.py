@@ -15,6 +15,7 @@ import pytest
 
 from disklab.core.errors import LibraryError
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -25,6 +26,7 @@ from disklab.core.events import (
     Progress,
     Sample,
     SessionFinished,
+    SessionResumed,
     SessionStarted,
 )
 from disklab.core.library import Library
@@ -325,3 +327,77 @@ def test_editing_the_session_while_recording_on_the_same_connection(tmp_path: Pa
         assert (s["status"], s["tags"], s["notes"]) == (
             "finished", ["live"], "started after the firmware update")
         assert [x["value"] for x in lib.samples(1)] == [1.0, 2.0]
+
+
+def test_a_cancelled_run_is_stored_cancelled_with_its_partial_figures(tmp_path: Path) -> None:
+    with Library.open(tmp_path / "lib.sqlite3") as lib:
+        rec = lib.recorder()
+        rec.handle(SessionStarted(name="s", cases=(DD,), repeats=1, host=HOST, plan_text="",
+                                  t=1.0))
+        rec.handle(CaseStarted(case=DD, repeat=1, argv=("dd",), t=2.0))
+        rec.handle(CaseCancelled(case_id=DD.id, repeat=1, transcript_tail="stopped",
+                                 signal=15, metrics=(Metric("write", 5e6, "B/s"),),
+                                 duration=0.5, t=3.0))
+        rec.handle(SessionFinished(status="cancelled", t=4.0))
+        rec.close()
+        sid = rec.session_id
+        assert sid is not None
+        (run,) = lib.runs(sid)
+        assert run["status"] == "cancelled" and run["error"] is None and run["signal"] == 15
+        (row,) = lib.results(sid)
+        assert row["notes"] == ["partial"] and row["values"] == [5e6]
+        assert lib.session(sid)["status"] == "cancelled"
+
+
+def test_a_resume_sets_the_earlier_attempt_aside_and_records_when(tmp_path: Path) -> None:
+    """SessionResumed takes the same session up again: 'running' in this process; the
+    earlier attempt of a run that runs again leaves the results (its figures stay in the
+    event) and its transcript gets a line saying so; the next SessionFinished ends it."""
+    with Library.open(tmp_path / "lib.sqlite3") as lib:
+        rec = lib.recorder()
+        rec.handle(SessionStarted(name="s", cases=(DD,), repeats=2, host=HOST, plan_text="",
+                                  t=1.0))
+        rec.handle(CaseStarted(case=DD, repeat=1, argv=("dd",), t=2.0))
+        rec.handle(CaseFinished(case_id=DD.id, repeat=1, exit_status=0, duration=1.0,
+                                metrics=(Metric("write", 100e6, "B/s"),), t=3.0))
+        rec.handle(CaseStarted(case=DD, repeat=2, argv=("dd",), t=4.0))
+        rec.handle(Sample(case_id=DD.id, series="app_write_bps", value=1.0, repeat=2, t=4.5))
+        rec.handle(CaseCancelled(case_id=DD.id, repeat=2, metrics=(Metric("write", 7e6, "B/s"),),
+                                 t=5.0))
+        rec.handle(SessionFinished(status="cancelled", t=6.0))
+        rec.close()
+        sid = rec.session_id
+        assert sid is not None
+
+        again = lib.recorder()
+        again.handle(SessionResumed(session_id=sid, name="s", cases=(DD,), repeats=2,
+                                    runs=((DD.id, 2),), complete=1, previous_status="cancelled",
+                                    host=HOST, t=10.0))
+        assert lib.session(sid)["status"] == "running"
+        assert lib.results(sid)[0]["values"] == [100e6, None]  # the partial 7e6 is set aside
+        assert lib.samples(sid) == []
+        again.handle(CaseStarted(case=DD, repeat=2, argv=("dd",), t=11.0))
+        again.handle(Sample(case_id=DD.id, series="app_write_bps", value=2.0, repeat=2, t=11.5))
+        again.handle(CaseFinished(case_id=DD.id, repeat=2, exit_status=0, duration=1.0,
+                                  metrics=(Metric("write", 120e6, "B/s"),), t=12.0))
+        again.handle(SessionFinished(status="finished", t=13.0))
+        again.close()
+        assert again.session_id == sid
+        assert lib.session(sid)["status"] == "finished"
+        (row,) = lib.results(sid)
+        assert row["values"] == [100e6, 120e6] and row["notes"] == []
+        assert [s["value"] for s in lib.samples(sid)] == [2.0]
+        assert [r["status"] for r in lib.runs(sid)] == ["ok", "ok"]
+        assert lib.resumes(sid) == [{"t": 10.0, "runs": 1, "complete": 1,
+                                     "previous_status": "cancelled"}]
+        (event,) = [e for e in lib.events(sid) if e["kind"] == "SessionResumed"]
+        (earlier,) = event["earlier"]
+        assert earlier["status"] == "cancelled" and earlier["metrics"][0]["value"] == 7e6
+        text = [line for _t, _s, line in lib.transcript(sid, DD.id, 2)]
+        assert text == ["--- resumed: the attempt above ended cancelled; it runs again ---"]
+
+        with pytest.raises(LibraryError, match="cannot be resumed: it is finished"):
+            lib.recorder().handle(SessionResumed(
+                session_id=sid, name="s", cases=(DD,), repeats=2, runs=((DD.id, 2),),
+                complete=2, previous_status="finished", host=HOST, t=20.0))
+        assert lib.session(sid)["status"] == "finished"

@@ -12,11 +12,18 @@ import signal
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from disklab.cli import gui_cmd
-from disklab.cli.output import TerminalView, event_json, print_results, print_table
+from disklab.cli.output import (
+    TerminalView,
+    event_json,
+    print_results,
+    print_table,
+    resume_lines,
+)
 from disklab.core import tools
 from disklab.core.errors import DisklabError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Notice
@@ -37,6 +44,7 @@ from disklab.core.results.documents import (
     write_session,
 )
 from disklab.core.results.svg import write_svgs
+from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
 from disklab.core.session import (
     PRESETS,
@@ -92,9 +100,18 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     """Run a checked plan, recording every event (core.session.RecordedRun); returns the exit
     code."""
     warnings = tuple(str(w) for w in checked.warnings)
+    return _record(lambda cancel: RecordedRun(checked.plan, library, warnings=warnings,
+                                              cancel=cancel, password=_ask_password),
+                   library, checked.plan.name, as_json)
+
+
+def _record(start: Callable[[threading.Event], RecordedRun], library: Library, name: str,
+            as_json: bool) -> int:
+    """Iterate the run `start` makes (a new session or a resumed one) with Ctrl-C and SIGTERM
+    as its cancel, showing its events; the exit code of its end: 0 finished, 1 failed,
+    130 cancelled."""
     view = None if as_json else TerminalView(sys.stderr)
-    with _CancelOnSignal() as cancel, RecordedRun(checked.plan, library, warnings=warnings,
-                                                  cancel=cancel, password=_ask_password) as run:
+    with _CancelOnSignal() as cancel, start(cancel) as run:
         for event in run:
             if view is not None:
                 view.show(event)
@@ -106,19 +123,19 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     status = run.status or "failed"
     if view is not None and run.session_id is not None:
         view.close()
-        print(f"\nsession {run.session_id}: {checked.plan.name} ({status})")
+        print(f"\nsession {run.session_id}: {name} ({status})")
         print_results(library.results(run.session_id))
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
 
 
-def _confirm_destroy(checked: CheckedPlan, yes: list[str] | None) -> None:
+def _confirm_destroy(plan: Plan, yes: list[str] | None) -> None:
     """Every device the run destroys (a format or raw device target, an external journal or
     log device): the user types its path, or a --yes-destroy names it. Nothing is changed
     unless every one is confirmed."""
     named = set(yes or ())
-    pending = [d for d in destroyed_devices(checked.plan) if d.path not in named]
+    pending = [d for d in destroyed_devices(plan) if d.path not in named]
     if not pending:
         return
     if yes is not None or not sys.stdin.isatty():
@@ -142,9 +159,26 @@ def _ask_password() -> str:
 
 def run(args: argparse.Namespace) -> int:
     checked = _load(args)
-    _confirm_destroy(checked, getattr(args, "yes_destroy", None))
+    _confirm_destroy(checked.plan, getattr(args, "yes_destroy", None))
     with _open_library(args) as library:
         return _execute(checked, library, args.json)
+
+
+def resume(args: argparse.Namespace) -> int:
+    """`disklab resume SESSION`: run the session's case x repeat pairs that have no complete
+    result, in the same session, with its plan (core.resume says why it cannot: exit 2). A
+    format or device target is confirmed again, as for `run`. Exit codes as for `run`."""
+    with _open_library(args) as library:
+        resumption = prepare_resume(library, args.session, library_path=str(library.path))
+        _confirm_destroy(resumption.plan, getattr(args, "yes_destroy", None))
+        if not args.json:
+            print(f"resuming session {resumption.session_id} ({resumption.name}, "
+                  f"{resumption.previous_status}): {len(resumption.runs)} run(s) without a "
+                  f"complete result; {resumption.complete} complete run(s) kept",
+                  file=sys.stderr)
+        return _record(lambda cancel: RecordedRun.resuming(resumption, library, cancel=cancel,
+                                                           password=_ask_password),
+                       library, resumption.name, args.json)
 
 
 def plan_validate(args: argparse.Namespace) -> int:
@@ -238,10 +272,13 @@ def show(args: argparse.Namespace) -> int:
         session = library.find_session(args.session)
         if args.json:
             doc = session_json(library, session["id"], samples=False)
-            print(json.dumps({"session": doc["session"], "results": doc["results"]},
+            print(json.dumps({"session": doc["session"], "results": doc["results"],
+                              "resumed": library.resumes(session["id"])},
                              indent=2, default=str))
             return EXIT_OK
         print(f"session {session['id']}: {session['name']} ({session['status']})")
+        for line in resume_lines(library.resumes(session["id"])):
+            print(line)
         print_results(library.results(session["id"]))
     finally:
         library.close()

@@ -39,6 +39,16 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.run)
 
+    p = sub.add_parser("resume", help="run an interrupted, cancelled or failed session's "
+                       "missing runs, in the same session")
+    p.add_argument("session", metavar="SESSION", help="session id or name")
+    p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
+    p.add_argument("--yes-destroy", metavar="DEVICE", action="append",
+                   help="confirm destroying DEVICE (a format or device target, an external "
+                        "journal or log device) without being asked; once per device")
+    library_option(p)
+    p.set_defaults(func=commands.resume)
+
     p = sub.add_parser("sessions", help="list the sessions in the library")
     p.add_argument("--json", action="store_true")
     library_option(p)

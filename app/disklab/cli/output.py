@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -16,6 +17,7 @@ from disklab.core.events import (
     Notice,
     Progress,
     Sample,
+    SessionResumed,
     SessionStarted,
 )
 from disklab.core.model import Case
@@ -53,6 +55,13 @@ def print_results(results: Sequence[Mapping[str, Any]], out: TextIO | None = Non
     print_table([table.header, *table.rows], out)
 
 
+def resume_lines(resumes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """When a session was resumed and how many runs each resume ran (Library.resumes)."""
+    return [f"resumed {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(r['t']))}: "
+            f"{r['runs']} run(s) without a complete result ran again (it was "
+            f"{r['previous_status']}; {r['complete']} complete run(s) kept)" for r in resumes]
+
+
 def _title(case: Case) -> str:
     """The case's tool and the parameters that differ from the tool's defaults."""
     specs = get_adapter(case.tool).params
@@ -86,6 +95,11 @@ class TerminalView:
             self.total_runs = len(event.cases) * event.repeats
             print(f"{event.name}: {len(event.cases)} cases x {event.repeats} repeats",
                   file=self.out)
+        elif isinstance(event, SessionResumed):
+            self.total_runs = len(event.runs)
+            print(f"{event.name}: session {event.session_id} resumed ({event.previous_status}): "
+                  f"{len(event.runs)} run(s) to do, {event.complete} complete run(s) kept",
+                  file=self.out)
         elif isinstance(event, Notice):
             self._line(f"{event.level}: {event.message}")
         elif isinstance(event, CaseStarted):
@@ -109,6 +123,10 @@ class TerminalView:
             self._line(f"    FAILED: {event.error}")
             for line in event.transcript_tail.splitlines()[-8:]:
                 self._line(f"      | {line}")
+        elif isinstance(event, CaseCancelled):
+            kept = (f"{len(event.metrics)} partial figure(s) kept, not counted as a result"
+                    if event.metrics else "no figure")
+            self._line(f"    cancelled after {event.duration:.1f} s: {kept}")
 
     def _line(self, text: str) -> None:
         if self.live:

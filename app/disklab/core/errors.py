@@ -83,3 +83,8 @@ class LibraryError(DisklabError):
 
 class Cancelled(DisklabError):
     """The user (or a signal) cancelled the run."""
+
+
+class ResumeError(DisklabError):
+    """A session that cannot be resumed here and now; the message says why (its status, its
+    plan, another machine or target)."""

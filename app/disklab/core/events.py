@@ -29,6 +29,23 @@ class SessionStarted(Event):
 
 
 @dataclass(frozen=True)
+class SessionResumed(Event):
+    """An incomplete session (interrupted, cancelled or failed) taken up again in place: it
+    comes instead of SessionStarted, and the runs that follow are the case x repeat pairs that
+    had no complete result. The library keeps it with the session (when, how many runs)."""
+
+    session_id: int
+    name: str
+    cases: tuple[Case, ...]
+    repeats: int
+    runs: tuple[tuple[str, int], ...]  # (case id, repeat) to run now, in run order
+    complete: int  # runs the session already had, kept as they are
+    previous_status: str
+    host: Mapping[str, Any]  # the facts now (the session keeps those of its start)
+    plan_text: str = ""
+
+
+@dataclass(frozen=True)
 class Notice(Event):
     """A warning or information the user should see and the session should keep."""
 
@@ -105,6 +122,21 @@ class CaseFailed(Event):
     exit_status: int | None = None
     signal: int | None = None
     metrics: tuple[Metric, ...] = ()  # what the tool printed before it failed, flagged partial
+    duration: float = 0.0
+
+
+@dataclass(frozen=True)
+class CaseCancelled(Event):
+    """A case stopped by the user's cancel (Cancel, Ctrl-C, SIGTERM). Not a failure: the tool
+    did nothing wrong. What it measured until then is kept, flagged partial, and is not a
+    complete result (a resumed session runs this case x repeat again)."""
+
+    case_id: str
+    repeat: int
+    transcript_tail: str = ""
+    exit_status: int | None = None
+    signal: int | None = None
+    metrics: tuple[Metric, ...] = ()  # flagged partial
     duration: float = 0.0
 
 

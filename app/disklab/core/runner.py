@@ -27,7 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +39,7 @@ from disklab.core import proc, tools
 from disklab.core.cleanup import remove_files
 from disklab.core.errors import DisklabError, PrivilegeError
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -50,6 +51,7 @@ from disklab.core.events import (
     Progress,
     Sample,
     SessionFinished,
+    SessionResumed,
     SessionStarted,
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch
@@ -58,6 +60,7 @@ from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
 from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.system.cgroups import (
     MemoryController,
     create_group,
@@ -128,11 +131,13 @@ def _drop_caches(ctx: _Context) -> str | None:
 
 def plan_runs(plan: Plan, python: str = sys.executable,
               directories: Mapping[str, str] | None = None,
-              as_root: bool = False) -> list[_Planned]:
+              as_root: bool = False,
+              only: Collection[tuple[str, int]] | None = None) -> list[_Planned]:
     """Every case x repeat with its command, in run order: configuration by configuration
     (each is made once), and within one, rounds of repeats. `directories` maps a config label to
     where its filesystem is mounted (default: the plan's target path); `as_root`: the tools
-    run through the privileged helper."""
+    run through the privileged helper; `only`: just these (case id, repeat) pairs (a resumed
+    session's runs without a complete result)."""
     cases = expand(plan)
     is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
@@ -144,6 +149,8 @@ def plan_runs(plan: Plan, python: str = sys.executable,
         directory = (directories or {}).get(config.label, default)
         for repeat in range(1, plan.repeats + 1):
             for case in mine:
+                if only is not None and (case.id, repeat) not in only:
+                    continue
                 target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
                                    device=device, ram_bytes=ram, is_root=is_root,
                                    python=python)
@@ -175,8 +182,12 @@ def run_plan(
     library_path: str | None = None,
     password: Callable[[], str] | None = None,
     privileged_tools: bool | None = None,
+    resume: Resumption | None = None,
 ) -> Iterator[Event]:
     """Run every case of `plan` `repeats` times, yielding events as they happen.
+
+    `resume`: take up that incomplete session instead (its plan is `plan`): SessionResumed
+    comes instead of SessionStarted, and only its runs without a complete result run.
 
     A directory target runs as it is. An image or format target gets each configuration made,
     mounted, read back and undone in turn (disklab.core.fs.apply); `state_dir` keeps the record of
@@ -187,13 +198,16 @@ def run_plan(
     cancel = cancel or _Never()
     via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
                                              else privileged_tools)
-    planned = plan_runs(plan, python, as_root=via_helper)
+    only = frozenset(resume.runs) if resume is not None else None
+    planned = plan_runs(plan, python, as_root=via_helper, only=only)
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
     host["tools"] = versions
+    # what a resume compares to refuse another machine or another target
+    host.update(host_identity())
     host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
-                      "size": plan.target.size}
+                      "size": plan.target.size, "identity": target_identity(plan.target)}
     limits = _limits(plan)
     controller = find_memory_controller() if limits else None
     if limits:  # the session says which figures were taken under a page-cache limit
@@ -201,8 +215,15 @@ def run_plan(
             "plan": plan.page_cache_limit, "tests": limits,
             "controller": controller.to_json() if controller else None,
             "made_by": "privileged helper" if via_helper else "disklab"}
-    yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats, host=host,
-                         plan_text=plan.source, warnings=warnings, t=time.time())
+    if resume is None:
+        yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats,
+                             host=host, plan_text=plan.source, warnings=warnings, t=time.time())
+    else:
+        yield SessionResumed(session_id=resume.session_id, name=plan.name, cases=tuple(cases),
+                             repeats=plan.repeats, runs=resume.runs, complete=resume.complete,
+                             previous_status=resume.previous_status, host=host,
+                             plan_text=plan.source, t=time.time())
+        warnings = (*warnings, *_version_changes(resume, versions))
     for w in warnings:
         yield Notice(level="warning", message=w, t=time.time())
     state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
@@ -210,7 +231,8 @@ def run_plan(
     ctx = _Context(plan, versions, cancel, sample_interval, python, state,
                    library_path=library_path, password=password, via_helper=via_helper,
                    controller=controller,
-                   cgroups=CgroupRecord(state_dir or tempfile.gettempdir()))
+                   cgroups=CgroupRecord(state_dir or tempfile.gettempdir()),
+                   only=only)
     if via_helper:
         yield Notice(level="info", t=time.time(), message=(
             "the tools run as root through the privileged helper: the target is root's"))
@@ -220,9 +242,20 @@ def run_plan(
     finally:
         if ctx.priv is not None:
             ctx.priv.close()
-    if state.status == "finished" and state.failed:
+    if cancel.is_set():  # whenever it came, even during the last teardown
+        state.status = "cancelled"
+    elif state.status == "finished" and state.failed:
         state.status = "failed"
     yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
+
+
+def _version_changes(resume: Resumption, versions: Mapping[str, str | None]) -> list[str]:
+    """A tool whose version changed since the session started: its resumed figures come from
+    another program than its earlier ones."""
+    before = resume.tools or {}
+    return [f"{name} is {now!r} now, the session started with {before[name]!r}: its resumed "
+            "runs' figures may differ from the earlier ones"
+            for name, now in versions.items() if name in before and before[name] != now]
 
 
 def _run_target(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
@@ -256,6 +289,7 @@ class _Context:
     controller: MemoryController | None = None  # for page-cache limits made here
     cgroups: CgroupRecord | None = None  # the record of the memory cgroups that exist
     groups: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # tag -> group
+    only: Collection[tuple[str, int]] | None = None  # the (case, repeat) pairs to run
 
     def helper(self) -> Privileged:
         """The session's one privileged helper, started on first use: one authorisation (one
@@ -292,11 +326,11 @@ def _helper_log(ctx: _Context) -> Iterator[LogLine]:
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
     """Every run of one configuration, its filesystem mounted at `directory`."""
     state = ctx.state
-    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper)
+    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
+                                 ctx.only)
             if r.case.config == label]
     for run in runs:
-        if ctx.cancel.is_set() or state.status != "finished":
-            state.status = "cancelled" if ctx.cancel.is_set() else state.status
+        if _stopping(ctx):
             return
         if run.target.device is not None:
             refused = _recheck_device(ctx)
@@ -320,6 +354,15 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
                 state.status = "failed"
 
 
+def _stopping(ctx: _Context) -> bool:
+    """Whether the session stops before its next step: a cancel (which makes it 'cancelled',
+    wherever it came: during a setup, between two configurations, between two cases) or a
+    failure that ends it."""
+    if ctx.cancel.is_set():
+        ctx.state.status = "cancelled"
+    return ctx.state.status != "finished"
+
+
 def _recheck_device(ctx: _Context) -> str | None:
     """Why the raw device may not be written now (its identity or safety changed since the plan
     was confirmed: another device on the same path), or None. Checked before every raw case."""
@@ -340,6 +383,8 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     mountpoints: list[str] = []
     state_dir = state_dir or tempfile.gettempdir()
     try:
+        if _stopping(ctx):
+            return
         priv = ctx.helper()
         scratch = Scratch(priv, state_dir, ctx.library_path, log=notes.append)
         if plan.target.kind == "image":
@@ -349,9 +394,12 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
                 "the filesystem that holds the image"))
         else:
             device = plan.target.path
+        needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
         for config in plan.configs:
-            if ctx.cancel.is_set() or ctx.state.status != "finished":
+            if _stopping(ctx):
                 break
+            if config.label not in needed:
+                continue  # a resumed session's configuration whose runs are all complete
             mountpoint = tempfile.mkdtemp(prefix=MOUNT_PREFIX)
             mountpoints.append(mountpoint)
             try:
@@ -420,7 +468,7 @@ def _run_raw(ctx: _Context) -> Iterator[Event]:
 def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:
     """A configuration that could not be made: its runs are failed with the reason."""
     yield Notice(level="error", message=f"{label}: {error}", t=time.time())
-    for run in plan_runs(ctx.plan, ctx.python):
+    for run in plan_runs(ctx.plan, ctx.python, only=ctx.only):
         if run.case.config != label:
             continue
         yield CaseFailed(case_id=run.case.id, repeat=run.repeat, error=error,
@@ -592,9 +640,8 @@ def _prepare_and_measure(
                              duration=time.monotonic() - started, t=time.time())
             return "failed"
         if result is None:
-            yield CaseFailed(case_id=case.id, repeat=repeat, error="cancelled by the user",
-                             transcript_tail="", duration=time.monotonic() - started,
-                             t=time.time())
+            yield CaseCancelled(case_id=case.id, repeat=repeat, transcript_tail="",
+                                duration=time.monotonic() - started, t=time.time())
             return "cancelled"
         if result.returncode != 0:
             tail = result.tail()
@@ -729,9 +776,12 @@ def _measure(
                         result_file=result_text, exit_status=p.returncode)
     if cancelled or stalled or p.returncode != 0:
         metrics = tuple(_flag_partial(adapter.parse_partial(output, case.params)))
-        if cancelled:
-            error = "cancelled by the user"
-        elif stalled:
+        if cancelled:  # not a failure: what the tool measured until then is kept, partial
+            yield CaseCancelled(case_id=case.id, repeat=repeat, transcript_tail=p.tail(),
+                                exit_status=p.returncode, signal=p.signal, metrics=metrics,
+                                duration=duration, t=time.time())
+            return "cancelled"
+        if stalled:
             error = (f"{case.tool} printed nothing and moved no data for {stall_seconds:.0f} s "
                      "and was stopped (stuck)")
         elif p.signal:
@@ -745,7 +795,7 @@ def _measure(
         yield CaseFailed(case_id=case.id, repeat=repeat, error=error, transcript_tail=p.tail(),
                          exit_status=p.returncode, signal=p.signal, metrics=metrics,
                          duration=duration, t=time.time())
-        return "cancelled" if cancelled else "failed"
+        return "failed"
     try:
         metrics = tuple(adapter.parse_result(output, case.params))
     except DisklabError as e:

@@ -8,7 +8,8 @@
   Test matrix page say the same thing about the same plan.
 - `presets`: the plans shipped with DiskLab (the Matrix page's list, `disklab start`'s quick look).
 - `RecordedRun`: run a checked plan and store every event in the library as it comes; the CLI
-  prints the events, the GUI worker hands them to the window.
+  prints the events, the GUI worker hands them to the window. `RecordedRun.resuming` takes up
+  an incomplete session in place (core.resume checks that it may).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
 from disklab.core.proc import which
+from disklab.core.resume import Resumption
 from disklab.core.runner import CancelFlag, plan_runs, run_plan
 from disklab.core.units import MiB, human_bytes
 
@@ -179,15 +181,27 @@ class RecordedRun:
 
     def __init__(self, plan: Plan, library: Library, *, warnings: tuple[str, ...] = (),
                  cancel: CancelFlag | None = None,
-                 password: Callable[[], str] | None = None) -> None:
+                 password: Callable[[], str] | None = None,
+                 resume: Resumption | None = None) -> None:
         self.plan = plan
         self.library = library
         self.warnings = warnings
         self.cancel = cancel
         self.password = password
+        self.resume = resume
         self.recorder = library.recorder()
         self.status: str | None = None  # SessionFinished's status once it came
         self._closed = False
+
+    @classmethod
+    def resuming(cls, resumption: Resumption, library: Library, *,
+                 cancel: CancelFlag | None = None,
+                 password: Callable[[], str] | None = None) -> RecordedRun:
+        """Resume the session core.resume.prepare_resume checked: the same session, its plan,
+        only the case x repeat pairs without a complete result; the first event is
+        SessionResumed, and the library records when and how many runs."""
+        return cls(resumption.plan, library, warnings=resumption.warnings, cancel=cancel,
+                   password=password, resume=resumption)
 
     @property
     def session_id(self) -> int | None:
@@ -201,7 +215,7 @@ class RecordedRun:
                          message=f"cleaned up after an earlier run: {line}")
         for event in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel,
                               state_dir=state_dir, library_path=str(self.library.path),
-                              password=self.password):
+                              password=self.password, resume=self.resume):
             self.recorder.handle(event)
             if isinstance(event, SessionFinished):
                 self.status = event.status
@@ -209,10 +223,14 @@ class RecordedRun:
 
     def close(self) -> None:
         """Write what is buffered; a session without its SessionFinished becomes
-        'interrupted'. Safe to call twice."""
+        'interrupted', or 'cancelled' when the cancel had been asked (a second Ctrl-C stops
+        at once, and the teardown still runs as the runner is closed). Safe to call twice."""
         if not self._closed:
             self._closed = True
-            self.recorder.close()
+            cancelled = self.cancel is not None and self.cancel.is_set()
+            if cancelled and self.status is None:
+                self.status = "cancelled"
+            self.recorder.close(cancelled=cancelled)
 
     def __enter__(self) -> Self:
         return self

@@ -21,6 +21,7 @@ class Workbench(QObject):
     library_changed = Signal()  # a session was added, edited or deleted
     compare_requested = Signal(list)  # session ids to open in the Compare page
     page_requested = Signal(str)  # a page asks to be shown ("run", "library", ...)
+    resume_requested = Signal(int)  # a session to resume on the Run page
 
     def __init__(self, library_path: str | Path | None = None, parent: QObject | None = None):
         super().__init__(parent)

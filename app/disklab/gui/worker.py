@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 from disklab.core.events import Event
 from disklab.core.library import Library
 from disklab.core.model import Plan
+from disklab.core.resume import Resumption
 from disklab.core.session import RecordedRun
 
 DRAIN_MS = 100  # how often the GUI takes the events that arrived: the live view's latency
@@ -35,9 +36,10 @@ class RunWorker(QObject):
     done = Signal(object)  # session id (or None), after the recorder closed
 
     def __init__(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path,
-                 password: str | None = None):
+                 password: str | None = None, resume: Resumption | None = None):
         super().__init__()
         self.plan = plan
+        self.resume = resume  # an incomplete session to take up again instead of a new one
         self.warnings = warnings
         self.password = password  # for sudo, asked by the Run page before the start
         self.library_path = str(library_path)
@@ -58,9 +60,13 @@ class RunWorker(QObject):
         try:
             # opened here: an SQLite connection belongs to the thread that uses it
             with Library.open(self.library_path) as library:
-                recorded = RecordedRun(
-                    self.plan, library, warnings=self.warnings, cancel=self.cancel_flag,
-                    password=None if password is None else lambda: password)
+                asked = None if password is None else lambda: password
+                if self.resume is not None:
+                    recorded = RecordedRun.resuming(self.resume, library, cancel=self.cancel_flag,
+                                                    password=asked)
+                else:
+                    recorded = RecordedRun(self.plan, library, warnings=self.warnings,
+                                           cancel=self.cancel_flag, password=asked)
                 with recorded:
                     for ev in recorded:
                         self.outbox.append(ev)
@@ -96,12 +102,14 @@ class RunController(QObject):
         return self.thread is not None
 
     def start(self, plan: Plan, warnings: tuple[str, ...], library_path: str | Path,
-              password: str | None = None) -> None:
+              password: str | None = None, resume: Resumption | None = None) -> None:
+        """Run `plan` as a new session, or with `resume` take up that incomplete session (its
+        plan and warnings are the resumption's)."""
         if self.running:
             raise RuntimeError("a run is already going")
         self.thread = QThread(self)
         self.thread.setObjectName("disklab-run")
-        self.worker = RunWorker(plan, warnings, library_path, password)
+        self.worker = RunWorker(plan, warnings, library_path, password, resume)
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.run)
         self.worker.error.connect(self.error)

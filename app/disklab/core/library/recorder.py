@@ -17,6 +17,7 @@ import psutil
 
 from disklab.core.errors import LibraryError
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -28,6 +29,7 @@ from disklab.core.events import (
     Progress,
     Sample,
     SessionFinished,
+    SessionResumed,
     SessionStarted,
 )
 from disklab.core.library.writer import SessionWriter
@@ -73,11 +75,12 @@ class SessionRecorder:
             raise
         self._last_commit = time.monotonic()
 
-    def close(self) -> None:
+    def close(self, cancelled: bool = False) -> None:
         """Flush. A session that did not get its SessionFinished (the runner raised) is marked
-        'interrupted' now rather than staying 'running' while this process lives on."""
+        'interrupted' now rather than staying 'running' while this process lives on; or
+        'cancelled' when the user's cancel stopped it that way (a second Ctrl-C)."""
         if self.session_id is not None and not self._finished:
-            self.writer.interrupt(self._last_t)
+            self.writer.interrupt(self._last_t, "cancelled" if cancelled else "interrupted")
             self._finished = True
         self.flush()
 
@@ -94,9 +97,10 @@ class SessionRecorder:
             return
         self._last_t = event.t or time.time()
         sid = self.session_id
-        if sid is None and not isinstance(event, SessionStarted):
+        if sid is None and not isinstance(event, SessionStarted | SessionResumed):
             raise LibraryError(f"{type(event).__name__} before SessionStarted: the recorder "
-                               "stores one session, and it starts with SessionStarted")
+                               "stores one session, and it starts with SessionStarted (or "
+                               "SessionResumed)")
         w = self.writer
         if isinstance(event, Sample):  # a subclass of Sample, off the hot path
             key = (event.case_id, event.repeat, event.series)
@@ -109,6 +113,9 @@ class SessionRecorder:
             pass  # the samples and the finished cases say the same, durably
         elif isinstance(event, SessionStarted):
             self._started(event)
+            return
+        elif isinstance(event, SessionResumed):
+            self._resumed(event)
             return
         elif isinstance(event, CaseStarted):
             w.start_run(event.case.id, event.repeat, event.argv, event.tool_version,
@@ -128,6 +135,17 @@ class SessionRecorder:
                        signal=event.signal, error=event.error,
                        transcript_tail=event.transcript_tail, duration=event.duration)
             w.add_event(self._last_t, "CaseFailed", event.case_id, {"error": event.error})
+            self.flush()
+            return
+        elif isinstance(event, CaseCancelled):
+            self._write_buffers()
+            w.add_metrics(event.case_id, event.repeat, event.metrics, _flag_partial)
+            w.fail_run(event.case_id, event.repeat, status="cancelled",
+                       exit_status=event.exit_status, signal=event.signal,
+                       error=None, transcript_tail=event.transcript_tail,
+                       duration=event.duration)
+            w.add_event(self._last_t, "CaseCancelled", event.case_id,
+                        {"partial_figures": len(event.metrics)})
             self.flush()
             return
         elif isinstance(event, Notice):
@@ -163,6 +181,15 @@ class SessionRecorder:
                                "and it starts with SessionStarted")
         self._series[key] = series_id = self.writer.new_series(*key)
         return series_id
+
+    def _resumed(self, event: SessionResumed) -> None:
+        """Take the session up again: it is 'running' in this process, and the earlier
+        attempts of the runs about to run again are set aside (writer.resume_session)."""
+        self.session_id = self.writer.resume_session(
+            event.session_id, resumed=event.t, pid=os.getpid(),
+            pid_started=psutil.Process(os.getpid()).create_time(), runs=event.runs,
+            previous_status=event.previous_status, complete=event.complete, host=event.host)
+        self.flush()
 
     def _started(self, event: SessionStarted) -> None:
         self.session_id = self.writer.create_session(

@@ -10,6 +10,34 @@ place when opened; one made by a newer DiskLab is refused. V1 is frozen: never e
 
 from __future__ import annotations
 
+# What session.status says. Only 'finished' means every case x repeat has a complete result.
+SESSION_STATUSES: dict[str, str] = {
+    "running": "being recorded now (a dead writer's session becomes 'interrupted' on open)",
+    "finished": "every case x repeat ran to a complete result",
+    "failed": "it ended, and some runs failed (or a setup failed, or stop_on_failure stopped it)",
+    "cancelled": "the user stopped it (Cancel, Ctrl-C, SIGTERM), wherever that came: during a "
+                 "setup, between two configurations, in a case; what finished is kept",
+    "interrupted": "its process died without ending it (SIGKILL, a crash, a power cut)",
+    "imported": "a tool output someone already had, stored by `disklab import`",
+}
+# A session that is not complete can be resumed in place: `disklab resume` runs the case x
+# repeat pairs whose run is not 'ok', and records a 'SessionResumed' row in the event table
+# (when, how many runs, the status it had).
+RESUMABLE = ("interrupted", "cancelled", "failed")
+
+# What run.status says, per case x repeat. Only 'ok' runs are complete results: the others'
+# figures (kept, each metric's note flagged 'partial') are evidence, not results.
+RUN_STATUSES: dict[str, str] = {
+    "running": "started; its end is not recorded yet",
+    "ok": "ran to its end and its output gave every figure: a complete result",
+    "partial": "ran to its end but its figures are incomplete (flagged 'partial')",
+    "failed": "the tool failed, was stuck, or could not start; `error` says why",
+    "cancelled": "stopped by the user's cancel; what it measured until then is flagged "
+                 "'partial'",
+    "interrupted": "its process died during it (the session is 'interrupted')",
+    "imported": "a figure read from an imported tool output",
+}
+
 V1 = """
 CREATE TABLE session (
     id INTEGER PRIMARY KEY,

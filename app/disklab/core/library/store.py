@@ -288,6 +288,13 @@ class Library:
                     "SELECT t, kind, case_id, data FROM event WHERE session_id = ? ORDER BY id",
                     (session_id,))]
 
+    def resumes(self, session_id: int) -> list[dict[str, Any]]:
+        """Each time the session was resumed, oldest first: t (when), runs (how many ran
+        again), complete (how many it kept), previous_status (what it was before)."""
+        return [{"t": e["t"], "runs": e.get("runs"), "complete": e.get("complete"),
+                 "previous_status": e.get("previous_status")}
+                for e in self.events(session_id) if e["kind"] == "SessionResumed"]
+
     # --- the user's edits ------------------------------------------------------------------
 
     @contextlib.contextmanager

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 from disklab.core.errors import LibraryError
+from disklab.core.library.schema import RESUMABLE
 from disklab.core.model import Case, Metric
 
 P = ParamSpec("P")
@@ -33,11 +34,14 @@ def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=_plain)
 
 
-def mark_interrupted(db: sqlite3.Connection, session_id: int, finished: float | None) -> None:
-    db.execute("UPDATE session SET status = 'interrupted', finished = ? "
-               "WHERE id = ? AND status = 'running'", (finished, session_id))
-    db.execute("UPDATE run SET status = 'interrupted' WHERE session_id = ? AND "
-               "status = 'running'", (session_id,))
+def mark_interrupted(db: sqlite3.Connection, session_id: int, finished: float | None,
+                     status: str = "interrupted") -> None:
+    """A running session (and its running run) that will get no SessionFinished ends as
+    `status`: 'interrupted', or 'cancelled' when the user's cancel is what stopped it."""
+    db.execute("UPDATE session SET status = ?, finished = ? WHERE id = ? AND status = 'running'",
+               (status, finished, session_id))
+    db.execute("UPDATE run SET status = ? WHERE session_id = ? AND status = 'running'",
+               (status, session_id))
 
 
 def _writes(method: Callable[P, R]) -> Callable[P, R]:
@@ -86,6 +90,60 @@ class SessionWriter:
         return sid
 
     @_writes
+    def resume_session(self, session_id: int, *, resumed: float, pid: int, pid_started: float,
+                       runs: Sequence[tuple[str, int]], previous_status: str, complete: int,
+                       host: Mapping[str, Any]) -> int:
+        """Make an incomplete session 'running' again in this process, for `runs` to run again.
+
+        Only a resumable session changes (a second resume of the same session at once finds
+        it 'running' and is refused). Each run's earlier attempt (cancelled, failed,
+        interrupted) gives way to the new one: its figures and samples are removed from the
+        results, and kept in the SessionResumed event with its status and error; its
+        transcript lines stay, followed by a line saying the run was resumed."""
+        self._begin()
+        cur = self.db.execute(
+            "UPDATE session SET status = 'running', finished = NULL, pid = ?, pid_started = ?, "
+            f"last_activity = ? WHERE id = ? AND status IN ({', '.join('?' * len(RESUMABLE))})",
+            (pid, pid_started, resumed, session_id, *RESUMABLE))
+        if cur.rowcount != 1:
+            row = self.db.execute("SELECT status FROM session WHERE id = ?",
+                                  (session_id,)).fetchone()
+            self.db.execute("ROLLBACK")
+            raise LibraryError(f"session {session_id} cannot be resumed: it is "
+                               f"{row[0] if row else 'not in ' + str(self.path)}")
+        self.session_id = session_id
+        earlier = [self._set_aside(case_id, repeat, resumed) for case_id, repeat in runs]
+        self.add_event(resumed, "SessionResumed", None, {
+            "runs": len(runs), "complete": complete, "previous_status": previous_status,
+            "pairs": [list(p) for p in runs], "earlier": [e for e in earlier if e],
+            "host": dict(host)})
+        return session_id
+
+    def _set_aside(self, case_id: str, repeat: int, t: float) -> dict[str, Any] | None:
+        """Remove one run's earlier attempt from the results; what it was, or None."""
+        key = (self.session_id, case_id, repeat)
+        row = self.db.execute(
+            "SELECT status, error, started, duration FROM run WHERE session_id = ? AND "
+            "case_id = ? AND repeat = ?", key).fetchone()
+        if row is None:
+            return None
+        metrics = [{"name": n, "value": v, "unit": u, "note": note} for n, v, u, note in
+                   self.db.execute("SELECT name, value, unit, note FROM metric WHERE "
+                                   "session_id = ? AND case_id = ? AND repeat = ? ORDER BY id",
+                                   key)]
+        self.db.execute("DELETE FROM sample WHERE series_id IN (SELECT id FROM series WHERE "
+                        "session_id = ? AND case_id = ? AND repeat = ?)", key)
+        for table in ("series", "metric", "run"):
+            self.db.execute(f"DELETE FROM {table} WHERE session_id = ? AND case_id = ? AND "
+                            "repeat = ?", key)
+        self.db.execute(
+            "INSERT INTO transcript (session_id, case_id, repeat, t, stream, text) "
+            "VALUES (?, ?, ?, ?, 'disklab', ?)",
+            (*key, t, f"--- resumed: the attempt above ended {row[0]}; it runs again ---"))
+        return {"case_id": case_id, "repeat": repeat, "status": row[0], "error": row[1],
+                "started": row[2], "duration": row[3], "metrics": metrics}
+
+    @_writes
     def new_series(self, case_id: str, repeat: int, name: str) -> int:
         """The id that the samples of one (case, repeat, series name) are stored under."""
         self._begin()
@@ -130,17 +188,20 @@ class SessionWriter:
 
     @_writes
     def fail_run(self, case_id: str, repeat: int, *, exit_status: int | None,
-                 signal: int | None, error: str, transcript_tail: str, duration: float) -> None:
+                 signal: int | None, error: str | None, transcript_tail: str,
+                 duration: float, status: str = "failed") -> None:
+        """A run that ended without a complete result: 'failed', or 'cancelled' by the user
+        (schema.RUN_STATUSES)."""
         self._begin()
         self.db.execute(  # a case can fail before it started (setup, a missing tool)
             "INSERT OR IGNORE INTO run (session_id, case_id, repeat, argv, status) "
-            "VALUES (?, ?, ?, '[]', 'failed')", (self.session_id, case_id, repeat))
+            "VALUES (?, ?, ?, '[]', ?)", (self.session_id, case_id, repeat, status))
         self.db.execute(
-            "UPDATE run SET status = 'failed', exit_status = ?, signal = ?, error = ?, "
+            "UPDATE run SET status = ?, exit_status = ?, signal = ?, error = ?, "
             "transcript_tail = ?, duration = ? WHERE session_id = ? AND case_id = ? AND "
             "repeat = ?",
-            (exit_status, signal, error, transcript_tail, duration, self.session_id, case_id,
-             repeat))
+            (status, exit_status, signal, error, transcript_tail, duration, self.session_id,
+             case_id, repeat))
 
     @_writes
     def add_metrics(self, case_id: str, repeat: int, metrics: Sequence[Metric],
@@ -168,11 +229,12 @@ class SessionWriter:
                         (status, finished, self.session_id))
 
     @_writes
-    def interrupt(self, finished: float) -> None:
-        """The session ends without its SessionFinished: 'interrupted', like a killed one."""
+    def interrupt(self, finished: float, status: str = "interrupted") -> None:
+        """The session ends without its SessionFinished: 'interrupted', like a killed one
+        (or 'cancelled', when a cancel stopped it that way)."""
         if self.session_id is not None:
             self._begin()
-            mark_interrupted(self.db, self.session_id, finished)
+            mark_interrupted(self.db, self.session_id, finished, status)
 
     @_writes
     def commit(self, last_activity: float) -> None:

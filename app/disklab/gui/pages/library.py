@@ -1,5 +1,6 @@
 """Library page: every session, sortable and filterable; a session's results, plan, host facts,
-warnings and transcripts; notes and tags; delete; run again; compare; export.
+warnings and transcripts; notes and tags; delete; run again; resume an incomplete session in
+place; compare; export.
 
 Library reads are short SQLite queries on the GUI thread's own connection (the run's writes
 happen on the worker's connection, in WAL mode, so they never block these reads).
@@ -31,13 +32,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from disklab.core.library.schema import RESUMABLE
 from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
 from disklab.core.results.documents import write_session
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.gui.draft import PlanDraft
 from disklab.gui.export import write_charts
-from disklab.gui.models import sessions_model
+from disklab.gui.models import sessions_model, when
 from disklab.gui.plots import ChartView
 from disklab.gui.state import Workbench
 
@@ -102,6 +104,7 @@ class LibraryPage(QWidget):
         actions = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for key, text, fn in (("rerun", "Run again", self.rerun),
+                              ("resume", "Resume", self.resume),
                               ("compare", "Compare selected", self.compare_selected),
                               ("html", "Export HTML…", lambda: self._export("html")),
                               ("csv", "Export CSV…", lambda: self._export("csv")),
@@ -190,6 +193,7 @@ class LibraryPage(QWidget):
         for b in self.buttons.values():
             b.setEnabled(bool(ids))
         self.buttons["compare"].setEnabled(bool(ids))
+        self.buttons["resume"].setEnabled(False)
         if ids:
             self.open_session(ids[0])
 
@@ -201,7 +205,15 @@ class LibraryPage(QWidget):
         status = s["status"]
         flag = " — interrupted: the app stopped during this run" if status == "interrupted" \
             else ""
-        self.heading.setText(f"<b>{s['id']}: {s['name']}</b> ({status}){flag}")
+        resumes = "".join(
+            f"<br>resumed {when(r['t'])}: {r['runs']} run(s) ran again (it was "
+            f"{r['previous_status']})" for r in lib.resumes(session_id))
+        self.heading.setText(f"<b>{s['id']}: {s['name']}</b> ({status}){flag}{resumes}")
+        resumable = status in RESUMABLE and len(self.selected_ids()) <= 1
+        self.buttons["resume"].setEnabled(resumable)
+        self.buttons["resume"].setToolTip(
+            "Run the case x repeat pairs without a complete result, in this session"
+            if resumable else "Only one interrupted, cancelled or failed session resumes")
         self.notes.setText(s.get("notes") or "")
         self.tags.setText(", ".join(s.get("tags") or []))
         self._fill_results()
@@ -309,6 +321,13 @@ class LibraryPage(QWidget):
             return
         self.wb.set_draft(draft)
         self.wb.page_requested.emit("matrix")
+
+    def resume(self) -> None:
+        """Resume the session on the Run page (it checks first, and says why not)."""
+        if not self.current or self.current["status"] not in RESUMABLE:
+            return
+        self.wb.page_requested.emit("run")
+        self.wb.resume_requested.emit(int(self.current["id"]))
 
     def compare_selected(self) -> None:
         ids = self.selected_ids()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core.events import (
+    CaseCancelled,
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -43,9 +45,13 @@ from disklab.core.events import (
     Progress,
     Sample,
     SessionFinished,
+    SessionResumed,
     SessionStarted,
 )
+from disklab.core.library import Library
+from disklab.core.privilege import password_needed
 from disklab.core.results.format import format_mean_std
+from disklab.core.resume import Resumption, prepare_resume
 from disklab.core.session import PlanSummary, check_plan, format_duration
 from disklab.gui.plots import LivePlots
 from disklab.gui.state import Workbench
@@ -70,6 +76,7 @@ class RunPage(QWidget):
         self.results: dict[str, dict[str, list[float]]] = {}
         self.units: dict[str, str] = {}
         self.failures: dict[str, str] = {}
+        self.kept: dict[str, int] = {}  # a resumed session's complete repeats per case
         self.phase: dict[str, str | None] = {}
         self.status = "idle"
         self.password_dialog: QInputDialog | None = None  # open while sudo wants a password
@@ -140,6 +147,7 @@ class RunPage(QWidget):
         wb.runs.event.connect(self.on_event)
         wb.runs.error.connect(self._on_error)
         wb.runs.finished.connect(self._on_finished)
+        wb.resume_requested.connect(self.resume)
 
     # --- control
     def start(self) -> None:
@@ -159,11 +167,61 @@ class RunPage(QWidget):
             self.start_btn.setEnabled(True)
             return
         if summary.needs_password:
-            self._ask_password(summary)
+            self._ask_password(lambda password: self._launch(summary, password))
             return
         self._launch(summary, None)
 
-    def _ask_password(self, summary: PlanSummary) -> None:
+    def resume(self, session_id: int) -> None:
+        """Take up an incomplete session of the library: checked off the GUI thread
+        (core.resume: its status, the same machine and target, the same cases), then run like
+        a plan, into the same views; only its runs without a complete result run."""
+        if self.wb.runs.running:
+            self.state_label.setText("A run is going: resume the session when it has ended.")
+            return
+        self.start_btn.setEnabled(False)
+        self.state_label.setText(f"Checking session {session_id} before resuming it…")
+        library = str(self.wb.library_path)
+        run_in_background(lambda: _check_resume(library, session_id), self._resume_checked,
+                          self)
+
+    def _resume_checked(self, checked: tuple[Resumption, bool] | None,
+                        error: Exception | None) -> None:
+        if error is not None or checked is None:
+            self.state_label.setText(f"<b>Cannot resume:</b> {error}")
+            self.start_btn.setEnabled(True)
+            return
+        resumption, needs_password = checked
+        target = resumption.plan.target
+        if target.destructive and not self._confirm_destroy(target.path):
+            self.state_label.setText(f"Not resumed: {target.path} was not confirmed.")
+            self.start_btn.setEnabled(True)
+            return
+        if needs_password:
+            self._ask_password(lambda password: self._launch_resume(resumption, password))
+            return
+        self._launch_resume(resumption, None)
+
+    def _confirm_destroy(self, path: str) -> bool:
+        """A resumed format or device target destroys that device's data again: the user
+        types its path, as for the first run (`disklab resume` wants --yes-destroy)."""
+        text, ok = QInputDialog.getText(
+            self, "Destroy the data on this device again?",
+            f"Resuming formats or writes to {path} again; everything on it is lost.\n"
+            "Type the device path to confirm:")
+        return bool(ok and text.strip() == path)
+
+    def _launch_resume(self, resumption: Resumption, password: str | None) -> None:
+        self._reset()
+        self.status = "running"
+        self.cancel_btn.setEnabled(True)
+        self.state_label.setText(f"Resuming session {resumption.session_id} "
+                                 f"({resumption.name!r}): {len(resumption.runs)} run(s) to do…")
+        self.wb.runs.start(resumption.plan, resumption.warnings, self.wb.library_path,
+                           password, resume=resumption)
+        self._log_timer.start()
+        self.started.emit()
+
+    def _ask_password(self, then: Callable[[str], None]) -> None:
         """sudo wants a password for the session's privileged helper: asked once, here, in a
         window-modal dialog that does not block the event loop (rule 5)."""
         dialog = QInputDialog(self)
@@ -172,7 +230,7 @@ class RunPage(QWidget):
             "DiskLab makes, mounts and tests this target as root, through one privileged helper "
             "for the whole session.\nPassword for sudo:")
         dialog.setTextEchoMode(QLineEdit.EchoMode.Password)
-        dialog.textValueSelected.connect(lambda password: self._launch(summary, password))
+        dialog.textValueSelected.connect(then)
         dialog.rejected.connect(self._not_started)
         dialog.finished.connect(dialog.deleteLater)
         self.password_dialog = dialog
@@ -206,6 +264,7 @@ class RunPage(QWidget):
         self.results.clear()
         self.units.clear()
         self.failures.clear()
+        self.kept.clear()
         self.phase.clear()
         self.log.clear()
         self._pending_log.clear()
@@ -232,8 +291,13 @@ class RunPage(QWidget):
             self._on_case_finished(ev)
         elif isinstance(ev, CaseFailed):
             self._on_case_failed(ev)
+        elif isinstance(ev, CaseCancelled):
+            self._set_cell(ev.case_id, STATUS, "cancelled (partial figures kept)",
+                           QColor(190, 120, 0))
         elif isinstance(ev, SessionStarted):
             self._on_session_started(ev)
+        elif isinstance(ev, SessionResumed):
+            self._on_session_resumed(ev)
         elif isinstance(ev, Notice):
             self._pending_log.append(f"[{ev.level}] {ev.message}")
             if ev.level != "info":
@@ -258,6 +322,26 @@ class RunPage(QWidget):
                 self.table.setItem(row, col, QTableWidgetItem(text))
         for w in ev.warnings:
             self._pending_log.append(f"[warning] {w}")
+
+    def _on_session_resumed(self, ev: SessionResumed) -> None:
+        """The table as for a new session; each case says how many of its repeats the session
+        already had complete (kept, not run again)."""
+        self.repeats = ev.repeats
+        self.table.setRowCount(len(ev.cases))
+        todo: dict[str, int] = {}
+        for case_id, _repeat in ev.runs:
+            todo[case_id] = todo.get(case_id, 0) + 1
+        for row, case in enumerate(ev.cases):
+            self.rows[case.id] = row
+            kept = self.kept[case.id] = ev.repeats - todo.get(case.id, 0)
+            state = ("done (kept)" if not todo.get(case.id)
+                     else f"waiting ({kept}/{ev.repeats} kept)" if kept else "waiting")
+            for col, text in enumerate((str(case.index + 1), state, "", case.config,
+                                        case.title())):
+                self.table.setItem(row, col, QTableWidgetItem(text))
+        self._pending_log.append(
+            f"[resumed] session {ev.session_id} ({ev.previous_status}): {len(ev.runs)} run(s) "
+            f"without a complete result run now; {ev.complete} complete run(s) kept")
 
     def _on_case_started(self, ev: CaseStarted) -> None:
         self._case_started = time.monotonic()
@@ -303,7 +387,7 @@ class RunPage(QWidget):
             if m.value is not None:
                 per.setdefault(m.name, []).append(m.value)
                 self.units[m.name] = m.unit
-        runs = max((len(v) for v in per.values()), default=0)
+        runs = max((len(v) for v in per.values()), default=0) + self.kept.get(ev.case_id, 0)
         state = "done" if runs >= self.repeats else f"done {runs}/{self.repeats}"
         self._set_cell(ev.case_id, STATUS, state, QColor(30, 140, 60))
         self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
@@ -369,3 +453,11 @@ class RunPage(QWidget):
         self.plots.redraw()
         self.wb.library_changed.emit()
         self.finished.emit(session_id, self.status)
+
+
+def _check_resume(library: str, session_id: int) -> tuple[Resumption, bool]:
+    """On a pool thread: may the session resume (its own library connection: SQLite
+    connections stay on their thread), and will sudo want a password."""
+    with Library.open(library) as lib:
+        resumption = prepare_resume(lib, session_id, library_path=library)
+    return resumption, password_needed(resumption.plan)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from disklab.cli import gui_cmd
+from disklab.cli.docs import completion, manpage
 from disklab.cli.output import TerminalView, event_json, print_results, print_table
 from disklab.core import tools
 from disklab.core.errors import DisklabError, PlanError, PrivilegeError, Problem
@@ -26,9 +27,12 @@ from disklab.core.fs.commands import (
     preview_mountpoint,
     setup_commands,
 )
+from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
 from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, load_plan, parse_plan
+from disklab.core.plan_schema import plan_schema_text
+from disklab.core.resources import find_plan
 from disklab.core.results.charts import session_charts, thinned_samples
 from disklab.core.results.documents import (
     SESSION_FORMATS,
@@ -39,7 +43,6 @@ from disklab.core.results.documents import (
 from disklab.core.results.svg import write_svgs
 from disklab.core.runner import plan_runs, tool_versions
 from disklab.core.session import (
-    PRESETS,
     RecordedRun,
     library_path,
     summarize,
@@ -61,7 +64,8 @@ def _open_library(args: argparse.Namespace) -> Library:
 
 
 def _load(args: argparse.Namespace, target: str | None = None) -> CheckedPlan:
-    return load_plan(args.plan, target_dir=target or getattr(args, "target", None),
+    """The plan named by args.plan: a file, or a preset's name ('quick')."""
+    return load_plan(find_plan(args.plan), target_dir=target or getattr(args, "target", None),
                      library=str(_library_path(args)))
 
 
@@ -177,6 +181,23 @@ def plan_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def plan_schema_cmd(args: argparse.Namespace) -> int:
+    """The JSON Schema of the plan format, for editors (the package ships the same text as
+    resources/plan.schema.json)."""
+    sys.stdout.write(plan_schema_text())
+    return EXIT_OK
+
+
+def completion_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    sys.stdout.write(completion(parser, args.shell))
+    return EXIT_OK
+
+
+def manpage_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    sys.stdout.write(manpage(parser))
+    return EXIT_OK
+
+
 def _show_setup(plan: Plan) -> None:
     """What applying each configuration runs as root (image and format targets): the commands
     of setup_commands, as the Configurations page previews them."""
@@ -200,7 +221,8 @@ def sessions(args: argparse.Namespace) -> int:
     finally:
         library.close()
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        print(json.dumps(versioned("disklab.sessions", {"sessions": rows}), indent=2,
+                         default=str))
         return EXIT_OK
     table = [["id", "name", "status", "started", "finished", "host"]]
     for r in rows:
@@ -224,8 +246,8 @@ def show(args: argparse.Namespace) -> int:
         session = library.find_session(args.session)
         if args.json:
             doc = session_json(library, session["id"], samples=False)
-            print(json.dumps({"session": doc["session"], "results": doc["results"]},
-                             indent=2, default=str))
+            shown = {"session": doc["session"], "results": doc["results"]}
+            print(json.dumps(versioned("disklab.results", shown), indent=2, default=str))
             return EXIT_OK
         print(f"session {session['id']}: {session['name']} ({session['status']})")
         print_results(library.results(session["id"]))
@@ -304,7 +326,7 @@ def tools_cmd(args: argparse.Namespace) -> int:
              "capabilities": dataclasses.asdict(tools.get_adapter(r.name).capabilities)}
             for r in found]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(versioned("disklab.tools", {"tools": rows}), indent=2))
         return EXIT_OK
     table = [["tool", "installed", "version", "path / how to install"]]
     for r in rows:
@@ -357,8 +379,8 @@ def import_cmd(args: argparse.Namespace) -> int:
     finally:
         library.close()
     if args.json:
-        print(json.dumps({"imported": imported,
-                          "problems": [str(p) for p in problems]}, indent=2))
+        print(json.dumps(versioned("disklab.import", {
+            "imported": imported, "problems": [str(p) for p in problems]}), indent=2))
     for p in problems:
         print(f"disklab import: {p}", file=sys.stderr)
     return EXIT_BAD_INPUT if problems else EXIT_OK
@@ -372,7 +394,7 @@ def start(args: argparse.Namespace) -> int:
         return gui_cmd.gui(args)
     print("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
           "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
-    preset = PRESETS / "quick.toml"
+    preset = find_plan("quick")
     base = "/var/tmp" if os.path.isdir("/var/tmp") else None
     work = tempfile.mkdtemp(prefix="disklab-quick-", dir=base)
     try:

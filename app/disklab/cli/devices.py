@@ -11,6 +11,7 @@ import json
 import sys
 
 from disklab.cli.output import print_table
+from disklab.core.jsonformat import versioned
 from disklab.core.session import library_path
 from disklab.core.system.devices import list_devices
 from disklab.core.units import human_bytes
@@ -20,7 +21,8 @@ def devices(args: argparse.Namespace) -> int:
     # the library's filesystem counts as `system`: it must never be formatted
     found = list_devices(str(library_path(getattr(args, "library", None))))
     if getattr(args, "json", False):
-        json.dump([d.to_json() for d in found], sys.stdout, indent=1)
+        json.dump(versioned("disklab.devices", {"devices": [d.to_json() for d in found]}),
+                  sys.stdout, indent=1)
         print()
         return 0
     rows = [["PATH", "SIZE", "MODEL", "FSTYPE", "MOUNTPOINTS", "SAFETY", "REASONS"]]

@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from disklab import __version__
+from disklab.core.resources import APP_ID
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
 
@@ -69,7 +70,7 @@ def make_app(argv: Sequence[str] | None = None) -> QApplication:
     app.setApplicationName("DiskLab")
     app.setOrganizationName("DiskLab")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("disklab")
+    app.setDesktopFileName(APP_ID)  # the installed .desktop file, for the Wayland app id
     apply_theme(app)
     return app  # type: ignore[return-value]
 

@@ -109,6 +109,7 @@ def test_the_wheel_holds_the_resources_and_disklab_comes_from_it(
     assert where.returncode == 0, where.stderr
     module, icon, quick = (Path(line) for line in where.stdout.split())
     assert module.is_relative_to(installed["venv"]), module
+    assert installed["wheel"].name.startswith(f"disklab-{disklab.__version__}-")
     assert icon.is_file() and icon.is_relative_to(installed["venv"])
     assert quick.is_file() and quick.is_relative_to(installed["venv"])
     version = _run(["disklab", "--version"], installed["cwd"], env)
@@ -135,6 +136,14 @@ def test_presets_by_name_validate_and_show(installed: dict[str, Path]) -> None:
     for name in preset_names():
         checked = _run(["disklab", "plan", "validate", name], installed["cwd"], env)
         assert checked.returncode == 0, f"{name}: {checked.stderr}"
+    work = installed["base"] / "work"
+    work.mkdir(exist_ok=True)
+    ran = _run(["disklab", "run", "quick", "--target", str(work), "--json"], installed["cwd"],
+               env, timeout=900)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    events = [json.loads(line) for line in ran.stdout.splitlines()]
+    assert events[0]["event"] == "SessionStarted" and events[0]["name"] == "quick look"
+    assert events[-1]["event"] == "SessionFinished" and events[-1]["status"] == "finished"
     missing = _run(["disklab", "plan", "show", "no-such-preset"], installed["cwd"], env)
     assert missing.returncode == 2 and "no-such-preset" in missing.stderr
     assert "Traceback" not in missing.stderr

@@ -253,10 +253,24 @@ def test_bash_completion_lists_the_subcommands(staged: Path) -> None:
     assert "quick" in _complete(script, "run", "q")
     assert _complete(script, "export", "--format", "h") == ["html"]
     assert "--json" in _complete(script, "run", "--j")
-    assert (staged / "usr/share/zsh/site-functions/_disklab").read_text().startswith(
-        "#compdef disklab")
-    assert "complete -c disklab" in (
-        staged / "usr/share/fish/vendor_completions.d/disklab.fish").read_text()
+
+
+def test_zsh_and_fish_completions(staged: Path) -> None:
+    _need("zsh", "fish")
+    zsh = staged / "usr/share/zsh/site-functions/_disklab"
+    assert zsh.read_text().startswith("#compdef disklab")
+    checked = _run(["zsh", "-n", str(zsh)], staged)
+    assert checked.returncode == 0, checked.stderr
+    fish = staged / "usr/share/fish/vendor_completions.d/disklab.fish"
+
+    def offered(line: str) -> list[str]:
+        done = _run(["fish", "--no-config", "-c", f"source {fish}; complete -C '{line}'"], staged)
+        assert done.returncode == 0, done.stderr
+        return [row.split("\t")[0] for row in done.stdout.splitlines()]
+
+    assert {"run", "start", "plan", "install-desktop"} <= set(offered("disklab "))
+    assert set(offered("disklab plan ")) == {"validate", "show", "schema"}
+    assert "quick" in offered("disklab run q")
 
 
 def test_install_desktop_for_one_user(installed: dict[str, Path]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import os
 import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -125,10 +126,18 @@ def _options_roff(cmd: Command) -> list[str]:
     return out
 
 
+def _build_date() -> datetime.date:
+    """$SOURCE_DATE_EPOCH when a reproducible build sets it, else today."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if epoch.isdigit():
+        return datetime.datetime.fromtimestamp(int(epoch), datetime.UTC).date()
+    return datetime.date.today()
+
+
 def manpage(parser: argparse.ArgumentParser, date: datetime.date | None = None) -> str:
     """disklab(1) in roff (man(7) macros)."""
     top = command_tree(parser)
-    day = (date or datetime.date.today()).isoformat()
+    day = (date or _build_date()).isoformat()
     lines = [
         f'.TH DISKLAB 1 "{day}" "disklab {__version__}" "User Commands"',
         ".SH NAME",

@@ -16,6 +16,7 @@ from disklab.cli.docs import SHELLS
 from disklab.core.errors import DisklabError, LibraryError, PlanError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
+JSON_HELP = "print JSON (its format name and version first) instead of a table"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,13 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.run)
 
     p = sub.add_parser("sessions", help="list the sessions in the library")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=commands.sessions)
 
     p = sub.add_parser("show", help="a session's results: mean, stddev and n per case and metric")
     p.add_argument("session", metavar="SESSION", help="session id or name")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=commands.show)
 
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.export)
 
     p = sub.add_parser("devices", help="block devices with their safety class")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=devices_cmd.devices)
 
@@ -75,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.compare)
 
     p = sub.add_parser("tools", help="installed tools and their versions")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=commands.tools_cmd)
 
     p = sub.add_parser("import", help="store existing iozone/fio/bonnie++/dd outputs as sessions")
@@ -84,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="NAME", help="session name (default: the file name)")
     p.add_argument("--config", metavar="LABEL", default="imported",
                    help="configuration label of the results")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=commands.import_cmd)
 

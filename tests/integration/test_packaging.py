@@ -51,7 +51,10 @@ def _copy_checkout(dest: Path) -> Path:
     tarball or a packager's clone holds, without this checkout's venv and build output."""
     listed = _run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
                   CHECKOUT)
-    assert listed.returncode == 0, listed.stderr
+    if listed.returncode != 0:  # an unpacked sdist: its files are the release's
+        shutil.copytree(CHECKOUT, dest, ignore=shutil.ignore_patterns(
+            ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache"))
+        return dest
     for name in filter(None, listed.stdout.split("\0")):
         source = CHECKOUT / name
         if source.is_file():

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tarfile
 import textwrap
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -291,8 +292,19 @@ def test_install_desktop_for_one_user(installed: dict[str, Path]) -> None:
 
 
 def test_the_sdist_holds_resources_license_and_tests(installed: dict[str, Path]) -> None:
-    out = installed["base"] / "sdist"
-    done = _run([sys.executable, "-c", "import sys; from setuptools import build_meta; "
+    # pip builds wheels only: the sdist comes from the build backend pyproject.toml asks for,
+    # in a venv of its own (as `python -m build` would do)
+    base = installed["base"]
+    backend = base / "build-env"
+    made = _run([sys.executable, "-m", "venv", "--without-pip", str(backend)], base)
+    assert made.returncode == 0, made.stderr
+    requires = tomllib.loads((installed["src"] / "pyproject.toml").read_text())[
+        "build-system"]["requires"]
+    got = _run([sys.executable, "-m", "pip", "--python", str(backend / "bin/python"), "install",
+                "-q", *requires], base)
+    assert got.returncode == 0, got.stderr
+    out = base / "sdist"
+    done = _run([str(backend / "bin/python"), "-c", "from setuptools import build_meta; "
                  f"print(build_meta.build_sdist({str(out)!r}))"], installed["src"])
     assert done.returncode == 0, done.stderr
     with tarfile.open(out / done.stdout.strip().splitlines()[-1]) as tar:

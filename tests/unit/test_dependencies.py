@@ -61,8 +61,7 @@ def test_one_version_string() -> None:
 
 def test_license_file_matches_pyproject() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["license"] == {"text": "GPL-3.0-or-later"}
+    assert project["license"] == "GPL-3.0-or-later"  # SPDX, so no License classifier
+    assert project["license-files"] == ["LICENSE"]
     text = (ROOT / "LICENSE").read_text()
     assert "GNU GENERAL PUBLIC LICENSE" in text and "Version 3, 29 June 2007" in text
-    assert "License :: OSI Approved :: GNU General Public License v3 or later (GPLv3+)" in \
-        project["classifiers"]

@@ -4,25 +4,33 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench setup system-packages clean desktop
+.PHONY: run test lint bench setup system-packages clean desktop install
 
-$(STAMP): pyproject.toml
+# pyproject.toml gives ranges; constraints.txt the exact versions the tests ran with.
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[gui,dev]'
+	$(PY) -m pip install -q -c constraints.txt -e '.[gui,dev]'
 	-$(MAKE) -s desktop
 	touch $(STAMP)
 
 setup: $(STAMP)
 
-# The launcher and icon for the desktop's menu, pointing at this checkout's venv.
-APPS := $(HOME)/.local/share/applications
+# The launcher, icon and AppStream metadata for this user's desktop menu, pointing at this
+# checkout's venv (disklab install-desktop --user).
 desktop:
-	mkdir -p $(APPS)
-	sed "s|^Exec=.*|Exec=$(abspath $(VENV))/bin/disklab gui|" resources/disklab.desktop \
-		> $(APPS)/disklab.desktop
-	install -Dm644 resources/icons/disklab.svg \
-		$(HOME)/.local/share/icons/hicolor/scalable/apps/disklab.svg
+	$(VENV)/bin/disklab install-desktop --user
+
+# For packagers: the desktop entry, icon, metainfo, man page, shell completions, polkit policy
+# and the helper launcher under $(DESTDIR)$(PREFIX) (the Python package itself is installed by
+# pip or the distribution's Python tooling). HELPER_PYTHON is the interpreter the polkit helper
+# runs; PYTHON must be able to import disklab's dependencies.
+PREFIX ?= /usr/local
+DESTDIR ?=
+HELPER_PYTHON ?= $(PREFIX)/bin/python3
+install:
+	PYTHONPATH=$(abspath app) $(PYTHON) -m disklab install-desktop --system \
+		--prefix $(PREFIX) --destdir "$(DESTDIR)" --python $(HELPER_PYTHON)
 
 system-packages:
 	bash scripts/install-system-packages.sh

@@ -11,7 +11,11 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     lvm2 mdadm sudo
     # Qt's xcb platform plugin (the window under Xvfb and on X11 desktops)
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0
-    libxcb-xkb1 libxkbcommon-x11-0 libegl1 libfontconfig1 libdbus-1-3)
+    libxcb-xkb1 libxkbcommon-x11-0 libegl1 libfontconfig1 libdbus-1-3
+    # the packaging tests check the installed files as distributions do: desktop-file-validate,
+    # appstreamcli, xmllint, man, and the completions in bash, zsh and fish; they build the
+    # wheel from a git listing and stage `make install`
+    desktop-file-utils appstream libxml2-utils man-db zsh fish git make)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from disklab.core.resources import resource
 from tests.helpers import engine_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +94,7 @@ def test_inner_take_screenshots(qtbot, tmp_path):
 
     w.show_page("matrix")
     if not with_image:
-        w.matrix.load_file(str(ROOT / "resources" / "presets" / "quick.toml"))
+        w.matrix.load_file(str(resource("presets", "quick.toml")))
         w.target.set_directory(str(target))
     w.matrix.validate()
     qtbot.waitUntil(lambda: not w.matrix._checking, timeout=10_000)

@@ -53,9 +53,9 @@ def test_flag_beats_env_beats_xdg_through_the_real_cli(tmp_path: Path) -> None:
 
     # reading follows the same rule
     listed = disklab(env, "sessions", "--json")
-    assert [s["name"] for s in json.loads(listed.stdout)] == ["to env"]
+    assert [s["name"] for s in json.loads(listed.stdout)["sessions"]] == ["to env"]
     listed = disklab(env, "sessions", "--json", "--library", str(flag))
-    assert [s["name"] for s in json.loads(listed.stdout)] == ["to flag"]
+    assert [s["name"] for s in json.loads(listed.stdout)["sessions"]] == ["to flag"]
     del env["DISKLAB_LIBRARY"]
     listed = disklab(env, "sessions", "--json")
-    assert [s["name"] for s in json.loads(listed.stdout)] == ["to xdg"]
+    assert [s["name"] for s in json.loads(listed.stdout)["sessions"]] == ["to xdg"]

@@ -158,7 +158,8 @@ direct = true
         done = disklab("run", str(small), "--library", str(library))
         assert done.returncode == 0, done.stderr
         assert loops_of(image) == []  # nothing attached, so nothing of ours is mounted
-        sessions = json.loads(disklab("sessions", "--library", str(library), "--json").stdout)
+        listed = json.loads(disklab("sessions", "--library", str(library), "--json").stdout)
+        sessions = listed["sessions"]
         assert {s["name"]: s["status"] for s in sessions} == {"killed": "interrupted",
                                                               "next": "finished"}
     finally:

@@ -237,7 +237,7 @@ def test_devices_cli_lists_classes_as_json(loops: Loops, capsys: pytest.CaptureF
 
     dev = loops.device("listed")
     assert devices_cmd(argparse.Namespace(json=True, library=None)) == 0
-    rows = {row["path"]: row for row in json.loads(capsys.readouterr().out)}
+    rows = {row["path"]: row for row in json.loads(capsys.readouterr().out)["devices"]}
     assert rows[dev]["safety"] == "free" and rows[dev]["size"] == 64 << 20
     assert rows[dev]["confirm"] == devices.identity(dev)  # exactly what a plan's confirm says
     root = filesystem_of("/").get("source", "")

@@ -122,7 +122,7 @@ def test_a_confirmed_journal_device_is_formatted_and_read_back(
     library = str(tmp_path / "lib.sqlite3")
     listed = disklab("devices", "--json", "--library", library)
     assert listed.returncode == 0, listed.stderr
-    confirm = {row["path"]: row["confirm"] for row in json.loads(listed.stdout)}[journal]
+    confirm = {row["path"]: row["confirm"] for row in json.loads(listed.stdout)["devices"]}[journal]
     plan = plan_file(tmp_path, target, table(journal, confirm))
 
     done = disklab("plan", "validate", str(plan), "--library", library)

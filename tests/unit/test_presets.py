@@ -1,4 +1,5 @@
-"""Every preset in resources/presets is a valid plan (what the GUI's preset menu offers)."""
+"""Every preset shipped in the package is a valid plan (what the GUI's preset menu offers), and
+names one by its name as well as by its path."""
 
 from __future__ import annotations
 
@@ -6,16 +7,35 @@ from pathlib import Path
 
 import pytest
 
+import disklab
 from disklab.core import proc, tools
 from disklab.core.matrix import expand
 from disklab.core.plan import load_plan
+from disklab.core.resources import find_plan, preset_names, preset_paths, resource
 
-PRESETS = sorted((Path(__file__).parents[2] / "resources" / "presets").glob("*.toml"))
+PRESETS = preset_paths()
 
 
-def test_there_are_presets() -> None:
+def test_there_are_presets_inside_the_package() -> None:
     assert len(PRESETS) >= 5
-    assert any(p.name == "quick.toml" for p in PRESETS)
+    assert "quick" in preset_names()
+    package = Path(disklab.__file__).parent
+    assert all(p.is_relative_to(package) for p in PRESETS)
+
+
+def test_a_preset_is_found_by_name_and_a_file_by_path(tmp_path: Path) -> None:
+    assert find_plan("quick") == resource("presets", "quick.toml")
+    assert find_plan("quick.toml") == resource("presets", "quick.toml")
+    mine = tmp_path / "quick.toml"
+    mine.write_text("")
+    assert find_plan(str(mine)) == mine
+    assert find_plan("no-such-plan") == Path("no-such-plan")
+
+
+def test_no_preset_names_a_machine_specific_directory() -> None:
+    for preset in PRESETS:
+        text = preset.read_text()
+        assert "/mnt/" not in text, preset.name
 
 
 @pytest.mark.parametrize("preset", PRESETS, ids=lambda p: p.name)
@@ -30,7 +50,9 @@ def test_preset_validates(preset: Path, tmp_path: Path) -> None:
         checked = load_plan(preset, target_dir=str(tmp_path))
     else:  # image targets: point the image into tmp
         path = tmp_path / "preset.toml"
-        path.write_text(text.replace("/var/tmp/disklab-preset.img", str(tmp_path / "i.img")))
+        for image in ("/var/tmp/disklab-preset.img", "/var/tmp/disklab-scratch.img"):
+            text = text.replace(image, str(tmp_path / "i.img"))
+        path.write_text(text)
         checked = load_plan(path)
     cases = expand(checked.plan)
     assert cases and len({c.id for c in cases}) == len(cases)

@@ -111,7 +111,9 @@ def test_direct_true_is_refused_for_a_tool_without_direct_io(tmp_path: Path) -> 
 
 def test_tools_json_reports_capabilities(capsys: pytest.CaptureFixture[str]) -> None:
     assert tools_cmd(argparse.Namespace(json=True)) == 0
-    rows = {r["tool"]: r for r in json.loads(capsys.readouterr().out)}
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["format"], doc["version"]) == ("disklab.tools", 1)
+    rows = {r["tool"]: r for r in doc["tools"]}
     assert rows["bonnie"]["capabilities"]["direct_io"] is False
     assert rows["fio"]["capabilities"]["direct_io"] is True
     assert rows["engine"]["capabilities"]["tests"] == list(

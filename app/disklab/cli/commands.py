@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from disklab.cli import gui_cmd
+from disklab.cli.docs import completion, manpage
 from disklab.cli.output import (
     TerminalView,
     event_json,
@@ -33,9 +34,12 @@ from disklab.core.fs.commands import (
     preview_mountpoint,
     setup_commands,
 )
+from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
 from disklab.core.model import SIZE_KEYS, Plan
 from disklab.core.plan import CheckedPlan, destroyed_devices, load_plan, parse_plan
+from disklab.core.plan_schema import plan_schema_text
+from disklab.core.resources import find_plan
 from disklab.core.results.charts import session_charts, thinned_samples
 from disklab.core.results.documents import (
     SESSION_FORMATS,
@@ -47,7 +51,6 @@ from disklab.core.results.svg import write_svgs
 from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
 from disklab.core.session import (
-    PRESETS,
     RecordedRun,
     library_path,
     summarize,
@@ -70,7 +73,8 @@ def _open_library(args: argparse.Namespace) -> Library:
 
 
 def _load(args: argparse.Namespace, target: str | None = None) -> CheckedPlan:
-    return load_plan(args.plan, target_dir=target or getattr(args, "target", None),
+    """The plan named by args.plan: a file, or a preset's name ('quick')."""
+    return load_plan(find_plan(args.plan), target_dir=target or getattr(args, "target", None),
                      library=str(_library_path(args)))
 
 
@@ -225,6 +229,23 @@ def _value_text(key: str, value: Any) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def plan_schema_cmd(args: argparse.Namespace) -> int:
+    """The JSON Schema of the plan format, for editors (the package ships the same text as
+    resources/plan.schema.json)."""
+    sys.stdout.write(plan_schema_text())
+    return EXIT_OK
+
+
+def completion_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    sys.stdout.write(completion(parser, args.shell))
+    return EXIT_OK
+
+
+def manpage_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    sys.stdout.write(manpage(parser))
+    return EXIT_OK
+
+
 def _show_setup(plan: Plan) -> None:
     """What applying each configuration runs as root (image and format targets): the commands
     of setup_commands, as the Configurations page previews them."""
@@ -248,7 +269,8 @@ def sessions(args: argparse.Namespace) -> int:
     finally:
         library.close()
     if args.json:
-        print(json.dumps(rows, indent=2, default=str))
+        print(json.dumps(versioned("disklab.sessions", {"sessions": rows}), indent=2,
+                         default=str))
         return EXIT_OK
     table = [["id", "name", "status", "started", "finished", "host"]]
     for r in rows:
@@ -272,9 +294,9 @@ def show(args: argparse.Namespace) -> int:
         session = library.find_session(args.session)
         if args.json:
             doc = session_json(library, session["id"], samples=False)
-            print(json.dumps({"session": doc["session"], "results": doc["results"],
-                              "resumed": library.resumes(session["id"])},
-                             indent=2, default=str))
+            shown = {"session": doc["session"], "results": doc["results"],
+                     "resumed": library.resumes(session["id"])}
+            print(json.dumps(versioned("disklab.results", shown), indent=2, default=str))
             return EXIT_OK
         print(f"session {session['id']}: {session['name']} ({session['status']})")
         for line in resume_lines(library.resumes(session["id"])):
@@ -355,7 +377,7 @@ def tools_cmd(args: argparse.Namespace) -> int:
              "capabilities": dataclasses.asdict(tools.get_adapter(r.name).capabilities)}
             for r in found]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(versioned("disklab.tools", {"tools": rows}), indent=2))
         return EXIT_OK
     table = [["tool", "installed", "version", "path / how to install"]]
     for r in rows:
@@ -408,8 +430,8 @@ def import_cmd(args: argparse.Namespace) -> int:
     finally:
         library.close()
     if args.json:
-        print(json.dumps({"imported": imported,
-                          "problems": [str(p) for p in problems]}, indent=2))
+        print(json.dumps(versioned("disklab.import", {
+            "imported": imported, "problems": [str(p) for p in problems]}), indent=2))
     for p in problems:
         print(f"disklab import: {p}", file=sys.stderr)
     return EXIT_BAD_INPUT if problems else EXIT_OK
@@ -423,7 +445,7 @@ def start(args: argparse.Namespace) -> int:
         return gui_cmd.gui(args)
     print("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
           "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
-    preset = PRESETS / "quick.toml"
+    preset = find_plan("quick")
     base = "/var/tmp" if os.path.isdir("/var/tmp") else None
     work = tempfile.mkdtemp(prefix="disklab-quick-", dir=base)
     try:

@@ -13,6 +13,7 @@ import json
 import sys
 
 from disklab.cli.output import print_table
+from disklab.core.jsonformat import versioned
 from disklab.core.session import library_path
 from disklab.core.system.devices import identity_of, list_devices
 from disklab.core.units import human_bytes
@@ -23,8 +24,8 @@ def devices(args: argparse.Namespace) -> int:
     found = list_devices(str(library_path(getattr(args, "library", None))))
     confirms = {d.path: identity_of(d) for d in found}
     if getattr(args, "json", False):
-        json.dump([{**d.to_json(), "confirm": confirms[d.path]} for d in found], sys.stdout,
-                  indent=1)
+        json.dump(versioned("disklab.devices", {"devices": [
+            {**d.to_json(), "confirm": confirms[d.path]} for d in found]}), sys.stdout, indent=1)
         print()
         return 0
     rows = [["PATH", "SIZE", "MODEL", "FSTYPE", "MOUNTPOINTS", "SAFETY", "REASONS"]]

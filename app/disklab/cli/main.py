@@ -10,11 +10,13 @@ import sys
 from collections.abc import Sequence
 
 from disklab import __version__
-from disklab.cli import commands, gui_cmd
+from disklab.cli import commands, gui_cmd, install
 from disklab.cli import devices as devices_cmd
+from disklab.cli.docs import SHELLS
 from disklab.core.errors import DisklabError, LibraryError, PlanError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
+JSON_HELP = "print JSON (its format name and version first) instead of a table"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="session library file (default: $DISKLAB_LIBRARY or the XDG data dir)")
 
     p = sub.add_parser("run", help="run a plan and keep the session in the library")
-    p.add_argument("plan", metavar="PLAN.toml")
+    p.add_argument("plan", metavar="PLAN",
+                   help="a plan file, or a preset's name (quick, fio-basic, ...)")
     p.add_argument("--target", metavar="DIR", help="run in DIR instead of the plan's target")
     p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
     p.add_argument("--yes-destroy", metavar="DEVICE", action="append",
@@ -50,13 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.resume)
 
     p = sub.add_parser("sessions", help="list the sessions in the library")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=commands.sessions)
 
     p = sub.add_parser("show", help="a session's results: mean, stddev and n per case and metric")
     p.add_argument("session", metavar="SESSION", help="session id or name")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=commands.show)
 
@@ -69,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.export)
 
     p = sub.add_parser("devices", help="block devices with their safety class")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=devices_cmd.devices)
 
@@ -84,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.compare)
 
     p = sub.add_parser("tools", help="installed tools and their versions")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=commands.tools_cmd)
 
     p = sub.add_parser("import", help="store existing iozone/fio/bonnie++/dd outputs as sessions")
@@ -93,25 +96,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="NAME", help="session name (default: the file name)")
     p.add_argument("--config", metavar="LABEL", default="imported",
                    help="configuration label of the results")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=JSON_HELP)
     library_option(p)
     p.set_defaults(func=commands.import_cmd)
 
     p = sub.add_parser("plan", help="check a plan or show its cases")
-    plan_sub = p.add_subparsers(dest="plan_command", metavar="validate|show", required=True)
+    plan_sub = p.add_subparsers(dest="plan_command", metavar="validate|show|schema",
+                                required=True)
     for name, func, text in (
         ("validate", commands.plan_validate, "report every problem of a plan (exit 2 if any)"),
         ("show", commands.plan_show, "print the cases and the exact argv of each"),
     ):
         q = plan_sub.add_parser(name, help=text)
-        q.add_argument("plan", metavar="PLAN.toml")
+        q.add_argument("plan", metavar="PLAN", help="a plan file, or a preset's name")
         q.add_argument("--target", metavar="DIR")
         library_option(q)
         q.set_defaults(func=func)
+    q = plan_sub.add_parser("schema", help="print the JSON Schema of the plan format")
+    q.set_defaults(func=commands.plan_schema_cmd)
 
     p = sub.add_parser("start", help="what `make run` starts: the quick preset, headless")
     library_option(p)
     p.set_defaults(func=commands.start)
+
+    install.add_parser(sub, parser)
+    p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
+    p.add_argument("shell", choices=SHELLS)
+    p.set_defaults(func=lambda args: commands.completion_cmd(args, parser))
+    p = sub.add_parser("manpage", help="print the man page disklab(1) in roff")
+    p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser))
     return parser
 
 

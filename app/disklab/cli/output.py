@@ -20,6 +20,7 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
+from disklab.core.jsonformat import versioned
 from disklab.core.model import Case
 from disklab.core.results.format import format_params
 from disklab.core.results.tables import results_table
@@ -28,9 +29,10 @@ from disklab.core.units import human_rate
 
 
 def event_json(event: Event) -> dict[str, Any]:
-    """An event as one JSON object: {"event": "CaseStarted", "t": ..., ...fields}."""
+    """An event as one JSON object: {"format": "disklab.event", "version": 1,
+    "event": "CaseStarted", "t": ..., ...fields}."""
     data = dataclasses.asdict(event)
-    return {"event": type(event).__name__, **data}
+    return versioned("disklab.event", {"event": type(event).__name__, **data})
 
 
 def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> None:

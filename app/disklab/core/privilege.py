@@ -4,7 +4,8 @@ Everything that needs root (wipefs, mkfs, mount, umount, read-ahead, scheduler, 
 attach/detach, reading superblocks) is a request to disklab.core.privhelper, which runs as root
 and re-checks each target itself (DESIGN.md rule 7). The helper starts:
   root    directly, as a child, when DiskLab already runs as root;
-  pkexec  where polkit is available (action org.disklab.helper, packaging/polkit);
+  pkexec  where polkit is available (action org.disklab.helper: the policy and launcher in
+          resources/polkit, installed by `disklab install-desktop --system`);
   sudo    otherwise: `sudo -n` when no password is needed, else `sudo -S` with the password
           written to its stdin once, before the first request (no pty, no pexpect needed).
 It lives as long as the session, so a run of many hours needs one authorisation (KDiskMark's

@@ -2,11 +2,13 @@
 
 - `library_path`: which library file a command or the window uses (--library, then
   $DISKLAB_LIBRARY, then library.sqlite3 in the XDG data directory).
+- `state_dir`: where crash-recovery records and the log file go (the XDG state directory).
 - `tool_rows`: the tools DiskLab has an adapter for, installed or how to install them.
 - `check_plan` / `PlanSummary` / `summary_text`: a plan's verdict before it runs (cases, runs,
   bytes, an estimated duration, its problems and warnings), so `disklab plan validate` and the
   Test matrix page say the same thing about the same plan.
-- `presets`: the plans shipped with DiskLab (the Matrix page's list, `disklab start`'s quick look).
+- `presets`: the plans shipped with DiskLab (the Matrix page's list, `disklab start`'s quick look;
+  core.resources finds them inside the installed package).
 - `RecordedRun`: run a checked plan and store every event in the library as it comes; the CLI
   prints the events, the GUI worker hands them to the window. `RecordedRun.resuming` takes up
   an incomplete session in place (core.resume checks that it may).
@@ -34,12 +36,12 @@ from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
 from disklab.core.proc import which
+from disklab.core.resources import preset_paths
 from disklab.core.resume import Resumption
 from disklab.core.runner import CancelFlag, plan_runs, run_plan
 from disklab.core.units import MiB, human_bytes
 
 LIBRARY_ENV = "DISKLAB_LIBRARY"
-PRESETS = Path(__file__).resolve().parents[3] / "resources" / "presets"
 ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
 
 
@@ -57,11 +59,21 @@ def library_path(flag: str | os.PathLike[str] | None = None,
     return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
 
 
+def state_dir() -> Path:
+    """Where DiskLab keeps what must outlive a crash: the records of the mounts and loop devices
+    a run set up (cleaned at the next start, whichever library that run used) and the log file.
+    The XDG state directory ($XDG_STATE_HOME/disklab, else ~/.local/state/disklab): state, not
+    data, so it is not beside a library the user copies or shares. Created on first use."""
+    path = Path(platformdirs.user_state_dir("disklab"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 # --- preset plans ------------------------------------------------------------------------------
 
 def presets() -> list[Path]:
     """The preset plan files, by name."""
-    return sorted(PRESETS.glob("*.toml")) if PRESETS.is_dir() else []
+    return preset_paths()
 
 
 # --- tools -------------------------------------------------------------------------------------
@@ -209,12 +221,12 @@ class RecordedRun:
         return self.recorder.session_id
 
     def __iter__(self) -> Iterator[Event]:
-        state_dir = str(self.library.path.parent)
-        for line in recover_leftovers(state_dir, library_path=str(self.library.path)):
+        state = str(state_dir())
+        for line in recover_leftovers(state, library_path=str(self.library.path)):
             yield Notice(level="warning", t=time.time(),
                          message=f"cleaned up after an earlier run: {line}")
         for event in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel,
-                              state_dir=state_dir, library_path=str(self.library.path),
+                              state_dir=state, library_path=str(self.library.path),
                               password=self.password, resume=self.resume):
             self.recorder.handle(event)
             if isinstance(event, SessionFinished):

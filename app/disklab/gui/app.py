@@ -16,6 +16,9 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from disklab import __version__
+from disklab.core.logfile import install_exception_hooks, start_log
+from disklab.core.resources import APP_ID
+from disklab.gui.activity import log_activity
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
 
@@ -69,16 +72,20 @@ def make_app(argv: Sequence[str] | None = None) -> QApplication:
     app.setApplicationName("DiskLab")
     app.setOrganizationName("DiskLab")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("disklab")
+    app.setDesktopFileName(APP_ID)  # the installed .desktop file, for the Wayland app id
     apply_theme(app)
     return app  # type: ignore[return-value]
 
 
 def run_gui(library: str | Path | None = None) -> int:
     """Open the window and run the event loop until it closes. `library` None: the default
-    (core.session.library_path)."""
+    (core.session.library_path). What the window does, and any exception nobody caught, go to
+    the log file in the XDG state directory (core.logfile)."""
+    start_log()
+    install_exception_hooks()
     app = make_app()
     window = MainWindow(Workbench(library))
+    log_activity(window)
     hints = QGuiApplication.styleHints()
     if hasattr(hints, "colorSchemeChanged"):  # follow the desktop's light/dark switch
         hints.colorSchemeChanged.connect(lambda *_a: apply_theme(app))

@@ -7,7 +7,6 @@ Only wiring lives here; each page is its own module. QSettings keeps geometry an
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from disklab import __version__
+from disklab.core.resources import icon_path
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
 from disklab.gui.pages.library import LibraryPage
@@ -33,12 +33,12 @@ from disklab.gui.pages.run import RunPage
 from disklab.gui.pages.target import TargetPage
 from disklab.gui.state import Workbench
 
-ICON = Path(__file__).resolve().parents[3] / "resources" / "icons" / "disklab.svg"
 PAGE_KEYS = ("target", "configs", "matrix", "run", "library", "compare")
 
 
 def app_icon() -> QIcon:
-    return QIcon(str(ICON)) if ICON.exists() else QIcon()
+    """The icon shipped inside the package (core.resources), so an installed wheel has it."""
+    return QIcon(str(icon_path()))
 
 
 class MainWindow(QMainWindow):

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
 from disklab.core.results.charts import (
     ChartSpec,
@@ -184,7 +185,7 @@ def shown(row: Mapping[str, Any]) -> str:
 
 def session_json(lib: Library, session_id: int, samples: bool = True) -> dict[str, Any]:
     """A whole session as one document: facts, results (each with its `shown` text), runs,
-    events, and the samples."""
+    events, and the samples; stamped with its format name and version."""
     doc: dict[str, Any] = {
         "session": lib.session(session_id),
         "results": [{**r, "shown": shown(r)} for r in lib.results(session_id)],
@@ -193,7 +194,7 @@ def session_json(lib: Library, session_id: int, samples: bool = True) -> dict[st
     }
     if samples:
         doc["samples"] = lib.samples(session_id)
-    return doc
+    return versioned("disklab.session", doc)
 
 
 def write_session(lib: Library, session_id: int, path: str | Path, fmt: str) -> Path:
@@ -247,8 +248,8 @@ def _num(v: float | None) -> str:
 
 
 def comparison_json(c: Comparison) -> dict[str, Any]:
-    """The comparison as plain JSON data, canonical units."""
-    return {
+    """The comparison as plain JSON data, canonical units, with its format name and version."""
+    return versioned("disklab.comparison", {
         "baseline": c.baseline,
         "rows": list(c.rows),
         "columns": [{"test": col, "unit": c.units.get(col, "")} for col in c.columns],
@@ -258,7 +259,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
              "delta_pct": cell.delta_pct, "shown": cell_text(c, row, col)}
             for (row, col), cell in c.cells.items()
         ],
-    }
+    })
 
 
 def comparison_html(c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),

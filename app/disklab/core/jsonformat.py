@@ -1,0 +1,29 @@
+"""The name and version every JSON document DiskLab writes carries at its top level.
+
+A script that reads `disklab show --json`, an exported session or a comparison can check
+`format` and `version` instead of guessing from the keys, and DiskLab can change a document's
+shape by raising its version. The version counts changes that break a reader (a key removed,
+renamed or retyped); added keys keep it. One table, so every writer stamps the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+VERSIONS: dict[str, int] = {
+    "disklab.session": 1,      # export --format json: facts, results, runs, events, samples
+    "disklab.results": 1,      # show --json: facts and results
+    "disklab.comparison": 1,   # compare --format json
+    "disklab.event": 1,        # run --json: one event per line
+    "disklab.sessions": 1,     # sessions --json
+    "disklab.tools": 1,        # tools --json
+    "disklab.devices": 1,      # devices --json
+    "disklab.import": 1,       # import --json
+}
+
+
+def versioned(name: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    """`body` with {"format": name, "version": N} first. KeyError for a name not in VERSIONS,
+    so a new document cannot be written without a version."""
+    return {"format": name, "version": VERSIONS[name], **body}

@@ -36,6 +36,8 @@ from disklab.core.results.documents import (
     session_json,
     write_session,
 )
+from disklab.core.results.partial import session_results
+from disklab.core.results.stats import ALPHA
 from disklab.core.results.svg import write_svgs
 from disklab.core.runner import plan_runs, tool_versions
 from disklab.core.session import (
@@ -106,7 +108,7 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     if view is not None and run.session_id is not None:
         view.close()
         print(f"\nsession {run.session_id}: {checked.plan.name} ({status})")
-        print_results(library.results(run.session_id))
+        print_results(session_results(library, run.session_id))
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
@@ -218,17 +220,20 @@ def _time(t: float | None) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
-    """A session's headline figures (core.results.tables), or its facts and results as JSON."""
+    """A session's headline figures (core.results.tables), or its facts and results as JSON;
+    runs that did not complete are left out of the means (and said so) unless
+    --include-partial."""
+    include = bool(getattr(args, "include_partial", False))
     library = _open_library(args)
     try:
         session = library.find_session(args.session)
         if args.json:
-            doc = session_json(library, session["id"], samples=False)
-            print(json.dumps({"session": doc["session"], "results": doc["results"]},
-                             indent=2, default=str))
+            doc = session_json(library, session["id"], samples=False, include_partial=include)
+            print(json.dumps({"session": doc["session"], "results": doc["results"],
+                              "excluded": doc["excluded"]}, indent=2, default=str))
             return EXIT_OK
         print(f"session {session['id']}: {session['name']} ({session['status']})")
-        print_results(library.results(session["id"]))
+        print_results(session_results(library, session["id"], include))
     finally:
         library.close()
     return EXIT_OK
@@ -243,17 +248,19 @@ def export(args: argparse.Namespace) -> int:
     """
     fmt = args.format
     out = Path(args.output)
+    include = bool(getattr(args, "include_partial", False))
     library = _open_library(args)
     try:
         sid = int(library.find_session(args.session)["id"])
         if fmt in SESSION_FORMATS:
-            write_session(library, sid, out, fmt)
+            write_session(library, sid, out, fmt, include_partial=include)
             print(f"wrote {out}")
             return EXIT_OK
         if fmt not in ("svg", "png"):
             print(f"disklab: unknown format {fmt!r}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        specs = session_charts(library.results(sid), thinned_samples(library, sid))
+        specs = session_charts(session_results(library, sid, include).rows,
+                               thinned_samples(library, sid))
     finally:
         library.close()
     if not specs:
@@ -267,10 +274,12 @@ def export(args: argparse.Namespace) -> int:
 
 
 def compare(args: argparse.Namespace) -> int:
-    """`disklab compare S1 S2 ... [--baseline S1] [--format md|csv|json|html] [-o FILE]`.
+    """`disklab compare S1 S2 ... [--baseline S1] [--format md|csv|json|html] [-o FILE]
+    [--alpha P] [--include-partial]`.
 
     Expects args.sessions (ids or names, at least two), args.baseline (id, name or None: the
-    first), args.format (default md), args.output (None: stdout), args.library. Needs no Qt.
+    first), args.format (default md), args.output (None: stdout), args.alpha (the significance
+    level, default 0.05), args.include_partial, args.library. Needs no Qt.
     """
     refs = list(args.sessions)
     if len(refs) < 2:
@@ -284,7 +293,9 @@ def compare(args: argparse.Namespace) -> int:
                     if getattr(args, "baseline", None) else ids[0])
         if baseline not in ids:
             ids.insert(0, baseline)
-        text = comparison_text(library, ids, baseline, fmt)
+        text = comparison_text(library, ids, baseline, fmt,
+                               alpha=getattr(args, "alpha", None) or ALPHA,
+                               include_partial=bool(getattr(args, "include_partial", False)))
     finally:
         library.close()
     output = getattr(args, "output", None)

@@ -277,18 +277,20 @@ def compare(args: argparse.Namespace) -> int:
     """`disklab compare S1 S2 ... [--baseline S1] [--format md|csv|json|html] [-o FILE]
     [--alpha P] [--include-partial]`.
 
-    Expects args.sessions (ids or names, at least two), args.baseline (id, name or None: the
-    first), args.format (default md), args.output (None: stdout), args.alpha (the significance
-    level, default 0.05), args.include_partial, args.library. Needs no Qt.
+    Expects args.sessions (ids or names: at least two, or one session with several
+    configurations, whose first configuration is then the baseline), args.baseline (id, name
+    or None: the first), args.format (default md), args.output (None: stdout), args.alpha (the
+    significance level, default 0.05), args.include_partial, args.library. Needs no Qt.
     """
     refs = list(args.sessions)
-    if len(refs) < 2:
-        print("disklab compare: give at least two sessions", file=sys.stderr)
-        return EXIT_BAD_INPUT
     fmt = getattr(args, "format", None) or "md"
     library = _open_library(args)
     try:
-        ids = [int(library.find_session(r)["id"]) for r in refs]
+        ids = list(dict.fromkeys(int(library.find_session(r)["id"]) for r in refs))
+        if len(ids) < 2 and len({c["config"] for c in library.cases(ids[0])}) < 2:
+            print("disklab compare: give at least two sessions, or one with several "
+                  "configurations", file=sys.stderr)
+            return EXIT_BAD_INPUT
         baseline = (int(library.find_session(args.baseline)["id"])
                     if getattr(args, "baseline", None) else ids[0])
         if baseline not in ids:

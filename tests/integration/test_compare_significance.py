@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(not IS_ROOT, reason="makes loop devices and moun
 
 JOURNAL_PLAN = """\
 name = "journal modes"
-repeats = 3
+repeats = 5
 
 [target]
 image = {{ path = "{image}", size = "512m" }}
@@ -49,7 +49,7 @@ mount = ["data=journal"]
 tool = "engine"
 mode = "rewrite"
 block_size = "1m"
-size = "64m"
+size = "128m"
 direct = false
 fsync = true
 """
@@ -220,8 +220,8 @@ def test_data_journal_against_ordered_on_rewrite_is_significant(scratch, capsys)
     assert doc["rows"] == [ordered, journal] and doc["baseline"] == ordered
     cell = next(c for c in doc["cells"]
                 if c["configuration"] == journal and c["test"].split()[1] == "rewrite")
-    assert cell["n"] == 3 and cell["better"] == "higher"
-    assert cell["significant"] is True and cell["verdict"] == "worse", cell
+    assert cell["n"] == 5 and cell["better"] == "higher"
+    assert cell["significant"] is True and cell["verdict"] == "worse", cell["shown"]
     assert cell["p_value"] < 0.05 and cell["ci_high"] < 0 and cell["ratio_high"] < 1
     md = run_cli(capsys, "compare", str(sid), "--library", str(library))
     assert ": worse" in md

@@ -107,7 +107,8 @@ def format_p(p: float | None) -> str:
         return MISSING
     if p < 0.001:
         return "p < 0.001"
-    return f"p = {p:.2g}" if p < 0.1 else f"p = {p:.2f}"
+    # three significant digits below 0.1, so a p of 0.0497 never reads as 0.05
+    return f"p = {p:.3g}" if p < 0.1 else f"p = {p:.2f}"
 
 
 def format_interval(low: float | None, high: float | None, unit: str, alpha: float) -> str:

@@ -81,6 +81,18 @@ def test_a_difference_within_the_noise_is_no_significant_difference() -> None:
     assert "p < 0.3 and the 70 % confidence interval" in comparison_table(loose).note
 
 
+def test_the_issues_plus_12_percent_is_no_significant_difference() -> None:
+    """Two runs a side, 400 ± 85 against 448.8 ± 188 MiB/s: once "+12.2 % better", now p = 0.78
+    and the text the README quotes."""
+    a = [dict(ROWS_A[0], n=2, mean=400 * 2**20, stddev=85 * 2**20)]
+    b = [dict(ROWS_A[0], n=2, mean=448.8 * 2**20, stddev=188 * 2**20)]
+    c = compare_results([("A", a), ("B", b)])
+    assert delta_class(c, "B", c.columns[0]) == "same"
+    assert cell_text(c, "B", c.columns[0]) == (
+        "449 MiB/s ± 188 MiB/s (n=2, CV 41.9 %); +12.2 %, 95 % CI -931 … +1028 MiB/s "
+        "(ratio unbounded), p = 0.78: no significant difference")
+
+
 def test_one_run_on_either_side_is_no_test() -> None:
     one = [dict(r, n=1, stddev=None) for r in ROWS_A]
     c = compare_results([("A", one), ("B", ROWS_B)])

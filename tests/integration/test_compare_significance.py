@@ -280,9 +280,15 @@ def test_a_cancelled_run_is_left_out_of_the_means_by_default(cancelled, capsys) 
     cell = next(c for c in cmp["cells"]
                 if c["configuration"] == f"{sid} cut short" and c["test"].split()[1] == "write")
     assert cell["n"] == 2 and cell["excluded"] == 1
+    assert cell["excluded_why"] == f"1 run excluded ({status})"
     assert cell["mean"] == pytest.approx(statistics.fmean(values[:2]))
     md = run_cli(capsys, "compare", str(other), str(sid), "--library", str(library))
-    assert "1 run excluded from the means" in md and "1 run(s) excluded" in md
+    assert "1 run excluded from the means" in md and f"1 run excluded ({status})" in md
+    svg_dir = Path(library).parent / "cut-svg"
+    run_cli(capsys, "export", str(sid), "--format", "svg", "-o", str(svg_dir), "--library",
+            str(library))
+    assert any(f"1 run excluded ({status}) from the means" in p.read_text()
+               for p in svg_dir.glob("*.svg"))
 
     out = Path(library).parent / "cut.csv"
     run_cli(capsys, "export", str(sid), "--format", "csv", "-o", str(out), "--library",

@@ -17,6 +17,7 @@ from disklab.core.results.format import (
     display_unit,
     figure_label,
     format_direction,
+    format_left_out,
     format_params,
 )
 from disklab.core.results.rows import constant_params, is_headline, row_params, row_stats
@@ -86,6 +87,17 @@ def plottable(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
             and r.get("mean") is not None]
 
 
+def _left_out(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A chart note's part on the runs that did not complete and are not drawn."""
+    text = format_left_out(str(e["status"]) for r in rows for e in r.get("excluded") or [])
+    return f"; {text} from the means" if text else ""
+
+
+def _runs_left_out(c: Comparison) -> str:
+    text = format_left_out(r.status for r in c.incomplete.incomplete)
+    return f"; {text} from the means" if text else ""
+
+
 def direction(higher_is_better: Sequence[bool]) -> str:
     """Which way the figures of a chart are better, when they all agree ('' otherwise)."""
     ways = set(higher_is_better)
@@ -137,7 +149,7 @@ def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
             y_label=shown, better=direction([_row_direction(r) for r in members]),
             series=tuple(series), categories=tuple(categories),
             note="mean over repeats, whiskers ± 1 stddev" + (
-                f"; every bar: {format_params(common)}" if common else ""),
+                f"; every bar: {format_params(common)}" if common else "") + _left_out(members),
         ))
     return charts
 
@@ -276,5 +288,6 @@ def comparison_charts(c: Comparison) -> list[ChartSpec]:
             y_label=shown, better=direction([c.higher_is_better.get(col, True) for col in cols]),
             series=tuple(series), categories=tuple(cols),
             note=f"baseline: {c.baseline}; whiskers ± 1 stddev" + (f"; all: {common}"
-                                                                   if common else "")))
+                                                                   if common else "")
+            + ("" if c.incomplete.included else _runs_left_out(c))))
     return charts

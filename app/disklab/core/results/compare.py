@@ -44,7 +44,8 @@ class Cell:
 
     `test` is Welch's test against the baseline (None for the baseline itself, or when either
     side has fewer than two runs); `verdict` one of BETTER, WORSE, NO_DIFFERENCE, ONE_RUN,
-    BASELINE, or '' without a baseline figure; `excluded` the runs left out of the mean."""
+    BASELINE, or '' without a baseline figure; `excluded` the runs left out of the mean and
+    `excluded_why` their statuses ('cancelled', 'failed'), one per run."""
 
     mean: float | None
     stddev: float | None
@@ -55,6 +56,7 @@ class Cell:
     test: Welch | None = None
     verdict: str = ""
     excluded: int = 0
+    excluded_why: tuple[str, ...] = ()
 
     @property
     def cv(self) -> float | None:
@@ -165,7 +167,9 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
         units[col] = unit
         metrics[col] = str(r.get("metric", ""))
         better[col] = better_is_higher(str(r.get("metric", "")), unit)
-        cells[(row, col)] = Cell(mean, std, n, unit, excluded=len(r.get("excluded") or []))
+        left_out = tuple(str(e["status"]) for e in r.get("excluded") or [])
+        cells[(row, col)] = Cell(mean, std, n, unit, excluded=len(left_out),
+                                 excluded_why=left_out)
     base = None
     if rows:
         if baseline in rows:

@@ -37,6 +37,7 @@ from disklab.core.results.format import (
     format_direction,
     format_excluded,
     format_fact,
+    format_left_out,
     format_mean_std,
 )
 from disklab.core.results.partial import SessionResults, session_results
@@ -302,8 +303,8 @@ def _num(v: float | None) -> str:
 
 # a comparison cell's fields in JSON and CSV, in this order
 CELL_KEYS = ("configuration", "test", "unit", "better", "n", "mean", "stddev", "cv", "noisy",
-             "excluded", "delta", "delta_pct", "ci_low", "ci_high", "ratio", "ratio_low",
-             "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown")
+             "excluded", "excluded_why", "delta", "delta_pct", "ci_low", "ci_high", "ratio",
+             "ratio_low", "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown")
 
 
 def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
@@ -317,6 +318,7 @@ def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
         "better": "higher" if c.higher_is_better.get(col, True) else "lower",
         "n": cell.n, "mean": cell.mean, "stddev": cell.stddev, "cv": cell.cv,
         "noisy": cell.noisy, "excluded": cell.excluded,
+        "excluded_why": format_left_out(cell.excluded_why),
         "delta": cell.delta, "delta_pct": cell.delta_pct,
         "ci_low": w.ci_low if w else None, "ci_high": w.ci_high if w else None,
         "ratio": w.ratio if w else None, "ratio_low": w.ratio_low if w else None,

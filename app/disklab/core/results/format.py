@@ -149,6 +149,21 @@ def format_excluded(reasons: Mapping[str, int], included: bool) -> str:
             "figures are kept and shown; include partial runs to count them")
 
 
+def format_left_out(statuses: Iterable[str]) -> str:
+    """The runs left out of one mean, and why: '1 run excluded (cancelled)',
+    '2 runs excluded (1 cancelled, 1 failed)'; empty when none."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    total = sum(counts.values())
+    if not total:
+        return ""
+    runs = "1 run" if total == 1 else f"{total} runs"
+    why = (next(iter(counts)) if len(counts) == 1 and total == 1
+           else ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return f"{runs} excluded ({why})"
+
+
 def format_params(params: Mapping[str, Any] | None, skip: Iterable[str] = ()) -> str:
     """Parameters as people read them: 'mode=write block_size=1m' (sizes in the plan's own
     spelling, lists comma separated)."""

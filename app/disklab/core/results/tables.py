@@ -26,6 +26,7 @@ from disklab.core.results.format import (
     format_direction,
     format_excluded,
     format_interval,
+    format_left_out,
     format_mean_std,
     format_p,
     format_params,
@@ -124,7 +125,7 @@ def cell_text(c: Comparison, row: str, col: str) -> str:
     cell = c.cells.get((row, col))
     if cell is None:
         return MISSING
-    left_out = f"{cell.excluded} run(s) excluded" if cell.excluded else ""
+    left_out = format_left_out(cell.excluded_why)
     if cell.mean is None:
         return "; ".join(filter(None, (MISSING, left_out)))
     parts = [f"{format_mean_std(cell.mean, cell.stddev, cell.n, cell.unit)} "

@@ -20,7 +20,7 @@ from disklab.cli import gui_cmd
 from disklab.cli.main import main
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.results.format import format_mean_std, format_value
+from disklab.core.results.format import format_mean_std, format_spread, format_value
 from disklab.core.results.rows import row_stats
 from disklab.core.runner import run_plan
 from disklab.gui.main_window import MainWindow
@@ -60,7 +60,8 @@ def test_compare_markdown_to_stdout(two_sessions, capsys):
     assert lines[0].startswith("| configuration | engine write")
     assert lines[2].startswith(f"| {a} first (baseline) |")
     assert lines[3].startswith(f"| {b} second |")
-    assert "MiB/s" in lines[3] and "%)" in lines[3]  # a delta in per cent against the baseline
+    # a delta in per cent against the baseline; one run on this side: no test
+    assert "MiB/s" in lines[3] and " %: one run: no test possible" in lines[3]
 
 
 def test_compare_csv_json_html_files(two_sessions, tmp_path):
@@ -144,6 +145,9 @@ def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp
     spread = format_value(std, "B/s")
     both = format_mean_std(mean, std, n, "B/s")
     assert both == f"{figure} ± {spread}"
+    # a comparison cell adds n and the coefficient of variation (stddev / mean)
+    cell = f"{both} ({format_spread(n, std / mean)})"
+    assert cell == f"{both} (n=2, CV {100 * std / mean:.1f} %)"
 
     # the terminal
     assert main(["show", str(a), "--library", str(library)]) == 0
@@ -151,7 +155,7 @@ def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp
     assert f" {figure} " in shown and f" {spread} " in shown
     assert main(["compare", str(a), str(b), "--library", str(library)]) == 0
     md = capsys.readouterr().out
-    assert f"| {a} first (baseline) | {both} |" in md
+    assert f"| {a} first (baseline) | {cell} |" in md
 
     # the window
     w = MainWindow(Workbench(library), QSettings(str(tmp_path / "s.ini"),
@@ -169,7 +173,7 @@ def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp
         c = w.compare.comparison
         col = next(j for j, name in enumerate(c.columns) if name.startswith("engine write"))
         assert c.rows[0] == f"{a} first"
-        assert w.compare.table.item(0, col).text() == both
+        assert w.compare.table.item(0, col).text() == cell
     finally:
         w.library.close_library()
         w.compare.close_library()
@@ -191,10 +195,10 @@ def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp
     assert f"| {figure} | {spread} | 2 |" in (out / "s.md").read_text()
     assert any(f"as is: {figure}</title>" in p.read_text() for p in (out / "s.svg").glob("*.svg"))
     cmp_rows = list(csv.DictReader((out / "c.csv").open()))
-    assert any(r["shown"] == both for r in cmp_rows)
-    assert any(cell["shown"] == both for cell in json.loads((out / "c.json").read_text())["cells"])
-    assert f">{both}</td>" in (out / "c.html").read_text()
-    assert f"| {both} |" in (out / "c.md").read_text()
+    assert any(r["shown"] == cell for r in cmp_rows)
+    assert any(d["shown"] == cell for d in json.loads((out / "c.json").read_text())["cells"])
+    assert f">{cell}</td>" in (out / "c.html").read_text()
+    assert f"| {cell} |" in (out / "c.md").read_text()
 
 
 def test_gui_without_display_says_what_to_do(monkeypatch, capsys):

@@ -190,7 +190,7 @@ def test_delete_import_compare_and_csv(tmp_path: Path) -> None:
             write_session_csv(lib, a, fp)
         lines = out.read_text().splitlines()
         assert lines[0].startswith("session,config,tool,test,params,metric")
-        assert any(",write,B/s,2,100.0,0.0,100.0;100.0" in ln for ln in lines)
+        assert any(",write,B/s,higher,2,100.0,0.0,0.0,100.0;100.0," in ln for ln in lines)
         imported = lib.import_session(name="old log", tool="dd", config="ext4", source_path="/x",
                                       transcript="a\nb", metrics=[Metric("copy", 3.0, "B/s")],
                                       params={}, host={})

@@ -46,12 +46,16 @@ def test_bar_titles_in_svg_write_the_figure_as_the_tables_do() -> None:
     assert spec.categories == ("write record_size=4k", "write record_size=64k")
     svg = to_svg(spec)
     assert f"as is: {format_value(ROWS[0]['mean'], 'B/s')}</title>" in svg
+    # the value axis says which way is better
+    assert spec.axis_title == "MiB/s, higher is better" and ">MiB/s, higher is better<" in svg
 
 
 def test_comparison_and_session_charts() -> None:
     c = compare_results([("A", ROWS), ("B", ROWS)], all_metrics=True)
     (spec,) = comparison_charts(c)
     assert len(spec.categories) == 2  # the headline columns only
+    assert spec.better == "higher is better"
+    assert all(s.better == "higher is better" for s in sweep_charts(ROWS))
     samples = [{"t": float(t), "series": "app_write_bps", "value": 1e6} for t in range(5)]
     titles = [s.title for s in session_charts(ROWS, samples)]
     assert titles[-1] == "Throughput over time" and len(titles) == 3

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.results.compare import compare_results, config_diff, delta_class, labelled_rows
+from disklab.core.results.compare import (
+    better_is_higher,
+    compare_results,
+    config_diff,
+    delta_class,
+    labelled_rows,
+)
 from disklab.core.results.documents import comparison_csv, comparison_json, comparison_markdown
 from disklab.core.results.rows import constant_params, headline, is_headline
 from disklab.core.results.tables import cell_text, comparison_table
@@ -30,26 +36,102 @@ def test_comparison_deltas_and_colours() -> None:
     cell = c.cells[("B", col)]
     assert cell.delta == pytest.approx(10 * 2**20)
     assert cell.delta_pct == pytest.approx(10.0)
-    assert delta_class(c, "B", col) == "better"
-    assert cell_text(c, "A", col) == "100 MiB/s ± 2.00 MiB/s"  # the baseline: no delta
-    assert cell_text(c, "B", col) == "110 MiB/s ± 2.00 MiB/s (+10.0 %)"
+    # 110 ± 2 against 100 ± 2 over three runs each: t = 6.12 with 4 df, p = 0.0036
+    assert cell.test is not None and cell.test.p_value == pytest.approx(0.0036, abs=1e-4)
+    assert cell.verdict == "better" and delta_class(c, "B", col) == "better"
+    assert delta_class(c, "A", col) == "same"  # the baseline itself
+    assert cell_text(c, "A", col) == "100 MiB/s ± 2.00 MiB/s (n=3, CV 2.0 %)"
+    assert cell_text(c, "B", col) == (
+        "110 MiB/s ± 2.00 MiB/s (n=3, CV 1.8 %); +10.0 %, 95 % CI +5.47 … +14.5 MiB/s "
+        "(×1.05 … ×1.15), p = 0.0036: better")
     table = comparison_table(c)
-    assert table.rows[0] == ("A (baseline)", "100 MiB/s ± 2.00 MiB/s", "200 MiB/s ± 4.00 MiB/s")
-    assert table.note == "in every test: file_size=1m"
+    assert table.header == ("configuration", f"{col} (higher is better)",
+                            "iozone write record_size=64k (higher is better)")
+    assert table.rows[0] == ("A (baseline)", "100 MiB/s ± 2.00 MiB/s (n=3, CV 2.0 %)",
+                             "200 MiB/s ± 4.00 MiB/s (n=3, CV 2.0 %)")
+    assert table.classes[1] == ("", "num better", "num better")
+    assert "in every test: file_size=1m" in table.note.splitlines()
     md = comparison_markdown(c)
-    assert "| A (baseline) | 100 MiB/s ± 2.00 MiB/s | 200 MiB/s ± 4.00 MiB/s |" in md
+    assert ("| A (baseline) | 100 MiB/s ± 2.00 MiB/s (n=3, CV 2.0 %) | "
+            "200 MiB/s ± 4.00 MiB/s (n=3, CV 2.0 %) |") in md
+    assert "Welch's t-test" in md
     csv_text = comparison_csv(c)
-    assert "110 MiB/s ± 2.00 MiB/s (+10.0 %)" in csv_text
+    assert "p = 0.0036: better" in csv_text
     doc = comparison_json(c)
-    assert {cell["shown"] for cell in doc["cells"]} >= {"110 MiB/s ± 2.00 MiB/s (+10.0 %)"}
+    b = next(d for d in doc["cells"] if d["configuration"] == "B" and d["test"] == col)
+    assert b["significant"] is True and b["better"] == "higher" and b["verdict"] == "better"
+    assert b["ci_low"] == pytest.approx(cell.test.ci_low) and b["n"] == 3
+    assert b["cv"] == pytest.approx(2 / 110)
+
+
+def test_a_difference_within_the_noise_is_no_significant_difference() -> None:
+    """+10 % at ± 8 % over three runs each: p = 0.18, neither better nor coloured."""
+    a = [dict(r, stddev=r["mean"] * 0.08) for r in ROWS_A]
+    b = [dict(r, mean=r["mean"] * 1.1, stddev=r["mean"] * 0.08) for r in ROWS_A]
+    c = compare_results([("A", a), ("B", b)])
+    cell = c.cells[("B", c.columns[0])]
+    assert cell.verdict == "no significant difference"
+    assert delta_class(c, "B", c.columns[0]) == "same"
+    assert cell.test is not None and 0.1 < cell.test.p_value < 0.3
+    assert cell.test.ci_low < 0 < cell.test.ci_high
+    assert cell_text(c, "B", c.columns[0]).endswith(": no significant difference")
+    # a looser alpha makes the same difference significant
+    loose = compare_results([("A", a), ("B", b)], alpha=0.3)
+    assert loose.cells[("B", c.columns[0])].verdict == "better"
+    assert "p < 0.3 and the 70 % confidence interval" in comparison_table(loose).note
+
+
+def test_the_issues_plus_12_percent_is_no_significant_difference() -> None:
+    """Two runs a side, 400 ± 85 against 448.8 ± 188 MiB/s: once "+12.2 % better", now p = 0.78
+    and the text the README quotes."""
+    a = [dict(ROWS_A[0], n=2, mean=400 * 2**20, stddev=85 * 2**20)]
+    b = [dict(ROWS_A[0], n=2, mean=448.8 * 2**20, stddev=188 * 2**20)]
+    c = compare_results([("A", a), ("B", b)])
+    assert delta_class(c, "B", c.columns[0]) == "same"
+    assert cell_text(c, "B", c.columns[0]) == (
+        "449 MiB/s ± 188 MiB/s (n=2, CV 41.9 %); +12.2 %, 95 % CI -931 … +1028 MiB/s "
+        "(ratio unbounded), p = 0.78: no significant difference")
+
+
+def test_one_run_on_either_side_is_no_test() -> None:
+    one = [dict(r, n=1, stddev=None) for r in ROWS_A]
+    c = compare_results([("A", one), ("B", ROWS_B)])
+    cell = c.cells[("B", c.columns[0])]
+    assert cell.verdict == "one run: no test possible" and cell.test is None
+    assert delta_class(c, "B", c.columns[0]) == "same"
+    assert cell_text(c, "B", c.columns[0]).endswith("(n=3, CV 1.8 %); +10.0 %: one run: "
+                                                     "no test possible")
+    assert cell_text(c, "A", c.columns[0]) == "100 MiB/s (n=1)"
+    d = comparison_json(c)["cells"][-1]
+    assert d["p_value"] is None and d["significant"] is False
+
+
+def test_noisy_cells_are_flagged_with_a_hint() -> None:
+    noisy = [dict(r, stddev=r["mean"] * 0.15) for r in ROWS_A]
+    c = compare_results([("A", ROWS_A), ("B", noisy)])
+    cell = c.cells[("B", c.columns[0])]
+    assert cell.noisy and cell.cv == pytest.approx(0.15)
+    assert cell_text(c, "B", c.columns[0]).endswith("; noisy")
+    note = comparison_table(c).note
+    assert "noisy: CV above 10 % over 3 runs or more" in note and "more repeats" in note
+    two_runs = [dict(r, n=2, stddev=r["mean"] * 0.15) for r in ROWS_A]
+    assert not compare_results([("A", two_runs)]).cells[("A", c.columns[0])].noisy
 
 
 def test_latency_is_better_lower() -> None:
-    a = [{"config": "x", "tool": "fio", "metric": "read:lat_mean", "unit": "ns", "n": 1,
-          "mean": 1000.0, "params": {}}]
+    a = [{"config": "x", "tool": "fio", "metric": "read:lat_mean", "unit": "ns", "n": 3,
+          "mean": 1000.0, "stddev": 10.0, "params": {}}]
     b = [dict(a[0], mean=2000.0)]
     c = compare_results([("A", a), ("B", b)])
     assert delta_class(c, "B", c.columns[0]) == "worse"
+    assert c.higher_is_better == {c.columns[0]: False}
+
+
+def test_the_direction_of_better_per_metric() -> None:
+    assert better_is_higher("write", "B/s") and better_is_higher("read:iops", "op/s")
+    assert not better_is_higher("read:lat_p99", "ns")
+    assert not better_is_higher("write:cpu", "%") and not better_is_higher("cpu:sys", "%")
+    assert not better_is_higher("elapsed", "s")
 
 
 def test_one_headline_filter_for_tables_comparisons_and_charts() -> None:

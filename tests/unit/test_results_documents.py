@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -82,13 +83,15 @@ def test_results_table_shows_display_units_and_deltas_against_a_baseline(lib: Li
                               "xfs": [(132e6, 1.5e6), (132e6, 2.5e6)]})
     table = results_table(lib.results(sid), all_metrics=False)
     assert table.header == RESULTS_HEADER == (
-        "config", "tool", "metric", "parameters", "mean", "± stddev", "n", "note")
+        "config", "tool", "metric", "direction", "parameters", "mean", "± stddev", "n", "CV",
+        "note")
     # 110e6 B/s = 104.9 MiB/s, stddev 14142135.6 B/s = 13.5 MiB/s; 3000 ns = 3.0 µs.
     # Both cases have the same parameters: said once above the table, not in each row.
     assert table.note == "every case: bs=1m count=64"
-    assert table.rows[0] == ("ext4", "dd", "write", "", "105 MiB/s", "13.5 MiB/s", "2", "")
-    assert table.rows[1][2:6] == ("write:lat_mean", "", "3.00 µs", "1.41 µs")
-    assert table.rows[3][2:6] == ("write:lat_mean", "", "2000 µs", "707 µs")
+    assert table.rows[0] == ("ext4", "dd", "write", "higher is better", "", "105 MiB/s",
+                             "13.5 MiB/s", "2", "12.9 %", "")
+    assert table.rows[1][2:7] == ("write:lat_mean", "lower is better", "", "3.00 µs", "1.41 µs")
+    assert table.rows[3][2:7] == ("write:lat_mean", "lower is better", "", "2000 µs", "707 µs")
 
     with_base = results_table(lib.results(sid), baseline_config="ext4")
     assert with_base.header[-1] == "Δ vs ext4"
@@ -101,7 +104,8 @@ def test_results_table_shows_display_units_and_deltas_against_a_baseline(lib: Li
 def test_a_single_repeat_has_no_stddev(lib: Library) -> None:
     sid = record(lib, "one", {"ext4": [(100e6, 2000.0)]})
     assert results_table(lib.results(sid)).rows[0] == (
-        "ext4", "dd", "write", "", "95.4 MiB/s", "", "1", "")  # 100e6 / 2**20
+        "ext4", "dd", "write", "higher is better", "", "95.4 MiB/s", "", "1", "", "")
+    # 100e6 / 2**20; one repeat: no stddev and no CV
 
 
 def test_compare_gives_each_session_and_the_delta_to_the_baseline(lib: Library) -> None:
@@ -118,8 +122,19 @@ def test_compare_gives_each_session_and_the_delta_to_the_baseline(lib: Library) 
     assert other.delta_pct == pytest.approx(-20.0)  # 88 against 110
     lat = c.cells[(c.rows[1], "dd write:lat_mean")]
     assert lat.delta_pct == pytest.approx(-100 * 2 / 3)
+    # 88 ± 0 against 110 ± 14.1 over two runs each: se 10e6, t = -2.2 with one degree of
+    # freedom (Cauchy: p = 1 - 2 atan(2.2) / pi = 0.27), the 95 % interval -22e6 ± 12.706 x 10e6 B/s
+    # holds zero: the drop is no significant difference, and the ratio's interval is unbounded
+    assert other.verdict == "no significant difference"
+    assert other.test is not None
+    assert other.test.p_value == pytest.approx(1 - 2 * math.atan(2.2) / math.pi)
+    assert other.test.ci_low == pytest.approx(-22e6 - 127.062e6, rel=1e-4)
     md = comparison_text(lib, [before, after], before, "md")
-    assert f"| {after} after | 83.9 MiB/s ± 0 MiB/s (-20.0 %) |" in md
+    assert (f"| {after} after | 83.9 MiB/s ± 0 MiB/s (n=2, CV 0.0 %); -20.0 %, 95 % CI -142 … "
+            "+100 MiB/s (ratio unbounded), p = 0.27: no significant difference |") in md
+    assert "| configuration | dd write (higher is better) | dd write:lat_mean (lower is better) |" \
+        in md
+    assert "Welch's t-test" in md
 
 
 def test_session_markdown_escapes_the_pipe_and_html_holds_the_table(lib: Library,

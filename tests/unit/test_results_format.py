@@ -7,9 +7,18 @@ import pytest
 from disklab.core.results.format import (
     MISSING,
     figure_label,
+    format_cv,
     format_delta,
+    format_direction,
+    format_excluded,
+    format_interval,
+    format_left_out,
     format_mean_std,
+    format_p,
     format_params,
+    format_ratio_interval,
+    format_signed,
+    format_spread,
     format_value,
     number,
 )
@@ -60,3 +69,30 @@ def test_params_and_labels() -> None:
     assert figure_label(row) == "engine write block_size=1m tests=write,read"  # not write twice
     assert figure_label({"tool": "fio", "metric": "read:iops", "params": '{"bs": 4096}'}) == \
         "fio read:iops bs=4k"
+
+
+def test_the_figures_of_a_test() -> None:
+    assert format_spread(3, 0.0412) == "n=3, CV 4.1 %" and format_spread(1, None) == "n=1"
+    assert format_cv(0.129) == "12.9 %" and format_cv(None) == ""
+    assert format_p(0.78) == "p = 0.78" and format_p(0.0036) == "p = 0.0036"
+    assert format_p(0.0497) == "p = 0.0497"  # never rounded to the 0.05 it is compared with
+    assert format_p(0.0002) == "p < 0.001" and format_p(None) == MISSING
+    assert format_signed(5.47 * MiB, "B/s") == "+5.47 MiB/s"
+    assert format_signed(-183 * MiB, "B/s") == "-183 MiB/s"
+    assert format_interval(-183 * MiB, 281 * MiB, "B/s", 0.05) == "95 % CI -183 … +281 MiB/s"
+    assert format_interval(1000.0, 2000.0, "ns", 0.1) == "90 % CI +1.00 … +2.00 µs"
+    assert format_ratio_interval(1.05, 1.149) == "×1.05 … ×1.15"
+    assert format_ratio_interval(None, None) == "ratio unbounded"
+    assert format_direction(True) == "higher is better"
+    assert format_direction(False) == "lower is better"
+
+
+def test_runs_left_out() -> None:
+    assert format_left_out([]) == ""
+    assert format_left_out(["cancelled"]) == "1 run excluded (cancelled)"
+    assert format_left_out(["failed", "cancelled", "failed"]) == \
+        "3 runs excluded (1 cancelled, 2 failed)"
+    assert format_excluded({}, False) == ""
+    assert format_excluded({"cancelled": 1}, False).startswith(
+        "1 run excluded from the means, comparisons and charts (1 cancelled)")
+    assert "included in the means" in format_excluded({"failed": 2}, True)

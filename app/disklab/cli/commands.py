@@ -47,6 +47,8 @@ from disklab.core.results.documents import (
     session_json,
     write_session,
 )
+from disklab.core.results.partial import session_results
+from disklab.core.results.stats import ALPHA
 from disklab.core.results.svg import write_svgs
 from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
@@ -128,7 +130,7 @@ def _record(start: Callable[[threading.Event], RecordedRun], library: Library, n
     if view is not None and run.session_id is not None:
         view.close()
         print(f"\nsession {run.session_id}: {name} ({status})")
-        print_results(library.results(run.session_id))
+        print_results(session_results(library, run.session_id))
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
@@ -288,20 +290,23 @@ def _time(t: float | None) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
-    """A session's headline figures (core.results.tables), or its facts and results as JSON."""
+    """A session's headline figures (core.results.tables), or its facts and results as JSON;
+    runs that did not complete are left out of the means (and said so) unless
+    --include-partial."""
+    include = bool(getattr(args, "include_partial", False))
     library = _open_library(args)
     try:
         session = library.find_session(args.session)
         if args.json:
-            doc = session_json(library, session["id"], samples=False)
+            doc = session_json(library, session["id"], samples=False, include_partial=include)
             shown = {"session": doc["session"], "results": doc["results"],
-                     "resumed": library.resumes(session["id"])}
+                     "excluded": doc["excluded"], "resumed": library.resumes(session["id"])}
             print(json.dumps(versioned("disklab.results", shown), indent=2, default=str))
             return EXIT_OK
         print(f"session {session['id']}: {session['name']} ({session['status']})")
         for line in resume_lines(library.resumes(session["id"])):
             print(line)
-        print_results(library.results(session["id"]))
+        print_results(session_results(library, session["id"], include))
     finally:
         library.close()
     return EXIT_OK
@@ -316,17 +321,19 @@ def export(args: argparse.Namespace) -> int:
     """
     fmt = args.format
     out = Path(args.output)
+    include = bool(getattr(args, "include_partial", False))
     library = _open_library(args)
     try:
         sid = int(library.find_session(args.session)["id"])
         if fmt in SESSION_FORMATS:
-            write_session(library, sid, out, fmt)
+            write_session(library, sid, out, fmt, include_partial=include)
             print(f"wrote {out}")
             return EXIT_OK
         if fmt not in ("svg", "png"):
             print(f"disklab: unknown format {fmt!r}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        specs = session_charts(library.results(sid), thinned_samples(library, sid))
+        specs = session_charts(session_results(library, sid, include).rows,
+                               thinned_samples(library, sid))
     finally:
         library.close()
     if not specs:
@@ -340,24 +347,30 @@ def export(args: argparse.Namespace) -> int:
 
 
 def compare(args: argparse.Namespace) -> int:
-    """`disklab compare S1 S2 ... [--baseline S1] [--format md|csv|json|html] [-o FILE]`.
+    """`disklab compare S1 S2 ... [--baseline S1] [--format md|csv|json|html] [-o FILE]
+    [--alpha P] [--include-partial]`.
 
-    Expects args.sessions (ids or names, at least two), args.baseline (id, name or None: the
-    first), args.format (default md), args.output (None: stdout), args.library. Needs no Qt.
+    Expects args.sessions (ids or names: at least two, or one session with several
+    configurations, whose first configuration is then the baseline), args.baseline (id, name
+    or None: the first), args.format (default md), args.output (None: stdout), args.alpha (the
+    significance level, default 0.05), args.include_partial, args.library. Needs no Qt.
     """
     refs = list(args.sessions)
-    if len(refs) < 2:
-        print("disklab compare: give at least two sessions", file=sys.stderr)
-        return EXIT_BAD_INPUT
     fmt = getattr(args, "format", None) or "md"
     library = _open_library(args)
     try:
-        ids = [int(library.find_session(r)["id"]) for r in refs]
+        ids = list(dict.fromkeys(int(library.find_session(r)["id"]) for r in refs))
+        if len(ids) < 2 and len({c["config"] for c in library.cases(ids[0])}) < 2:
+            print("disklab compare: give at least two sessions, or one with several "
+                  "configurations", file=sys.stderr)
+            return EXIT_BAD_INPUT
         baseline = (int(library.find_session(args.baseline)["id"])
                     if getattr(args, "baseline", None) else ids[0])
         if baseline not in ids:
             ids.insert(0, baseline)
-        text = comparison_text(library, ids, baseline, fmt)
+        text = comparison_text(library, ids, baseline, fmt,
+                               alpha=getattr(args, "alpha", None) or ALPHA,
+                               include_partial=bool(getattr(args, "include_partial", False)))
     finally:
         library.close()
     output = getattr(args, "output", None)

@@ -14,9 +14,28 @@ from disklab.cli import commands, gui_cmd, install
 from disklab.cli import devices as devices_cmd
 from disklab.cli.docs import SHELLS
 from disklab.core.errors import DisklabError, LibraryError, PlanError
+from disklab.core.results.stats import ALPHA
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 JSON_HELP = "print JSON (its format name and version first) instead of a table"
+
+
+def alpha_value(text: str) -> float:
+    """--alpha: a significance level strictly between 0 and 1 (argparse exits 2 otherwise,
+    naming the option)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (got {text})")
+    return value
+
+
+def include_partial_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--include-partial", action="store_true",
+                   help="count the figures of runs that did not complete (cancelled, failed, "
+                        "stopped early) in the means; by default they are shown but left out")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("show", help="a session's results: mean, stddev and n per case and metric")
     p.add_argument("session", metavar="SESSION", help="session id or name")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
+    include_partial_option(p)
     library_option(p)
     p.set_defaults(func=commands.show)
 
@@ -68,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("csv", "json", "html", "md", "svg", "png"),
                    required=True)
     p.add_argument("-o", "--output", metavar="FILE", required=True)
+    include_partial_option(p)
     library_option(p)
     p.set_defaults(func=commands.export)
 
@@ -78,11 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     gui_cmd.add_parsers(sub)
 
-    p = sub.add_parser("compare", help="compare sessions: mean ± stddev and deltas")
+    p = sub.add_parser("compare", help="compare sessions: mean ± stddev, differences and their "
+                                       "significance (Welch's t-test)")
     p.add_argument("sessions", nargs="+", metavar="SESSION")
     p.add_argument("--baseline", metavar="SESSION")
     p.add_argument("--format", choices=("md", "csv", "json", "html"), default="md")
     p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument("--alpha", type=alpha_value, default=ALPHA, metavar="P",
+                   help=f"significance level: a difference is better or worse only when "
+                        f"p < P (default {ALPHA:g}); the confidence intervals are 1 - P")
+    include_partial_option(p)
     library_option(p)
     p.set_defaults(func=commands.compare)
 

@@ -23,6 +23,7 @@ from disklab.core.events import (
 from disklab.core.jsonformat import versioned
 from disklab.core.model import Case
 from disklab.core.results.format import format_params
+from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
 from disklab.core.tools import get_adapter
 from disklab.core.units import human_rate
@@ -48,9 +49,11 @@ def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> Non
             print("  ".join("-" * w for w in widths), file=out)
 
 
-def print_results(results: Sequence[Mapping[str, Any]], out: TextIO | None = None) -> None:
+def print_results(results: Sequence[Mapping[str, Any]] | SessionResults,
+                  out: TextIO | None = None) -> None:
     """A session's headline figures as `disklab show` and the end of `disklab run` print them:
-    the parameters every case shares on one line, then the results table (core.results)."""
+    the table's notes (the parameters every case shares, the runs left out of the means, the
+    hint for noisy figures), then the results table (core.results)."""
     table = results_table(results, all_metrics=False)
     if table.note:
         print(table.note, file=out or sys.stdout)

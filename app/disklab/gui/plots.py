@@ -354,7 +354,7 @@ class ChartView(pg.PlotWidget):
             item.setTitle("")
             return
         item.setTitle(spec.title)
-        item.setLabel("left", spec.y_label)
+        item.setLabel("left", spec.axis_title)
         item.setLabel("bottom", spec.x_label)
         item.addLegend(offset=(-10, 5))
         bottom = item.getAxis("bottom")

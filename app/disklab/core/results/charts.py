@@ -12,8 +12,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from disklab.core.model import SIZE_KEYS
-from disklab.core.results.compare import Comparison
-from disklab.core.results.format import display_unit, figure_label, format_params
+from disklab.core.results.compare import Comparison, better_is_higher
+from disklab.core.results.format import (
+    display_unit,
+    figure_label,
+    format_direction,
+    format_left_out,
+    format_params,
+)
 from disklab.core.results.rows import constant_params, is_headline, row_params, row_stats
 
 # Parameter keys that are matrix axes worth a line chart (x axis), in order of preference.
@@ -61,6 +67,13 @@ class ChartSpec:
     markers: tuple[tuple[float, str], ...] = ()  # vertical lines: (x, label), e.g. phases
     note: str = ""  # shown under the chart: tool versions, units
     log_x: bool = False
+    better: str = ""  # which way is better: 'higher is better' (format_direction)
+
+    @property
+    def axis_title(self) -> str:
+        """The value axis' title: the unit and which way is better ('MiB/s, higher is
+        better'), so every chart says it next to its figures."""
+        return f"{self.y_label}, {self.better}" if self.better else self.y_label
 
     def slug(self) -> str:
         """A file-name-safe name for exports."""
@@ -72,6 +85,27 @@ def plottable(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Rows worth a chart: headline figures in a chartable unit, with a mean."""
     return [r for r in rows if r.get("unit") in CHART_UNITS and is_headline(r)
             and r.get("mean") is not None]
+
+
+def _left_out(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A chart note's part on the runs that did not complete and are not drawn."""
+    text = format_left_out(str(e["status"]) for r in rows for e in r.get("excluded") or [])
+    return f"; {text} from the means" if text else ""
+
+
+def _runs_left_out(c: Comparison) -> str:
+    text = format_left_out(r.status for r in c.incomplete.incomplete)
+    return f"; {text} from the means" if text else ""
+
+
+def direction(higher_is_better: Sequence[bool]) -> str:
+    """Which way the figures of a chart are better, when they all agree ('' otherwise)."""
+    ways = set(higher_is_better)
+    return format_direction(ways.pop()) if len(ways) == 1 else ""
+
+
+def _row_direction(r: Mapping[str, Any]) -> bool:
+    return better_is_higher(str(r.get("metric", "")), str(r.get("unit", "")))
 
 
 def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
@@ -111,10 +145,11 @@ def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
             series.append(Series(name or "results", tuple(xs), tuple(ys), tuple(es)))
         head = f"{title}: " if title else ""
         charts.append(ChartSpec(
-            title=f"{head}{tool} ({shown})", kind="bar", x_label="test", y_label=shown,
+            title=f"{head}{tool} ({shown})", kind="bar", x_label="test",
+            y_label=shown, better=direction([_row_direction(r) for r in members]),
             series=tuple(series), categories=tuple(categories),
             note="mean over repeats, whiskers ± 1 stddev" + (
-                f"; every bar: {format_params(common)}" if common else ""),
+                f"; every bar: {format_params(common)}" if common else "") + _left_out(members),
         ))
     return charts
 
@@ -140,6 +175,7 @@ def sweep_charts(rows: Sequence[Mapping[str, Any]], key: str | None = None,
         return []
     common = constant_params(rows)
     groups: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = {}
+    ways: dict[tuple[str, str], list[bool]] = {}
     for r in rows:
         params = row_params(r)
         x = params.get(key)
@@ -150,6 +186,7 @@ def sweep_charts(rows: Sequence[Mapping[str, Any]], key: str | None = None,
                                            *(k for k, v in params.items() if v == r["metric"])))
         name = " ".join(p for p in (str(r.get(series_key) or ""), str(r["metric"]), rest) if p)
         lines = groups.setdefault((str(r.get("tool", "")), str(r["unit"])), {})
+        ways.setdefault((str(r.get("tool", "")), str(r["unit"])), []).append(_row_direction(r))
         lines.setdefault(name, []).append((float(x), mean or 0.0, std or 0.0))
     charts = []
     size_axis = key in SIZE_KEYS
@@ -163,7 +200,8 @@ def sweep_charts(rows: Sequence[Mapping[str, Any]], key: str | None = None,
                                  tuple(p[2] / div for p in points)))
         charts.append(ChartSpec(
             title=f"{tool}: {shown} over {key}", kind="line",
-            x_label=f"{key} (KiB)" if size_axis else key, y_label=shown,
+            x_label=f"{key} (KiB)" if size_axis else key,
+            y_label=shown, better=direction(ways[(tool, unit)]),
             series=tuple(series), log_x=size_axis,
         ))
     return charts
@@ -245,8 +283,11 @@ def comparison_charts(c: Comparison) -> list[ChartSpec]:
                 es.append((cell.stddev or 0.0) / div)
             series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
         common = format_params(c.common)
-        charts.append(ChartSpec(title=f"comparison ({shown})", kind="bar", x_label="test",
-                                y_label=shown, series=tuple(series), categories=tuple(cols),
-                                note=f"baseline: {c.baseline}" + (f"; all: {common}"
-                                                                   if common else "")))
+        charts.append(ChartSpec(
+            title=f"comparison ({shown})", kind="bar", x_label="test",
+            y_label=shown, better=direction([c.higher_is_better.get(col, True) for col in cols]),
+            series=tuple(series), categories=tuple(cols),
+            note=f"baseline: {c.baseline}; whiskers ± 1 stddev" + (f"; all: {common}"
+                                                                   if common else "")
+            + ("" if c.incomplete.included else _runs_left_out(c))))
     return charts

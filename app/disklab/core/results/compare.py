@@ -1,21 +1,32 @@
 """Comparisons: configurations (sessions, or the configurations inside them) x tests, each cell
-mean ± stddev with its delta against a baseline; and which configuration values differ.
+mean ± stddev with its difference from a baseline, judged by Welch's t-test; and which
+configuration values differ.
 
 Both the Compare page and `disklab compare` build their comparison here (`comparison_for`), so
-the window and the files it writes hold the same rows, columns and deltas.
+the window and the files it writes hold the same rows, columns, tests and verdicts. A cell is
+"better" or "worse" only when the difference is significant (stats.Welch.significant at the
+comparison's alpha); otherwise it says "no significant difference", or "one run: no test
+possible" when either side has a single run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from disklab.core.results.format import figure_label, format_fact
+from disklab.core.results.partial import SessionResults, combined, session_results
 from disklab.core.results.rows import constant_params, is_headline, row_stats
+from disklab.core.results.stats import ALPHA, Welch, cv, is_noisy, welch
 
-# A delta smaller than this (per cent) is noise, not better or worse.
-DELTA_THRESHOLD = 2.0
+# a cell's verdict against the baseline
+BETTER = "better"
+WORSE = "worse"
+NO_DIFFERENCE = "no significant difference"
+ONE_RUN = "one run: no test possible"
+BASELINE = "baseline"
 
 
 class ResultsSource(Protocol):
@@ -23,17 +34,39 @@ class ResultsSource(Protocol):
 
     def session(self, session_id: int) -> dict[str, Any]: ...
     def results(self, session_id: int) -> list[dict[str, Any]]: ...
+    def runs(self, session_id: int) -> list[dict[str, Any]]: ...
     def events(self, session_id: int) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
 class Cell:
+    """One configuration's mean of one test, and how it stands against the baseline's.
+
+    `test` is Welch's test against the baseline (None for the baseline itself, or when either
+    side has fewer than two runs); `verdict` one of BETTER, WORSE, NO_DIFFERENCE, ONE_RUN,
+    BASELINE, or '' without a baseline figure; `excluded` the runs left out of the mean and
+    `excluded_why` their statuses ('cancelled', 'failed'), one per run."""
+
     mean: float | None
     stddev: float | None
     n: int
     unit: str
     delta: float | None = None  # mean - baseline mean, canonical unit
     delta_pct: float | None = None
+    test: Welch | None = None
+    verdict: str = ""
+    excluded: int = 0
+    excluded_why: tuple[str, ...] = ()
+
+    @property
+    def cv(self) -> float | None:
+        """The coefficient of variation (stddev / mean), None below two runs."""
+        return cv(self.mean, self.stddev) if self.n >= 2 else None
+
+    @property
+    def noisy(self) -> bool:
+        """CV above 10 % over three runs or more (stats.is_noisy)."""
+        return is_noisy(self.mean, self.stddev, self.n)
 
 
 @dataclass(frozen=True)
@@ -48,11 +81,15 @@ class Comparison:
     higher_is_better: Mapping[str, bool] = field(default_factory=dict)
     common: Mapping[str, Any] = field(default_factory=dict)  # parameters equal in every column
     metrics: Mapping[str, str] = field(default_factory=dict)  # column -> metric name
+    alpha: float = ALPHA
+    # the runs that did not complete, of every session compared (partial.SessionResults)
+    incomplete: SessionResults = field(default_factory=lambda: SessionResults([]))
 
 
 def better_is_higher(metric: str, unit: str) -> bool:
-    """Throughput and IOPS are better higher; latencies better lower."""
-    return not (unit == "ns" or "lat" in metric)
+    """Throughput and IOPS are better higher; latencies, times and CPU use better lower."""
+    name = metric.lower()
+    return not (unit in ("ns", "s", "%") or "lat" in name or "time" in name)
 
 
 def delta_pct(value: float | None, base: float | None) -> float | None:
@@ -79,16 +116,37 @@ def labelled_rows(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
     return out
 
 
+def judged(cell: Cell, ref: Cell, higher_is_better: bool, alpha: float) -> Cell:
+    """`cell` with its difference from the baseline's `ref` and Welch's verdict on it."""
+    if ref.mean is None or cell.mean is None:
+        return cell
+    delta = cell.mean - ref.mean
+    pct = delta_pct(cell.mean, ref.mean)
+    if cell.n < 2 or ref.n < 2:
+        return dataclasses.replace(cell, delta=delta, delta_pct=pct, verdict=ONE_RUN)
+    test = welch(cell.mean, cell.stddev or 0.0, cell.n, ref.mean, ref.stddev or 0.0, ref.n,
+                 alpha)
+    if not test.significant:
+        verdict = NO_DIFFERENCE
+    else:
+        verdict = BETTER if (delta > 0) == higher_is_better else WORSE
+    return dataclasses.replace(cell, delta=delta, delta_pct=pct, test=test, verdict=verdict)
+
+
 def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
-                    baseline: str | None = None, all_metrics: bool = True) -> Comparison:
-    """Build the comparison from (session label, library.results rows) pairs.
+                    baseline: str | None = None, all_metrics: bool = True,
+                    alpha: float = ALPHA) -> Comparison:
+    """Build the comparison from (session label, results rows) pairs.
 
     A session with one configuration is one row named after the session; with several, each
     configuration is a row 'session / config'. `baseline` names a row or a session (its first
     row); None takes the first row. Parameters equal in every row are left out of the column
     names (`Comparison.common` has them); `all_metrics=False` keeps the headline figures only
-    (rows.is_headline).
+    (rows.is_headline). Every cell but the baseline's is tested against the baseline's at
+    `alpha` (judged).
     """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be between 0 and 1 (got {alpha})")
     every = [r for r in labelled_rows(sessions) if all_metrics or is_headline(r)]
     common = constant_params(every)
     cells: dict[tuple[str, str], Cell] = {}
@@ -109,7 +167,9 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
         units[col] = unit
         metrics[col] = str(r.get("metric", ""))
         better[col] = better_is_higher(str(r.get("metric", "")), unit)
-        cells[(row, col)] = Cell(mean, std, n, unit)
+        left_out = tuple(str(e["status"]) for e in r.get("excluded") or [])
+        cells[(row, col)] = Cell(mean, std, n, unit, excluded=len(left_out),
+                                 excluded_why=left_out)
     base = None
     if rows:
         if baseline in rows:
@@ -118,23 +178,25 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
             base = next((r for r in rows if baseline and r.startswith(f"{baseline} / ")), rows[0])
     for (row, col), cell in list(cells.items()):
         ref = cells.get((base, col)) if base else None
-        if ref is None or ref.mean is None or cell.mean is None:
+        if ref is None:
             continue
-        cells[(row, col)] = Cell(cell.mean, cell.stddev, cell.n, cell.unit,
-                                 cell.mean - ref.mean, delta_pct(cell.mean, ref.mean))
-    return Comparison(tuple(rows), tuple(columns), cells, base, units, better, common, metrics)
+        if row == base:
+            cells[(row, col)] = dataclasses.replace(
+                cell, delta=0.0 if cell.mean is not None else None,
+                delta_pct=0.0 if cell.mean else None, verdict=BASELINE)
+        else:
+            cells[(row, col)] = judged(cell, ref, better[col], alpha)
+    return Comparison(tuple(rows), tuple(columns), cells, base, units, better, common, metrics,
+                      alpha)
 
 
-def delta_class(comparison: Comparison, row: str, col: str,
-                threshold: float = DELTA_THRESHOLD) -> str:
-    """'better', 'worse' or 'same' against the baseline, for colour coding."""
+def delta_class(comparison: Comparison, row: str, col: str) -> str:
+    """'better', 'worse' or 'same' against the baseline, for colour coding: only a significant
+    difference (Cell.verdict) is coloured."""
     cell = comparison.cells.get((row, col))
-    if cell is None or cell.delta_pct is None or row == comparison.baseline:
+    if cell is None or cell.verdict not in (BETTER, WORSE):
         return "same"
-    if abs(cell.delta_pct) < threshold:
-        return "same"
-    good = (cell.delta_pct > 0) == comparison.higher_is_better.get(col, True)
-    return "better" if good else "worse"
+    return cell.verdict
 
 
 def session_label(session: Mapping[str, Any]) -> str:
@@ -143,18 +205,24 @@ def session_label(session: Mapping[str, Any]) -> str:
 
 
 def comparison_for(lib: ResultsSource, session_ids: Sequence[int],
-                   baseline: int | str | None, all_metrics: bool = True
-                   ) -> tuple[Comparison, list[dict[str, Any]]]:
+                   baseline: int | str | None, all_metrics: bool = True, alpha: float = ALPHA,
+                   include_partial: bool = False) -> tuple[Comparison, list[dict[str, Any]]]:
     """The comparison of library sessions, and the sessions. `baseline` is a session id (its
-    first row) or a row's label; None: the first row."""
+    first row) or a row's label; None: the first row. Runs that did not complete are left out
+    of the means unless `include_partial` (partial.session_results); the comparison counts
+    them."""
     sessions = [lib.session(sid) for sid in session_ids]
     base_label = baseline if isinstance(baseline, str) else None
     labelled = []
+    counted = []
     for s in sessions:
         if s["id"] == baseline:
             base_label = session_label(s)
-        labelled.append((session_label(s), lib.results(s["id"])))
-    return compare_results(labelled, base_label, all_metrics), sessions
+        results = session_results(lib, s["id"], include_partial)
+        counted.append(results)
+        labelled.append((session_label(s), results.rows))
+    c = compare_results(labelled, base_label, all_metrics, alpha)
+    return dataclasses.replace(c, incomplete=combined(counted)), sessions
 
 
 def applied_configs(lib: ResultsSource, session_id: int) -> dict[str, dict[str, Any]]:

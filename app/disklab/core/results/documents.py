@@ -25,14 +25,25 @@ from disklab.core.results.charts import (
     thinned_samples,
 )
 from disklab.core.results.compare import (
+    BETTER,
+    WORSE,
     Comparison,
+    better_is_higher,
     comparison_for,
     config_diff,
     config_facts,
     flatten,
 )
-from disklab.core.results.format import format_fact, format_mean_std
+from disklab.core.results.format import (
+    format_direction,
+    format_excluded,
+    format_fact,
+    format_left_out,
+    format_mean_std,
+)
+from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.rows import row_stats
+from disklab.core.results.stats import ALPHA, cv, is_noisy
 from disklab.core.results.svg import to_svg
 from disklab.core.results.tables import (
     Table,
@@ -68,8 +79,7 @@ def table_html(table: Table) -> str:
     """A Table as an HTML heading, its note and the table itself."""
     e = html.escape
     out = [f"<h2>{e(table.caption)}</h2>"]
-    if table.note:
-        out.append(f'<p class="note">{e(table.note)}</p>')
+    out.extend(f'<p class="note">{e(line)}</p>' for line in table.note.splitlines())
     out.append("<table><tr>")
     out.extend(f"<th>{e(h)}</th>" for h in table.header)
     out.append("</tr>")
@@ -94,8 +104,8 @@ def table_markdown(table: Table) -> str:
     lines = ["| " + " | ".join(map(cell, table.header)) + " |",
              "|" + "---|" * len(table.header)]
     lines += ["| " + " | ".join(map(cell, row)) + " |" for row in table.rows]
-    if table.note:
-        lines += ["", table.note]
+    for line in table.note.splitlines():
+        lines += ["", line]
     return "\n".join(lines) + "\n"
 
 
@@ -142,9 +152,10 @@ def session_facts(session: Mapping[str, Any]) -> list[tuple[str, str]]:
     return facts
 
 
-def session_html(session: Mapping[str, Any], results: Sequence[Mapping[str, Any]],
+def session_html(session: Mapping[str, Any], results: SessionResults,
                  samples: Sequence[Mapping[str, Any]] = ()) -> str:
-    """A session as one self-contained HTML file: facts, results, charts, plan, warnings."""
+    """A session as one self-contained HTML file: facts, results, charts, plan, warnings.
+    The charts draw the means the table shows (incomplete runs left out unless included)."""
     sections = []
     if session.get("warnings"):
         sections.append(("Warnings", "\n".join(map(str, session["warnings"]))))
@@ -152,28 +163,52 @@ def session_html(session: Mapping[str, Any], results: Sequence[Mapping[str, Any]
         sections.append(("Plan", str(session["plan_text"])))
     return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
                        session_facts(session), [results_table(results)],
-                       session_charts(results, samples), sections)
+                       session_charts(results.rows, samples), sections)
 
 
-def session_markdown(session: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+def session_markdown(session: Mapping[str, Any], results: SessionResults) -> str:
     """A session's results as a Markdown heading and table."""
     return (f"# Session {session['id']}: {session['name']} ({session['status']})\n\n"
             + table_markdown(results_table(results)))
 
 
-def write_session_csv(lib: Library, session_id: int, fp: TextIO) -> None:
+def write_session_csv(lib: Library, session_id: int, fp: TextIO,
+                      include_partial: bool = False) -> None:
     """One row per result, canonical units for spreadsheets: config, tool, test, parameters
-    (JSON), metric, unit, n, mean, stddev, the per-repeat values separated by ';', notes, and
-    `shown`: the mean ± stddev as every table writes it."""
+    (JSON), metric, unit, which way is better, n, mean, stddev and CV (over the runs counted),
+    every per-repeat value separated by ';', the repeats left out of the mean ('2 cancelled'),
+    notes, and `shown`: the mean ± stddev as every table writes it."""
     w = csv.writer(fp)
-    w.writerow(["session", "config", "tool", "test", "params", "metric", "unit", "n", "mean",
-                "stddev", "values", "notes", "shown"])
-    for r in lib.results(session_id):
+    w.writerow(["session", "config", "tool", "test", "params", "metric", "unit", "better", "n",
+                "mean", "stddev", "cv", "values", "excluded", "notes", "shown"])
+    for r in session_results(lib, session_id, include_partial).rows:
         w.writerow([session_id, r["config"], r["tool"], r["test"],
-                    json.dumps(r["params"], sort_keys=True), r["metric"], r["unit"], r["n"],
-                    r["mean"], r["stddev"],
+                    json.dumps(r["params"], sort_keys=True), r["metric"], r["unit"],
+                    _better(r), r["n"], r["mean"], r["stddev"], _num(_cv(r)),
                     ";".join("" if v is None else repr(v) for v in r["values"]),
+                    ";".join(f"{e['repeat']} {e['status']}" for e in r.get("excluded") or []),
                     "; ".join(r.get("notes") or []), shown(r)])
+
+
+def _better(row: Mapping[str, Any]) -> str:
+    """'higher' or 'lower': which way the row's figure is better."""
+    return "higher" if better_is_higher(str(row.get("metric", "")),
+                                        str(row.get("unit", ""))) else "lower"
+
+
+def _cv(row: Mapping[str, Any]) -> float | None:
+    mean, std, n = row_stats(row)
+    return cv(mean, std) if n >= 2 else None
+
+
+def excluded_summary(results: SessionResults) -> dict[str, Any]:
+    """The runs that did not complete, for a JSON document: how many, per status, whether
+    their figures are in the means, each run, and the sentence every surface shows."""
+    reasons = results.reasons()
+    return {"runs": sum(reasons.values()), "reasons": reasons, "included": results.included,
+            "incomplete": [{"case_id": r.case_id, "repeat": r.repeat, "status": r.status,
+                            "error": r.error} for r in results.incomplete],
+            "text": format_excluded(reasons, results.included)}
 
 
 def shown(row: Mapping[str, Any]) -> str:
@@ -183,12 +218,21 @@ def shown(row: Mapping[str, Any]) -> str:
     return format_mean_std(mean, std, n, str(row.get("unit", "")))
 
 
-def session_json(lib: Library, session_id: int, samples: bool = True) -> dict[str, Any]:
-    """A whole session as one document: facts, results (each with its `shown` text), runs,
-    events, and the samples; stamped with its format name and version."""
+def session_json(lib: Library, session_id: int, samples: bool = True,
+                 include_partial: bool = False) -> dict[str, Any]:
+    """A whole session as one document: facts, results (each with its `shown` text, CV, noise
+    flag, direction and the values left out of its mean), the runs left out (`excluded`),
+    runs, events, and the samples; stamped with its format name and version."""
+    results = session_results(lib, session_id, include_partial)
+    rows = []
+    for r in results.rows:
+        mean, std, n = row_stats(r)
+        rows.append({**r, "cv": _cv(r), "noisy": is_noisy(mean, std, n), "better": _better(r),
+                     "shown": shown(r)})
     doc: dict[str, Any] = {
         "session": lib.session(session_id),
-        "results": [{**r, "shown": shown(r)} for r in lib.results(session_id)],
+        "results": rows,
+        "excluded": excluded_summary(results),
         "runs": lib.runs(session_id),
         "events": lib.events(session_id),
     }
@@ -197,20 +241,25 @@ def session_json(lib: Library, session_id: int, samples: bool = True) -> dict[st
     return versioned("disklab.session", doc)
 
 
-def write_session(lib: Library, session_id: int, path: str | Path, fmt: str) -> Path:
-    """A session to html, md, csv or json (charts to SVG: svg.write_svgs)."""
+def write_session(lib: Library, session_id: int, path: str | Path, fmt: str,
+                  include_partial: bool = False) -> Path:
+    """A session to html, md, csv or json (charts to SVG: svg.write_svgs); the figures of runs
+    that did not complete count in the means only with `include_partial`."""
     path = Path(path)
     if fmt == "html":
-        text = session_html(lib.session(session_id), lib.results(session_id),
+        text = session_html(lib.session(session_id),
+                            session_results(lib, session_id, include_partial),
                             thinned_samples(lib, session_id))
     elif fmt == "md":
-        text = session_markdown(lib.session(session_id), lib.results(session_id))
+        text = session_markdown(lib.session(session_id),
+                                session_results(lib, session_id, include_partial))
     elif fmt == "csv":
         with path.open("w", newline="", encoding="utf-8") as fp:
-            write_session_csv(lib, session_id, fp)
+            write_session_csv(lib, session_id, fp, include_partial)
         return path
     elif fmt == "json":
-        text = json.dumps(session_json(lib, session_id, samples=True), indent=1, default=str)
+        text = json.dumps(session_json(lib, session_id, samples=True,
+                                       include_partial=include_partial), indent=1, default=str)
     else:
         raise ValueError(f"unknown format {fmt!r} ({', '.join(SESSION_FORMATS)})")
     path.write_text(text, encoding="utf-8")
@@ -229,17 +278,23 @@ def comparison_csv(c: Comparison) -> str:
     cell as the comparison table writes it (`shown`)."""
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["configuration", "test", "unit", "n", "mean", "stddev", "delta", "delta_pct",
-                "baseline", "shown"])
+    keys = [k for k in CELL_KEYS if k not in ("configuration", "test", "shown")]
+    w.writerow(["configuration", "test", *keys, "baseline", "shown"])
     for row in c.rows:
         for col in c.columns:
-            cell = c.cells.get((row, col))
-            if cell is None:
+            if (row, col) not in c.cells:
                 continue
-            w.writerow([row, col, cell.unit, cell.n, _num(cell.mean), _num(cell.stddev),
-                        _num(cell.delta), _num(cell.delta_pct), c.baseline or "",
-                        cell_text(c, row, col)])
+            d = cell_json(c, row, col)
+            w.writerow([row, col, *(_csv(d[k]) for k in keys), c.baseline or "", d["shown"]])
     return out.getvalue()
+
+
+def _csv(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return _num(v)
+    return "" if v is None else str(v)
 
 
 def _num(v: float | None) -> str:
@@ -247,18 +302,50 @@ def _num(v: float | None) -> str:
     return "" if v is None else repr(float(v))
 
 
+# a comparison cell's fields in JSON and CSV, in this order
+CELL_KEYS = ("configuration", "test", "unit", "better", "n", "mean", "stddev", "cv", "noisy",
+             "excluded", "excluded_why", "delta", "delta_pct", "ci_low", "ci_high", "ratio",
+             "ratio_low", "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown")
+
+
+def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
+    """One comparison cell as data, canonical units: the mean with n, stddev and CV; against
+    the baseline the difference, its (1 - alpha) confidence interval and the ratio's, Welch's
+    df, t and p, `significant` and the verdict; `better` says which way is better."""
+    cell = c.cells[(row, col)]
+    w = cell.test
+    return {
+        "configuration": row, "test": col, "unit": cell.unit,
+        "better": "higher" if c.higher_is_better.get(col, True) else "lower",
+        "n": cell.n, "mean": cell.mean, "stddev": cell.stddev, "cv": cell.cv,
+        "noisy": cell.noisy, "excluded": cell.excluded,
+        "excluded_why": format_left_out(cell.excluded_why),
+        "delta": cell.delta, "delta_pct": cell.delta_pct,
+        "ci_low": w.ci_low if w else None, "ci_high": w.ci_high if w else None,
+        "ratio": w.ratio if w else None, "ratio_low": w.ratio_low if w else None,
+        "ratio_high": w.ratio_high if w else None, "df": w.df if w else None,
+        "t": w.t if w else None, "p_value": w.p_value if w else None,
+        "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
+        "shown": cell_text(c, row, col),
+    }
+
+
 def comparison_json(c: Comparison) -> dict[str, Any]:
-    """The comparison as plain JSON data, canonical units, with its format name and version."""
+    """The comparison as plain JSON data, canonical units, with its format name and version: the
+    test behind the verdicts (alpha, confidence), the runs left out of the means, and every cell
+    (cell_json)."""
     return versioned("disklab.comparison", {
         "baseline": c.baseline,
+        "alpha": c.alpha,
+        "confidence": 1.0 - c.alpha,
+        "test": "Welch's t-test (unequal variances), two-sided",
+        "excluded": excluded_summary(c.incomplete),
         "rows": list(c.rows),
-        "columns": [{"test": col, "unit": c.units.get(col, "")} for col in c.columns],
-        "cells": [
-            {"configuration": row, "test": col, "n": cell.n, "mean": cell.mean,
-             "stddev": cell.stddev, "unit": cell.unit, "delta": cell.delta,
-             "delta_pct": cell.delta_pct, "shown": cell_text(c, row, col)}
-            for (row, col), cell in c.cells.items()
-        ],
+        "columns": [{"test": col, "unit": c.units.get(col, ""),
+                     "better": "higher" if c.higher_is_better.get(col, True) else "lower",
+                     "direction": format_direction(c.higher_is_better.get(col, True))}
+                    for col in c.columns],
+        "cells": [cell_json(c, row, col) for (row, col) in c.cells],
     })
 
 
@@ -268,6 +355,9 @@ def comparison_html(c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
     facts = [(f"session {s.get('id')}", f"{s.get('name', '')} ({s.get('status', '')}, "
               f"{when(s.get('started'))})") for s in sessions]
     facts.append(("baseline", str(c.baseline)))
+    if c.incomplete.incomplete:
+        facts.append(("runs excluded", format_excluded(c.incomplete.reasons(),
+                                                       c.incomplete.included)))
     tables = [comparison_table(c)]
     if diff:
         tables.append(config_diff_table(c, diff))
@@ -275,22 +365,26 @@ def comparison_html(c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
 
 
 def write_comparison(lib: Library, session_ids: Sequence[int], baseline: int | str | None,
-                     path: str | Path, fmt: str, all_metrics: bool | None = None) -> Path:
+                     path: str | Path, fmt: str, all_metrics: bool | None = None,
+                     alpha: float = ALPHA, include_partial: bool = False) -> Path:
     """A comparison to md, csv, json or html. Markdown and HTML are for people and hold the
     headline figures unless `all_metrics`; CSV and JSON hold everything unless told."""
-    Path(path).write_text(comparison_text(lib, session_ids, baseline, fmt, all_metrics),
-                          encoding="utf-8")
+    Path(path).write_text(comparison_text(lib, session_ids, baseline, fmt, all_metrics, alpha,
+                                          include_partial), encoding="utf-8")
     return Path(path)
 
 
 def comparison_text(lib: Library, session_ids: Sequence[int], baseline: int | str | None,
-                    fmt: str, all_metrics: bool | None = None) -> str:
-    """The comparison document in `fmt` as text (`disklab compare` prints it)."""
+                    fmt: str, all_metrics: bool | None = None, alpha: float = ALPHA,
+                    include_partial: bool = False) -> str:
+    """The comparison document in `fmt` as text (`disklab compare` prints it): cells tested
+    at `alpha`, runs that did not complete left out unless `include_partial`."""
     if fmt not in COMPARISON_FORMATS:
         raise ValueError(f"unknown format {fmt!r} ({', '.join(COMPARISON_FORMATS)})")
     if all_metrics is None:
         all_metrics = fmt in ("csv", "json")
-    c, sessions = comparison_for(lib, session_ids, baseline, all_metrics)
+    c, sessions = comparison_for(lib, session_ids, baseline, all_metrics, alpha,
+                                 include_partial)
     if fmt == "md":
         return comparison_markdown(c)
     if fmt == "csv":

@@ -81,6 +81,89 @@ def format_delta(pct: float | None) -> str:
     return MISSING if pct is None else f"{pct:+.1f} %"
 
 
+def format_signed(value: float | None, unit: str) -> str:
+    """A signed figure in its display unit: '+281 MiB/s', '-183 MiB/s' (a difference)."""
+    if value is None or not math.isfinite(value):
+        return MISSING
+    text = format_value(value, unit)
+    return text if text.startswith("-") else f"+{text}"
+
+
+def format_spread(n: int, cv: float | None) -> str:
+    """How far a mean can be trusted: 'n=3, CV 4.1 %' (CV: stddev over mean), 'n=1'."""
+    if n < 2 or cv is None:
+        return f"n={n}"
+    return f"n={n}, CV {100.0 * cv:.1f} %"
+
+
+def format_cv(cv: float | None) -> str:
+    """A coefficient of variation in per cent: '4.1 %'; empty without one (n < 2)."""
+    return "" if cv is None else f"{100.0 * cv:.1f} %"
+
+
+def format_p(p: float | None) -> str:
+    """A p-value as a reviewer reads it: 'p = 0.78', 'p = 0.012', 'p < 0.001'."""
+    if p is None:
+        return MISSING
+    if p < 0.001:
+        return "p < 0.001"
+    # three significant digits below 0.1, so a p of 0.0497 never reads as 0.05
+    return f"p = {p:.3g}" if p < 0.1 else f"p = {p:.2f}"
+
+
+def format_interval(low: float | None, high: float | None, unit: str, alpha: float) -> str:
+    """The confidence interval of a difference: '95 % CI -183 … +281 MiB/s'."""
+    level = f"{100.0 * (1.0 - alpha):g} % CI"
+    if low is None or high is None:
+        return f"{level} {MISSING}"
+    shown, _div = display_unit(unit)
+    low_text = format_signed(low, unit).removesuffix(f" {shown}")
+    return f"{level} {low_text} … {format_signed(high, unit)}"
+
+
+def format_ratio_interval(low: float | None, high: float | None) -> str:
+    """The interval of a ratio of means: '×0.54 … ×1.70'; 'ratio unbounded' when the
+    baseline's mean is not clearly away from zero."""
+    if low is None or high is None:
+        return "ratio unbounded"
+    return f"×{number(low)} … ×{number(high)}"
+
+
+def format_direction(higher_is_better: bool) -> str:
+    """Which way a figure is better, said next to every table and chart."""
+    return "higher is better" if higher_is_better else "lower is better"
+
+
+def format_excluded(reasons: Mapping[str, int], included: bool) -> str:
+    """What every surface says about the runs that did not complete: how many, why, and
+    whether they count: '2 runs excluded from the means: 1 cancelled, 1 failed (…)'."""
+    total = sum(reasons.values())
+    if not total:
+        return ""
+    runs = "1 run" if total == 1 else f"{total} runs"
+    why = ", ".join(f"{n} {status}" for status, n in sorted(reasons.items()))
+    if included:
+        return (f"{runs} did not complete ({why}): their partial figures are included in the "
+                "means, as asked")
+    return (f"{runs} excluded from the means, comparisons and charts ({why}); their partial "
+            "figures are kept and shown; include partial runs to count them")
+
+
+def format_left_out(statuses: Iterable[str]) -> str:
+    """The runs left out of one mean, and why: '1 run excluded (cancelled)',
+    '2 runs excluded (1 cancelled, 1 failed)'; empty when none."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status] = counts.get(status, 0) + 1
+    total = sum(counts.values())
+    if not total:
+        return ""
+    runs = "1 run" if total == 1 else f"{total} runs"
+    why = (next(iter(counts)) if len(counts) == 1 and total == 1
+           else ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return f"{runs} excluded ({why})"
+
+
 def format_params(params: Mapping[str, Any] | None, skip: Iterable[str] = ()) -> str:
     """Parameters as people read them: 'mode=write block_size=1m' (sizes in the plan's own
     spelling, lists comma separated)."""

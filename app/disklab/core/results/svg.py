@@ -91,7 +91,7 @@ def to_svg(spec: ChartSpec, width: int = 720, height: int = 380) -> str:
     parts.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" '
                  'stroke="#333"/>')
     parts.append(f'<text transform="translate(16,{top + ph / 2}) rotate(-90)" '
-                 f'text-anchor="middle">{esc(spec.y_label)}</text>')
+                 f'text-anchor="middle">{esc(spec.axis_title)}</text>')
     parts.append(f'<text x="{left + pw / 2}" y="{top + ph + 44}" text-anchor="middle">'
                  f'{esc(spec.x_label)}</text>')
 

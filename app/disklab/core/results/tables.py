@@ -11,24 +11,45 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from disklab.core.results.compare import Comparison, delta_class, delta_pct
+from disklab.core.results.compare import (
+    BASELINE,
+    ONE_RUN,
+    Comparison,
+    better_is_higher,
+    delta_class,
+    delta_pct,
+)
 from disklab.core.results.format import (
     MISSING,
+    format_cv,
     format_delta,
+    format_direction,
+    format_excluded,
+    format_interval,
+    format_left_out,
     format_mean_std,
+    format_p,
     format_params,
+    format_ratio_interval,
+    format_spread,
     format_stddev,
     format_value,
 )
+from disklab.core.results.partial import SessionResults
 from disklab.core.results.rows import constant_params, headline, point, row_params, row_stats
+from disklab.core.results.stats import NOISY_CV, NOISY_MIN_N, cv, is_noisy
 
-RESULTS_HEADER = ("config", "tool", "metric", "parameters", "mean", "± stddev", "n", "note")
+RESULTS_HEADER = ("config", "tool", "metric", "direction", "parameters", "mean", "± stddev", "n",
+                  "CV", "note")
+NOISY_HINT = (f"noisy: CV above {100 * NOISY_CV:g} % over {NOISY_MIN_N} runs or more; more "
+              "repeats, longer runs or dropping the caches between runs steady it")
 
 
 @dataclass(frozen=True)
 class Table:
     """A captioned table of text cells; `classes` (same shape as rows) marks cells for colour
-    ('num better', 'num worse'); `note` is said once above the table (what every row shares)."""
+    ('num better', 'num worse'); `note` is said once above the table (what every row shares,
+    the runs left out, the hints), one line each."""
 
     caption: str
     header: tuple[str, ...]
@@ -37,13 +58,33 @@ class Table:
     note: str = ""
 
 
-def results_table(results: Sequence[Mapping[str, Any]], all_metrics: bool = True,
-                  baseline_config: str | None = None) -> Table:
-    """A session's results, one row per configuration, case and metric: mean, stddev and n over
-    the repeats. Parameters equal in every row are said once in `note`. `all_metrics=False`
-    keeps the headline figures (rows.is_headline). With `baseline_config`, a last column holds
-    each mean's delta against that configuration's mean for the same tool, parameters and
-    metric."""
+def _lines(*texts: str) -> str:
+    return "\n".join(t for t in texts if t)
+
+
+def _left_out(row: Mapping[str, Any], counted: bool) -> str:
+    """The values of a row's incomplete runs, kept visible: 'repeat 2 cancelled: 412 MiB/s,
+    not in the mean'."""
+    unit = str(row.get("unit", ""))
+    items = row.get("partial") if counted else row.get("excluded")
+    where = "in the mean" if counted else "not in the mean"
+    return "; ".join(f"repeat {e['repeat']} {e['status']}: {format_value(e['value'], unit)}, "
+                     f"{where}" for e in items or [])
+
+
+def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
+                  all_metrics: bool = True, baseline_config: str | None = None) -> Table:
+    """A session's results, one row per configuration, case and metric: which way is better,
+    mean, stddev, n and coefficient of variation over the repeats. Parameters equal in every
+    row are said once in `note`, and so are the runs left out of the means (given
+    partial.SessionResults) and the hint for noisy figures. `all_metrics=False` keeps the
+    headline figures (rows.is_headline). With `baseline_config`, a last column holds each
+    mean's delta against that configuration's mean for the same tool, parameters and metric."""
+    counted = isinstance(results, SessionResults) and results.included
+    excluded = (format_excluded(results.reasons(), results.included)
+                if isinstance(results, SessionResults) else "")
+    if isinstance(results, SessionResults):
+        results = results.rows
     rows = list(results) if all_metrics else headline(results)
     common = constant_params(rows)
     header = RESULTS_HEADER
@@ -51,29 +92,56 @@ def results_table(results: Sequence[Mapping[str, Any]], all_metrics: bool = True
         header = (*header, f"Δ vs {baseline_config}")
     base = {point(r): row_stats(r)[0] for r in rows if r.get("config") == baseline_config}
     out = []
+    noisy = False
     for r in rows:
         mean, std, n = row_stats(r)
         unit = str(r.get("unit", ""))
-        cells = (str(r.get("config") or ""), str(r.get("tool", "")), str(r.get("metric", "")),
+        metric = str(r.get("metric", ""))
+        notes = list(r.get("notes") or [])
+        if is_noisy(mean, std, n):
+            noisy = True
+            notes.append("noisy")
+        notes.append(_left_out(r, counted))
+        cells = (str(r.get("config") or ""), str(r.get("tool", "")), metric,
+                 format_direction(better_is_higher(metric, unit)),
                  format_params(row_params(r), skip=common), format_value(mean, unit),
-                 format_stddev(std, n, unit), str(n), "; ".join(r.get("notes") or []))
+                 format_stddev(std, n, unit), str(n),
+                 format_cv(cv(mean, std) if n >= 2 else None), "; ".join(filter(None, notes)))
         if baseline_config is not None:
             cells = (*cells, "" if r.get("config") == baseline_config
                      else format_delta(delta_pct(mean, base.get(point(r)))))
         out.append(cells)
     return Table("Results (mean ± stddev over repeats)", header, tuple(out),
-                 note=f"every case: {format_params(common)}" if common else "")
+                 note=_lines(f"every case: {format_params(common)}" if common else "",
+                             excluded, NOISY_HINT if noisy else ""))
 
 
 def cell_text(c: Comparison, row: str, col: str) -> str:
-    """A comparison cell: '105 MiB/s ± 13.5 MiB/s (+4.2 %)'; the baseline's without delta."""
+    """A comparison cell, every part separated by '; ': the mean ± stddev with n and CV; for
+    a configuration other than the baseline, the difference in per cent, its confidence
+    interval (of the difference and of the ratio), the p-value and the verdict; 'noisy'; the
+    runs left out. '449 MiB/s ± 188 MiB/s (n=2, CV 41.9 %); +12.2 %, 95 % CI -183 … +281
+    MiB/s (×0.54 … ×1.70), p = 0.78: no significant difference'."""
     cell = c.cells.get((row, col))
-    if cell is None or cell.mean is None:
+    if cell is None:
         return MISSING
-    text = format_mean_std(cell.mean, cell.stddev, cell.n, cell.unit)
-    if row != c.baseline and cell.delta_pct is not None:
-        text += f" ({format_delta(cell.delta_pct)})"
-    return text
+    left_out = format_left_out(cell.excluded_why)
+    if cell.mean is None:
+        return "; ".join(filter(None, (MISSING, left_out)))
+    parts = [f"{format_mean_std(cell.mean, cell.stddev, cell.n, cell.unit)} "
+             f"({format_spread(cell.n, cell.cv)})"]
+    if cell.verdict not in ("", BASELINE) and cell.delta_pct is not None:
+        w = cell.test
+        if w is None:
+            parts.append(f"{format_delta(cell.delta_pct)}: {ONE_RUN}")
+        else:
+            parts.append(f"{format_delta(cell.delta_pct)}, "
+                         f"{format_interval(w.ci_low, w.ci_high, cell.unit, w.alpha)} "
+                         f"({format_ratio_interval(w.ratio_low, w.ratio_high)}), "
+                         f"{format_p(w.p_value)}: {cell.verdict}")
+    if cell.noisy:
+        parts.append("noisy")
+    return "; ".join(filter(None, (*parts, left_out)))
 
 
 def row_heading(c: Comparison, row: str) -> str:
@@ -81,16 +149,35 @@ def row_heading(c: Comparison, row: str) -> str:
     return f"{row} (baseline)" if row == c.baseline else row
 
 
+def column_heading(c: Comparison, col: str) -> str:
+    """A comparison column's name with the way it is better: '… (higher is better)'."""
+    return f"{col} ({format_direction(c.higher_is_better.get(col, True))})"
+
+
+def comparison_note(c: Comparison) -> str:
+    """What a comparison says above its table: the test behind its verdicts, the parameters
+    every test shares, the runs left out of the means, the hint for noisy cells."""
+    noisy = any(cell.noisy for cell in c.cells.values())
+    common = format_params(c.common)
+    return _lines(
+        f"better or worse: Welch's t-test against the baseline, p < {c.alpha:g} and the "
+        f"{100 * (1 - c.alpha):g} % confidence interval of the difference excluding zero; "
+        "otherwise no significant difference",
+        f"in every test: {common}" if common else "",
+        format_excluded(c.incomplete.reasons(), c.incomplete.included),
+        NOISY_HINT if noisy else "")
+
+
 def comparison_table(c: Comparison) -> Table:
-    """Configurations x tests, cells mean ± stddev and delta, classes for better/worse."""
+    """Configurations x tests, cells mean ± stddev and the verdict against the baseline,
+    classes for better/worse (significant differences only)."""
     rows, classes = [], []
     for row in c.rows:
         rows.append((row_heading(c, row), *(cell_text(c, row, col) for col in c.columns)))
         classes.append(("", *(f"num {delta_class(c, row, col)}" for col in c.columns)))
-    common = format_params(c.common)
-    return Table("Comparison (mean ± stddev, delta against the baseline)",
-                 ("configuration", *c.columns), tuple(rows), tuple(classes),
-                 note=f"in every test: {common}" if common else "")
+    return Table("Comparison (mean ± stddev, difference from the baseline and its significance)",
+                 ("configuration", *(column_heading(c, col) for col in c.columns)),
+                 tuple(rows), tuple(classes), note=comparison_note(c))
 
 
 def config_diff_table(c: Comparison, diff: Sequence[tuple[str, Mapping[str, str]]]) -> Table:

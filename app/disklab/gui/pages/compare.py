@@ -1,12 +1,17 @@
 """Compare page: two or more sessions (or the configurations in them) side by side.
 
-Rows are configurations, columns tests, cells mean ± stddev with the delta against the chosen
-baseline in per cent, green where better and red where worse; grouped bar charts and line charts
-over a swept parameter; and the configuration values that differ. Everything exports.
+Rows are configurations, columns tests (each saying which way is better), cells mean ± stddev
+with n and CV, and against the chosen baseline the difference, its confidence interval, Welch's
+p-value and the verdict: green where significantly better and red where significantly worse at
+the alpha set on the page, uncoloured where there is no significant difference. Runs that did
+not complete are left out unless "include partial runs" is ticked, and the heading says how many.
+Grouped bar charts and line charts over a swept parameter; the configuration values that
+differ. Everything exports.
 """
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -14,6 +19,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
@@ -31,7 +37,6 @@ from PySide6.QtWidgets import (
 
 from disklab.core.results.charts import ChartSpec, comparison_charts, sweep_charts
 from disklab.core.results.compare import (
-    DELTA_THRESHOLD,
     Comparison,
     comparison_for,
     config_diff,
@@ -41,7 +46,8 @@ from disklab.core.results.compare import (
     session_label,
 )
 from disklab.core.results.documents import write_comparison
-from disklab.core.results.format import format_params
+from disklab.core.results.partial import session_results
+from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import comparison_table, row_heading
 from disklab.gui.plots import ChartView
 from disklab.gui.state import Workbench
@@ -75,6 +81,24 @@ class ComparePage(QWidget):
         self.all_metrics = QCheckBox("all metrics (percentiles, per process, CPU)")
         self.all_metrics.toggled.connect(lambda _on: self.comparison and self.compare())
         left.addWidget(self.all_metrics)
+        self.include_partial = QCheckBox("include partial runs (cancelled, failed)")
+        self.include_partial.setToolTip(
+            "Runs that did not complete are kept and shown, but left out of the means, the "
+            "tests and the charts unless this is ticked.")
+        self.include_partial.toggled.connect(lambda _on: self.comparison and self.compare())
+        left.addWidget(self.include_partial)
+        alpha_row = QHBoxLayout()
+        alpha_row.addWidget(QLabel("Significance level α"))
+        self.alpha = QDoubleSpinBox()
+        self.alpha.setDecimals(3)
+        self.alpha.setRange(0.001, 0.5)
+        self.alpha.setSingleStep(0.01)
+        self.alpha.setValue(ALPHA)
+        self.alpha.setToolTip("A difference is better or worse only when Welch's t-test gives "
+                              "p < α and the (1 - α) confidence interval excludes zero.")
+        self.alpha.valueChanged.connect(lambda _v: self.comparison and self.compare())
+        alpha_row.addWidget(self.alpha)
+        left.addLayout(alpha_row)
         go = QPushButton("Compare")
         go.clicked.connect(self.compare)
         left.addWidget(go)
@@ -191,8 +215,10 @@ class ComparePage(QWidget):
             return
         lib = self._library()
         baseline = self.baseline.currentData()
+        include = self.include_partial.isChecked()
         self.comparison, self.sessions = comparison_for(lib, ids, baseline,
-                                                        self.all_metrics.isChecked())
+                                                        self.all_metrics.isChecked(),
+                                                        self.alpha.value(), include)
         self.diff = config_diff(config_facts(lib, self.sessions, self.comparison))
         c = self.comparison
         # from now on the baseline is chosen among the rows (configurations)
@@ -204,12 +230,14 @@ class ComparePage(QWidget):
         self.baseline.blockSignals(False)
         self.charts = comparison_charts(c)
         self.charts += sweep_charts(labelled_rows(
-            [(session_label(s), lib.results(s["id"])) for s in self.sessions]))
-        common = format_params(c.common)
+            [(session_label(s), session_results(lib, s["id"], include).rows)
+             for s in self.sessions]))
+        note = comparison_table(c).note  # the test, shared parameters, runs left out, noise
         self.heading.setText(f"<b>{len(c.rows)} configuration(s) × {len(c.columns)} test(s)</b>"
-                             f"; baseline {c.baseline}. Green: better by {DELTA_THRESHOLD:g} % "
-                             "or more; red: worse."
-                             + (f"<br>In every test: {common}" if common else ""))
+                             f"; baseline {c.baseline}. Green: significantly better; red: "
+                             "significantly worse; uncoloured: no significant difference."
+                             + "".join(f"<br>{html.escape(line)}"
+                                       for line in note.splitlines()))
         self._fill_table()
         self._fill_diff()
         self.chart_pick.blockSignals(True)
@@ -226,12 +254,13 @@ class ComparePage(QWidget):
         t.clear()
         t.setRowCount(len(c.rows))
         t.setColumnCount(len(c.columns))
-        t.setHorizontalHeaderLabels([col.replace(" ", "\n", 2) for col in c.columns])
-        t.setVerticalHeaderLabels([row_heading(c, r) for r in c.rows])
         table = comparison_table(c)  # the text every export writes
+        t.setHorizontalHeaderLabels([h.replace(" ", "\n", 2) for h in table.header[1:]])
+        t.setVerticalHeaderLabels([row_heading(c, r) for r in c.rows])
         for i, row in enumerate(c.rows):
             for j, col in enumerate(c.columns):
-                item = QTableWidgetItem(table.rows[i][j + 1])
+                # the same text, its parts ('; ') on lines of their own
+                item = QTableWidgetItem(table.rows[i][j + 1].replace("; ", "\n"))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight |
                                       Qt.AlignmentFlag.AlignVCenter)
                 colour = DELTA_COLOURS.get(delta_class(c, row, col))
@@ -240,6 +269,7 @@ class ComparePage(QWidget):
                     item.setForeground(QColor(20, 20, 20))
                 t.setItem(i, j, item)
         t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        t.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
 
     def _fill_diff(self) -> None:
         c = self.comparison
@@ -276,5 +306,6 @@ class ComparePage(QWidget):
         write_comparison(self._library(), [int(s["id"]) for s in self.sessions],
                          self.baseline.currentData(), path, fmt,
                          all_metrics=True if fmt in ("csv", "json") else
-                         self.all_metrics.isChecked())
+                         self.all_metrics.isChecked(), alpha=self.alpha.value(),
+                         include_partial=self.include_partial.isChecked())
         return path

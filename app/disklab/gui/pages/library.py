@@ -1,6 +1,7 @@
 """Library page: every session, sortable and filterable; a session's results, plan, host facts,
 warnings and transcripts; notes and tags; delete; run again; resume an incomplete session in
-place; compare; export.
+place; compare; export. Runs that did not complete are shown but left out of the means and
+charts unless "include partial runs" is ticked; the heading says how many were left out and why.
 
 Library reads are short SQLite queries on the GUI thread's own connection (the run's writes
 happen on the worker's connection, in WAL mode, so they never block these reads).
@@ -8,12 +9,14 @@ happen on the worker's connection, in WAL mode, so they never block these reads)
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
@@ -35,6 +38,7 @@ from PySide6.QtWidgets import (
 from disklab.core.library.schema import RESUMABLE
 from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
 from disklab.core.results.documents import write_session
+from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.gui.draft import PlanDraft
@@ -53,7 +57,7 @@ class LibraryPage(QWidget):
         self.wb = wb
         self.lib: Any = None
         self.current: dict[str, Any] | None = None
-        self.results: list[dict[str, Any]] = []
+        self.results: SessionResults = SessionResults([])
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.filter = QLineEdit()
@@ -100,6 +104,13 @@ class LibraryPage(QWidget):
         edit.addWidget(self.notes, 3)
         edit.addWidget(self.tags, 2)
         edit.addWidget(save)
+        self.include_partial = QCheckBox("include partial runs")
+        self.include_partial.setToolTip(
+            "Runs that did not complete (cancelled, failed, stopped early) are kept and shown, "
+            "but left out of the means and charts unless this is ticked.")
+        self.include_partial.toggled.connect(
+            lambda _on: self.current and self.open_session(self.current["id"]))
+        edit.addWidget(self.include_partial)
         dl.addLayout(edit)
         actions = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
@@ -201,7 +212,7 @@ class LibraryPage(QWidget):
         lib = self._library()
         s = lib.session(session_id)
         self.current = s
-        self.results = lib.results(session_id)
+        self.results = session_results(lib, session_id, self.include_partial.isChecked())
         status = s["status"]
         flag = " — interrupted: the app stopped during this run" if status == "interrupted" \
             else ""
@@ -245,7 +256,8 @@ class LibraryPage(QWidget):
 
     def _session_charts(self, session_id: int) -> list[ChartSpec]:
         lib = self._library()
-        return session_charts(lib.results(session_id), thinned_samples(lib, session_id))
+        rows = session_results(lib, session_id, self.include_partial.isChecked()).rows
+        return session_charts(rows, thinned_samples(lib, session_id))
 
     def _show_chart(self, index: int) -> None:
         self.chart.show_spec(self.charts[index] if 0 <= index < len(self.charts) else None)
@@ -269,8 +281,8 @@ class LibraryPage(QWidget):
 
     def _fill_results(self) -> None:
         table = results_table(self.results)  # the text `disklab show` and the exports write
-        if table.note:
-            self.heading.setText(self.heading.text() + "<br>" + table.note)
+        for line in table.note.splitlines():  # shared parameters, runs left out, noise
+            self.heading.setText(self.heading.text() + "<br>" + html.escape(line))
         t = self.results_table
         t.setSortingEnabled(False)
         t.setRowCount(len(table.rows))
@@ -348,7 +360,8 @@ class LibraryPage(QWidget):
         if sid is None:
             raise ValueError("no session selected")
         if fmt in ("html", "csv", "md", "json"):
-            write_session(self._library(), sid, path, fmt)
+            write_session(self._library(), sid, path, fmt,
+                          include_partial=self.include_partial.isChecked())
         elif fmt in ("png", "svg") and Path(path).suffix:
             self._load_charts()
             self.chart.export(path)  # the chart shown

@@ -193,3 +193,33 @@ def test_a_journal_device_without_confirm_is_an_error_at_its_key_and_line(tmp_pa
                for m in messages), messages
     assert "line 10: config[1].mkfs.journal_device: /dev/null is not a block device" in messages
     assert len(messages) == 2
+
+
+def test_an_image_target_without_root_pkexec_or_sudo_is_an_error(tmp_path: Path,
+                                                                  monkeypatch) -> None:
+    """A user who is not root and has neither pkexec nor sudo cannot attach an image: the plan
+    says so at target.image before anything runs (the user and the PATH are set, the check is
+    the loader's own)."""
+    text = f"""
+name = "x"
+[target]
+image = {{ path = "{tmp_path / 'x.img'}", size = "1g" }}
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "16m"
+"""
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    with pytest.raises(PlanError) as e:
+        parse_plan(text)
+    assert any(p.key == "target.image" and "root, pkexec or sudo" in p.message
+               for p in e.value.problems)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # sudo is installed here: then it can
+    problems = []
+    try:
+        parse_plan(text)
+    except PlanError as err:
+        problems = [p.message for p in err.problems]
+    assert not any("root, pkexec or sudo" in m for m in problems)

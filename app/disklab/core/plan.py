@@ -355,7 +355,7 @@ def _image_target(image: Any, check: _Checker, base_dir: Path) -> Target | None:
     elif path.parent.is_dir() and size > shutil.disk_usage(path.parent).free:
         check.warn("target.image", f"the image ({human_bytes(size)}) is larger than the free "
                    f"space under {path.parent}; it is sparse, but filling it will fail")
-    if os.geteuid() != 0 and _which("pkexec") is None and _which("sudo") is None:
+    if os.geteuid() != 0 and not _which("pkexec") and not _which("sudo"):
         check.error("target.image", "attaching an image needs root, pkexec or sudo")
     return Target(kind="image", path=str(path), size=size)
 

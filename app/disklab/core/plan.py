@@ -428,6 +428,9 @@ def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict
         if spec is None:
             problems.append(Problem(key, f"unknown key for {tool}"))
             continue
+        if value is None and spec.default is None:  # an optional parameter left unset
+            params[key] = None
+            continue
         try:
             params[key] = _value(spec, value)
         except ValueError as e:

@@ -182,9 +182,11 @@ def disklab(*args: str, **kw: object) -> subprocess.Popen[str]:
 def test_a_killed_runs_group_is_removed_at_the_next_start(big_fs: ScratchFs,
                                                           tmp_path: Path) -> None:
     library = tmp_path / "lib" / "library.sqlite3"
+    state = tmp_path / "state" / "disklab"  # where crash records go: $XDG_STATE_HOME/disklab
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
     killed = tmp_path / "killed.toml"
     killed.write_text(KILLED.format(directory=big_fs.mountpoint))
-    run = disklab("run", str(killed), "--library", str(library), "--json")
+    run = disklab("run", str(killed), "--library", str(library), "--json", env=env)
     try:
         mine: set[str] = set()
         deadline = time.monotonic() + 60
@@ -208,7 +210,7 @@ def test_a_killed_runs_group_is_removed_at_the_next_start(big_fs: ScratchFs,
         while members(path) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert path.is_dir(), "SIGKILL leaves the group behind: the next start removes it"
-        records = list(library.parent.glob(f"setup-state-{run.pid}-cgroups.json"))
+        records = list(state.glob(f"setup-state-{run.pid}-cgroups.json"))
         assert len(records) == 1 and str(path) in records[0].read_text()
     finally:
         if run.poll() is None:
@@ -216,13 +218,13 @@ def test_a_killed_runs_group_is_removed_at_the_next_start(big_fs: ScratchFs,
             run.wait()
     quick = tmp_path / "quick.toml"
     quick.write_text(QUICK.format(directory=big_fs.mountpoint))
-    nxt = disklab("run", str(quick), "--library", str(library), "--json")
+    nxt = disklab("run", str(quick), "--library", str(library), "--json", env=env)
     out, err = nxt.communicate(timeout=300)
     assert nxt.returncode == 0, err
     assert f"removed the memory cgroup {path} (left by DiskLab pid {run.pid})" in err, err
     assert json.loads(out.splitlines()[-1])["status"] == "finished"
     assert not path.exists()
-    assert not list(library.parent.glob("setup-state-*"))
+    assert not list(state.glob("setup-state-*"))
 
 
 def test_the_helper_makes_and_removes_the_group_of_an_image_target(tmp_path: Path) -> None:

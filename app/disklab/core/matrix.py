@@ -9,19 +9,35 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
+from collections.abc import Iterator
 from typing import Any
 
 from disklab.core.model import Case, Plan, TestSpec
 
 
-def grid(spec: TestSpec) -> list[dict[str, Any]]:
-    """Every parameter point of one [[test]]: the product of its axes."""
+def points(spec: TestSpec) -> Iterator[dict[str, Any]]:
+    """Every parameter point of one [[test]], one at a time: the product of its axes."""
     axes = [k for k in spec.params if k in spec.axes]
-    points = []
     for combo in itertools.product(*(spec.params[k] for k in axes)):
         chosen = dict(zip(axes, combo, strict=True))
-        points.append({k: chosen.get(k, v) for k, v in spec.params.items()})
-    return points
+        yield {k: chosen.get(k, v) for k, v in spec.params.items()}
+
+
+def grid(spec: TestSpec) -> list[dict[str, Any]]:
+    """Every parameter point of one [[test]]: the product of its axes."""
+    return list(points(spec))
+
+
+def point_count(spec: TestSpec) -> int:
+    """How many points grid(spec) has, counted without making them (a plan's axes can
+    multiply to more than memory holds)."""
+    return math.prod(len(spec.params[k]) for k in spec.params if k in spec.axes)
+
+
+def run_count(plan: Plan) -> int:
+    """Runs of a whole plan (configurations x cases x repeats), counted without expanding."""
+    return len(plan.configs) * sum(point_count(s) for s in plan.tests) * plan.repeats
 
 
 def case_id(config: str, tool: str, params: dict[str, Any]) -> str:
@@ -36,7 +52,7 @@ def expand(plan: Plan) -> list[Case]:
     seen: dict[str, int] = {}
     for config in plan.configs:
         for spec in plan.tests:
-            for params in grid(spec):
+            for params in points(spec):
                 cid = case_id(config.label, spec.tool, params)
                 seen[cid] = seen.get(cid, 0) + 1
                 if seen[cid] > 1:

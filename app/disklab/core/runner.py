@@ -49,7 +49,7 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.fs.apply import Scratch
-from disklab.core.fs.commands import MOUNT_PREFIX
+from disklab.core.fs.commands import MOUNT_PREFIX, preview_mountpoint
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
@@ -119,14 +119,17 @@ def plan_runs(plan: Plan, python: str = sys.executable,
               as_root: bool = False) -> list[_Planned]:
     """Every case x repeat with its command, in run order: configuration by configuration
     (each is made once), and within one, rounds of repeats. `directories` maps a config label to
-    where its filesystem is mounted (default: the plan's target path); `as_root`: the tools
-    run through the privileged helper."""
+    where its filesystem is mounted (default: the plan's target directory; for an image or a
+    format target, where a configuration is shown mounted before a run, preview_mountpoint:
+    the tools' files are on the filesystem made there, never beside the image file); `as_root`:
+    the tools run through the privileged helper."""
     cases = expand(plan)
     is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
     runs = []
     device = plan.target.path if plan.target.kind == "device" else None
-    default = tempfile.gettempdir() if device else plan.target.path
+    default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
+        plan.target.kind) or preview_mountpoint()
     for config in plan.configs:
         mine = [c for c in cases if c.config == config.label]
         directory = (directories or {}).get(config.label, default)

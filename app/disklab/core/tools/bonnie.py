@@ -30,6 +30,7 @@ from disklab.core.model import (
     Scalar,
 )
 from disklab.core.tools.base import (
+    MAX_FILE,
     REQUIRED,
     Capabilities,
     Command,
@@ -48,14 +49,15 @@ FILE_TESTS = ("seq_create", "seq_stat", "seq_delete", "random_create", "random_s
 TOO_FAST = "too fast to measure"
 BYTE_IO = 3 * MiB  # bonnie.h DefaultByteIO: the per-char tests move at most 3 MiB
 DEFAULT_FILES = 16
+MAX_FILES = 1024  # -n in units of 1024: a million files per case
 
 PARAMS: Mapping[str, ParamSpec] = {
-    "size": ParamSpec("size", REQUIRED, minimum=0,
+    "size": ParamSpec("size", REQUIRED, minimum=0, maximum=MAX_FILE,
                       help="-s: file size in whole MiB (0 skips the I/O tests)"),
-    "ram": ParamSpec("size", 0, minimum=0,
+    "ram": ParamSpec("size", 0, minimum=0, maximum=MAX_FILE,
                      help="-r: RAM bonnie++ assumes, whole MiB (0: size/2, the most "
                           "bonnie++ accepts: it refuses -s below 2 x -r)"),
-    "files": ParamSpec("int", DEFAULT_FILES, minimum=0,
+    "files": ParamSpec("int", DEFAULT_FILES, minimum=0, maximum=MAX_FILES,
                        help="-n: files for the file tests, in units of 1024 (0 skips them)"),
     "fast": ParamSpec("bool", False, help="-f: skip the per-char tests"),
     "label": ParamSpec("str", "disklab", help="-m: machine name in bonnie++'s report"),

@@ -19,6 +19,8 @@ from typing import Any
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
+    MAX_BLOCK,
+    MAX_FILE,
     REQUIRED,
     Capabilities,
     Command,
@@ -162,8 +164,10 @@ class DdAdapter(ToolAdapter):
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=("write", "read"),
                           help="write from /dev/zero, or read the file back to /dev/null"),
-        "block_size": ParamSpec("size", 1 << 20, minimum=512, help="bs= (bytes per call)"),
-        "size": ParamSpec("size", REQUIRED, minimum=512, help="bytes moved (count = size/bs)"),
+        "block_size": ParamSpec("size", 1 << 20, minimum=512, maximum=MAX_BLOCK,
+                                help="bs= (bytes per call)"),
+        "size": ParamSpec("size", REQUIRED, minimum=512, maximum=MAX_FILE,
+                          help="bytes moved (count = size/bs)"),
         "direct": ParamSpec("bool", False,
                             help="oflag=direct / iflag=direct; false: conv=fdatasync on write"),
         "sync": ParamSpec("bool", False, help="oflag=dsync: every write synchronous"),
@@ -171,6 +175,11 @@ class DdAdapter(ToolAdapter):
 
     def version_argv(self) -> tuple[str, ...]:
         return ("dd", "--version")
+
+    def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """dd holds one block of bs bytes."""
+        bs = params.get("block_size")
+        return bs if isinstance(bs, int) and not isinstance(bs, bool) else None
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         bs, size = params.get("block_size"), params.get("size")

@@ -34,6 +34,10 @@ from disklab.core.model import (
     Scalar,
 )
 from disklab.core.tools.base import (
+    MAX_BLOCK,
+    MAX_COUNT,
+    MAX_FILE,
+    MAX_SECONDS,
     REQUIRED,
     Capabilities,
     Command,
@@ -56,25 +60,30 @@ PERCENTILES = (("lat_p50", "50.000000"), ("lat_p99", "99.000000"), ("lat_p99.9",
 TEXT_PERCENTILES = {50.0: "lat_p50", 99.0: "lat_p99", 99.9: "lat_p99.9"}
 JOB_KEYS = ("rw", "bs", "size", "numjobs", "iodepth", "ioengine", "direct")
 SIZE_OPTIONS = ("bs", "size")
+MAX_JOBS = 1024  # jobs of one case: threads and files fio makes (its own limit is 4096)
+MAX_IODEPTH = 65536  # the most in flight libaio (aio-max-nr) and io_uring take
 
 PARAMS: Mapping[str, ParamSpec] = {
     "rw": ParamSpec("choice", REQUIRED, choices=RW_CHOICES, help="--rw: the I/O pattern"),
-    "bs": ParamSpec("size", 4096, minimum=1, help="--bs: bytes per I/O"),
-    "size": ParamSpec("size", REQUIRED, minimum=1,
+    "bs": ParamSpec("size", 4096, minimum=1, maximum=MAX_BLOCK, help="--bs: bytes per I/O"),
+    "size": ParamSpec("size", REQUIRED, minimum=1, maximum=MAX_FILE,
                       help="--size: bytes per job; each job has a file of its own"),
-    "numjobs": ParamSpec("int", 1, minimum=1, help="--numjobs: jobs (threads), one file each"),
-    "iodepth": ParamSpec("int", 1, minimum=1, help="--iodepth: I/Os in flight per job"),
+    "numjobs": ParamSpec("int", 1, minimum=1, maximum=MAX_JOBS,
+                         help="--numjobs: jobs (threads), one file each"),
+    "iodepth": ParamSpec("int", 1, minimum=1, maximum=MAX_IODEPTH,
+                         help="--iodepth: I/Os in flight per job"),
     "ioengine": ParamSpec("choice", "psync", choices=ENGINES, help="--ioengine"),
     "direct": ParamSpec("bool", False, help="--direct=1: O_DIRECT, bypass the page cache"),
     "end_fsync": ParamSpec("bool", False, help="--end_fsync=1: fsync at the end, timed"),
-    "fsync": ParamSpec("int", 0, minimum=0, help="--fsync=N: fsync every N writes (0: never)"),
-    "runtime": ParamSpec("duration", 0.0, minimum=0,
+    "fsync": ParamSpec("int", 0, minimum=0, maximum=MAX_COUNT,
+                       help="--fsync=N: fsync every N writes (0: never)"),
+    "runtime": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
                          help="--runtime with --time_based (0: run until size is done)"),
     "rwmixread": ParamSpec("int", 70, minimum=0, maximum=100,
                            help="--rwmixread: % reads of rw and randrw"),
     "group_reporting": ParamSpec("bool", True,
                                  help="--group_reporting: one result for all jobs"),
-    "ramp_time": ParamSpec("duration", 0.0, minimum=0,
+    "ramp_time": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
                            help="--ramp_time: run this long before measuring"),
 }
 
@@ -639,6 +648,18 @@ class FioAdapter(ToolAdapter):
 
     def version_argv(self) -> tuple[str, ...]:
         return ("fio", "--version")
+
+    def space_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """Each job has a file of its own: size x numjobs."""
+        size, jobs = _param(params, "size"), _param(params, "numjobs")
+        return size * jobs if isinstance(size, int) and isinstance(jobs, int) else None
+
+    def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """fio allocates a buffer of bs per I/O in flight, per job."""
+        bs, depth, jobs = (_param(params, k) for k in ("bs", "iodepth", "numjobs"))
+        if all(isinstance(v, int) for v in (bs, depth, jobs)):
+            return int(bs) * int(depth) * int(jobs)
+        return None
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = []

@@ -116,17 +116,17 @@ def _drop_caches(ctx: _Context) -> str | None:
 
 def plan_runs(plan: Plan, python: str = sys.executable,
               directories: Mapping[str, str] | None = None,
-              as_root: bool = False) -> list[_Planned]:
-    """Every case x repeat with its command, in run order: configuration by configuration
-    (each is made once), and within one, rounds of repeats. `directories` maps a config label to
-    where its filesystem is mounted (default: the plan's target directory; for an image or a
-    format target, where a configuration is shown mounted before a run, preview_mountpoint:
-    the tools' files are on the filesystem made there, never beside the image file); `as_root`:
-    the tools run through the privileged helper."""
+              as_root: bool = False) -> Iterator[_Planned]:
+    """Every case x repeat with its command, in run order, one at a time (a plan may have
+    100000 runs: their commands are made as they are needed, never all held): configuration
+    by configuration (each is made once), and within one, rounds of repeats. `directories` maps
+    a config label to where its filesystem is mounted (default: the plan's target directory;
+    for an image or a format target, preview_mountpoint, where a configuration is shown mounted
+    before a run: the tools' files are on the filesystem made there, never beside the image
+    file); `as_root`: the tools run through the privileged helper."""
     cases = expand(plan)
     is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
-    runs = []
     device = plan.target.path if plan.target.kind == "device" else None
     default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
         plan.target.kind) or preview_mountpoint()
@@ -139,8 +139,17 @@ def plan_runs(plan: Plan, python: str = sys.executable,
                                    device=device, ram_bytes=ram, is_root=is_root,
                                    python=python)
                 command = tools.get_adapter(case.tool).build_command(case.params, target)
-                runs.append(_Planned(case, repeat, command, target))
-    return runs
+                yield _Planned(case, repeat, command, target)
+
+
+def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False
+               ) -> tuple[int, int]:
+    """(runs, planned bytes) of a whole plan, counted one run at a time."""
+    count = total = 0
+    for run in plan_runs(plan, python, as_root=as_root):
+        count += 1
+        total += run.command.planned_bytes or 0
+    return count, total
 
 
 @dataclass
@@ -178,7 +187,7 @@ def run_plan(
     cancel = cancel or _Never()
     via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
                                              else privileged_tools)
-    planned = plan_runs(plan, python, as_root=via_helper)
+    run_count, total_bytes = run_totals(plan, python, as_root=via_helper)
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
@@ -189,8 +198,7 @@ def run_plan(
                          plan_text=plan.source, warnings=warnings, t=time.time())
     for w in warnings:
         yield Notice(level="warning", message=w, t=time.time())
-    state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
-                      run_count=len(planned))
+    state = _Progress(total_bytes=total_bytes, run_count=run_count)
     ctx = _Context(plan, versions, cancel, sample_interval, python, state,
                    library_path=library_path, password=password, via_helper=via_helper)
     if via_helper:
@@ -271,8 +279,8 @@ def _helper_log(ctx: _Context) -> Iterator[LogLine]:
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
     """Every run of one configuration, its filesystem mounted at `directory`."""
     state = ctx.state
-    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper)
-            if r.case.config == label]
+    runs = (r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper)
+            if r.case.config == label)
     for run in runs:
         if ctx.cancel.is_set() or state.status != "finished":
             state.status = "cancelled" if ctx.cancel.is_set() else state.status

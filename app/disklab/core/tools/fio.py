@@ -261,7 +261,7 @@ def _option_value(key: str, value: Any) -> Scalar | None:
             return text
     if key == "direct":
         return text not in ("0", "false", "")
-    if key in ("numjobs", "iodepth") and text.isdigit():
+    if key in ("numjobs", "iodepth") and text.isdigit() and len(text) <= 9:
         return int(text)
     return text
 
@@ -281,16 +281,67 @@ def _import_params(*option_sets: Any) -> dict[str, Scalar]:
 
 # --- JSON --------------------------------------------------------------------------------------
 
-_DECODER = json.JSONDecoder(parse_constant=lambda name: None)  # NaN/Infinity are not numbers
+# fio prints 64-bit counters at most (20 digits); a longer number, or one a float cannot hold
+# (1e400), is damage, reported with its line and key instead of overflowing later
+MAX_DIGITS = 20
 
 
-def _json_documents(text: str) -> tuple[list[tuple[int, dict[str, Any]]], ParseError | None]:
-    """Every complete top-level JSON object that starts a line, with its line number, and the
-    first decoding error (for the report when there is no document at all)."""
-    docs: list[tuple[int, dict[str, Any]]] = []
+class _HugeNumber(ValueError):
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _json_int(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_DIGITS:
+        raise _HugeNumber(literal)
+    return int(literal)
+
+
+def _json_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _HugeNumber(literal)
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=lambda name: None,  # NaN/Infinity are not numbers
+                            parse_int=_json_int, parse_float=_json_float)
+
+
+def _huge_number(text: str, start: int, literal: str) -> ParseError:
+    """The error of a number fio cannot have printed, at its line, naming its key."""
+    pos = text.find(literal, start)
+    key = re.search(r'"([^"\n]*)"\s*:\s*$', text[max(start, pos - 200):pos]) if pos >= 0 else None
+    where = f"the value of {key.group(1)!r}" if key else "a JSON value"
+    shown = literal if len(literal) <= 24 else f"{literal[:20]}... ({len(literal)} characters)"
+    return ParseError(TOOL, _line_of(text, pos if pos >= 0 else start),
+                      f"a number fio prints (at most {MAX_DIGITS} digits, finite) in {where}",
+                      shown)
+
+
+Doc = tuple[int, dict[str, Any]]
+
+
+def _json_documents(text: str) -> tuple[Doc | None, Doc | None, ParseError | None]:
+    """Of the complete top-level JSON objects that start a line: the last one with a jobs list,
+    the last one at all (with their line numbers), and the first decoding error (for the
+    report when there is no document). Only the last ones are kept: with --status-interval a
+    long run writes thousands of documents, and holding every one took ~5x the output's size."""
+    last_jobs: Doc | None = None
+    last: Doc | None = None
     first_error: ParseError | None = None
     pos = 0
     n = len(text)
+    counted = [0, 1]  # (position, its line): lines are counted on from there, not from 0
+
+    def line_at(p: int) -> int:
+        if p < counted[0]:
+            return _line_of(text, p)
+        counted[1] += text.count("\n", counted[0], p)
+        counted[0] = p
+        return counted[1]
+
     while pos < n:
         start = text.find("{", pos)
         if start < 0:
@@ -310,10 +361,14 @@ def _json_documents(text: str) -> tuple[list[tuple[int, dict[str, Any]]], ParseE
         except RecursionError:
             pos = start + 1
             continue
+        except _HugeNumber as e:
+            raise _huge_number(text, start, e.literal) from e
         if isinstance(doc, dict):
-            docs.append((_line_of(text, start), doc))
+            last = (line_at(start), doc)
+            if "jobs" in doc or "client_stats" in doc:
+                last_jobs = last
         pos = end
-    return docs, first_error
+    return last_jobs, last, first_error
 
 
 def _json_dir(doc_line: int, where: str, d: Any) -> _Dir | None:
@@ -376,6 +431,8 @@ def _json_jobs(doc_line: int, doc: dict[str, Any]) -> list[_Job]:
                    group=int(group) if isinstance(group, int) else 0, line=doc_line)
         error = entry.get("error")
         job.error = int(error) if isinstance(error, int) and not isinstance(error, bool) else 0
+        if not -(2**31) <= job.error < 2**31:
+            raise ParseError(TOOL, doc_line, f"an error number in jobs[{i}].error", str(error))
         for d in DIRECTIONS:
             parsed = _json_dir(doc_line, f"jobs[{i}].{d}", entry.get(d))
             if parsed is not None:
@@ -465,6 +522,9 @@ def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
             emsg = m["emsg"]
             if emsg and (e := re.search(r"error=(.*)$", emsg)):
                 emsg = e.group(1)
+            if len(m["err"]) > 9 or len(m["group"]) > 9:
+                raise ParseError(TOOL, number, "an error number and a group id fio prints "
+                                 "(err= and groupid=, at most 9 digits)", line)
             job = _Job(name=m["name"], group=int(m["group"]), line=number, error=int(m["err"]),
                        error_text=emsg, options=dict(headers.get(m["name"], {})))
             jobs.append(job)
@@ -729,12 +789,11 @@ class FioAdapter(ToolAdapter):
         for text in (output.result_file, output.stdout):
             if not text or not text.strip():
                 continue
-            docs, error = _json_documents(text)
-            for line, doc in reversed(docs):
-                if "jobs" in doc or "client_stats" in doc:
-                    return _json_jobs(line, doc), text
-            if docs:
-                line, doc = docs[-1]
+            with_jobs, last, error = _json_documents(text)
+            if with_jobs is not None:
+                return _json_jobs(*with_jobs), text
+            if last is not None:
+                line, doc = last
                 raise ParseError(TOOL, line, "a 'jobs' list in fio's JSON document",
                                  ", ".join(list(doc)[:6]))
             first_error = first_error or error

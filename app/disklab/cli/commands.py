@@ -18,7 +18,7 @@ from typing import Any
 from disklab.cli import gui_cmd
 from disklab.cli.output import TerminalView, event_json, print_results, print_table
 from disklab.core import tools
-from disklab.core.errors import DisklabError, PlanError, PrivilegeError, Problem
+from disklab.core.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Notice
 from disklab.core.fs.commands import (
     command_line,
@@ -89,7 +89,16 @@ class _CancelOnSignal:
 
 def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     """Run a checked plan, recording every event (core.session.RecordedRun); returns the exit
-    code."""
+    code. A library that cannot be written once the run has started (its disk full, an I/O
+    error) stops the run as a failure (exit 1): the plan was good, the machine failed it."""
+    try:
+        return _record(checked, library, as_json)
+    except LibraryError as e:
+        print(f"disklab: {e}; the run was stopped", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _record(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     warnings = tuple(str(w) for w in checked.warnings)
     view = None if as_json else TerminalView(sys.stderr)
     with _CancelOnSignal() as cancel, RecordedRun(checked.plan, library, warnings=warnings,

@@ -46,3 +46,25 @@ def test_a_200_mb_fio_output_imports_in_bounded_memory_with_a_capped_transcript(
     db = sqlite3.connect(library)
     assert db.execute("SELECT count(*) FROM transcript").fetchone()[0] == len(lines)
     db.close()
+
+
+def test_a_200_mb_dd_progress_output_imports_in_bounded_memory(tmp_path: Path) -> None:
+    """dd status=progress redraws its line every second: a long run prints millions of them.
+    Every line went into a list, and every progress line into another (~6x the file)."""
+    text = fixture_text("dd", "read_1m_iflag-direct_progress_btrfs.stderr.txt")
+    progress = "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 0.868586 s, 1.2 GB/s\r"
+    output = tmp_path / "dd.txt"
+    with output.open("w") as f:
+        block = progress * 10000
+        for _ in range(200 * MiB // len(block)):
+            f.write(block)
+        f.write(text)
+    size = output.stat().st_size
+    library = tmp_path / "library.sqlite3"
+    done, peak = run_measured([sys.executable, "-m", "disklab.cli.main", "import", str(output),
+                               "--tool", "dd", "--library", str(library)], timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "dd, 1 figures" in done.stdout
+    assert peak < 3 * size, f"peak RSS {peak / MiB:.0f} MiB for a {size / MiB:.0f} MiB file"
+    stored = sum(p.stat().st_size for p in tmp_path.glob("library.sqlite3*"))
+    assert stored < 24 * MiB, f"library of {stored / MiB:.0f} MiB"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,10 +87,21 @@ class _Summary:
 @dataclass
 class _Scan:
     summaries: list[_Summary]
-    progress: list[tuple[int, int, float]]  # (line, bytes, seconds) of status=progress lines
+    # (line, bytes, seconds) of the last status=progress line: only the last is kept, a long
+    # run prints millions
+    progress: list[tuple[int, int, float]]
     errors: list[str]  # "dd: ..." lines other than warnings
     warnings: list[str]
     bad: tuple[int, str, str | None] | None = None  # first (line, expected, got) not fitting
+
+
+def _iter_lines(text: str) -> Iterator[str]:
+    """_EOL.split(text), one line at a time: a 200 MB output is not copied into a list."""
+    start = 0
+    for eol in _EOL.finditer(text):
+        yield text[start:eol.start()]
+        start = eol.end()
+    yield text[start:]
 
 
 def _scan(text: str) -> _Scan:
@@ -98,10 +109,10 @@ def _scan(text: str) -> _Scan:
     'copied' line on its own is a status=progress line. Lines are counted as the runner logs
     them: split on '\\r' as well as '\\n' (each progress redraw is a line)."""
     scan = _Scan([], [], [], [])
-    lines = [ln.strip() for ln in _EOL.split(text)]
     pending: dict[str, tuple[int, int]] = {}
     last = 0
-    for number, s in enumerate(lines, start=1):
+    for number, line in enumerate(_iter_lines(text), start=1):
+        s = line.strip()
         if not s:
             continue
         last = number
@@ -121,7 +132,7 @@ def _scan(text: str) -> _Scan:
             elif pending:
                 scan.bad = scan.bad or (number, "'N+M records out' before the 'copied' line", s)
             else:
-                scan.progress.append((number, int(m["bytes"]), seconds))
+                scan.progress[:] = [(number, int(m["bytes"]), seconds)]
             pending = {}
         elif m := _MESSAGE.match(s):
             msg = m["msg"]

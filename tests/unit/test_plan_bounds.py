@@ -163,6 +163,8 @@ def test_parse_size_refuses_sizes_beyond_what_sqlite_holds() -> None:
             parse_size(text)
     with pytest.raises(ValueError, match="too large"):
         parse_size(2**63)
+    with pytest.raises(ValueError, match="too many digits"):
+        parse_size("1." + "9" * 5000)
 
 
 # --- TOML syntax errors: each one with its line -----------------------------------------------
@@ -195,6 +197,7 @@ SYNTAX_ERRORS = [
     ('x = "\x01"\n', 1),
     ('a.b = 1\na = 2\n', 2),
     ('x = ' + '[' * 2000 + ']' * 2000 + '\n', 1),
+    ('a = 1\nrepeats = ' + '9' * 5000 + '\n', 2),
 ]
 
 
@@ -296,6 +299,8 @@ def _hostile(d: Path) -> list[str]:
         "x = " + "[" * 5000 + "]" * 5000 + "\n",
         "x = {" * 3000 + "}" * 3000 + "\n",
         "\x00",
+        f"repeats = {'9' * 5000}\n{top}{engine}size = '1m'\n",
+        f"{top}{engine}size = '1.{'9' * 5000}m'\n",
     ]
     return plans
 

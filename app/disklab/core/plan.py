@@ -482,6 +482,11 @@ def _toml(text: str) -> dict[str, Any]:
     except RecursionError as e:
         raise PlanError([Problem("(syntax)", "not valid TOML for DiskLab: nested too deeply",
                                  1)]) from e
+    except ValueError as e:  # tomllib's int() of a number with more than 4300 digits
+        long = re.search(r"\d{1000,}", text)
+        line = text.count("\n", 0, long.start()) + 1 if long else 1
+        raise PlanError([Problem("(syntax)", f"not valid TOML for DiskLab: {e}".split(";")[0],
+                                 line)]) from e
 
 
 def _too_deep(text: str) -> int | None:

@@ -64,6 +64,8 @@ def parse_size(value: str | int) -> int:
     number, suffix = m.groups()
     if len(number.split(".")[0].lstrip("0")) > _MAX_DIGITS:
         raise ValueError(f"{_short(value.strip())} is too large (at most {MAX_BYTES} bytes)")
+    if len(number) > 2 * _MAX_DIGITS:
+        raise ValueError(f"{_short(value.strip())} has too many digits to be a size")
     result = Fraction(number) * _BINARY[suffix.lower()]
     if result.denominator != 1:
         raise ValueError(f"{_short(repr(value))} is not a whole number of bytes")

@@ -13,6 +13,7 @@ import pytest
 from disklab.cli.main import main
 from disklab.core import tools
 from disklab.core.errors import PlanError
+from disklab.core.fs.options import MKFS_OPTIONS
 from disklab.core.plan import parse_plan
 from disklab.core.units import MiB, parse_size
 from tests.helpers import run_measured
@@ -96,6 +97,9 @@ def test_every_numeric_parameter_of_every_tool_has_an_upper_bound() -> None:
             if spec.kind in ("size", "int", "float", "duration"):
                 assert spec.maximum is not None and math.isfinite(spec.maximum), (name, key)
                 assert spec.maximum < 2**63, (name, key)
+    for key, option in MKFS_OPTIONS.items():
+        if option.kind in ("size", "int", "float") and not option.choices:
+            assert option.maximum is not None and option.maximum < 2**63, key
 
 
 def test_a_matrix_with_too_many_runs_is_refused_before_expansion(
@@ -301,6 +305,14 @@ def _hostile(d: Path) -> list[str]:
         "\x00",
         f"repeats = {'9' * 5000}\n{top}{engine}size = '1m'\n",
         f"{top}{engine}size = '1.{'9' * 5000}m'\n",
+        *(f'[target]\nimage = {{ path = "{d}/i.img", size = "1g" }}\n[[config]]\n'
+          f'label = "a"\nfs = "{fs}"\n{option}\n{dd}size = "1m"\n'
+          for fs, option in (("ext4", f"mkfs = {{ stride = {2**70} }}"),
+                             ("ext4", "mkfs = { reserved_percent = nan }"),
+                             ("ext4", f"mkfs = {{ journal_size = '{nines}m' }}"),
+                             ("xfs", f"mkfs = {{ log_size = {2**40} }}"),
+                             ("ext4", f'mount = ["commit={"9" * 5000}"]'),
+                             ("btrfs", f'mount = ["compress=zstd:{"9" * 5000}"]'))),
     ]
     return plans
 

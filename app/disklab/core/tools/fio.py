@@ -60,7 +60,8 @@ PERCENTILES = (("lat_p50", "50.000000"), ("lat_p99", "99.000000"), ("lat_p99.9",
 TEXT_PERCENTILES = {50.0: "lat_p50", 99.0: "lat_p99", 99.9: "lat_p99.9"}
 JOB_KEYS = ("rw", "bs", "size", "numjobs", "iodepth", "ioengine", "direct")
 SIZE_OPTIONS = ("bs", "size")
-MAX_JOBS = 1024  # jobs of one case: threads and files fio makes (its own limit is 4096)
+MAX_JOBS = 1024  # jobs of one case, a thread and a file each (fio 3.33 refuses 4096: "maximum
+# number of jobs reached")
 MAX_IODEPTH = 65536  # the most in flight libaio (aio-max-nr) and io_uring take
 
 PARAMS: Mapping[str, ParamSpec] = {

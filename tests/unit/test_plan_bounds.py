@@ -60,9 +60,10 @@ def test_huge_repeats_are_refused_at_once_without_growing(tmp_path: Path, repeat
 def test_a_large_matrix_is_checked_and_summed_one_run_at_a_time(tmp_path: Path) -> None:
     """40000 runs validate in the memory of a few: no list of every run's command is made
     (it took 16 KiB a run)."""
-    axes = ("streams = [" + ", ".join(str(i) for i in range(1, 201)) + "]\n"
-            "queue_depth = [" + ", ".join(str(i) for i in range(1, 101)) + "]")
-    text = ENGINE.format(top="repeats = 2", dir=tmp_path, extra=axes)
+    axes = ("size = [" + ", ".join(f'"{i}m"' for i in range(1, 201)) + "]\n"
+            "runtime = [" + ", ".join(f'"{i}s"' for i in range(1, 101)) + "]")
+    text = ENGINE.format(top="repeats = 2", dir=tmp_path, extra=axes).replace(
+        'size = "1m"\n', "")
     done, peak = run_measured([sys.executable, "-m", "disklab.cli.main", "plan", "validate",
                                str(_plan(tmp_path, text)), "--library",
                                str(tmp_path / "library.sqlite3")], timeout=120)
@@ -270,6 +271,7 @@ def _hostile(d: Path) -> list[str]:
         f"{top}{engine}size = -1\n",
         f"{top}{engine}size = '1m'\nstreams = {2**31}\n",
         f"{top}{engine}size = '1m'\nqueue_depth = {2**40}\n",
+        f"{top}{engine}size = '1m'\nstreams = 256\nqueue_depth = 256\n",
         f"{top}{engine}size = '1m'\nblock_size = '{nines}k'\n",
         f"{top}{engine}size = '1m'\nruntime = nan\n",
         f"{top}{engine}size = '1m'\nruntime = inf\n",

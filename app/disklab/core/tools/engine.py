@@ -25,6 +25,7 @@ from disklab.core.tools.base import (
 )
 
 TOOL = "engine"
+MAX_THREADS = 1024  # issuing threads of one case (streams x queue_depth): each has a buffer
 # engine mode -> canonical metric name (DESIGN.md)
 METRIC = {"write": "write", "rewrite": "rewrite", "read": "read", "randread": "random_read",
           "randwrite": "random_write"}
@@ -138,6 +139,10 @@ class EngineAdapter(ToolAdapter):
         if params.get("direct") and isinstance(bs, int) and bs % DIRECT_ALIGN:
             problems.append(("block_size", f"direct I/O needs a multiple of {DIRECT_ALIGN} "
                                            "bytes (4096 on 4 KiB-sector devices)"))
+        threads = max(_int(params.get("streams")), 1) * max(_int(params.get("queue_depth")), 1)
+        if threads > MAX_THREADS:
+            problems.append(("queue_depth", f"streams x queue_depth is {threads} threads, more "
+                                            f"than the {MAX_THREADS} one case may start"))
         return problems
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:

@@ -8,9 +8,11 @@ twice. The conftests take their helpers from here too.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
@@ -314,3 +316,27 @@ class Loops:
                     sh("partx", "-d", dev, check=False)
                 sh("losetup", "-d", dev, check=False)
             image.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# memory of a command
+
+_MEASURED = (
+    "import json, resource, subprocess, sys\n"
+    "argv, timeout = json.loads(sys.argv[1]), float(sys.argv[2])\n"
+    "p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "print(json.dumps([p.returncode, p.stdout, p.stderr, peak]))\n"
+)
+
+
+def run_measured(argv: Sequence[str], timeout: float = 120.0
+                 ) -> tuple[subprocess.CompletedProcess[str], int]:
+    """Run `argv` and return it with its peak RSS in bytes. The child runs under a fresh
+    interpreter of its own, whose getrusage(RUSAGE_CHILDREN) sees that one child only (the
+    test process's figure is the largest of every child it ever waited for)."""
+    outer = subprocess.run([sys.executable, "-c", _MEASURED, json.dumps(list(argv)),
+                            str(timeout)], capture_output=True, text=True, timeout=timeout + 30)
+    assert outer.returncode == 0, outer.stderr
+    code, out, err, peak_kib = json.loads(outer.stdout)
+    return subprocess.CompletedProcess(list(argv), code, out, err), int(peak_kib) * 1024

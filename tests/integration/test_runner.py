@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,21 +37,31 @@ def plan_text(directory: Path, tests: str, extra: str = "") -> str:
 
 
 def test_a_full_disk_fails_its_case_and_the_run_goes_on(scratch_fs, tmp_path: Path) -> None:
-    """1 GiB filesystem, a 2 GiB write: the engine says where the space ran out, the case is
-    failed with its transcript, the files are removed and the next case still runs."""
+    """A 512 MiB write that fitted when the plan was checked, on a filesystem something else
+    has filled since (a write larger than the free space is refused before the run): the
+    engine says where the space ran out, the case is failed with its transcript, the files are
+    removed and the next case still runs."""
     text = plan_text(scratch_fs.mountpoint, """
 [[test]]
 tool = "engine"
 mode = "write"
-size = ["2g", "16m"]
+size = ["512m", "16m"]
 direct = true
 """)
+    plan = parse_plan(text).plan
+    filler = scratch_fs.mountpoint / "filler"
+    with filler.open("wb") as f:
+        os.posix_fallocate(f.fileno(), 0, shutil.disk_usage(scratch_fs.mountpoint).free
+                           - 128 * 1024 * 1024)
     lib = Library.open(tmp_path / "lib.sqlite3")
     rec = lib.recorder()
     events = []
-    for e in run_plan(parse_plan(text).plan):
-        rec.handle(e)
-        events.append(e)
+    try:
+        for e in run_plan(plan):
+            rec.handle(e)
+            events.append(e)
+    finally:
+        filler.unlink()
     rec.close()
     failed = [e for e in events if isinstance(e, CaseFailed)]
     finished = [e for e in events if isinstance(e, CaseFinished)]

@@ -26,7 +26,7 @@ from disklab.cli.output import (
     resume_lines,
 )
 from disklab.core import tools
-from disklab.core.errors import DisklabError, PlanError, PrivilegeError, Problem
+from disklab.core.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Notice
 from disklab.core.fs.commands import (
     command_line,
@@ -103,8 +103,8 @@ class _CancelOnSignal:
 
 
 def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
-    """Run a checked plan, recording every event (core.session.RecordedRun); returns the exit
-    code."""
+    """Run a checked plan as a new session, recording every event (core.session.RecordedRun);
+    returns the exit code."""
     warnings = tuple(str(w) for w in checked.warnings)
     return _record(lambda cancel: RecordedRun(checked.plan, library, warnings=warnings,
                                               cancel=cancel, password=_ask_password),
@@ -115,7 +115,18 @@ def _record(start: Callable[[threading.Event], RecordedRun], library: Library, n
             as_json: bool) -> int:
     """Iterate the run `start` makes (a new session or a resumed one) with Ctrl-C and SIGTERM
     as its cancel, showing its events; the exit code of its end: 0 finished, 1 failed,
-    130 cancelled."""
+    130 cancelled. A library that cannot be written once the run has started (its disk full,
+    an I/O error) stops the run as a failure (exit 1): the plan was good, the machine failed
+    it."""
+    try:
+        return _show_run(start, library, name, as_json)
+    except LibraryError as e:
+        print(f"disklab: {e}; the run was stopped", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library, name: str,
+              as_json: bool) -> int:
     view = None if as_json else TerminalView(sys.stderr)
     with _CancelOnSignal() as cancel, start(cancel) as run:
         for event in run:

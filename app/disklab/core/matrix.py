@@ -11,30 +11,52 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
+from collections.abc import Iterator
 from typing import Any
 
 from disklab.core.model import Case, Plan, TestSpec
 
 
-def grid(spec: TestSpec) -> list[dict[str, Any]]:
-    """Every parameter point of one [[test]]: the product of its axes, where a zip group
-    (zip = [["sync", "fsync"]]) is one axis whose values are the groups' lists read in step,
-    placed where its first-written member stands."""
+def _axes(spec: TestSpec) -> list[tuple[str, ...]]:
+    """The axes of one [[test]], each as the names it sets: a lone list parameter, or a zip
+    group (zip = [["sync", "fsync"]]) placed where its first-written member stands."""
     zipped = {name: group for group in spec.zips for name in group}
-    axes: list[tuple[str, ...]] = []  # each axis: the names it sets
+    axes: list[tuple[str, ...]] = []
     for k in spec.params:
         if k not in spec.axes:
             continue
         names = zipped.get(k, (k,))
         if names not in axes:
             axes.append(names)
+    return axes
+
+
+def points(spec: TestSpec) -> Iterator[dict[str, Any]]:
+    """Every parameter point of one [[test]], one at a time: the product of its axes, a zip
+    group's lists read in step as one axis."""
+    axes = _axes(spec)
     values = [list(zip(*(spec.params[n] for n in names), strict=True)) for names in axes]
-    points = []
     for combo in itertools.product(*values):
         chosen = {n: v for names, vs in zip(axes, combo, strict=True)
                   for n, v in zip(names, vs, strict=True)}
-        points.append({k: chosen.get(k, v) for k, v in spec.params.items()})
-    return points
+        yield {k: chosen.get(k, v) for k, v in spec.params.items()}
+
+
+def grid(spec: TestSpec) -> list[dict[str, Any]]:
+    """Every parameter point of one [[test]]."""
+    return list(points(spec))
+
+
+def point_count(spec: TestSpec) -> int:
+    """How many points grid(spec) has, counted without making them (a plan's axes can
+    multiply to more than memory holds)."""
+    return math.prod(len(spec.params[names[0]]) for names in _axes(spec))
+
+
+def run_count(plan: Plan) -> int:
+    """Runs of a whole plan (configurations x cases x repeats), counted without expanding."""
+    return len(plan.configs) * sum(point_count(s) for s in plan.tests) * plan.repeats
 
 
 def case_id(config: str, tool: str, params: dict[str, Any]) -> str:
@@ -49,7 +71,7 @@ def expand(plan: Plan) -> list[Case]:
     seen: dict[str, int] = {}
     for config in plan.configs:
         for spec in plan.tests:
-            for params in grid(spec):
+            for params in points(spec):
                 cid = case_id(config.label, spec.tool, params)
                 seen[cid] = seen.get(cid, 0) + 1
                 if seen[cid] > 1:

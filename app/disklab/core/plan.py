@@ -7,11 +7,12 @@ tomllib gives no line numbers, so `_KeyLines` scans the text for where each key 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -22,14 +23,20 @@ from disklab.core import tools
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.fs.options import config_from_toml, device_options
-from disklab.core.matrix import expand, grid
+from disklab.core.matrix import expand, point_count, points, run_count
 from disklab.core.model import AS_IS, FsConfig, Plan, Target, TestSpec
 from disklab.core.proc import which
 from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import same_filesystem
 from disklab.core.tools.base import REQUIRED, ParamSpec
-from disklab.core.units import format_size, human_bytes, parse_duration, parse_size
+from disklab.core.units import (
+    MAX_BYTES,
+    format_size,
+    human_bytes,
+    parse_duration,
+    parse_size,
+)
 
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
             "config", "page_cache_limit"}
@@ -38,6 +45,11 @@ TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm"}
 MIN_IMAGE = 64 << 20
 ZIP_KEY = "zip"  # in a [[test]] table: groups of list parameters that advance together
+# What one plan may ask for: its runs (configurations x cases x repeats) are counted before any
+# is made, so that a plan cannot fill the memory, the library or the years ahead.
+MAX_REPEATS = 10_000
+MAX_RUNS = 100_000
+MAX_NESTING = 100  # brackets and braces open at once: tomllib recurses on each
 
 
 class _KeyLines:
@@ -123,11 +135,13 @@ def convert(spec: ParamSpec, value: Any) -> Any:
         return value
     if spec.kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{value!r} is not a whole number")
+            raise ValueError(f"{_short(value)} is not a whole number")
         return value
     if spec.kind == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"{value!r} is not a number")
+            raise ValueError(f"{_short(value)} is not a number")
+        if (isinstance(value, int) and abs(value) > MAX_BYTES) or not math.isfinite(value):
+            raise ValueError(f"{_short(value)} is not a finite number a float holds")
         return float(value)
     if spec.kind == "choice":
         if spec.multi:
@@ -161,10 +175,17 @@ def _check_range(spec: ParamSpec, value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if spec.minimum is not None and value < spec.minimum:
-        return f"{value} is below the minimum {spec.minimum:g}"
+        return f"{_short(value)} is below the minimum {spec.minimum:g}"
     if spec.maximum is not None and value > spec.maximum:
-        return f"{value} is above the maximum {spec.maximum:g}"
+        limit = format_size(int(spec.maximum)) if spec.kind == "size" else f"{spec.maximum:g}"
+        return f"{_short(value)} is above the maximum {limit}"
     return None
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    """A value as a message quotes it: a 400-digit number is cut, not printed whole."""
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _is_axis(spec: ParamSpec, value: Any) -> bool:
@@ -555,6 +576,50 @@ def _typed(doc: Mapping[str, Any], key: str, kind: type, default: Any, check: _C
     return value
 
 
+def _toml(text: str) -> dict[str, Any]:
+    """The TOML document, or a PlanError with the line of the syntax error. tomllib says
+    "(at line L, column C)", or "(at end of document)" for what is never closed (a string, an
+    array): then the last line that is not blank, often the one the unclosed thing opens on.
+    Deep nesting is refused before tomllib recurses into it (RecursionError)."""
+    deep = _too_deep(text)
+    if deep is not None:
+        raise PlanError([Problem("(syntax)", f"not valid TOML for DiskLab: more than "
+                                 f"{MAX_NESTING} brackets or braces open at once", deep)])
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"line (\d+)", str(e))
+        if m:
+            line: int | None = int(m.group(1))
+        else:
+            filled = [n for n, raw in enumerate(text.splitlines(), start=1) if raw.strip()]
+            line = filled[-1] if filled else 1
+        raise PlanError([Problem("(syntax)", f"not valid TOML: {e}", line)]) from e
+    except RecursionError as e:
+        raise PlanError([Problem("(syntax)", "not valid TOML for DiskLab: nested too deeply",
+                                 1)]) from e
+    except ValueError as e:  # tomllib's int() of a number with more than 4300 digits
+        long = re.search(r"\d{1000,}", text)
+        line = text.count("\n", 0, long.start()) + 1 if long else 1
+        raise PlanError([Problem("(syntax)", f"not valid TOML for DiskLab: {e}".split(";")[0],
+                                 line)]) from e
+
+
+def _too_deep(text: str) -> int | None:
+    """The line on which more than MAX_NESTING brackets or braces are open (strings and
+    comments counted too: a plan has no reason to come near), or None."""
+    depth = 0
+    for number, raw in enumerate(text.splitlines(), start=1):
+        for char in raw:
+            if char in "[{":
+                depth += 1
+                if depth > MAX_NESTING:
+                    return number
+            elif char in "]}":
+                depth = max(depth - 1, 0)
+    return None
+
+
 def parse_plan(
     text: str,
     *,
@@ -571,12 +636,7 @@ def parse_plan(
     """
     where = _KeyLines(text)
     check = _Checker(where)
-    try:
-        doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        m = re.search(r"line (\d+)", str(e))
-        raise PlanError([Problem("(syntax)", f"not valid TOML: {e}",
-                                 int(m.group(1)) if m else None)]) from e
+    doc = _toml(text)
     if target_dir is not None:
         doc["target"] = {"directory": target_dir}
     for key in doc:
@@ -587,7 +647,10 @@ def parse_plan(
     name = _typed(doc, "name", str, default_name, check)
     repeats = _typed(doc, "repeats", int, 1, check)
     if repeats < 1:
-        check.error("repeats", f"{repeats} is below the minimum 1")
+        check.error("repeats", f"{_short(repeats)} is below the minimum 1")
+    elif repeats > MAX_REPEATS:
+        check.error("repeats", f"{_short(repeats)} is above the maximum {MAX_REPEATS}")
+        repeats = 1
     drop_caches = _typed(doc, "drop_caches", bool, False, check)
     stop_on_failure = _typed(doc, "stop_on_failure", bool, False, check)
     target = _read_target(doc, check, base_dir, library)
@@ -619,7 +682,11 @@ def parse_plan(
         _check_raw(plan, check)
         _check_cache_limit(plan, check, cgroup_root)
     if not check.errors:
+        _check_run_count(plan, check)
+    if not check.errors:
         _check_cases(plan, check)
+    if not check.errors and target is not None:
+        _check_resources(plan, check)
     if not check.errors and target is not None:
         _warn(plan, check, library)
     if check.errors:
@@ -662,6 +729,58 @@ def _check_cache_limit(plan: Plan, check: _Checker, cgroup_root: str) -> None:
         check.error(keys[0], f"limiting the page cache of a directory target needs root or a "
                     f"delegated cgroup: {controller.base} is not writable for this user "
                     "(run as root, or use an image or format target: its tools run as root)")
+
+
+def _check_run_count(plan: Plan, check: _Checker) -> None:
+    """The whole matrix's runs, counted from the axes' lengths before any case is made."""
+    runs = run_count(plan)
+    if runs <= MAX_RUNS:
+        return
+    counts = [point_count(spec) for spec in plan.tests]
+    biggest = max(range(len(counts)), key=counts.__getitem__)
+    cases = sum(counts) * len(plan.configs)
+    key = "repeats" if cases <= MAX_RUNS else f"test[{plan.tests[biggest].index + 1}]"
+    check.error(key, f"the plan makes {runs} runs ({cases} case(s) x {plan.repeats} repeat(s)),"
+                     f" more than the {MAX_RUNS} one session may have: use fewer values on the "
+                     "axes or fewer repeats, or split the plan")
+
+
+def _written(check: _Checker, base: str, keys: tuple[str, ...]) -> str:
+    """The first of `keys` the plan wrote in table `base` (for the line), else the table."""
+    return next((f"{base}.{k}" for k in keys if f"{base}.{k}" in check.where.lines), base)
+
+
+def _check_resources(plan: Plan, check: _Checker) -> None:
+    """What one case needs at once against what the machine has: its test files against the
+    target's free space (or the image's or device's size), its I/O buffers against the RAM."""
+    room, where = _room(plan)
+    ram = psutil.virtual_memory().total
+    for spec in plan.tests:
+        adapter = tools.get_adapter(spec.tool)
+        base = f"test[{spec.index + 1}]"
+        need = max((adapter.space_bytes(p) or 0 for p in points(spec)), default=0)
+        if room is not None and need > room:
+            check.error(_written(check, base, ("size", "file_size", "max_file_size")),
+                        f"a case of this test needs {human_bytes(need)} of test files, more "
+                        f"than {where} ({human_bytes(room)})")
+        buffers = max((adapter.buffer_bytes(p) or 0 for p in points(spec)), default=0)
+        if buffers > ram:
+            check.error(_written(check, base, ("bs", "block_size", "record_size", "iodepth",
+                                               "queue_depth", "numjobs", "streams", "threads")),
+                        f"a case of this test needs {human_bytes(buffers)} of I/O buffers, more "
+                        f"than this machine's RAM ({human_bytes(ram)})")
+
+
+def _room(plan: Plan) -> tuple[int | None, str]:
+    """Bytes of test files the target can take, and how to say where; None: not known."""
+    target = plan.target
+    if target.kind == "directory" and os.path.isdir(target.path):
+        return shutil.disk_usage(target.path).free, f"the space free under {target.path}"
+    if target.kind in ("image", "format") and target.size:
+        return int(target.size), f"the size of {target.path}"
+    if target.kind == "device" and target.size:
+        return int(target.size), f"the size of {target.path}"
+    return None, ""
 
 
 def _check_cases(plan: Plan, check: _Checker) -> None:
@@ -709,7 +828,7 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
                   "image": str(Path(plan.target.path).parent)}.get(plan.target.kind)
     if library and under_test and same_filesystem(library, under_test):
         check.warn(
-            "target.directory",
+            f"target.{plan.target.kind}",
             f"the library ({library}) is on the filesystem under test: its commits add a little "
             "I/O to the measurement; point it elsewhere with --library PATH or DISKLAB_LIBRARY",
         )
@@ -717,8 +836,8 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
         check.warn("drop_caches", "not root: caches cannot be dropped, reads may come from memory")
 
 
-def _points(spec: TestSpec) -> list[dict[str, Any]]:
-    return grid(spec)
+def _points(spec: TestSpec) -> Iterator[dict[str, Any]]:
+    return points(spec)
 
 
 def load_plan(path: str | os.PathLike[str], **kwargs: Any) -> CheckedPlan:

@@ -55,7 +55,7 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch
-from disklab.core.fs.commands import MOUNT_PREFIX
+from disklab.core.fs.commands import MOUNT_PREFIX, preview_mountpoint
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
 from disklab.core.monitor import Monitor
@@ -132,18 +132,21 @@ def _drop_caches(ctx: _Context) -> str | None:
 def plan_runs(plan: Plan, python: str = sys.executable,
               directories: Mapping[str, str] | None = None,
               as_root: bool = False,
-              only: Collection[tuple[str, int]] | None = None) -> list[_Planned]:
-    """Every case x repeat with its command, in run order: configuration by configuration
-    (each is made once), and within one, rounds of repeats. `directories` maps a config label to
-    where its filesystem is mounted (default: the plan's target path); `as_root`: the tools
-    run through the privileged helper; `only`: just these (case id, repeat) pairs (a resumed
-    session's runs without a complete result)."""
+              only: Collection[tuple[str, int]] | None = None) -> Iterator[_Planned]:
+    """Every case x repeat with its command, in run order, one at a time (a plan may have
+    100000 runs: their commands are made as they are needed, never all held): configuration
+    by configuration (each is made once), and within one, rounds of repeats. `directories` maps
+    a config label to where its filesystem is mounted (default: the plan's target directory;
+    for an image or a format target, preview_mountpoint, where a configuration is shown mounted
+    before a run: the tools' files are on the filesystem made there, never beside the image
+    file); `as_root`: the tools run through the privileged helper; `only`: just these
+    (case id, repeat) pairs (a resumed session's runs without a complete result)."""
     cases = expand(plan)
     is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
-    runs = []
     device = plan.target.path if plan.target.kind == "device" else None
-    default = tempfile.gettempdir() if device else plan.target.path
+    default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
+        plan.target.kind) or preview_mountpoint()
     for config in plan.configs:
         mine = [c for c in cases if c.config == config.label]
         directory = (directories or {}).get(config.label, default)
@@ -155,8 +158,17 @@ def plan_runs(plan: Plan, python: str = sys.executable,
                                    device=device, ram_bytes=ram, is_root=is_root,
                                    python=python)
                 command = tools.get_adapter(case.tool).build_command(case.params, target)
-                runs.append(_Planned(case, repeat, command, target))
-    return runs
+                yield _Planned(case, repeat, command, target)
+
+
+def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False,
+               only: Collection[tuple[str, int]] | None = None) -> tuple[int, int]:
+    """(runs, planned bytes) of a whole plan (or of the `only` runs), counted one at a time."""
+    count = total = 0
+    for run in plan_runs(plan, python, as_root=as_root, only=only):
+        count += 1
+        total += run.command.planned_bytes or 0
+    return count, total
 
 
 @dataclass
@@ -199,7 +211,7 @@ def run_plan(
     via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
                                              else privileged_tools)
     only = frozenset(resume.runs) if resume is not None else None
-    planned = plan_runs(plan, python, as_root=via_helper, only=only)
+    run_count, total_bytes = run_totals(plan, python, as_root=via_helper, only=only)
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
@@ -226,8 +238,7 @@ def run_plan(
         warnings = (*warnings, *_version_changes(resume, versions))
     for w in warnings:
         yield Notice(level="warning", message=w, t=time.time())
-    state = _Progress(total_bytes=sum(r.command.planned_bytes or 0 for r in planned),
-                      run_count=len(planned))
+    state = _Progress(total_bytes=total_bytes, run_count=run_count)
     ctx = _Context(plan, versions, cancel, sample_interval, python, state,
                    library_path=library_path, password=password, via_helper=via_helper,
                    controller=controller,
@@ -326,9 +337,9 @@ def _helper_log(ctx: _Context) -> Iterator[LogLine]:
 def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
     """Every run of one configuration, its filesystem mounted at `directory`."""
     state = ctx.state
-    runs = [r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
+    runs = (r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
                                  ctx.only)
-            if r.case.config == label]
+            if r.case.config == label)
     for run in runs:
         if _stopping(ctx):
             return

@@ -31,7 +31,7 @@ from disklab.core.errors import PlanError
 from disklab.core.events import Event, Notice, SessionFinished
 from disklab.core.fs.apply import recover_leftovers
 from disklab.core.library import Library
-from disklab.core.matrix import expand
+from disklab.core.matrix import run_count
 from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
@@ -133,12 +133,16 @@ def summarize(checked: CheckedPlan) -> PlanSummary:
     """The summary of a plan that passed the check. May start `sudo -l` (password_needed):
     not on a GUI thread."""
     plan = checked.plan
-    runs = plan_runs(plan)
+    runs = planned_bytes = 0
+    runtime = 0.0
+    for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
+        runs += 1
+        planned_bytes += run.command.planned_bytes or 0
+        runtime += float(run.case.params.get("runtime") or 0)
     used = list(dict.fromkeys(test.tool for test in plan.tests))
     return PlanSummary(
-        cases=len(expand(plan)), repeats=plan.repeats, runs=len(runs),
-        bytes=sum(r.command.planned_bytes or 0 for r in runs),
-        runtime=sum(float(r.case.params.get("runtime") or 0) for r in runs),
+        cases=run_count(plan) // plan.repeats, repeats=plan.repeats, runs=runs,
+        bytes=planned_bytes, runtime=runtime,
         warnings=[str(w) for w in checked.warnings], plan=plan, tools=tool_rows(used),
         needs_password=password_needed(plan))
 

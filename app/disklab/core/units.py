@@ -6,12 +6,18 @@ Plan sizes follow iozone and dd: k/m/g/t are powers of 1024. Tool outputs that p
 
 from __future__ import annotations
 
+import math
 import re
+from fractions import Fraction
 
 KiB = 1024
 MiB = 1024**2
 GiB = 1024**3
 TiB = 1024**4
+
+# The largest byte count DiskLab keeps: SQLite's INTEGER is 64-bit signed, and no disk is near.
+MAX_BYTES = 2**63 - 1
+_MAX_DIGITS = 24  # a number written with more digits is beyond MAX_BYTES in any unit
 
 _BINARY = {"": 1, "b": 1, "k": KiB, "m": MiB, "g": GiB, "t": TiB, "p": 1024**5}
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
@@ -36,25 +42,41 @@ _UNIT_SCALE = {
 
 
 def parse_size(value: str | int) -> int:
-    """'4096k' -> 4194304. Integers are bytes. Raises ValueError with the accepted spellings."""
+    """'4096k' -> 4194304. Integers are bytes. Raises ValueError with the accepted spellings, or
+    saying the size is too large (beyond MAX_BYTES, what the library can store): exact integer
+    arithmetic, so no size overflows a float on the way."""
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a size")
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"{value} is negative")
+        if value > MAX_BYTES:
+            raise ValueError(f"{_short(str(value))} is too large (at most {MAX_BYTES} bytes)")
         return value
     if not isinstance(value, str):
         raise ValueError(f"{value!r} is not a size")
     m = _SIZE_RE.match(value)
     if not m:
         raise ValueError(
-            f"{value!r} is not a size (use a number with k, m, g or t, e.g. '4096k', '256m')"
+            f"{_short(repr(value))} is not a size (use a number with k, m, g or t, "
+            "e.g. '4096k', '256m')"
         )
     number, suffix = m.groups()
-    result = float(number) * _BINARY[suffix.lower()]
-    if result != int(result):
-        raise ValueError(f"{value!r} is not a whole number of bytes")
+    if len(number.split(".")[0].lstrip("0")) > _MAX_DIGITS:
+        raise ValueError(f"{_short(value.strip())} is too large (at most {MAX_BYTES} bytes)")
+    if len(number) > 2 * _MAX_DIGITS:
+        raise ValueError(f"{_short(value.strip())} has too many digits to be a size")
+    result = Fraction(number) * _BINARY[suffix.lower()]
+    if result.denominator != 1:
+        raise ValueError(f"{_short(repr(value))} is not a whole number of bytes")
+    if result > MAX_BYTES:
+        raise ValueError(f"{_short(value.strip())} is too large (at most {MAX_BYTES} bytes)")
     return int(result)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    """A value as a message quotes it: a 400-digit number is cut, not printed whole."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def format_size(n: int) -> str:
@@ -82,18 +104,26 @@ def human_rate(bps: float) -> str:
 
 
 def parse_duration(value: str | int | float) -> float:
-    """'30s' -> 30.0, '5m' -> 300.0, '500ms' -> 0.5; a bare number is seconds."""
+    """'30s' -> 30.0, '5m' -> 300.0, '500ms' -> 0.5; a bare number is seconds. NaN and infinity
+    (TOML has both, and 400 digits are infinity as a float) are refused."""
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
     if isinstance(value, int | float):
+        if isinstance(value, int) and len(str(abs(value))) > _MAX_DIGITS:
+            raise ValueError(f"{_short(str(value))} is too long a duration")
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not a finite duration")
         if value < 0:
             raise ValueError(f"{value} is negative")
         return float(value)
     m = _DURATION_RE.match(str(value))
     if not m:
-        raise ValueError(f"{value!r} is not a duration (use e.g. '30s', '5m', '1h')")
+        raise ValueError(f"{_short(repr(value))} is not a duration (use e.g. '30s', '5m', '1h')")
     number, unit = m.groups()
-    return float(number) * _DURATION_SCALE[(unit or "").lower()]
+    seconds = float(number) * _DURATION_SCALE[(unit or "").lower()]
+    if not math.isfinite(seconds):
+        raise ValueError(f"{_short(str(value).strip())} is too long a duration")
+    return seconds
 
 
 def unit_scale(unit: str) -> int:

@@ -11,6 +11,7 @@ fs.commands, and its read-back comparison to fs.readback.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,17 +60,21 @@ MKFS_OPTIONS: dict[str, MkfsOption] = {
     "journal_device": MkfsOption("path", JOURNALED_EXT,
                                  "mke2fs -J device= (formatted with -O journal_dev first)"),
     "no_journal": MkfsOption("bool", JOURNALED_EXT, "mke2fs -O ^has_journal"),
-    "stride": MkfsOption("int", EXT, "mke2fs -E stride= (filesystem blocks)", minimum=1),
+    # the superblock holds the stride in 16 bits and the stripe width in 32
+    "stride": MkfsOption("int", EXT, "mke2fs -E stride= (filesystem blocks)", minimum=1,
+                         maximum=2**16 - 1),
     "stripe_width": MkfsOption("int", EXT, "mke2fs -E stripe_width= (filesystem blocks)",
-                               minimum=1),
+                               minimum=1, maximum=2**32 - 1),
     "fast_commit": MkfsOption("bool", ("ext4",), "mke2fs -O fast_commit"),
     "lazy_init": MkfsOption("bool", EXT, "lazy inode table/journal init (off by default: the "
                             "background zeroing would disturb the measurement)"),
     "su": MkfsOption("size", ("xfs",), "mkfs.xfs -d su= (with sw)", minimum=4096,
-                     multiple=4096),
-    "sw": MkfsOption("int", ("xfs",), "mkfs.xfs -d sw= (with su)", minimum=1),
+                     maximum=2**31 - 4096, multiple=4096),
+    "sw": MkfsOption("int", ("xfs",), "mkfs.xfs -d sw= (with su)", minimum=1,
+                     maximum=2**31 - 1),
+    # XFS_MAX_LOG_BYTES: mkfs.xfs refuses a larger log
     "log_size": MkfsOption("size", ("xfs",), "mkfs.xfs -l size= (at least 64 MiB)",
-                           minimum=64 * MiB, multiple=4096),
+                           minimum=64 * MiB, maximum=2136997888, multiple=4096),
     "log_device": MkfsOption("path", ("xfs",), "mkfs.xfs -l logdev= (and mount -o logdev=)"),
     "data": MkfsOption("choice", ("btrfs",), "mkfs.btrfs -d", choices=BTRFS_PROFILES),
     "metadata": MkfsOption("choice", ("btrfs",), "mkfs.btrfs -m", choices=BTRFS_PROFILES),
@@ -98,7 +103,8 @@ def _choice(*allowed: str) -> Callable[[str], str | None]:
 
 def _int_range(lo: int, hi: int) -> Callable[[str], str | None]:
     def check(v: str) -> str | None:
-        if not v.isdigit() or not lo <= int(v) <= hi:
+        # the length first: int() of a 5000-digit string raises, and no bound is that long
+        if not v.isdigit() or len(v) > 18 or not lo <= int(v) <= hi:
             return f"must be a whole number from {lo} to {hi}"
         return None
 
@@ -124,7 +130,7 @@ def _compress(v: str) -> str | None:
         span = levels[alg]
         if span is None:
             return f"{alg} takes no level"
-        if not re.fullmatch(r"-?\d+", level) or not span[0] <= int(level) <= span[1]:
+        if not re.fullmatch(r"-?\d{1,4}", level) or not span[0] <= int(level) <= span[1]:
             return f"{alg} level must be from {span[0]} to {span[1]}"
     return None
 
@@ -187,6 +193,8 @@ def convert_mkfs_value(name: str, value: Any) -> Any:
     if opt.kind == "float":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"{value!r} is not a number")
+        if not math.isfinite(value):  # TOML has nan and inf: no range check catches nan
+            raise ValueError(f"{value!r} is not a finite number")
         _check_range(value, value, opt)
         return float(value)
     if opt.kind == "bool":

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import statistics
 import time
@@ -24,8 +25,9 @@ import psutil
 from disklab.core.errors import LibraryError
 from disklab.core.library import schema
 from disklab.core.library.recorder import SessionRecorder
-from disklab.core.library.writer import SessionWriter, mark_interrupted, to_json
+from disklab.core.library.writer import SessionWriter, mark_interrupted, metric_rows, to_json
 from disklab.core.model import Metric
+from disklab.core.units import human_bytes
 
 
 class Library:
@@ -355,13 +357,54 @@ class Library:
                 "VALUES (?, ?, 1, '[]', ?, 'imported')", (sid, case_id, now))
             self.db.executemany(
                 "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params)"
-                " VALUES (?, ?, 1, ?, ?, ?, ?, ?)",
-                [(sid, case_id, m.name, m.value, m.unit, m.note,
-                  to_json(dict(m.params)) if m.params else None) for m in metrics])
-            self.db.executemany(
-                "INSERT INTO transcript VALUES (?, ?, 1, ?, 'imported', ?)",
-                [(sid, case_id, now, line) for line in transcript.splitlines()])
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", metric_rows(sid, case_id, 1, metrics))
+            self.db.executemany(  # one line at a time: a generator, never a list of them all
+                "INSERT INTO transcript VALUES (?, ?, 1, ?, ?, ?)",
+                ((sid, case_id, now, stream, line)
+                 for stream, line in capped_transcript(transcript, source_path)))
         return sid
+
+
+# An imported output is stored whole up to this size; a larger one keeps its first and last
+# half of it (the tools print their setup first and their results last) and a line saying what
+# was left out and where the whole file is.
+IMPORT_TRANSCRIPT_CAP = 4 << 20
+_EOL = re.compile(r"\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # as splitlines()
+
+
+def capped_transcript(text: str, source: str, cap: int = IMPORT_TRANSCRIPT_CAP
+                      ) -> Iterator[tuple[str, str]]:
+    """(stream, line) of an imported output to store, one at a time: every line of a text up
+    to `cap` characters, else the lines of its first and last cap/2 and, between them, a
+    'disklab' line saying how much was not stored."""
+    if len(text) <= cap:
+        yield from (("imported", line) for line in _split(text, 0, len(text)))
+        return
+    head_end = _line_end(text, cap // 2)
+    tail_start = _line_end(text, len(text) - cap // 2)
+    yield from (("imported", line) for line in _split(text, 0, head_end))
+    skipped = text.count("\n", head_end, tail_start)
+    yield ("disklab", f"[{skipped} lines ({human_bytes(tail_start - head_end)}) of this "
+                      f"{human_bytes(len(text))} output not stored: an import keeps its first "
+                      f"and last {human_bytes(cap // 2)}; the whole output is {source}]")
+    yield from (("imported", line) for line in _split(text, tail_start, len(text)))
+
+
+def _line_end(text: str, pos: int) -> int:
+    """The start of the line after position `pos` (the text's end when there is none)."""
+    found = _EOL.search(text, pos)
+    return found.end() if found else len(text)
+
+
+def _split(text: str, start: int, end: int) -> Iterator[str]:
+    """text[start:end].splitlines(), one line at a time."""
+    while start < end:
+        found = _EOL.search(text, start, end)
+        if found is None:
+            yield text[start:end]
+            return
+        yield text[start:found.start()]
+        start = found.end()
 
 
 def _process_alive(pid: int | None, started: float | None) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,43 @@ def _plain(value: Any) -> Any:
 
 def to_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=_plain)
+
+
+INT64 = (-(2**63), 2**63 - 1)  # what an SQLite INTEGER holds
+
+
+def storable_int(value: int | None, what: str) -> int | None:
+    """`value` for an INTEGER column; LibraryError (not sqlite3's OverflowError) when SQLite
+    cannot hold it. The plan checks and the parsers keep such numbers out: this is the last
+    guard, so that a bug there is one clear line, not a traceback and a half-written session."""
+    if value is None:
+        return None
+    if not INT64[0] <= value <= INT64[1]:
+        raise LibraryError(f"{what} {str(value)[:24]}... is too large to store "
+                           "(SQLite holds 64-bit integers)")
+    return value
+
+
+def storable_real(value: float | None, what: str) -> float | None:
+    """`value` for a REAL column, as a float; LibraryError when no float holds it (a 400-digit
+    integer) or it is not finite."""
+    if value is None:
+        return None
+    try:
+        real = float(value)
+    except OverflowError as e:
+        raise LibraryError(f"{what} {str(value)[:24]}... is too large to store") from e
+    if not math.isfinite(real):
+        raise LibraryError(f"{what} {value} is too large to store (not a finite number)")
+    return real
+
+
+def metric_rows(session_id: int, case_id: str, repeat: int, metrics: Sequence[Metric],
+                note: Callable[[str | None], str | None] = lambda n: n) -> list[tuple[Any, ...]]:
+    """The rows of the metric table for `metrics`, every value checked to be storable."""
+    return [(session_id, case_id, repeat, m.name, storable_real(m.value, f"metric {m.name}"),
+             m.unit, note(m.note), to_json(dict(m.params)) if m.params else None)
+            for m in metrics]
 
 
 def mark_interrupted(db: sqlite3.Connection, session_id: int, finished: float | None,
@@ -80,7 +118,7 @@ class SessionWriter:
             "INSERT INTO session (name, status, started, pid, pid_started, last_activity, host, "
             "plan_text, warnings, repeats) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?)",
             (name, started, pid, pid_started, started, to_json(dict(host)), plan_text,
-             to_json(list(warnings)), repeats))
+             to_json(list(warnings)), storable_int(repeats, "repeats")))
         sid = self.session_id = int(cur.lastrowid or 0)
         self.db.executemany(
             "INSERT INTO case_ (session_id, case_id, idx, config, tool, test_index, params) "
@@ -174,8 +212,8 @@ class SessionWriter:
         self.db.execute(
             "INSERT OR REPLACE INTO run (session_id, case_id, repeat, argv, tool_version, "
             "planned_bytes, started, status) VALUES (?, ?, ?, ?, ?, ?, ?, 'running')",
-            (self.session_id, case_id, repeat, to_json(list(argv)), tool_version, planned_bytes,
-             started))
+            (self.session_id, case_id, repeat, to_json(list(argv)), tool_version,
+             storable_int(planned_bytes, "planned bytes"), started))
 
     @_writes
     def finish_run(self, case_id: str, repeat: int, status: str, exit_status: int | None,
@@ -184,7 +222,8 @@ class SessionWriter:
         self.db.execute(
             "UPDATE run SET status = ?, exit_status = ?, duration = ? WHERE session_id = ? "
             "AND case_id = ? AND repeat = ?",
-            (status, exit_status, duration, self.session_id, case_id, repeat))
+            (status, storable_int(exit_status, "exit status"), duration, self.session_id,
+             case_id, repeat))
 
     @_writes
     def fail_run(self, case_id: str, repeat: int, *, exit_status: int | None,
@@ -200,19 +239,18 @@ class SessionWriter:
             "UPDATE run SET status = ?, exit_status = ?, signal = ?, error = ?, "
             "transcript_tail = ?, duration = ? WHERE session_id = ? AND case_id = ? AND "
             "repeat = ?",
-            (status, exit_status, signal, error, transcript_tail, duration, self.session_id,
-             case_id, repeat))
+            (status, storable_int(exit_status, "exit status"), storable_int(signal, "signal"),
+             error, transcript_tail, duration, self.session_id, case_id, repeat))
 
     @_writes
     def add_metrics(self, case_id: str, repeat: int, metrics: Sequence[Metric],
                     note: Callable[[str | None], str | None] = lambda n: n) -> None:
         """`note` may rewrite each metric's note (the recorder flags partial figures)."""
+        rows = metric_rows(self.session_id or 0, case_id, repeat, metrics, note)
         self._begin()
         self.db.executemany(
             "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(self.session_id, case_id, repeat, m.name, m.value, m.unit, note(m.note),
-              to_json(dict(m.params)) if m.params else None) for m in metrics])
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     @_writes
     def add_event(self, t: float, kind: str, case_id: str | None,

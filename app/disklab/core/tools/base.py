@@ -15,6 +15,14 @@ from disklab.core.model import Metric, ProgressUpdate, Scalar
 
 REQUIRED: Any = object()  # ParamSpec.default for a parameter the plan must give
 
+# Upper bounds every numeric parameter gets, so that a plan cannot ask for what no machine holds
+# (or what a float or SQLite's 64-bit INTEGER cannot carry): the plan checker refuses a value
+# beyond its ParamSpec.maximum with the TOML key and line.
+MAX_FILE = 1 << 50  # bytes of one test file: 1 PiB, beyond any disk tested, far below 2**63
+MAX_BLOCK = 1 << 30  # bytes of one I/O: each tool allocates this much per job and queue slot
+MAX_SECONDS = 7 * 24 * 3600.0  # one case's run or ramp time: a week
+MAX_COUNT = 2**31 - 1  # counts the tools read into a C int (fio's fsync=N)
+
 
 @dataclass(frozen=True)
 class ParamSpec:
@@ -127,6 +135,16 @@ class ToolAdapter(ABC):
         """Size of the file one stream works on, for the 2 x RAM page-cache warning."""
         size = params.get("size") or params.get("file_size")
         return int(size) if isinstance(size, int) else None
+
+    def space_bytes(self, params: Mapping[str, Scalar]) -> int | None:
+        """Bytes of test files one case has on the target at once (all its streams), checked
+        against the target's free space before anything runs; None: unknown."""
+        return self.file_size(params)
+
+    def buffer_bytes(self, params: Mapping[str, Scalar]) -> int | None:
+        """Bytes of I/O buffers the tool allocates for one case (block size x queue slots x
+        jobs), checked against the machine's RAM before anything runs; None: small."""
+        return None
 
     def uses_direct_io(self, params: Mapping[str, Scalar]) -> bool:
         return bool(params.get("direct", False))

@@ -30,6 +30,7 @@ from disklab.core.model import (
     Scalar,
 )
 from disklab.core.tools.base import (
+    MAX_FILE,
     REQUIRED,
     Capabilities,
     Command,
@@ -48,14 +49,15 @@ FILE_TESTS = ("seq_create", "seq_stat", "seq_delete", "random_create", "random_s
 TOO_FAST = "too fast to measure"
 BYTE_IO = 3 * MiB  # bonnie.h DefaultByteIO: the per-char tests move at most 3 MiB
 DEFAULT_FILES = 16
+MAX_FILES = 1024  # -n in units of 1024: a million files per case
 
 PARAMS: Mapping[str, ParamSpec] = {
-    "size": ParamSpec("size", REQUIRED, minimum=0,
+    "size": ParamSpec("size", REQUIRED, minimum=0, maximum=MAX_FILE,
                       help="-s: file size in whole MiB (0 skips the I/O tests)"),
-    "ram": ParamSpec("size", 0, minimum=0,
+    "ram": ParamSpec("size", 0, minimum=0, maximum=MAX_FILE,
                      help="-r: RAM bonnie++ assumes, whole MiB (0: size/2, the most "
                           "bonnie++ accepts: it refuses -s below 2 x -r)"),
-    "files": ParamSpec("int", DEFAULT_FILES, minimum=0,
+    "files": ParamSpec("int", DEFAULT_FILES, minimum=0, maximum=MAX_FILES,
                        help="-n: files for the file tests, in units of 1024 (0 skips them)"),
     "fast": ParamSpec("bool", False, help="-f: skip the per-char tests"),
     "label": ParamSpec("str", "disklab", help="-m: machine name in bonnie++'s report"),
@@ -209,7 +211,10 @@ def _latency(text: str, line: int | None, what: str) -> float | None:
     m = _LATENCY.match(text)
     if not m:
         raise _bad(line, f"a latency like '2950us', '118ms' or '3s' for {what}", text)
-    return float(m["n"]) * _LATENCY_SCALE[m["unit"]]
+    value = float(m["n"]) * _LATENCY_SCALE[m["unit"]]
+    if not math.isfinite(value):
+        raise _bad(line, f"a finite latency for {what}", text[:40])
+    return value
 
 
 def _number(text: str, line: int | None, what: str) -> float:
@@ -265,16 +270,23 @@ def _csv_rows(text: str) -> list[tuple[int, list[str]]]:
     return rows
 
 
-def _import_params(size: str, files: str, name: str | None) -> dict[str, Scalar]:
+def _import_params(size: str, files: str, name: str | None, line: int) -> dict[str, Scalar]:
+    """The size and file count a report names. A number bonnie++ cannot have printed (beyond
+    what a 64-bit integer holds) is damage, reported with its line; other text is kept as is."""
     params: dict[str, Scalar] = {}
     size = size.split(":")[0].strip()
     if size:
         try:
             params["size"] = parse_size(size)
-        except ValueError:
+        except ValueError as e:
+            if "too large" in str(e):
+                raise _bad(line, "a file size bonnie++ prints in the size field",
+                           size[:40]) from e
             params["size"] = size
     files = re.split(r"[:/]", files.strip(), maxsplit=1)[0]
     if files.isdigit():
+        if len(files) > 18:
+            raise _bad(line, "a file count bonnie++ prints in the files field", files[:40])
         params["files"] = int(files)
     if name:
         params["label"] = name
@@ -295,7 +307,8 @@ def _csv_metrics(number: int, fields: list[str], importing: bool,
         params = {}
         if importing:
             name = fields[layout.name] if layout.name is not None else None
-            params.update(_import_params(fields[layout.size], fields[layout.files], name))
+            params.update(_import_params(fields[layout.size], fields[layout.files], name,
+                                         number))
         if run is not None:
             params["run"] = run
     params = params or None
@@ -339,6 +352,8 @@ def _text_rate(text: str, name: str, cpu: str, line: int, unreliable: bool) -> M
     if not m:
         raise _bad(line, f"a rate like '3640k', '264m' or '1.1g' for {name}", text)
     value = float(m["n"]) * _RATE_SCALE[m["sfx"]]
+    if not math.isfinite(value):
+        raise _bad(line, f"a finite rate for {name}", text[:40])
     note = "rounded as printed in the text table" if m["sfx"] in ("m", "g") else None
     return Metric(name, value, unit, note)
 
@@ -388,9 +403,10 @@ def _text_metrics(text: str, importing: bool) -> list[Metric]:
                        line.strip())
         desc = line[:19 + shift].split()
         if desc and tests is IO_TESTS:
-            found.update(_import_params(desc[-1], "", desc[0] if len(desc) > 1 else None))
+            found.update(_import_params(desc[-1], "", desc[0] if len(desc) > 1 else None,
+                                        number))
         elif desc:
-            found.update(_import_params("", desc[-1], None))
+            found.update(_import_params("", desc[-1], None, number))
         for name, (value, cpu) in zip(tests, _cells(line, 6, 19 + shift, 10, 6), strict=True):
             rate = _text_rate(value, name, cpu, number, unreliable and tests is FILE_TESTS)
             if rate is not None:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
+    MAX_BLOCK,
+    MAX_FILE,
     REQUIRED,
     Capabilities,
     Command,
@@ -85,10 +87,21 @@ class _Summary:
 @dataclass
 class _Scan:
     summaries: list[_Summary]
-    progress: list[tuple[int, int, float]]  # (line, bytes, seconds) of status=progress lines
+    # (line, bytes, seconds) of the last status=progress line: only the last is kept, a long
+    # run prints millions
+    progress: list[tuple[int, int, float]]
     errors: list[str]  # "dd: ..." lines other than warnings
     warnings: list[str]
     bad: tuple[int, str, str | None] | None = None  # first (line, expected, got) not fitting
+
+
+def _iter_lines(text: str) -> Iterator[str]:
+    """_EOL.split(text), one line at a time: a 200 MB output is not copied into a list."""
+    start = 0
+    for eol in _EOL.finditer(text):
+        yield text[start:eol.start()]
+        start = eol.end()
+    yield text[start:]
 
 
 def _scan(text: str) -> _Scan:
@@ -96,10 +109,10 @@ def _scan(text: str) -> _Scan:
     'copied' line on its own is a status=progress line. Lines are counted as the runner logs
     them: split on '\\r' as well as '\\n' (each progress redraw is a line)."""
     scan = _Scan([], [], [], [])
-    lines = [ln.strip() for ln in _EOL.split(text)]
     pending: dict[str, tuple[int, int]] = {}
     last = 0
-    for number, s in enumerate(lines, start=1):
+    for number, line in enumerate(_iter_lines(text), start=1):
+        s = line.strip()
         if not s:
             continue
         last = number
@@ -119,7 +132,7 @@ def _scan(text: str) -> _Scan:
             elif pending:
                 scan.bad = scan.bad or (number, "'N+M records out' before the 'copied' line", s)
             else:
-                scan.progress.append((number, int(m["bytes"]), seconds))
+                scan.progress[:] = [(number, int(m["bytes"]), seconds)]
             pending = {}
         elif m := _MESSAGE.match(s):
             msg = m["msg"]
@@ -162,8 +175,10 @@ class DdAdapter(ToolAdapter):
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=("write", "read"),
                           help="write from /dev/zero, or read the file back to /dev/null"),
-        "block_size": ParamSpec("size", 1 << 20, minimum=512, help="bs= (bytes per call)"),
-        "size": ParamSpec("size", REQUIRED, minimum=512, help="bytes moved (count = size/bs)"),
+        "block_size": ParamSpec("size", 1 << 20, minimum=512, maximum=MAX_BLOCK,
+                                help="bs= (bytes per call)"),
+        "size": ParamSpec("size", REQUIRED, minimum=512, maximum=MAX_FILE,
+                          help="bytes moved (count = size/bs)"),
         "direct": ParamSpec("bool", False,
                             help="oflag=direct / iflag=direct; false: conv=fdatasync on write"),
         "sync": ParamSpec("bool", False, help="oflag=dsync: every write synchronous"),
@@ -171,6 +186,11 @@ class DdAdapter(ToolAdapter):
 
     def version_argv(self) -> tuple[str, ...]:
         return ("dd", "--version")
+
+    def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """dd holds one block of bs bytes."""
+        bs = params.get("block_size")
+        return bs if isinstance(bs, int) and not isinstance(bs, bool) else None
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         bs, size = params.get("block_size"), params.get("size")

@@ -20,6 +20,9 @@ from typing import Any
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import UNIT_NS, UNIT_OPS, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
+    MAX_BLOCK,
+    MAX_FILE,
+    MAX_SECONDS,
     REQUIRED,
     Capabilities,
     Command,
@@ -32,6 +35,7 @@ from disklab.core.tools.base import (
 from disklab.core.units import parse_size
 
 TOOL = "engine"
+MAX_THREADS = 1024  # issuing threads of one case (streams x queue_depth): each has a buffer
 # engine mode -> canonical metric name (DESIGN.md)
 METRIC = {"write": "write", "rewrite": "rewrite", "read": "read", "randread": "random_read",
           "randwrite": "random_write"}
@@ -131,15 +135,17 @@ class EngineAdapter(ToolAdapter):
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=tuple(METRIC),
                           help="write, rewrite, read, randread or randwrite"),
-        "block_size": ParamSpec("size", 1 << 20, minimum=512, help="bytes per call"),
-        "size": ParamSpec("size", REQUIRED, minimum=512, help="bytes per stream"),
+        "block_size": ParamSpec("size", 1 << 20, minimum=512, maximum=MAX_BLOCK,
+                                help="bytes per call"),
+        "size": ParamSpec("size", REQUIRED, minimum=512, maximum=MAX_FILE,
+                          help="bytes per stream"),
         "streams": ParamSpec("int", 1, minimum=1, maximum=256, help="files, one thread set each"),
         "queue_depth": ParamSpec("int", 1, minimum=1, maximum=256,
                                  help="threads issuing calls on each stream"),
         "direct": ParamSpec("bool", False, help="O_DIRECT with aligned buffers"),
         "sync": ParamSpec("bool", False, help="O_SYNC on writes"),
         "fsync": ParamSpec("bool", True, help="fsync at the end of writes, inside the timing"),
-        "runtime": ParamSpec("duration", 0.0, minimum=0,
+        "runtime": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
                              help="run this long, wrapping around the file (0: size-bound)"),
         # default None: tables and comparison columns leave None parameters out, so cases
         # without it read (and compare) as they did before the parameter existed
@@ -147,6 +153,14 @@ class EngineAdapter(ToolAdapter):
             "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
                               "instead of block_size: a slow and a fast stream side by side"),
     }
+
+    def space_bytes(self, params: Mapping[str, Any]) -> int | None:
+        return _int(params.get("size")) * max(_int(params.get("streams")), 1)
+
+    def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """One aligned buffer per issuing thread: block size x queue depth x streams."""
+        return (_int(params.get("block_size")) * max(_int(params.get("queue_depth")), 1)
+                * max(_int(params.get("streams")), 1))
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = []
@@ -166,6 +180,10 @@ class EngineAdapter(ToolAdapter):
             if params.get("direct") and isinstance(bs, int) and bs % DIRECT_ALIGN:
                 problems.append((key, f"direct I/O needs a multiple of {DIRECT_ALIGN} "
                                       "bytes (4096 on 4 KiB-sector devices)"))
+        threads = max(_int(params.get("streams")), 1) * max(_int(params.get("queue_depth")), 1)
+        if threads > MAX_THREADS:
+            problems.append(("queue_depth", f"streams x queue_depth is {threads} threads, more "
+                                            f"than the {MAX_THREADS} one case may start"))
         return problems
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
@@ -290,3 +308,8 @@ class EngineAdapter(ToolAdapter):
         planned = size * streams if isinstance(size, int) and isinstance(streams, int) else None
         return _EngineProgress(str(params.get("mode", "")), float(params.get("runtime") or 0),
                                planned)
+
+
+def _int(value: Any) -> int:
+    """A checked plan's integer parameter (0 when absent or not an integer)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

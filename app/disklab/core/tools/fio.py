@@ -39,6 +39,10 @@ from disklab.core.model import (
     Scalar,
 )
 from disklab.core.tools.base import (
+    MAX_BLOCK,
+    MAX_COUNT,
+    MAX_FILE,
+    MAX_SECONDS,
     REQUIRED,
     Capabilities,
     Command,
@@ -61,25 +65,31 @@ PERCENTILES = (("lat_p50", "50.000000"), ("lat_p99", "99.000000"), ("lat_p99.9",
 TEXT_PERCENTILES = {50.0: "lat_p50", 99.0: "lat_p99", 99.9: "lat_p99.9"}
 JOB_KEYS = ("rw", "bs", "size", "numjobs", "iodepth", "ioengine", "direct")
 SIZE_OPTIONS = ("bs", "size")
+MAX_JOBS = 1024  # jobs of one case, a thread and a file each (fio 3.33 refuses 4096: "maximum
+# number of jobs reached")
+MAX_IODEPTH = 65536  # the most in flight libaio (aio-max-nr) and io_uring take
 
 PARAMS: Mapping[str, ParamSpec] = {
     "rw": ParamSpec("choice", REQUIRED, choices=RW_CHOICES, help="--rw: the I/O pattern"),
-    "bs": ParamSpec("size", 4096, minimum=1, help="--bs: bytes per I/O"),
-    "size": ParamSpec("size", REQUIRED, minimum=1,
+    "bs": ParamSpec("size", 4096, minimum=1, maximum=MAX_BLOCK, help="--bs: bytes per I/O"),
+    "size": ParamSpec("size", REQUIRED, minimum=1, maximum=MAX_FILE,
                       help="--size: bytes per job; each job has a file of its own"),
-    "numjobs": ParamSpec("int", 1, minimum=1, help="--numjobs: jobs (threads), one file each"),
-    "iodepth": ParamSpec("int", 1, minimum=1, help="--iodepth: I/Os in flight per job"),
+    "numjobs": ParamSpec("int", 1, minimum=1, maximum=MAX_JOBS,
+                         help="--numjobs: jobs (threads), one file each"),
+    "iodepth": ParamSpec("int", 1, minimum=1, maximum=MAX_IODEPTH,
+                         help="--iodepth: I/Os in flight per job"),
     "ioengine": ParamSpec("choice", "psync", choices=ENGINES, help="--ioengine"),
     "direct": ParamSpec("bool", False, help="--direct=1: O_DIRECT, bypass the page cache"),
     "end_fsync": ParamSpec("bool", False, help="--end_fsync=1: fsync at the end, timed"),
-    "fsync": ParamSpec("int", 0, minimum=0, help="--fsync=N: fsync every N writes (0: never)"),
-    "runtime": ParamSpec("duration", 0.0, minimum=0,
+    "fsync": ParamSpec("int", 0, minimum=0, maximum=MAX_COUNT,
+                       help="--fsync=N: fsync every N writes (0: never)"),
+    "runtime": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
                          help="--runtime with --time_based (0: run until size is done)"),
     "rwmixread": ParamSpec("int", 70, minimum=0, maximum=100,
                            help="--rwmixread: % reads of rw and randrw"),
     "group_reporting": ParamSpec("bool", True,
                                  help="--group_reporting: one result for all jobs"),
-    "ramp_time": ParamSpec("duration", 0.0, minimum=0,
+    "ramp_time": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
                            help="--ramp_time: run this long before measuring"),
 }
 
@@ -259,7 +269,7 @@ def _option_value(key: str, value: Any) -> Scalar | None:
             return text
     if key == "direct":
         return text not in ("0", "false", "")
-    if key in ("numjobs", "iodepth") and text.isdigit():
+    if key in ("numjobs", "iodepth") and text.isdigit() and len(text) <= 9:
         return int(text)
     return text
 
@@ -279,16 +289,67 @@ def _import_params(*option_sets: Any) -> dict[str, Scalar]:
 
 # --- JSON --------------------------------------------------------------------------------------
 
-_DECODER = json.JSONDecoder(parse_constant=lambda name: None)  # NaN/Infinity are not numbers
+# fio prints 64-bit counters at most (20 digits); a longer number, or one a float cannot hold
+# (1e400), is damage, reported with its line and key instead of overflowing later
+MAX_DIGITS = 20
 
 
-def _json_documents(text: str) -> tuple[list[tuple[int, dict[str, Any]]], ParseError | None]:
-    """Every complete top-level JSON object that starts a line, with its line number, and the
-    first decoding error (for the report when there is no document at all)."""
-    docs: list[tuple[int, dict[str, Any]]] = []
+class _HugeNumber(ValueError):
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+def _json_int(literal: str) -> int:
+    if len(literal.lstrip("-")) > MAX_DIGITS:
+        raise _HugeNumber(literal)
+    return int(literal)
+
+
+def _json_float(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _HugeNumber(literal)
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=lambda name: None,  # NaN/Infinity are not numbers
+                            parse_int=_json_int, parse_float=_json_float)
+
+
+def _huge_number(text: str, start: int, literal: str) -> ParseError:
+    """The error of a number fio cannot have printed, at its line, naming its key."""
+    pos = text.find(literal, start)
+    key = re.search(r'"([^"\n]*)"\s*:\s*$', text[max(start, pos - 200):pos]) if pos >= 0 else None
+    where = f"the value of {key.group(1)!r}" if key else "a JSON value"
+    shown = literal if len(literal) <= 24 else f"{literal[:20]}... ({len(literal)} characters)"
+    return ParseError(TOOL, _line_of(text, pos if pos >= 0 else start),
+                      f"a number fio prints (at most {MAX_DIGITS} digits, finite) in {where}",
+                      shown)
+
+
+Doc = tuple[int, dict[str, Any]]
+
+
+def _json_documents(text: str) -> tuple[Doc | None, Doc | None, ParseError | None]:
+    """Of the complete top-level JSON objects that start a line: the last one with a jobs list,
+    the last one at all (with their line numbers), and the first decoding error (for the
+    report when there is no document). Only the last ones are kept: with --status-interval a
+    long run writes thousands of documents, and holding every one took ~5x the output's size."""
+    last_jobs: Doc | None = None
+    last: Doc | None = None
     first_error: ParseError | None = None
     pos = 0
     n = len(text)
+    counted = [0, 1]  # (position, its line): lines are counted on from there, not from 0
+
+    def line_at(p: int) -> int:
+        if p < counted[0]:
+            return _line_of(text, p)
+        counted[1] += text.count("\n", counted[0], p)
+        counted[0] = p
+        return counted[1]
+
     while pos < n:
         start = text.find("{", pos)
         if start < 0:
@@ -308,10 +369,14 @@ def _json_documents(text: str) -> tuple[list[tuple[int, dict[str, Any]]], ParseE
         except RecursionError:
             pos = start + 1
             continue
+        except _HugeNumber as e:
+            raise _huge_number(text, start, e.literal) from e
         if isinstance(doc, dict):
-            docs.append((_line_of(text, start), doc))
+            last = (line_at(start), doc)
+            if "jobs" in doc or "client_stats" in doc:
+                last_jobs = last
         pos = end
-    return docs, first_error
+    return last_jobs, last, first_error
 
 
 def _json_dir(doc_line: int, where: str, d: Any) -> _Dir | None:
@@ -375,6 +440,8 @@ def _json_jobs(doc_line: int, doc: dict[str, Any]) -> list[_Job]:
                    group=int(group) if isinstance(group, int) else 0, line=doc_line)
         error = entry.get("error")
         job.error = int(error) if isinstance(error, int) and not isinstance(error, bool) else 0
+        if not -(2**31) <= job.error < 2**31:
+            raise ParseError(TOOL, doc_line, f"an error number in jobs[{i}].error", str(error))
         for d in DIRECTIONS:
             parsed = _json_dir(doc_line, f"jobs[{i}].{d}", entry.get(d))
             if parsed is not None:
@@ -465,6 +532,9 @@ def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
             emsg = m["emsg"]
             if emsg and (e := re.search(r"error=(.*)$", emsg)):
                 emsg = e.group(1)
+            if len(m["err"]) > 9 or len(m["group"]) > 9:
+                raise ParseError(TOOL, number, "an error number and a group id fio prints "
+                                 "(err= and groupid=, at most 9 digits)", line)
             job = _Job(name=m["name"], group=int(m["group"]), line=number, error=int(m["err"]),
                        error_text=emsg, options=dict(headers.get(m["name"], {})))
             jobs.append(job)
@@ -684,6 +754,18 @@ class FioAdapter(ToolAdapter):
     def version_argv(self) -> tuple[str, ...]:
         return ("fio", "--version")
 
+    def space_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """Each job has a file of its own: size x numjobs."""
+        size, jobs = _param(params, "size"), _param(params, "numjobs")
+        return size * jobs if isinstance(size, int) and isinstance(jobs, int) else None
+
+    def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """fio allocates a buffer of bs per I/O in flight, per job."""
+        bs, depth, jobs = (_param(params, k) for k in ("bs", "iodepth", "numjobs"))
+        if all(isinstance(v, int) for v in (bs, depth, jobs)):
+            return int(bs) * int(depth) * int(jobs)
+        return None
+
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems = []
         rw, bs = params.get("rw"), params.get("bs")
@@ -753,12 +835,11 @@ class FioAdapter(ToolAdapter):
         for text in (output.result_file, output.stdout):
             if not text or not text.strip():
                 continue
-            docs, error = _json_documents(text)
-            for line, doc in reversed(docs):
-                if "jobs" in doc or "client_stats" in doc:
-                    return _json_jobs(line, doc), text, {}
-            if docs:
-                line, doc = docs[-1]
+            with_jobs, last, error = _json_documents(text)
+            if with_jobs is not None:
+                return _json_jobs(*with_jobs), text, {}
+            if last is not None:
+                line, doc = last
                 raise ParseError(TOOL, line, "a 'jobs' list in fio's JSON document",
                                  ", ".join(list(doc)[:6]))
             first_error = first_error or error

@@ -32,6 +32,7 @@ from typing import Any
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import UNIT_PERCENT, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
+    MAX_FILE,
     Capabilities,
     Command,
     ParamSpec,
@@ -43,6 +44,7 @@ from disklab.core.tools.base import (
 from disklab.core.units import KiB, MiB, format_size
 
 TOOL = "iozone"
+MAX_RECORD = 16 * MiB  # iozone.c MAXBUFFERSIZE: it refuses larger records
 UNIT_BYTES = "B"
 
 # Plan test name -> iozone's -i number.
@@ -694,9 +696,9 @@ class IozoneAdapter(ToolAdapter):
                            help="-i: write (write+rewrite), read (read+reread), random, "
                                 "backward, record_rewrite, stride, fwrite, fread, mixed, "
                                 "pwrite, pread"),
-        "record_size": ParamSpec("size", 4 * MiB, minimum=KiB,
+        "record_size": ParamSpec("size", 4 * MiB, minimum=KiB, maximum=MAX_RECORD,
                                  help="-r (not with auto: use min/max_record_size)"),
-        "file_size": ParamSpec("size", None, minimum=KiB,
+        "file_size": ParamSpec("size", None, minimum=KiB, maximum=MAX_FILE,
                                help="-s, per process; needed unless auto"),
         "threads": ParamSpec("int", 1, minimum=0, maximum=256,
                              help="-t N -F (one file per process); 0: one process, no -t"),
@@ -708,10 +710,14 @@ class IozoneAdapter(ToolAdapter):
         "include_close": ParamSpec("bool", False, help="-c: close() inside the timing"),
         "keep_files": ParamSpec("bool", False, help="-w: iozone does not unlink its files"),
         "auto": ParamSpec("bool", False, help="-a: every file size x record size"),
-        "min_file_size": ParamSpec("size", None, minimum=KiB, help="-n (auto)"),
-        "max_file_size": ParamSpec("size", None, minimum=KiB, help="-g (auto)"),
-        "max_record_size": ParamSpec("size", None, minimum=KiB, help="-q (auto)"),
-        "min_record_size": ParamSpec("size", None, minimum=KiB, help="-y (auto)"),
+        "min_file_size": ParamSpec("size", None, minimum=KiB, maximum=MAX_FILE,
+                                   help="-n (auto)"),
+        "max_file_size": ParamSpec("size", None, minimum=KiB, maximum=MAX_FILE,
+                                   help="-g (auto)"),
+        "max_record_size": ParamSpec("size", None, minimum=KiB, maximum=MAX_RECORD,
+                                     help="-q (auto)"),
+        "min_record_size": ParamSpec("size", None, minimum=KiB, maximum=MAX_RECORD,
+                                     help="-y (auto)"),
     }
 
     def version_argv(self) -> tuple[str, ...]:
@@ -723,6 +729,15 @@ class IozoneAdapter(ToolAdapter):
 
     def file_size(self, params: Mapping[str, Any]) -> int | None:
         return _int_param(params, "file_size") or _int_param(params, "max_file_size")
+
+    def space_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """One file per process with threads (-t N -F), else one file."""
+        size = self.file_size(params)
+        return size * max(_int_param(params, "threads") or 1, 1) if size else None
+
+    def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
+        record = _int_param(params, "record_size") or _int_param(params, "max_record_size")
+        return record * max(_int_param(params, "threads") or 1, 1) if record else None
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         problems: list[tuple[str, str]] = []

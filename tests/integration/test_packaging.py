@@ -128,7 +128,7 @@ def test_start_runs_the_quick_preset_headless(installed: dict[str, Path]) -> Non
     assert done.returncode == 0, done.stderr[-3000:]
     assert "quick look" in done.stdout
     header = next(line for line in done.stdout.splitlines() if line.startswith("config"))
-    assert header.split()[:5] == ["config", "tool", "metric", "parameters", "mean"]
+    assert header.split()[:6] == ["config", "tool", "metric", "direction", "parameters", "mean"]
     assert "engine" in done.stdout and "MiB/s" in done.stdout
 
 

@@ -775,7 +775,10 @@ def _room(plan: Plan) -> tuple[int | None, str]:
     """Bytes of test files the target can take, and how to say where; None: not known."""
     target = plan.target
     if target.kind == "directory" and os.path.isdir(target.path):
-        return shutil.disk_usage(target.path).free, f"the space free under {target.path}"
+        usage = shutil.disk_usage(target.path)
+        if usage.total == 0:  # ramfs and the like report no size: their limit is the RAM
+            return None, ""
+        return usage.free, f"the space free under {target.path}"
     if target.kind in ("image", "format") and target.size:
         return int(target.size), f"the size of {target.path}"
     if target.kind == "device" and target.size:

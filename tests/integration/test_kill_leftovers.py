@@ -4,6 +4,7 @@ SIGKILL; TMPDIR is the test's own, so the mountpoint directories are counted the
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -194,3 +195,27 @@ def test_a_record_of_a_dead_session_is_cleaned_and_said(tmp_path: Path) -> None:
     assert cleaned == [f"removed {made}/disklab-x-r1.json {tail}",
                        f"removed directory {made} {tail}"]
     assert not os.path.exists(made) and not record.path.exists()
+
+
+def test_the_helper_removes_its_work_directory_when_its_client_dies(tmp_path: Path) -> None:
+    """A killed DiskLab ends the helper's input and sends it its death signal (SIGTERM) at
+    once: however the two interleave, the helper's own directory goes. Repeated with the
+    signal at different moments of the helper's cleanup."""
+    if not IS_ROOT:
+        pytest.skip("the helper runs as root here only when the tests do")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    left = []
+    for n in range(20):
+        helper = subprocess.Popen([sys.executable, "-m", "disklab.core.privhelper"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
+        assert helper.stdout is not None and helper.stdin is not None
+        workdir = json.loads(helper.stdout.readline())["workdir"]
+        helper.stdin.close()
+        time.sleep(n * 0.0005)
+        with contextlib.suppress(ProcessLookupError):
+            helper.send_signal(signal.SIGTERM)
+        helper.wait(10)
+        if os.path.exists(workdir):
+            left.append(workdir)
+    assert left == []

@@ -1,0 +1,52 @@
+"""The soak of scripts/soak.py at a small size: a handful of random SIGKILLs and cancels of
+real engine, fio and iozone runs (directory targets, and image targets as root), a few dozen
+hostile plans and some hostile imports. Every figure that `make soak` prints must be 0."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+pytestmark = [pytest.mark.slow]
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "soak.py"
+
+
+def _soak_module() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("disklab_soak", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def figures(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    soak = _soak_module()
+    lines: list[str] = []
+    fig = soak.soak(kills=5, cancels=4, plans=30, imports=12, seed=7,
+                    work=tmp_path_factory.mktemp("soak"), log=lines.append)
+    print(fig.text())
+    return fig
+
+
+@pytest.mark.parametrize("figure", ["integrity_failures", "results_lost", "orphans",
+                                    "leftover_files", "leftover_dirs", "mounts_left",
+                                    "loops_left", "tracebacks", "injections", "runaways",
+                                    "bad_exits", "next_start_failures"])
+def test_the_soak_figure_is_zero(figures: Any, figure: str) -> None:
+    details = [d for d in figures.details if d.startswith(f"{figure}:")]
+    assert getattr(figures, figure) == 0, "\n".join(details)
+
+
+def test_the_soak_really_attacked(figures: Any) -> None:
+    assert sum(figures.kills.values()) + figures.ended_before_signal >= 5
+    assert figures.plans == 30 and figures.imports == 12
+
+
+def test_every_cancel_is_stored_cancelled_with_exit_130(figures: Any) -> None:
+    assert figures.cancels_stored_cancelled == figures.cancel_count, figures.cancel_outcomes

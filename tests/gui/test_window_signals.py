@@ -14,7 +14,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from disklab.core.fs.apply import STATE_PREFIX, StateFile
 from disklab.core.library import Library
+from disklab.gui.draft import PlanDraft
 from tests.helpers import engine_plan
 
 WINDOW = """
@@ -84,3 +86,25 @@ def test_a_signal_cancels_the_run_and_quits_within_seconds(tmp_path: Path, sig: 
     with Library.open(library) as lib:
         (row,) = lib.list_sessions()
         assert lib.session(row["id"])["status"] == "cancelled"
+
+
+def test_the_windows_start_removes_what_a_killed_run_left_and_says_so(qtbot, window,
+                                                                       target_dir,
+                                                                       library_path):
+    """A record a killed session left next to the library (its case's file, by hand: a dead
+    pid's state file): the window's next run removes the file and says so in its log."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    record = StateFile(library_path.parent / f"{STATE_PREFIX}{dead.pid}.json")
+    record.data["pid"] = dead.pid
+    left = target_dir / "disklab-abcdef-r1-0"
+    record.record_files(str(target_dir), [str(left)])
+    left.write_bytes(b"\0" * 4096)
+    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir, runtime="0.2s")))
+    with qtbot.waitSignal(window.run.finished, timeout=60_000) as blocker:
+        window.run.start()
+    window.run._flush()
+    assert blocker.args[1] == "finished"
+    assert (f"cleaned up after an earlier run: removed {left} (left by DiskLab pid "
+            f"{dead.pid})") in window.run.log.toPlainText()
+    assert list(target_dir.iterdir()) == [] and not record.path.exists()

@@ -5,6 +5,7 @@ hostile plans and some hostile imports. Every figure that `make soak` prints mus
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -20,6 +21,7 @@ def _soak_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("disklab_soak", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
 

@@ -450,7 +450,8 @@ def _run_case(
         left = _cleanup(ctx, run)
         if record is not None and ctx.record is not None:
             if left:  # what could not be removed stays recorded for the next start
-                record["paths"] = [p for p in record["paths"] if p in left]
+                still = {os.path.abspath(p) for p in left}
+                record["paths"] = [p for p in record["paths"] if p in still]
             if left and record["paths"]:
                 ctx.record.save()
             else:

@@ -200,6 +200,8 @@ def run_plan(
     finally:
         if ctx.priv is not None:
             ctx.priv.close()
+            if ctx.priv.workdir:
+                _forget_dir(ctx, ctx.priv.workdir)
     if state.status == "finished" and state.failed:
         state.status = "failed"
     yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
@@ -250,6 +252,10 @@ class _Context:
                 self.no_priv = str(e)
                 raise
             self.priv = priv
+            if self.record is not None and priv.workdir:
+                # the helper removes its directory when it ends; should a kill's signal cut
+                # that short, the next start removes it (when empty) by this record
+                self.record.add({"kind": "dir", "path": priv.workdir})
         return self.priv
 
 

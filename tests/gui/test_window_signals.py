@@ -5,6 +5,7 @@ session as cancelled and quits within seconds, leaving no tool and no file behin
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -62,6 +63,8 @@ def test_a_signal_cancels_the_run_and_quits_within_seconds(tmp_path: Path, sig: 
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert window.stdout is not None
+        ready, _, _ = select.select([window.stdout], [], [], 60)
+        assert ready, "the window started no case within 60 s"
         assert window.stdout.readline().strip() == "case started", window.stderr.read()
         deadline = time.monotonic() + 20
         while not [p for p in target.iterdir() if p.name.startswith("disklab-")]:

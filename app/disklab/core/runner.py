@@ -255,7 +255,7 @@ class _Context:
             if self.record is not None and priv.workdir:
                 # the helper removes its directory when it ends; should a kill's signal cut
                 # that short, the next start removes it (when empty) by this record
-                self.record.add({"kind": "dir", "path": priv.workdir})
+                self.record.add({"kind": "dir", "path": priv.workdir, "owner": "helper"})
         return self.priv
 
 

@@ -226,6 +226,8 @@ class Scratch:
         undone stays in the state file for the next start (and is said in the messages)."""
         done: list[str] = []
         for step in reversed(list(self.state.steps)):
+            if step.get("owner") == "helper":
+                continue  # the running helper's own directory: it removes it when it ends
             try:
                 done += _undo(self.priv, step, self.state, self.library_path)
             except BaseException as e:  # a second Ctrl-C skips one step, not the rest

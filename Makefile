@@ -51,3 +51,15 @@ bench: setup system-packages
 
 clean:
 	rm -rf $(VENV) build *.egg-info app/*.egg-info
+
+# The soak, by hand (not in CI): random SIGKILLs and cancels of real runs, hostile plans and
+# imports; prints the figures that must all be 0. A small one runs in `make test`
+# (tests/integration/test_soak.py). Sizes: make soak KILLS=100 CANCELS=50 PLANS=200 IMPORTS=100
+KILLS ?= 100
+CANCELS ?= 50
+PLANS ?= 200
+IMPORTS ?= 100
+.PHONY: soak
+soak: setup system-packages
+	$(PY) scripts/soak.py --kills $(KILLS) --cancels $(CANCELS) --plans $(PLANS) \
+		--imports $(IMPORTS)

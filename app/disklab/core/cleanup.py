@@ -7,6 +7,7 @@ privileged helper removes the ones root made.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,3 +26,30 @@ def remove_files(paths: Sequence[str]) -> list[str]:
         except OSError:
             left.append(p)
     return left
+
+
+def remove_recorded(root: str, paths: Sequence[str]
+                    ) -> tuple[list[str], list[str], list[str]]:
+    """Remove files a killed session recorded before its case created them: (removed, left,
+    refused). Only a path whose parent directory resolves to `root` (the directory recorded
+    with it) is touched, so a record cannot make DiskLab remove anything elsewhere; a path
+    that is a directory is left alone (a case's files are files)."""
+    removed, left, refused = [], [], []
+    for p in paths:
+        path = Path(p)
+        if not root or not path.is_absolute() or os.path.realpath(path.parent) != root:
+            refused.append(p)
+            continue
+        if not path.is_symlink() and not path.exists():
+            continue
+        if path.is_dir() and not path.is_symlink():
+            refused.append(p)
+            continue
+        try:
+            path.unlink()
+            removed.append(p)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            left.append(p)
+    return removed, left, refused

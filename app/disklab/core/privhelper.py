@@ -685,14 +685,40 @@ def serve(inp: TextIO, out: TextIO) -> None:
             out.write(json.dumps(answer, default=str) + "\n")
             out.flush()
     finally:  # the client has gone (or SIGTERM): nothing it started may run on as root
-        helper.close()
+        _close_for_good(helper)
+
+
+def _close_for_good(helper: Helper) -> None:
+    """A killed client both ends our input and sends its death signal (SIGTERM), in either
+    order: the signal must not cut the cleanup short and leave the work directory behind.
+    SIGTERM is ignored from here on; one that lands before that is caught and the cleanup
+    starts again."""
+    for _attempt in range(3):
+        try:
+            _ignore_sigterm()
+            helper.close()
+            return
+        except SystemExit:
+            continue
+
+
+def _ignore_sigterm(*_args: object) -> None:
+    with contextlib.suppress(ValueError):  # not the main thread: no handler to change
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _exit_on_sigterm(*_args: object) -> None:
+    """SIGTERM (the client's death signal, or a stop): leave the loop once; a second one
+    must not interrupt the cleanup that follows."""
+    _ignore_sigterm()
+    sys.exit(143)
 
 
 def main() -> int:
     # Die with the client (a killed DiskLab must not leave a root process behind).
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client; it tears down
     # The protocol owns the real stdout; anything printed by accident goes to stderr.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")

@@ -54,7 +54,7 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
-from disklab.core.fs.apply import CgroupRecord, Scratch
+from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
 from disklab.core.fs.commands import MOUNT_PREFIX, preview_mountpoint
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
@@ -243,7 +243,8 @@ def run_plan(
                    library_path=library_path, password=password, via_helper=via_helper,
                    controller=controller,
                    cgroups=CgroupRecord(state_dir or tempfile.gettempdir()),
-                   only=only)
+                   only=only,
+                   record=session_state(state_dir or tempfile.gettempdir()))
     if via_helper:
         yield Notice(level="info", t=time.time(), message=(
             "the tools run as root through the privileged helper: the target is root's"))
@@ -253,6 +254,8 @@ def run_plan(
     finally:
         if ctx.priv is not None:
             ctx.priv.close()
+            if ctx.priv.workdir:
+                _forget_dir(ctx, ctx.priv.workdir)
     if cancel.is_set():  # whenever it came, even during the last teardown
         state.status = "cancelled"
     elif state.status == "finished" and state.failed:
@@ -296,6 +299,8 @@ class _Context:
     via_helper: bool = False  # the tools run as root through the privileged helper
     priv: Privileged | None = None  # the session's privileged helper
     no_priv: str | None = None  # why the helper could not start (said once, not retried)
+    # what this session is about to create (files, directories, mounts), for the next start
+    record: StateFile | None = None
     ran: list[Mapping[str, Any]] = field(default_factory=list)  # its commands, not yet logged
     controller: MemoryController | None = None  # for page-cache limits made here
     cgroups: CgroupRecord | None = None  # the record of the memory cgroups that exist
@@ -316,6 +321,10 @@ class _Context:
                 self.no_priv = str(e)
                 raise
             self.priv = priv
+            if self.record is not None and priv.workdir:
+                # the helper removes its directory when it ends; should a kill's signal cut
+                # that short, the next start removes it (when empty) by this record
+                self.record.add({"kind": "dir", "path": priv.workdir, "owner": "helper"})
         return self.priv
 
 
@@ -397,7 +406,8 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         if _stopping(ctx):
             return
         priv = ctx.helper()
-        scratch = Scratch(priv, state_dir, ctx.library_path, log=notes.append)
+        scratch = Scratch(priv, state_dir, ctx.library_path, log=notes.append,
+                          state=ctx.record)
         if plan.target.kind == "image":
             device = scratch.attach_image(plan.target.path, int(plan.target.size or 0))
             yield Notice(level="info", t=time.time(), message=(
@@ -411,7 +421,8 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
                 break
             if config.label not in needed:
                 continue  # a resumed session's configuration whose runs are all complete
-            mountpoint = tempfile.mkdtemp(prefix=MOUNT_PREFIX)
+            # recorded before it is made: a kill leaves no directory the next start misses
+            mountpoint = scratch.state.make_dir(MOUNT_PREFIX)
             mountpoints.append(mountpoint)
             try:
                 readback = scratch.apply(config, device, mountpoint,
@@ -439,7 +450,7 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         ctx.state.status = "failed"
     finally:
         if scratch is not None:
-            scratch.teardown()
+            scratch.teardown()  # the mountpoints' directories too, once unmounted
         for m in mountpoints:
             with contextlib.suppress(OSError):
                 os.rmdir(m)
@@ -459,7 +470,8 @@ def _run_raw(ctx: _Context) -> Iterator[Event]:
         ctx.state.status = "failed"
         return
     try:
-        work = ctx.helper().workdir if ctx.via_helper else tempfile.mkdtemp(prefix="disklab-raw-")
+        work = (ctx.helper().workdir if ctx.via_helper or ctx.record is None
+                else ctx.record.make_dir("disklab-raw-"))
     except DisklabError as e:
         yield Notice(level="error", message=f"the tools cannot run as root: {e}", t=time.time())
         ctx.state.status = "failed"
@@ -473,7 +485,16 @@ def _run_raw(ctx: _Context) -> Iterator[Event]:
     finally:
         if not ctx.via_helper:
             shutil.rmtree(work, ignore_errors=True)
+            _forget_dir(ctx, work)
     yield ConfigTornDown(config=label, t=time.time())
+
+
+def _forget_dir(ctx: _Context, path: str) -> None:
+    """Drop the record of a directory DiskLab made, once it is gone."""
+    if ctx.record is not None and not os.path.exists(path):
+        for step in list(ctx.record.steps):
+            if step.get("kind") == "dir" and step.get("path") == path:
+                ctx.record.remove(step)
 
 
 def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:
@@ -508,6 +529,7 @@ def _run_case(
     )
     started = time.monotonic()
     left: list[str] = []
+    record = _record_files(ctx, run)
     try:
         limited = yield from _limit_page_cache(ctx, run)
         if limited is not None:
@@ -520,10 +542,31 @@ def _run_case(
     finally:
         # no yield here: the caller may be closing the generator
         left = _cleanup(ctx, run) + _remove_group(ctx, run)
+        if record is not None and ctx.record is not None:
+            if left:  # what could not be removed stays recorded for the next start
+                still = {os.path.abspath(p) for p in left}
+                record["paths"] = [p for p in record["paths"] if p in still]
+            if left and record["paths"]:
+                ctx.record.save()
+            else:
+                ctx.record.remove(record)
     if left:
         yield Notice(level="warning", message=f"could not remove {', '.join(left)}",
                      case_id=case.id, t=time.time())
     return outcome
+
+
+def _record_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
+    """Record the files the case is about to create, before it runs, so that the next start
+    removes them when this process is killed. Only files that are not there yet: DiskLab never
+    claims a file it did not make. The tools run as root through the helper make theirs in
+    root's places, which the helper's own cleanup and the teardown of the mount handle."""
+    if ctx.record is None or ctx.via_helper:
+        return None
+    new = [f for f in run.command.files if not os.path.lexists(f)]
+    if not new:
+        return None
+    return ctx.record.record_files(run.target.directory, new)
 
 
 def _cleanup(ctx: _Context, run: _Planned) -> list[str]:

@@ -1,17 +1,24 @@
-"""Start the window: QApplication, theme that follows the desktop, main window.
+"""Start the window: QApplication, theme that follows the desktop, main window, Unix signals.
 
 `main()` is the gui-scripts entry (`disklab-gui`); `disklab gui` calls `run_gui()`.
+
+Signals: SIGTERM and SIGHUP (a `kill`, a logout, a shutdown) cancel a running session and quit,
+as Cancel-and-quit does, without asking: the tool is stopped, its files removed, mounts and loop
+devices undone, what finished kept, the session stored as cancelled. SIGINT (Ctrl+C in the
+terminal) closes the window, which asks first when a run is going.
 """
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QObject, QSocketNotifier, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
@@ -77,8 +84,56 @@ def make_app(argv: Sequence[str] | None = None) -> QApplication:
     return app  # type: ignore[return-value]
 
 
-def run_gui(library: str | Path | None = None) -> int:
-    """Open the window and run the event loop until it closes. `library` None: the default
+class SignalBridge(QObject):
+    """Unix signals into the Qt event loop.
+
+    Python runs a signal handler only when the interpreter gets control, and the Qt event loop
+    may sleep in C for as long as nothing happens on screen; so the C-level handler writes the
+    signal's number to a socket (signal.set_wakeup_fd), a QSocketNotifier wakes the event loop,
+    and the handler of that signal runs there, on the GUI thread, between two events (never in
+    the middle of a Qt call, as a handler run at any bytecode could)."""
+
+    def __init__(self, handlers: Mapping[int, Callable[[int], None]],
+                 parent: QObject | None = None):
+        super().__init__(parent)
+        self.handlers = dict(handlers)
+        self._read, self._write = socket.socketpair()
+        self._read.setblocking(False)
+        self._write.setblocking(False)
+        self._old_fd = signal.set_wakeup_fd(self._write.fileno(), warn_on_full_buffer=False)
+        self._old = {sig: signal.signal(sig, self._note) for sig in self.handlers}
+        self.notifier = QSocketNotifier(self._read.fileno(), QSocketNotifier.Type.Read, self)
+        self.notifier.activated.connect(self._dispatch)
+
+    @staticmethod
+    def _note(signum: int, frame: object) -> None:
+        """The Python-level handler: nothing; the number went through the wake-up socket."""
+
+    def _dispatch(self, *_args: object) -> None:
+        try:
+            data = self._read.recv(256)
+        except (BlockingIOError, InterruptedError):
+            return
+        for signum in dict.fromkeys(data):  # each signal once per wake-up
+            handler = self.handlers.get(signum)
+            if handler is not None:
+                handler(signum)
+
+    def close(self) -> None:
+        """Give the signals back to their previous handlers."""
+        self.notifier.setEnabled(False)
+        for sig, old in self._old.items():
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(sig, old)
+        with contextlib.suppress(ValueError):
+            signal.set_wakeup_fd(self._old_fd)
+        self._read.close()
+        self._write.close()
+
+
+def open_window(library: str | Path | None = None) -> tuple[QApplication, MainWindow]:
+    """The application and its shown window, with the desktop's theme and the Unix signals
+    wired (run_gui runs its event loop). `library` None: the default
     (core.session.library_path). What the window does, and any exception nobody caught, go to
     the log file in the XDG state directory (core.logfile)."""
     start_log()
@@ -89,13 +144,16 @@ def run_gui(library: str | Path | None = None) -> int:
     hints = QGuiApplication.styleHints()
     if hasattr(hints, "colorSchemeChanged"):  # follow the desktop's light/dark switch
         hints.colorSchemeChanged.connect(lambda *_a: apply_theme(app))
-    # Ctrl+C in the terminal closes the window (which asks about a running session): Python
-    # handlers run only between bytecodes, so a no-op timer lets them run.
-    signal.signal(signal.SIGINT, lambda *_a: window.close())
-    tick = QTimer()
-    tick.timeout.connect(lambda: None)
-    tick.start(300)
+    SignalBridge({signal.SIGINT: lambda _s: window.close(),
+                  signal.SIGTERM: window.quit_on_signal,
+                  signal.SIGHUP: window.quit_on_signal}, parent=window)
     window.show()
+    return app, window
+
+
+def run_gui(library: str | Path | None = None) -> int:
+    """Open the window and run the event loop until it closes."""
+    app, _window = open_window(library)
     return app.exec()
 
 

@@ -6,6 +6,7 @@ Only wiring lives here; each page is its own module. QSettings keeps geometry an
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 
 from PySide6.QtCore import QSettings, QSize, Qt
@@ -48,6 +49,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or QSettings("DiskLab", "DiskLab")
         # replaced in tests; asks the user otherwise
         self.ask: Callable[[str, str], bool] = self._ask
+        self.quitting: str | None = None  # the signal that asked to quit, without asking
         self.setWindowTitle("DiskLab")
         self.setWindowIcon(app_icon())
         self.target = TargetPage(self.wb)
@@ -170,10 +172,23 @@ class MainWindow(QMainWindow):
     def _ask(self, title: str, text: str) -> bool:
         return QMessageBox.question(self, title, text) == QMessageBox.StandardButton.Yes
 
+    def quit_on_signal(self, signum: int) -> None:
+        """SIGTERM or SIGHUP (a kill, a logout, a shutdown): Cancel-and-quit without asking.
+        The run is cancelled and torn down (tool stopped, its files removed, mounts and loop
+        devices undone), what finished is kept, the session is stored as cancelled, and the
+        application quits, within the seconds a session manager gives."""
+        if self.quitting:
+            return
+        self.quitting = signal.Signals(signum).name
+        self.statusBar().showMessage(f"{self.quitting}: cancelling the run and quitting…")
+        self.close()
+        QApplication.quit()
+
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.wb.runs.running:
-            if not self.ask("A run is going", "Cancel the run and close DiskLab? What finished "
-                            "is kept in the library."):
+            if not self.quitting and not self.ask(
+                    "A run is going", "Cancel the run and close DiskLab? What finished is kept "
+                    "in the library."):
                 event.ignore()
                 return
             self.run.cancel()

@@ -11,6 +11,9 @@ the record and `recover_leftovers` unmounts, restores and detaches what is left,
 only the mountpoint recorded with its device, only loop devices backed by the recorded image.
 The memory cgroups of a page-cache limit are recorded the same way (CgroupRecord, in a state
 file of their own: any target kind has them), and removed by their recorded path.
+The same record holds the files a case is about to create (`record_files`) and the directories
+DiskLab makes (`make_dir`, the mountpoints): recovery removes exactly those paths, only inside
+the directory recorded with them, and removes a directory only when it is empty.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +30,7 @@ from typing import Any
 
 import psutil
 
+from disklab.core.cleanup import remove_recorded
 from disklab.core.errors import ConfigError, DisklabError
 from disklab.core.fs.options import config_to_dict, device_options, validate
 from disklab.core.fs.readback import mismatches, readback
@@ -68,6 +74,31 @@ class StateFile:
             self.steps.remove(step)
         self.save()
 
+    def record_files(self, directory: str, paths: tuple[str, ...] | list[str]
+                     ) -> dict[str, Any]:
+        """Record the files a case is about to create in `directory`, before it runs: a kill
+        then leaves a record the next start removes them by. The directory is kept resolved,
+        so that recovery refuses a path that no longer lies directly in it."""
+        return self.add({"kind": "files", "root": os.path.realpath(directory),
+                         "paths": [os.path.abspath(p) for p in paths]})
+
+    def make_dir(self, prefix: str, parent: str | None = None) -> str:
+        """A new directory `parent`/`prefix`<random>, recorded before it is made (so a kill
+        right after mkdir still leaves a record); recovery removes it only when empty."""
+        parent = parent or tempfile.gettempdir()
+        while True:
+            path = os.path.join(parent, prefix + secrets.token_hex(4))
+            step = self.add({"kind": "dir", "path": path})
+            try:
+                os.mkdir(path, 0o700)
+            except FileExistsError:  # not ours: never recorded as ours
+                self.remove(step)
+                continue
+            except BaseException:
+                self.remove(step)
+                raise
+            return path
+
     def save(self) -> None:
         if not self.steps:
             with contextlib.suppress(OSError):
@@ -104,16 +135,22 @@ class CgroupRecord:
         self.state.remove(step)
 
 
+def session_state(state_dir: str | Path) -> StateFile:
+    """This process's record in `state_dir` (one per session; empty records leave no file)."""
+    return StateFile(Path(state_dir) / f"{STATE_PREFIX}{os.getpid()}.json")
+
+
 class Scratch:
     """One session's setup on a target: what it attached, formatted, mounted and changed."""
 
     def __init__(self, priv: Privileged, state_dir: str | Path,
                  library_path: str | None = None,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, state: StateFile | None = None):
         self.priv = priv
         self.library_path = library_path
         self.log = log or (lambda message: None)
-        self.state = StateFile(Path(state_dir) / f"{STATE_PREFIX}{os.getpid()}.json")
+        # the session's record, shared with the runner's file and directory records
+        self.state = state or session_state(state_dir)
         self.identities: dict[str, str] = {}  # device -> identity read when DiskLab attached it
 
     # --- image targets ----------------------------------------------------------------------
@@ -202,7 +239,8 @@ class Scratch:
         """Unmount and restore what apply() did (on `device`, or everywhere); never raises."""
         done: list[str] = []
         for step in reversed(list(self.state.steps)):
-            if step["kind"] == "loop" or (device is not None and step.get("device") != device):
+            if step["kind"] in ("loop", "files", "dir") or (
+                    device is not None and step.get("device") != device):
                 continue
             done += _undo(self.priv, step, self.state, self.library_path)
         return done
@@ -212,6 +250,8 @@ class Scratch:
         undone stays in the state file for the next start (and is said in the messages)."""
         done: list[str] = []
         for step in reversed(list(self.state.steps)):
+            if step.get("owner") == "helper":
+                continue  # the running helper's own directory: it removes it when it ends
             try:
                 done += _undo(self.priv, step, self.state, self.library_path)
             except BaseException as e:  # a second Ctrl-C skips one step, not the rest
@@ -249,6 +289,10 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
           library_path: str | None) -> list[str]:
     """Undo one recorded step; the step leaves the record only when it is really undone."""
     kind = step.get("kind")
+    if kind == "files":
+        return _undo_files(step, state)
+    if kind == "dir":
+        return _undo_dir(step, state)
     try:
         if kind == "cgroup":
             return _undo_cgroup(priv, step, state)
@@ -308,6 +352,40 @@ def _undo_cgroup(priv: Privileged, step: dict[str, Any], state: StateFile) -> li
         priv.request("cgroup_remove", path=path)
     state.remove(step)
     return [f"removed the memory cgroup {path}"]
+
+
+def _undo_files(step: dict[str, Any], state: StateFile) -> list[str]:
+    """Remove the recorded files of a case (only those directly in the recorded directory);
+    what is still there stays in the record."""
+    removed, left, refused = remove_recorded(str(step.get("root") or ""),
+                                             [str(p) for p in step.get("paths") or ()])
+    out = [f"removed {p}" for p in removed]
+    out += [f"refused to remove {p}: not directly in {step.get('root')}" for p in refused]
+    out += [f"could not remove {p}" for p in left]
+    if left:
+        step["paths"] = left
+        state.save()
+    else:
+        state.remove(step)
+    return out
+
+
+def _undo_dir(step: dict[str, Any], state: StateFile) -> list[str]:
+    """Remove a directory DiskLab made, when it is empty (a mountpoint once unmounted); a
+    directory with something in it is never removed."""
+    path = str(step.get("path") or "")
+    if not path or not os.path.isdir(path) or os.path.islink(path):
+        state.remove(step)
+        return []
+    if os.path.ismount(path):
+        return [f"could not remove {path}: still mounted"]
+    try:
+        os.rmdir(path)
+    except OSError as e:
+        state.remove(step)  # not empty: not ours to empty
+        return [f"left {path}: {e.strerror}"]
+    state.remove(step)
+    return [f"removed directory {path}"]
 
 
 def leftover_files(state_dir: str | Path) -> list[Path]:

@@ -17,6 +17,7 @@ import pytest
 
 from disklab.core.fs.apply import STATE_PREFIX, StateFile
 from disklab.core.library import Library
+from disklab.core.session import state_dir
 from disklab.gui.draft import PlanDraft
 from tests.helpers import engine_plan
 
@@ -92,13 +93,14 @@ def test_a_signal_cancels_the_run_and_quits_within_seconds(tmp_path: Path, sig: 
 
 
 def test_the_windows_start_removes_what_a_killed_run_left_and_says_so(qtbot, window,
-                                                                       target_dir,
-                                                                       library_path):
-    """A record a killed session left next to the library (its case's file, by hand: a dead
+                                                                       target_dir, tmp_path,
+                                                                       monkeypatch):
+    """A record a killed session left in the state directory (its case's file, by hand: a dead
     pid's state file): the window's next run removes the file and says so in its log."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    record = StateFile(library_path.parent / f"{STATE_PREFIX}{dead.pid}.json")
+    record = StateFile(state_dir() / f"{STATE_PREFIX}{dead.pid}.json")
     record.data["pid"] = dead.pid
     left = target_dir / "disklab-abcdef-r1-0"
     record.record_files(str(target_dir), [str(left)])

@@ -315,7 +315,8 @@ class Soak:
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.library = work / "lib" / "library.sqlite3"
         self.library.parent.mkdir(exist_ok=True)
-        self.env = {**os.environ, "TMPDIR": str(self.tmp),
+        self.state = work / "state" / "disklab"  # crash records: $XDG_STATE_HOME/disklab
+        self.env = {**os.environ, "TMPDIR": str(self.tmp), "XDG_STATE_HOME": str(work / "state"),
                     "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "app"),
                                                                 os.environ.get("PYTHONPATH")]))}
         self.n = 0
@@ -445,7 +446,7 @@ class Soak:
             for p in self.tmp.iterdir():  # one leak is counted once, not again for every run
                 if not os.path.ismount(p):
                     shutil.rmtree(p, ignore_errors=True)
-        states = list(self.library.parent.glob("setup-state-*"))
+        states = list(self.state.glob("setup-state-*")) if self.state.is_dir() else []
         if states:
             self.fig.problem("leftover_files", f"{name}: {states}", len(states))
         mounts = mounts_under(self.work)

@@ -106,9 +106,11 @@ def test_a_killed_directory_run_leaves_files_the_next_start_removes(tmp_path: Pa
     (target / "disklab-notes.txt").write_text("the user's file with our prefix")
     library = tmp_path / "lib" / "library.sqlite3"
     library.parent.mkdir()
+    state = tmp_path / "state"  # $XDG_STATE_HOME: where the crash records go
+    env = {**os.environ, "XDG_STATE_HOME": str(state)}
     plan = tmp_path / "plan.toml"
     plan.write_text(plan_text(directory_target(target), DIRECTORY_TESTS[tool]))
-    run = start_run(plan, library)
+    run = start_run(plan, library, env)
     try:
         wait_for_case(run)
         wait_for(lambda: len(ours(target)) > 1)
@@ -116,12 +118,13 @@ def test_a_killed_directory_run_leaves_files_the_next_start_removes(tmp_path: Pa
         kill(run, target)
     left = [n for n in ours(target) if n != "disklab-notes.txt"]
     assert left, "the kill left no file: nothing to recover"
-    done = next_start(tmp_path, library)
+    assert list((state / "disklab").glob(f"{STATE_PREFIX}{run.pid}*")), "the kill left no record"
+    done = next_start(tmp_path, library, env)
     for name in left:
         assert f"disklab: cleaned up after an earlier run: removed {target / name} " \
                f"(left by DiskLab pid {run.pid})" in done.stderr
     assert sorted(p.name for p in target.iterdir()) == ["disklab-notes.txt", "mine.txt"]
-    assert not list(library.parent.glob(f"{STATE_PREFIX}*"))
+    assert not list((state / "disklab").glob(f"{STATE_PREFIX}*"))
 
 
 def test_a_killed_image_run_leaves_no_mountpoint_after_the_next_start(tmp_path: Path) -> None:
@@ -129,7 +132,7 @@ def test_a_killed_image_run_leaves_no_mountpoint_after_the_next_start(tmp_path: 
         pytest.skip("an image target needs root (loop devices, mount)")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    env = {**os.environ, "TMPDIR": str(tmp)}
+    env = {**os.environ, "TMPDIR": str(tmp), "XDG_STATE_HOME": str(tmp_path / "state")}
     image = tmp_path / "killed.img"
     library = tmp_path / "lib" / "library.sqlite3"
     library.parent.mkdir()

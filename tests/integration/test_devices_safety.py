@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -356,8 +357,11 @@ def test_helper_protocol_answers_every_line() -> None:
     from disklab.core.privhelper import serve
 
     out = io.StringIO()
+    sigterm = signal.getsignal(signal.SIGTERM)
     serve(io.StringIO('not json\n\n[1, 2]\n{"id": 7, "op": "ping"}\n'
                       '{"id": 8, "op": "setra", "args": {"device": 5}}\n'), out)
+    # the helper's end leaves the process's SIGTERM as it was (children inherit an ignored one)
+    assert signal.getsignal(signal.SIGTERM) == sigterm
     ready, garbage, not_object, ping, bad_arg = (json.loads(x) for x in out.getvalue().split("\n")
                                                  if x)
     assert ready["ready"] and ready["uid"] == os.geteuid()

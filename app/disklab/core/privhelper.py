@@ -692,14 +692,20 @@ def _close_for_good(helper: Helper) -> None:
     """A killed client both ends our input and sends its death signal (SIGTERM), in either
     order: the signal must not cut the cleanup short and leave the work directory behind.
     SIGTERM is ignored from here on; one that lands before that is caught and the cleanup
-    starts again."""
-    for _attempt in range(3):
-        try:
-            _ignore_sigterm()
-            helper.close()
-            return
-        except SystemExit:
-            continue
+    starts again. The disposition it had is given back afterwards: `serve` also runs inside
+    other processes (tests), whose children would otherwise inherit an ignored SIGTERM."""
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        for _attempt in range(3):
+            try:
+                _ignore_sigterm()
+                helper.close()
+                return
+            except SystemExit:
+                continue
+    finally:
+        with contextlib.suppress(ValueError, TypeError):  # not the main thread, or not ours
+            signal.signal(signal.SIGTERM, before)
 
 
 def _ignore_sigterm(*_args: object) -> None:

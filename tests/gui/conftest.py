@@ -31,7 +31,7 @@ def target_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QSettings, QThreadPool
     from PySide6.QtWidgets import QApplication
 
     from disklab.gui.app import apply_theme
@@ -50,3 +50,7 @@ def window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
         w.wb.runs.wait(60000)
     w.library.close_library()
     w.compare.close_library()
+    # the window's short background calls (plan checks, device lists) end with its test: one
+    # still running in the pool while the next test builds its window and Python collects the
+    # last one's objects crashed the interpreter (seen once, in a CI run on a loaded machine)
+    QThreadPool.globalInstance().waitForDone(30_000)

@@ -207,3 +207,33 @@ def test_gui_without_display_says_what_to_do(monkeypatch, capsys):
     monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
     assert gui_cmd.gui(argparse.Namespace(library=None)) == 2
     assert "disklab start" in capsys.readouterr().err
+
+
+def test_png_without_the_gui_extras_says_so_and_a_gui_bug_is_not_hidden(two_sessions,
+                                                                         tmp_path):
+    """Without PySide6, `export --format png` says the GUI extras are missing (exit 2); with
+    them installed, an import error inside disklab.gui itself is raised as what it is, not
+    reported as a missing extra."""
+    library, a, _b = two_sessions
+    argv = ["export", str(a), "--format", "png", "-o", str(tmp_path / "png"),
+            "--library", str(library)]
+    missing = (
+        "import sys\n"
+        "sys.modules['PySide6'] = None\n"
+        "from disklab.cli.main import main\n"
+        f"sys.exit(main({argv!r}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", missing], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "needs the GUI extras" in done.stderr and "Traceback" not in done.stderr
+    broken = (
+        "import sys\n"
+        "sys.modules['disklab.gui.export'] = None  # a bug in the GUI package, extras present\n"
+        "from disklab.cli.main import main\n"
+        f"sys.exit(main({argv!r}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", broken], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0 and "needs the GUI extras" not in done.stderr
+    assert "ImportError" in done.stderr or "ModuleNotFoundError" in done.stderr

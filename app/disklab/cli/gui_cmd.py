@@ -19,6 +19,13 @@ from disklab.core.session import library_path
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 GUI_MISSING = ("disklab: the desktop window needs the GUI extras: "
                "pip install -e '.[gui]' (make run does this)")
+GUI_EXTRAS = frozenset({"PySide6", "shiboken6", "pyqtgraph", "numpy"})  # the [gui] extra
+
+
+def _extras_missing(e: ImportError) -> bool:
+    """True when `e` is a package of the GUI extra not being installed. Any other import error
+    (a bug in disklab.gui) must surface as what it is, not as a missing feature."""
+    return (e.name or "").split(".")[0] in GUI_EXTRAS
 
 
 def has_display() -> bool:
@@ -35,6 +42,8 @@ def gui(args: argparse.Namespace) -> int:
     try:
         from disklab.gui.app import run_gui
     except ImportError as e:
+        if not _extras_missing(e):
+            raise
         print(f"{GUI_MISSING} ({e})", file=sys.stderr)
         return EXIT_BAD_INPUT
     return run_gui(library_path(getattr(args, "library", None)))
@@ -58,6 +67,8 @@ def write_png_charts(specs: Sequence[ChartSpec], out: Path) -> int:
         _app = _offscreen_app()
         from disklab.gui.export import write_charts
     except ImportError as e:
+        if not _extras_missing(e):
+            raise
         print(f"{GUI_MISSING} ({e})", file=sys.stderr)
         return EXIT_BAD_INPUT
     for p in write_charts(specs, out, "png"):

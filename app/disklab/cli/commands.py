@@ -107,7 +107,8 @@ def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
     returns the exit code."""
     warnings = tuple(str(w) for w in checked.warnings)
     return _record(lambda cancel: RecordedRun(checked.plan, library, warnings=warnings,
-                                              cancel=cancel, password=_ask_password),
+                                              cancel=cancel, password=_ask_password,
+                                              ask=_ask_ssh),
                    library, checked.plan.name, as_json)
 
 
@@ -172,6 +173,16 @@ def _ask_password() -> str:
         raise PrivilegeError("sudo needs a password and there is no terminal to ask it on: "
                              "run DiskLab as root, or allow it without a password (NOPASSWD)")
     return getpass.getpass("[disklab] sudo password for the privileged helper: ")
+
+
+def _ask_ssh(host: str, question: str, secret: bool) -> str | None:
+    """One of ssh's questions for a host started over SSH (an unknown host key with its
+    fingerprint, a password, a passphrase), asked on the terminal; None without one. A secret
+    is read without echo and never kept."""
+    if not sys.stdin.isatty():
+        return None
+    prompt = f"[disklab] host {host}, ssh asks:\n{question} "
+    return getpass.getpass(prompt) if secret else input(prompt)
 
 
 def run(args: argparse.Namespace) -> int:

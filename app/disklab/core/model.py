@@ -82,6 +82,35 @@ class TestSpec:
 
 
 @dataclass(frozen=True)
+class Host:
+    """A [hosts.NAME] table: a machine that runs `fio --server`, either started by the user
+    ("running": DiskLab connects to address:port as it is) or by DiskLab over SSH ("ssh": the
+    server listens on the remote's loopback only and is reached through an SSH port forward).
+    `directory` is where fio writes on that machine."""
+
+    name: str
+    address: str
+    port: int = 8765
+    start: str = "running"  # "running" or "ssh"
+    directory: str = "/tmp"
+    user: str | None = None  # ssh only; default: the user's SSH config
+    ssh_port: int | None = None
+    ssh_config: str | None = None  # ssh -F FILE; default: the user's own
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class HostEndpoint:
+    """Where the fio client reaches one host's server now (a forwarded local port for an SSH
+    host), and where fio writes there."""
+
+    name: str
+    address: str
+    port: int
+    directory: str
+
+
+@dataclass(frozen=True)
 class Plan:
     """A whole plan as loaded from TOML; `source` keeps the text so that a session can be re-run."""
 
@@ -96,6 +125,7 @@ class Plan:
     path: str | None = None
     # bytes of page cache each tool may keep (its memory cgroup's limit); None: no limit
     page_cache_limit: int | None = None
+    hosts: tuple[Host, ...] = ()  # [hosts.*]: machines a fio test's `hosts` parameter names
 
     def page_cache_limit_of(self, test_index: int) -> int | None:
         """The page-cache limit of the cases of one [[test]] table: its own, else the plan's."""

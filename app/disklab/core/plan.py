@@ -23,6 +23,7 @@ from disklab.core import tools
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.fs.options import config_from_toml, device_options
+from disklab.core.hosts.config import HOSTS_KEY, read_hosts, read_hosts_param
 from disklab.core.matrix import expand, point_count, points, run_count
 from disklab.core.model import AS_IS, FsConfig, Plan, Target, TestSpec
 from disklab.core.proc import which
@@ -39,7 +40,7 @@ from disklab.core.units import (
 )
 
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
-            "config", "page_cache_limit"}
+            "config", "page_cache_limit", "hosts"}
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
 TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm"}
@@ -664,8 +665,15 @@ def parse_plan(
                    for i, t in enumerate(raw_tests) if isinstance(t, dict) and CACHE_LIMIT in t}
     raw_tests = [{k: v for k, v in t.items() if k != CACHE_LIMIT} if isinstance(t, dict) else t
                  for t in raw_tests]
+    hosts = read_hosts(doc, check, base_dir)
+    host_params = {i: read_hosts_param(t[HOSTS_KEY], f"test[{i + 1}].{HOSTS_KEY}",
+                                       t.get("tool"), hosts, check)
+                   for i, t in enumerate(raw_tests) if isinstance(t, dict) and HOSTS_KEY in t}
+    raw_tests = [{k: v for k, v in t.items() if k != HOSTS_KEY} if isinstance(t, dict) else t
+                 for t in raw_tests]
     specs = [s for i, t in enumerate(raw_tests) if (s := _read_test(i, t, check)) is not None]
     specs = [replace(s, page_cache_limit=test_limits.get(s.index)) for s in specs]
+    specs = [_with_hosts(s, host_params.get(s.index)) for s in specs]
     plan = Plan(
         name=name,
         target=target or Target("directory", ""),
@@ -677,6 +685,7 @@ def parse_plan(
         source=text,
         path=path,
         page_cache_limit=cache_limit,
+        hosts=hosts,
     )
     if target is not None:
         _check_raw(plan, check)
@@ -692,6 +701,14 @@ def parse_plan(
     if check.errors:
         raise PlanError(check.errors)
     return CheckedPlan(plan, tuple(check.warnings))
+
+
+def _with_hosts(spec: TestSpec, value: tuple[str, ...] | str | None) -> TestSpec:
+    """A test with a `hosts` parameter ("h1+h2", or an axis of such): run by fio --client."""
+    if value is None:
+        return spec
+    axes = (*spec.axes, HOSTS_KEY) if isinstance(value, tuple) else spec.axes
+    return replace(spec, params={**spec.params, HOSTS_KEY: value}, axes=axes)
 
 
 def _cache_limit(table: Mapping[str, Any], key: str, check: _Checker) -> int | None:

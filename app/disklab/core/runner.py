@@ -56,8 +56,10 @@ from disklab.core.events import (
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
 from disklab.core.fs.commands import MOUNT_PREFIX, preview_mountpoint
+from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
+from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
-from disklab.core.model import Case, Metric, Plan
+from disklab.core.model import Case, HostEndpoint, Metric, Plan
 from disklab.core.monitor import Monitor
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.resume import Resumption, host_identity, target_identity
@@ -72,6 +74,7 @@ from disklab.core.system.devices import check_destructive, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
+from disklab.core.tools.fio_client import adapter_for, host_names
 from disklab.core.units import format_size
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples: DESIGN.md asks for 250-1000 ms
@@ -132,7 +135,8 @@ def _drop_caches(ctx: _Context) -> str | None:
 def plan_runs(plan: Plan, python: str = sys.executable,
               directories: Mapping[str, str] | None = None,
               as_root: bool = False,
-              only: Collection[tuple[str, int]] | None = None) -> Iterator[_Planned]:
+              only: Collection[tuple[str, int]] | None = None,
+              endpoints: tuple[HostEndpoint, ...] | None = None) -> Iterator[_Planned]:
     """Every case x repeat with its command, in run order, one at a time (a plan may have
     100000 runs: their commands are made as they are needed, never all held): configuration
     by configuration (each is made once), and within one, rounds of repeats. `directories` maps
@@ -140,8 +144,10 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     for an image or a format target, preview_mountpoint, where a configuration is shown mounted
     before a run: the tools' files are on the filesystem made there, never beside the image
     file); `as_root`: the tools run through the privileged helper; `only`: just these
-    (case id, repeat) pairs (a resumed session's runs without a complete result)."""
+    (case id, repeat) pairs (a resumed session's runs without a complete result); `endpoints`:
+    where the hosts' fio servers are reached (default: as the plan says, before any starts)."""
     cases = expand(plan)
+    hosts = planned_endpoints(plan) if endpoints is None else endpoints
     is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
     device = plan.target.path if plan.target.kind == "device" else None
@@ -156,8 +162,9 @@ def plan_runs(plan: Plan, python: str = sys.executable,
                     continue
                 target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
                                    device=device, ram_bytes=ram, is_root=is_root,
-                                   python=python)
-                command = tools.get_adapter(case.tool).build_command(case.params, target)
+                                   python=python, hosts=hosts)
+                command = adapter_for(case.tool, case.params, hosts).build_command(
+                    case.params, target)
                 yield _Planned(case, repeat, command, target)
 
 
@@ -195,6 +202,7 @@ def run_plan(
     password: Callable[[], str] | None = None,
     privileged_tools: bool | None = None,
     resume: Resumption | None = None,
+    ask: Ask | None = None,
 ) -> Iterator[Event]:
     """Run every case of `plan` `repeats` times, yielding events as they happen.
 
@@ -206,6 +214,8 @@ def run_plan(
     what is set up, so that the next start can clean up after a kill. `password` is asked (once)
     when sudo needs one for the privileged helper. `privileged_tools`: the tools of an image,
     format or device target run through the helper (default: when DiskLab is not root).
+    `ask`: how ssh's questions (host key, password, passphrase) reach a person, when a plan's
+    hosts are started over SSH; their servers are stopped when the run ends, however it ends.
     """
     cancel = cancel or _Never()
     via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
@@ -222,6 +232,14 @@ def run_plan(
                       "size": plan.target.size, "identity": target_identity(plan.target)}
     limits = _limits(plan)
     controller = find_memory_controller() if limits else None
+    servers = Servers(used_hosts(plan), ask)
+    try:
+        host_problems = servers.start(client_version=versions.get("fio"))
+        if servers.states:
+            host["hosts"] = dict(servers.facts())
+    except BaseException:
+        servers.close()
+        raise
     if limits:  # the session says which figures were taken under a page-cache limit
         host["page_cache_limit"] = {
             "plan": plan.page_cache_limit, "tests": limits,
@@ -236,7 +254,7 @@ def run_plan(
                              previous_status=resume.previous_status, host=host,
                              plan_text=plan.source, t=time.time())
         warnings = (*warnings, *_version_changes(resume, versions))
-    for w in warnings:
+    for w in (*warnings, *host_problems):
         yield Notice(level="warning", message=w, t=time.time())
     state = _Progress(total_bytes=total_bytes, run_count=run_count)
     ctx = _Context(plan, versions, cancel, sample_interval, python, state,
@@ -244,7 +262,8 @@ def run_plan(
                    controller=controller,
                    cgroups=CgroupRecord(state_dir or tempfile.gettempdir()),
                    only=only,
-                   record=session_state(state_dir or tempfile.gettempdir()))
+                   record=session_state(state_dir or tempfile.gettempdir()),
+                   servers=servers)
     if via_helper:
         yield Notice(level="info", t=time.time(), message=(
             "the tools run as root through the privileged helper: the target is root's"))
@@ -252,6 +271,7 @@ def run_plan(
         yield from _run_target(ctx, state_dir)
         yield from _helper_log(ctx)  # the teardown's commands
     finally:
+        servers.close()
         if ctx.priv is not None:
             ctx.priv.close()
             if ctx.priv.workdir:
@@ -306,6 +326,11 @@ class _Context:
     cgroups: CgroupRecord | None = None  # the record of the memory cgroups that exist
     groups: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)  # tag -> group
     only: Collection[tuple[str, int]] | None = None  # the (case, repeat) pairs to run
+    servers: Servers | None = None  # the fio servers of the plan's hosts
+
+    @property
+    def endpoints(self) -> tuple[HostEndpoint, ...]:
+        return self.servers.endpoints if self.servers is not None else ()
 
     def helper(self) -> Privileged:
         """The session's one privileged helper, started on first use: one authorisation (one
@@ -347,7 +372,7 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
     """Every run of one configuration, its filesystem mounted at `directory`."""
     state = ctx.state
     runs = (r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
-                                 ctx.only)
+                                 ctx.only, ctx.endpoints)
             if r.case.config == label)
     for run in runs:
         if _stopping(ctx):
@@ -522,7 +547,7 @@ def _run_case(
 ) -> Iterator[Event]:
     """One case x repeat. Returns 'ok', 'failed' or 'cancelled' (as the generator's value)."""
     case, repeat, command = run.case, run.repeat, run.command
-    adapter = tools.get_adapter(case.tool)
+    adapter = adapter_for(case.tool, case.params, ctx.endpoints)
     yield CaseStarted(
         case=case, repeat=repeat, argv=command.argv, tool_version=version,
         planned_bytes=command.planned_bytes, run_index=index, run_count=count, t=time.time(),
@@ -531,6 +556,12 @@ def _run_case(
     left: list[str] = []
     record = _record_files(ctx, run)
     try:
+        down = ctx.servers.failed(host_names(case.params)) if ctx.servers else {}
+        if down:  # a host that could not be reached or started, or whose server ended
+            yield CaseFailed(case_id=case.id, repeat=repeat, error="; ".join(down.values()),
+                             transcript_tail="", duration=time.monotonic() - started,
+                             t=time.time())
+            return "failed"
         limited = yield from _limit_page_cache(ctx, run)
         if limited is not None:
             yield CaseFailed(case_id=case.id, repeat=repeat, error=limited, transcript_tail="",
@@ -714,7 +745,14 @@ def _prepare_and_measure(
         else:
             yield log("dropped caches through the privileged helper (sync; drop_caches = 3)")
     try:
+        for path, text in command.inputs:  # fio --client's job files, sent to the servers
+            Path(path).write_text(text)
         p = _tool_process(ctx, run, -1)
+    except OSError as e:
+        yield CaseFailed(case_id=case.id, repeat=repeat, error=f"could not write {e.filename}: "
+                         f"{e.strerror}", transcript_tail="",
+                         duration=time.monotonic() - started, t=time.time())
+        return "failed"
     except DisklabError as e:  # the helper could not start: asked once, said for each case
         yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail="",
                          duration=time.monotonic() - started, t=time.time())
@@ -828,8 +866,10 @@ def _measure(
             yield LogLine(case_id=case.id, stream="result", text=text, repeat=repeat, t=t)
     output = ToolOutput(stdout=p.output("stdout"), stderr=p.output("stderr"),
                         result_file=result_text, exit_status=p.returncode)
+    on_hosts = bool(host_names(case.params))  # each host's rows flagged by what became of it
     if cancelled or stalled or p.returncode != 0:
-        metrics = tuple(_flag_partial(adapter.parse_partial(output, case.params)))
+        partial = adapter.parse_partial(output, case.params)
+        metrics = tuple(partial if on_hosts and not cancelled else _flag_partial(partial))
         if cancelled:  # not a failure: what the tool measured until then is kept, partial
             yield CaseCancelled(case_id=case.id, repeat=repeat, transcript_tail=p.tail(),
                                 exit_status=p.returncode, signal=p.signal, metrics=metrics,
@@ -852,9 +892,11 @@ def _measure(
         return "failed"
     try:
         metrics = tuple(adapter.parse_result(output, case.params))
-    except DisklabError as e:
+    except DisklabError as e:  # a host that failed keeps the others' figures
+        kept = tuple(adapter.parse_partial(output, case.params)) if on_hosts else ()
         yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail=p.tail(),
-                         exit_status=p.returncode, duration=duration, t=time.time())
+                         exit_status=p.returncode, duration=duration, metrics=kept,
+                         t=time.time())
         return "failed"
     if planned:
         yield _progress(case, repeat, planned, planned, "done", None, duration,

@@ -30,6 +30,7 @@ from disklab.core import tools
 from disklab.core.errors import PlanError
 from disklab.core.events import Event, Notice, SessionFinished
 from disklab.core.fs.apply import recover_leftovers
+from disklab.core.hosts.ssh import Ask
 from disklab.core.library import Library
 from disklab.core.matrix import run_count
 from disklab.core.model import Plan
@@ -198,13 +199,15 @@ class RecordedRun:
     def __init__(self, plan: Plan, library: Library, *, warnings: tuple[str, ...] = (),
                  cancel: CancelFlag | None = None,
                  password: Callable[[], str] | None = None,
-                 resume: Resumption | None = None) -> None:
+                 resume: Resumption | None = None,
+                 ask: Ask | None = None) -> None:
         self.plan = plan
         self.library = library
         self.warnings = warnings
         self.cancel = cancel
         self.password = password
         self.resume = resume
+        self.ask = ask  # ssh's questions for hosts started over SSH (core.hosts.ssh)
         self.recorder = library.recorder()
         self.status: str | None = None  # SessionFinished's status once it came
         self._closed = False
@@ -231,7 +234,7 @@ class RecordedRun:
                          message=f"cleaned up after an earlier run: {line}")
         for event in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel,
                               state_dir=state, library_path=str(self.library.path),
-                              password=self.password, resume=self.resume):
+                              password=self.password, resume=self.resume, ask=self.ask):
             self.recorder.handle(event)
             if isinstance(event, SessionFinished):
                 self.status = event.status

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from disklab.core.model import Metric, ProgressUpdate, Scalar
+from disklab.core.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 
 REQUIRED: Any = object()  # ParamSpec.default for a parameter the plan must give
 
@@ -65,6 +65,8 @@ class RunTarget:
     ram_bytes: int = 0
     is_root: bool = False
     python: str = "python3"  # interpreter for the built-in engine
+    # fio servers a case with a `hosts` parameter runs on (fio --client), by host name
+    hosts: tuple[HostEndpoint, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,9 @@ class Command:
     needs_pty: bool = False
     # the measured step reads what `prepare` wrote: the runner drops caches in between
     reads_after_prepare: bool = False
+    # (path, text) files the runner writes before the measured step (fio --client's job
+    # files: the client sends a job file's text to each server); they are in `files` too
+    inputs: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,189 @@
+"""A fio server DiskLab starts on another machine: `ssh -tt -L ... HOST fio --server=127.0.0.1,P`
+driven under a pty with pexpect.
+
+Why pexpect here, outside core.proc (the import-linter contract names this module as the one
+exception): ssh asks its questions (an unknown host key with its fingerprint, a password, a key
+passphrase) on its controlling terminal, never on a pipe; a person must answer them, through the
+`Ask` callback (the terminal for the CLI, a dialog in the GUI). This is the design card's choice
+for exactly this. Every value in the argv is checked by core.hosts.config first.
+
+What runs where, and how it ends:
+- The server listens on the remote's loopback only (127.0.0.1,PORT): nobody on the network can
+  send it a job. DiskLab reaches it through the SSH local forward 127.0.0.1:LOCAL -> remote
+  127.0.0.1:PORT, so the job and its results travel inside the SSH connection.
+- `-tt` gives the remote command a terminal: when the SSH session ends for any reason (stop(),
+  a cancel, DiskLab killed: its end of the pty closes, ssh gets SIGHUP), the remote terminal
+  hangs up and the kernel sends the fio server SIGHUP, which ends it.
+- Each question is asked once per host per session; an answer is sent to ssh and never kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import time
+from collections.abc import Callable
+
+import pexpect
+
+from disklab.core.errors import DisklabError
+from disklab.core.model import Host
+
+# (host name, the question as ssh put it, secret) -> the answer, or None to decline
+Ask = Callable[[str, str, bool], str | None]
+
+_HOST_KEY = r"continue connecting \(yes/no[^)]*\)\? ?"
+_PASSPHRASE = r"Enter passphrase for key [^\n]*: ?"
+_PASSWORD = r"(?i)[^\n]*password[^\n]*: ?$"
+READY_TIMEOUT = 60.0  # seconds for ssh to log in and the server to listen (a person answers)
+
+
+class HostError(DisklabError):
+    """A host could not be reached or started; the message names it and says what happened."""
+
+
+def free_local_port() -> int:
+    """A TCP port free on 127.0.0.1 now, for an SSH local forward."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def listening(address: str, port: int, wait: float = 0.3) -> bool:
+    """Whether a server answers at address:port. Through an SSH forward the local port always
+    accepts; when nothing listens at the far end ssh closes the connection at once, while fio's
+    server keeps it open waiting for a command: open for `wait` seconds means a server."""
+    try:
+        with socket.create_connection((address, port), timeout=2.0) as s:
+            s.settimeout(wait)
+            try:
+                return s.recv(1) != b""
+            except TimeoutError:
+                return True
+    except OSError:
+        return False
+
+
+def ssh_argv(host: Host, local_port: int) -> list[str]:
+    """ssh's argv (without 'ssh'): a terminal, the forward, the user's config and the command."""
+    args = ["-tt", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=5",
+            "-o", "ServerAliveCountMax=3",
+            "-L", f"127.0.0.1:{local_port}:127.0.0.1:{host.port}"]
+    if host.ssh_config:
+        args += ["-F", host.ssh_config]
+    if host.ssh_port:
+        args += ["-p", str(host.ssh_port)]
+    if host.user:
+        args += ["-l", host.user]
+    return [*args, "--", host.address, "fio", f"--server=127.0.0.1,{host.port}"]
+
+
+class SshServer:
+    """One host's fio server, started over SSH and stopped with the SSH session."""
+
+    def __init__(self, host: Host, ask: Ask | None = None):
+        self.host = host
+        self.ask = ask
+        self.local_port = free_local_port()
+        self.child: pexpect.spawn | None = None
+        self.transcript: list[str] = []
+        self.asked: set[str] = set()
+
+    @property
+    def argv(self) -> list[str]:
+        return ["ssh", *ssh_argv(self.host, self.local_port)]
+
+    def start(self, timeout: float = READY_TIMEOUT) -> None:
+        """Log in, answer ssh's questions through `ask`, and wait until the server listens.
+        HostError names the host and what went wrong; nothing is left running then."""
+        env = {**os.environ, "LC_ALL": "C"}
+        try:
+            self.child = pexpect.spawn("ssh", ssh_argv(self.host, self.local_port), env=env,
+                                       encoding="utf-8", codec_errors="replace", timeout=None,
+                                       echo=False)
+        except pexpect.ExceptionPexpect as e:
+            raise HostError(f"host {self.host.name}: ssh could not start: {e}") from e
+        try:
+            self._log_in(time.monotonic() + timeout)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _log_in(self, deadline: float) -> None:
+        child = self.child
+        assert child is not None
+        name = self.host.name
+        while True:
+            if time.monotonic() > deadline:
+                raise HostError(f"host {name}: its fio server did not answer through SSH "
+                                f"within {READY_TIMEOUT:g} s{self.said()}")
+            i = child.expect([_HOST_KEY, _PASSPHRASE, _PASSWORD, pexpect.EOF, pexpect.TIMEOUT],
+                             timeout=0.3)
+            self.transcript.append(child.before or "")
+            if i in (0, 1, 2):
+                kind = ("host key", "passphrase", "password")[i]
+                question = ((child.before or "") + (child.after or "")).strip()
+                self._answer(kind, question, secret=i != 0)
+            elif i == 3:
+                raise HostError(f"host {name}: ssh ended before the fio server started"
+                                f"{self.said()}")
+            elif listening("127.0.0.1", self.local_port):
+                return
+
+    def _answer(self, kind: str, question: str, secret: bool) -> None:
+        """Ask the person, once per kind; a second identical question means the first answer
+        was refused, and the host fails instead of asking again."""
+        assert self.child is not None
+        name = self.host.name
+        if kind in self.asked:
+            raise HostError(f"host {name}: ssh refused the {kind} and asked again")
+        self.asked.add(kind)
+        answer = self.ask(name, question, secret) if self.ask is not None else None
+        if answer is None:
+            what = ("the host key is unknown (answer the question, or add it to "
+                    "known_hosts with ssh first)" if kind == "host key"
+                    else f"ssh asked for a {kind} and none was given")
+            raise HostError(f"host {name}: {what}")
+        self.child.sendline(answer)
+        answer = ""  # not kept
+
+    def said(self) -> str:
+        text = " ".join(" ".join(self.transcript).split())
+        if self.child is not None:
+            try:
+                text += " " + " ".join(self.child.read_nonblocking(4096, timeout=0).split())
+            except (pexpect.EOF, pexpect.TIMEOUT, OSError, ValueError):
+                pass
+        text = text.strip()
+        return f" (ssh said: {text[-300:]})" if text else ""
+
+    def drain(self) -> None:
+        """Read what the server printed, so that its terminal never fills up."""
+        if self.child is None:
+            return
+        for _ in range(64):
+            try:
+                data = self.child.read_nonblocking(4096, timeout=0)
+            except (pexpect.EOF, pexpect.TIMEOUT, OSError, ValueError):
+                return
+            self.transcript.append(data)
+            del self.transcript[:-50]
+
+    def alive(self) -> bool:
+        self.drain()
+        return self.child is not None and self.child.isalive()
+
+    def stop(self) -> None:
+        """End the server: ^C on its terminal (fio stops), then the SSH session (the terminal
+        hangs up, which ends whatever is left there). Never raises."""
+        child, self.child = self.child, None
+        if child is None:
+            return
+        with contextlib.suppress(pexpect.ExceptionPexpect, OSError):
+            if child.isalive():
+                child.sendcontrol("c")
+                child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=3)
+        with contextlib.suppress(pexpect.ExceptionPexpect, OSError):
+            child.close(force=True)
+

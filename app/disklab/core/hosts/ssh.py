@@ -151,10 +151,8 @@ class SshServer:
     def said(self) -> str:
         text = " ".join(" ".join(self.transcript).split())
         if self.child is not None:
-            try:
+            with contextlib.suppress(pexpect.EOF, pexpect.TIMEOUT, OSError, ValueError):
                 text += " " + " ".join(self.child.read_nonblocking(4096, timeout=0).split())
-            except (pexpect.EOF, pexpect.TIMEOUT, OSError, ValueError):
-                pass
         text = text.strip()
         return f" (ssh said: {text[-300:]})" if text else ""
 

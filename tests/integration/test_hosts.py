@@ -1,0 +1,211 @@
+"""Several machines through fio's client/server engine, on real fio servers this test starts on
+loopback addresses (127.0.0.21..24, port 8765, each in its own scratch directory): per-host and
+aggregate rows stored, the aggregate fio's "All clients" figure, a server killed mid-run named
+with the other hosts' figures kept, and no fio process left afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+from disklab.core.library import Library
+
+pytestmark = [pytest.mark.slow]
+
+PORT = 8765
+
+
+@dataclass
+class Server:
+    name: str
+    address: str
+    directory: Path
+    popen: subprocess.Popen[bytes]
+
+    def kill(self) -> None:
+        """SIGKILL the server and the job process it forked (its process group)."""
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.popen.wait(10)
+
+
+def _listening(address: str, port: int) -> bool:
+    return any(c.laddr and c.laddr.ip == address and c.laddr.port == port
+               and c.status == psutil.CONN_LISTEN for c in psutil.net_connections("tcp"))
+
+
+def start_server(name: str, address: str, base: Path) -> Server:
+    directory = base / name
+    directory.mkdir()
+    popen = subprocess.Popen(["fio", f"--server={address},{PORT}"], cwd=directory,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    deadline = time.monotonic() + 10
+    while not _listening(address, PORT):
+        assert popen.poll() is None, f"fio --server={address},{PORT} ended at once"
+        assert time.monotonic() < deadline, f"fio --server={address},{PORT} does not listen"
+        time.sleep(0.05)
+    return Server(name, address, directory, popen)
+
+
+def fio_processes(addresses: list[str]) -> list[str]:
+    """fio processes (servers or clients) that name one of these addresses, or a job file of
+    this test's plans."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if cmd.startswith("fio") and any(a in cmd for a in addresses):
+            found.append(f"{p.pid} {cmd}")
+    return found
+
+
+@pytest.fixture
+def servers(tmp_path: Path) -> Iterator[list[Server]]:
+    started: list[Server] = []
+    try:
+        for i in range(3):
+            started.append(start_server(f"h{i + 1}", f"127.0.0.{21 + i}", tmp_path))
+        yield started
+    finally:
+        for s in started:
+            s.kill()
+        addresses = [s.address for s in started]
+        deadline = time.monotonic() + 10
+        while fio_processes(addresses) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert fio_processes(addresses) == []
+
+
+def plan_text(tmp_path: Path, servers: list[Server], hosts: str, extra: str = "",
+              unreachable: bool = False) -> str:
+    text = f'name = "hosts"\n[target]\ndirectory = "{tmp_path}"\n'
+    for s in servers:
+        text += (f'[hosts.{s.name}]\naddress = "{s.address}"\nport = {PORT}\n'
+                 f'start = "running"\ndirectory = "{s.directory}"\n')
+    if unreachable:  # nothing listens there
+        text += '[hosts.gone]\naddress = "127.0.0.29"\nstart = "running"\n'
+    return text + ('[[test]]\ntool = "fio"\nrw = "write"\nbs = "64k"\nsize = "8m"\n'
+                   f"hosts = {hosts}\n{extra}")
+
+
+def disklab(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "disklab.cli.main", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def show(library: Path) -> dict:
+    done = disklab("show", "1", "--library", str(library), "--json")
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def rows(doc: dict, metric: str = "write") -> dict[tuple[str, str], dict]:
+    return {(r["params"]["hosts"], r["params"]["host"]): r for r in doc["results"]
+            if r["metric"] == metric}
+
+
+def all_clients(library: Path) -> dict[str, float]:
+    """fio's own "All clients" write figure of each case, from the result file kept with the
+    session's transcript."""
+    out = {}
+    with Library.open(str(library)) as lib:
+        for case in lib.cases(1):
+            lines = lib.transcript(1, case["case_id"], 1)
+            text = "\n".join(line for _t, stream, line in lines if stream == "result")
+            if "All clients" not in text:
+                continue
+            doc = json.loads(text[text.index("{"):])
+            total = next(c for c in doc["client_stats"] if c["jobname"] == "All clients")
+            out[case["params"]["hosts"]] = float(total["write"]["bw_bytes"])
+    return out
+
+
+def test_one_to_three_hosts_per_host_rows_and_fios_aggregate(tmp_path: Path,
+                                                            servers: list[Server]) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, servers, '[["h1"], ["h1", "h2"], ["h1", "h2", "h3"]]'))
+    library = tmp_path / "lib.sqlite3"
+    done = disklab("run", str(plan), "--library", str(library))
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = show(library)
+    got = rows(doc)
+    assert set(got) == {("h1", "h1"), ("h1", "all"), ("h1+h2", "h1"), ("h1+h2", "h2"),
+                        ("h1+h2", "all"), ("h1+h2+h3", "h1"), ("h1+h2+h3", "h2"),
+                        ("h1+h2+h3", "h3"), ("h1+h2+h3", "all")}
+    # the aggregate is what fio printed as "All clients", not a sum DiskLab made
+    fio_says = all_clients(library)
+    assert set(fio_says) == {"h1+h2", "h1+h2+h3"}
+    for hosts, total in fio_says.items():
+        assert got[(hosts, "all")]["mean"] == total
+    assert got[("h1", "all")]["mean"] == got[("h1", "h1")]["mean"]  # one server: its own
+    # each host's facts, from its server, are kept with the session
+    facts = doc["session"]["host"]["hosts"]
+    assert {facts[h]["fio"] for h in ("h1", "h2", "h3")} == {"fio-3.33"}
+    assert facts["h2"]["address"] == "127.0.0.22" and facts["h2"]["os"] == "Linux"
+    # fio removed its files on every server (unlink=1), and DiskLab its job files here
+    assert [list(s.directory.iterdir()) for s in servers] == [[], [], []]
+    assert not list(tmp_path.glob("disklab-*"))
+
+
+def test_a_server_killed_mid_run_is_named_and_the_others_are_kept(
+        tmp_path: Path, servers: list[Server]) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, servers[:2], '["h1", "h2"]',
+                              extra='runtime = "4s"\n'))
+    library = tmp_path / "lib.sqlite3"
+
+    def kill_h2_when_busy() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            # the case's client (the probe at the start names a probe job, not the case's)
+            if any(".h2.job" in p for p in fio_processes(["127.0.0.22"])):
+                time.sleep(1.5)
+                servers[1].kill()
+                return
+            time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_h2_when_busy)
+    killer.start()
+    done = disklab("run", str(plan), "--library", str(library), "--json")
+    killer.join()
+    assert done.returncode == 1, done.stdout + done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    failed = [e for e in events if e.get("event") == "CaseFailed"]
+    assert len(failed) == 1
+    assert "host h2: its fio server (127.0.0.22,8765) disconnected during the run" \
+        in failed[0]["error"]
+    # h1's figures are kept with the failed run (shown; counted with --include-partial)
+    got = rows(show(library))
+    assert set(got) == {("h1+h2", "h1")}, got
+    assert got[("h1+h2", "h1")]["values"] and got[("h1+h2", "h1")]["values"][0] > 0
+    assert fio_processes(["127.0.0.21"]) == [f"{servers[0].popen.pid} fio --server="
+                                              f"127.0.0.21,{PORT}"]  # the client is gone
+
+
+def test_an_unreachable_host_fails_its_cases_only(tmp_path: Path,
+                                                  servers: list[Server]) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, servers[:1], '[["h1"], ["h1", "gone"]]',
+                              unreachable=True))
+    library = tmp_path / "lib.sqlite3"
+    done = disklab("run", str(plan), "--library", str(library), "--json")
+    assert done.returncode == 1
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    notices = [e["message"] for e in events if e.get("event") == "Notice"]
+    assert any("host gone: nothing listens at 127.0.0.29,8765" in n for n in notices)
+    failed = [e for e in events if e.get("event") == "CaseFailed"]
+    assert len(failed) == 1 and "host gone" in failed[0]["error"]
+    assert ("h1", "h1") in rows(show(library))

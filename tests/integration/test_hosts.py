@@ -5,6 +5,7 @@ with the other hosts' figures kept, and no fio process left afterwards."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -35,10 +36,8 @@ class Server:
 
     def kill(self) -> None:
         """SIGKILL the server and the job process it forked (its process group)."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.popen.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         self.popen.wait(10)
 
 

@@ -1,0 +1,196 @@
+"""Hosts started over SSH (start = "ssh"), against the test's own sshd on 127.0.0.5/.6:2222 with a
+throwaway host key and user key in a temporary directory; the ssh client reads a temporary
+ssh_config (IdentityFile, UserKnownHostsFile), so nothing of the real user's SSH setup is read
+or written. Checked: the two-host run's rows; no fio server and no ssh left afterwards, also
+after a SIGKILL of disklab; the unknown-host-key question answered through the callback."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+import pytest
+
+from disklab.core.library import Library
+from disklab.core.plan import parse_plan
+from disklab.core.session import RecordedRun
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+SSH_PORT = 2222
+ADDRESSES = ("127.0.0.5", "127.0.0.6")
+
+
+@dataclass
+class Sshd:
+    dir: Path
+    config: Path  # the client's ssh_config
+    known_hosts: Path
+    host_key_line: str  # 'ssh-ed25519 AAAA...' of the server
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _open(address: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
+        return True
+    return False
+
+
+@pytest.fixture
+def sshd(tmp_path: Path) -> Iterator[Sshd]:
+    d = tmp_path / "ssh"
+    d.mkdir()
+    for key in ("host_key", "id_ed25519"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)],
+                       check=True)
+    (d / "authorized_keys").write_text((d / "id_ed25519.pub").read_text())
+    listen = "".join(f"ListenAddress {a}\n" for a in ADDRESSES)
+    (d / "sshd_config").write_text(
+        f"Port {SSH_PORT}\n{listen}HostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
+        f"AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        "StrictModes no\n")
+    config = d / "ssh_config"
+    config.write_text(
+        f"Host *\n  User root\n  Port {SSH_PORT}\n  IdentityFile {d}/id_ed25519\n"
+        f"  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
+        "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking ask\n")
+    made_run_dir = not os.path.isdir("/run/sshd")  # sshd's privilege separation directory
+    if made_run_dir:
+        os.makedirs("/run/sshd", mode=0o755)
+    daemon = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(d / "sshd_config"),
+                               "-E", str(d / "sshd.log")], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not all(_open(a, SSH_PORT) for a in ADDRESSES):
+            assert daemon.poll() is None, (d / "sshd.log").read_text()
+            assert time.monotonic() < deadline, "sshd does not listen"
+            time.sleep(0.05)
+        key = " ".join((d / "host_key.pub").read_text().split()[:2])
+        yield Sshd(d, config, d / "known_hosts", key)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(daemon.pid, signal.SIGTERM)
+        daemon.wait(10)
+        if made_run_dir:
+            with contextlib.suppress(OSError):
+                os.rmdir("/run/sshd")
+
+
+def know_hosts(sshd: Sshd) -> None:
+    sshd.known_hosts.write_text("".join(f"[{a}]:{SSH_PORT} {sshd.host_key_line}\n"
+                                        for a in ADDRESSES))
+
+
+def plan_text(tmp_path: Path, sshd: Sshd, ports: list[int], extra: str = "") -> str:
+    text = f'name = "ssh hosts"\n[target]\ndirectory = "{tmp_path}"\n'
+    for i, (address, port) in enumerate(zip(ADDRESSES, ports, strict=True), start=1):
+        remote = tmp_path / f"remote{i}"
+        remote.mkdir()
+        text += (f'[hosts.s{i}]\naddress = "{address}"\nport = {port}\nstart = "ssh"\n'
+                 f'ssh_config = "{sshd.config}"\ndirectory = "{remote}"\n')
+    return text + ('[[test]]\ntool = "fio"\nrw = "write"\nbs = "64k"\nsize = "8m"\n'
+                   f'hosts = ["s1", "s2"]\n{extra}')
+
+
+def leftovers(sshd: Sshd, ports: list[int]) -> list[str]:
+    """fio servers on the test's remote ports, and ssh clients of the test's config."""
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if (cmd.startswith("fio") and any(f"127.0.0.1,{port}" in cmd for port in ports)) or (
+                "ssh" in cmd.split(" ")[0] and str(sshd.config) in cmd):
+            found.append(f"{p.pid} {cmd}")
+    return found
+
+
+def wait_gone(sshd: Sshd, ports: list[int], seconds: float = 15) -> list[str]:
+    deadline = time.monotonic() + seconds
+    while leftovers(sshd, ports) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return leftovers(sshd, ports)
+
+
+def disklab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "disklab.cli.main", *args],
+                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+
+
+def test_two_hosts_started_over_ssh_and_stopped(tmp_path: Path, sshd: Sshd) -> None:
+    know_hosts(sshd)
+    ports = [_free_port(), _free_port()]
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, sshd, ports))
+    library = tmp_path / "lib.sqlite3"
+    done = disklab("run", str(plan), "--library", str(library))
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = disklab("show", "1", "--library", str(library), "--json")
+    doc = json.loads(shown.stdout)
+    hosts = {r["params"]["host"] for r in doc["results"] if r["metric"] == "write"}
+    assert hosts == {"s1", "s2", "all"}
+    facts = doc["session"]["host"]["hosts"]
+    assert facts["s1"]["start"] == "ssh" and facts["s1"]["fio"] == "fio-3.33"
+    assert wait_gone(sshd, ports) == []
+
+
+def test_sigkill_of_disklab_ends_the_ssh_sessions_and_their_servers(tmp_path: Path,
+                                                                    sshd: Sshd) -> None:
+    know_hosts(sshd)
+    ports = [_free_port(), _free_port()]
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, sshd, ports, extra='runtime = "60s"\n'))
+    run = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                            "--library", str(tmp_path / "lib.sqlite3")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(".s2.job" in p for p in leftovers(sshd, ports) + [
+                " ".join(q.info["cmdline"] or []) for q in psutil.process_iter(["cmdline"])]):
+            assert run.poll() is None, "disklab ended before its case started"
+            assert time.monotonic() < deadline, "the case's fio client did not start"
+            time.sleep(0.1)
+        servers = [p for p in leftovers(sshd, ports) if p.split(" ", 1)[1].startswith("fio")]
+        assert len(servers) >= 2  # both remote servers run (and their job processes)
+        run.send_signal(signal.SIGKILL)
+        run.wait(10)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(10)
+    assert wait_gone(sshd, ports) == []
+
+
+def test_an_unknown_host_key_is_asked_through_the_callback(tmp_path: Path, sshd: Sshd) -> None:
+    ports = [_free_port(), _free_port()]
+    checked = parse_plan(plan_text(tmp_path, sshd, ports))
+    asked: list[tuple[str, str, bool]] = []
+
+    def ask(host: str, question: str, secret: bool) -> str | None:
+        asked.append((host, question, secret))
+        return "yes"
+
+    with Library.open(str(tmp_path / "lib.sqlite3")) as library, \
+            RecordedRun(checked.plan, library, ask=ask) as run:
+        events = list(run)
+    assert run.status == "finished", [e for e in events if type(e).__name__ == "CaseFailed"]
+    assert [(h, s) for h, _q, s in asked] == [("s1", False), ("s2", False)]  # once per host
+    for _host, question, _secret in asked:
+        assert "continue connecting" in question and "SHA256:" in question
+    assert len(sshd.known_hosts.read_text().splitlines()) == 2  # ssh kept the accepted keys
+    assert wait_gone(sshd, ports) == []

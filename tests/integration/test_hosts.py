@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from disklab.core.library import Library
+from disklab.core.resources import resource
 
 pytestmark = [pytest.mark.slow]
 
@@ -208,3 +209,32 @@ def test_an_unreachable_host_fails_its_cases_only(tmp_path: Path,
     failed = [e for e in events if e.get("event") == "CaseFailed"]
     assert len(failed) == 1 and "host gone" in failed[0]["error"]
     assert ("h1", "h1") in rows(show(library))
+
+
+def test_the_host_scaling_preset_runs_against_four_local_servers(tmp_path: Path) -> None:
+    """The shipped preset, with its addresses and directories pointed at this test's servers
+    and its sizes made small: one to four hosts, each case's per-host rows and total."""
+    text = resource("presets", "fio-host-scaling.toml").read_text()
+    started = []
+    try:
+        for i in range(1, 5):
+            server = start_server(f"h{i}", f"127.0.0.{30 + i}", tmp_path)
+            started.append(server)
+            text = text.replace(f'address = "127.0.0.{i + 1}"', f'address = "{server.address}"')
+            text = text.replace(f'"/tmp/disklab-h{i}"', f'"{server.directory}"')
+        text = (text.replace('size = "1g"', 'size = "8m"').replace('runtime = "10s"\n', "")
+                .replace("repeats = 2", "repeats = 1")
+                .replace('directory = "/tmp"', f'directory = "{tmp_path}"'))
+        plan = tmp_path / "plan.toml"
+        plan.write_text(text)
+        library = tmp_path / "lib.sqlite3"
+        done = disklab("run", str(plan), "--library", str(library))
+        assert done.returncode == 0, done.stdout + done.stderr
+        got = rows(show(library))
+        for n in range(1, 5):
+            hosts = "+".join(f"h{i}" for i in range(1, n + 1))
+            assert {h for (hs, h) in got if hs == hosts} == {*hosts.split("+"), "all"}
+    finally:
+        for s in started:
+            s.kill()
+    assert fio_processes([s.address for s in started]) == []

@@ -23,6 +23,7 @@ from disklab.core.fs.options import (
     SCHEDULERS,
     MkfsOption,
 )
+from disklab.core.hosts.config import HOSTS_KEY, HOSTS_PARAM_SCHEMA, hosts_schema
 from disklab.core.plan import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS, ZIP_KEY
 from disklab.core.tools.base import REQUIRED, ParamSpec
 
@@ -102,7 +103,8 @@ def _test_schema() -> dict[str, Any]:
             "then": {
                 "properties": {"tool": {"const": name},
                                **{k: param_schema(s) for k, s in adapter.params.items()},
-                               CACHE_LIMIT: CACHE_LIMIT_SCHEMA, ZIP_KEY: ZIP_SCHEMA},
+                               CACHE_LIMIT: CACHE_LIMIT_SCHEMA, ZIP_KEY: ZIP_SCHEMA,
+                               **({HOSTS_KEY: HOSTS_PARAM_SCHEMA} if name == "fio" else {})},
                 "required": ["tool", *required],
                 "additionalProperties": False,
             },
@@ -186,6 +188,7 @@ def plan_schema() -> dict[str, Any]:
         "target": _target_schema(),
         "test": {"type": "array", "minItems": 1, "items": _test_schema()},
         "config": {"type": "array", "items": _config_schema()},
+        HOSTS_KEY: hosts_schema(),
     }
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",

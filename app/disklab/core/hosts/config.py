@@ -155,3 +155,39 @@ def _host_value(raw: Any, where: str, hosts: tuple[Host, ...], check: Checker) -
         check.error(where, f"more than {MAX_HOSTS} hosts in one case")
         return None
     return "+".join(names)
+
+
+def hosts_schema() -> dict[str, Any]:
+    """The JSON Schema of the [hosts.*] tables (core.plan_schema puts it in the plan's)."""
+    return {
+        "type": "object",
+        "description": "machines running fio --server, named by a fio test's `hosts`",
+        "propertyNames": {"pattern": _NAME.pattern},
+        "additionalProperties": {
+            "type": "object", "additionalProperties": False, "required": ["address"],
+            "properties": {
+                "address": {"type": "string", "pattern": _ADDRESS.pattern,
+                            "description": "host name or IP address of the machine"},
+                "port": {"type": "integer", "minimum": 1, "maximum": 65535,
+                         "default": DEFAULT_PORT, "description": "the fio server's port"},
+                "start": {"enum": list(STARTS), "default": "ssh",
+                          "description": "ssh: DiskLab starts the server over SSH, on the "
+                                         "remote's loopback, through a tunnel; running: the "
+                                         "user started it (unauthenticated: see README)"},
+                "directory": {"type": "string", "pattern": "^/", "default": "/tmp",
+                              "description": "where fio writes on that machine"},
+                "user": {"type": "string", "pattern": _USER.pattern},
+                "ssh_port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                "ssh_config": {"type": "string", "description": "ssh -F FILE"},
+            },
+        },
+    }
+
+
+HOST_LIST_SCHEMA = {"type": "array", "minItems": 1, "items": {"type": "string"}}
+HOSTS_PARAM_SCHEMA = {
+    "anyOf": [{"type": "string"}, HOST_LIST_SCHEMA,
+              {"type": "array", "minItems": 1, "items": HOST_LIST_SCHEMA}],
+    "description": "fio only: the [hosts.*] the job runs on at once (fio --client), \"h1\", "
+                   "[\"h1\", \"h2\"], or a list of lists (an axis: the scaling curve)",
+}

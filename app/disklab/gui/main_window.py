@@ -28,13 +28,14 @@ from disklab import __version__
 from disklab.core.resources import icon_path
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
+from disklab.gui.pages.hosts import HostsPage
 from disklab.gui.pages.library import LibraryPage
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.pages.run import RunPage
 from disklab.gui.pages.target import TargetPage
 from disklab.gui.state import Workbench
 
-PAGE_KEYS = ("target", "configs", "matrix", "run", "library", "compare")
+PAGE_KEYS = ("target", "configs", "matrix", "run", "library", "compare", "hosts")
 
 
 def app_icon() -> QIcon:
@@ -58,8 +59,9 @@ class MainWindow(QMainWindow):
         self.run = RunPage(self.wb)
         self.library = LibraryPage(self.wb)
         self.compare = ComparePage(self.wb)
+        self.hosts = HostsPage(self.wb)
         self.pages = dict(zip(PAGE_KEYS, (self.target, self.configs, self.matrix, self.run,
-                                          self.library, self.compare), strict=True))
+                                          self.library, self.compare, self.hosts), strict=True))
         self.sidebar = QListWidget()
         self.sidebar.setFixedWidth(170)
         self.sidebar.setIconSize(QSize(20, 20))

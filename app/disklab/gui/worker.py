@@ -21,6 +21,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
 from disklab.core.events import Event
+from disklab.core.hosts.ssh import Ask
 from disklab.core.library import Library
 from disklab.core.model import Plan
 from disklab.core.resume import Resumption
@@ -48,6 +49,7 @@ class RunWorker(QObject):
         self.ended = threading.Event()  # set when run() is about to return
         self.session_id: int | None = None
         self.status: str | None = None
+        self.ask: Ask | None = None  # ssh's questions for hosts started over SSH (Hosts page)
 
     def cancel(self) -> None:
         """Thread-safe: only sets a flag."""
@@ -66,7 +68,8 @@ class RunWorker(QObject):
                                                     password=asked)
                 else:
                     recorded = RecordedRun(self.plan, library, warnings=self.warnings,
-                                           cancel=self.cancel_flag, password=asked)
+                                           cancel=self.cancel_flag, password=asked,
+                                           ask=self.ask)
                 with recorded:
                     for ev in recorded:
                         self.outbox.append(ev)
@@ -93,6 +96,7 @@ class RunController(QObject):
         super().__init__(parent)
         self.thread: QThread | None = None
         self.worker: RunWorker | None = None
+        self.ask: Ask | None = None  # set by the Hosts page: ssh's questions as dialogs
         self._drain_timer = QTimer(self)
         self._drain_timer.setInterval(DRAIN_MS)
         self._drain_timer.timeout.connect(self._drain)
@@ -110,6 +114,7 @@ class RunController(QObject):
         self.thread = QThread(self)
         self.thread.setObjectName("disklab-run")
         self.worker = RunWorker(plan, warnings, library_path, password, resume)
+        self.worker.ask = self.ask
         self.worker.moveToThread(self.thread)
         self.thread.started.connect(self.worker.run)
         self.worker.error.connect(self.error)

@@ -238,3 +238,20 @@ def test_the_host_scaling_preset_runs_against_four_local_servers(tmp_path: Path)
         for s in started:
             s.kill()
     assert fio_processes([s.address for s in started]) == []
+
+
+def test_a_host_whose_directory_is_missing_refuses_the_job(tmp_path: Path,
+                                                           servers: list[Server]) -> None:
+    text = plan_text(tmp_path, servers[:2], '[["h1"], ["h1", "h2"]]').replace(
+        f'directory = "{servers[1].directory}"', 'directory = "/nonexistent/disklab"')
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text)
+    done = disklab("run", str(plan), "--library", str(tmp_path / "lib.sqlite3"), "--json")
+    assert done.returncode == 1
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    said = "host h2: the server refused the job in /nonexistent/disklab (fio: " \
+           "/nonexistent/disklab is not a directory"
+    assert any(said in e["message"] for e in events if e.get("event") == "Notice")
+    failed = [e for e in events if e.get("event") == "CaseFailed"]
+    finished = [e for e in events if e.get("event") == "CaseFinished"]
+    assert len(failed) == 1 and said in failed[0]["error"] and len(finished) == 1

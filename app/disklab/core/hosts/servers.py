@@ -65,11 +65,21 @@ def probe(endpoint: HostEndpoint, timeout: float = PROBE_TIMEOUT) -> dict[str, A
     if "fio" not in facts:
         tail = " ".join(text.split())[-200:]
         raise HostError(f"host {name}: no fio server answered at {where} ({tail})")
+    refused = _server_messages(text)
+    if "disklab-probe: (groupid" not in text:
+        said = "; ".join(refused[:3]) or " ".join(text.split())[-200:]
+        raise HostError(f"host {name}: the server refused the job in {endpoint.directory} "
+                        f"({said})")
     err = _JOB_ERROR.search(text)
     if err and err["err"] != "0":
         raise HostError(f"host {name}: the server refused the job in {endpoint.directory} "
                         f"(error {err['err']}{': ' + err['msg'] if err['msg'] else ''})")
     return facts
+
+
+def _server_messages(text: str) -> list[str]:
+    """fio's error lines from the server side, as the client prints them ('<host> fio: ...')."""
+    return [m.group(1) for m in re.finditer(r"^<[^>]*> (fio: .*?)\s*$", text, re.M)]
 
 
 @dataclass

@@ -46,6 +46,7 @@ ALL = "all"  # the `host` of the aggregate row
 ALL_CLIENTS = "All clients"
 _FAILED_CONNECT = re.compile(r"fio: failed to connect to (?P<addr>\S+?):(?P<port>\d+)")
 _DISCONNECTED = re.compile(r"client: host=(?P<addr>\S+) disconnected")
+_SERVER_SAID = re.compile(r"^<[^>]*> (fio: [^\n]*?)\s*$", re.M)  # a server's error lines
 # what a job file line may hold: fio reads 'key=value' up to the end of the line
 _SAFE_VALUE = re.compile(r"^[^\n\r\x00]*$")
 
@@ -141,7 +142,9 @@ def host_failures(output: ToolOutput, endpoints: list[HostEndpoint],
         elif ep.address in gone:
             failures[ep.name] = f"its fio server ({where}) disconnected during the run"
         else:
-            failures[ep.name] = f"its fio server ({where}) returned no result"
+            said = "; ".join(dict.fromkeys(_SERVER_SAID.findall(text)))[:300]
+            failures[ep.name] = (f"its fio server ({where}) returned no result"
+                                 + (f" (servers said: {said})" if said else ""))
     return failures
 
 

@@ -20,7 +20,9 @@ from pathlib import Path
 import psutil
 import pytest
 
+from disklab.core.hosts.servers import Servers
 from disklab.core.library import Library
+from disklab.core.model import Host
 from disklab.core.resources import resource
 
 pytestmark = [pytest.mark.slow]
@@ -255,3 +257,17 @@ def test_a_host_whose_directory_is_missing_refuses_the_job(tmp_path: Path,
     failed = [e for e in events if e.get("event") == "CaseFailed"]
     finished = [e for e in events if e.get("event") == "CaseFinished"]
     assert len(failed) == 1 and said in failed[0]["error"] and len(finished) == 1
+
+
+def test_a_server_of_another_fio_version_is_reported(servers: list[Server]) -> None:
+    """The check compares the server's own greeting with the client's version: here the client
+    is said to be another version than the servers' real one."""
+    host = Host("h1", servers[0].address, PORT, "running", str(servers[0].directory))
+    reached = Servers([host])
+    try:
+        messages = reached.start(client_version="fio-9.99")
+    finally:
+        reached.close()
+    assert messages == ["host h1 runs fio-3.33, the client here fio-9.99: fio's protocol may "
+                        "differ between versions"]
+    assert reached.facts()["h1"]["version_differs"] is True

@@ -205,7 +205,8 @@ def resume(args: argparse.Namespace) -> int:
                   f"complete result; {resumption.complete} complete run(s) kept",
                   file=sys.stderr)
         return _record(lambda cancel: RecordedRun.resuming(resumption, library, cancel=cancel,
-                                                           password=_ask_password),
+                                                           password=_ask_password,
+                                                           ask=_ask_ssh),
                        library, resumption.name, args.json)
 
 

@@ -215,12 +215,13 @@ class RecordedRun:
     @classmethod
     def resuming(cls, resumption: Resumption, library: Library, *,
                  cancel: CancelFlag | None = None,
-                 password: Callable[[], str] | None = None) -> RecordedRun:
+                 password: Callable[[], str] | None = None,
+                 ask: Ask | None = None) -> RecordedRun:
         """Resume the session core.resume.prepare_resume checked: the same session, its plan,
         only the case x repeat pairs without a complete result; the first event is
         SessionResumed, and the library records when and how many runs."""
         return cls(resumption.plan, library, warnings=resumption.warnings, cancel=cancel,
-                   password=password, resume=resumption)
+                   password=password, resume=resumption, ask=ask)
 
     @property
     def session_id(self) -> int | None:

@@ -126,7 +126,7 @@ def test_a_directory_with_a_line_break_cannot_add_job_options() -> None:
 
 
 def _output(name: str, stderr: str = "") -> ToolOutput:
-    return ToolOutput(stdout="", stderr=stderr, result_file=fixture_text("fio", name))
+    return ToolOutput(stdout="", stderr=stderr, result_file=fixture_text("fio", "client", name))
 
 
 def test_per_host_rows_and_fios_all_clients_figure() -> None:
@@ -134,7 +134,7 @@ def test_per_host_rows_and_fios_all_clients_figure() -> None:
                                        {"hosts": "h1+h2"}, list(ENDPOINTS))
     assert failures == {}
     writes = {m.params["host"]: m.value for m in metrics if m.name == "write" and m.params}
-    doc = json.loads(fixture_text("fio", "client_2servers_write_json.json"))
+    doc = json.loads(fixture_text("fio", "client", "client_2servers_write_json.json"))
     fio_says = {c["hostname"] if c["jobname"] != "All clients" else "all": c["write"]["bw_bytes"]
                 for c in doc["client_stats"]}
     assert writes == {"h1": fio_says["127.0.0.2"], "h2": fio_says["127.0.0.3"],
@@ -156,7 +156,7 @@ def test_a_killed_server_is_named_and_the_other_host_is_kept() -> None:
 def test_a_refused_connection_is_named() -> None:
     endpoints = [ENDPOINTS[0], HostEndpoint("h9", "127.0.0.9", 8765, "/tmp")]
     output = _output("client_2servers_one-refused_json.json",
-                     fixture_text("fio", "client_2servers_one-refused.stderr.txt"))
+                     fixture_text("fio", "client", "client_2servers_one-refused.stderr.txt"))
     metrics, failures = client_metrics(output, {"hosts": "h1+h9"}, endpoints)
     assert failures == {"h9": "could not connect to its fio server (127.0.0.9,8765)"}
     assert {m.params["host"] for m in metrics if m.params} == {"h1"}

@@ -18,6 +18,7 @@ import pytest
 from disklab.core.hosts.ssh import listening
 from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.hosts import HostsPage
+from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench
 
 ADDRESS = "127.0.0.26"
@@ -104,3 +105,14 @@ def test_ssh_questions_from_the_run_thread_are_asked_in_the_gui(qtbot, page: Hos
     worker.join()
     assert answers == ["yes"]
     assert shown == [("h1", "fingerprint SHA256:x. continue connecting (yes/no)?", False, True)]
+
+
+def test_hosts_are_an_axis_in_the_matrix(qtbot, page: HostsPage) -> None:
+    matrix = MatrixPage(page.wb)
+    qtbot.addWidget(matrix)
+    matrix.load_draft()
+    matrix.tests.setCurrentRow(0)
+    matrix.set_param("hosts", "h1 | h1,h2")
+    assert page.wb.draft.tests[0]["hosts"] == [["h1"], ["h1", "h2"]]
+    matrix.set_param("hosts", "h1,h2")
+    assert page.wb.draft.tests[0]["hosts"] == ["h1", "h2"]

@@ -264,6 +264,19 @@ class MatrixPage(QWidget):
             edit.textEdited.connect(lambda text, k=key, m=spec.multi: self._param(k, text, m))
             self.params_form.addRow(f"{key} ({spec.kind})", edit)
             self.param_edits[key] = edit
+        if test.get("tool") == "fio":  # the machines the job runs on at once (Hosts page)
+            self._hosts_field(test)
+
+    def _hosts_field(self, test: dict[str, Any]) -> None:
+        """fio's `hosts`: 'h1,h2' runs on both at once, 'h1 | h1,h2' is an axis (the scaling
+        curve), as a multi parameter is written; empty: this machine."""
+        edit = QLineEdit(field_text(test["hosts"], True) if "hosts" in test else "")
+        edit.setPlaceholderText("this machine")
+        edit.setToolTip("[hosts.*] of the Hosts page the job runs on at once (fio --client)\n"
+                        "several at once: h1,h2; an axis: h1 | h1,h2 | h1,h2,h3")
+        edit.textEdited.connect(lambda text: self._param("hosts", text, True))
+        self.params_form.addRow("hosts (fio --client)", edit)
+        self.param_edits["hosts"] = edit
 
     def _param(self, key: str, text: str, multi: bool) -> None:
         row = self.tests.currentRow()

@@ -160,3 +160,12 @@ def test_a_refused_connection_is_named() -> None:
     metrics, failures = client_metrics(output, {"hosts": "h1+h9"}, endpoints)
     assert failures == {"h9": "could not connect to its fio server (127.0.0.9,8765)"}
     assert {m.params["host"] for m in metrics if m.params} == {"h1"}
+
+
+def test_hosts_need_a_directory_target_here(tmp_path: Path) -> None:
+    text = PLAN.format(dir=tmp_path, hosts='hosts = "h1"', h3="").replace(
+        f'directory = "{tmp_path}"', f'image = {{ path = "{tmp_path}/i.img", size = "1g" }}', 1)
+    with pytest.raises(PlanError) as e:
+        parse_plan(text)
+    assert any(p.key == "test[1].hosts" and "must be a directory here" in p.message
+               for p in e.value.problems)

@@ -687,6 +687,11 @@ def parse_plan(
         page_cache_limit=cache_limit,
         hosts=hosts,
     )
+    if target is not None and target.kind != "directory":
+        for i in host_params:  # the client here needs no root, nor a filesystem made for it
+            check.error(f"test[{i + 1}].{HOSTS_KEY}", "a test on hosts runs in each host's "
+                        "directory: the plan's [target] must be a directory here (where the "
+                        "client keeps its job files), not an image or a device")
     if target is not None:
         _check_raw(plan, check)
         _check_cache_limit(plan, check, cgroup_root)

@@ -232,7 +232,7 @@ def run_plan(
                       "size": plan.target.size, "identity": target_identity(plan.target)}
     limits = _limits(plan)
     controller = find_memory_controller() if limits else None
-    servers = Servers(used_hosts(plan), ask)
+    servers = Servers(used_hosts(plan), ask, cancel.is_set)
     try:
         host_problems = servers.start(client_version=versions.get("fio"))
         if servers.states:

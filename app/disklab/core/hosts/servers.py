@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,9 +116,11 @@ def planned_endpoints(plan: Plan) -> tuple[HostEndpoint, ...]:
 class Servers:
     """The session's servers: start() reaches or starts each, close() stops what it started."""
 
-    def __init__(self, hosts: Iterable[Host], ask: Ask | None = None):
+    def __init__(self, hosts: Iterable[Host], ask: Ask | None = None,
+                 cancelled: Callable[[], bool] | None = None):
         self.states = {h.name: HostState(h) for h in hosts}
         self.ask = ask
+        self.cancelled = cancelled
 
     def start(self, client_version: str | None = None) -> list[str]:
         """Reach or start every host and probe it; returns one message per problem (a host
@@ -128,7 +130,7 @@ class Servers:
             host = state.host
             try:
                 if host.start == "ssh":
-                    state.ssh = SshServer(host, self.ask)
+                    state.ssh = SshServer(host, self.ask, self.cancelled)
                     state.ssh.start()
                     state.endpoint = HostEndpoint(host.name, "127.0.0.1", state.ssh.local_port,
                                                   host.directory)

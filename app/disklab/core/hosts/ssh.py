@@ -82,9 +82,11 @@ def ssh_argv(host: Host, local_port: int) -> list[str]:
 class SshServer:
     """One host's fio server, started over SSH and stopped with the SSH session."""
 
-    def __init__(self, host: Host, ask: Ask | None = None):
+    def __init__(self, host: Host, ask: Ask | None = None,
+                 cancelled: Callable[[], bool] | None = None):
         self.host = host
         self.ask = ask
+        self.cancelled = cancelled or (lambda: False)  # the run's cancel, checked while waiting
         self.local_port = free_local_port()
         self.child: pexpect.spawn | None = None
         self.transcript: list[str] = []
@@ -115,6 +117,8 @@ class SshServer:
         assert child is not None
         name = self.host.name
         while True:
+            if self.cancelled():
+                raise HostError(f"host {name}: cancelled while its server was starting")
             if time.monotonic() > deadline:
                 raise HostError(f"host {name}: its fio server did not answer through SSH "
                                 f"within {READY_TIMEOUT:g} s{self.said()}")

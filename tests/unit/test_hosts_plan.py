@@ -3,12 +3,11 @@ real fio 3.33 client outputs (tests/fixtures/fio/client_2servers_*)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import PlanError, ToolError
+from disklab.core.errors import ParseError, PlanError, ToolError
 from disklab.core.matrix import expand
 from disklab.core.model import HostEndpoint
 from disklab.core.plan import parse_plan
@@ -111,10 +110,11 @@ def test_the_client_sends_each_host_its_own_job_file(tmp_path: Path) -> None:
     assert command.argv == (
         "fio", "--client=127.0.0.2,8765", f"{tmp_path}/disklab-c1-r1.h1.job",
         "--client=127.0.0.3,8765", f"{tmp_path}/disklab-c1-r1.h2.job",
-        "--output-format=json", f"--output={tmp_path}/disklab-c1-r1.json")
+        "--output-format=terse", "--terse-version=3", f"--output={tmp_path}/disklab-c1-r1.terse",
+        "--eta=always")
     jobs = dict(command.inputs)
-    assert "directory=/tmp/hx/a\n" in jobs[f"{tmp_path}/disklab-c1-r1.h1.job"]
-    assert "directory=/tmp/hx/b\n" in jobs[f"{tmp_path}/disklab-c1-r1.h2.job"]
+    assert "[disklab-h1]\ndirectory=/tmp/hx/a\n" in jobs[f"{tmp_path}/disklab-c1-r1.h1.job"]
+    assert "[disklab-h2]\ndirectory=/tmp/hx/b\n" in jobs[f"{tmp_path}/disklab-c1-r1.h2.job"]
     assert all("unlink=1" in t and "thread" in t for t in jobs.values())
     assert set(jobs) <= set(command.files)  # removed after the case like its other files
     assert command.planned_bytes == 2 * (8 << 20)
@@ -125,27 +125,52 @@ def test_a_directory_with_a_line_break_cannot_add_job_options() -> None:
         job_text({"rw": "write", "size": 1}, "/tmp/x\nexec_prerun=rm -rf /", "t")
 
 
-def _output(name: str, stderr: str = "") -> ToolOutput:
-    return ToolOutput(stdout="", stderr=stderr, result_file=fixture_text("fio", "client", name))
+ENDPOINTS_T = (HostEndpoint("h1", "127.0.0.41", 8765, "/tmp/hx/s1"),
+               HostEndpoint("h2", "127.0.0.42", 8765, "/tmp/hx/s2"))
 
 
-def test_per_host_rows_and_fios_all_clients_figure() -> None:
-    metrics, failures = client_metrics(_output("client_2servers_write_json.json"),
-                                       {"hosts": "h1+h2"}, list(ENDPOINTS))
+def _output(name: str, stderr: str = "", stdout: str = "") -> ToolOutput:
+    return ToolOutput(stdout=stdout, stderr=stderr,
+                      result_file=fixture_text("fio", "client", name))
+
+
+def _terse_field(line: str, index: int) -> float:
+    return float(line.split(";")[index - 1].rstrip("%"))
+
+
+def test_per_host_rows_and_fios_all_clients_figures() -> None:
+    metrics, failures = client_metrics(_output("client_2servers_randrw_terse.txt"),
+                                       {"hosts": "h1+h2"}, list(ENDPOINTS_T))
     assert failures == {}
-    writes = {m.params["host"]: m.value for m in metrics if m.name == "write" and m.params}
-    doc = json.loads(fixture_text("fio", "client", "client_2servers_write_json.json"))
-    fio_says = {c["hostname"] if c["jobname"] != "All clients" else "all": c["write"]["bw_bytes"]
-                for c in doc["client_stats"]}
-    assert writes == {"h1": fio_says["127.0.0.2"], "h2": fio_says["127.0.0.3"],
-                      "all": fio_says["all"]}
+    lines = {line.split(";")[2]: line for line in
+             fixture_text("fio", "client", "client_2servers_randrw_terse.txt").splitlines()
+             if line.startswith("3;")}
+    by = {(m.params["host"], m.name): m.value for m in metrics if m.params}
+    for host, job in (("h1", "disklab-h1"), ("h2", "disklab-h2"), ("all", "All clients")):
+        # terse v3: read KiB/s is field 7, read IOPS 8, write KiB/s 48; fio's own figures
+        assert by[(host, "read")] == _terse_field(lines[job], 7) * 1024
+        assert by[(host, "read:iops")] == _terse_field(lines[job], 8)
+        assert by[(host, "write")] == _terse_field(lines[job], 48) * 1024
+    assert by[("h1", "read:clat_mean")] == _terse_field(lines["disklab-h1"], 16) * 1000
+    assert ("h1", "read:lat_p99") in by and ("all", "read:lat_p99") not in by
+    assert by[("h2", "cpu:sys")] == _terse_field(lines["disklab-h2"], 89)
     assert all(m.params and m.params["hosts"] == "h1+h2" for m in metrics)
 
 
+def test_the_clients_eta_line_is_the_live_progress() -> None:
+    parser = FioClientAdapter(ENDPOINTS_T).progress_parser(
+        {"hosts": "h1+h2", "size": 64 << 20, "numjobs": 1})
+    stdout = fixture_text("fio", "client", "client_2servers_randrw_terse.stdout.txt")
+    updates = [u for line in stdout.split("\r") if (u := parser.feed("stdout", line))]
+    assert updates[-1].done_bytes == 2 * (64 << 20)  # [100.0%] of both hosts' bytes
+    assert updates[1].rate == (48.2 + 20.4) * 1024**2  # r=48.2M,w=20.4M: all hosts at once
+    assert updates[1].phase == "random mixed"
+
+
 def test_a_killed_server_is_named_and_the_other_host_is_kept() -> None:
-    adapter = FioClientAdapter(ENDPOINTS)
-    output = _output("client_2servers_one-killed_json.json")
-    with pytest.raises(ToolError, match=r"host h2: its fio server \(127.0.0.3,8765\) "
+    adapter = FioClientAdapter(ENDPOINTS_T)
+    output = _output("client_2servers_one-killed_terse.txt")
+    with pytest.raises(ToolError, match=r"host h2: its fio server \(127.0.0.42,8765\) "
                                         "disconnected during the run"):
         adapter.parse_result(output, {"hosts": "h1+h2"})
     kept = adapter.parse_partial(output, {"hosts": "h1+h2"})
@@ -154,18 +179,18 @@ def test_a_killed_server_is_named_and_the_other_host_is_kept() -> None:
 
 
 def test_a_refused_connection_is_named() -> None:
-    endpoints = [ENDPOINTS[0], HostEndpoint("h9", "127.0.0.9", 8765, "/tmp")]
-    output = _output("client_2servers_one-refused_json.json",
-                     fixture_text("fio", "client", "client_2servers_one-refused.stderr.txt"))
+    endpoints = [ENDPOINTS_T[0], HostEndpoint("h9", "127.0.0.49", 8765, "/tmp")]
+    output = _output("client_2servers_one-refused_terse.txt",
+                     fixture_text("fio", "client", "client_2servers_one-refused_terse.stderr.txt"))
     metrics, failures = client_metrics(output, {"hosts": "h1+h9"}, endpoints)
-    assert failures == {"h9": "could not connect to its fio server (127.0.0.9,8765)"}
+    assert failures == {"h9": "could not connect to its fio server (127.0.0.49,8765)"}
     assert {m.params["host"] for m in metrics if m.params} == {"h1"}
 
 
-def test_hosts_need_a_directory_target_here(tmp_path: Path) -> None:
-    text = PLAN.format(dir=tmp_path, hosts='hosts = "h1"', h3="").replace(
-        f'directory = "{tmp_path}"', f'image = {{ path = "{tmp_path}/i.img", size = "1g" }}', 1)
-    with pytest.raises(PlanError) as e:
-        parse_plan(text)
-    assert any(p.key == "test[1].hosts" and "must be a directory here" in p.message
-               for p in e.value.problems)
+def test_a_damaged_terse_line_is_reported_with_its_line() -> None:
+    text = fixture_text("fio", "client", "client_2servers_randrw_terse.txt")
+    first = text.splitlines()[0]
+    damaged = text.replace(first, first.replace(";53556;", ";5x556;", 1), 1)
+    with pytest.raises(ParseError, match="line 1"):
+        client_metrics(ToolOutput(stdout="", result_file=damaged), {"hosts": "h1+h2"},
+                       list(ENDPOINTS_T))

@@ -1,20 +1,21 @@
 """fio's client/server mode: one `fio --client=HOST,PORT JOB ...` process for a case whose
-`hosts` parameter names several machines, and its JSON read back per host.
+`hosts` parameter names several machines, and its report read back per host.
 
 How fio behaves here (measured with fio 3.33, two servers on 127.0.0.2 and 127.0.0.3):
 - The client sends each server the *text* of a job file named after its --client=; job options
   on the command line are not sent (they run locally). So the case's job is written as one job
   file per host (its `directory=` is that machine's), `Command.inputs`, which the runner writes.
-- `--output-format=json --output=FILE`: one document with `client_stats`, one entry per server
-  job (`hostname` and `port` as the client named them) and, with two servers or more, an
-  "All clients" entry: fio's own sum over the servers. With one server there is no such entry,
-  and that server's figures are the total.
+  Each host's job is named `disklab-HOST`, which is how its figures are told apart.
+- Live progress: the client prints fio's ETA line once a second on stdout (all hosts together,
+  '[w=11.4G]') with normal or terse output, but none at all with JSON output (not even under
+  a pty). So the report is terse (`--output-format=terse --terse-version=3 --output=FILE`): one
+  line per server job and, with two jobs or more, an "All clients" line, fio's own total. Terse
+  gives sizes in KiB and rates in KiB/s (integers) and latencies in microseconds.
 - A server that cannot be reached: 'fio: failed to connect to ADDR:PORT' on stderr, exit 0, and
-  no entry for it. A server that dies mid-run: 'client: host=ADDR disconnected' before the
-  document, exit 1, no entry for it and no "All clients". So every host named by the case but
-  absent from the document is reported by name, and the others' figures are kept.
-- In JSON mode the client prints no ETA line at all (not even under a pty): live progress is
-  the client's own messages (servers connecting, disconnecting, failing).
+  no line for it. A server that dies mid-run: 'client: host=ADDR disconnected' in the report
+  file, exit 1, no line for it and no "All clients". So every host named by the case but
+  absent from the report is reported by name, and the others' figures are kept. A server that
+  refuses the job (its directory missing) prints '<host> fio: ...' lines and no result.
 - `unlink=1`: the servers remove their test files when the job ends; `thread`: a server's jobs
   are threads of its job process (see fio.py on setsid).
 """
@@ -31,12 +32,14 @@ from disklab.core.tools import get_adapter
 from disklab.core.tools.base import Command, ProgressParser, RunTarget, ToolAdapter, ToolOutput
 from disklab.core.tools.fio import (
     MIXED,
+    PERCENTILES,
     FioAdapter,
     _check_finite,
+    _Dir,
+    _finite,
+    _FioProgress,
     _Job,
     _job_metrics,
-    _json_documents,
-    _json_jobs,
     _param,
 )
 
@@ -57,12 +60,17 @@ def host_names(params: Mapping[str, Any]) -> list[str]:
     return [h for h in str(value).split("+") if h] if value else []
 
 
-def job_text(params: Mapping[str, Any], directory: str, tag: str) -> str:
-    """The job file one server runs: the same job everywhere, in that machine's directory."""
+def job_name(host: str) -> str:
+    return f"disklab-{host}"
+
+
+def job_text(params: Mapping[str, Any], directory: str, tag: str, host: str = "") -> str:
+    """The job file one server runs: the same job everywhere, in that machine's directory,
+    named after the host (its report lines say which host they are)."""
     if not _SAFE_VALUE.match(directory):
         raise ToolError(f"a host directory cannot hold a line break: {directory!r}")
     rw = str(params["rw"])
-    lines = ["[global]", "thread", "unlink=1", "", "[disklab]",
+    lines = ["[global]", "thread", "unlink=1", "", f"[{job_name(host) if host else 'disklab'}]",
              f"directory={directory}", f"filename_format=disklab-{tag}.$jobnum.fio",
              f"rw={rw}", f"bs={int(_param(params, 'bs'))}", f"size={int(params['size'])}",
              f"numjobs={int(_param(params, 'numjobs'))}",
@@ -100,30 +108,23 @@ def endpoints_of(params: Mapping[str, Any], target: RunTarget) -> list[HostEndpo
 
 
 def client_command(params: Mapping[str, Any], target: RunTarget) -> Command:
-    """`fio --client=A,P job.A --client=B,P job.B --output-format=json --output=FILE`, the job
+    """`fio --client=A,P job.A --client=B,P job.B --output-format=terse --output=FILE`, the job
     files written locally (in the case's directory) by the runner before it starts."""
     base = f"{target.directory}/disklab-{target.tag}"
     argv: list[str] = ["fio"]
     inputs = []
     for ep in endpoints_of(params, target):
         path = f"{base}.{ep.name}.job"
-        inputs.append((path, job_text(params, ep.directory, target.tag)))
+        inputs.append((path, job_text(params, ep.directory, target.tag, ep.name)))
         argv += [f"--client={ep.address},{ep.port}", path]
-    result = f"{base}.json"
-    argv += ["--output-format=json", f"--output={result}"]
+    result = f"{base}.terse"
+    argv += ["--output-format=terse", "--terse-version=3", f"--output={result}", "--eta=always"]
     size, jobs = _param(params, "size"), _param(params, "numjobs")
     planned = size * jobs * len(inputs) if isinstance(size, int) and isinstance(jobs, int) \
         else None
     return Command(argv=tuple(argv), cwd=target.directory,
                    files=(*(p for p, _t in inputs), result), result_file=result,
                    planned_bytes=planned, inputs=tuple(inputs))
-
-
-def _entry_key(entry: Mapping[str, Any]) -> tuple[str, int] | None:
-    host, port = entry.get("hostname"), entry.get("port")
-    if isinstance(host, str) and isinstance(port, int) and not isinstance(port, bool):
-        return host, port
-    return None
 
 
 def host_failures(output: ToolOutput, endpoints: list[HostEndpoint],
@@ -148,63 +149,104 @@ def host_failures(output: ToolOutput, endpoints: list[HostEndpoint],
     return failures
 
 
+# terse version 3 as fio 3.33 prints it: 5 fields, then 41 per direction (read, write), then CPU
+_HEAD = 5
+_DIR = 41
+_DIRS = (("read", _HEAD), ("write", _HEAD + _DIR))
+_CPU = _HEAD + 2 * _DIR  # usr%, sys%
+_TERSE_FIELDS = _CPU + 2
+
+
+def _terse_number(fields: list[str], i: int, line: int, what: str) -> float:
+    value = _finite(fields[i].rstrip("%"))
+    if value is None:
+        raise ParseError(TOOL, line, f"a number for {what} (terse field {i + 1})", fields[i])
+    return value
+
+
+def _terse_dir(fields: list[str], start: int, line: int, d: str) -> _Dir | None:
+    """One direction of a terse line; None when it moved nothing. Sizes KiB, times usec."""
+    kib = _terse_number(fields, start, line, f"{d} KiB")
+    iops = _terse_number(fields, start + 2, line, f"{d} IOPS")
+    if not kib and not iops:
+        return None
+    out = _Dir(bw=_terse_number(fields, start + 1, line, f"{d} KiB/s") * 1024, iops=iops,
+               io_bytes=kib * 1024,
+               runtime_ms=_terse_number(fields, start + 3, line, f"{d} runtime"))
+    out.clat_mean = _terse_number(fields, start + 10, line, f"{d} clat mean") * 1000
+    out.lat_mean = _terse_number(fields, start + 34, line, f"{d} lat mean") * 1000
+    wanted = {float(key): suffix for suffix, key in PERCENTILES}
+    for item in fields[start + 12:start + 32]:
+        pct, _, value = item.partition("%=")
+        p, v = _finite(pct), _finite(value)
+        if p is not None and v is not None and p in wanted:
+            out.percentiles[wanted[p]] = v * 1000
+    return out
+
+
+def terse_jobs(text: str) -> list[_Job]:
+    """The jobs of fio's terse v3 report ('3;fio-3.33;NAME;GROUP;ERROR;...'), in order; the
+    disk lines (';vda;...') and the client's messages around them are skipped."""
+    jobs = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rsplit("\r", 1)[-1]
+        if not line.startswith("3;"):
+            continue
+        fields = line.split(";")
+        if len(fields) < _TERSE_FIELDS:
+            raise ParseError(TOOL, number, f"a terse v3 line of at least {_TERSE_FIELDS} "
+                             "fields", f"{len(fields)} fields")
+        error = _terse_number(fields, 4, number, "the error")
+        if not error.is_integer() or not -(2**31) <= error < 2**31:
+            raise ParseError(TOOL, number, "an error number", fields[4])
+        job = _Job(name=fields[2], group=int(_terse_number(fields, 3, number, "the group")),
+                   line=number, error=int(error))
+        for d, start in _DIRS:
+            parsed = _terse_dir(fields, start, number, d)
+            if parsed is not None:
+                job.dirs[d] = parsed
+        job.usr = _terse_number(fields, _CPU, number, "usr CPU")
+        job.sys = _terse_number(fields, _CPU + 1, number, "sys CPU")
+        jobs.append(job)
+    return jobs
+
+
 def client_metrics(output: ToolOutput, params: Mapping[str, Any],
                    endpoints: list[HostEndpoint]) -> tuple[list[Metric], dict[str, str]]:
     """Per-host rows ({"host": "h1", "hosts": "h1+h2"}) and the aggregate ({"host": "all"}),
     fio's "All clients" figures as it printed them; and host -> failure for the hosts that
-    gave none. Rows of a failed run carry the note 'partial' on the aggregate only: a host that
-    finished has its complete figures."""
+    gave none. A host that finished has its complete figures; the aggregate of a run where a
+    host failed is noted 'partial' (fio prints none when a server disconnected)."""
     hosts_value = "+".join(ep.name for ep in endpoints)
-    by_key = {(ep.address, ep.port): ep.name for ep in endpoints}
-    doc = None
-    for text in (output.result_file, output.stdout):
-        if text and text.strip():
-            with_jobs, _last, _error = _json_documents(text)
-            if with_jobs is not None:
-                doc = with_jobs
-                break
+    by_job = {job_name(ep.name): ep.name for ep in endpoints}
+    jobs = terse_jobs(output.result_file or "") or terse_jobs(output.stdout)
+    per_host: dict[str, list[_Job]] = {}
+    totals = [j for j in jobs if j.name == ALL_CLIENTS]
+    for job in jobs:
+        if job.name == ALL_CLIENTS:
+            continue
+        name = by_job.get(job.name)
+        if name is None:
+            raise ParseError(TOOL, job.line, "a job of a host the case named "
+                             f"({', '.join(by_job)})", job.name)
+        per_host.setdefault(name, []).append(job)
+    failures = host_failures(output, endpoints, set(per_host))
     metrics: list[Metric] = []
-    seen: set[str] = set()
-    if doc is not None:
-        line, body = doc
-        entries = body.get("client_stats")
-        if not isinstance(entries, list):
-            raise ParseError(TOOL, line, "a 'client_stats' list in fio --client's JSON document",
-                             ", ".join(list(body)[:6]))
-        jobs = _json_jobs(line, {**body, "client_stats": [
-            e for e in entries if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS]})
-        named = [e for e in entries if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS]
-        aggregate = [e for e in entries if isinstance(e, dict)
-                     and e.get("jobname") == ALL_CLIENTS]
-        per_host: dict[str, list[_Job]] = {}
-        for entry, job in zip(named, jobs, strict=True):
-            key = _entry_key(entry)
-            name = by_key.get(key) if key else None
-            if name is None:
-                raise ParseError(TOOL, line, "a client_stats entry of a host the case named "
-                                 f"({', '.join(f'{a},{p}' for a, p in by_key)})",
-                                 f"{entry.get('hostname')},{entry.get('port')}")
-            per_host.setdefault(name, []).append(job)
-        failures = host_failures(output, endpoints, set(per_host))
-        for ep in endpoints:
-            for job in per_host.get(ep.name, []):
-                note = f"job error {job.error}" if job.error else None
-                if job.error:
-                    failures.setdefault(ep.name, f"its job failed with error {job.error}")
-                row: dict[str, Scalar] = {"host": ep.name, "hosts": hosts_value}
-                if len(per_host[ep.name]) > 1:
-                    row["job"] = job.name
-                metrics += _job_metrics(job, row, note)
-                seen.add(ep.name)
-        all_row: dict[str, Scalar] = {"host": ALL, "hosts": hosts_value}
-        note = f"partial: {', '.join(sorted(failures))} failed" if failures else None
-        if aggregate:
-            total = _json_jobs(line, {"client_stats": aggregate[-1:]})[0]
-            metrics += _job_metrics(total, all_row, note)
-        elif len(endpoints) == 1 and len(jobs) == 1 and not failures:
-            metrics += _job_metrics(jobs[0], all_row, None)  # one server: its figures are all
-    else:
-        failures = host_failures(output, endpoints, set())
+    for ep in endpoints:
+        for job in per_host.get(ep.name, []):
+            if job.error:
+                failures.setdefault(ep.name, f"its job failed with error {job.error}")
+            row: dict[str, Scalar] = {"host": ep.name, "hosts": hosts_value}
+            if len(per_host[ep.name]) > 1:
+                row["job"] = job.name
+            metrics += _job_metrics(job, row, f"job error {job.error}" if job.error else None)
+    all_row: dict[str, Scalar] = {"host": ALL, "hosts": hosts_value}
+    note = f"partial: {', '.join(sorted(failures))} failed" if failures else None
+    if totals:
+        metrics += _job_metrics(totals[-1], all_row, note)
+    elif len(endpoints) == 1 and len(per_host.get(endpoints[0].name, [])) == 1 and not failures:
+        # one server, one job: fio prints no "All clients", that job's figures are the total
+        metrics += _job_metrics(per_host[endpoints[0].name][0], all_row, None)
     return _check_finite(metrics), failures
 
 
@@ -213,15 +255,16 @@ def failure_text(failures: Mapping[str, str]) -> str:
 
 
 class _ClientProgress(ProgressParser):
-    """The client's own messages while it runs (JSON mode prints no ETA line)."""
+    """fio's ETA line (all hosts together), and the client's messages about a host."""
+
+    def __init__(self, planned: int | None):
+        self.eta = _FioProgress(planned)
 
     def feed(self, stream: str, line: str) -> ProgressUpdate | None:
         text = line.strip()
         if _FAILED_CONNECT.search(text) or _DISCONNECTED.search(text):
             return ProgressUpdate(phase="host failed", message=text)
-        if text.startswith("hostname="):
-            return ProgressUpdate(phase="running", message=text)
-        return None
+        return self.eta.feed(stream, line)
 
 
 class FioClientAdapter(FioAdapter):
@@ -233,7 +276,7 @@ class FioClientAdapter(FioAdapter):
         return client_command(params, target)
 
     def __init__(self, endpoints: tuple[HostEndpoint, ...] = ()):
-        self.endpoints = endpoints  # the session's servers, to match the JSON's hostname/port
+        self.endpoints = endpoints  # the session's servers, to name the failed ones
 
     def _endpoints(self, params: Mapping[str, Any]) -> list[HostEndpoint]:
         known = {ep.name: ep for ep in self.endpoints}
@@ -244,7 +287,8 @@ class FioClientAdapter(FioAdapter):
         if failures:
             raise ToolError(failure_text(failures))
         if not metrics:
-            raise ParseError(TOOL, None, "a fio --client JSON document with client_stats")
+            raise ParseError(TOOL, None, "fio --client's terse report ('3;fio-...;disklab-HOST;"
+                             "...')")
         return metrics
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
@@ -254,7 +298,11 @@ class FioClientAdapter(FioAdapter):
             return []
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        return _ClientProgress()
+        size, jobs = _param(params, "size"), _param(params, "numjobs")
+        hosts = len(host_names(params))
+        planned = size * jobs * hosts if isinstance(size, int) and isinstance(jobs, int) \
+            else None
+        return _ClientProgress(planned)
 
 
 def adapter_for(name: str, params: Mapping[str, Any],

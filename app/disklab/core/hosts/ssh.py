@@ -150,7 +150,6 @@ class SshServer:
                     else f"ssh asked for a {kind} and none was given")
             raise HostError(f"host {name}: {what}")
         self.child.sendline(answer)
-        answer = ""  # not kept
 
     def said(self) -> str:
         text = " ".join(" ".join(self.transcript).split())

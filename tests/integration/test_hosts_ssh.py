@@ -145,6 +145,12 @@ def test_two_hosts_started_over_ssh_and_stopped(tmp_path: Path, sshd: Sshd) -> N
     assert hosts == {"s1", "s2", "all"}
     facts = doc["session"]["host"]["hosts"]
     assert facts["s1"]["start"] == "ssh" and facts["s1"]["fio"] == "fio-3.33"
+    # what the remote command printed before fio: kernel, CPUs, the directory's filesystem
+    assert facts["s1"]["kernel"] == f"Linux {os.uname().release}"
+    assert facts["s2"]["cpus"] == os.cpu_count()
+    here = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "-T", str(tmp_path)],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert facts["s2"]["filesystem"]["fstype"] == here
     assert wait_gone(sshd, ports) == []
 
 

@@ -142,6 +142,8 @@ class Servers:
                                         f"{host.address},{host.port} (start `fio --server="
                                         f"{host.address},{host.port}` there)")
                 state.facts = probe(state.endpoint)
+                if state.ssh is not None:  # kernel, CPUs, the directory's filesystem
+                    state.facts.update(state.ssh.facts)
             except HostError as e:
                 state.error = str(e)
                 messages.append(state.error)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import socket
 import time
 from collections.abc import Callable
@@ -65,6 +66,53 @@ def listening(address: str, port: int, wait: float = 0.3) -> bool:
         return False
 
 
+FACTS_BEGIN = "DISKLAB-FACTS-BEGIN"
+FACTS_END = "DISKLAB-FACTS-END"
+
+
+# fact -> the remote shell's command that prints it (one line)
+_FACT_COMMANDS = (
+    ("kernel", "uname -sr"), ("machine", "uname -m"), ("cpus", "nproc"),
+    ("cpu_model", "grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2-"),
+)
+
+
+def remote_command(host: Host) -> str:
+    """What ssh runs there (ssh hands the remote shell one string, so each value is quoted):
+    a few facts fio does not report (kernel, CPUs, the directory's filesystem) as key=value
+    lines between two markers, then `exec fio --server` bound to loopback, so that the server
+    is the process the terminal's hangup reaches."""
+    commands = [*_FACT_COMMANDS, ("filesystem", "findmnt -n -o FSTYPE,SOURCE,OPTIONS -T "
+                                                 + shlex.quote(host.directory))]
+    script = "; ".join([
+        f"echo {FACTS_BEGIN}",
+        *(f"printf '{key}=%s\\n' \"$({command} 2>/dev/null)\"" for key, command in commands),
+        f"echo {FACTS_END}",
+        f"exec fio --server=127.0.0.1,{host.port}"])
+    return shlex.join(["sh", "-c", script])  # whatever the account's login shell is
+
+
+def parse_facts(text: str) -> dict[str, object]:
+    """The facts remote_command printed; an empty or missing one is left out."""
+    if FACTS_BEGIN not in text or FACTS_END not in text:
+        return {}
+    body = text.split(FACTS_BEGIN, 1)[1].split(FACTS_END, 1)[0]
+    facts: dict[str, object] = {}
+    for line in body.replace("\r", "\n").split("\n"):
+        key, _, value = line.strip().partition("=")
+        value = value.strip()
+        if not value:
+            continue
+        if key == "cpus" and value.isdigit():
+            facts["cpus"] = int(value)
+        elif key == "filesystem" and len(value.split()) == 3:
+            fstype, source, options = value.split()
+            facts["filesystem"] = {"fstype": fstype, "source": source, "options": options}
+        elif key in ("kernel", "machine", "cpu_model"):
+            facts[key] = value
+    return facts
+
+
 def ssh_argv(host: Host, local_port: int) -> list[str]:
     """ssh's argv (without 'ssh'): a terminal, the forward, the user's config and the command."""
     args = ["-tt", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=5",
@@ -76,7 +124,7 @@ def ssh_argv(host: Host, local_port: int) -> list[str]:
         args += ["-p", str(host.ssh_port)]
     if host.user:
         args += ["-l", host.user]
-    return [*args, "--", host.address, "fio", f"--server=127.0.0.1,{host.port}"]
+    return [*args, "--", host.address, remote_command(host)]
 
 
 class SshServer:
@@ -91,6 +139,7 @@ class SshServer:
         self.child: pexpect.spawn | None = None
         self.transcript: list[str] = []
         self.asked: set[str] = set()
+        self.facts: dict[str, object] = {}  # what the remote command printed before fio
 
     @property
     def argv(self) -> list[str]:
@@ -133,6 +182,7 @@ class SshServer:
                 raise HostError(f"host {name}: ssh ended before the fio server started"
                                 f"{self.said()}")
             elif listening("127.0.0.1", self.local_port):
+                self.facts = parse_facts("".join(self.transcript))
                 return
 
     def _answer(self, kind: str, question: str, secret: bool) -> None:

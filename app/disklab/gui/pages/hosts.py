@@ -287,7 +287,11 @@ class HostsPage(QWidget):
         elif facts is not None and facts.get("error"):
             self.status[name] = str(facts["error"])
         elif facts is not None:
-            bits = [facts.get("fio"), facts.get("hostname"), facts.get("os"), facts.get("arch")]
+            fs = facts.get("filesystem") or {}
+            bits = [facts.get("fio"), facts.get("hostname"), facts.get("kernel") or
+                    facts.get("os"), facts.get("arch"),
+                    f"{facts['cpus']} CPUs" if facts.get("cpus") else None,
+                    f"{fs.get('fstype')} on {fs.get('source')}" if fs else None]
             disks = ", ".join(facts.get("disks") or [])
             self.status[name] = " · ".join(str(b) for b in bits if b) + (
                 f" · disk {disks}" if disks else "")

@@ -92,8 +92,9 @@ def servers(tmp_path: Path) -> Iterator[list[Server]]:
 
 
 def plan_text(tmp_path: Path, servers: list[Server], hosts: str, extra: str = "",
-              unreachable: bool = False) -> str:
-    text = f'name = "hosts"\n[target]\ndirectory = "{tmp_path}"\n'
+              unreachable: bool = False, stop: bool = False) -> str:
+    text = f'name = "hosts"\nstop_on_failure = {str(stop).lower()}\n'
+    text += f'[target]\ndirectory = "{tmp_path}"\n'
     for s in servers:
         text += (f'[hosts.{s.name}]\naddress = "{s.address}"\nport = {PORT}\n'
                  f'start = "running"\ndirectory = "{s.directory}"\n')
@@ -268,3 +269,14 @@ def test_a_server_of_another_fio_version_is_reported(servers: list[Server]) -> N
     assert messages == ["host h1 runs fio-3.33, the client here fio-9.99: fio's protocol may "
                         "differ between versions"]
     assert reached.facts()["h1"]["version_differs"] is True
+
+
+def test_stop_on_failure_stops_at_a_failed_host(tmp_path: Path, servers: list[Server]) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, servers[:1], '[["h1", "gone"], ["h1"]]',
+                              unreachable=True, stop=True))
+    done = disklab("run", str(plan), "--library", str(tmp_path / "lib.sqlite3"), "--json")
+    assert done.returncode == 1
+    events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
+    assert events.count("CaseFailed") == 1 and "CaseFinished" not in events
+    assert events.count("CaseStarted") == 1  # the h1 case never started

@@ -53,6 +53,8 @@ def _open(address: str, port: int) -> bool:
 
 @pytest.fixture
 def sshd(tmp_path: Path) -> Iterator[Sshd]:
+    taken = [a for a in ADDRESSES if _open(a, SSH_PORT)]
+    assert not taken, f"{taken[0]}:{SSH_PORT} is taken by another sshd: this test needs its own"
     d = tmp_path / "ssh"
     d.mkdir()
     for key in ("host_key", "id_ed25519"):

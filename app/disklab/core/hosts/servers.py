@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,39 +124,54 @@ class Servers:
         self.cancelled = cancelled
 
     def start(self, client_version: str | None = None) -> list[str]:
-        """Reach or start every host and probe it; returns one message per problem (a host
-        that failed, a fio version that differs from the client's)."""
-        messages = []
+        """Reach or start every host, then probe them all at once; returns one message per
+        problem (a host that failed, a fio version that differs from the client's). The SSH
+        logins go one after another (a person may have to answer), the probes (about 1.3 s
+        each, mostly fio's client connecting) side by side."""
+        messages: list[str] = []
         for state in self.states.values():
-            host = state.host
             try:
-                if host.start == "ssh":
-                    state.ssh = SshServer(host, self.ask, self.cancelled)
-                    state.ssh.start()
-                    state.endpoint = HostEndpoint(host.name, "127.0.0.1", state.ssh.local_port,
-                                                  host.directory)
-                else:
-                    state.endpoint = HostEndpoint(host.name, host.address, host.port,
-                                                  host.directory)
-                    if not listening(host.address, host.port):
-                        raise HostError(f"host {host.name}: nothing listens at "
-                                        f"{host.address},{host.port} (start `fio --server="
-                                        f"{host.address},{host.port}` there)")
-                state.facts = probe(state.endpoint)
-                if state.ssh is not None:  # kernel, CPUs, the directory's filesystem
-                    state.facts.update(state.ssh.facts)
+                self._reach(state)
             except HostError as e:
-                state.error = str(e)
-                messages.append(state.error)
-                if state.ssh is not None:
-                    state.ssh.stop()
+                self._failed(state, e, messages)
+        reached = [s for s in self.states.values() if s.error is None]
+        with ThreadPoolExecutor(max_workers=max(1, min(len(reached), 8))) as pool:
+            probes = {s.host.name: pool.submit(probe, s.endpoint) for s in reached
+                      if s.endpoint is not None}
+        for state in reached:
+            try:
+                state.facts = probes[state.host.name].result()
+            except HostError as e:
+                self._failed(state, e, messages)
                 continue
+            if state.ssh is not None:  # kernel, CPUs, the directory's filesystem
+                state.facts.update(state.ssh.facts)
             version = state.facts.get("fio")
             if client_version and version and version != client_version:
-                messages.append(f"host {host.name} runs {version}, the client here "
+                messages.append(f"host {state.host.name} runs {version}, the client here "
                                 f"{client_version}: fio's protocol may differ between versions")
                 state.facts["version_differs"] = True
         return messages
+
+    def _reach(self, state: HostState) -> None:
+        host = state.host
+        if host.start == "ssh":
+            state.ssh = SshServer(host, self.ask, self.cancelled)
+            state.ssh.start()
+            state.endpoint = HostEndpoint(host.name, "127.0.0.1", state.ssh.local_port,
+                                          host.directory)
+            return
+        state.endpoint = HostEndpoint(host.name, host.address, host.port, host.directory)
+        if not listening(host.address, host.port):
+            raise HostError(f"host {host.name}: nothing listens at {host.address},{host.port}"
+                            f" (start `fio --server={host.address},{host.port}` there)")
+
+    @staticmethod
+    def _failed(state: HostState, error: HostError, messages: list[str]) -> None:
+        state.error = str(error)
+        messages.append(state.error)
+        if state.ssh is not None:
+            state.ssh.stop()
 
     @property
     def endpoints(self) -> tuple[HostEndpoint, ...]:

@@ -65,7 +65,7 @@ class RunWorker(QObject):
                 asked = None if password is None else lambda: password
                 if self.resume is not None:
                     recorded = RecordedRun.resuming(self.resume, library, cancel=self.cancel_flag,
-                                                    password=asked)
+                                                    password=asked, ask=self.ask)
                 else:
                     recorded = RecordedRun(self.plan, library, warnings=self.warnings,
                                            cancel=self.cancel_flag, password=asked,

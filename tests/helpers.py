@@ -8,12 +8,16 @@ twice. The conftests take their helpers from here too.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -340,3 +344,77 @@ def run_measured(argv: Sequence[str], timeout: float = 120.0
     assert outer.returncode == 0, outer.stderr
     code, out, err, peak_kib = json.loads(outer.stdout)
     return subprocess.CompletedProcess(list(argv), code, out, err), int(peak_kib) * 1024
+
+
+# --- an sshd of the tests' own, for hosts started over SSH (core/hosts/ssh.py)
+
+SSH_PORT = 2222
+SSH_ADDRESSES = ("127.0.0.5", "127.0.0.6")
+
+
+@dataclass
+class Sshd:
+    dir: Path
+    config: Path  # the client's ssh_config
+    known_hosts: Path
+    host_key_line: str  # 'ssh-ed25519 AAAA...' of the server
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _open(address: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
+        return True
+    return False
+
+
+@contextlib.contextmanager
+def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
+    """An sshd of the test's own on 127.0.0.5 and 127.0.0.6, port 2222: throwaway host and user
+    keys in `tmp_path/ssh`, root by key only; `Sshd.config` is an ssh_config for the client
+    (IdentityFile, UserKnownHostsFile there), so nothing of the real user's SSH is touched.
+    Stopped (and /run/sshd removed when it made it) at the end."""
+    taken = [a for a in SSH_ADDRESSES if _open(a, SSH_PORT)]
+    assert not taken, f"{taken[0]}:{SSH_PORT} is taken by another sshd: this test needs its own"
+    d = tmp_path / "ssh"
+    d.mkdir()
+    for key in ("host_key", "id_ed25519"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)],
+                       check=True)
+    (d / "authorized_keys").write_text((d / "id_ed25519.pub").read_text())
+    listen = "".join(f"ListenAddress {a}\n" for a in SSH_ADDRESSES)
+    (d / "sshd_config").write_text(
+        f"Port {SSH_PORT}\n{listen}HostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
+        f"AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        "StrictModes no\n")
+    config = d / "ssh_config"
+    config.write_text(
+        f"Host *\n  User root\n  Port {SSH_PORT}\n  IdentityFile {d}/id_ed25519\n"
+        f"  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
+        "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking ask\n")
+    made_run_dir = not os.path.isdir("/run/sshd")  # sshd's privilege separation directory
+    if made_run_dir:
+        os.makedirs("/run/sshd", mode=0o755)
+    daemon = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(d / "sshd_config"),
+                               "-E", str(d / "sshd.log")], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not all(_open(a, SSH_PORT) for a in SSH_ADDRESSES):
+            assert daemon.poll() is None, (d / "sshd.log").read_text()
+            assert time.monotonic() < deadline, "sshd does not listen"
+            time.sleep(0.05)
+        key = " ".join((d / "host_key.pub").read_text().split()[:2])
+        yield Sshd(d, config, d / "known_hosts", key)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(daemon.pid, signal.SIGTERM)
+        daemon.wait(10)
+        if made_run_dir:
+            with contextlib.suppress(OSError):
+                os.rmdir("/run/sshd")

@@ -13,13 +13,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
+from PySide6.QtCore import Qt
 
 from disklab.core.hosts.ssh import listening
 from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.hosts import HostsPage
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench
+from tests.helpers import SSH_ADDRESSES, free_port, own_sshd
 
 ADDRESS = "127.0.0.26"
 
@@ -116,3 +119,35 @@ def test_hosts_are_an_axis_in_the_matrix(qtbot, page: HostsPage) -> None:
     assert page.wb.draft.tests[0]["hosts"] == [["h1"], ["h1", "h2"]]
     matrix.set_param("hosts", "h1,h2")
     assert page.wb.draft.tests[0]["hosts"] == ["h1", "h2"]
+
+
+@pytest.mark.root
+def test_the_windows_run_asks_the_unknown_host_keys_in_dialogs(qtbot, window, tmp_path: Path):
+    """A plan with two hosts started over SSH (the tests' own sshd, keys unknown) run from the
+    window: ssh runs under a pty on the run's thread, its host-key questions reach the GUI
+    thread's dialog once per host, and both servers are stopped at the end."""
+    shown: list[tuple[str, bool]] = []
+
+    def dialog(host: str, question: str, secret: bool) -> str | None:
+        shown.append((host, threading.current_thread() is threading.main_thread()))
+        assert "SHA256:" in question
+        return "yes"
+
+    window.hosts.questions.dialog = dialog
+    with own_sshd(tmp_path) as sshd:
+        text = f'name = "ssh from the window"\n[target]\ndirectory = "{tmp_path}"\n'
+        for i, address in enumerate(SSH_ADDRESSES, start=1):
+            remote = tmp_path / f"remote{i}"
+            remote.mkdir()
+            text += (f'[hosts.s{i}]\naddress = "{address}"\nport = {free_port()}\n'
+                     f'ssh_config = "{sshd.config}"\ndirectory = "{remote}"\n')
+        text += ('[[test]]\ntool = "fio"\nrw = "write"\nbs = "64k"\nsize = "4m"\n'
+                 'hosts = ["s1", "s2"]\n')
+        window.wb.set_draft(PlanDraft.from_text(text))
+        with qtbot.waitSignal(window.run.finished, timeout=120_000) as blocker:
+            qtbot.mouseClick(window.run.start_btn, Qt.MouseButton.LeftButton)
+        window.run._flush()
+        assert blocker.args[1] == "finished", window.run.log.toPlainText()[-2000:]
+        assert shown == [("s1", True), ("s2", True)]
+        commands = [" ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])]
+        assert [c for c in commands if str(sshd.config) in c] == []  # the ssh sessions ended

@@ -6,16 +6,13 @@ after a SIGKILL of disklab; the unknown-host-key question answered through the c
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -24,74 +21,16 @@ import pytest
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
 from disklab.core.session import RecordedRun
+from tests.helpers import SSH_ADDRESSES as ADDRESSES
+from tests.helpers import SSH_PORT, Sshd, free_port, own_sshd
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
-
-SSH_PORT = 2222
-ADDRESSES = ("127.0.0.5", "127.0.0.6")
-
-
-@dataclass
-class Sshd:
-    dir: Path
-    config: Path  # the client's ssh_config
-    known_hosts: Path
-    host_key_line: str  # 'ssh-ed25519 AAAA...' of the server
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _open(address: str, port: int) -> bool:
-    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
-        return True
-    return False
 
 
 @pytest.fixture
 def sshd(tmp_path: Path) -> Iterator[Sshd]:
-    taken = [a for a in ADDRESSES if _open(a, SSH_PORT)]
-    assert not taken, f"{taken[0]}:{SSH_PORT} is taken by another sshd: this test needs its own"
-    d = tmp_path / "ssh"
-    d.mkdir()
-    for key in ("host_key", "id_ed25519"):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / key)],
-                       check=True)
-    (d / "authorized_keys").write_text((d / "id_ed25519.pub").read_text())
-    listen = "".join(f"ListenAddress {a}\n" for a in ADDRESSES)
-    (d / "sshd_config").write_text(
-        f"Port {SSH_PORT}\n{listen}HostKey {d}/host_key\nPidFile {d}/sshd.pid\n"
-        f"AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n"
-        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
-        "StrictModes no\n")
-    config = d / "ssh_config"
-    config.write_text(
-        f"Host *\n  User root\n  Port {SSH_PORT}\n  IdentityFile {d}/id_ed25519\n"
-        f"  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
-        "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking ask\n")
-    made_run_dir = not os.path.isdir("/run/sshd")  # sshd's privilege separation directory
-    if made_run_dir:
-        os.makedirs("/run/sshd", mode=0o755)
-    daemon = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(d / "sshd_config"),
-                               "-E", str(d / "sshd.log")], start_new_session=True)
-    try:
-        deadline = time.monotonic() + 10
-        while not all(_open(a, SSH_PORT) for a in ADDRESSES):
-            assert daemon.poll() is None, (d / "sshd.log").read_text()
-            assert time.monotonic() < deadline, "sshd does not listen"
-            time.sleep(0.05)
-        key = " ".join((d / "host_key.pub").read_text().split()[:2])
-        yield Sshd(d, config, d / "known_hosts", key)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(10)
-        if made_run_dir:
-            with contextlib.suppress(OSError):
-                os.rmdir("/run/sshd")
+    with own_sshd(tmp_path) as daemon:
+        yield daemon
 
 
 def know_hosts(sshd: Sshd) -> None:
@@ -135,7 +74,7 @@ def disklab(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_two_hosts_started_over_ssh_and_stopped(tmp_path: Path, sshd: Sshd) -> None:
     know_hosts(sshd)
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     plan = tmp_path / "plan.toml"
     plan.write_text(plan_text(tmp_path, sshd, ports))
     library = tmp_path / "lib.sqlite3"
@@ -159,7 +98,7 @@ def test_two_hosts_started_over_ssh_and_stopped(tmp_path: Path, sshd: Sshd) -> N
 def test_sigkill_of_disklab_ends_the_ssh_sessions_and_their_servers(tmp_path: Path,
                                                                     sshd: Sshd) -> None:
     know_hosts(sshd)
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     plan = tmp_path / "plan.toml"
     plan.write_text(plan_text(tmp_path, sshd, ports, extra='runtime = "60s"\n'))
     run = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
@@ -185,7 +124,7 @@ def test_sigkill_of_disklab_ends_the_ssh_sessions_and_their_servers(tmp_path: Pa
 
 
 def test_an_unknown_host_key_is_asked_through_the_callback(tmp_path: Path, sshd: Sshd) -> None:
-    ports = [_free_port(), _free_port()]
+    ports = [free_port(), free_port()]
     checked = parse_plan(plan_text(tmp_path, sshd, ports))
     asked: list[tuple[str, str, bool]] = []
 

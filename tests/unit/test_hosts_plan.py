@@ -194,3 +194,9 @@ def test_a_damaged_terse_line_is_reported_with_its_line() -> None:
     with pytest.raises(ParseError, match="line 1"):
         client_metrics(ToolOutput(stdout="", result_file=damaged), {"hosts": "h1+h2"},
                        list(ENDPOINTS_T))
+
+
+def test_drop_caches_says_it_is_this_machines_only(tmp_path: Path) -> None:
+    text = "drop_caches = true\n" + PLAN.format(dir=tmp_path, hosts='hosts = "h1"', h3="")
+    warnings = [w for w in parse_plan(text).warnings if w.key == "drop_caches"]
+    assert any("this machine's page cache only" in w.message for w in warnings)

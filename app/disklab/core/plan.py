@@ -692,6 +692,10 @@ def parse_plan(
             check.error(f"test[{i + 1}].{HOSTS_KEY}", "a test on hosts runs in each host's "
                         "directory: the plan's [target] must be a directory here (where the "
                         "client keeps its job files), not an image or a device")
+    if drop_caches and host_params:
+        check.warn("drop_caches", "drops this machine's page cache only, not the hosts': on "
+                   "each host fio drops the cache of the job's own files before it reads "
+                   "(invalidate=1)")
     if target is not None:
         _check_raw(plan, check)
         _check_cache_limit(plan, check, cgroup_root)

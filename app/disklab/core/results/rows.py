@@ -18,7 +18,7 @@ from typing import Any
 # (iozone -t, the engine's streams): the spread a multi-stream test exists to show. Percentiles,
 # CPU, each stream's own row and the rest are there for whoever asks for all metrics.
 HEADLINE_SUFFIXES = frozenset({"", "iops", "lat_mean", "parent", "min_proc", "max_proc",
-                               "avg_proc"})
+                               "avg_proc", "seconds"})  # seconds: the tree tool's phase times
 
 
 def row_params(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -53,10 +53,13 @@ def _phases(params: Mapping[str, Any]) -> tuple[str, ...]:
 
 
 class _TreeProgress(ProgressParser):
-    """Progress lines -> files done over files planned (the bytes fields carry files: the
-    progress bar and ETA read them as the quantity done), the phase, and the byte rate."""
+    """Progress lines -> files done over files planned, the phase, and the byte rate. The
+    runner's bar and ETA count bytes, so the share is given as files x file size (every file
+    has that size): files done over files planned either way, and the overall bar of a
+    session adds up with the other cases' bytes. An empty-file tree counts files."""
 
-    def __init__(self) -> None:
+    def __init__(self, file_size: int) -> None:
+        self.file_size = file_size
         self.last: tuple[str, float, int] | None = None
 
     def feed(self, stream: str, line: str) -> ProgressUpdate | None:
@@ -77,7 +80,8 @@ class _TreeProgress(ProgressParser):
         elif elapsed > 0:
             rate = done / elapsed
         self.last = (phase, elapsed, done)
-        return ProgressUpdate(done_bytes=files, total_bytes=planned, phase=phase,
+        unit = self.file_size or 1
+        return ProgressUpdate(done_bytes=files * unit, total_bytes=planned * unit, phase=phase,
                               message=f"{phase}: {files} of {planned} files", rate=rate)
 
 
@@ -178,7 +182,7 @@ class TreeAdapter(ToolAdapter):
         return metrics
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        return _TreeProgress()
+        return _TreeProgress(_int(params.get("file_size")))
 
 
 def _phase_metrics(p: Mapping[str, Any], note: str | None) -> list[Metric]:

@@ -17,7 +17,15 @@ from types import FrameType
 from typing import Any
 
 from disklab.core.treeload.flush import flush
-from disklab.core.treeload.tree import Counters, Shape, Timing, create, delete, remove_quietly, timed
+from disklab.core.treeload.tree import (
+    Counters,
+    Shape,
+    Timing,
+    create,
+    delete,
+    remove_quietly,
+    timed,
+)
 
 PHASES = ("create", "delete")
 EXIT_ERROR = 1

@@ -40,6 +40,9 @@ from disklab.core.units import (
 
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
             "config", "page_cache_limit"}
+# [report] (the pivot a session opens with) is read by the results' pivot; the plan only
+# accepts the table, so that presets can declare their study's tables
+TOP_KEYS |= {"report"}
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
 TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm"}

@@ -187,6 +187,10 @@ def plan_schema() -> dict[str, Any]:
         "test": {"type": "array", "minItems": 1, "items": _test_schema()},
         "config": {"type": "array", "items": _config_schema()},
     }
+    # the pivot a session opens with (agreed syntax; the results' pivot checks its keys)
+    names = {"type": "array", "items": {"type": "string"}}
+    properties["report"] = {"type": "object", "properties": {
+        "rows": names, "columns": names, "metrics": names}}
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_ID,

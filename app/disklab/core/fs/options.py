@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from disklab.core.errors import ConfigError
+from disklab.core.fs import cache
 from disklab.core.model import FsConfig
 from disklab.core.units import KiB, MiB, format_size, parse_size
 
@@ -28,7 +29,7 @@ FILESYSTEMS = (*EXT, "xfs", "btrfs")
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 BTRFS_PROFILES = ("single", "dup", "raid0", "raid1", "raid1c3", "raid1c4", "raid10", "raid5",
                   "raid6")
-CONFIG_KEYS = ("label", "fs", "mkfs", "mount", "readahead", "scheduler")
+CONFIG_KEYS = ("label", "fs", "mkfs", "mount", "readahead", "scheduler", "cache")
 EXT_JOURNAL_COMMIT_DEFAULT = 5  # jbd2's default commit interval: mountinfo omits commit=5
 BTRFS_COMMIT_DEFAULT = 30
 MAX_READAHEAD = 1 << 21  # sectors (1 GiB): far above any useful value, catches unit mix-ups
@@ -439,6 +440,12 @@ def config_from_toml(table: Any, index: int = 1) -> tuple[FsConfig | None, Probl
         if key not in CONFIG_KEYS:
             problems.append((f"{where}.{key}", f"unknown key {key!r} "
                                                f"(known: {', '.join(CONFIG_KEYS)})"))
+    if "cache" in table:  # dm-cache under the filesystem (the data=journal study's SSD cache)
+        found = cache.table_problems(table["cache"])
+        problems += [(f"{where}.{k}", m) for k, m in found]
+        if not found:
+            problems.append((f"{where}.cache", f"cannot put a dm-cache under this "
+                                               f"configuration: {cache.unavailable()}"))
     label = table.get("label")
     fs = table.get("fs")
     if fs is not None and not isinstance(fs, str):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from tests.helpers import ScratchFs, make_scratch_fs, teardown
@@ -120,4 +121,38 @@ def test_a_cancel_in_the_middle_of_the_create_leaves_no_tree(fs: ScratchFs, tmp_
         if p.poll() is None:
             p.kill()
             p.wait()
+    assert sorted(x.name for x in fs.mountpoint.iterdir()) in ([], ["lost+found"])
+
+
+def test_a_killed_tree_tool_leaves_no_tree(fs: ScratchFs, tmp_path: Path) -> None:
+    """SIGKILL of the tool itself (it cannot clean up): the runner removes the tree named in
+    the case's files, and the case is failed with the signal."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(fs=fs.fstype, directory=fs.mountpoint, dirs=20, files=2000,
+                                size="4k"))
+    library = str(tmp_path / "lib.sqlite3")
+    p = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                          "--library", library, "--json"], stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    seen: list[dict[str, Any]] = []
+    try:
+        for line in p.stdout:
+            seen.append(json.loads(line))
+            event = seen[-1]
+            if (event["event"] == "Progress" and event["phase"] == "create"
+                    and 0 < event["done_bytes"] < event["total_bytes"]):
+                (tool,) = [c for c in psutil.Process(p.pid).children(recursive=True)
+                           if "disklab.core.treeload" in " ".join(c.cmdline())]
+                tool.send_signal(signal.SIGKILL)
+                break
+        else:
+            pytest.fail("the run ended before a progress line")
+        seen += [json.loads(line) for line in p.stdout]
+        assert p.wait(timeout=120) != 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    (failed,) = [e for e in seen if e["event"] == "CaseFailed"]
+    assert "signal 9" in failed["error"]
     assert sorted(x.name for x in fs.mountpoint.iterdir()) in ([], ["lost+found"])

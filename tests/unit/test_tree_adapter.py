@@ -4,13 +4,15 @@ phase, progress as files done over files planned, and what a damaged output give
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
+from hypothesis import given
 
 from disklab.core import tools
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.tools.base import RunTarget, ToolOutput
-from tests.helpers import fixture_text
+from tests.helpers import HOSTILE, fixture_text, mutated
 
 PARAMS = {"dirs": 2, "files_per_dir": 300, "file_size": 65536, "block_size": 131072,
           "phases": ("create", "delete"), "sync": True}
@@ -77,3 +79,23 @@ def test_a_tree_beyond_the_bound_or_out_of_order_phases_are_refused() -> None:
     assert adapter.check({**PARAMS, "dirs": 1_000_000, "files_per_dir": 1000})[0][0] == (
         "files_per_dir")
     assert adapter.check({**PARAMS, "phases": ("delete", "create")})[0][0] == "phases"
+
+
+@HOSTILE
+@given(text=mutated({"tree": fixture_text("tree", "create-delete.jsonl")}))
+def test_damaged_output_gives_finite_metrics_or_a_named_error(text: str) -> None:
+    adapter = tools.get_adapter("tree")
+    try:
+        metrics = adapter.parse_result(ToolOutput(text), PARAMS)
+    except ParseError as e:
+        assert e.tool == "tree"
+    except ToolError:
+        pass
+    else:
+        assert metrics and all(m.value is not None and math.isfinite(m.value) and m.value >= 0
+                               for m in metrics)
+    assert isinstance(adapter.parse_partial(ToolOutput(text), PARAMS), list)
+    parser = adapter.progress_parser(PARAMS)
+    for line in text.splitlines():
+        update = parser.feed("stdout", line)
+        assert update is None or (update.done_bytes or 0) >= 0

@@ -6,6 +6,7 @@ will read, from the rows' parameters."""
 
 from __future__ import annotations
 
+import html
 import os
 import subprocess
 import sys
@@ -107,6 +108,18 @@ def test_san_smoke_gives_the_block_size_by_read_write_table(tmp_path: Path) -> N
 
 def test_raid_smoke_gives_the_data_shape_by_filesystem_tables(tmp_path: Path) -> None:
     report, rows = run_smoke("study-raid-readahead-tree-placement-smoke", tmp_path)
+    # the HTML report, as the study wrote its own: the mkfs lines as run and the read-back
+    page = tmp_path / "report.html"
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "export", "1", "--format",
+                           "html", "-o", str(page), "--library", str(tmp_path / "lib.sqlite3")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = html.unescape(page.read_text())
+    assert "Configuration: ext2 ra=4096" in text and "Configuration: xfs ra=4096" in text
+    assert "mke2fs -t ext2 -F -i 32768 -m 1 -E lazy_itable_init=0,stride=32,stripe_width=320" in (
+        text)
+    assert "mkfs.xfs -f -d su=131072,sw=10" in text and "blockdev --setra 256" in text
+    assert "fs: ext2" in text and "has_journal: False" in text
     row_labels, columns = table(report, rows)
     assert row_labels == {(10 * KiB, 50, 2), (MiB, 4, 1)}
     assert columns == {("ext2 ra=4096",), ("ext3o ra=4096",), ("ext4o ra=256",),

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -156,3 +157,49 @@ def test_a_killed_tree_tool_leaves_no_tree(fs: ScratchFs, tmp_path: Path) -> Non
     (failed,) = [e for e in seen if e["event"] == "CaseFailed"]
     assert "signal 9" in failed["error"]
     assert sorted(x.name for x in fs.mountpoint.iterdir()) in ([], ["lost+found"])
+
+
+def test_a_killed_session_leaves_a_tree_the_next_start_removes(tmp_path: Path) -> None:
+    """SIGKILL of `disklab run` itself: the tool dies with it (PDEATHSIG) and cannot clean; the
+    crash record names the tree's root, and the next start removes it whole."""
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "mine.txt").write_text("the user's file")
+    state = tmp_path / "state"
+    env = {**os.environ, "XDG_STATE_HOME": str(state)}
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(fs="dir", directory=target, dirs=50, files=2000, size="4k"))
+    library = str(tmp_path / "lib.sqlite3")
+    p = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                          "--library", library, "--json"], stdout=subprocess.PIPE, text=True,
+                         env=env)
+    assert p.stdout is not None
+    try:
+        for line in p.stdout:
+            event = json.loads(line)
+            if (event["event"] == "Progress" and event["phase"] == "create"
+                    and 0 < event["done_bytes"] < event["total_bytes"]):
+                p.send_signal(signal.SIGKILL)
+                break
+        p.wait(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    for _ in range(100):  # the tool dies with DiskLab (PDEATHSIG); the kernel takes a moment
+        if not [c for c in psutil.process_iter(["cmdline"])
+                if str(target) in " ".join(c.info["cmdline"] or ())]:
+            break
+        time.sleep(0.1)
+    (tree,) = [x for x in target.iterdir() if x.name.endswith("-tree")]
+    assert any(tree.rglob("f*")), "the kill left no files in the tree: nothing to recover"
+    other = tmp_path / "next"
+    other.mkdir()
+    again = tmp_path / "next.toml"
+    again.write_text(PLAN.format(fs="dir", directory=other, dirs=1, files=1, size="4k"))
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", str(again),
+                           "--library", library], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"cleaned up after an earlier run: removed {tree}" in done.stderr
+    assert sorted(x.name for x in target.iterdir()) == ["mine.txt"]

@@ -20,6 +20,7 @@ from disklab.core.treeload.flush import flush
 from disklab.core.treeload.tree import (
     Counters,
     Shape,
+    Tick,
     Timing,
     create,
     delete,
@@ -126,7 +127,7 @@ def main(argv: list[str] | None = None, early_signals: list[int] | None = None) 
     return status
 
 
-def _phases(args: argparse.Namespace, shape: Shape, counters: Counters, tick,  # type: ignore[no-untyped-def]
+def _phases(args: argparse.Namespace, shape: Shape, counters: Counters, tick: Tick,
             timings: list[Timing]) -> int:
     sync = not args.no_sync
     created = False

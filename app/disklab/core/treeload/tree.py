@@ -10,6 +10,7 @@ import os
 import resource
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from disklab.core.treeload.flush import syncfs
@@ -73,7 +74,11 @@ def _usage() -> tuple[float, float]:
     return u.ru_utime, u.ru_stime
 
 
-def timed(name: str, counters: Counters, work, tick) -> Timing:  # type: ignore[no-untyped-def]
+Tick = Callable[[], None]  # called after each file: prints a progress line now and then
+Work = Callable[["Counters", Tick], bool]
+
+
+def timed(name: str, counters: Counters, work: Work, tick: Tick) -> Timing:
     """Run `work(counters, tick)` as phase `name`: wall, user and system seconds around it."""
     counters.phase, counters.files, counters.bytes = name, 0, 0
     user0, sys0 = _usage()
@@ -85,7 +90,7 @@ def timed(name: str, counters: Counters, work, tick) -> Timing:  # type: ignore[
                   complete)
 
 
-def create(shape: Shape, counters: Counters, tick, sync: bool) -> bool:  # type: ignore[no-untyped-def]
+def create(shape: Shape, counters: Counters, tick: Tick, sync: bool) -> bool:
     """Write the tree as `dd if=/dev/zero of=F bs=B` would, file after file; syncfs at the end
     when `sync` (inside the timing). False when halted before the end."""
     os.makedirs(shape.root, exist_ok=True)
@@ -111,7 +116,7 @@ def create(shape: Shape, counters: Counters, tick, sync: bool) -> bool:  # type:
     return True
 
 
-def delete(shape: Shape, counters: Counters, tick, sync: bool) -> bool:  # type: ignore[no-untyped-def]
+def delete(shape: Shape, counters: Counters, tick: Tick, sync: bool) -> bool:
     """Remove the tree as `rm -Rf` does (unlink every file, then its directory); syncfs at the
     end when `sync`. Counts each file's size as it goes (from lstat, as rm does). Runs to the
     end even when halted: a stopped delete still leaves nothing behind."""

@@ -17,6 +17,7 @@ from typing import Any
 import psutil
 import pytest
 
+from disklab.core.library import Library
 from tests.helpers import ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]
@@ -73,6 +74,15 @@ def test_create_and_delete_are_timed_and_the_tree_is_gone(fs: ScratchFs, tmp_pat
     # 3 x 40 files of 64 KiB in that many seconds: the rate is the bytes over the time
     assert seconds > 0 and create_rate == pytest.approx(3 * 40 * 65536 / seconds, rel=1e-6)
     assert by_name["create:files_per_s"]["mean"] == pytest.approx(120 / seconds, rel=1e-6)
+    # what the flush before the delete did, as root, is in the case's transcript
+    with Library.open(library) as lib:
+        (case,) = lib.cases(1)
+        lines = [text for _t, stream, text in lib.transcript(1, case["case_id"], 1)
+                 if stream == "stdout" and '"flush"' in text]
+    (flushed,) = [json.loads(line) for line in lines]
+    assert flushed["done"][0] == "sync" and flushed["skipped"] == []
+    assert any("drop_caches = 3" in d for d in flushed["done"])
+    assert any(d.startswith(f"flushed the write cache of {fs.device}") for d in flushed["done"])
 
 
 def _rows(doc: Any) -> list[dict[str, Any]]:

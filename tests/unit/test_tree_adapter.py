@@ -11,6 +11,7 @@ from hypothesis import given
 
 from disklab.core import tools
 from disklab.core.errors import ParseError, ToolError
+from disklab.core.results.rows import is_headline
 from disklab.core.tools.base import RunTarget, ToolOutput
 from tests.helpers import HOSTILE, fixture_text, mutated
 
@@ -99,3 +100,11 @@ def test_damaged_output_gives_finite_metrics_or_a_named_error(text: str) -> None
     for line in text.splitlines():
         update = parser.feed("stdout", line)
         assert update is None or (update.done_bytes or 0) >= 0
+
+
+def test_a_phases_times_are_headline_figures_and_fios_cpu_percent_is_not() -> None:
+    assert is_headline({"metric": "create:seconds", "unit": "s"})
+    assert is_headline({"metric": "delete:sys", "unit": "s"})
+    assert is_headline({"metric": "create:user", "unit": "s"})
+    assert not is_headline({"metric": "cpu:sys", "unit": "%"})
+    assert not is_headline({"metric": "create:files_per_s", "unit": "op/s"})

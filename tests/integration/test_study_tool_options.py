@@ -22,7 +22,7 @@ directory = "{directory}"
 
 [[test]]
 tool = "bonnie"
-size = "64m"
+size = "32m"
 chunk_size = "64k"
 files = 1
 max_file_size = 4096
@@ -55,7 +55,7 @@ def test_bonnie_and_iozone_study_options_run_and_give_their_figures(
         argvs = [r[0] for r in lib.db.execute("SELECT argv FROM run").fetchall()]
         names = {r[0]: r[1] for r in lib.db.execute("SELECT name, unit FROM metric")}
     bonnie = next(a for a in argvs if "bonnie++" in a)
-    for part in ("64:65536", "1:4096:1024:4", "-D", "-b", "-f"):
+    for part in ("32:65536", "1:4096:1024:4", "-D", "-b", "-f"):
         assert part in bonnie, bonnie
     # a rate and its %CPU side by side (the study's BlkW %c columns)
     assert names["block_write"] == "B/s" and names["block_write:cpu"] == "%"

@@ -8,7 +8,7 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     # a user who is not root runs DiskLab on Debian's python3 in the privilege tests
     python3 passwd
     # the safety tests build LVM and md members; the privileged helper is tested through sudo
-    lvm2 mdadm sudo
+    lvm2 dmsetup mdadm sudo
     # Qt's xcb platform plugin (the window under Xvfb and on X11 desktops)
     libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-image0 libxcb-render-util0
     libxcb-xkb1 libxkbcommon-x11-0 libegl1 libfontconfig1 libdbus-1-3

@@ -171,6 +171,12 @@ bs = "4k"
 size = "16m"
 direct = true
 ioengine = "psync"
+
+[[test]]
+tool = "tree"
+dirs = 2
+files_per_dir = 20
+file_size = "64k"
 """
 
 
@@ -201,7 +207,8 @@ def test_a_user_runs_configs_on_an_image_with_the_tools_run_as_root(user: User) 
         for config in ("ext4 data=journal", "xfs"):
             assert {(config, "engine", "write"), (config, "engine", "read"),
                     (config, "dd", "write"), (config, "dd", "read"),
-                    (config, "fio", "read")} <= found
+                    (config, "fio", "read"), (config, "tree", "create"),
+                    (config, "tree", "delete:seconds")} <= found
         # what the tools moved, counted from their process trees, which only root can read:
         # the helper's counters reached the user's monitor
         cases = {c["case_id"]: c for c in lib.cases(session["id"])}

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.fs.options import config_from_toml, config_to_dict, device_options
+from disklab.core.fs.options import (
+    config_from_toml,
+    config_to_dict,
+    device_options,
+    mount_refusal,
+)
+from disklab.core.model import FsConfig
 
 
 def problems(table: dict, index: int = 1) -> dict[str, str]:
@@ -105,7 +111,7 @@ def test_as_is_config_is_valid_without_fs() -> None:
 
 def test_every_problem_is_reported_at_once() -> None:
     found = problems({"label": "x", "fs": "ext4", "mkfs": {"su": "128k", "stride": 0},
-                      "mount": ["bogus", "noatime"]})
+                      "mount": ["bogus,opt", "noatime"]})
     assert set(found) == {"config[1].mkfs.su", "config[1].mkfs.stride", "config[1].mount[1]"}
 
 
@@ -130,3 +136,35 @@ def test_a_device_option_takes_its_confirm_next_to_it() -> None:
                                "mkfs": {"journal_device": {"confirm": confirm, "size": 1}}})
     assert ("config[1].mkfs.journal_device", "unknown key 'size' (known: path, confirm)") in bad
     assert any(k == "config[1].mkfs.journal_device" and "needs path" in m for k, m in bad)
+
+
+@pytest.mark.parametrize(("option", "refused"), [
+    ("user_xattr", None),
+    ("nouser_xattr", None),
+    ("inode_readahead_blks=64", None),
+    ("acl", None),
+    ("bind", "option of mount(8) itself"),
+    ("x-systemd.automount", "option of mount(8) itself"),
+    ("journal_path=/dev/sda", "names a device or file"),
+    ("foo,bar", "not a plain mount option"),
+    ("foo=$(reboot)", "not a plain mount option"),
+    ("foo=a b", "not a plain mount option"),
+    ("dta=journal", "did you mean 'data'"),
+])
+def test_an_option_the_table_does_not_know_is_passed_through_when_it_is_a_plain_token(
+        option: str, refused: str | None) -> None:
+    found = problems({"label": "x", "fs": "ext4", "mount": [option]})
+    if refused is None:
+        assert found == {}
+    else:
+        assert refused in found["config[1].mount[1]"]
+
+
+def test_the_kernels_refusal_of_a_passed_through_option_is_a_config_error_naming_it() -> None:
+    config = FsConfig("x", "ext4", mount=("noatime", "bogusopt"))
+    error = mount_refusal(config, "mount: wrong fs type, bad option",
+                          ['[ 12.3] EXT4-fs (loop3): Unrecognized mount option "bogusopt" or '
+                           "missing value"])
+    assert error is not None and error.problems[0][0] == "mount[2]"
+    assert "bogusopt" in error.problems[0][1] and "Unrecognized mount option" in str(error)
+    assert mount_refusal(FsConfig("y", "ext4", mount=("noatime",)), "failed", []) is None

@@ -3,6 +3,10 @@ names one by its name as well as by its path."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -56,3 +60,48 @@ def test_preset_validates(preset: Path, tmp_path: Path) -> None:
         checked = load_plan(path)
     cases = expand(checked.plan)
     assert cases and len({c.id for c in cases}) == len(cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# the studies' presets (../shared/studies): one per study, each with a smoke sibling
+
+STUDIES = ("study-journaling-cost-sync-vs-buffered", "study-ext4-journal-size",
+           "study-san-stream-qd-blocksize", "study-raid-readahead-tree-placement",
+           "study-ext4-data-journal-vs-ordered")
+PIVOT_FIELDS = ("config", "tool", "test", "target", "host", "on", "hosts")
+
+
+def study_plan_in(tmp_path: Path, name: str) -> Path:
+    """The preset with its scratch image moved into tmp_path (what a user's --target or
+    image path does), written there."""
+    text = re.sub(r'/var/tmp/disklab-[\w.-]+\.img', str(tmp_path / "study.img"),
+                  resource("presets", f"{name}.toml").read_text())
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("name", [s + suffix for s in STUDIES for suffix in ("", "-smoke")])
+def test_a_study_preset_validates_and_declares_its_studys_table(name: str, tmp_path: Path
+                                                                ) -> None:
+    text = resource("presets", f"{name}.toml").read_text()
+    for said in ("# Study:", "It asks:", "The original:", "DiskLab's version"):
+        assert said in text, f"{name}: the header says what the original did ({said!r})"
+    if name.endswith("-smoke"):
+        assert "SMOKE SIBLING" in text
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "plan", "validate",
+                           str(study_plan_in(tmp_path, name)), "--library",
+                           str(tmp_path / "lib.sqlite3")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    doc = tomllib.loads(text)
+    report = doc["report"]
+    assert report["rows"] and report["columns"]
+    params = {k for t in doc["test"] for k in tools.get_adapter(t["tool"]).params}
+    for key in (*report["rows"], *report["columns"]):
+        assert key in PIVOT_FIELDS or key in params, f"{name}: pivot key {key!r}"
+
+
+def test_every_study_has_its_preset_and_a_smoke_sibling() -> None:
+    names = set(preset_names())
+    assert {n for n in names if n.startswith("study-")} == {
+        *STUDIES, *(f"{s}-smoke" for s in STUDIES)}

@@ -8,9 +8,15 @@ privileged helper removes the ones root made.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
+
+# The one kind of directory a case makes as its file: the file-tree tool's root
+# (core/tools/tree.py names it disklab-TAG-tree). A killed session's record of one is removed
+# whole; any other recorded directory is left alone.
+TREE_ROOT = re.compile(r"^disklab-[\w.-]+-tree$")
 
 
 def remove_files(paths: Sequence[str]) -> list[str]:
@@ -33,7 +39,8 @@ def remove_recorded(root: str, paths: Sequence[str]
     """Remove files a killed session recorded before its case created them: (removed, left,
     refused). Only a path whose parent directory resolves to `root` (the directory recorded
     with it) is touched, so a record cannot make DiskLab remove anything elsewhere; a path
-    that is a directory is left alone (a case's files are files)."""
+    that is a directory is left alone (a case's files are files), except the file-tree tool's
+    root (TREE_ROOT), which the record names because the case was about to create it."""
     removed, left, refused = [], [], []
     for p in paths:
         path = Path(p)
@@ -43,7 +50,11 @@ def remove_recorded(root: str, paths: Sequence[str]
         if not path.is_symlink() and not path.exists():
             continue
         if path.is_dir() and not path.is_symlink():
-            refused.append(p)
+            if not TREE_ROOT.match(path.name):
+                refused.append(p)
+                continue
+            shutil.rmtree(path, ignore_errors=True)
+            (left if path.exists() else removed).append(p)
             continue
         try:
             path.unlink()

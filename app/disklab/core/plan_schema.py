@@ -145,6 +145,11 @@ def _config_schema() -> dict[str, Any]:
             "readahead": {"type": "integer", "minimum": 0,
                           "description": "read-ahead in 512-byte sectors"},
             "scheduler": {"enum": list(SCHEDULERS)},
+            "cache": {"type": "object", "additionalProperties": False,
+                      "description": "dm-cache under the filesystem (where the kernel has it)",
+                      "properties": {"device": {"type": "string", "pattern": "^/dev/"},
+                                     "confirm": {"type": "string"},
+                                     "mode": {"enum": ["writeback", "writethrough"]}}},
         },
         "required": ["label"],
         "propertyNames": {"enum": list(CONFIG_KEYS)},
@@ -190,6 +195,10 @@ def plan_schema() -> dict[str, Any]:
         "config": {"type": "array", "items": _config_schema()},
         HOSTS_KEY: hosts_schema(),
     }
+    # the pivot a session opens with (agreed syntax; the results' pivot checks its keys)
+    names = {"type": "array", "items": {"type": "string"}}
+    properties["report"] = {"type": "object", "properties": {
+        "rows": names, "columns": names, "metrics": names}}
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_ID,

@@ -62,7 +62,12 @@ from disklab.core.fs.commands import (
     umount_argv,
     wipefs_argv,
 )
-from disklab.core.fs.options import config_from_toml, device_options
+from disklab.core.fs.options import (
+    config_from_toml,
+    device_options,
+    mount_refusal,
+    passthrough_options,
+)
 from disklab.core.fs.readback import readback
 from disklab.core.model import FsConfig
 from disklab.core.plan import case_params
@@ -358,7 +363,7 @@ class Helper:
         try:
             for command in setup_commands(config, device, mountpoint):
                 if command.request == "mount":
-                    self.run(command.argv, timeout=TIMEOUTS["mount"])
+                    self._mount(config, command.argv)
         except DisklabError:
             if created:
                 with contextlib.suppress(OSError):
@@ -366,6 +371,33 @@ class Helper:
             raise
         self.mounts[mountpoint] = device
         return {"mountpoint": mountpoint, "created": created}
+
+    def _kernel_log(self) -> list[str]:
+        """The kernel's log lines (dmesg --notime); [] when it cannot be read."""
+        try:
+            return self.run(["dmesg", "--notime"], check=False).stdout.splitlines()
+        except DisklabError:
+            return []
+
+    def _mount(self, config: FsConfig, argv: Sequence[str]) -> None:
+        """Run mount; when it fails on a configuration with options passed through to the
+        kernel, the failure is the configuration's, with the kernel's words from its log."""
+        passed = bool(passthrough_options(config))
+        # the log's last line before the mount: what follows it is the mount's (the ring
+        # buffer of a busy machine is full, so its length says nothing)
+        marker = (self._kernel_log() or [None])[-1] if passed else None
+        try:
+            self.run(argv, timeout=TIMEOUTS["mount"])
+        except ToolError as e:
+            if not passed:
+                raise
+            log = self._kernel_log()
+            if marker in log:
+                log = log[len(log) - log[::-1].index(marker):]
+            refusal = mount_refusal(config, str(e), log[-20:])
+            if refusal is None:
+                raise
+            raise refusal from e
 
     def op_umount(self, args: dict[str, Any]) -> dict[str, Any]:
         lib = _arg(args, "library_path", str, required=False)

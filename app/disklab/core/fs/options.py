@@ -11,6 +11,7 @@ fs.commands, and its read-back comparison to fs.readback.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from disklab.core.errors import ConfigError
+from disklab.core.fs import cache
 from disklab.core.model import FsConfig
 from disklab.core.units import KiB, MiB, format_size, parse_size
 
@@ -27,7 +29,7 @@ FILESYSTEMS = (*EXT, "xfs", "btrfs")
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 BTRFS_PROFILES = ("single", "dup", "raid0", "raid1", "raid1c3", "raid1c4", "raid10", "raid5",
                   "raid6")
-CONFIG_KEYS = ("label", "fs", "mkfs", "mount", "readahead", "scheduler")
+CONFIG_KEYS = ("label", "fs", "mkfs", "mount", "readahead", "scheduler", "cache")
 EXT_JOURNAL_COMMIT_DEFAULT = 5  # jbd2's default commit interval: mountinfo omits commit=5
 BTRFS_COMMIT_DEFAULT = 30
 MAX_READAHEAD = 1 << 21  # sectors (1 GiB): far above any useful value, catches unit mix-ups
@@ -167,6 +169,60 @@ MOUNT_OPTIONS: dict[str, MountOption] = {
 }
 
 
+# Options DiskLab's table does not know are passed through to the kernel, which checks them at
+# mount time (the data=journal study's user_xattr, say); only a plain token goes through, and
+# never one of mount(8)'s own options (they change what is mounted, not how) nor one that names
+# a device or a file (those would make the kernel open something DiskLab did not check).
+_PASSTHROUGH = re.compile(r"^[A-Za-z][A-Za-z0-9_.+-]{0,63}(?:=[A-Za-z0-9_.:+-]{1,128})?$")
+MOUNT8_OPTIONS = frozenset({
+    "remount", "bind", "rbind", "move", "loop", "offset", "sizelimit", "helper", "defaults",
+    "user", "users", "owner", "group", "nouser", "nofail", "auto", "noauto", "_netdev", "ro",
+    "rw", "comment", "encryption", "no-canonicalize", "fstab", "uhelper", "context",
+    "fscontext", "defcontext", "rootcontext", "verity.hashdevice", "verity.roothash",
+})
+DEVICE_MOUNT_OPTIONS = frozenset({"journal_path", "journal_dev", "logdev", "rtdev", "device",
+                                  "usrjquota", "grpjquota", "prjjquota", "journal_ioprio"})
+
+
+def passthrough_problem(option: str) -> str | None:
+    """Why an option the table does not know cannot be passed through; None when it can."""
+    name, _value = split_mount_option(option)
+    if name in MOUNT8_OPTIONS or name.lower().startswith("x-"):
+        return (f"{name!r} is an option of mount(8) itself, not of the filesystem: DiskLab "
+                "mounts read-write, once, on the device it made")
+    if name in DEVICE_MOUNT_OPTIONS:
+        return (f"{name!r} names a device or file, which DiskLab passes only through the "
+                "options it checks (mkfs.journal_device, mkfs.log_device)")
+    if not _PASSTHROUGH.match(option):
+        return (f"{option!r} is not a plain mount option (letters, digits, _ . + - and one "
+                "'=value' without commas, spaces or slashes): it cannot be passed through")
+    return None
+
+
+def passthrough_options(config: FsConfig) -> list[str]:
+    """The mount options of `config` that DiskLab's table does not know: passed to the kernel
+    as they are, and checked by it at mount time."""
+    return [o for o in config.mount if isinstance(o, str)
+            and split_mount_option(o.strip())[0] not in MOUNT_OPTIONS]
+
+
+def mount_refusal(config: FsConfig, error: str, kernel_log: Sequence[str]) -> ConfigError | None:
+    """A failed mount of a configuration with pass-through options, as the configuration
+    error it is: the options named, with the kernel's own words (its log lines from the mount,
+    else mount's message). None when the configuration has no pass-through option (the
+    failure is then something else, reported as it is)."""
+    given = passthrough_options(config)
+    if not given:
+        return None
+    names = [split_mount_option(o)[0] for o in given]
+    said = [line.strip() for line in kernel_log
+            if any(n in line for n in names) or "mount option" in line.lower()]
+    why = "; ".join(said[-3:]) if said else error.strip()[-300:]
+    index = {o: i for i, o in enumerate(config.mount, start=1)}
+    return ConfigError([(f"mount[{index[o]}]", f"the kernel refused the mount with {o!r}, "
+                         f"which DiskLab passed through unchecked: {why}") for o in given])
+
+
 def _fs_list(fs: Sequence[str]) -> str:
     return "ext2/3/4" if tuple(fs) == EXT else ", ".join(fs)
 
@@ -233,7 +289,12 @@ def _check_mount_option(fs: str, option: Any) -> str | None:
     if spec is None:
         if name == "logdev":
             return "logdev comes from mkfs.log_device; do not give it as a mount option"
-        return f"unknown mount option {option!r} for {fs}"
+        near = difflib.get_close_matches(name, MOUNT_OPTIONS, n=1, cutoff=0.85)
+        if near:  # a misspelt known option would reach the kernel as something else
+            return (f"unknown mount option {option!r} for {fs}: did you mean {near[0]!r}? "
+                    "(options DiskLab does not know are passed to the kernel, but not one "
+                    "that looks like a misspelling of one it knows)")
+        return passthrough_problem(option.strip())  # the kernel checks it at mount time
     if fs not in spec.fs:
         return f"{name!r} is a mount option of {_fs_list(spec.fs)}, not of {fs}"
     if spec.value is None:
@@ -379,6 +440,12 @@ def config_from_toml(table: Any, index: int = 1) -> tuple[FsConfig | None, Probl
         if key not in CONFIG_KEYS:
             problems.append((f"{where}.{key}", f"unknown key {key!r} "
                                                f"(known: {', '.join(CONFIG_KEYS)})"))
+    if "cache" in table:  # dm-cache under the filesystem (the data=journal study's SSD cache)
+        found = cache.table_problems(table["cache"])
+        problems += [(f"{where}.{k}", m) for k, m in found]
+        if not found:
+            problems.append((f"{where}.cache", f"cannot put a dm-cache under this "
+                                               f"configuration: {cache.unavailable()}"))
     label = table.get("label")
     fs = table.get("fs")
     if fs is not None and not isinstance(fs, str):

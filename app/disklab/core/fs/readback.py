@@ -21,6 +21,7 @@ from disklab.core.fs.options import (
     BTRFS_COMMIT_DEFAULT,
     EXT,
     EXT_JOURNAL_COMMIT_DEFAULT,
+    MOUNT_OPTIONS,
     checked,
     split_mount_option,
 )
@@ -238,6 +239,10 @@ def _mount_mismatch(fs: str, option: str, rb: Mapping[str, Any]) -> str | None:
         return absent("discard")
     if name == "discard":
         return None if "discard" in values else missing
+    if name not in MOUNT_OPTIONS:  # passed through: the kernel took it (the mount worked),
+        # and does not show its defaults (user_xattr on ext4), so only a contrary value counts
+        got = values.get(name)
+        return None if got in (None, "", value) else f"read back {name}={got}"
     if value is not None:
         got = values.get(name)
         return None if got == value else (f"read back {name}={got}" if got else missing)

@@ -11,6 +11,7 @@ import csv
 import html
 import io
 import json
+import shlex
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -152,11 +153,35 @@ def session_facts(session: Mapping[str, Any]) -> list[tuple[str, str]]:
     return facts
 
 
+READBACK_SKIPPED = ("raw", "commands", "config", "errors", "mismatches")
+
+
+def config_sections(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """One section per configuration a session applied, as the studies printed theirs: the
+    mkfs/mount/setra lines as they ran, then what the kernel and the filesystem reported back
+    (and what differed from what was asked)."""
+    out = []
+    for ev in events:
+        if ev.get("kind") != "ConfigApplied":
+            continue
+        rb = ev.get("readback") or {}
+        lines = [f"# {shlex.join(map(str, argv))}" for argv in rb.get("commands") or []
+                 if isinstance(argv, list | tuple)]
+        lines += [f"{k}: {format_fact(v)}" for k, v in flatten(
+            {k: v for k, v in rb.items() if k not in READBACK_SKIPPED}).items()]
+        lines += [f"MISMATCH: {m}" for m in ev.get("mismatches") or []]
+        lines += [f"could not read: {m}" for m in rb.get("errors") or []]
+        out.append((f"Configuration: {ev.get('config')}", "\n".join(lines)))
+    return out
+
+
 def session_html(session: Mapping[str, Any], results: SessionResults,
-                 samples: Sequence[Mapping[str, Any]] = ()) -> str:
-    """A session as one self-contained HTML file: facts, results, charts, plan, warnings.
-    The charts draw the means the table shows (incomplete runs left out unless included)."""
-    sections = []
+                 samples: Sequence[Mapping[str, Any]] = (),
+                 events: Sequence[Mapping[str, Any]] = ()) -> str:
+    """A session as one self-contained HTML file: facts, results, charts, each configuration's
+    commands and read-back, plan, warnings. The charts draw the means the table shows
+    (incomplete runs left out unless included)."""
+    sections = config_sections(events)
     if session.get("warnings"):
         sections.append(("Warnings", "\n".join(map(str, session["warnings"]))))
     if session.get("plan_text"):
@@ -249,7 +274,7 @@ def write_session(lib: Library, session_id: int, path: str | Path, fmt: str,
     if fmt == "html":
         text = session_html(lib.session(session_id),
                             session_results(lib, session_id, include_partial),
-                            thinned_samples(lib, session_id))
+                            thinned_samples(lib, session_id), lib.events(session_id))
     elif fmt == "md":
         text = session_markdown(lib.session(session_id),
                                 session_results(lib, session_id, include_partial))

@@ -15,10 +15,12 @@ from typing import Any
 
 # Metric suffixes that are headline figures: throughput (no suffix), IOPS, mean latency,
 # iozone's parent-measured throughput, and the slowest, fastest and mean process or stream
-# (iozone -t, the engine's streams): the spread a multi-stream test exists to show. Percentiles,
+# (iozone -t, the engine's streams): the spread a multi-stream test exists to show; and a phase's
+# seconds (the tree tool's real/user/sys, as `time` gave the RAID study's tables). Percentiles,
 # CPU, each stream's own row and the rest are there for whoever asks for all metrics.
 HEADLINE_SUFFIXES = frozenset({"", "iops", "lat_mean", "parent", "min_proc", "max_proc",
-                               "avg_proc"})
+                               "avg_proc", "seconds"})
+TIME_SUFFIXES = frozenset({"user", "sys"})  # headline in seconds only (fio's cpu:sys is a %)
 
 
 def row_params(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -49,7 +51,8 @@ def row_stats(row: Mapping[str, Any]) -> tuple[float | None, float | None, int]:
 def is_headline(row: Mapping[str, Any]) -> bool:
     """Whether a row is a headline figure (what `show`, a comparison and the charts show unless
     asked for all metrics)."""
-    return str(row.get("metric", "")).partition(":")[2] in HEADLINE_SUFFIXES
+    suffix = str(row.get("metric", "")).partition(":")[2]
+    return suffix in HEADLINE_SUFFIXES or (suffix in TIME_SUFFIXES and row.get("unit") == "s")
 
 
 def headline(rows: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -22,6 +22,7 @@ _REGISTRY: dict[str, tuple[str, str]] = {
     "iozone": ("disklab.core.tools.iozone", "IozoneAdapter"),
     "fio": ("disklab.core.tools.fio", "FioAdapter"),
     "bonnie": ("disklab.core.tools.bonnie", "BonnieAdapter"),
+    "tree": ("disklab.core.tools.tree", "TreeAdapter"),
 }
 _cache: dict[str, ToolAdapter] = {}
 

@@ -50,6 +50,8 @@ TOO_FAST = "too fast to measure"
 BYTE_IO = 3 * MiB  # bonnie.h DefaultByteIO: the per-char tests move at most 3 MiB
 DEFAULT_FILES = 16
 MAX_FILES = 1024  # -n in units of 1024: a million files per case
+MAX_CHUNK = 1 << 24  # -s size:chunk: bonnie++ refuses chunks it cannot buffer
+MAX_DIRS = 1 << 20
 
 PARAMS: Mapping[str, ParamSpec] = {
     "size": ParamSpec("size", REQUIRED, minimum=0, maximum=MAX_FILE,
@@ -62,6 +64,19 @@ PARAMS: Mapping[str, ParamSpec] = {
     "fast": ParamSpec("bool", False, help="-f: skip the per-char tests"),
     "label": ParamSpec("str", "disklab", help="-m: machine name in bonnie++'s report"),
     "user": ParamSpec("str", "root", help="-u: user to run as (given only when root)"),
+    # The RAID study's `-s 24G:128k -n 256:1000:1000/256`; default None leaves the argv (and
+    # the tables of sessions without them) as they were.
+    "chunk_size": ParamSpec("size", None, minimum=256, maximum=MAX_CHUNK,
+                            help="-s size:chunk: bytes per write/read call of the I/O tests"),
+    "max_file_size": ParamSpec("size", None, minimum=0, maximum=MAX_FILE,
+                               help="-n files:max: largest file of the file tests (bytes)"),
+    "min_file_size": ParamSpec("size", None, minimum=0, maximum=MAX_FILE,
+                               help="-n files:max:min: smallest file of the file tests"),
+    "dirs": ParamSpec("int", None, minimum=1, maximum=MAX_DIRS,
+                      help="-n files:max:min:dirs: directories the files are spread over"),
+    "direct": ParamSpec("bool", False, help="-D: direct I/O (O_DIRECT) for the bulk tests"),
+    "no_buffer": ParamSpec("bool", False,
+                           help="-b: no write buffering, fsync() after every write"),
 }
 
 # bonnie++ stderr phase lines -> canonical test name
@@ -445,7 +460,7 @@ class BonnieAdapter(ToolAdapter):
     title = "bonnie++"
     executable = "bonnie++"
     package = "bonnie++"
-    capabilities = Capabilities(live_progress=True, tests=IO_TESTS + FILE_TESTS)
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=IO_TESTS + FILE_TESTS)
     params: Mapping[str, ParamSpec] = PARAMS
 
     def version_argv(self) -> tuple[str, ...]:
@@ -469,6 +484,23 @@ class BonnieAdapter(ToolAdapter):
                                         f"(size {size // MiB} MiB, ram {ram // MiB} MiB)"))
             if size == 0 and files == 0:
                 problems.append(("size", "size 0 and files 0 leave bonnie++ nothing to test"))
+        lo, hi = params.get("min_file_size"), params.get("max_file_size")
+        if isinstance(lo, int) and isinstance(hi, int) and lo > hi:
+            problems.append(("min_file_size", f"{lo} is above max_file_size {hi}"))
+        if isinstance(lo, int) and hi is None:
+            problems.append(("min_file_size", "needs max_file_size (-n files:max:min)"))
+        if params.get("dirs") is not None and hi is None:
+            problems.append(("dirs", "needs max_file_size (-n files:max:min:dirs)"))
+        if files == 0 and any(params.get(k) is not None
+                              for k in ("max_file_size", "min_file_size", "dirs")):
+            problems.append(("files", "files = 0 skips the file tests that max_file_size, "
+                                      "min_file_size and dirs shape"))
+        if params.get("direct") and not params.get("fast") and size:
+            problems.append(("direct", "bonnie++ -D cannot run its per-character tests (a "
+                                       "1-byte O_DIRECT write fails): set fast = true (-f)"))
+        chunk = params.get("chunk_size")
+        if isinstance(chunk, int) and isinstance(size, int) and size and chunk > size:
+            problems.append(("chunk_size", f"{chunk} is above size {size}"))
         if isinstance(ram, int) and ram % MiB:
             problems.append(("ram", f"{ram} is not a whole number of MiB (bonnie++ takes -r "
                                     "in MiB)"))
@@ -486,12 +518,26 @@ class BonnieAdapter(ToolAdapter):
         ram = int(params.get("ram") or 0) or size // 2
         files = params.get("files")
         files = DEFAULT_FILES if files is None else int(files)
-        argv = ["bonnie++", "-d", target.directory, "-s", _mib_arg(size), "-r", _mib_arg(ram),
-                "-n", str(files), "-m", str(params.get("label") or "disklab")]
+        size_arg = _mib_arg(size)
+        if params.get("chunk_size") is not None and size:
+            size_arg += f":{int(params['chunk_size'])}"
+        files_arg = str(files)
+        if params.get("max_file_size") is not None and files:
+            files_arg += f":{int(params['max_file_size'])}"
+            if params.get("min_file_size") is not None or params.get("dirs") is not None:
+                files_arg += f":{int(params.get('min_file_size') or 0)}"
+            if params.get("dirs") is not None:
+                files_arg += f":{int(params['dirs'])}"
+        argv = ["bonnie++", "-d", target.directory, "-s", size_arg, "-r", _mib_arg(ram),
+                "-n", files_arg, "-m", str(params.get("label") or "disklab")]
         if target.is_root:
             argv += ["-u", str(params.get("user") or "root")]
         if params.get("fast"):
             argv.append("-f")
+        if params.get("direct"):
+            argv.append("-D")
+        if params.get("no_buffer"):
+            argv.append("-b")
         planned = sum(n for _name, n in self._phases(params)) or None
         # bonnie++ makes and removes its own Bonnie.<pid> file and directory in -d
         return Command(tuple(argv), cwd=target.directory, files=(), planned_bytes=planned)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import UNIT_PERCENT, UNIT_THROUGHPUT, Metric, ProgressUpdate
+from disklab.core.model import UNIT_OPS, UNIT_PERCENT, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
     MAX_FILE,
     Capabilities,
@@ -106,7 +106,7 @@ EXCEL_THROUGHPUT: dict[str, str] = {
 _EOL = re.compile(r"\r\n|\r|\n")
 _N = r"\d{1,18}"  # integers as iozone prints them (bounded: a damaged file cannot overflow)
 _F = r"\d{1,18}(?:\.\d{1,9})?"
-_KBS = r"(?:kB|KB|Kb)/sec"
+_KBS = r"(?:kB|KB|Kb|ops)/sec"  # ops/sec: -O
 _BANNER = re.compile(r"Iozone: Performance Test of File I/O")
 _VERSION = re.compile(r"Version \$Revision: ([\d.]+) \$")
 _RECORD = re.compile(rf"^Record Size ({_N}) [kK]B$")
@@ -121,7 +121,8 @@ _ROW = re.compile(rf"^\s*{_N}(?:\s+{_N})*\s*$")
 _CHILDREN = re.compile(rf"^Children see throughput for\s+({_N})\s+(.+?)\s*=\s*({_F})\s+{_KBS}$")
 _PARENT = re.compile(rf"^Parent sees throughput for\s+({_N})\s+(.+?)\s*=\s*({_F})\s+{_KBS}$")
 _PER_PROC = re.compile(rf"^(Min|Max|Avg) throughput per process\s*=\s*({_F})\s+{_KBS}$")
-_XFER = re.compile(rf"^Min xfer\s*=\s*({_F})\s+[kK]B$")
+_XFER = re.compile(rf"^Min xfer\s*=\s*({_F})\s+(?:[kK]B|ops)$")
+_OPS_CMDLINE = re.compile(r"^\s*Command line used:.*\s-O(?:\s|$)", re.MULTILINE)
 _CPU = re.compile(rf"^CPU [Uu]tilization: Wall time\s+({_F})\s+CPU time\s+({_F})\s+"
                   rf"CPU utilization\s+({_F})\s*%$")
 _CHILD_XFER = re.compile(r"^Child\[\d+\] xfer count")
@@ -527,6 +528,7 @@ class _Parser:
             self.excel_mode, self.excel_cpu = "throughput", True
         elif low.startswith(("record size =", "output is in")):
             if low.startswith("output is in") and low not in ("output is in kbytes/sec",
+                                                               "output is in ops/sec",
                                                                "output is in cpu%"):
                 raise ParseError(TOOL, number, "'Output is in kBytes/sec'", title)
         elif self.excel_mode == "table":
@@ -706,6 +708,8 @@ class IozoneAdapter(ToolAdapter):
         "fsync": ParamSpec("bool", False, help="-e: fsync/fflush inside the timing"),
         "direct": ParamSpec("bool", False, help="-I: O_DIRECT"),
         "excel": ParamSpec("bool", True, help="-R: the Excel-style report at the end"),
+        "ops": ParamSpec("bool", False, help="-O: operations per second instead of kB/s "
+                                             "(metrics NAME:iops, NAME:min_proc_iops, ...)"),
         "cpu": ParamSpec("bool", False, help="-+u: CPU utilisation"),
         "include_close": ParamSpec("bool", False, help="-c: close() inside the timing"),
         "keep_files": ParamSpec("bool", False, help="-w: iozone does not unlink its files"),
@@ -805,7 +809,7 @@ class IozoneAdapter(ToolAdapter):
             argv += ["-i", str(TEST_NUMBER[test])]
         for key, flag in (("sync", "-o"), ("fsync", "-e"), ("direct", "-I"),
                           ("include_close", "-c"), ("cpu", "-+u"), ("keep_files", "-w"),
-                          ("excel", "-R")):
+                          ("excel", "-R"), ("ops", "-O")):
             if params.get(key, self.params[key].default):
                 argv.append(flag)
         base = f"{target.directory}/disklab-{target.tag}"
@@ -831,7 +835,7 @@ class IozoneAdapter(ToolAdapter):
         failure = _failure(output)
         if failure is not None:
             raise ToolError(failure if failure.startswith("iozone") else f"iozone: {failure}")
-        return self._parse(output, params, partial=False).finish()
+        return _as_ops(self._parse(output, params, partial=False).finish(), params, output)
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         """Every complete result printed before iozone died, flagged partial; never raises."""
@@ -840,7 +844,7 @@ class IozoneAdapter(ToolAdapter):
             # keep what was read before the line that did not fit
             with contextlib.suppress(ParseError, ValueError, OverflowError, ArithmeticError):
                 parser.run(_lines(output.stdout))
-            return [_flag(m) for _n, m in parser.main]
+            return _as_ops([_flag(m) for _n, m in parser.main], params, output)
         except Exception:
             return []
 
@@ -849,6 +853,27 @@ class IozoneAdapter(ToolAdapter):
 
     def sniff(self, text: str) -> bool:
         return sniff(text)
+
+
+def _as_ops(metrics: list[Metric], params: Mapping[str, Any], output: ToolOutput
+            ) -> list[Metric]:
+    """Metrics of an -O run (asked for, or read from an imported file's command line): iozone
+    printed operations per second where it prints kB/s, so each figure is renamed NAME:iops
+    (NAME:parent_iops, NAME:min_proc_iops, ...) in op/s, and min_xfer counts operations."""
+    if not (params.get("ops") or _OPS_CMDLINE.search(output.stdout or "")):
+        return metrics
+    out = []
+    for m in metrics:
+        base, _, suffix = m.name.partition(":")
+        value = None if m.value is None else m.value / KiB
+        if m.unit == UNIT_THROUGHPUT:
+            name = f"{base}:{suffix + '_' if suffix else ''}iops"
+            out.append(Metric(name, value, UNIT_OPS, m.note, m.params))
+        elif m.unit == UNIT_BYTES and suffix == "min_xfer":
+            out.append(Metric(f"{base}:min_xfer_ops", value, "op", m.note, m.params))
+        else:
+            out.append(m)
+    return out
 
 
 def _flag(m: Metric) -> Metric:

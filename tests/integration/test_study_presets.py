@@ -1,0 +1,136 @@
+"""Each study's smoke preset runs for real (scratch image, loop device, the study's tools) and
+its results carry the study's table: the keys its [report] pivot names are in every row it
+pivots, and the row and column labels are the study's (its configurations, data shapes, record
+sizes...). The pivot itself is the results' own (another issue); this checks the labels it
+will read, from the rows' parameters."""
+
+from __future__ import annotations
+
+import html
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from disklab.core import tools
+from disklab.core.library import Library
+from disklab.core.resources import resource
+from disklab.core.units import KiB, MiB
+
+pytestmark = [pytest.mark.root]
+
+FIELDS = ("config", "tool")
+
+
+def run_smoke(name: str, tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Run the smoke preset `name` with its image in tmp_path: its [report] and result rows."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (loop devices, mkfs, mount)")
+    text = resource("presets", f"{name}.toml").read_text()
+    image = tmp_path / "study.img"
+    plan = tmp_path / f"{name}.toml"
+    start = text.index("/var/tmp/disklab-")
+    end = text.index(".img", start) + len(".img")
+    plan.write_text(text[:start] + str(image) + text[end:])
+    library = tmp_path / "lib.sqlite3"
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                           "--library", str(library)], capture_output=True, text=True,
+                          timeout=180)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert not image.exists()  # the scratch image is gone with its loop device
+    with Library.open(library) as lib:
+        (session,) = lib.list_sessions()
+        rows = lib.results(session["id"])
+    return tomllib.loads(text)["report"], rows
+
+
+def label(row: dict[str, Any], key: str) -> Any:
+    """A row's label under a pivot key: the row's own fields, the metric name for "test",
+    else its parameter (None when its tool has no such parameter: a blank cell)."""
+    if key in FIELDS:
+        return row[key]
+    if key == "test":
+        return row["metric"]
+    return row["params"].get(key)
+
+
+def table(report: dict[str, Any], rows: list[dict[str, Any]]
+          ) -> tuple[set[tuple[Any, ...]], set[tuple[Any, ...]]]:
+    """The row labels and column labels of the pivot's rows; every key the pivot names is
+    carried by every row whose tool has that parameter."""
+    metrics = set(report.get("metrics") or ())
+    pivoted = [r for r in rows if not metrics or r["metric"] in metrics]
+    assert pivoted, "no result row is in the study's table"
+    for r in pivoted:
+        known = tools.get_adapter(r["tool"]).params
+        for key in (*report["rows"], *report["columns"]):
+            if key not in (*FIELDS, "test") and key in known:
+                assert key in r["params"], (key, r["metric"], r["params"])
+    return ({tuple(label(r, k) for k in report["rows"]) for r in pivoted},
+            {tuple(label(r, k) for k in report["columns"]) for r in pivoted})
+
+
+def test_journaling_cost_smoke_gives_the_per_filesystem_command_table(tmp_path: Path) -> None:
+    report, rows = run_smoke("study-journaling-cost-sync-vs-buffered-smoke", tmp_path)
+    row_labels, columns = table(report, rows)
+    configs = ("ext4 no journal (UFS soft updates)", "ext4 ordered (UFS SU+J)",
+               "ext4 data=journal (gjournal)")
+    commands = {(64 * MiB, True, 0), (64 * MiB, False, 0), (8 * MiB, True, 0),
+                (8 * MiB, False, 0), (8 * MiB, False, 2)}
+    assert row_labels == {(c, *cmd) for c in configs for cmd in commands}
+    assert columns == {("write",), ("rewrite",), ("read",), ("reread",)}
+
+
+def test_journal_size_smoke_gives_the_record_size_by_journal_tables(tmp_path: Path) -> None:
+    report, rows = run_smoke("study-ext4-journal-size-smoke", tmp_path)
+    row_labels, columns = table(report, rows)
+    journals = ("journal 4m", "journal 8m", "journal 16m", "journal 32m")
+    assert row_labels == {(r, j) for r in (MiB, 4 * MiB) for j in journals}
+    assert columns == {(m,) for m in report["metrics"]} and len(columns) == 13
+
+
+def test_san_smoke_gives_the_block_size_by_read_write_table(tmp_path: Path) -> None:
+    report, rows = run_smoke("study-san-stream-qd-blocksize-smoke", tmp_path)
+    row_labels, columns = table(report, rows)
+    sweep = {("engine", bs * KiB, 5, 1) for bs in (64, 128, 256, 512, 1024)}
+    assert row_labels == {("engine", 320 * KiB, 1, 1), ("engine", 320 * KiB, 1, 4),
+                          ("dd", 320 * KiB, None, None), ("engine", 512 * KiB, 4, 1), *sweep}
+    assert columns == {("write",), ("read",)}
+    # section 4's streams, each with its own rate (Mio's stream[N] lines)
+    streams = [r for r in rows if r["metric"] == "write:stream"
+               and r["params"].get("streams") == 4]
+    assert sorted(r["params"]["stream"] for r in streams) == [0, 1, 2, 3]
+
+
+def test_raid_smoke_gives_the_data_shape_by_filesystem_tables(tmp_path: Path) -> None:
+    report, rows = run_smoke("study-raid-readahead-tree-placement-smoke", tmp_path)
+    # the HTML report, as the study wrote its own: the mkfs lines as run and the read-back
+    page = tmp_path / "report.html"
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "export", "1", "--format",
+                           "html", "-o", str(page), "--library", str(tmp_path / "lib.sqlite3")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    text = html.unescape(page.read_text())
+    assert "Configuration: ext2 ra=4096" in text and "Configuration: xfs ra=4096" in text
+    assert "mke2fs -t ext2 -F -i 32768 -m 1 -E lazy_itable_init=0,stride=32,stripe_width=320" in (
+        text)
+    assert "mkfs.xfs -f -d su=131072,sw=10" in text and "blockdev --setra 256" in text
+    assert "fs: ext2" in text and "has_journal: False" in text
+    row_labels, columns = table(report, rows)
+    assert row_labels == {(10 * KiB, 50, 2), (MiB, 4, 1)}
+    assert columns == {("ext2 ra=4096",), ("ext3o ra=4096",), ("ext4o ra=256",),
+                       ("ext4o,nodelalloc ra=4096",), ("xfs ra=4096",)}
+    # the bonnie++ table of the same session: each rate has its %CPU beside it
+    names = {r["metric"] for r in rows if r["tool"] == "bonnie"}
+    assert {"block_write", "block_write:cpu", "block_read", "block_read:cpu"} <= names
+
+
+def test_data_journal_smoke_gives_per_thread_min_max_avg_per_mode(tmp_path: Path) -> None:
+    report, rows = run_smoke("study-ext4-data-journal-vs-ordered-smoke", tmp_path)
+    row_labels, columns = table(report, rows)
+    assert row_labels == {("data=ordered, 16m journal",), ("data=journal, 16m journal",)}
+    assert {("write:min_proc",), ("write:max_proc",), ("write:avg_proc",)} <= columns

@@ -27,7 +27,7 @@ from typing import Self
 import platformdirs
 
 from disklab.core import tools
-from disklab.core.errors import PlanError
+from disklab.core.errors import PlanError, Problem
 from disklab.core.events import Event, Notice, SessionFinished
 from disklab.core.fs.apply import recover_leftovers
 from disklab.core.library import Library
@@ -127,6 +127,9 @@ class PlanSummary:
     plan: Plan | None = None  # the checked plan, when there are no errors
     tools: list[ToolRow] = field(default_factory=list)  # the tools the plan uses, in order
     needs_password: bool = False  # sudo will want one for the privileged helper
+    # the same errors and warnings with their plan keys (test[2].block_size, config[1].mount[2],
+    # target.directory...), so a front end can show each at the field that has it
+    problems: list[Problem] = field(default_factory=list)
 
 
 def summarize(checked: CheckedPlan) -> PlanSummary:
@@ -144,7 +147,7 @@ def summarize(checked: CheckedPlan) -> PlanSummary:
         cases=run_count(plan) // plan.repeats, repeats=plan.repeats, runs=runs,
         bytes=planned_bytes, runtime=runtime,
         warnings=[str(w) for w in checked.warnings], plan=plan, tools=tool_rows(used),
-        needs_password=password_needed(plan))
+        needs_password=password_needed(plan), problems=list(checked.warnings))
 
 
 def check_plan(text: str, library: str | None, *, path: str | None = None,
@@ -153,7 +156,7 @@ def check_plan(text: str, library: str | None, *, path: str | None = None,
     try:
         checked = parse_plan(text, path=path, target_dir=target_dir, library=library)
     except PlanError as e:
-        return PlanSummary(errors=[str(p) for p in e.problems])
+        return PlanSummary(errors=[str(p) for p in e.problems], problems=list(e.problems))
     return summarize(checked)
 
 

@@ -3,11 +3,14 @@
 A field holding 'a, b' is a matrix axis (the plan's TOML list). The plan is checked by
 core.session.check_plan in the thread pool (the check probes the target for O_DIRECT), 300 ms
 after the last edit, and the page shows the cases, bytes to write, an estimated duration (the
-line `disklab plan validate` prints) and every warning or problem with its key.
+line `disklab plan validate` prints) and every warning or problem with its key. A problem of a
+test parameter is also shown at its field, and a click on a listed problem goes to its field
+(on this page, or through the window on the page that has it).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -33,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core import tools
+from disklab.core.errors import Problem
 from disklab.core.session import (
     ASSUMED_RATE,
     PlanSummary,
@@ -45,6 +49,10 @@ from disklab.core.tools.base import REQUIRED
 from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
+
+INVALID = "border: 2px solid #d33;"
+TEST_KEY = re.compile(r"test\[(\d+)\](?:\.([A-Za-z_]+))?")
+FIELD_KEYS = ("name", "repeats", "drop_caches", "stop_on_failure")
 
 
 class MatrixPage(QWidget):
@@ -136,10 +144,14 @@ class MatrixPage(QWidget):
         self.problems = QListWidget()
         self.problems.setMaximumHeight(130)
         self.problems.setWordWrap(True)
+        self.problems.setToolTip("click a problem to go to its field")
+        self.problems.itemClicked.connect(self._problem_clicked)
+        self.problems.itemActivated.connect(self._problem_clicked)
         sl.addWidget(self.problems)
         lay.addWidget(sum_box)
 
         self.param_edits: dict[str, QLineEdit] = {}
+        self.param_errors: dict[str, QLabel] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(300)
@@ -238,6 +250,7 @@ class MatrixPage(QWidget):
         while self.params_form.rowCount():
             self.params_form.removeRow(0)
         self.param_edits.clear()
+        self.param_errors.clear()
         tests = self.wb.draft.tests
         if not 0 <= row < len(tests):
             return
@@ -264,6 +277,13 @@ class MatrixPage(QWidget):
             edit.textEdited.connect(lambda text, k=key, m=spec.multi: self._param(k, text, m))
             self.params_form.addRow(f"{key} ({spec.kind})", edit)
             self.param_edits[key] = edit
+            err = QLabel()
+            err.setWordWrap(True)
+            err.setStyleSheet("color:#d33")
+            err.hide()
+            self.params_form.addRow("", err)
+            self.param_errors[key] = err
+        self._mark_fields()
 
     def _param(self, key: str, text: str, multi: bool) -> None:
         row = self.tests.currentRow()
@@ -331,15 +351,88 @@ class MatrixPage(QWidget):
         assert summary is not None
         self.summary = summary
         self.problems.clear()
-        for e in summary.errors:
-            item = QListWidgetItem(f"error: {e}")
-            item.setForeground(QColor(200, 50, 50))
+        problems = summary.problems or [Problem("", e) for e in summary.errors]
+        errors = [p for p in problems if p.severity == "error"]
+        warnings = [p for p in problems if p.severity != "error"]
+        for p in errors + warnings:
+            if p.key == "test" and not self.wb.draft.tests:  # a new plan: what to do next
+                item = QListWidgetItem("next: choose a tool on the left and press "
+                                       "'Add a test with this tool'")
+                item.setForeground(QColor(40, 90, 160))
+            else:
+                where = f"line {p.line}: " if p.line else ""
+                item = QListWidgetItem(f"{p.severity}: {p.key}: {p.message}" if p.key else
+                                       f"{p.severity}: {where}{p.message}")
+                item.setForeground(QColor(200, 50, 50) if p.severity == "error"
+                                   else QColor(190, 120, 0))
+                if where:
+                    item.setToolTip(f"{where.rstrip(': ')} of the plan's TOML; click to go to "
+                                    "the field")
+            item.setData(Qt.ItemDataRole.UserRole, p.key)
             self.problems.addItem(item)
-        for w in summary.warnings:
-            item = QListWidgetItem(f"warning: {w}")
-            item.setForeground(QColor(190, 120, 0))
-            self.problems.addItem(item)
+        if not summary.problems:  # an exception, not a verdict
+            for w in summary.warnings:
+                item = QListWidgetItem(f"warning: {w}")
+                item.setForeground(QColor(190, 120, 0))
+                self.problems.addItem(item)
         # the same line `disklab plan validate` prints (core.session.summary_text)
-        self.summary_label.setText(summary_text(summary, self.assumed_rate))
+        if summary.errors and errors and all(p.key == "test" for p in errors) \
+                and not self.wb.draft.tests:
+            self.summary_label.setText("No tests yet.")
+        else:
+            self.summary_label.setText(summary_text(summary, self.assumed_rate))
+        self._mark_fields()
         self.checked.emit(summary)
+        self.wb.plan_checked.emit(summary)
+
+    # --- problems at their fields
+    def _mark_fields(self) -> None:
+        """The last check's problems of the test shown, at its parameter fields; the plan's
+        own keys (name, repeats...) at theirs."""
+        row = self.tests.currentRow()
+        by_field: dict[str, str] = {}
+        for p in self.summary.problems:
+            m = TEST_KEY.fullmatch(p.key)
+            if m and m.group(2) and int(m.group(1)) == row + 1 and p.severity == "error":
+                by_field.setdefault(m.group(2), p.message)
+        for key, edit in self.param_edits.items():
+            message = by_field.get(key)
+            edit.setStyleSheet(INVALID if message else "")
+            err = self.param_errors.get(key)
+            if err is not None:
+                err.setText(message or "")
+                err.setVisible(bool(message))
+        top = {p.key: p.message for p in self.summary.problems if p.severity == "error"}
+        for key, widget in (("name", self.name), ("repeats", self.repeats)):
+            widget.setStyleSheet(INVALID if key in top else "")
+            widget.setToolTip(top.get(key, ""))
+
+    def _problem_clicked(self, item: QListWidgetItem) -> None:
+        key = item.data(Qt.ItemDataRole.UserRole)
+        if not key:
+            return
+        if key.startswith(("target", "config")):
+            self.wb.problem_requested.emit(str(key))  # the window shows that page
+        else:
+            self.focus_problem(str(key))
+
+    def focus_problem(self, key: str) -> None:
+        """Select the test a key names and put the focus in its field (test[2].block_size),
+        or on the plan's own field (name, repeats...); 'test' alone: the tools to add one."""
+        m = TEST_KEY.match(key)
+        if m:
+            row = int(m.group(1)) - 1
+            if 0 <= row < self.tests.count():
+                self.tests.setCurrentRow(row)
+            field = m.group(2)
+            edit = self.param_edits.get(field or "")
+            if edit is not None:
+                edit.setFocus()
+                edit.selectAll()
+            else:
+                self.tests.setFocus()
+            return
+        widget = {"name": self.name, "repeats": self.repeats, "drop_caches": self.drop,
+                  "stop_on_failure": self.stop}.get(key.split(".")[0])
+        (widget or self.tools).setFocus()
 

@@ -174,6 +174,7 @@ class MainWindow(QMainWindow):
         self.library_label = QLabel(f"Library: {self.wb.library_path}")
         self.statusBar().addPermanentWidget(self.library_label)
         self._starting = False
+        self.last_session: int | None = None  # made by the last run in this window
         self._menus()
         self.tray: QSystemTrayIcon | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
@@ -199,11 +200,18 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         self._action(file_menu, "&Open plan…", QKeySequence.StandardKey.Open, self.matrix._open)
         self._action(file_menu, "&Save plan…", QKeySequence.StandardKey.Save, self.matrix._save)
+        export = file_menu.addMenu("&Export")
+        for fmt, text in (("png", "Chart as &PNG…"), ("svg", "Chart as S&VG…"),
+                          ("csv", "Table as &CSV…"), ("md", "Table as &Markdown…"),
+                          ("html", "&HTML report…")):
+            self._action(export, text, None, lambda _c=False, f=fmt: self.export(f))
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         run_menu = bar.addMenu("&Run")
         self._action(run_menu, "&Start", QKeySequence("F5"), self.start_run)
         self._action(run_menu, "&Cancel", QKeySequence("Ctrl+."), self.run.cancel)
+        self._action(run_menu, "C&ompare the last run", QKeySequence("Ctrl+K"),
+                     self.compare_last_run)
         view = bar.addMenu("&View")
         for i, (key, page) in enumerate(self.pages.items()):
             self._action(view, page.title, QKeySequence(f"Ctrl+{i + 1}"),
@@ -220,6 +228,25 @@ class MainWindow(QMainWindow):
         menu.addAction(action)
         self.addAction(action)
         return action
+
+    def export(self, fmt: str) -> None:
+        """File > Export: what the page shown exports (its chart, table or report), from the
+        keyboard as from its buttons; the Compare page when the page shown has nothing to
+        export."""
+        page = self.pages[self.current_page()]
+        if not hasattr(page, "_export"):
+            page = self.pages["compare"]
+            self.show_page("compare")
+        page._export(fmt)  # type: ignore[attr-defined]
+
+    def compare_last_run(self) -> None:
+        """The session the last run made, on the Compare page (its cases side by side)."""
+        if self.last_session is None:
+            self.statusBar().showMessage("No run yet in this window: tick sessions on the "
+                                         "Compare page.")
+            self.show_page("compare")
+            return
+        self.wb.compare_requested.emit([self.last_session])
 
     def show_page(self, key: str) -> None:
         if key in self.pages:
@@ -310,6 +337,8 @@ class MainWindow(QMainWindow):
 
     # --- run end: notify
     def _run_finished(self, session_id: object, status: str) -> None:
+        if isinstance(session_id, int):
+            self.last_session = session_id
         message = f"Session {session_id}: {status}"
         if self.tray is not None and self.tray.isVisible():
             icon = (QSystemTrayIcon.MessageIcon.Information if status == "finished"

@@ -104,7 +104,7 @@ class MatrixPage(QWidget):
         tl = QVBoxLayout(tools_box)
         self.tools = QListWidget()
         tl.addWidget(self.tools)
-        add = QPushButton("Add a test with this tool")
+        add = QPushButton("&Add a test with this tool")
         add.clicked.connect(lambda: self.add_test(self._current_tool()))
         tl.addWidget(add)
         split.addWidget(tools_box)
@@ -133,7 +133,10 @@ class MatrixPage(QWidget):
         scroll.setWidget(self.params_host)
         pl.addWidget(scroll)
         split.addWidget(params_box)
-        split.setSizes([200, 260, 420])
+        # the tools' names whole (iozone's title is the longest), the parameters widest
+        self.tools.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.tools.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        split.setSizes([300, 220, 480])
         lay.addWidget(split, 1)
 
         sum_box = QGroupBox("Before you start")
@@ -230,6 +233,12 @@ class MatrixPage(QWidget):
         self.wb.draft.tests.append({"tool": tool})
         self.wb.touch()
         self.tests.setCurrentRow(len(self.wb.draft.tests) - 1)
+        # typing goes on where the test needs it: its first required parameter
+        adapter = tools.get_adapter(tool)
+        first = next((k for k, s in adapter.params.items() if s.default is REQUIRED),
+                     next(iter(self.param_edits), None))
+        if first in self.param_edits:
+            self.param_edits[first].setFocus()
 
     def duplicate_test(self) -> None:
         row = self.tests.currentRow()
@@ -262,9 +271,10 @@ class MatrixPage(QWidget):
             return
         for key, spec in adapter.params.items():
             edit = QLineEdit(field_text(test[key], spec.multi) if key in test else "")
-            default = "required" if spec.default is REQUIRED else field_text(
-                list(spec.default) if isinstance(spec.default, tuple) else spec.default,
-                spec.multi)
+            default = "required" if spec.default is REQUIRED else "not set" \
+                if spec.default is None else field_text(
+                    list(spec.default) if isinstance(spec.default, tuple) else spec.default,
+                    spec.multi)
             edit.setPlaceholderText(default)
             tip = spec.help or key
             if spec.choices:

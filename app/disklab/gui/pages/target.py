@@ -82,9 +82,10 @@ class TargetPage(QWidget):
         box = QGroupBox("Target")
         form = QFormLayout(box)
         self.kind = QButtonGroup(self)
-        self.dir_radio = QRadioButton("Directory")
-        self.image_radio = QRadioButton("Scratch image (a loop device DiskLab makes and removes)")
-        self.device_radio = QRadioButton("Block device (chosen below)")
+        self.dir_radio = QRadioButton("&Directory")
+        self.image_radio = QRadioButton("Scratch &image (a loop device DiskLab makes and "
+                                        "removes)")
+        self.device_radio = QRadioButton("&Block device (chosen below)")
         for i, r in enumerate((self.dir_radio, self.image_radio, self.device_radio)):
             self.kind.addButton(r, i)
         row = QHBoxLayout()

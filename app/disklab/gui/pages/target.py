@@ -9,6 +9,7 @@ and is marked at its field: the page never switches it back behind the user's ba
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 from typing import Any
@@ -113,7 +114,7 @@ class TargetPage(QWidget):
         # the plan check's problems with the target (target.*), at this box
         self.target_error = QLabel()
         self.target_error.setWordWrap(True)
-        self.target_error.setStyleSheet("color:#c33")
+        self.target_error.setTextFormat(Qt.TextFormat.RichText)
         self.target_error.hide()
         form.addRow("", self.target_error)
         lay.addWidget(box)
@@ -153,7 +154,9 @@ class TargetPage(QWidget):
 
     def show_problems(self, summary: PlanSummary) -> None:
         """The plan check's errors and warnings about the target, under the target's fields."""
-        lines = [f"{'⚠ ' if p.severity == 'warning' else ''}{p.message}"
+        lines = [f"<span style='color:#b36b00'>⚠ {html.escape(p.message)}</span>"
+                 if p.severity == "warning" else
+                 f"<span style='color:#c33'>{html.escape(p.message)}</span>"
                  for p in summary.problems if p.key.startswith("target")]
         self.target_error.setText("<br>".join(lines))
         self.target_error.setVisible(bool(lines))

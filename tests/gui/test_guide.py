@@ -77,6 +77,10 @@ def test_f5_with_problems_shows_them_on_the_page_you_are_on(qtbot, window, tmp_p
     assert "mount.commit" in window.configs.problems
     assert window.configs.errors["mount.commit"].isVisibleTo(window.configs)
     assert not window.configs.errors["mount"].isVisibleTo(window.configs)
+    window.configs.add_config()  # another one shown: the first stays red in the list
+    first = window.configs.list.item(0)
+    assert first.foreground().color().red() > 150 and "commit=-5" in first.toolTip()
+    assert not window.configs.list.item(1).toolTip()
     run_state = window.run.state_label.text()
     window.activateWindow()
     qtbot.keyClick(window, Qt.Key.Key_F5)
@@ -91,6 +95,7 @@ def test_f5_with_problems_shows_them_on_the_page_you_are_on(qtbot, window, tmp_p
     window.problems_bar.list.itemClicked.emit(test_item)
     assert window.current_page() == "matrix"
     window.go_to_problem("config[1].mount[2]")
+    assert window.configs.list.currentRow() == 0
     assert window.current_page() == "configs"
     qtbot.waitUntil(lambda: window.configs.fields["mount.commit"].hasFocus(), timeout=3000)
 
@@ -207,3 +212,15 @@ def test_plan_warnings_name_the_right_key_and_only_real_page_cache_reads(tmp_pat
     assert any("page cache" in w for w in reads.warnings)
     assert "target.directory" in {p.key for p in reads.problems}
 
+
+
+def test_problem_keys_find_their_page():
+    from disklab.gui.main_window import PAGE_KEYS, page_of_problem
+
+    assert page_of_problem("target.directory") == "target"
+    assert page_of_problem("targets.a.image") == "target"
+    assert page_of_problem("config[2].mkfs.journal_size") == "configs"
+    assert page_of_problem("test[1].block_size") == "matrix"
+    assert page_of_problem("repeats") == "matrix"
+    # a key named like a page goes to that page once one is registered (a Hosts page)
+    assert page_of_problem("hosts.h1.address") == ("hosts" if "hosts" in PAGE_KEYS else "matrix")

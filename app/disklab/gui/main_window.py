@@ -12,6 +12,7 @@ F5 checks the plan first: with problems, they are listed at the top of the page 
 from __future__ import annotations
 
 import contextlib
+import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -59,14 +60,16 @@ PAGE_KEYS = tuple(key for key, _cls in PAGES)
 DRAFT_FILE = "draft.toml"  # beside the settings file
 
 
+PROBLEM_PAGES = {"target": "target", "targets": "target", "config": "configs"}
+
+
 def page_of_problem(key: str) -> str:
     """The page whose field a plan key belongs to: target.* on Target, config[N].* on
-    Configurations, everything else (tests, name, repeats, caches) on the Test matrix."""
-    if key.startswith("target"):
-        return "target"
-    if key.startswith("config"):
-        return "configs"
-    return "matrix"
+    Configurations, a key named like a page (hosts.h1.address on a Hosts page) on that page,
+    everything else (tests, name, repeats, caches) on the Test matrix."""
+    head = re.split(r"[.\[]", key, maxsplit=1)[0]
+    page = PROBLEM_PAGES.get(head, head)
+    return page if page in PAGE_KEYS else "matrix"
 
 
 class ProblemsBar(QFrame):

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -196,6 +197,7 @@ class ConfigsPage(QWidget):
                           "is used as it is. Formatting needs a scratch image or a device target.")
         for c in self._configs():
             self.list.addItem(str(c.get("label", "?")))
+        self._mark_list()
         self.list.blockSignals(False)
         if self.list.count():
             self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
@@ -405,6 +407,7 @@ class ConfigsPage(QWidget):
         if item is not None:
             item.setText(c["label"])
         self._check(c)
+        self._mark_list()
         self._loading = True
         try:
             self.wb.touch()
@@ -431,6 +434,17 @@ class ConfigsPage(QWidget):
                 err.show()
         self.preview.setPlainText("\n".join(lines) if lines else
                                   "(fix the marked fields to see the commands)")
+
+    def _mark_list(self) -> None:
+        """A configuration with problems is red in the list, its first problem in the tooltip:
+        what is wrong in another configuration shows without opening it."""
+        for i, c in enumerate(self._configs()):
+            item = self.list.item(i)
+            if item is None:
+                continue
+            _config, problems = config_from_toml(c, i + 1)
+            item.setForeground(QColor(200, 40, 40) if problems else self.palette().text().color())
+            item.setToolTip(f"{problems[0][0]}: {problems[0][1]}" if problems else "")
 
     def confirm_device(self, name: str) -> None:
         """An external journal/log device is destroyed like the target: refused devices are

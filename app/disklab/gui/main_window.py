@@ -37,7 +37,14 @@ from PySide6.QtWidgets import (
 )
 
 from disklab import __version__
-from disklab.core.events import CaseFinished, CaseStarted, Event, SessionFinished, SessionStarted
+from disklab.core.events import (
+    CaseFinished,
+    CaseStarted,
+    Event,
+    SessionFinished,
+    SessionResumed,
+    SessionStarted,
+)
 from disklab.core.resources import icon_path
 from disklab.core.session import PlanSummary, check_plan
 from disklab.gui.draft import PlanDraft
@@ -92,7 +99,6 @@ class ProblemsBar(QFrame):
         head.addWidget(close)
         lay.addLayout(head)
         self.list = QListWidget()
-        self.list.setMaximumHeight(90)
         self.list.setStyleSheet("QListWidget { background: white; color: #8a1c1c; }")
         self.list.itemActivated.connect(self._go)
         self.list.itemClicked.connect(self._go)
@@ -112,6 +118,9 @@ class ProblemsBar(QFrame):
                 self.list.addItem(text)
         self.title.setText(f"<b>The plan cannot run yet:</b> {len(summary.errors)} problem(s). "
                            "Click one to go to its field.")
+        rows = min(max(self.list.count(), 1), 4)  # as tall as the problems, up to four
+        self.list.setFixedHeight(rows * self.list.sizeHintForRow(0) + 2 * self.list.frameWidth()
+                                 + 4)
         self.show()
 
     def _go(self, item: QListWidgetItem) -> None:
@@ -212,7 +221,7 @@ class MainWindow(QMainWindow):
         self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         run_menu = bar.addMenu("&Run")
         self._action(run_menu, "&Start", QKeySequence("F5"), self.start_run)
-        self._action(run_menu, "&Cancel", QKeySequence("Ctrl+."), self.run.cancel)
+        self._action(run_menu, "&Cancel", QKeySequence("Ctrl+."), self.cancel_run)
         self._action(run_menu, "C&ompare the last run", QKeySequence("Ctrl+K"),
                      self.compare_last_run)
         view = bar.addMenu("&View")
@@ -296,15 +305,21 @@ class MainWindow(QMainWindow):
             self.problems_bar.hide()
 
     # --- the status bar: what is happening now
+    def cancel_run(self) -> None:
+        if self.wb.runs.running:
+            self.statusBar().showMessage("Cancelling: stopping the tool and tearing down…")
+        self.run.cancel()
+
     def _run_started(self) -> None:
         self.problems_bar.hide()
         self.show_page("run")
-        self.statusBar().showMessage(f"Running {self.wb.draft.get('name', 'the plan')!r}: "
-                                     "starting…")
+        self.statusBar().showMessage("Starting the run…")  # the last run's word is gone
 
     def _run_event(self, ev: Event) -> None:
         if isinstance(ev, SessionStarted):
             self.statusBar().showMessage(f"Running {ev.name!r}: setting up…")
+        elif isinstance(ev, SessionResumed):
+            self.statusBar().showMessage(f"Resuming session {ev.session_id}: setting up…")
         elif isinstance(ev, CaseStarted):
             where = f"run {ev.run_index + 1} of {ev.run_count}" if ev.run_count else "a run"
             title = ev.case.title()

@@ -51,7 +51,7 @@ from disklab.core.fs.options import (
 )
 from disklab.core.system.devices import classify, identity_of
 from disklab.gui.draft import _scalar
-from disklab.gui.pages.target import INVALID, ask_destroy
+from disklab.gui.pages.target import ask_destroy, mark_invalid
 from disklab.gui.state import Workbench
 
 AS_IS = "as is (no format)"
@@ -160,6 +160,7 @@ class ConfigsPage(QWidget):
         self.form_box = QGroupBox("Configuration")
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        self.form_scroll = scroll
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
         scroll.setWidget(self.form_host)
@@ -425,7 +426,7 @@ class ConfigsPage(QWidget):
         for err in self.errors.values():
             err.hide()
         for key, w in self.fields.items():
-            w.setStyleSheet(INVALID if key in self.problems else "")
+            mark_invalid(w, key in self.problems)
         for key, message in self.problems.items():
             err = self.errors.get(key) or self.errors.get(key.split(".")[0]) \
                 or self.errors.get("label")
@@ -492,6 +493,7 @@ class ConfigsPage(QWidget):
         w = self.fields.get(field) or self.fields.get(field.split(".")[0]) \
             or self.fields.get("label")
         if w is not None:
+            self.form_scroll.ensureWidgetVisible(w)
             w.setFocus()
 
     def set_field(self, key: str, value: Any) -> None:

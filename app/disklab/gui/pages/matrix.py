@@ -47,10 +47,10 @@ from disklab.core.session import (
 )
 from disklab.core.tools.base import REQUIRED
 from disklab.gui.draft import PlanDraft, field_text, parse_field
+from disklab.gui.pages.target import mark_invalid
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 
-INVALID = "border: 2px solid #d33;"
 TEST_KEY = re.compile(r"test\[(\d+)\](?:\.([A-Za-z_]+))?")
 FIELD_KEYS = ("name", "repeats", "drop_caches", "stop_on_failure")
 
@@ -128,6 +128,7 @@ class MatrixPage(QWidget):
         pl = QVBoxLayout(params_box)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        self.params_scroll = scroll
         self.params_host = QWidget()
         self.params_form = QFormLayout(self.params_host)
         scroll.setWidget(self.params_host)
@@ -336,6 +337,8 @@ class MatrixPage(QWidget):
 
     def _save(self) -> None:
         start = self.wb.draft.path or f"{self.wb.draft.get('name', 'plan')}.toml"
+        if start in {str(p) for p in presets()}:  # a shipped preset is not saved over
+            start = f"{self.wb.draft.get('name', 'plan')}.toml"
         path, _ = QFileDialog.getSaveFileName(self, "Save plan", start, "Plans (*.toml)")
         if path:
             self.wb.draft.save(path)
@@ -407,14 +410,14 @@ class MatrixPage(QWidget):
                 by_field.setdefault(m.group(2), p.message)
         for key, edit in self.param_edits.items():
             message = by_field.get(key)
-            edit.setStyleSheet(INVALID if message else "")
+            mark_invalid(edit, bool(message))
             err = self.param_errors.get(key)
             if err is not None:
                 err.setText(message or "")
                 err.setVisible(bool(message))
         top = {p.key: p.message for p in self.summary.problems if p.severity == "error"}
         for key, widget in (("name", self.name), ("repeats", self.repeats)):
-            widget.setStyleSheet(INVALID if key in top else "")
+            mark_invalid(widget, key in top)
             widget.setToolTip(top.get(key, ""))
 
     def _problem_clicked(self, item: QListWidgetItem) -> None:
@@ -437,6 +440,7 @@ class MatrixPage(QWidget):
             field = m.group(2)
             edit = self.param_edits.get(field or "")
             if edit is not None:
+                self.params_scroll.ensureWidgetVisible(edit)
                 edit.setFocus()
                 edit.selectAll()
             else:

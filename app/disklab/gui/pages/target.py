@@ -154,19 +154,20 @@ class TargetPage(QWidget):
 
     def show_problems(self, summary: PlanSummary) -> None:
         """The plan check's errors and warnings about the target, under the target's fields."""
+        # no device picked: the line at the radio button says it already
+        said = self.device_radio.isChecked() and self._confirmed is None
         lines = [f"<span style='color:#b36b00'>⚠ {html.escape(p.message)}</span>"
                  if p.severity == "warning" else
                  f"<span style='color:#c33'>{html.escape(p.message)}</span>"
-                 for p in summary.problems if p.key.startswith("target")]
+                 for p in summary.problems if p.key.startswith("target")
+                 and not (said and p.key == "target.format")]
         self.target_error.setText("<br>".join(lines))
         self.target_error.setVisible(bool(lines))
         bad = any(p.key.startswith("target") and p.severity == "error"
                   for p in summary.problems)
         field = self._field()
         for w in (self.dir_edit, self.image_dir, self.table):
-            w.setStyleSheet("")
-        if bad and field is not None:
-            field.setStyleSheet(INVALID)
+            mark_invalid(w, bad and w is field)
 
     def _field(self) -> QWidget | None:
         if self.image_radio.isChecked():
@@ -179,7 +180,7 @@ class TargetPage(QWidget):
         """Go to the field of a target.* problem: mark it and give it the focus."""
         field = self._field()
         if field is not None:
-            field.setStyleSheet(INVALID)
+            mark_invalid(field, True)
             field.setFocus()
 
     # --- plan <-> form
@@ -289,9 +290,9 @@ class TargetPage(QWidget):
             self.devices = []
         else:
             self.devices = devices
-            self.device_note.setText("Devices marked refused cannot be used: the reason says "
-                                     "why. Choosing a usable device will ask you to type its "
-                                     "path, because its data will be destroyed.")
+            self.device_note.setText("Greyed devices cannot be used: the last column says why. "
+                                     "Choosing a usable device will ask you to type its path, "
+                                     "because its data will be destroyed.")
         self._fill_devices()
         self.devices_loaded.emit()
 
@@ -335,6 +336,13 @@ class TargetPage(QWidget):
 
 
 INVALID = "border: 2px solid #d33;"
+
+
+def mark_invalid(widget: QWidget, invalid: bool) -> None:
+    """A red border on the widget itself (not on its children: a table's headers stay as they
+    are), or none."""
+    name = widget.metaObject().className()
+    widget.setStyleSheet(f"{name} {{ {INVALID} }}" if invalid else "")
 
 
 def destroy_question(dev: Device, by: str) -> str:

@@ -217,6 +217,10 @@ def test_a_comparison_by_real_keys_and_clicks(tmp_path):
         export(desk, win, "p", png)
         export(desk, win, "v", svg)
         export(desk, win, "c", table)
+    except AssertionError:
+        if desk.app is not None and desk.app.poll() is None:
+            desk.shot("real-failure")  # what the screen showed when it went wrong
+        raise
     finally:
         desk.close()
     elapsed = time.monotonic() - started

@@ -224,3 +224,14 @@ def test_problem_keys_find_their_page():
     assert page_of_problem("repeats") == "matrix"
     # a key named like a page goes to that page once one is registered (a Hosts page)
     assert page_of_problem("hosts.h1.address") == ("hosts" if "hosts" in PAGE_KEYS else "matrix")
+
+
+def test_a_time_bound_plan_promises_no_bytes(tmp_path):
+    from disklab.core.session import summary_text
+
+    plan = ("name = 't'\n[target]\ndirectory = '{d}'\n[[test]]\ntool = 'engine'\n"
+            "mode = ['write', 'read']\nsize = '64m'\nruntime = '{rt}'\n")
+    timed = check_plan(plan.format(d=tmp_path, rt="3s"), None)
+    assert "moved" not in summary_text(timed) and "2 time-bound run(s)" in summary_text(timed)
+    sized = check_plan(plan.format(d=tmp_path, rt="0"), None)
+    assert "about 128 MiB moved" in summary_text(sized)

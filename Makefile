@@ -63,3 +63,11 @@ IMPORTS ?= 100
 soak: setup system-packages
 	$(PY) scripts/soak.py --kills $(KILLS) --cancels $(CANCELS) --plans $(PLANS) \
 		--imports $(IMPORTS)
+
+# The README's pictures: every page of the real window under Xvfb after a small real session
+# (tests/gui/test_screenshots.py), written over docs/screenshots/*.png. Look at them before
+# committing; the real-input test (tests/gui/test_real_input.py) keeps its own screenshots too.
+.PHONY: screenshots
+screenshots: setup
+	DISKLAB_SCREENSHOTS=$(abspath docs/screenshots) $(PY) -m pytest -q -p no:cacheprovider \
+		tests/gui/test_screenshots.py

@@ -16,8 +16,11 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     # appstreamcli, xmllint, man, and the completions in bash, zsh and fish; they build the
     # wheel from a git listing and stage `make install`
     desktop-file-utils appstream libxml2-utils man-db zsh fish git make
+    # the real-input GUI test presses keys and clicks in the window on Xvfb
+    xdotool
     # hosts started over SSH: the client here, and the tests' own sshd on a loopback port
     openssh-client openssh-server)
+
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

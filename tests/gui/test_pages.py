@@ -36,19 +36,41 @@ def test_about_names_the_versions(window):
 
 
 def test_window_state_is_remembered(qtbot, library_path, tmp_path):
-    settings = QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat)
-    w = MainWindow(Workbench(library_path), settings)
-    qtbot.addWidget(w)
+    def window() -> MainWindow:
+        w = MainWindow(Workbench(library_path),
+                       QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat))
+        qtbot.addWidget(w)
+        w.ask_save = lambda: pytest.fail("asked to save a plan that has no changes")
+        return w
+
+    w = window()
+    assert w.current_page() == "target"  # nothing set yet: the work starts there
+    assert w.target.start_hint.isVisibleTo(w)
     w.resize(720, 540)  # within the offscreen screen (800 x 600)
+    w.matrix.add_test("engine")
+    w.wb.draft.save(tmp_path / "plan.toml")
     w.show_page("library")
     w.close()
-    again = MainWindow(Workbench(library_path),
-                       QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat))
-    qtbot.addWidget(again)
+    again = window()
     assert again.current_page() == "library"
     assert again.size().width() == 720
-    again.library.close_library()
-    again.compare.close_library()
+    assert again.wb.draft.path == str(tmp_path / "plan.toml")
+    assert again.wb.draft.tests == [{"tool": "engine"}] and not again.wb.draft.modified
+    assert not again.target.start_hint.isVisibleTo(again)
+    again.show()
+    again.matrix.add_test("dd")  # a change not saved: closing asks
+    asked: list[str] = []
+    again.ask_save = lambda: asked.append("cancel") or "cancel"
+    again.close()
+    assert asked and again.isVisible()  # cancelled: still open, the plan still there
+    again.ask_save = lambda: "discard"
+    again.close()
+    assert not again.isVisible()
+    third = window()  # discarded: the next start begins anew
+    assert third.wb.draft.is_blank and third.current_page() == "target"
+    for w in (again, third):
+        w.library.close_library()
+        w.compare.close_library()
 
 
 def test_target_page_directory_and_device_list(qtbot, window, tmp_path):
@@ -193,8 +215,10 @@ def test_configs_page_asks_the_journal_device_typed_back(qtbot, window, tmp_path
         assert "press Enter" in page.problems["mkfs.journal_device"]
         monkeypatch.setattr(QInputDialog, "getText", typed_back("/dev/wrong"))
         page.confirm_device("journal_device")
-        assert len(asked) == 1 and journal in asked[0]
+        assert len(asked) == 1 and journal in asked[0] and "None" not in asked[0]
         assert window.wb.draft.configs[0]["mkfs"] == {"journal_device": journal}
+        # the wrong path is said to be wrong at the field, not dropped silently
+        assert "'/dev/wrong' is not" in page.problems["mkfs.journal_device"]
         monkeypatch.setattr(QInputDialog, "getText", typed_back(journal))
         page.confirm_device("journal_device")
         confirmed = {"path": journal, "confirm": identity(journal)}

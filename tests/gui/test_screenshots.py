@@ -63,6 +63,7 @@ def test_inner_take_screenshots(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     w = MainWindow(Workbench(tmp_path / "lib" / "library.sqlite3"), settings)
     w.ask = lambda title, text: True
+    w.ask_save = lambda: "discard"  # closing with a changed plan: no dialog in tests
     qtbot.addWidget(w)
     w.resize(1360, 860)
     w.show()

@@ -839,7 +839,8 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
         cache = limit or ram
         for params in _points(spec):
             size = adapter.file_size(params)
-            if adapter.is_buffered(params) and size is not None and size < 2 * cache:
+            if (adapter.is_buffered(params) and adapter.reads(params) and size is not None
+                    and size < 2 * cache):
                 check.warn(
                     base,
                     f"buffered test (direct = false) on a {format_size(size)} file, below 2 x "

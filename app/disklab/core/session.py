@@ -27,7 +27,7 @@ from typing import Self
 import platformdirs
 
 from disklab.core import tools
-from disklab.core.errors import PlanError
+from disklab.core.errors import PlanError, Problem
 from disklab.core.events import Event, Notice, SessionFinished
 from disklab.core.fs.apply import recover_leftovers
 from disklab.core.hosts.ssh import Ask
@@ -123,29 +123,38 @@ class PlanSummary:
     runs: int = 0
     bytes: int = 0
     runtime: float = 0.0  # seconds of time-bound cases (runtime = ...)
+    timed_runs: int = 0  # runs bound by time (runtime = ...): their bytes are not known before
+    timed_bytes: int = 0  # the part of `bytes` planned by those runs (one pass over the file)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     plan: Plan | None = None  # the checked plan, when there are no errors
     tools: list[ToolRow] = field(default_factory=list)  # the tools the plan uses, in order
     needs_password: bool = False  # sudo will want one for the privileged helper
+    # the same errors and warnings with their plan keys (test[2].block_size, config[1].mount[2],
+    # target.directory...), so a front end can show each at the field that has it
+    problems: list[Problem] = field(default_factory=list)
 
 
 def summarize(checked: CheckedPlan) -> PlanSummary:
     """The summary of a plan that passed the check. May start `sudo -l` (password_needed):
     not on a GUI thread."""
     plan = checked.plan
-    runs = planned_bytes = 0
+    runs = planned_bytes = timed_runs = timed_bytes = 0
     runtime = 0.0
     for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
         runs += 1
         planned_bytes += run.command.planned_bytes or 0
-        runtime += float(run.case.params.get("runtime") or 0)
+        seconds = float(run.case.params.get("runtime") or 0)
+        runtime += seconds
+        if seconds:
+            timed_runs += 1
+            timed_bytes += run.command.planned_bytes or 0
     used = list(dict.fromkeys(test.tool for test in plan.tests))
     return PlanSummary(
         cases=run_count(plan) // plan.repeats, repeats=plan.repeats, runs=runs,
-        bytes=planned_bytes, runtime=runtime,
+        bytes=planned_bytes, runtime=runtime, timed_runs=timed_runs, timed_bytes=timed_bytes,
         warnings=[str(w) for w in checked.warnings], plan=plan, tools=tool_rows(used),
-        needs_password=password_needed(plan))
+        needs_password=password_needed(plan), problems=list(checked.warnings))
 
 
 def check_plan(text: str, library: str | None, *, path: str | None = None,
@@ -154,7 +163,7 @@ def check_plan(text: str, library: str | None, *, path: str | None = None,
     try:
         checked = parse_plan(text, path=path, target_dir=target_dir, library=library)
     except PlanError as e:
-        return PlanSummary(errors=[str(p) for p in e.problems])
+        return PlanSummary(errors=[str(p) for p in e.problems], problems=list(e.problems))
     return summarize(checked)
 
 
@@ -178,8 +187,17 @@ def summary_text(summary: PlanSummary, rate: float = ASSUMED_RATE) -> str:
     """The one-line verdict every surface shows for a plan."""
     if summary.errors:
         return f"{len(summary.errors)} problem(s) to fix before the plan can run."
+    # a time-bound run moves what the device manages in its time: no byte count to promise
+    if summary.timed_runs == summary.runs and summary.runs:
+        moved = f"{summary.runs} time-bound run(s), {format_duration(summary.runtime)} of runtime"
+    elif summary.timed_runs:
+        moved = (f"about {human_bytes(summary.bytes - summary.timed_bytes)} moved by the "
+                 f"size-bound runs, {summary.timed_runs} time-bound run(s) "
+                 f"({format_duration(summary.runtime)})")
+    else:
+        moved = f"about {human_bytes(summary.bytes)} moved"
     return (f"{summary.cases} case(s) × {summary.repeats} repeat(s) = {summary.runs} run(s); "
-            f"about {human_bytes(summary.bytes)} moved; estimated "
+            f"{moved}; estimated "
             f"{format_duration(estimate_seconds(summary, rate))} at {rate / MiB:.0f} MiB/s.")
 
 

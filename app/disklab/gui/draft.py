@@ -60,6 +60,16 @@ def field_text(value: Any, multi: bool = False) -> str:
     return _show(value)
 
 
+def _saved_text(path: str | None) -> str | None:
+    """The plan file's text as the draft writes it (None: no file, or it cannot be read)."""
+    if not path:
+        return None
+    try:
+        return PlanDraft.from_text(Path(path).read_text(encoding="utf-8")).to_text()
+    except (OSError, ValueError):
+        return None
+
+
 def _show(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -79,12 +89,25 @@ class PlanDraft:
             "test": [],
         }
         self.path: str | None = None
+        # the text as last opened or saved: what "save changes?" compares with
+        self.saved_text: str | None = self.to_text()
+
+    @property
+    def modified(self) -> bool:
+        """Changed since it was opened, saved or made: closing the window would lose it."""
+        return self.to_text() != self.saved_text
+
+    @property
+    def is_blank(self) -> bool:
+        """Nothing chosen yet (a new plan as made): the window opens on the Target page."""
+        return self.path is None and self.to_text() == PlanDraft().to_text()
 
     @classmethod
     def from_text(cls, text: str, path: str | None = None) -> PlanDraft:
         draft = cls(tomllib.loads(text))
         draft.doc.setdefault("test", [])
         draft.path = path
+        draft.saved_text = draft.to_text()
         return draft
 
     @classmethod
@@ -94,6 +117,7 @@ class PlanDraft:
     def copy(self) -> PlanDraft:
         d = PlanDraft(copy.deepcopy(self.doc))
         d.path = self.path
+        d.saved_text = self.saved_text
         return d
 
     def to_text(self) -> str:
@@ -106,6 +130,34 @@ class PlanDraft:
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.to_text(), encoding="utf-8")
         self.path = str(path)
+        self.saved_text = self.to_text()
+
+    # --- the autosaved draft: the window's plan kept across restarts and crashes
+    def autosave(self, file: str | Path) -> None:
+        """Write the plan as it is now beside the window's settings, with where it came from
+        and whether it was changed, so a restart (or a crash) gives it back as it was."""
+        header = (f"# DiskLab's autosaved plan: the window's plan when it last closed.\n"
+                  f"# from: {self.path or ''}\n# modified: {'yes' if self.modified else 'no'}\n")
+        tmp = Path(f"{file}.tmp")
+        tmp.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(header + self.to_text(), encoding="utf-8")
+        tmp.replace(file)
+
+    @classmethod
+    def restore(cls, file: str | Path) -> PlanDraft | None:
+        """The autosaved plan, None when there is none or it cannot be read (a broken file is
+        ignored rather than keeping the window from opening)."""
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+            draft = cls.from_text(text)
+        except (OSError, ValueError):
+            return None
+        meta = dict(line[2:].split(": ", 1) for line in text.splitlines()[:3]
+                    if line.startswith("# ") and ": " in line)
+        draft.path = meta.get("from") or None
+        if meta.get("modified") == "yes":
+            draft.saved_text = _saved_text(draft.path)
+        return draft
 
     # --- convenience accessors
     @property

@@ -1,31 +1,53 @@
 """The main window: a sidebar of pages in the order of the work, menus, shortcuts, window state.
 
-Only wiring lives here; each page is its own module. QSettings keeps geometry and the last page
-(window state only: plans are TOML files, sessions are in the library).
+Only wiring lives here; each page is its own module, registered in PAGES (key, class): a new
+page is one row there. QSettings keeps geometry and the last page; the plan being edited is
+autosaved beside the settings (draft.toml) and given back at the next start, and closing with
+unsaved changes asks Save / Discard / Cancel.
+
+F5 checks the plan first: with problems, they are listed at the top of the page you are on
+(each one a link to its field) and the Run page is left as it is.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 import signal
 from collections.abc import Callable
+from pathlib import Path
 
-from PySide6.QtCore import QSettings, QSize, Qt
+from PySide6.QtCore import QSettings, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
+    QFrame,
     QHBoxLayout,
+    QLabel,
     QListWidget,
     QListWidgetItem,
     QMainWindow,
     QMenu,
     QMessageBox,
+    QPushButton,
     QStackedWidget,
     QSystemTrayIcon,
+    QVBoxLayout,
     QWidget,
 )
 
 from disklab import __version__
+from disklab.core.events import (
+    CaseFinished,
+    CaseStarted,
+    Event,
+    SessionFinished,
+    SessionResumed,
+    SessionStarted,
+)
 from disklab.core.resources import icon_path
+from disklab.core.session import PlanSummary, check_plan
+from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
 from disklab.gui.pages.hosts import HostsPage
@@ -34,8 +56,78 @@ from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.pages.run import RunPage
 from disklab.gui.pages.target import TargetPage
 from disklab.gui.state import Workbench
+from disklab.gui.threads import run_in_background
 
-PAGE_KEYS = ("target", "configs", "matrix", "run", "library", "compare", "hosts")
+# The pages in the order of the work: (key, class). The window keeps each as an attribute of
+# that key (window.target, window.matrix...); a new page is one row here.
+PAGES: tuple[tuple[str, type[QWidget]], ...] = (
+    ("target", TargetPage), ("configs", ConfigsPage), ("matrix", MatrixPage), ("run", RunPage),
+    ("library", LibraryPage), ("compare", ComparePage), ("hosts", HostsPage),
+)
+PAGE_KEYS = tuple(key for key, _cls in PAGES)
+DRAFT_FILE = "draft.toml"  # beside the settings file
+
+
+PROBLEM_PAGES = {"target": "target", "targets": "target", "config": "configs"}
+
+
+def page_of_problem(key: str) -> str:
+    """The page whose field a plan key belongs to: target.* on Target, config[N].* on
+    Configurations, a key named like a page (hosts.h1.address on a Hosts page) on that page,
+    everything else (tests, name, repeats, caches) on the Test matrix."""
+    head = re.split(r"[.\[]", key, maxsplit=1)[0]
+    page = PROBLEM_PAGES.get(head, head)
+    return page if page in PAGE_KEYS else "matrix"
+
+
+class ProblemsBar(QFrame):
+    """The plan's problems at the top of whatever page is shown, when F5 could not start:
+    each a link to its field; hidden again once the plan checks clean or it is dismissed."""
+
+    def __init__(self, go_to: Callable[[str], None], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.go_to = go_to
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setStyleSheet("ProblemsBar { background: #fdecea; border: 1px solid #e0a0a0; }")
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 4, 8, 4)
+        head = QHBoxLayout()
+        self.title = QLabel()
+        self.title.setStyleSheet("color: #8a1c1c;")
+        close = QPushButton("Hide")
+        close.clicked.connect(self.hide)
+        head.addWidget(self.title, 1)
+        head.addWidget(close)
+        lay.addLayout(head)
+        self.list = QListWidget()
+        self.list.setStyleSheet("QListWidget { background: white; color: #8a1c1c; }")
+        self.list.itemActivated.connect(self._go)
+        self.list.itemClicked.connect(self._go)
+        lay.addWidget(self.list)
+        self.hide()
+
+    def show_problems(self, summary: PlanSummary) -> None:
+        self.list.clear()
+        errors = [p for p in summary.problems if p.severity == "error"]
+        for problem in errors:
+            item = QListWidgetItem(f"{problem.key}: {problem.message}")
+            item.setData(Qt.ItemDataRole.UserRole, problem.key)
+            item.setToolTip("click to go to the field")
+            self.list.addItem(item)
+        if not errors:  # an exception, not problems: say it as it came
+            for text in summary.errors:
+                self.list.addItem(text)
+        self.title.setText(f"<b>The plan cannot run yet:</b> {len(summary.errors)} problem(s). "
+                           "Click one to go to its field.")
+        rows = min(max(self.list.count(), 1), 4)  # as tall as the problems, up to four
+        self.list.setFixedHeight(rows * self.list.sizeHintForRow(0) + 2 * self.list.frameWidth()
+                                 + 4)
+        self.show()
+
+    def _go(self, item: QListWidgetItem) -> None:
+        key = item.data(Qt.ItemDataRole.UserRole)
+        if key:
+            self.go_to(str(key))
 
 
 def app_icon() -> QIcon:
@@ -53,15 +145,24 @@ class MainWindow(QMainWindow):
         self.quitting: str | None = None  # the signal that asked to quit, without asking
         self.setWindowTitle("DiskLab")
         self.setWindowIcon(app_icon())
-        self.target = TargetPage(self.wb)
-        self.configs = ConfigsPage(self.wb)
-        self.matrix = MatrixPage(self.wb)
-        self.run = RunPage(self.wb)
-        self.library = LibraryPage(self.wb)
-        self.compare = ComparePage(self.wb)
-        self.hosts = HostsPage(self.wb)
-        self.pages = dict(zip(PAGE_KEYS, (self.target, self.configs, self.matrix, self.run,
-                                          self.library, self.compare, self.hosts), strict=True))
+        # replaced in tests; asks Save / Discard / Cancel otherwise
+        self.ask_save: Callable[[], str] = self._ask_save
+        self.draft_file = Path(self.settings.fileName()).with_name(DRAFT_FILE)
+        restored = PlanDraft.restore(self.draft_file)
+        if restored is not None:
+            self.wb.draft = restored
+        self.pages: dict[str, QWidget] = {}
+        for key, cls in PAGES:
+            page = cls(self.wb)  # type: ignore[call-arg]
+            self.pages[key] = page
+            setattr(self, key, page)
+        self.target: TargetPage
+        self.configs: ConfigsPage
+        self.matrix: MatrixPage
+        self.run: RunPage
+        self.library: LibraryPage
+        self.compare: ComparePage
+        self.hosts: HostsPage
         self.sidebar = QListWidget()
         self.sidebar.setFixedWidth(170)
         self.sidebar.setIconSize(QSize(20, 20))
@@ -73,13 +174,21 @@ class MainWindow(QMainWindow):
             self.sidebar.addItem(item)
             self.stack.addWidget(page)
         self.sidebar.currentRowChanged.connect(self.stack.setCurrentIndex)
+        self.problems_bar = ProblemsBar(self.go_to_problem)
         central = QWidget()
         lay = QHBoxLayout(central)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addWidget(self.sidebar)
-        lay.addWidget(self.stack, 1)
+        right = QVBoxLayout()
+        right.addWidget(self.problems_bar)
+        right.addWidget(self.stack, 1)
+        lay.addLayout(right, 1)
         self.setCentralWidget(central)
-        self.statusBar().showMessage(f"Library: {self.wb.library_path}")
+        # the library for good on the right; what is happening now on the left
+        self.library_label = QLabel(f"Library: {self.wb.library_path}")
+        self.statusBar().addPermanentWidget(self.library_label)
+        self._starting = False
+        self.last_session: int | None = None  # made by the last run in this window
         self._menus()
         self.tray: QSystemTrayIcon | None = None
         if QSystemTrayIcon.isSystemTrayAvailable():
@@ -87,8 +196,16 @@ class MainWindow(QMainWindow):
             self.tray.setToolTip("DiskLab")
             self.tray.show()
         self.wb.page_requested.connect(self.show_page)
-        self.run.started.connect(lambda: self.show_page("run"))
+        self.wb.problem_requested.connect(self.go_to_problem)
+        self.wb.plan_checked.connect(self._plan_checked)
+        self.run.started.connect(self._run_started)
         self.run.finished.connect(self._run_finished)
+        self.wb.runs.event.connect(self._run_event)
+        self._autosave_timer = QTimer(self)
+        self._autosave_timer.setInterval(3000)
+        self._autosave_timer.timeout.connect(self.autosave)
+        self._autosave_timer.start()
+        self._autosaved: str | None = None
         self._restore()
 
     # --- menus and shortcuts
@@ -97,11 +214,18 @@ class MainWindow(QMainWindow):
         file_menu = bar.addMenu("&File")
         self._action(file_menu, "&Open plan…", QKeySequence.StandardKey.Open, self.matrix._open)
         self._action(file_menu, "&Save plan…", QKeySequence.StandardKey.Save, self.matrix._save)
+        export = file_menu.addMenu("&Export")
+        for fmt, text in (("png", "Chart as &PNG…"), ("svg", "Chart as S&VG…"),
+                          ("csv", "Table as &CSV…"), ("md", "Table as &Markdown…"),
+                          ("html", "&HTML report…")):
+            self._action(export, text, None, lambda _c=False, f=fmt: self.export(f))
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
         run_menu = bar.addMenu("&Run")
-        self._action(run_menu, "&Start", QKeySequence("F5"), self.run.start)
-        self._action(run_menu, "&Cancel", QKeySequence("Ctrl+."), self.run.cancel)
+        self._action(run_menu, "&Start", QKeySequence("F5"), self.start_run)
+        self._action(run_menu, "&Cancel", QKeySequence("Ctrl+."), self.cancel_run)
+        self._action(run_menu, "C&ompare the last run", QKeySequence("Ctrl+K"),
+                     self.compare_last_run)
         view = bar.addMenu("&View")
         for i, (key, page) in enumerate(self.pages.items()):
             self._action(view, page.title, QKeySequence(f"Ctrl+{i + 1}"),
@@ -119,9 +243,98 @@ class MainWindow(QMainWindow):
         self.addAction(action)
         return action
 
+    def export(self, fmt: str) -> None:
+        """File > Export: what the page shown exports (its chart, table or report), from the
+        keyboard as from its buttons; the Compare page when the page shown has nothing to
+        export."""
+        page = self.pages[self.current_page()]
+        if not hasattr(page, "_export"):
+            page = self.pages["compare"]
+            self.show_page("compare")
+        page._export(fmt)  # type: ignore[attr-defined]
+
+    def compare_last_run(self) -> None:
+        """The session the last run made, on the Compare page (its cases side by side)."""
+        if self.last_session is None:
+            self.statusBar().showMessage("No run yet in this window: tick sessions on the "
+                                         "Compare page.")
+            self.show_page("compare")
+            return
+        self.wb.compare_requested.emit([self.last_session])
+
     def show_page(self, key: str) -> None:
         if key in self.pages:
             self.sidebar.setCurrentRow(PAGE_KEYS.index(key))
+
+    def go_to_problem(self, key: str) -> None:
+        """Show the page and the field a plan key names (test[2].block_size: the Test matrix,
+        its second test, that field), marked and focused."""
+        page = page_of_problem(key)
+        self.show_page(page)
+        focus = getattr(self.pages[page], "focus_problem", None)
+        if focus is not None:
+            focus(key)
+
+    # --- F5: check first; problems are shown where the user is
+    def start_run(self) -> None:
+        if self.wb.runs.running or self._starting:
+            return
+        if self.current_page() == "run":
+            self.problems_bar.hide()
+            self.run.start()
+            return
+        self._starting = True
+        self.statusBar().showMessage("Checking the plan before starting…")
+        text = self.wb.draft.to_text()
+        library = str(self.wb.library_path)
+        run_in_background(lambda: check_plan(text, library), self._start_checked, self)
+
+    def _start_checked(self, summary: PlanSummary | None, error: Exception | None) -> None:
+        self._starting = False
+        if error is not None or summary is None:
+            summary = PlanSummary(errors=[f"cannot check the plan: {error}"])
+        if summary.errors or summary.plan is None:
+            self.problems_bar.show_problems(summary)
+            self.statusBar().showMessage(
+                f"Not started: {len(summary.errors)} problem(s) in the plan, listed above.")
+            self.wb.plan_checked.emit(summary)
+            return
+        self.problems_bar.hide()
+        self.run.start()
+
+    def _plan_checked(self, summary: PlanSummary) -> None:
+        if self.problems_bar.isVisible() and not summary.errors:
+            self.problems_bar.hide()
+
+    # --- the status bar: what is happening now
+    def cancel_run(self) -> None:
+        if self.wb.runs.running:
+            self.statusBar().showMessage("Cancelling: stopping the tool and tearing down…")
+        self.run.cancel()
+
+    def _run_started(self) -> None:
+        self.problems_bar.hide()
+        self.show_page("run")
+        self.statusBar().showMessage("Starting the run…")  # the last run's word is gone
+
+    def _run_event(self, ev: Event) -> None:
+        if isinstance(ev, SessionStarted):
+            self.statusBar().showMessage(f"Running {ev.name!r}: setting up…")
+        elif isinstance(ev, SessionResumed):
+            self.statusBar().showMessage(f"Resuming session {ev.session_id}: setting up…")
+        elif isinstance(ev, CaseStarted):
+            where = f"run {ev.run_index + 1} of {ev.run_count}" if ev.run_count else "a run"
+            title = ev.case.title()
+            title = title if len(title) <= 90 else title[:89] + "…"
+            self.statusBar().showMessage(
+                f"Running {where}: {title}"
+                + (f" on {ev.case.config}" if ev.case.config else "")
+                + (f", repeat {ev.repeat}" if ev.repeat > 1 else "") + "…")
+        elif isinstance(ev, CaseFinished):
+            self.statusBar().showMessage(self.statusBar().currentMessage().removesuffix("…")
+                                         + ": done")
+        elif isinstance(ev, SessionFinished):
+            self.statusBar().showMessage(f"Run {ev.status}: tearing down…")
 
     def current_page(self) -> str:
         return PAGE_KEYS[self.stack.currentIndex()]
@@ -144,13 +357,15 @@ class MainWindow(QMainWindow):
 
     # --- run end: notify
     def _run_finished(self, session_id: object, status: str) -> None:
+        if isinstance(session_id, int):
+            self.last_session = session_id
         message = f"Session {session_id}: {status}"
         if self.tray is not None and self.tray.isVisible():
             icon = (QSystemTrayIcon.MessageIcon.Information if status == "finished"
                     else QSystemTrayIcon.MessageIcon.Warning)
             self.tray.showMessage("DiskLab run " + status, message, icon, 10000)
         QApplication.alert(self)
-        self.statusBar().showMessage(message)
+        self.statusBar().showMessage(message + " (see the Library and Compare pages)")
 
     # --- state
     def _restore(self) -> None:
@@ -162,8 +377,12 @@ class MainWindow(QMainWindow):
         state = self.settings.value("window/state")
         if state is not None:
             self.restoreState(state)
-        page = self.settings.value("window/page", "matrix")
-        self.show_page(str(page) if page in PAGE_KEYS else "matrix")
+        page = self.settings.value("window/page", "target")
+        if self.wb.draft.is_blank or page not in PAGE_KEYS:
+            page = "target"  # nothing chosen yet: start where the work starts
+        self.show_page(str(page))
+        if self.wb.draft.is_blank:
+            self.target.show_start_hint(True)
 
     def save_state(self) -> None:
         self.settings.setValue("window/geometry", self.saveGeometry())
@@ -173,6 +392,49 @@ class MainWindow(QMainWindow):
 
     def _ask(self, title: str, text: str) -> bool:
         return QMessageBox.question(self, title, text) == QMessageBox.StandardButton.Yes
+
+    def _ask_save(self) -> str:
+        """'save', 'discard' or 'cancel' for a plan changed since it was last saved."""
+        name = self.wb.draft.path or repr(self.wb.draft.get("name", "new plan"))
+        box = QMessageBox(QMessageBox.Icon.Question, "Save changes?",
+                          f"The plan {name} has changes that are not saved in a file.\n"
+                          "Save them before closing?",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        answer = box.exec()
+        return {QMessageBox.StandardButton.Save: "save",
+                QMessageBox.StandardButton.Discard: "discard"}.get(
+                    QMessageBox.StandardButton(answer), "cancel")
+
+    def autosave(self) -> None:
+        """Keep the window's plan beside the settings (only when it changed since the last
+        write), so a restart, a logout or a crash gives it back."""
+        text = self.wb.draft.to_text() + str(self.wb.draft.path) + str(self.wb.draft.modified)
+        if text == self._autosaved:
+            return
+        try:
+            self.wb.draft.autosave(self.draft_file)
+        except OSError as e:
+            self.statusBar().showMessage(f"Could not keep the plan in {self.draft_file}: {e}")
+            return
+        self._autosaved = text
+
+    def _confirm_unsaved(self) -> bool:
+        """Ask about a changed plan before closing; False: stay open."""
+        draft = self.wb.draft
+        if self.quitting or not draft.modified or draft.is_blank:
+            return True
+        answer = self.ask_save()
+        if answer == "cancel":
+            return False
+        if answer == "save":
+            self.matrix._save()
+            return not self.wb.draft.modified  # the file dialog was cancelled: stay open
+        with contextlib.suppress(OSError):  # discard: the next start begins anew
+            self.draft_file.unlink()
+        self._autosaved = "discarded"
+        return True
 
     def quit_on_signal(self, signum: int) -> None:
         """SIGTERM or SIGHUP (a kill, a logout, a shutdown): Cancel-and-quit without asking.
@@ -187,6 +449,12 @@ class MainWindow(QMainWindow):
         QApplication.quit()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self._confirm_unsaved():
+            event.ignore()
+            return
+        if self._autosaved != "discarded":
+            self.autosave()
+        self._autosave_timer.stop()
         if self.wb.runs.running:
             if not self.quitting and not self.ask(
                     "A run is going", "Cancel the run and close DiskLab? What finished is kept "

@@ -22,6 +22,8 @@ class Workbench(QObject):
     compare_requested = Signal(list)  # session ids to open in the Compare page
     page_requested = Signal(str)  # a page asks to be shown ("run", "library", ...)
     resume_requested = Signal(int)  # a session to resume on the Run page
+    plan_checked = Signal(object)  # a PlanSummary of the draft: pages mark their fields
+    problem_requested = Signal(str)  # a plan key (test[2].block_size): show its field
 
     def __init__(self, library_path: str | Path | None = None, parent: QObject | None = None):
         super().__init__(parent)

@@ -6,6 +6,7 @@ to a receiver that lives in the GUI thread, so slots never run in the pool.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -25,11 +26,14 @@ class _Call(QRunnable):
 
     def run(self) -> None:
         try:
-            result = self.fn()
+            result, error = self.fn(), None
         except Exception as e:  # handed to the GUI thread, shown there
-            self.relay.done.emit(None, e)
-        else:
-            self.relay.done.emit(result, None)
+            result, error = None, e
+        # RuntimeError: the page that asked was closed meanwhile (its relay went with it):
+        # nobody is left to show the answer, and raising would only land in a later event
+        # loop's lap
+        with contextlib.suppress(RuntimeError):
+            self.relay.done.emit(result, error)
 
 
 _live: set[_Relay] = set()  # keep relays alive until they report

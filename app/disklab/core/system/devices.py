@@ -35,6 +35,7 @@ from disklab.core import proc
 from disklab.core.errors import DisklabError, SafetyError, ToolError
 from disklab.core.system import sysfs
 from disklab.core.system.mountinfo import existing, filesystem_of, mounts, unescape
+from disklab.core.units import human_bytes
 
 SAFETY_ORDER = ("system", "mounted", "member", "has-data", "free")
 REFUSED = frozenset({"system", "mounted", "member"})
@@ -95,6 +96,21 @@ class Device:
     @property
     def refused(self) -> bool:
         return self.safety in REFUSED
+
+    @property
+    def unusable(self) -> str | None:
+        """Why this device cannot be a destructive target (None: it can, once confirmed).
+
+        More than `refused`: a device of size 0 (an unconfigured zram, a loop device with no
+        backing file, a reader with no medium) or a read-only one has nothing to format, so
+        it is not offered as usable either; check_destructive refuses them the same way."""
+        if self.refused:
+            return f"refused: class {self.safety}: {'; '.join(self.reasons)}"
+        if self.size == 0:
+            return "size 0: nothing to format (no medium, an empty loop device, zram not set up)"
+        if self.readonly:
+            return "the device is read-only"
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -412,6 +428,15 @@ def _serial_of(dev: Device) -> str:
     if serial and base != dev.name:
         serial = f"{serial}#{dev.name}"
     return (serial or "-").replace(" ", "\\040")
+
+
+def describe(dev: Device) -> str:
+    """How a confirmation names a device for a person: its path, then only the facts known
+    (model, serial, size), never "None" for one that is missing."""
+    facts = [dev.model or "", f"serial {dev.serial}" if dev.serial else "",
+             f"backing file {dev.backing_file}" if dev.backing_file else "",
+             human_bytes(dev.size)]
+    return f"{dev.path} ({', '.join(f for f in facts if f)})"
 
 
 def identity_of(dev: Device) -> str:

@@ -28,7 +28,7 @@ _cache: dict[str, ToolAdapter] = {}
 
 # The interface: what the runner, the plan loader, `disklab import` and the GUI call.
 _TEXT_ATTRIBUTES = ("name", "title", "executable", "package")
-_METHODS = ("version_argv", "parse_version", "check", "is_buffered", "file_size",
+_METHODS = ("version_argv", "parse_version", "check", "is_buffered", "reads", "file_size",
             "uses_direct_io", "build_command", "parse_result", "parse_partial",
             "progress_parser", "sniff")
 

@@ -136,6 +136,12 @@ class ToolAdapter(ABC):
         """True when the case goes through the page cache (so small files measure memory)."""
         return not bool(params.get("direct", False))
 
+    def reads(self, params: Mapping[str, Scalar]) -> bool:
+        """True when the case reads (so a buffered one may read from the page cache, which the
+        plan check warns of); a write-only case has no read figure to mislead. Default: it
+        may read."""
+        return True
+
     def file_size(self, params: Mapping[str, Scalar]) -> int | None:
         """Size of the file one stream works on, for the 2 x RAM page-cache warning."""
         size = params.get("size") or params.get("file_size")

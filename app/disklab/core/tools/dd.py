@@ -187,6 +187,9 @@ class DdAdapter(ToolAdapter):
     def version_argv(self) -> tuple[str, ...]:
         return ("dd", "--version")
 
+    def reads(self, params: Mapping[str, Any]) -> bool:
+        return params.get("mode") == "read"
+
     def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
         """dd holds one block of bs bytes."""
         bs = params.get("block_size")

@@ -154,6 +154,9 @@ class EngineAdapter(ToolAdapter):
                               "instead of block_size: a slow and a fast stream side by side"),
     }
 
+    def reads(self, params: Mapping[str, Any]) -> bool:
+        return str(params.get("mode")) in READS
+
     def space_bytes(self, params: Mapping[str, Any]) -> int | None:
         return _int(params.get("size")) * max(_int(params.get("streams")), 1)
 

@@ -754,6 +754,9 @@ class FioAdapter(ToolAdapter):
     def version_argv(self) -> tuple[str, ...]:
         return ("fio", "--version")
 
+    def reads(self, params: Mapping[str, Any]) -> bool:
+        return str(params.get("rw")) not in ("write", "randwrite", "trim", "randtrim")
+
     def space_bytes(self, params: Mapping[str, Any]) -> int | None:
         """Each job has a file of its own: size x numjobs."""
         size, jobs = _param(params, "size"), _param(params, "numjobs")

@@ -731,6 +731,10 @@ class IozoneAdapter(ToolAdapter):
         m = _VERSION.search(text)
         return m[1] if m else super().parse_version(text)
 
+    def reads(self, params: Mapping[str, Any]) -> bool:
+        tests = params.get("tests") or ("write", "read")
+        return any(t != "write" for t in ((tests,) if isinstance(tests, str) else tests))
+
     def file_size(self, params: Mapping[str, Any]) -> int | None:
         return _int_param(params, "file_size") or _int_param(params, "max_file_size")
 

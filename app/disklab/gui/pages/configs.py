@@ -11,10 +11,12 @@ show` prints) are previewed live.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -49,7 +51,7 @@ from disklab.core.fs.options import (
 )
 from disklab.core.system.devices import classify, identity_of
 from disklab.gui.draft import _scalar
-from disklab.gui.pages.target import ask_destroy
+from disklab.gui.pages.target import ask_destroy, mark_invalid
 from disklab.gui.state import Workbench
 
 AS_IS = "as is (no format)"
@@ -72,20 +74,34 @@ def target_device(target: Mapping[str, Any]) -> str:
     return preview_device(kind, path if isinstance(path, str) else None)
 
 
+def config_field(table: Mapping[str, Any], key: str) -> str:
+    """The form field of a key inside one [[config]] table: 'mount[2]' is the field of the
+    option it holds ('mount.commit' for 'commit=-5') when that option has its own field, else
+    the other options' field 'mount'."""
+    m = re.fullmatch(r"mount\[(\d+)\]", key)
+    if m is None:
+        return "mount" if key.startswith("mount") else key
+    mount = table.get("mount")
+    i = int(m.group(1)) - 1
+    if isinstance(mount, list) and 0 <= i < len(mount):
+        name = str(mount[i]).split("=", 1)[0].strip()
+        if any(name == field[0] for field in MOUNT_FIELDS):
+            return f"mount.{name}"
+    return "mount"
+
+
 def check_config(table: dict[str, Any], index: int, device: str, mountpoint: str
                  ) -> tuple[list[str], dict[str, str]]:
     """(command lines to preview, {field key: problem}) for one [[config]] table: the commands
     of setup_commands(config, device, mountpoint), one line each.
 
-    Field keys are 'label', 'fs', 'mkfs.NAME', 'mount', 'readahead', 'scheduler'."""
+    Field keys are 'label', 'fs', 'mkfs.NAME', 'mount.NAME' (an option with its own field:
+    commit, data...), 'mount' (the other options), 'readahead', 'scheduler'."""
     config, problems = config_from_toml(table, index)
     errors: dict[str, str] = {}
     prefix = f"config[{index}]."
     for key, message in problems:
-        field = key.removeprefix(prefix)
-        if field.startswith("mount"):
-            field = "mount"
-        errors.setdefault(field, message)
+        errors.setdefault(config_field(table, key.removeprefix(prefix)), message)
     if config is None:
         return [], errors
     for name in device_options(config):
@@ -144,6 +160,7 @@ class ConfigsPage(QWidget):
         self.form_box = QGroupBox("Configuration")
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        self.form_scroll = scroll
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
         scroll.setWidget(self.form_host)
@@ -181,6 +198,7 @@ class ConfigsPage(QWidget):
                           "is used as it is. Formatting needs a scratch image or a device target.")
         for c in self._configs():
             self.list.addItem(str(c.get("label", "?")))
+        self._mark_list()
         self.list.blockSignals(False)
         if self.list.count():
             self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
@@ -390,6 +408,7 @@ class ConfigsPage(QWidget):
         if item is not None:
             item.setText(c["label"])
         self._check(c)
+        self._mark_list()
         self._loading = True
         try:
             self.wb.touch()
@@ -406,6 +425,8 @@ class ConfigsPage(QWidget):
                 self.problems[f"mkfs.{name}"] = message
         for err in self.errors.values():
             err.hide()
+        for key, w in self.fields.items():
+            mark_invalid(w, key in self.problems)
         for key, message in self.problems.items():
             err = self.errors.get(key) or self.errors.get(key.split(".")[0]) \
                 or self.errors.get("label")
@@ -414,6 +435,17 @@ class ConfigsPage(QWidget):
                 err.show()
         self.preview.setPlainText("\n".join(lines) if lines else
                                   "(fix the marked fields to see the commands)")
+
+    def _mark_list(self) -> None:
+        """A configuration with problems is red in the list, its first problem in the tooltip:
+        what is wrong in another configuration shows without opening it."""
+        for i, c in enumerate(self._configs()):
+            item = self.list.item(i)
+            if item is None:
+                continue
+            _config, problems = config_from_toml(c, i + 1)
+            item.setForeground(QColor(200, 40, 40) if problems else self.palette().text().color())
+            item.setToolTip(f"{problems[0][0]}: {problems[0][1]}" if problems else "")
 
     def confirm_device(self, name: str) -> None:
         """An external journal/log device is destroyed like the target: refused devices are
@@ -432,13 +464,37 @@ class ConfigsPage(QWidget):
             self._refuse(name, path, f"{path} refused: class {dev.safety}: "
                          f"{'; '.join(dev.reasons)}")
             return
-        if ask_destroy(self, dev, f"formatting it as the {name.replace('_', ' ')}"):
+        confirmed, why = ask_destroy(self, dev, f"formatting it as the {name.replace('_', ' ')}")
+        if confirmed:
             self.device_confirms[name] = (path, identity_of(dev))
+            self.device_refusals.pop(name, None)
+        elif why:  # a wrong path typed back: said at the field, until it is typed right
+            self.device_refusals[name] = (path, why)
         self._store()
 
     def _refuse(self, name: str, path: str, message: str) -> None:
         self.device_refusals[name] = (path, message)
         self._store()
+
+    def focus_problem(self, key: str) -> None:
+        """Select the configuration a plan key names (config[2].mkfs.journal_size) and put the
+        focus in its field."""
+        m = re.match(r"config\[(\d+)\]\.?(.*)", key)
+        if m is None:
+            self.list.setFocus()
+            return
+        row = int(m.group(1)) - 1
+        if 0 <= row < self.list.count():
+            self.list.setCurrentRow(row)
+            table = self._configs()[row]
+        else:
+            table = {}
+        field = config_field(table, m.group(2)) if m.group(2) else "label"
+        w = self.fields.get(field) or self.fields.get(field.split(".")[0]) \
+            or self.fields.get("label")
+        if w is not None:
+            self.form_scroll.ensureWidgetVisible(w)
+            w.setFocus()
 
     def set_field(self, key: str, value: Any) -> None:
         """Change one form field as a user would (tests, keyboard users)."""

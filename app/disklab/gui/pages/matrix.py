@@ -3,11 +3,14 @@
 A field holding 'a, b' is a matrix axis (the plan's TOML list). The plan is checked by
 core.session.check_plan in the thread pool (the check probes the target for O_DIRECT), 300 ms
 after the last edit, and the page shows the cases, bytes to write, an estimated duration (the
-line `disklab plan validate` prints) and every warning or problem with its key.
+line `disklab plan validate` prints) and every warning or problem with its key. A problem of a
+test parameter is also shown at its field, and a click on a listed problem goes to its field
+(on this page, or through the window on the page that has it).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -33,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core import tools
+from disklab.core.errors import Problem
 from disklab.core.session import (
     ASSUMED_RATE,
     PlanSummary,
@@ -43,8 +47,12 @@ from disklab.core.session import (
 )
 from disklab.core.tools.base import REQUIRED
 from disklab.gui.draft import PlanDraft, field_text, parse_field
+from disklab.gui.pages.target import mark_invalid
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
+
+TEST_KEY = re.compile(r"test\[(\d+)\](?:\.([A-Za-z_]+))?")
+FIELD_KEYS = ("name", "repeats", "drop_caches", "stop_on_failure")
 
 
 class MatrixPage(QWidget):
@@ -96,7 +104,7 @@ class MatrixPage(QWidget):
         tl = QVBoxLayout(tools_box)
         self.tools = QListWidget()
         tl.addWidget(self.tools)
-        add = QPushButton("Add a test with this tool")
+        add = QPushButton("&Add a test with this tool")
         add.clicked.connect(lambda: self.add_test(self._current_tool()))
         tl.addWidget(add)
         split.addWidget(tools_box)
@@ -120,12 +128,16 @@ class MatrixPage(QWidget):
         pl = QVBoxLayout(params_box)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        self.params_scroll = scroll
         self.params_host = QWidget()
         self.params_form = QFormLayout(self.params_host)
         scroll.setWidget(self.params_host)
         pl.addWidget(scroll)
         split.addWidget(params_box)
-        split.setSizes([200, 260, 420])
+        # the tools' names whole (iozone's title is the longest), the parameters widest
+        self.tools.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.tools.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        split.setSizes([300, 220, 480])
         lay.addWidget(split, 1)
 
         sum_box = QGroupBox("Before you start")
@@ -136,10 +148,14 @@ class MatrixPage(QWidget):
         self.problems = QListWidget()
         self.problems.setMaximumHeight(130)
         self.problems.setWordWrap(True)
+        self.problems.setToolTip("click a problem to go to its field")
+        self.problems.itemClicked.connect(self._problem_clicked)
+        self.problems.itemActivated.connect(self._problem_clicked)
         sl.addWidget(self.problems)
         lay.addWidget(sum_box)
 
         self.param_edits: dict[str, QLineEdit] = {}
+        self.param_errors: dict[str, QLabel] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(300)
@@ -218,6 +234,12 @@ class MatrixPage(QWidget):
         self.wb.draft.tests.append({"tool": tool})
         self.wb.touch()
         self.tests.setCurrentRow(len(self.wb.draft.tests) - 1)
+        # typing goes on where the test needs it: its first required parameter
+        adapter = tools.get_adapter(tool)
+        first = next((k for k, s in adapter.params.items() if s.default is REQUIRED),
+                     next(iter(self.param_edits), None))
+        if first in self.param_edits:
+            self.param_edits[first].setFocus()
 
     def duplicate_test(self) -> None:
         row = self.tests.currentRow()
@@ -238,6 +260,7 @@ class MatrixPage(QWidget):
         while self.params_form.rowCount():
             self.params_form.removeRow(0)
         self.param_edits.clear()
+        self.param_errors.clear()
         tests = self.wb.draft.tests
         if not 0 <= row < len(tests):
             return
@@ -249,9 +272,10 @@ class MatrixPage(QWidget):
             return
         for key, spec in adapter.params.items():
             edit = QLineEdit(field_text(test[key], spec.multi) if key in test else "")
-            default = "required" if spec.default is REQUIRED else field_text(
-                list(spec.default) if isinstance(spec.default, tuple) else spec.default,
-                spec.multi)
+            default = "required" if spec.default is REQUIRED else "not set" \
+                if spec.default is None else field_text(
+                    list(spec.default) if isinstance(spec.default, tuple) else spec.default,
+                    spec.multi)
             edit.setPlaceholderText(default)
             tip = spec.help or key
             if spec.choices:
@@ -264,8 +288,15 @@ class MatrixPage(QWidget):
             edit.textEdited.connect(lambda text, k=key, m=spec.multi: self._param(k, text, m))
             self.params_form.addRow(f"{key} ({spec.kind})", edit)
             self.param_edits[key] = edit
+            err = QLabel()
+            err.setWordWrap(True)
+            err.setStyleSheet("color:#d33")
+            err.hide()
+            self.params_form.addRow("", err)
+            self.param_errors[key] = err
         if test.get("tool") == "fio":  # the machines the job runs on at once (Hosts page)
             self._hosts_field(test)
+        self._mark_fields()
 
     def _hosts_field(self, test: dict[str, Any]) -> None:
         """fio's `hosts`: 'h1,h2' runs on both at once, 'h1 | h1,h2' is an axis (the scaling
@@ -319,6 +350,8 @@ class MatrixPage(QWidget):
 
     def _save(self) -> None:
         start = self.wb.draft.path or f"{self.wb.draft.get('name', 'plan')}.toml"
+        if start in {str(p) for p in presets()}:  # a shipped preset is not saved over
+            start = f"{self.wb.draft.get('name', 'plan')}.toml"
         path, _ = QFileDialog.getSaveFileName(self, "Save plan", start, "Plans (*.toml)")
         if path:
             self.wb.draft.save(path)
@@ -344,15 +377,89 @@ class MatrixPage(QWidget):
         assert summary is not None
         self.summary = summary
         self.problems.clear()
-        for e in summary.errors:
-            item = QListWidgetItem(f"error: {e}")
-            item.setForeground(QColor(200, 50, 50))
+        problems = summary.problems or [Problem("", e) for e in summary.errors]
+        errors = [p for p in problems if p.severity == "error"]
+        warnings = [p for p in problems if p.severity != "error"]
+        for p in errors + warnings:
+            if p.key == "test" and not self.wb.draft.tests:  # a new plan: what to do next
+                item = QListWidgetItem("next: choose a tool on the left and press "
+                                       "'Add a test with this tool'")
+                item.setForeground(QColor(40, 90, 160))
+            else:
+                where = f"line {p.line}: " if p.line else ""
+                item = QListWidgetItem(f"{p.severity}: {p.key}: {p.message}" if p.key else
+                                       f"{p.severity}: {where}{p.message}")
+                item.setForeground(QColor(200, 50, 50) if p.severity == "error"
+                                   else QColor(190, 120, 0))
+                if where:
+                    item.setToolTip(f"{where.rstrip(': ')} of the plan's TOML; click to go to "
+                                    "the field")
+            item.setData(Qt.ItemDataRole.UserRole, p.key)
             self.problems.addItem(item)
-        for w in summary.warnings:
-            item = QListWidgetItem(f"warning: {w}")
-            item.setForeground(QColor(190, 120, 0))
-            self.problems.addItem(item)
+        if not summary.problems:  # an exception, not a verdict
+            for w in summary.warnings:
+                item = QListWidgetItem(f"warning: {w}")
+                item.setForeground(QColor(190, 120, 0))
+                self.problems.addItem(item)
         # the same line `disklab plan validate` prints (core.session.summary_text)
-        self.summary_label.setText(summary_text(summary, self.assumed_rate))
+        if summary.errors and errors and all(p.key == "test" for p in errors) \
+                and not self.wb.draft.tests:
+            self.summary_label.setText("No tests yet.")
+        else:
+            self.summary_label.setText(summary_text(summary, self.assumed_rate))
+        self._mark_fields()
         self.checked.emit(summary)
+        self.wb.plan_checked.emit(summary)
+
+    # --- problems at their fields
+    def _mark_fields(self) -> None:
+        """The last check's problems of the test shown, at its parameter fields; the plan's
+        own keys (name, repeats...) at theirs."""
+        row = self.tests.currentRow()
+        by_field: dict[str, str] = {}
+        for p in self.summary.problems:
+            m = TEST_KEY.fullmatch(p.key)
+            if m and m.group(2) and int(m.group(1)) == row + 1 and p.severity == "error":
+                by_field.setdefault(m.group(2), p.message)
+        for key, edit in self.param_edits.items():
+            message = by_field.get(key)
+            mark_invalid(edit, bool(message))
+            err = self.param_errors.get(key)
+            if err is not None:
+                err.setText(message or "")
+                err.setVisible(bool(message))
+        top = {p.key: p.message for p in self.summary.problems if p.severity == "error"}
+        for key, widget in (("name", self.name), ("repeats", self.repeats)):
+            mark_invalid(widget, key in top)
+            widget.setToolTip(top.get(key, ""))
+
+    def _problem_clicked(self, item: QListWidgetItem) -> None:
+        key = item.data(Qt.ItemDataRole.UserRole)
+        if not key:
+            return
+        if key.startswith(("target", "config")):
+            self.wb.problem_requested.emit(str(key))  # the window shows that page
+        else:
+            self.focus_problem(str(key))
+
+    def focus_problem(self, key: str) -> None:
+        """Select the test a key names and put the focus in its field (test[2].block_size),
+        or on the plan's own field (name, repeats...); 'test' alone: the tools to add one."""
+        m = TEST_KEY.match(key)
+        if m:
+            row = int(m.group(1)) - 1
+            if 0 <= row < self.tests.count():
+                self.tests.setCurrentRow(row)
+            field = m.group(2)
+            edit = self.param_edits.get(field or "")
+            if edit is not None:
+                self.params_scroll.ensureWidgetVisible(edit)
+                edit.setFocus()
+                edit.selectAll()
+            else:
+                self.tests.setFocus()
+            return
+        widget = {"name": self.name, "repeats": self.repeats, "drop_caches": self.drop,
+                  "stop_on_failure": self.stop}.get(key.split(".")[0])
+        (widget or self.tools).setFocus()
 

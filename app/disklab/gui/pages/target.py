@@ -1,12 +1,15 @@
 """Target page: a directory on a mounted filesystem, a scratch image, or a block device.
 
 Devices come from core.system.devices (lsblk, run in the thread pool) with their safety
-verdict; a refused device is shown disabled with the reason, and a destructive choice asks for
-the device path typed back.
+verdict; a device that cannot be used (refused, size 0, read-only) is shown disabled with the
+reason, and a destructive choice asks for the device path typed back (a wrong path is said to
+be wrong). A choice that is not complete yet (Block device with no device picked) stays chosen
+and is marked at its field: the page never switches it back behind the user's back.
 """
 
 from __future__ import annotations
 
+import html
 import os
 import shutil
 from typing import Any
@@ -31,7 +34,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.system.devices import Device, identity_of, list_devices
+from disklab.core.session import PlanSummary
+from disklab.core.system.devices import Device, describe, identity_of, list_devices
 from disklab.core.units import GiB, human_bytes, parse_size
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
@@ -61,6 +65,15 @@ class TargetPage(QWidget):
         self.free: dict[str, int] = {}
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
         lay = QVBoxLayout(self)
+        self.start_hint = QLabel(
+            "<b>Start here.</b> 1. Choose where the tests run (a directory is the quickest). "
+            "2. Optionally add filesystem configurations to compare (page 2). "
+            "3. Add tests on the Test matrix (page 3). 4. Press F5 to run.")
+        self.start_hint.setWordWrap(True)
+        self.start_hint.setStyleSheet("background:#e8f1fb; border:1px solid #9cc1e8; "
+                                      "padding:6px; color:#123;")
+        self.start_hint.hide()
+        lay.addWidget(self.start_hint)
         intro = QLabel("<b>Where the tests run.</b> A directory on a mounted filesystem is never "
                        "formatted; a scratch image or a device is formatted for each "
                        "configuration.")
@@ -70,9 +83,10 @@ class TargetPage(QWidget):
         box = QGroupBox("Target")
         form = QFormLayout(box)
         self.kind = QButtonGroup(self)
-        self.dir_radio = QRadioButton("Directory")
-        self.image_radio = QRadioButton("Scratch image (a loop device DiskLab makes and removes)")
-        self.device_radio = QRadioButton("Block device (chosen below)")
+        self.dir_radio = QRadioButton("&Directory")
+        self.image_radio = QRadioButton("Scratch &image (a loop device DiskLab makes and "
+                                        "removes)")
+        self.device_radio = QRadioButton("&Block device (chosen below)")
         for i, r in enumerate((self.dir_radio, self.image_radio, self.device_radio)):
             self.kind.addButton(r, i)
         row = QHBoxLayout()
@@ -94,7 +108,15 @@ class TargetPage(QWidget):
         self.image_dir.setToolTip("a file DiskLab creates (sparse), attaches as a loop device "
                                   "with direct I/O, formats per configuration and removes")
         form.addRow("image file", self.image_dir)
-        form.addRow(self.device_radio, QLabel(""))
+        self.device_choice = QLabel("")
+        self.device_choice.setWordWrap(True)
+        form.addRow(self.device_radio, self.device_choice)
+        # the plan check's problems with the target (target.*), at this box
+        self.target_error = QLabel()
+        self.target_error.setWordWrap(True)
+        self.target_error.setTextFormat(Qt.TextFormat.RichText)
+        self.target_error.hide()
+        form.addRow("", self.target_error)
         lay.addWidget(box)
 
         dev_box = QGroupBox("Block devices")
@@ -123,11 +145,48 @@ class TargetPage(QWidget):
         self.image_dir.editingFinished.connect(self._apply)
         self.kind.idToggled.connect(lambda _i, on: on and self._apply())
         wb.draft_changed.connect(self.load_draft)
+        wb.plan_checked.connect(self.show_problems)
         self.load_draft()
         self.refresh_devices()
 
+    def show_start_hint(self, shown: bool) -> None:
+        self.start_hint.setVisible(shown)
+
+    def show_problems(self, summary: PlanSummary) -> None:
+        """The plan check's errors and warnings about the target, under the target's fields."""
+        # no device picked: the line at the radio button says it already
+        said = self.device_radio.isChecked() and self._confirmed is None
+        lines = [f"<span style='color:#b36b00'>⚠ {html.escape(p.message)}</span>"
+                 if p.severity == "warning" else
+                 f"<span style='color:#c33'>{html.escape(p.message)}</span>"
+                 for p in summary.problems if p.key.startswith("target")
+                 and not (said and p.key == "target.format")]
+        self.target_error.setText("<br>".join(lines))
+        self.target_error.setVisible(bool(lines))
+        bad = any(p.key.startswith("target") and p.severity == "error"
+                  for p in summary.problems)
+        field = self._field()
+        for w in (self.dir_edit, self.image_dir, self.table):
+            mark_invalid(w, bad and w is field)
+
+    def _field(self) -> QWidget | None:
+        if self.image_radio.isChecked():
+            return self.image_dir
+        if self.device_radio.isChecked():
+            return self.table
+        return self.dir_edit
+
+    def focus_problem(self, key: str) -> None:
+        """Go to the field of a target.* problem: mark it and give it the focus."""
+        field = self._field()
+        if field is not None:
+            mark_invalid(field, True)
+            field.setFocus()
+
     # --- plan <-> form
     def load_draft(self) -> None:
+        if not self.wb.draft.is_blank:
+            self.start_hint.hide()
         target = self.wb.draft.target
         for w in (self.dir_edit, self.image_size, self.image_dir, self.kind):
             w.blockSignals(True)
@@ -138,7 +197,8 @@ class TargetPage(QWidget):
                 self.image_size.setValue(max(1, round(_gib(image.get("size", 4 * GiB)))))
                 self.image_dir.setText(str(image.get("path", "/var/tmp/disklab-scratch.img")))
         elif "format" in target:
-            self._confirmed = (str(target["format"]), str(target.get("confirm", "")))
+            self._confirmed = ((str(target["format"]), str(target.get("confirm", "")))
+                               if target["format"] else None)
             self.device_radio.setChecked(True)
         else:
             self.dir_radio.setChecked(True)
@@ -146,6 +206,7 @@ class TargetPage(QWidget):
         for w in (self.dir_edit, self.image_size, self.image_dir, self.kind):
             w.blockSignals(False)
         self._dir_info()
+        self._device_info()
 
     def _apply(self) -> None:
         target = self.wb.draft.target
@@ -154,12 +215,28 @@ class TargetPage(QWidget):
             target["image"] = {"path": self.image_dir.text().strip()
                                or "/var/tmp/disklab-scratch.img",
                                "size": f"{self.image_size.value()}g"}
-        elif self.device_radio.isChecked() and self._confirmed is not None:
-            target["format"], target["confirm"] = self._confirmed
+        elif self.device_radio.isChecked():
+            # no device picked yet: the choice stays, and the plan check marks it (an empty
+            # `format` is an error at target.format) instead of falling back to a directory
+            target["format"], target["confirm"] = self._confirmed or ("", "")
         else:
             target["directory"] = self.dir_edit.text().strip()
         self._dir_info()
+        self._device_info()
+        self.start_hint.hide()
         self.wb.touch()
+
+    def _device_info(self) -> None:
+        if not self.device_radio.isChecked():
+            self.device_choice.setText("")
+            self.device_choice.setStyleSheet("")
+        elif self._confirmed is None:
+            self.device_choice.setText("no device chosen yet: pick a usable one in the list "
+                                       "below")
+            self.device_choice.setStyleSheet("color:#c33")
+        else:
+            self.device_choice.setText(f"{self._confirmed[0]} (confirmed)")
+            self.device_choice.setStyleSheet("")
 
     def set_image(self, path: str, size_gib: int) -> None:
         """Choose a scratch image (as the radio button and fields do)."""
@@ -213,9 +290,9 @@ class TargetPage(QWidget):
             self.devices = []
         else:
             self.devices = devices
-            self.device_note.setText("Devices marked refused cannot be used: the reason says "
-                                     "why. Choosing a usable device will ask you to type its "
-                                     "path, because its data will be destroyed.")
+            self.device_note.setText("Greyed devices cannot be used: the last column says why. "
+                                     "Choosing a usable device will ask you to type its path, "
+                                     "because its data will be destroyed.")
         self._fill_devices()
         self.devices_loaded.emit()
 
@@ -223,14 +300,17 @@ class TargetPage(QWidget):
         self.table.setRowCount(len(self.devices))
         for row, d in enumerate(self.devices):
             free = self.free.get(d.path)
+            why = d.unusable
             cells = [d.path, d.model or "", d.serial or "", human_bytes(d.size),
                      human_bytes(free) if free is not None else "",
-                     "yes" if d.rotational else "no", d.safety, "; ".join(d.reasons)]
+                     "yes" if d.rotational else "no",
+                     d.safety if why is None or d.refused else "unusable",
+                     "; ".join(d.reasons) if d.refused or why is None else why]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if d.refused:
+                if why is not None:
                     item.setFlags(Qt.ItemFlag.NoItemFlags)
-                    item.setToolTip("; ".join(d.reasons) or "refused")
+                    item.setToolTip(why)
                 self.table.setItem(row, col, item)
 
     def _selected_device(self) -> Device | None:
@@ -241,29 +321,50 @@ class TargetPage(QWidget):
 
     def _device_selected(self) -> None:
         dev = self._selected_device()
-        if dev is None:
+        if dev is None or dev.unusable is not None:
             return
-        if not self.confirm_destroy(dev):
+        confirmed, why = ask_destroy(self, dev, "mkfs and the tests")
+        if not confirmed:
             self.table.clearSelection()
+            if why:
+                self.device_choice.setText(why)
+                self.device_choice.setStyleSheet("color:#c33")
             return
         self._confirmed = (dev.path, identity_of(dev))
         self.device_radio.setChecked(True)
         self._apply()
 
-    def confirm_destroy(self, dev: Device) -> bool:
-        """Show what will be destroyed and ask for the device path typed back."""
-        return ask_destroy(self, dev, "mkfs and the tests")
+
+INVALID = "border: 2px solid #d33;"
 
 
-def ask_destroy(parent: QWidget, dev: Device, by: str) -> bool:
+def mark_invalid(widget: QWidget, invalid: bool) -> None:
+    """A red border on the widget itself (not on its children: a table's headers stay as they
+    are), or none."""
+    name = widget.metaObject().className()
+    widget.setStyleSheet(f"{name} {{ {INVALID} }}" if invalid else "")
+
+
+def destroy_question(dev: Device, by: str) -> str:
+    """What the confirmation says: the device by the facts known, never 'None'."""
+    return (f"Everything on {describe(dev)} will be destroyed by {by}.\n"
+            "Type the device path to confirm:")
+
+
+def ask_destroy(parent: QWidget, dev: Device, by: str) -> tuple[bool, str]:
     """The typed confirmation of every device DiskLab destroys (the target, an external journal
-    or log device): what is on it, and its path typed back."""
-    text, ok = QInputDialog.getText(
-        parent, "Destroy the data on this device?",
-        f"Everything on {dev.path} ({dev.model or ''}, serial {dev.serial or ''},"
-        f" {human_bytes(dev.size)}) will be destroyed by {by}.\n"
-        f"Type the device path to confirm:")
-    return bool(ok and text.strip() == dev.path)
+    or log device): what is on it, and its path typed back. Returns (confirmed, what to tell
+    the user when not): a wrong path is said to be wrong at the field, never dropped silently;
+    Cancel says nothing."""
+    text, ok = QInputDialog.getText(parent, "Destroy the data on this device?",
+                                    destroy_question(dev, by))
+    if not ok:
+        return False, ""
+    if text.strip() == dev.path:
+        return True, ""
+    typed = text.strip()
+    return False, (f"{typed!r} is not {dev.path}: not chosen (type the path exactly)" if typed
+                   else f"nothing typed: {dev.path} not chosen")
 
 
 def _gib(value: Any) -> float:

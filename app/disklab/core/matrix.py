@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from disklab.core.model import Case, Plan, TestSpec
+from disklab.core.targets import fits, named_targets
 
 
 def _axes(spec: TestSpec) -> list[tuple[str, ...]]:
@@ -55,7 +56,9 @@ def point_count(spec: TestSpec) -> int:
 
 
 def run_count(plan: Plan) -> int:
-    """Runs of a whole plan (configurations x cases x repeats), counted without expanding."""
+    """Runs of a whole plan (configurations x cases x repeats), counted without expanding: an
+    upper bound when a configuration is limited to some targets (expand() leaves out the
+    placements it cannot run)."""
     return len(plan.configs) * sum(point_count(s) for s in plan.tests) * plan.repeats
 
 
@@ -69,9 +72,12 @@ def expand(plan: Plan) -> list[Case]:
     """All cases of a plan, in run order. Identical cases get '-2', '-3' suffixes."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
+    targets = named_targets(plan)
     for config in plan.configs:
         for spec in plan.tests:
             for params in points(spec):
+                if not fits(config, params, targets):
+                    continue  # a placement on a target this configuration is not made on
                 cid = case_id(config.label, spec.tool, params)
                 seen[cid] = seen.get(cid, 0) + 1
                 if seen[cid] > 1:

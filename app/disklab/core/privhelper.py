@@ -155,6 +155,8 @@ class Helper:
             "scheduler": self.op_scheduler,
             "drop_caches": self.op_drop_caches,
             "readback": self.op_readback,
+            "partition": self.op_partition,
+            "unpartition": self.op_unpartition,
             "tool_start": self.op_tool_start,
             "tool_read": self.op_tool_read,
             "tool_tree": self.op_tool_tree,
@@ -327,6 +329,57 @@ class Helper:
                 kind = "wipefs" if command.argv[0] == "wipefs" else "mkfs"
                 self.run(command.argv, timeout=TIMEOUTS[kind])
         return {}
+
+    def op_partition(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Split a device into `count` equal GPT partitions (several targets on one LUN, as
+        the RAID study did): the device passes the destructive checks a mkfs does, then
+        sgdisk writes the table and partx tells the kernel. The partitions' paths and
+        identities (for their mkfs's confirm) come back."""
+        device = _arg(args, "device", str)
+        count = _arg(args, "count", int)
+        confirm = _arg(args, "confirm", str, required=False)
+        lib = _arg(args, "library_path", str, required=False)
+        if not 1 <= count <= MAX_PARTITIONS:
+            raise RequestError(f"{count} partitions: from 1 to {MAX_PARTITIONS}")
+        kname = devices.kernel_name(device)
+        if confirm is None and kname not in self.attached:
+            raise SafetyError(f"{device}: partitioning a device DiskLab did not attach needs "
+                              "the plan's confirm")
+        devices.check_destructive(device, confirm, lib)
+        self.run(wipefs_argv(device), timeout=TIMEOUTS["wipefs"])
+        self.run(("sgdisk", "--zap-all", device), check=False)  # no table yet: exit 2
+        argv = ["sgdisk"]
+        sectors = int((Path("/sys/class/block") / kname / "size").read_text())
+        # equal parts in MiB, aligned (sgdisk aligns to 2048 sectors); the last takes the rest
+        each = (sectors * 512 - (4 << 20)) // count >> 20
+        if each < 1:
+            raise RequestError(f"{device} is too small for {count} partitions")
+        for i in range(1, count + 1):
+            size = f"+{each}M" if i < count else "0"
+            argv += [f"--new={i}:0:{size}", f"--typecode={i}:8300",
+                     f"--change-name={i}:disklab{i}"]
+        self.run((*argv, device))
+        self.run(("partx", "--update", device), check=False)  # may already be known
+        parts = _partitions_of(kname)
+        if len(parts) != count:
+            self.run(("partx", "--add", device), check=False)
+            parts = _partitions_of(kname)
+        if len(parts) != count:
+            raise ToolError(f"{device}: the kernel shows {len(parts)} partitions after sgdisk, "
+                            f"not {count}")
+        return {"partitions": parts, "identities": {p: devices.identity(p) for p in parts}}
+
+    def op_unpartition(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Make the kernel forget a device's partitions (after their filesystems are
+        unmounted): the loop device of an image can then be detached."""
+        device = _arg(args, "device", str)
+        kname = devices.kernel_name(device)
+        for part in _partitions_of(kname):
+            dev = devices.classify(part)
+            if dev.mountpoints:
+                raise SafetyError(f"{part} is still mounted; unmount first")
+        self.run(("partx", "--delete", device), check=False)
+        return {"left": _partitions_of(kname)}
 
     def _check_mountpoint(self, mountpoint: str, lib: str | None) -> str:
         real = os.path.realpath(_abs_path(mountpoint, "mountpoint"))
@@ -664,6 +717,20 @@ class Helper:
         except Exception as e:  # a bug must not kill the session's only root process
             return {"id": rid, "ok": False, "kind": "InternalError",
                     "error": f"{type(e).__name__}: {e}", "ran": self.ran}
+
+
+MAX_PARTITIONS = 16
+
+
+def _partitions_of(kname: str) -> list[str]:
+    """/dev paths of the partitions the kernel shows of a disk (sysfs), in number order."""
+    base = Path("/sys/class/block") / kname
+    found = []
+    for entry in base.glob(f"{kname}*"):
+        number = entry / "partition"
+        if number.exists():
+            found.append((int(number.read_text()), f"/dev/{entry.name}"))
+    return [path for _n, path in sorted(found)]
 
 
 def serve(inp: TextIO, out: TextIO) -> None:

@@ -65,6 +65,8 @@ class RunTarget:
     ram_bytes: int = 0
     is_root: bool = False
     python: str = "python3"  # interpreter for the built-in engine
+    # several targets (a test's `on`): target name -> the directory its streams' files go to
+    directories: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,10 @@ class Command:
     needs_pty: bool = False
     # the measured step reads what `prepare` wrote: the runner drops caches in between
     reads_after_prepare: bool = False
+    # several processes started together behind a barrier (dd on several targets): each
+    # (target name, argv); `argv` is then only what the transcript shows. The runner writes
+    # the streams' start and end times to `result_file` as JSON.
+    group: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,3 +178,20 @@ class ToolAdapter(ABC):
         the adapter when --tool is not given. False by default: output that cannot be imported
         (the built-in engine's is only ever read from a run)."""
         return False
+
+
+PLACEMENT_KEY = "on"  # a test's placement parameter: "a+b" = a stream on a, one on b
+
+
+def placement(params: Mapping[str, Any]) -> list[str]:
+    """The target names of a case's streams, one per stream ("a+a+b" -> [a, a, b]); [] when
+    the case has no placement (it runs on the one target)."""
+    value = params.get(PLACEMENT_KEY)
+    return [n for n in value.split("+") if n] if isinstance(value, str) else []
+
+
+def stream_directories(params: Mapping[str, Any], target: RunTarget) -> list[tuple[str, str]]:
+    """(target name, directory) of each stream of a placed case, in `on` order; a name the
+    runner gave no directory for falls back to the case's directory."""
+    return [(name, target.directories.get(name, target.directory))
+            for name in placement(params)]

@@ -924,8 +924,7 @@ def _measure(
                 for line in lines:
                     yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
                                   repeat=repeat, t=line.t)
-                    update = parser.feed(line.stream, line.text)
-                    if update is not None:
+                    for update in parser.feed_many(line.stream, line.text):
                         yield _progress(case, repeat, update.done_bytes,
                                         update.total_bytes or planned, update.phase,
                                         update.message, time.monotonic() - t0,

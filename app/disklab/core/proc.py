@@ -33,8 +33,8 @@ import codecs
 import contextlib
 import ctypes
 import errno
-import json
 import fcntl
+import json
 import os
 import re
 import select

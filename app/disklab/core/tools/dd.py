@@ -22,12 +22,12 @@ from disklab.core.model import UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
     MAX_BLOCK,
     MAX_FILE,
+    PLACEMENT_KEY,
     REQUIRED,
     Capabilities,
     Command,
     ParamSpec,
     ProgressParser,
-    PLACEMENT_KEY,
     RunTarget,
     StreamFigures,
     ToolAdapter,

@@ -1,0 +1,209 @@
+"""Issue 14, several targets on one machine: four scratch ext4 filesystems as targets a..d, the
+RAID study's placements ("a", "a+b", "a+b+c+d", "a+a") with iozone, the built-in engine and dd
+through `disklab run`, read back with `disklab show --json` as a user would; and a scratch
+image split into four GPT partitions by DiskLab itself, undone afterwards by name."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from disklab.core import proc
+from disklab.core.library import Library
+from tests.helpers import Loops
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+PLACEMENTS = ["a", "a+b", "a+b+c+d", "a+a"]
+SIZE = 8 << 20
+
+PLAN = """\
+name = "four luns"
+
+[targets.a]
+directory = "{a}"
+[targets.b]
+directory = "{b}"
+[targets.c]
+directory = "{c}"
+[targets.d]
+directory = "{d}"
+
+[[test]]
+tool = "iozone"
+tests = ["write", "read"]
+record_size = "1m"
+file_size = "8m"
+on = {on}
+
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "8m"
+on = {on}
+
+[[test]]
+tool = "dd"
+mode = "write"
+block_size = "1m"
+size = "8m"
+on = {on}
+
+[report]
+rows = ["on"]
+columns = ["test"]
+"""
+
+
+def disklab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "disklab.cli.main", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def _needs(*tools: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root (loop devices, mkfs, mount)")
+    missing = [t for t in tools if proc.which(t) is None]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")
+
+
+@pytest.fixture
+def four_luns(tmp_path: Path) -> Iterator[dict[str, Path]]:
+    _needs("iozone", "mkfs.ext4", "losetup")
+    loops = Loops(tmp_path)
+    try:
+        yield {name: loops.mount(loops.device(name, "96M"), f"lun-{name}")
+               for name in "abcd"}
+    finally:
+        loops.cleanup()
+
+
+def _rows(session: dict[str, Any]) -> dict[tuple[str, str, str], dict[str, float]]:
+    """(tool, on, target) -> metric -> mean."""
+    out: dict[tuple[str, str, str], dict[str, float]] = defaultdict(dict)
+    for r in session["results"]:
+        p = r["params"]
+        if "target" in p and "job" not in p and "stream" not in p:
+            out[(r["tool"], p["on"], p["target"])][r["metric"]] = r["mean"]
+    return out
+
+
+def test_four_targets_iozone_engine_dd(four_luns: dict[str, Path], tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.replace("[report]\nrows = [\"on\"]\ncolumns = [\"test\"]\n", "")
+                    .format(on=json.dumps(PLACEMENTS), **four_luns))
+    library = tmp_path / "library.sqlite3"
+    done = disklab("run", str(plan), "--library", str(library))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    shown = disklab("show", "1", "--json", "--library", str(library))
+    assert shown.returncode == 0, shown.stderr
+    rows = _rows(json.loads(shown.stdout))
+    phases = {"iozone": ["write", "rewrite", "read", "reread"], "engine": ["write"],
+              "dd": ["write"]}
+    for tool, names in phases.items():
+        for on in PLACEMENTS:
+            streams = on.split("+")
+            for phase in names:
+                total = rows[(tool, on, "all")]
+                # every target of the placement has its own row, with the bytes its streams
+                # moved (one file of SIZE each)
+                for target in set(streams):
+                    mine = rows[(tool, on, target)]
+                    assert mine[f"{phase}:bytes"] == pytest.approx(streams.count(target) * SIZE)
+                    assert mine[phase] > 0
+                # the aggregate: every byte over the wall time from first start to last end
+                assert total[f"{phase}:bytes"] == pytest.approx(len(streams) * SIZE)
+                assert total[phase] == pytest.approx(
+                    total[f"{phase}:bytes"] / (total[f"{phase}:wall"] / 1e9), rel=1e-6)
+                assert set(t for (tl, o, t) in rows if tl == tool and o == on) == {
+                    *streams, "all"}
+            if len(streams) > 1 and tool in ("engine", "dd"):
+                # the streams' own start times (engine's per-stream start, dd's end less its
+                # own seconds) lie within a small window: they were released together
+                assert total["write:start_skew"] / 1e9 < 0.25, (tool, on, total)
+            if len(streams) > 1 and tool == "iozone":
+                # iozone's parent times all children from its own start barrier: its elapsed
+                # time (every byte / "Parent sees") exceeds the slowest child's by little
+                for phase in names:
+                    parent = total[f"{phase}:bytes"] / total[f"{phase}:parent"]
+                    assert parent - total[f"{phase}:wall"] / 1e9 < 0.5, (on, phase, total)
+    for directory in four_luns.values():  # nothing of the runs is left on the targets
+        assert not [p for p in directory.iterdir() if p.name.startswith("disklab-")]
+
+
+PARTITIONED = """\
+name = "one lun, four partitions"
+
+[targets.a]
+image = {{ path = "{image}", size = "512m" }}
+partitions = 4
+
+[[config]]
+label = "ext4"
+fs = "ext4"
+
+[[config]]
+label = "ext4 nodelalloc on a1 a2"
+fs = "ext4"
+mount = ["nodelalloc"]
+targets = ["a1", "a2"]
+
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "8m"
+on = ["a1", "a1+a2", "a1+a2+a3+a4"]
+"""
+
+
+def test_partitions_of_one_image(tmp_path: Path) -> None:
+    _needs("sgdisk", "partx", "mkfs.ext4", "losetup")
+    image = tmp_path / "lun.img"
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PARTITIONED.format(image=image))
+    library = tmp_path / "library.sqlite3"
+    try:
+        done = disklab("run", str(plan), "--library", str(library))
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        session = json.loads(disklab("show", "1", "--json", "--library",
+                                     str(library)).stdout)
+        rows = defaultdict(dict)
+        for r in session["results"]:
+            p = r["params"]
+            if "target" in p and "stream" not in p:
+                rows[(r["config"], p["on"], p["target"])][r["metric"]] = r["mean"]
+        assert rows[("ext4", "a1+a2+a3+a4", "a4")]["write:bytes"] == SIZE
+        assert rows[("ext4", "a1+a2+a3+a4", "all")]["write:bytes"] == 4 * SIZE
+        # the limited configuration runs only the placements on its targets
+        limited = {on for (config, on, _t) in rows if config == "ext4 nodelalloc on a1 a2"}
+        assert limited == {"a1", "a1+a2"}
+        # each partition got its own filesystem, read back: four ext4 on a1..a4
+        with Library.open(library) as lib:
+            applied = [e for e in lib.events(1) if e["kind"] == "ConfigApplied"]
+        first = applied[0]["readback"]["targets"]
+        assert sorted(first) == ["a1", "a2", "a3", "a4"]
+        assert {rb["device"] for rb in first.values()} == {
+            f"{first['a1']['device'][:-1]}{i}" for i in range(1, 5)}
+        assert all(rb["fs"] == "ext4" for rb in first.values())
+    finally:
+        leftover = subprocess.run(["losetup", "-j", str(image)], capture_output=True,
+                                  text=True).stdout
+        for line in leftover.splitlines():  # only on failure: undo by name
+            device = line.split(":")[0]
+            subprocess.run(["partx", "-d", device], check=False, capture_output=True)
+            subprocess.run(["losetup", "-d", device], check=False)
+    assert not leftover, f"loop devices left on {image}: {leftover}"
+    assert not image.exists()
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert str(tmp_path) not in mounts

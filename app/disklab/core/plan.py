@@ -741,7 +741,8 @@ def _check_targets(plan: Plan, check: _Checker) -> None:
     targets = named_targets(plan)
     if (len(targets) > 1 or plan.target.partitions) and os.geteuid() != 0 and any(
             t.needs_root for t in targets.values()):
-        check.error("targets", "several image or format targets (or partitions) run their "
+        check.error(f"targets.{next(iter(targets))}" if plan.targets else "target",
+                    "several image or format targets (or partitions) run their "
                     "tools as root: run DiskLab as root (sudo disklab run PLAN) for now")
 
 

@@ -63,15 +63,17 @@ def read_targets(doc: Mapping[str, Any], check: _Check,
     raw = doc.get("targets")
     if raw is None:
         return None
+    # the key of the first [targets.NAME] table: the line a message about them all points to
+    where = f"targets.{next(iter(raw))}" if isinstance(raw, dict) and raw else "targets"
     if "target" in doc:
-        check.error("targets", "give either [target] or [targets.NAME] tables, not both")
+        check.error(where, "give either [target] or [targets.NAME] tables, not both")
         return None
     if not isinstance(raw, dict) or not raw:
         check.error("targets", 'must hold [targets.NAME] tables, e.g. [targets.a] '
                     'directory = "/mnt/a"')
         return None
     if len(raw) > MAX_TARGETS:
-        check.error("targets", f"{len(raw)} targets: at most {MAX_TARGETS}")
+        check.error(where, f"{len(raw)} targets: at most {MAX_TARGETS}")
         return None
     out: dict[str, Target] = {}
     for name, table in raw.items():
@@ -85,10 +87,10 @@ def read_targets(doc: Mapping[str, Any], check: _Check,
             out[name] = target
     kinds = {t.kind for t in out.values()}
     if "device" in kinds and len(out) > 1:
-        check.error("targets", "raw device targets run one at a time: several targets are "
+        check.error(where, "raw device targets run one at a time: several targets are "
                     "directories, images or formatted devices")
     elif "directory" in kinds and len(kinds) > 1:
-        check.error("targets", "mix no directory targets with image or format targets: "
+        check.error(where, "mix no directory targets with image or format targets: "
                     "either every target is a directory, or DiskLab makes every filesystem")
     paths = [t.path for t in out.values()]
     for name, target in out.items():
@@ -139,6 +141,10 @@ def _placement(value: Any, names: Mapping[str, Any], key: str, check: _Check) ->
                     'e.g. "a+b" (a stream on a and one on b)')
         return None
     parts = [p.strip() for p in value.split("+")]
+    if "" in parts:
+        check.error(key, f"{value!r} has an empty name: names are joined by single '+' "
+                    '("a+b")')
+        return None
     unknown = [p for p in parts if p not in names]
     if unknown:
         check.error(key, f"{unknown[0]!r} in {value!r} is not a target of this plan (known: "
@@ -155,6 +161,8 @@ def place_tests(specs: list[TestSpec], placed: Mapping[int, Any],
     """Add each test's `on` to its parameters: a list is an axis (each value one placement),
     a string one placement. Only tools that can spread streams take it."""
     names = stream_targets(targets)
+    if not names:  # the targets themselves are wrong: said at their keys
+        return specs
     out = []
     for spec in specs:
         if spec.index not in placed:

@@ -49,7 +49,7 @@ from disklab.core.units import (
 )
 
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
-            "config", "page_cache_limit", "targets"}
+            "config", "page_cache_limit", "targets", "report"}
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
 TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm", "partitions"}

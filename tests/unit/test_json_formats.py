@@ -22,8 +22,8 @@ from disklab.core.library import Library
 from disklab.core.model import Case, Metric
 from disklab.core.plan_schema import plan_schema, plan_schema_text
 from disklab.core.resources import preset_paths, resource
-from disklab.core.targets import PLACED_TOOLS
 from disklab.core.results.documents import comparison_text, write_session
+from disklab.core.targets import PLACED_TOOLS
 from tests.helpers import fixture_text, record_session
 
 

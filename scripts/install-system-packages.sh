@@ -15,7 +15,10 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     # the packaging tests check the installed files as distributions do: desktop-file-validate,
     # appstreamcli, xmllint, man, and the completions in bash, zsh and fish; they build the
     # wheel from a git listing and stage `make install`
-    desktop-file-utils appstream libxml2-utils man-db zsh fish git make)
+    desktop-file-utils appstream libxml2-utils man-db zsh fish git make
+    # several targets: GPT partitions of a scratch image or a device (sgdisk; partx is in
+    # util-linux)
+    gdisk)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

@@ -39,7 +39,7 @@ from disklab.core.targets import (
     take_config_targets,
     take_placements,
 )
-from disklab.core.tools.base import REQUIRED, ParamSpec
+from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
 from disklab.core.units import (
     MAX_BYTES,
     format_size,
@@ -739,7 +739,8 @@ def _check_targets(plan: Plan, check: _Checker) -> None:
     tool on one directory), so several image or format targets need DiskLab run as root."""
     check_placements(plan, check)
     targets = named_targets(plan)
-    if (len(targets) > 1 or plan.target.partitions) and os.geteuid() != 0 and any(
+    placed = any(PLACEMENT_KEY in spec.params for spec in plan.tests)
+    if (len(targets) > 1 or plan.target.partitions or placed) and os.geteuid() != 0 and any(
             t.needs_root for t in targets.values()):
         check.error(f"targets.{next(iter(targets))}" if plan.targets else "target",
                     "several image or format targets (or partitions) run their "

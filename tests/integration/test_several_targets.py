@@ -103,8 +103,18 @@ def test_four_targets_iozone_engine_dd(four_luns: dict[str, Path], tmp_path: Pat
     plan.write_text(PLAN.replace("[report]\nrows = [\"on\"]\ncolumns = [\"test\"]\n", "")
                     .format(on=json.dumps(PLACEMENTS), **four_luns))
     library = tmp_path / "library.sqlite3"
-    done = disklab("run", str(plan), "--library", str(library))
+    done = disklab("run", str(plan), "--library", str(library), "--json")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    # live progress carries the target: the engine's interval lines give each target's bytes
+    started = {e["case"]["id"]: e["case"] for e in events if e["event"] == "CaseStarted"}
+    per_target = defaultdict(dict)
+    for e in events:
+        case = started.get(e.get("case_id", ""))
+        if e["event"] == "Progress" and e.get("target") and case and case["tool"] == "engine":
+            per_target[case["params"]["on"]][e["target"]] = e["done_bytes"]
+    assert per_target["a+b+c+d"] == {t: SIZE for t in "abcd"}
+    assert per_target["a+a"] == {"a": 2 * SIZE}
     shown = disklab("show", "1", "--json", "--library", str(library))
     assert shown.returncode == 0, shown.stderr
     rows = _rows(json.loads(shown.stdout))

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from disklab.core import proc
@@ -217,3 +220,88 @@ def test_partitions_of_one_image(tmp_path: Path) -> None:
     assert not image.exists()
     mounts = Path("/proc/self/mountinfo").read_text()
     assert str(tmp_path) not in mounts
+
+
+KILLED = """\
+name = "killed"
+
+[targets.a]
+image = {{ path = "{a}", size = "256m" }}
+[targets.p]
+image = {{ path = "{p}", size = "256m" }}
+partitions = 2
+
+[[config]]
+label = "ext4"
+fs = "ext4"
+
+[[test]]
+tool = "dd"
+mode = "write"
+block_size = "1m"
+size = "64m"
+direct = true
+sync = true
+on = "a+p1+p2"
+
+[[test]]
+tool = "engine"
+mode = "write"
+size = "64m"
+runtime = "60s"
+on = "a+p1+p2"
+"""
+
+
+def test_a_killed_run_on_partitions_is_undone_by_the_next_start(tmp_path: Path) -> None:
+    """SIGKILL while three streams run on an image and two partitions of another: the next
+    start unmounts the three filesystems, makes the kernel forget the partitions, detaches
+    both loop devices and removes both images, by the record, and says so."""
+    _needs("sgdisk", "partx", "mkfs.ext4", "losetup")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "XDG_STATE_HOME": str(tmp_path / "state")}
+    images = {"a": tmp_path / "a.img", "p": tmp_path / "p.img"}
+    plan = tmp_path / "plan.toml"
+    plan.write_text(KILLED.format(**images))
+    library = tmp_path / "library.sqlite3"
+    run = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                            "--library", str(library), "--json"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, env=env)
+    assert run.stdout is not None
+    try:
+        started = 0
+        for line in run.stdout:  # the second case (the engine, 60 s) is running
+            started += json.loads(line).get("event") == "CaseStarted"
+            if started == 2:
+                break
+        time.sleep(1.0)
+        mounts = [m for m in tmp.glob("disklab-mnt-*") if os.path.ismount(m)]
+        assert len(mounts) == 3
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait(30)
+    deadline = time.monotonic() + 30
+    while any("disklab.core.engine" in " ".join(p.info["cmdline"] or ())
+              and str(tmp) in " ".join(p.info["cmdline"] or ())
+              for p in psutil.process_iter(["cmdline"])):
+        assert time.monotonic() < deadline, "the engine outlived DiskLab"
+        time.sleep(0.1)
+    assert all(p.exists() for p in images.values())  # what the kill left
+    other = tmp_path / "next"
+    other.mkdir()
+    nxt = tmp_path / "next.toml"
+    nxt.write_text(f'[target]\ndirectory = "{other}"\n[[test]]\ntool = "engine"\n'
+                   'mode = "write"\nsize = "1m"\n')
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", str(nxt),
+                           "--library", str(library)], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "removed the partitions of /dev/loop" in done.stderr
+    for image in images.values():
+        assert f"removed {image} (left by DiskLab pid {run.pid})" in done.stderr
+        assert not image.exists()
+        assert subprocess.run(["losetup", "-j", str(image)], capture_output=True,
+                              text=True).stdout == ""
+    assert not [m for m in tmp.glob("disklab-mnt-*")]
+    assert str(tmp) not in Path("/proc/self/mountinfo").read_text()

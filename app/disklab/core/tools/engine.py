@@ -143,6 +143,7 @@ class _PlacedEngineProgress(_EngineProgress):
         super().__init__(mode, runtime, planned)
         self.names = names
         self.size = size
+        self.targets_last: dict[str, tuple[float, int]] = {}  # (elapsed, bytes) per target
 
     def feed_many(self, stream: str, line: str) -> list[ProgressUpdate]:
         total = self.feed(stream, line)
@@ -156,10 +157,16 @@ class _PlacedEngineProgress(_EngineProgress):
             return out
         if len(per) != len(self.names):
             return out
+        elapsed = _number((doc or {}).get("elapsed", 0.0))
         for name in dict.fromkeys(self.names):
             done = sum(b for b, n in zip(per, self.names, strict=True) if n == name)
             count = self.names.count(name)
-            out.append(ProgressUpdate(done_bytes=done, phase=self.mode, target=name,
+            before = self.targets_last.get(name)
+            rate = ((done - before[1]) / (elapsed - before[0])
+                    if before is not None and elapsed > before[0] else
+                    done / elapsed if elapsed > 0 else None)
+            self.targets_last[name] = (elapsed, done)
+            out.append(ProgressUpdate(done_bytes=done, phase=self.mode, target=name, rate=rate,
                                       total_bytes=self.size * count if self.size else None))
         return out
 

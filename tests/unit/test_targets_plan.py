@@ -177,3 +177,18 @@ def test_a_config_limited_to_unknown_targets_is_refused(tmp_path: Path,
     number = next(i for i, line in enumerate(text.splitlines(), start=1)
                   if line.startswith("targets = "))
     assert f"line {number}: config[2].targets: 'q' is not a target" in err, err
+
+
+def test_a_target_must_hold_the_files_placed_on_it(tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    text = (IMAGES.format(tmp=tmp_path, limit='["a"]').replace('size = "4m"', 'size = "50m"')
+            .replace('"p3"]', '"p3+p3"]'))
+    plan = tmp_path / "plan.toml"
+    plan.write_text(text)
+    assert main(["plan", "validate", str(plan), "--library", str(tmp_path / "l.db")]) == 2
+    err = capsys.readouterr().err
+    # two 50 MiB files on p3, a third of a 256 MiB image: refused before anything is made
+    assert "test[1].on: 'p3+p3' puts 100 MiB of test files on p3, more than the size of" in err
+    assert "/ 3 partitions (85.3 MiB)" in err, err
+    plan.write_text(text.replace('"p3+p3"]', '"p3"]'))
+    assert main(["plan", "validate", str(plan), "--library", str(tmp_path / "l.db")]) == 0

@@ -36,6 +36,7 @@ from disklab.core.targets import (
     place_tests,
     read_partitions,
     read_targets,
+    stream_targets,
     take_config_targets,
     take_placements,
 )
@@ -738,6 +739,7 @@ def _check_targets(plan: Plan, check: _Checker) -> None:
     tools of root's targets run in DiskLab's own process tree (the privileged helper runs one
     tool on one directory), so several image or format targets need DiskLab run as root."""
     check_placements(plan, check)
+    _check_placed_room(plan, check)
     targets = named_targets(plan)
     placed = any(PLACEMENT_KEY in spec.params for spec in plan.tests)
     if (len(targets) > 1 or plan.target.partitions or placed) and os.geteuid() != 0 and any(
@@ -745,6 +747,37 @@ def _check_targets(plan: Plan, check: _Checker) -> None:
         check.error(f"targets.{next(iter(targets))}" if plan.targets else "target",
                     "several image or format targets (or partitions) run their "
                     "tools as root: run DiskLab as root (sudo disklab run PLAN) for now")
+
+
+def _check_placed_room(plan: Plan, check: _Checker) -> None:
+    """Each target of a placement takes one file per stream placed on it ("a+a+a" is three
+    files on a): against that target's room (a partition: its share of the image or device)."""
+    targets = named_targets(plan)
+    streams = stream_targets(targets)
+    rooms: dict[str, tuple[int | None, str]] = {}
+    for name, (parent, _n) in streams.items():
+        room, where = _room(replace(plan, target=targets[parent]))
+        parts = targets[parent].partitions
+        if room is not None and parts:
+            room, where = room // parts, f"{where} / {parts} partitions"
+        rooms[name] = (room, where)
+    for spec in plan.tests:
+        if PLACEMENT_KEY not in spec.params:
+            continue
+        adapter = tools.get_adapter(spec.tool)
+        for params in _points(spec):
+            names = str(params[PLACEMENT_KEY]).split("+")
+            size = adapter.file_size({k: v for k, v in params.items() if k != PLACEMENT_KEY})
+            over = [(n, size * names.count(n)) for n in dict.fromkeys(names)
+                    if size and rooms[n][0] is not None
+                    and size * names.count(n) > (rooms[n][0] or 0)]
+            if over:
+                name, need = over[0]
+                room, where = rooms[name]
+                check.error(f"test[{spec.index + 1}].{PLACEMENT_KEY}",
+                            f"{params[PLACEMENT_KEY]!r} puts {human_bytes(need)} of test files "
+                            f"on {name}, more than {where} ({human_bytes(room or 0)})")
+                break
 
 
 def _cache_limit(table: Mapping[str, Any], key: str, check: _Checker) -> int | None:

@@ -187,8 +187,18 @@ def test_partitions_of_one_image(tmp_path: Path) -> None:
     plan.write_text(PARTITIONED.format(image=image))
     library = tmp_path / "library.sqlite3"
     try:
-        done = disklab("run", str(plan), "--library", str(library))
+        done = disklab("run", str(plan), "--library", str(library), "--json")
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        events = [json.loads(line) for line in done.stdout.splitlines()
+                  if line.startswith("{")]
+        # each partition's own device rates come as a series per target (the live plots'
+        # curve per target), and the partitions written to show writes
+        written: dict[str, float] = defaultdict(float)
+        for e in events:
+            if e["event"] == "Sample" and e["series"].startswith("device_write_bps:"):
+                written[e["series"].split(":")[1]] += e["value"]
+        assert set(written) == {"a1", "a2", "a3", "a4"}
+        assert all(v > 0 for v in written.values()), written
         session = json.loads(disklab("show", "1", "--json", "--library",
                                      str(library)).stdout)
         rows = defaultdict(dict)

@@ -58,7 +58,7 @@ from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_stat
 from disklab.core.fs.commands import MOUNT_PREFIX, preview_mountpoint
 from disklab.core.matrix import expand
 from disklab.core.model import Case, Metric, Plan
-from disklab.core.monitor import Monitor
+from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.system.cgroups import (
@@ -902,6 +902,12 @@ def _measure(
     monitor = Monitor(run.target.device or command.cwd or run.target.directory,
                       pids=p.descendants)
     monitor.sample()  # primed before the start, so that the tool's first bytes count
+    # several targets: each one's device rates too (a curve per target in the live plots)
+    names = set(str(case.params.get("on") or "").split("+")) - {""}
+    disks = TargetDisks({n: d for n, d in run.target.directories.items() if n in names}
+                        ) if names else None
+    if disks is not None:
+        disks.sample()
     cancelled = False
     with p:
         try:
@@ -932,7 +938,7 @@ def _measure(
                 now = time.monotonic()
                 if now >= next_sample:
                     next_sample = now + sample_interval
-                    yield from _samples(monitor, case, repeat)
+                    yield from _samples(monitor, case, repeat, disks)
                     totals = monitor.totals()
                     moved = sum(v for k, v in totals.items() if k.startswith("app_"))
                     if moved != last_moved:
@@ -952,7 +958,7 @@ def _measure(
         except PrivilegeError as e:  # the helper died, and its tool with it (PDEATHSIG)
             lost = e
         # a last sample closes the series, so that a case shorter than the interval has one
-        yield from _samples(monitor, case, repeat)
+        yield from _samples(monitor, case, repeat, disks)
     duration = time.monotonic() - started
     if lost is not None:
         yield CaseFailed(case_id=case.id, repeat=repeat, error=str(lost),
@@ -1004,10 +1010,14 @@ def _measure(
     return "ok"
 
 
-def _samples(monitor: Monitor, case: Case, repeat: int) -> Iterator[Sample]:
+def _samples(monitor: Monitor, case: Case, repeat: int,
+             disks: TargetDisks | None = None) -> Iterator[Sample]:
     t = time.time()
     for series, value in monitor.sample().items():
         yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
+    if disks is not None:  # device_write_bps:a, ... (several targets)
+        for series, value in disks.sample().items():
+            yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
 
 
 def _flag_partial(metrics: list[Metric]) -> list[Metric]:

@@ -315,3 +315,22 @@ def test_a_killed_run_on_partitions_is_undone_by_the_next_start(tmp_path: Path) 
                               text=True).stdout == ""
     assert not [m for m in tmp.glob("disklab-mnt-*")]
     assert str(tmp) not in Path("/proc/self/mountinfo").read_text()
+
+
+def test_a_single_target_takes_placements_by_its_name(tmp_path: Path) -> None:
+    """`[target]` stays one target, named "target" for `on`: two streams on it land on the
+    filesystem DiskLab made there."""
+    _needs("mkfs.ext4", "losetup")
+    image = tmp_path / "one.img"
+    plan = tmp_path / "plan.toml"
+    plan.write_text(f'[target]\nimage = {{ path = "{image}", size = "128m" }}\n'
+                    '[[config]]\nlabel = "ext4"\nfs = "ext4"\n'
+                    '[[test]]\ntool = "dd"\nmode = "write"\nsize = "8m"\n'
+                    'on = "target+target"\n')
+    library = tmp_path / "library.sqlite3"
+    done = disklab("run", str(plan), "--library", str(library))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    rows = {(r["params"]["target"], r["metric"]): r["mean"] for r in json.loads(
+        disklab("show", "1", "--json", "--library", str(library)).stdout)["results"]}
+    assert rows[("target", "write:bytes")] == rows[("all", "write:bytes")] == 2 * SIZE
+    assert not image.exists()

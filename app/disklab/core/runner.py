@@ -373,9 +373,10 @@ def _run_config(ctx: _Context, label: str, directory: str,
     """Every run of one configuration, its filesystem mounted at `directory` (and, with
     several targets, each stream target's at `placed[name]`)."""
     state = ctx.state
+    if placed is None:  # one target: every name `on` may use ("target") is this directory
+        placed = {name: directory for name in stream_targets(named_targets(ctx.plan))}
     runs = (r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
-                                 ctx.only,
-                                 placements={label: placed} if placed is not None else None)
+                                 ctx.only, placements={label: placed})
             if r.case.config == label)
     for run in runs:
         if _stopping(ctx):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from disklab.cli.main import main
-from disklab.core.matrix import expand
+from disklab.core.matrix import expand, run_count
 from disklab.core.plan import parse_plan
 from disklab.core.runner import plan_runs
 from disklab.core.targets import stream_targets
@@ -192,3 +192,11 @@ def test_a_target_must_hold_the_files_placed_on_it(tmp_path: Path,
     assert "/ 3 partitions (85.3 MiB)" in err, err
     plan.write_text(text.replace('"p3+p3"]', '"p3"]'))
     assert main(["plan", "validate", str(plan), "--library", str(tmp_path / "l.db")]) == 0
+
+
+def test_runs_are_counted_as_expanded_with_limited_configs(tmp_path: Path) -> None:
+    text = "repeats = 3\n" + IMAGES.format(tmp=tmp_path, limit='["p1", "p2"]')
+    plan = parse_plan(text).plan
+    # "all" runs the three placements, "some" only p1+p2: four cases, three rounds
+    assert len(expand(plan)) == 4
+    assert run_count(plan) == 12

@@ -1,5 +1,6 @@
 """Per-target and aggregate figures of placed cases (several targets, `on`), read from real
-outputs: iozone -C's Child lines, fio's one job per target."""
+outputs: iozone -C's Child lines (fio's one job per target: in test_fio.py, beside its other
+fixtures)."""
 
 from __future__ import annotations
 
@@ -45,18 +46,3 @@ def test_iozone_without_child_lines_is_a_parse_error() -> None:
               "on": "a+b+a"}
     with pytest.raises(Exception, match="Child"):
         tools.get_adapter("iozone").parse_result(ToolOutput(stdout=text), params)
-
-
-def test_fio_jobs_become_targets() -> None:
-    text = fixture_text("fio", "placed_a+b_write_4m.output.json")
-    params = {"rw": "write", "bs": KiB * KiB, "size": 4 * KiB * KiB, "on": "a+b"}
-    metrics = tools.get_adapter("fio").parse_result(
-        ToolOutput(stdout="", result_file=text), params)
-    write = rows(metrics, "write")
-    assert set(write) == {"a", "b", "all"}
-    assert rows(metrics, "write:bytes") == {"a": 4 * KiB * KiB, "b": 4 * KiB * KiB,
-                                            "all": 8 * KiB * KiB}
-    # each job's own rows carry its target
-    jobs = {m.params["job"]: m.params["target"] for m in metrics
-            if m.name == "write" and "job" in m.params}
-    assert jobs == {"s0-a": "a", "s1-b": "b"}

@@ -20,7 +20,12 @@ import psutil
 import pytest
 
 from disklab.core import proc
+from disklab.core.errors import DisklabError, SafetyError
+from disklab.core.events import CaseFailed, CaseFinished, LogLine
 from disklab.core.library import Library
+from disklab.core.plan import parse_plan
+from disklab.core.privilege import Privileged
+from disklab.core.runner import run_plan
 from tests.helpers import Loops
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -334,3 +339,85 @@ def test_a_single_target_takes_placements_by_its_name(tmp_path: Path) -> None:
         disklab("show", "1", "--json", "--library", str(library)).stdout)["results"]}
     assert rows[("target", "write:bytes")] == rows[("all", "write:bytes")] == 2 * SIZE
     assert not image.exists()
+
+
+def test_placed_tools_run_as_root_through_the_helper(tmp_path: Path) -> None:
+    """What a user who is not root gets: the tools of root's targets run by the privileged
+    helper, which re-checks every directory of a placement (a filesystem it mounted) and
+    starts a dd group itself."""
+    _needs("sgdisk", "partx", "mkfs.ext4", "losetup")
+    text = f"""\
+[targets.a]
+image = {{ path = "{tmp_path / 'a.img'}", size = "128m" }}
+[targets.p]
+image = {{ path = "{tmp_path / 'p.img'}", size = "256m" }}
+partitions = 2
+
+[[config]]
+label = "ext4"
+fs = "ext4"
+
+[[test]]
+tool = "dd"
+mode = "write"
+size = "8m"
+on = ["a+p1+p2", "p2+p2"]
+
+[[test]]
+tool = "engine"
+mode = "write"
+size = "8m"
+on = "a+p1"
+"""
+    events = list(run_plan(parse_plan(text).plan, state_dir=str(tmp_path / "state"),
+                           privileged_tools=True))
+    failed = [e for e in events if isinstance(e, CaseFailed)]
+    assert not failed, failed[0].error
+    finished = [e for e in events if isinstance(e, CaseFinished)]
+    assert len(finished) == 3
+    by_target = [{m.params["target"]: m.value for m in e.metrics if m.name == "write:bytes"}
+                 for e in finished]
+    assert by_target == [{"a": SIZE, "p1": SIZE, "p2": SIZE, "all": 3 * SIZE},
+                         {"p2": 2 * SIZE, "all": 2 * SIZE},
+                         {"a": SIZE, "p1": SIZE, "all": 2 * SIZE}]
+    helper = [e.text for e in events if isinstance(e, LogLine) and e.stream == "helper"]
+    assert any("sgdisk" in line for line in helper)
+    assert not list(tmp_path.glob("*.img"))
+    assert str(tmp_path) not in subprocess.run(["losetup", "-a"], capture_output=True,
+                                               text=True).stdout
+
+
+def test_the_helper_refuses_placements_outside_its_mounts(tmp_path: Path) -> None:
+    """The helper takes a placement's directories as intent: each must be a filesystem it
+    mounted, the names plain, every name given a directory."""
+    _needs("mkfs.ext4", "losetup")
+    priv = Privileged(mode="root")
+    priv.start()
+    image, mountpoint = str(tmp_path / "h.img"), str(tmp_path / "mnt")
+    ext4 = {"label": "ext4", "fs": "ext4"}
+    device = None
+    try:
+        device = priv.request("attach", image=image, size=128 << 20)["device"]
+        priv.request("mkfs", config=ext4, device=device)
+        priv.request("mount", config=ext4, device=device, mountpoint=mountpoint)
+        dd = {"mode": "write", "size": 1 << 20, "on": "a+b"}
+
+        def start(**kw: object) -> None:
+            args = {"tool": "dd", "params": dd, "tag": "t1", "directory": mountpoint,
+                    "directories": {"a": mountpoint, "b": mountpoint}, **kw}
+            priv.request("tool_start", **args)
+
+        with pytest.raises(SafetyError, match="only in a filesystem it mounted"):
+            start(directories={"a": mountpoint, "b": str(tmp_path)})
+        with pytest.raises(DisklabError, match="no directory for target 'b'"):
+            start(directories={"a": mountpoint})
+        with pytest.raises(DisklabError, match="not a placement"):
+            start(params={**dd, "on": "a+../etc"})
+        assert not [p for p in Path(mountpoint).iterdir() if p.name.startswith("disklab-")]
+    finally:
+        if os.path.ismount(mountpoint):
+            subprocess.run(["umount", mountpoint], check=False)
+        if device is not None:
+            subprocess.run(["losetup", "-d", device], check=False)
+        priv.close()
+        Path(image).unlink(missing_ok=True)

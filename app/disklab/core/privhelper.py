@@ -69,7 +69,8 @@ from disklab.core.plan import case_params
 from disklab.core.system import cgroups, devices
 from disklab.core.system.mountinfo import mount_at
 from disklab.core.system.sysfs import read_scheduler
-from disklab.core.tools.base import Command, RunTarget
+from disklab.core.targets import NAME
+from disklab.core.tools.base import PLACEMENT_KEY, Command, RunTarget
 
 PROTOCOL = 1
 TAIL = 4000  # characters of each command's output kept in "ran"
@@ -111,7 +112,7 @@ class _ToolRun:
     """A tool the helper started for its client: one step (a prepare step or the measured one)
     of one case."""
 
-    process: proc.ToolProcess
+    process: proc.ToolProcess | proc.ToolGroup
     command: Command
     tag: str
 
@@ -506,6 +507,21 @@ class Helper:
             raise SafetyError(f"{directory} no longer holds {mounted}; not running a tool there")
         return real
 
+    def _placed_directories(self, on: Any, args: dict[str, Any], device: str | None
+                            ) -> dict[str, str]:
+        """A placed case's stream targets -> their directories, each one a filesystem this
+        helper mounted (checked as the case's own directory is)."""
+        if not isinstance(on, str) or not PLACEMENT.fullmatch(on):
+            raise RequestError(f"on {on!r} is not a placement (names joined by '+')")
+        if device is not None:
+            raise RequestError("a raw device case is one stream: no placement")
+        raw = _arg(args, "directories", dict)
+        names = list(dict.fromkeys(on.split("+")))
+        missing = [n for n in names if not isinstance(raw.get(n), str)]
+        if missing:
+            raise RequestError(f"no directory for target {missing[0]!r} of {on!r}")
+        return {n: self._tool_directory(str(raw[n]), None) for n in names}
+
     def op_tool_start(self, args: dict[str, Any]) -> dict[str, Any]:
         """Start one step of a case (a prepare step, or -1: the measured run) in the background.
         The argv is the adapter's, built here from re-checked parameters."""
@@ -518,8 +534,13 @@ class Helper:
         lib = _arg(args, "library_path", str, required=False)
         if not TAG.fullmatch(tag):
             raise RequestError(f"tag {tag!r} is not a plain file-name part")
+        raw_params = dict(raw_params)
+        on = raw_params.pop(PLACEMENT_KEY, None)
         params = case_params(tool, raw_params, device=device is not None)
         directory = self._tool_directory(_arg(args, "directory", str), device)
+        placed = self._placed_directories(on, args, device) if on is not None else {}
+        if on is not None:
+            params[PLACEMENT_KEY] = on
         if device is not None:
             if confirm is None and devices.kernel_name(device) not in self.attached:
                 raise SafetyError(f"{device}: raw I/O on a device DiskLab did not attach needs "
@@ -527,7 +548,7 @@ class Helper:
             devices.check_destructive(device, confirm, lib)
         target = RunTarget(directory=directory, tag=tag, device=device,
                            ram_bytes=psutil.virtual_memory().total, is_root=True,
-                           python=sys.executable)
+                           python=sys.executable, directories=placed)
         command = tools.get_adapter(tool).build_command(params, target)
         if not -1 <= step < len(command.prepare):
             raise RequestError(f"{tool} has {len(command.prepare)} prepare step(s), no step "
@@ -544,10 +565,19 @@ class Helper:
         case.started.add(step)
         argv = command.argv if step < 0 else command.prepare[step]
         group = self.groups.get(tag)
-        process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
-                                   pty=command.needs_pty,
-                                   cgroup=str(group) if group is not None else None)
+        process: proc.ToolProcess | proc.ToolGroup
+        if step < 0 and command.group:  # several processes released together (dd on targets)
+            process = proc.ToolGroup(command.group, cwd=command.cwd,
+                                     env=dict(command.env) or None,
+                                     cgroup=str(group) if group is not None else None,
+                                     timing_file=command.result_file)
+        else:
+            process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
+                                       pty=command.needs_pty,
+                                       cgroup=str(group) if group is not None else None)
         entry: dict[str, Any] = {"argv": list(argv), "cwd": command.cwd, "background": True}
+        if command.group and step < 0:
+            entry["group"] = [list(a) for _n, a in command.group]
         if group is not None:
             entry["cgroup"] = str(group)
         self.ran.append(entry)
@@ -720,6 +750,7 @@ class Helper:
 
 
 MAX_PARTITIONS = 16
+PLACEMENT = re.compile(rf"{NAME.pattern}(?:\+{NAME.pattern}){{0,63}}")  # "a+b+a"
 
 
 def _partitions_of(kname: str) -> list[str]:

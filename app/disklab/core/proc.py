@@ -940,6 +940,19 @@ class ToolGroup:
     def signal(self) -> int | None:
         return next((p.signal for p in self._procs if p.signal), None)
 
+    @property
+    def pid(self) -> int:
+        """The first member's pid (the group's own pids are `pids`)."""
+        return self._procs[0].pid
+
+    @property
+    def survivors(self) -> list[int]:
+        return [pid for p in self._procs for pid in p.survivors]
+
+    @property
+    def lines_dropped(self) -> int:
+        return sum(p.lines_dropped for p in self._procs)
+
     def _member(self, p: ToolProcess, started: threading.Event) -> None:
         try:
             p.start()

@@ -777,7 +777,8 @@ def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess |
             ctx.helper(), run.case.tool, run.case.params, tag=run.target.tag,
             directory=run.target.directory, step=step, device=run.target.device,
             confirm=target.confirm if target.kind == "device" else None,
-            library_path=ctx.library_path)
+            library_path=ctx.library_path,
+            directories=run.target.directories if "on" in run.case.params else None)
     group = ctx.groups.get(run.target.tag)
     cgroup = group[0] if group is not None else None
     if step < 0 and command.group:  # several processes, released together

@@ -19,8 +19,10 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     # the real-input GUI test presses keys and clicks in the window on Xvfb
     xdotool
     # hosts started over SSH: the client here, and the tests' own sshd on a loopback port
-    openssh-client openssh-server)
-
+    openssh-client openssh-server
+    # several targets: GPT partitions of a scratch image or a device (sgdisk; partx is in
+    # util-linux)
+    gdisk)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

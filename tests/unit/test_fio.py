@@ -853,3 +853,25 @@ def test_every_fixture_file_has_a_test() -> None:
     for path in FIO.iterdir():
         if path.is_file() and path.name != "README.md":
             assert path.name in source, f"{path.name} is not tested"
+
+
+# --- several targets (`on`): one job per target ---------------------------------------------
+
+def test_fio_jobs_become_targets() -> None:
+    text = fixture_text("fio", "placed_a+b_write_4m.output.json")
+    params = {"rw": "write", "bs": KiB * KiB, "size": 4 * KiB * KiB, "on": "a+b"}
+    metrics = get_adapter("fio").parse_result(
+        ToolOutput(stdout="", result_file=text), params)
+    write = _placed_rows(metrics, "write")
+    assert set(write) == {"a", "b", "all"}
+    assert _placed_rows(metrics, "write:bytes") == {"a": 4 * KiB * KiB, "b": 4 * KiB * KiB,
+                                            "all": 8 * KiB * KiB}
+    # each job's own rows carry its target
+    jobs = {m.params["job"]: m.params["target"] for m in metrics
+            if m.name == "write" and "job" in m.params}
+    assert jobs == {"s0-a": "a", "s1-b": "b"}
+
+
+def _placed_rows(metrics: list, name: str) -> dict[str, float]:
+    return {m.params["target"]: m.value for m in metrics
+            if m.name == name and "job" not in (m.params or {})}

@@ -23,6 +23,7 @@ from disklab.core.model import Case, Metric
 from disklab.core.plan_schema import plan_schema, plan_schema_text
 from disklab.core.resources import preset_paths, resource
 from disklab.core.results.documents import comparison_text, write_session
+from disklab.core.targets import PLACED_TOOLS
 from tests.helpers import fixture_text, record_session
 
 
@@ -101,7 +102,8 @@ def test_the_schema_knows_every_adapter_parameter() -> None:
     for name, then in by_tool.items():
         hosts = {"hosts"} if name == "fio" else set()  # fio --client on [hosts.*]
         assert set(then["properties"]) == {"tool", "page_cache_limit", "zip", *hosts,
-                                           *tools.get_adapter(name).params}
+                                           *tools.get_adapter(name).params,
+                                           *(["on"] if name in PLACED_TOOLS else [])}
         assert then["additionalProperties"] is False
     iozone_tests = by_tool["iozone"]["properties"]["tests"]
     assert "write" in json.dumps(iozone_tests)  # a multi parameter's choices

@@ -241,7 +241,11 @@ def plan_show(args: argparse.Namespace) -> int:
         print(f"\n[{run.case.index + 1}] {run.case.id}  {run.case.config} | {run.case.title()}")
         for step in run.command.prepare:
             print("  prepare: " + command_line(step))
-        print("  run:     " + command_line(run.command.argv))
+        if run.command.group:  # several processes, released together
+            for target, argv in run.command.group:
+                print(f"  run on {target}: " + command_line(argv))
+        else:
+            print("  run:     " + command_line(run.command.argv))
     return EXIT_OK
 
 

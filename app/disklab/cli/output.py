@@ -118,6 +118,8 @@ class TerminalView:
                 self.rate[event.series] = event.value
             self._draw()
         elif isinstance(event, Progress):
+            if event.target is not None:  # one target's share: the line shows the case's
+                return
             self.progress = event
             self._draw()
         elif isinstance(event, CaseFinished):

@@ -83,6 +83,9 @@ class Progress(Event):
     elapsed: float = 0.0
     eta: float | None = None  # seconds left in this case
     overall: float | None = None  # fraction 0..1 of the whole session's planned work
+    # the named target this progress is about, when a case runs on several (`on`); None: the
+    # whole case. Live plots draw one curve per target and the case's total.
+    target: str | None = None
 
 
 @dataclass(frozen=True)

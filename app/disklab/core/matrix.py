@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from disklab.core.model import Case, Plan, TestSpec
+from disklab.core.targets import fits, named_targets
+from disklab.core.tools.base import PLACEMENT_KEY
 
 
 def _axes(spec: TestSpec) -> list[tuple[str, ...]]:
@@ -55,8 +57,20 @@ def point_count(spec: TestSpec) -> int:
 
 
 def run_count(plan: Plan) -> int:
-    """Runs of a whole plan (configurations x cases x repeats), counted without expanding."""
-    return len(plan.configs) * sum(point_count(s) for s in plan.tests) * plan.repeats
+    """Runs of a whole plan (configurations x cases x repeats), counted without expanding. A
+    configuration limited to some targets runs only the placements (`on`, an axis of its own,
+    never zipped) on them: its share of each test's points is counted from that axis."""
+    if not any(c.targets for c in plan.configs):
+        return len(plan.configs) * sum(point_count(s) for s in plan.tests) * plan.repeats
+    targets = named_targets(plan)
+    total = 0
+    for config in plan.configs:
+        for spec in plan.tests:
+            on = spec.params.get(PLACEMENT_KEY)
+            values = on if isinstance(on, tuple) else (on,)
+            fitting = sum(fits(config, {PLACEMENT_KEY: v}, targets) for v in values)
+            total += point_count(spec) // len(values) * fitting
+    return total * plan.repeats
 
 
 def case_id(config: str, tool: str, params: dict[str, Any]) -> str:
@@ -69,9 +83,12 @@ def expand(plan: Plan) -> list[Case]:
     """All cases of a plan, in run order. Identical cases get '-2', '-3' suffixes."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
+    targets = named_targets(plan)
     for config in plan.configs:
         for spec in plan.tests:
             for params in points(spec):
+                if not fits(config, params, targets):
+                    continue  # a placement on a target this configuration is not made on
                 cid = case_id(config.label, spec.tool, params)
                 seen[cid] = seen.get(cid, 0) + 1
                 if seen[cid] > 1:

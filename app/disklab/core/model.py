@@ -30,6 +30,9 @@ class Target:
     path: str
     size: int | None = None  # image size in bytes
     confirm: str | None = None
+    # GPT partitions DiskLab makes on an image or format target (0: none): each one is a
+    # target of its own, named <target>1..N (disklab.core.targets)
+    partitions: int = 0
 
     @property
     def destructive(self) -> bool:
@@ -54,6 +57,8 @@ class FsConfig:
     # mkfs option naming a second device DiskLab wipes (journal_device, log_device) -> the
     # plan's 'PATH SERIAL SIZE' for it: every device written to is confirmed like the target.
     confirms: Mapping[str, str] = field(default_factory=dict)
+    # the named targets (and partitions) this configuration is applied to; (): every one
+    targets: tuple[str, ...] = ()
 
     @property
     def as_is(self) -> bool:
@@ -126,6 +131,9 @@ class Plan:
     # bytes of page cache each tool may keep (its memory cgroup's limit); None: no limit
     page_cache_limit: int | None = None
     hosts: tuple[Host, ...] = ()  # [hosts.*]: machines a fio test's `hosts` parameter names
+    # [targets.a], [targets.b]...: name -> Target, in plan order; `target` is the first. Empty
+    # for a plan with one [target] (disklab.core.targets.named_targets names it "target").
+    targets: Mapping[str, Target] = field(default_factory=dict)
 
     def page_cache_limit_of(self, test_index: int) -> int | None:
         """The page-cache limit of the cases of one [[test]] table: its own, else the plan's."""
@@ -190,3 +198,4 @@ class ProgressUpdate:
     phase: str | None = None
     message: str | None = None
     rate: float | None = None  # B/s as the tool reports it now
+    target: str | None = None  # the named target this line is about (several targets)

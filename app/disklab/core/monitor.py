@@ -18,6 +18,7 @@ counted twice.
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 
@@ -202,3 +203,47 @@ class Monitor:
         app_rchar_bytes, app_wchar_bytes, device_*_bytes, backing_*_bytes (for a summary such
         as write amplification = device_write_bytes / app_write_bytes)."""
         return dict(self._totals)
+
+
+def _block_name(directory: str) -> str | None:
+    """The kernel name of the block device a directory's filesystem is on, partition and all
+    (/sys/dev/block/MAJ:MIN): a partition of a disk is itself here, not its disk."""
+    try:
+        st = os.stat(directory)
+        link = os.path.realpath(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+    except OSError:
+        return None
+    name = os.path.basename(link)
+    return name if name and name not in ("block", "") else None
+
+
+class TargetDisks:
+    """Each named target's own device rates while a placed case runs (several targets):
+    device_read_bps:NAME and device_write_bps:NAME, one series per target, for a live curve
+    per target beside the case's own; targets on one device share it (a+a is one curve)."""
+
+    def __init__(self, directories: Mapping[str, str]):
+        self.devices = {name: dev for name, d in directories.items()
+                        if (dev := _block_name(d)) is not None}
+        self._last: dict[str, tuple[int, int]] = {}
+        self._last_t: float | None = None
+
+    def sample(self) -> dict[str, float]:
+        """Rates since the previous call per target (the first call primes and returns {})."""
+        now = time.monotonic()
+        try:
+            stats = _diskstats()
+        except (OSError, ValueError):
+            return {}
+        out: dict[str, float] = {}
+        dt = 0.0 if self._last_t is None else now - self._last_t
+        for target, name in self.devices.items():
+            if name not in stats:
+                continue
+            if dt > 0 and target in self._last:
+                (r0, w0), (r1, w1) = self._last[target], stats[name]
+                out[f"device_read_bps:{target}"] = max(0, r1 - r0) * SECTOR / dt
+                out[f"device_write_bps:{target}"] = max(0, w1 - w0) * SECTOR / dt
+            self._last[target] = stats[name]
+        self._last_t = now
+        return out

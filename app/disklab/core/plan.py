@@ -30,7 +30,18 @@ from disklab.core.proc import which
 from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import same_filesystem
-from disklab.core.tools.base import REQUIRED, ParamSpec
+from disklab.core.targets import (
+    check_placements,
+    limit_configs,
+    named_targets,
+    place_tests,
+    read_partitions,
+    read_targets,
+    stream_targets,
+    take_config_targets,
+    take_placements,
+)
+from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
 from disklab.core.units import (
     MAX_BYTES,
     format_size,
@@ -40,10 +51,10 @@ from disklab.core.units import (
 )
 
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
-            "config", "page_cache_limit", "hosts", "report"}
+            "config", "page_cache_limit", "hosts", "targets", "report"}
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
 TARGET_KINDS = ("directory", "image", "format", "device")
-TARGET_KEYS = {*TARGET_KINDS, "confirm"}
+TARGET_KEYS = {*TARGET_KINDS, "confirm", "partitions"}
 MIN_IMAGE = 64 << 20
 ZIP_KEY = "zip"  # in a [[test]] table: groups of list parameters that advance together
 # What one plan may ask for: its runs (configurations x cases x repeats) are counted before any
@@ -315,90 +326,102 @@ def _read_target(doc: Mapping[str, Any], check: _Checker, base_dir: Path,
     if table is None:
         check.error("target", "missing: add a [target] table with directory = \"...\"")
         return None
+    return _target_table(table, "target", check, base_dir, library)
+
+
+def _target_table(table: Any, base: str, check: _Checker, base_dir: Path,
+                  library: str | None) -> Target | None:
+    """One target table ([target], or [targets.NAME] with `base` its key), every check."""
     if not isinstance(table, dict):
-        check.error("target", "must be a table")
+        check.error(base, "must be a table")
         return None
     for key in table:
         if key not in TARGET_KEYS:
-            check.error(f"target.{key}", f"unknown key (known: {', '.join(sorted(TARGET_KEYS))})")
+            check.error(f"{base}.{key}", f"unknown key (known: {', '.join(sorted(TARGET_KEYS))})")
     kinds = [k for k in TARGET_KINDS if k in table]
     if len(kinds) != 1:
-        check.error("target", "give exactly one of directory, image, format or device"
+        check.error(base, "give exactly one of directory, image, format or device"
                     + (f" (found {', '.join(kinds)})" if kinds else ""))
         return None
     kind = kinds[0]
     if kind == "directory":
-        return _directory_target(table["directory"], check, base_dir)
-    if kind == "image":
-        return _image_target(table["image"], check, base_dir)
-    target = _format_target(table[kind], table.get("confirm"), check, library, kind)
+        target = _directory_target(table["directory"], check, base_dir, base)
+    elif kind == "image":
+        target = _image_target(table["image"], check, base_dir, base)
+    else:
+        target = _format_target(table[kind], table.get("confirm"), check, library, kind, base)
+    partitions = read_partitions(table, base, kind, check)
+    if target is not None and partitions:
+        target = replace(target, partitions=partitions)
     return target
 
 
-def _directory_target(directory: Any, check: _Checker, base_dir: Path) -> Target | None:
+def _directory_target(directory: Any, check: _Checker, base_dir: Path,
+                      base: str = "target") -> Target | None:
     if not isinstance(directory, str) or not directory:
-        check.error("target.directory", "must be a path")
+        check.error(f"{base}.directory", "must be a path")
         return None
     path = Path(directory).expanduser()
     if not path.is_absolute():
         path = base_dir / path
     if not path.exists():
-        check.error("target.directory", f"{path} does not exist")
+        check.error(f"{base}.directory", f"{path} does not exist")
     elif not path.is_dir():
-        check.error("target.directory", f"{path} is not a directory")
+        check.error(f"{base}.directory", f"{path} is not a directory")
     elif not os.access(path, os.W_OK | os.X_OK):
-        check.error("target.directory", f"{path} is not writable")
+        check.error(f"{base}.directory", f"{path} is not writable")
     return Target(kind="directory", path=str(path))
 
 
-def _image_target(image: Any, check: _Checker, base_dir: Path) -> Target | None:
+def _image_target(image: Any, check: _Checker, base_dir: Path,
+                  base: str = "target") -> Target | None:
     """A scratch image DiskLab makes, attaches with direct I/O, formats per config, removes."""
     if not isinstance(image, dict) or set(image) - {"path", "size"}:
-        check.error("target.image", 'must be { path = "/var/tmp/disklab.img", size = "8g" }')
+        check.error(f"{base}.image", 'must be { path = "/var/tmp/disklab.img", size = "8g" }')
         return None
     raw_path, raw_size = image.get("path"), image.get("size")
     if not isinstance(raw_path, str) or not raw_path:
-        check.error("target.image", "needs path = \"...\" (a file DiskLab creates)")
+        check.error(f"{base}.image", "needs path = \"...\" (a file DiskLab creates)")
         return None
     path = Path(raw_path).expanduser()
     path = path if path.is_absolute() else base_dir / path
     if path.exists():
-        check.error("target.image", f"{path} exists: DiskLab makes a new image there and "
+        check.error(f"{base}.image", f"{path} exists: DiskLab makes a new image there and "
                     "removes it afterwards; choose a path that does not exist")
     if not path.parent.is_dir():
-        check.error("target.image", f"{path.parent} is not a directory")
+        check.error(f"{base}.image", f"{path.parent} is not a directory")
     try:
         size = parse_size(raw_size if raw_size is not None else "")
     except ValueError as e:
-        check.error("target.image", f"size: {e}")
+        check.error(f"{base}.image", f"size: {e}")
         return None
     if size < MIN_IMAGE:
-        check.error("target.image", f"size {format_size(size)} is below {format_size(MIN_IMAGE)}")
+        check.error(f"{base}.image", f"size {format_size(size)} is below {format_size(MIN_IMAGE)}")
     elif path.parent.is_dir() and size > shutil.disk_usage(path.parent).free:
-        check.warn("target.image", f"the image ({human_bytes(size)}) is larger than the free "
+        check.warn(f"{base}.image", f"the image ({human_bytes(size)}) is larger than the free "
                    f"space under {path.parent}; it is sparse, but filling it will fail")
     if os.geteuid() != 0 and not _which("pkexec") and not _which("sudo"):
-        check.error("target.image", "attaching an image needs root, pkexec or sudo")
+        check.error(f"{base}.image", "attaching an image needs root, pkexec or sudo")
     return Target(kind="image", path=str(path), size=size)
 
 
 def _format_target(device: Any, confirm: Any, check: _Checker, library: str | None,
-                   kind: str = "format") -> Target | None:
+                   kind: str = "format", base: str = "target") -> Target | None:
     """A device DiskLab formats per config (format) or writes raw (device): every safety check
     of disklab.core.system.devices, and the plan's confirm must match the device as read now."""
     if not isinstance(device, str) or not device.startswith("/dev/"):
-        check.error(f"target.{kind}", "must be a block device path such as /dev/sdb1")
+        check.error(f"{base}.{kind}", "must be a block device path such as /dev/sdb1")
         return None
     if not isinstance(confirm, str) or not confirm:
         verb = "formatting" if kind == "format" else "raw I/O on"
-        check.error("target.confirm", f"{verb} {device} destroys its data: add confirm = "
+        check.error(f"{base}.confirm", f"{verb} {device} destroys its data: add confirm = "
                     "\"PATH SERIAL SIZE\" as `disklab devices` shows it")
         confirm = None
     size = None
     try:
         size = check_destructive(device, confirm, library).size
     except DisklabError as e:
-        check.error(f"target.{kind}", str(e))
+        check.error(f"{base}.{kind}", str(e))
     return Target(kind=kind, path=device, confirm=confirm, size=size)
 
 
@@ -549,11 +572,13 @@ def destroyed_devices(plan: Plan) -> list[Destroyed]:
     where = _KeyLines(plan.source)
     out: list[Destroyed] = []
     target = plan.target
-    if target.destructive:
-        key = f"target.{target.kind}"
-        role = ("formatted once per configuration" if target.kind == "format"
+    for name, each in (plan.targets or {"": target}).items():
+        if not each.destructive:
+            continue
+        key = f"targets.{name}.{each.kind}" if name else f"target.{each.kind}"
+        role = ("formatted once per configuration" if each.kind == "format"
                 else "written to directly")
-        out.append(Destroyed(target.path, target.confirm, key, where.get(key), role))
+        out.append(Destroyed(each.path, each.confirm, key, where.get(key), role))
     if target.kind in ("image", "format"):
         for i, config in enumerate(plan.configs, start=1):
             for name, path in device_options(config).items():
@@ -654,8 +679,18 @@ def parse_plan(
         repeats = 1
     drop_caches = _typed(doc, "drop_caches", bool, False, check)
     stop_on_failure = _typed(doc, "stop_on_failure", bool, False, check)
-    target = _read_target(doc, check, base_dir, library)
+    config_limits = take_config_targets(doc)
+    named = read_targets(doc, check, lambda table, key: _target_table(
+        table, key, check, base_dir, library)) if "targets" in doc else None
+    if named is not None:
+        target = next(iter(named.values()), None)
+    elif "targets" in doc:
+        target = None  # [targets] was there and wrong: said at its key
+    else:
+        target = _read_target(doc, check, base_dir, library)
     configs = _read_configs(doc, target, check, library)
+    places = named if named is not None else {"target": target} if target else {}
+    configs = limit_configs(configs, config_limits, places, check)
     raw_tests = doc.get("test", [])
     if not isinstance(raw_tests, list) or not raw_tests:
         check.error("test", "no tests: add at least one [[test]] table")
@@ -671,7 +706,9 @@ def parse_plan(
                    for i, t in enumerate(raw_tests) if isinstance(t, dict) and HOSTS_KEY in t}
     raw_tests = [{k: v for k, v in t.items() if k != HOSTS_KEY} if isinstance(t, dict) else t
                  for t in raw_tests]
+    raw_tests, placed = take_placements(raw_tests)
     specs = [s for i, t in enumerate(raw_tests) if (s := _read_test(i, t, check)) is not None]
+    specs = place_tests(specs, placed, places, check)
     specs = [replace(s, page_cache_limit=test_limits.get(s.index)) for s in specs]
     specs = [_with_hosts(s, host_params.get(s.index)) for s in specs]
     plan = Plan(
@@ -686,6 +723,7 @@ def parse_plan(
         path=path,
         page_cache_limit=cache_limit,
         hosts=hosts,
+        targets=named or {},
     )
     if target is not None and target.kind != "directory":
         for i in host_params:  # the client here needs no root, nor a filesystem made for it
@@ -696,6 +734,8 @@ def parse_plan(
         check.warn("drop_caches", "drops this machine's page cache only, not the hosts': on "
                    "each host fio drops the cache of the job's own files before it reads "
                    "(invalidate=1)")
+    if target is not None and not check.errors:
+        _check_targets(plan, check)
     if target is not None:
         _check_raw(plan, check)
         _check_cache_limit(plan, check, cgroup_root)
@@ -718,6 +758,42 @@ def _with_hosts(spec: TestSpec, value: tuple[str, ...] | str | None) -> TestSpec
         return spec
     axes = (*spec.axes, HOSTS_KEY) if isinstance(value, tuple) else spec.axes
     return replace(spec, params={**spec.params, HOSTS_KEY: value}, axes=axes)
+def _check_targets(plan: Plan, check: _Checker) -> None:
+    """Several targets: every placement runnable by some configuration, and each target able
+    to hold the files placed on it."""
+    check_placements(plan, check)
+    _check_placed_room(plan, check)
+
+
+def _check_placed_room(plan: Plan, check: _Checker) -> None:
+    """Each target of a placement takes one file per stream placed on it ("a+a+a" is three
+    files on a): against that target's room (a partition: its share of the image or device)."""
+    targets = named_targets(plan)
+    streams = stream_targets(targets)
+    rooms: dict[str, tuple[int | None, str]] = {}
+    for name, (parent, _n) in streams.items():
+        room, where = _room(replace(plan, target=targets[parent]))
+        parts = targets[parent].partitions
+        if room is not None and parts:
+            room, where = room // parts, f"{where} / {parts} partitions"
+        rooms[name] = (room, where)
+    for spec in plan.tests:
+        if PLACEMENT_KEY not in spec.params:
+            continue
+        adapter = tools.get_adapter(spec.tool)
+        for params in _points(spec):
+            names = str(params[PLACEMENT_KEY]).split("+")
+            size = adapter.file_size({k: v for k, v in params.items() if k != PLACEMENT_KEY})
+            over = [(n, size * names.count(n)) for n in dict.fromkeys(names)
+                    if size and rooms[n][0] is not None
+                    and size * names.count(n) > (rooms[n][0] or 0)]
+            if over:
+                name, need = over[0]
+                room, where = rooms[name]
+                check.error(f"test[{spec.index + 1}].{PLACEMENT_KEY}",
+                            f"{params[PLACEMENT_KEY]!r} puts {human_bytes(need)} of test files "
+                            f"on {name}, more than {where} ({human_bytes(room or 0)})")
+                break
 
 
 def _cache_limit(table: Mapping[str, Any], key: str, check: _Checker) -> int | None:

@@ -25,7 +25,14 @@ from disklab.core.fs.options import (
 )
 from disklab.core.hosts.config import HOSTS_KEY, HOSTS_PARAM_SCHEMA, hosts_schema
 from disklab.core.plan import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS, ZIP_KEY
-from disklab.core.tools.base import REQUIRED, ParamSpec
+from disklab.core.targets import (
+    CONFIG_TARGETS,
+    MAX_PARTITIONS,
+    MAX_TARGETS,
+    NAME,
+    PLACED_TOOLS,
+)
+from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
 
 SCHEMA_ID = "https://disklab.org/schemas/plan.schema.json"
 SIZE = {"anyOf": [{"type": "integer", "minimum": 0},
@@ -104,7 +111,8 @@ def _test_schema() -> dict[str, Any]:
                 "properties": {"tool": {"const": name},
                                **{k: param_schema(s) for k, s in adapter.params.items()},
                                CACHE_LIMIT: CACHE_LIMIT_SCHEMA, ZIP_KEY: ZIP_SCHEMA,
-                               **({HOSTS_KEY: HOSTS_PARAM_SCHEMA} if name == "fio" else {})},
+                               **({HOSTS_KEY: HOSTS_PARAM_SCHEMA} if name == "fio" else {}),
+                               **({PLACEMENT_KEY: ON_SCHEMA} if name in PLACED_TOOLS else {})},
                 "required": ["tool", *required],
                 "additionalProperties": False,
             },
@@ -150,9 +158,12 @@ def _config_schema() -> dict[str, Any]:
                       "properties": {"device": {"type": "string", "pattern": "^/dev/"},
                                      "confirm": {"type": "string"},
                                      "mode": {"enum": ["writeback", "writethrough"]}}},
+            CONFIG_TARGETS: {"type": "array", "minItems": 1, "items": {"type": "string"},
+                             "description": "the targets (or partitions) this configuration "
+                                            "is made on; all when not given"},
         },
         "required": ["label"],
-        "propertyNames": {"enum": list(CONFIG_KEYS)},
+        "propertyNames": {"enum": [*CONFIG_KEYS, CONFIG_TARGETS]},
     }
 
 
@@ -174,7 +185,10 @@ def _target_schema() -> dict[str, Any]:
         "type": "object",
         "additionalProperties": False,
         "properties": {**kinds, "confirm": {
-            "type": "string", "description": "PATH SERIAL SIZE as `disklab devices` shows it"}},
+            "type": "string", "description": "PATH SERIAL SIZE as `disklab devices` shows it"},
+            "partitions": {"type": "integer", "minimum": 1, "maximum": MAX_PARTITIONS,
+                           "description": "image or format: split into N GPT partitions, "
+                                          "targets NAME1..NAMEN"}},
         "oneOf": [{"required": [k]} for k in TARGET_KINDS],
     }
 
@@ -194,6 +208,11 @@ def plan_schema() -> dict[str, Any]:
         "test": {"type": "array", "minItems": 1, "items": _test_schema()},
         "config": {"type": "array", "items": _config_schema()},
         HOSTS_KEY: hosts_schema(),
+        "targets": {"type": "object", "minProperties": 1, "maxProperties": MAX_TARGETS,
+                    "propertyNames": {"pattern": f"^{NAME.pattern}$"},
+                    "additionalProperties": _target_schema(),
+                    "description": "several targets, [targets.a], [targets.b]...: a test's "
+                                   "`on` places its streams on them"},
     }
     # the pivot a session opens with (agreed syntax; the results' pivot checks its keys)
     names = {"type": "array", "items": {"type": "string"}}
@@ -206,7 +225,8 @@ def plan_schema() -> dict[str, Any]:
         "description": "A DiskLab benchmark plan (TOML); `disklab plan validate` checks the rest",
         "type": "object",
         "additionalProperties": False,
-        "required": ["target", "test"],
+        "required": ["test"],
+        "oneOf": [{"required": ["target"]}, {"required": ["targets"]}],
         "properties": properties,
     }
 
@@ -214,3 +234,11 @@ def plan_schema() -> dict[str, Any]:
 def plan_schema_text() -> str:
     """The schema as the shipped file holds it."""
     return json.dumps(plan_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+ON_SCHEMA: dict[str, Any] = {
+    "anyOf": [{"type": "string"}, {"type": "array", "minItems": 1, "items": {
+        "anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}}],
+    "description": "where the streams run: target names joined by '+' (\"a+b\": one stream on "
+                   "a, one on b; \"a+a\": two on a); a list is an axis of placements",
+}

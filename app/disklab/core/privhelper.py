@@ -74,7 +74,8 @@ from disklab.core.plan import case_params
 from disklab.core.system import cgroups, devices
 from disklab.core.system.mountinfo import mount_at
 from disklab.core.system.sysfs import read_scheduler
-from disklab.core.tools.base import Command, RunTarget
+from disklab.core.targets import NAME
+from disklab.core.tools.base import PLACEMENT_KEY, Command, RunTarget
 
 PROTOCOL = 1
 TAIL = 4000  # characters of each command's output kept in "ran"
@@ -116,7 +117,7 @@ class _ToolRun:
     """A tool the helper started for its client: one step (a prepare step or the measured one)
     of one case."""
 
-    process: proc.ToolProcess
+    process: proc.ToolProcess | proc.ToolGroup
     command: Command
     tag: str
 
@@ -160,6 +161,8 @@ class Helper:
             "scheduler": self.op_scheduler,
             "drop_caches": self.op_drop_caches,
             "readback": self.op_readback,
+            "partition": self.op_partition,
+            "unpartition": self.op_unpartition,
             "tool_start": self.op_tool_start,
             "tool_read": self.op_tool_read,
             "tool_tree": self.op_tool_tree,
@@ -333,6 +336,57 @@ class Helper:
                 self.run(command.argv, timeout=TIMEOUTS[kind])
         return {}
 
+    def op_partition(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Split a device into `count` equal GPT partitions (several targets on one LUN, as
+        the RAID study did): the device passes the destructive checks a mkfs does, then
+        sgdisk writes the table and partx tells the kernel. The partitions' paths and
+        identities (for their mkfs's confirm) come back."""
+        device = _arg(args, "device", str)
+        count = _arg(args, "count", int)
+        confirm = _arg(args, "confirm", str, required=False)
+        lib = _arg(args, "library_path", str, required=False)
+        if not 1 <= count <= MAX_PARTITIONS:
+            raise RequestError(f"{count} partitions: from 1 to {MAX_PARTITIONS}")
+        kname = devices.kernel_name(device)
+        if confirm is None and kname not in self.attached:
+            raise SafetyError(f"{device}: partitioning a device DiskLab did not attach needs "
+                              "the plan's confirm")
+        devices.check_destructive(device, confirm, lib)
+        self.run(wipefs_argv(device), timeout=TIMEOUTS["wipefs"])
+        self.run(("sgdisk", "--zap-all", device), check=False)  # no table yet: exit 2
+        argv = ["sgdisk"]
+        sectors = int((Path("/sys/class/block") / kname / "size").read_text())
+        # equal parts in MiB, aligned (sgdisk aligns to 2048 sectors); the last takes the rest
+        each = (sectors * 512 - (4 << 20)) // count >> 20
+        if each < 1:
+            raise RequestError(f"{device} is too small for {count} partitions")
+        for i in range(1, count + 1):
+            size = f"+{each}M" if i < count else "0"
+            argv += [f"--new={i}:0:{size}", f"--typecode={i}:8300",
+                     f"--change-name={i}:disklab{i}"]
+        self.run((*argv, device))
+        self.run(("partx", "--update", device), check=False)  # may already be known
+        parts = _partitions_of(kname)
+        if len(parts) != count:
+            self.run(("partx", "--add", device), check=False)
+            parts = _partitions_of(kname)
+        if len(parts) != count:
+            raise ToolError(f"{device}: the kernel shows {len(parts)} partitions after sgdisk, "
+                            f"not {count}")
+        return {"partitions": parts, "identities": {p: devices.identity(p) for p in parts}}
+
+    def op_unpartition(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Make the kernel forget a device's partitions (after their filesystems are
+        unmounted): the loop device of an image can then be detached."""
+        device = _arg(args, "device", str)
+        kname = devices.kernel_name(device)
+        for part in _partitions_of(kname):
+            dev = devices.classify(part)
+            if dev.mountpoints:
+                raise SafetyError(f"{part} is still mounted; unmount first")
+        self.run(("partx", "--delete", device), check=False)
+        return {"left": _partitions_of(kname)}
+
     def _check_mountpoint(self, mountpoint: str, lib: str | None) -> str:
         real = os.path.realpath(_abs_path(mountpoint, "mountpoint"))
         if real in devices.SYSTEM_MOUNTPOINTS or _under(real, FORBIDDEN_PREFIXES):
@@ -485,6 +539,21 @@ class Helper:
             raise SafetyError(f"{directory} no longer holds {mounted}; not running a tool there")
         return real
 
+    def _placed_directories(self, on: Any, args: dict[str, Any], device: str | None
+                            ) -> dict[str, str]:
+        """A placed case's stream targets -> their directories, each one a filesystem this
+        helper mounted (checked as the case's own directory is)."""
+        if not isinstance(on, str) or not PLACEMENT.fullmatch(on):
+            raise RequestError(f"on {on!r} is not a placement (names joined by '+')")
+        if device is not None:
+            raise RequestError("a raw device case is one stream: no placement")
+        raw = _arg(args, "directories", dict)
+        names = list(dict.fromkeys(on.split("+")))
+        missing = [n for n in names if not isinstance(raw.get(n), str)]
+        if missing:
+            raise RequestError(f"no directory for target {missing[0]!r} of {on!r}")
+        return {n: self._tool_directory(str(raw[n]), None) for n in names}
+
     def op_tool_start(self, args: dict[str, Any]) -> dict[str, Any]:
         """Start one step of a case (a prepare step, or -1: the measured run) in the background.
         The argv is the adapter's, built here from re-checked parameters."""
@@ -497,8 +566,13 @@ class Helper:
         lib = _arg(args, "library_path", str, required=False)
         if not TAG.fullmatch(tag):
             raise RequestError(f"tag {tag!r} is not a plain file-name part")
+        raw_params = dict(raw_params)
+        on = raw_params.pop(PLACEMENT_KEY, None)
         params = case_params(tool, raw_params, device=device is not None)
         directory = self._tool_directory(_arg(args, "directory", str), device)
+        placed = self._placed_directories(on, args, device) if on is not None else {}
+        if on is not None:
+            params[PLACEMENT_KEY] = on
         if device is not None:
             if confirm is None and devices.kernel_name(device) not in self.attached:
                 raise SafetyError(f"{device}: raw I/O on a device DiskLab did not attach needs "
@@ -506,7 +580,7 @@ class Helper:
             devices.check_destructive(device, confirm, lib)
         target = RunTarget(directory=directory, tag=tag, device=device,
                            ram_bytes=psutil.virtual_memory().total, is_root=True,
-                           python=sys.executable)
+                           python=sys.executable, directories=placed)
         command = tools.get_adapter(tool).build_command(params, target)
         if not -1 <= step < len(command.prepare):
             raise RequestError(f"{tool} has {len(command.prepare)} prepare step(s), no step "
@@ -523,10 +597,19 @@ class Helper:
         case.started.add(step)
         argv = command.argv if step < 0 else command.prepare[step]
         group = self.groups.get(tag)
-        process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
-                                   pty=command.needs_pty,
-                                   cgroup=str(group) if group is not None else None)
+        process: proc.ToolProcess | proc.ToolGroup
+        if step < 0 and command.group:  # several processes released together (dd on targets)
+            process = proc.ToolGroup(command.group, cwd=command.cwd,
+                                     env=dict(command.env) or None,
+                                     cgroup=str(group) if group is not None else None,
+                                     timing_file=command.result_file)
+        else:
+            process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
+                                       pty=command.needs_pty,
+                                       cgroup=str(group) if group is not None else None)
         entry: dict[str, Any] = {"argv": list(argv), "cwd": command.cwd, "background": True}
+        if command.group and step < 0:
+            entry["group"] = [list(a) for _n, a in command.group]
         if group is not None:
             entry["cgroup"] = str(group)
         self.ran.append(entry)
@@ -696,6 +779,21 @@ class Helper:
         except Exception as e:  # a bug must not kill the session's only root process
             return {"id": rid, "ok": False, "kind": "InternalError",
                     "error": f"{type(e).__name__}: {e}", "ran": self.ran}
+
+
+MAX_PARTITIONS = 16
+PLACEMENT = re.compile(rf"{NAME.pattern}(?:\+{NAME.pattern}){{0,63}}")  # "a+b+a"
+
+
+def _partitions_of(kname: str) -> list[str]:
+    """/dev paths of the partitions the kernel shows of a disk (sysfs), in number order."""
+    base = Path("/sys/class/block") / kname
+    found = []
+    for entry in base.glob(f"{kname}*"):
+        number = entry / "partition"
+        if number.exists():
+            found.append((int(number.read_text()), f"/dev/{entry.name}"))
+    return [path for _n, path in sorted(found)]
 
 
 def serve(inp: TextIO, out: TextIO) -> None:

@@ -267,11 +267,14 @@ class PrivilegedTool:
 
     def __init__(self, priv: Privileged, tool: str, params: Mapping[str, Any], *, tag: str,
                  directory: str, step: int = -1, device: str | None = None,
-                 confirm: str | None = None, library_path: str | None = None):
+                 confirm: str | None = None, library_path: str | None = None,
+                 directories: Mapping[str, str] | None = None):
         self.priv = priv
         self.request_args: dict[str, Any] = {
             "tool": tool, "params": dict(params), "tag": tag, "directory": directory,
             "step": step, "device": device, "confirm": confirm, "library_path": library_path}
+        if directories:  # several targets (`on`): each stream target's directory
+            self.request_args["directories"] = dict(directories)
         self.argv: tuple[str, ...] = ()
         self.pid = 0
         self.returncode: int | None = None

@@ -60,7 +60,7 @@ from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
 from disklab.core.model import Case, HostEndpoint, Metric, Plan
-from disklab.core.monitor import Monitor
+from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.system.cgroups import (
@@ -73,6 +73,7 @@ from disklab.core.system.cgroups import (
 from disklab.core.system.devices import check_destructive, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
+from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 from disklab.core.tools.fio_client import adapter_for, host_names
 from disklab.core.units import format_size
@@ -136,7 +137,9 @@ def plan_runs(plan: Plan, python: str = sys.executable,
               directories: Mapping[str, str] | None = None,
               as_root: bool = False,
               only: Collection[tuple[str, int]] | None = None,
-              endpoints: tuple[HostEndpoint, ...] | None = None) -> Iterator[_Planned]:
+              endpoints: tuple[HostEndpoint, ...] | None = None,
+              placements: Mapping[str, Mapping[str, str]] | None = None
+              ) -> Iterator[_Planned]:
     """Every case x repeat with its command, in run order, one at a time (a plan may have
     100000 runs: their commands are made as they are needed, never all held): configuration
     by configuration (each is made once), and within one, rounds of repeats. `directories` maps
@@ -145,7 +148,9 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     before a run: the tools' files are on the filesystem made there, never beside the image
     file); `as_root`: the tools run through the privileged helper; `only`: just these
     (case id, repeat) pairs (a resumed session's runs without a complete result); `endpoints`:
-    where the hosts' fio servers are reached (default: as the plan says, before any starts)."""
+    where the hosts' fio servers are reached (default: as the plan says, before any starts);
+    `placements`: config label -> stream target name -> its directory, for the cases placed
+    with `on` (default: the directory targets' paths, else a preview mountpoint per target)."""
     cases = expand(plan)
     hosts = planned_endpoints(plan) if endpoints is None else endpoints
     is_root = as_root or os.geteuid() == 0
@@ -153,19 +158,33 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     device = plan.target.path if plan.target.kind == "device" else None
     default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
         plan.target.kind) or preview_mountpoint()
+    previews = _preview_directories(plan)
     for config in plan.configs:
         mine = [c for c in cases if c.config == config.label]
         directory = (directories or {}).get(config.label, default)
+        placed = (placements or {}).get(config.label, previews)
         for repeat in range(1, plan.repeats + 1):
             for case in mine:
                 if only is not None and (case.id, repeat) not in only:
                     continue
                 target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
                                    device=device, ram_bytes=ram, is_root=is_root,
-                                   python=python, hosts=hosts)
+                                   python=python, hosts=hosts, directories=placed)
                 command = adapter_for(case.tool, case.params, hosts).build_command(
                     case.params, target)
                 yield _Planned(case, repeat, command, target)
+
+
+def _preview_directories(plan: Plan) -> dict[str, str]:
+    """Stream target -> directory before a run: a directory target's path; for the targets
+    DiskLab mounts, a preview mountpoint per stream target (the run makes new ones)."""
+    targets = named_targets(plan)
+    out: dict[str, str] = {}
+    for name, (parent, _n) in stream_targets(targets).items():
+        target = targets[parent]
+        out[name] = (target.path if target.kind == "directory"
+                     else f"{preview_mountpoint()}-{name}")
+    return out
 
 
 def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False,
@@ -230,6 +249,10 @@ def run_plan(
     host.update(host_identity())
     host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
                       "size": plan.target.size, "identity": target_identity(plan.target)}
+    if plan.targets:  # several targets: each one's facts, by name
+        host["targets"] = {name: {"kind": t.kind, "path": t.path, "size": t.size,
+                                  "partitions": t.partitions}
+                           for name, t in plan.targets.items()}
     limits = _limits(plan)
     controller = find_memory_controller() if limits else None
     servers = Servers(used_hosts(plan), ask, cancel.is_set)
@@ -294,7 +317,9 @@ def _version_changes(resume: Resumption, versions: Mapping[str, str | None]) -> 
 
 def _run_target(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     plan = ctx.plan
-    if plan.target.kind == "directory":
+    if is_multi(plan):
+        yield from _run_several(ctx, state_dir)
+    elif plan.target.kind == "directory":
         config = plan.configs[0].label
         yield ConfigApplied(config=config, readback=filesystem_of(plan.target.path),
                             t=time.time())
@@ -368,11 +393,15 @@ def _helper_log(ctx: _Context) -> Iterator[LogLine]:
         yield LogLine(case_id="", stream="helper", text=text, t=time.time())
 
 
-def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
-    """Every run of one configuration, its filesystem mounted at `directory`."""
+def _run_config(ctx: _Context, label: str, directory: str,
+                placed: Mapping[str, str] | None = None) -> Iterator[Event]:
+    """Every run of one configuration, its filesystem mounted at `directory` (and, with
+    several targets, each stream target's at `placed[name]`)."""
     state = ctx.state
+    if placed is None:  # one target: every name `on` may use ("target") is this directory
+        placed = {name: directory for name in stream_targets(named_targets(ctx.plan))}
     runs = (r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
-                                 ctx.only, ctx.endpoints)
+                                 ctx.only, ctx.endpoints, placements={label: placed})
             if r.case.config == label)
     for run in runs:
         if _stopping(ctx):
@@ -479,6 +508,108 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         for m in mountpoints:
             with contextlib.suppress(OSError):
                 os.rmdir(m)
+
+
+def _run_several(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
+    """Several targets (or the partitions of one): directories as they are; images and
+    devices made, partitioned when asked, and each configuration applied to every target it
+    names (each its own mkfs, mount and read-back), its cases run with every stream target
+    mounted, then undone. Teardown runs whatever happens, without yielding."""
+    plan = ctx.plan
+    targets = named_targets(plan)
+    streams = stream_targets(targets)
+    if plan.target.kind == "directory":
+        label = plan.configs[0].label
+        placed = {name: targets[parent].path for name, (parent, _n) in streams.items()}
+        readback = {**filesystem_of(plan.target.path),
+                    "targets": {name: filesystem_of(path) for name, path in placed.items()}}
+        yield ConfigApplied(config=label, readback=readback, t=time.time())
+        yield from _run_config(ctx, label, plan.target.path, placed)
+        yield ConfigTornDown(config=label, t=time.time())
+        return
+    notes: list[str] = []
+    scratch: Scratch | None = None
+    mountpoints: list[str] = []
+    try:
+        if _stopping(ctx):
+            return
+        scratch = Scratch(ctx.helper(), state_dir or tempfile.gettempdir(), ctx.library_path,
+                          log=notes.append, state=ctx.record)
+        devices = yield from _make_targets(ctx, scratch, targets)
+        needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
+        for config in plan.configs:
+            if _stopping(ctx):
+                break
+            if config.label not in needed:
+                continue
+            placed: dict[str, str] = {}
+            readbacks: dict[str, dict[str, Any]] = {}
+            failed = None
+            for name in config_targets(config, targets):
+                device, confirm = devices[name]
+                mountpoint = scratch.state.make_dir(MOUNT_PREFIX)
+                mountpoints.append(mountpoint)
+                try:
+                    readbacks[name] = scratch.apply(config, device, mountpoint, confirm=confirm)
+                except DisklabError as e:
+                    failed = f"could not apply on target {name} ({device}): {e}"
+                    break
+                finally:
+                    while notes:
+                        yield Notice(level="warning", message=notes.pop(0), t=time.time())
+                placed[name] = mountpoint
+            if failed is not None:
+                for name in placed:
+                    scratch.release(devices[name][0])
+                yield from _config_failed(ctx, config.label, failed)
+                continue
+            mismatches = tuple(f"{name}: {m}" for name, rb in readbacks.items()
+                               for m in rb.get("mismatches") or ())
+            first = next(iter(readbacks.values()))
+            yield ConfigApplied(config=config.label, readback={**first, "targets": readbacks},
+                                mismatches=mismatches, t=time.time())
+            yield from _helper_log(ctx)
+            for m in mismatches:
+                yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
+            yield from _run_config(ctx, config.label, next(iter(placed.values())), placed)
+            undone = [line for name in placed for line in scratch.release(devices[name][0])]
+            yield ConfigTornDown(config=config.label, t=time.time())
+            for line in undone:
+                yield LogLine(case_id="", stream="disklab", text=line, t=time.time())
+    except DisklabError as e:
+        yield Notice(level="error", message=f"target setup failed: {e}", t=time.time())
+        ctx.state.status = "failed"
+    finally:
+        if scratch is not None:
+            scratch.teardown()
+        for m in mountpoints:
+            with contextlib.suppress(OSError):
+                os.rmdir(m)
+
+
+def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any]
+                  ) -> Iterator[Event]:
+    """Attach each image, partition what asks for it; stream target -> (device, confirm)."""
+    devices: dict[str, tuple[str, str | None]] = {}
+    for name, target in targets.items():
+        if target.kind == "image":
+            device = scratch.attach_image(target.path, int(target.size or 0))
+            confirm = None  # the identity read when DiskLab attached it
+            yield Notice(level="info", t=time.time(), message=(
+                f"target {name}: image {target.path} on {device} (direct I/O)"))
+        else:
+            device, confirm = target.path, target.confirm
+        if target.partitions:
+            parts = scratch.partition(device, target.partitions, confirm)
+            yield from _helper_log(ctx)
+            yield Notice(level="info", t=time.time(), message=(
+                f"target {name}: {device} split into {len(parts)} GPT partitions "
+                f"({', '.join(f'{name}{i}={p}' for i, p in enumerate(parts, start=1))})"))
+            for i, part in enumerate(parts, start=1):
+                devices[f"{name}{i}"] = (part, None)  # identities read by the helper
+        else:
+            devices[name] = (device, confirm)
+    return devices
 
 
 def _run_raw(ctx: _Context) -> Iterator[Event]:
@@ -677,9 +808,13 @@ def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess |
             ctx.helper(), run.case.tool, run.case.params, tag=run.target.tag,
             directory=run.target.directory, step=step, device=run.target.device,
             confirm=target.confirm if target.kind == "device" else None,
-            library_path=ctx.library_path)
+            library_path=ctx.library_path,
+            directories=run.target.directories if "on" in run.case.params else None)
     group = ctx.groups.get(run.target.tag)
     cgroup = group[0] if group is not None else None
+    if step < 0 and command.group:  # several processes, released together
+        return proc.ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
+                              cgroup=cgroup, timing_file=command.result_file)
     if step >= 0:
         return proc.ToolProcess(command.prepare[step], cwd=command.cwd,
                                 env=dict(command.env) or None, cgroup=cgroup)
@@ -687,11 +822,19 @@ def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess |
                             pty=command.needs_pty, cgroup=cgroup)
 
 
-def _start(p: proc.ToolProcess | PrivilegedTool, planned: tuple[str, ...], case: Case,
-           repeat: int) -> Iterator[Event]:
+def _start(p: proc.ToolProcess | PrivilegedTool | proc.ToolGroup, planned: tuple[str, ...],
+           case: Case, repeat: int) -> Iterator[Event]:
     """Start a step's process; when the helper ran another argv than the one announced (its
     own interpreter for the engine), the transcript says so (rule 8: the argv that ran)."""
     p.start()
+    if isinstance(p, proc.ToolGroup):  # every stream's own argv, and their common start
+        for name, argv in p.members:
+            yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
+                          text=f"stream on {name}: " + " ".join(argv))
+        yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
+                      text=f"{len(p.members)} processes released together "
+                           f"(pid {', '.join(map(str, p.pids))})")
+        return
     if tuple(p.argv) != tuple(planned):
         yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
                       text="ran as root by the privileged helper: " + " ".join(p.argv))
@@ -799,6 +942,12 @@ def _measure(
     monitor = Monitor(run.target.device or command.cwd or run.target.directory,
                       pids=p.descendants)
     monitor.sample()  # primed before the start, so that the tool's first bytes count
+    # several targets: each one's device rates too (a curve per target in the live plots)
+    names = set(str(case.params.get("on") or "").split("+")) - {""}
+    disks = TargetDisks({n: d for n, d in run.target.directories.items() if n in names}
+                        ) if names else None
+    if disks is not None:
+        disks.sample()
     cancelled = False
     with p:
         try:
@@ -821,16 +970,15 @@ def _measure(
                 for line in lines:
                     yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
                                   repeat=repeat, t=line.t)
-                    update = parser.feed(line.stream, line.text)
-                    if update is not None:
+                    for update in parser.feed_many(line.stream, line.text):
                         yield _progress(case, repeat, update.done_bytes,
                                         update.total_bytes or planned, update.phase,
                                         update.message, time.monotonic() - t0,
-                                        done_before, total_bytes)
+                                        done_before, total_bytes, target=update.target)
                 now = time.monotonic()
                 if now >= next_sample:
                     next_sample = now + sample_interval
-                    yield from _samples(monitor, case, repeat)
+                    yield from _samples(monitor, case, repeat, disks)
                     totals = monitor.totals()
                     moved = sum(v for k, v in totals.items() if k.startswith("app_"))
                     if moved != last_moved:
@@ -850,7 +998,7 @@ def _measure(
         except PrivilegeError as e:  # the helper died, and its tool with it (PDEATHSIG)
             lost = e
         # a last sample closes the series, so that a case shorter than the interval has one
-        yield from _samples(monitor, case, repeat)
+        yield from _samples(monitor, case, repeat, disks)
     duration = time.monotonic() - started
     if lost is not None:
         yield CaseFailed(case_id=case.id, repeat=repeat, error=str(lost),
@@ -906,10 +1054,14 @@ def _measure(
     return "ok"
 
 
-def _samples(monitor: Monitor, case: Case, repeat: int) -> Iterator[Sample]:
+def _samples(monitor: Monitor, case: Case, repeat: int,
+             disks: TargetDisks | None = None) -> Iterator[Sample]:
     t = time.time()
     for series, value in monitor.sample().items():
         yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
+    if disks is not None:  # device_write_bps:a, ... (several targets)
+        for series, value in disks.sample().items():
+            yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
 
 
 def _flag_partial(metrics: list[Metric]) -> list[Metric]:
@@ -930,8 +1082,14 @@ def _progress(
     elapsed: float,
     done_before: int,
     total_bytes: int,
+    target: str | None = None,
 ) -> Progress:
-    """Progress with the ETA of this case (bytes left at the rate so far) and the overall share."""
+    """Progress with the ETA of this case (bytes left at the rate so far) and the overall share.
+    A target's own progress (several targets) is that target's bytes: no ETA, no overall."""
+    if target is not None:
+        return Progress(case_id=case.id, done_bytes=done, total_bytes=total, phase=phase,
+                        message=message, repeat=repeat, elapsed=elapsed, t=time.time(),
+                        target=target)
     eta = None
     if done and total and elapsed > 0:
         eta = max(0.0, (total - done) * elapsed / done)

@@ -176,6 +176,26 @@ class Scratch:
                      "O_DIRECT results inside the image are page-cache speed")
         return str(result["device"])
 
+    # --- partitions (several targets on one image or device) --------------------------------
+    def partition(self, device: str, count: int, confirm: str | None = None) -> list[str]:
+        """Split `device` into `count` equal GPT partitions (sgdisk, by the helper, after the
+        same destructive checks as a mkfs); their device paths, in order. `confirm`: the plan's
+        identity of a user's device (an image DiskLab attached has its own, read then). Recorded
+        before it is done, so that teardown and recovery make the kernel forget them."""
+        confirm = confirm if confirm is not None else self.identities.get(device)
+        step = self.state.add({"kind": "partitions", "device": device, "count": int(count)})
+        try:
+            result = self.priv.request("partition", device=device, count=int(count),
+                                       confirm=confirm, library_path=self.library_path)
+        except BaseException:
+            self.state.remove(step)
+            raise
+        parts = [str(p) for p in result["partitions"]]
+        step["partitions"] = parts
+        self.state.save()
+        self.identities.update({str(k): str(v) for k, v in result["identities"].items()})
+        return parts
+
     # --- configurations ---------------------------------------------------------------------
     def apply(self, config: FsConfig, device: str, mountpoint: str | Path,
               confirm: str | None = None) -> dict[str, Any]:
@@ -239,7 +259,7 @@ class Scratch:
         """Unmount and restore what apply() did (on `device`, or everywhere); never raises."""
         done: list[str] = []
         for step in reversed(list(self.state.steps)):
-            if step["kind"] in ("loop", "files", "dir") or (
+            if step["kind"] in ("loop", "files", "dir", "partitions") or (
                     device is not None and step.get("device") != device):
                 continue
             done += _undo(self.priv, step, self.state, self.library_path)
@@ -321,6 +341,13 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
                 priv.request("scheduler", device=device, name=str(previous))
             state.remove(step)
             return [f"restored {kind.replace('readahead', 'read-ahead')} {previous} on {device}"]
+        if kind == "partitions":  # the kernel forgets them (the table stays, like a mkfs)
+            device = step["device"]
+            if os.path.exists(device):
+                priv.request("unpartition", device=device,
+                             partitions=list(step.get("partitions") or ()))
+            state.remove(step)
+            return [f"removed the partitions of {device} from the kernel's view"]
         if kind == "loop":
             image = step["image"]
             if not os.path.exists(image):

@@ -67,6 +67,8 @@ class RunTarget:
     python: str = "python3"  # interpreter for the built-in engine
     # fio servers a case with a `hosts` parameter runs on (fio --client), by host name
     hosts: tuple[HostEndpoint, ...] = ()
+    # several targets (a test's `on`): target name -> the directory its streams' files go to
+    directories: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,10 @@ class Command:
     # (path, text) files the runner writes before the measured step (fio --client's job
     # files: the client sends a job file's text to each server); they are in `files` too
     inputs: tuple[tuple[str, str], ...] = ()
+    # several processes started together behind a barrier (dd on several targets): each
+    # (target name, argv); `argv` is then only what the transcript shows. The runner writes
+    # the streams' start and end times to `result_file` as JSON.
+    group: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,12 @@ class ProgressParser:
 
     def feed(self, stream: str, line: str) -> ProgressUpdate | None:
         return None
+
+    def feed_many(self, stream: str, line: str) -> list[ProgressUpdate]:
+        """Every update one line gives: the case's, and with several targets one per target
+        (ProgressUpdate.target) where the tool says; by default feed()'s one."""
+        update = self.feed(stream, line)
+        return [] if update is None else [update]
 
 
 class ToolAdapter(ABC):
@@ -183,3 +195,70 @@ class ToolAdapter(ABC):
         the adapter when --tool is not given. False by default: output that cannot be imported
         (the built-in engine's is only ever read from a run)."""
         return False
+
+
+PLACEMENT_KEY = "on"  # a test's placement parameter: "a+b" = a stream on a, one on b
+
+
+def placement(params: Mapping[str, Any]) -> list[str]:
+    """The target names of a case's streams, one per stream ("a+a+b" -> [a, a, b]); [] when
+    the case has no placement (it runs on the one target)."""
+    value = params.get(PLACEMENT_KEY)
+    return [n for n in value.split("+") if n] if isinstance(value, str) else []
+
+
+def stream_directories(params: Mapping[str, Any], target: RunTarget) -> list[tuple[str, str]]:
+    """(target name, directory) of each stream of a placed case, in `on` order; a name the
+    runner gave no directory for falls back to the case's directory."""
+    return [(name, target.directories.get(name, target.directory))
+            for name in placement(params)]
+
+
+ALL_TARGETS = "all"  # the `target` of a placed case's aggregate rows
+UNIT_SECONDS_NS = "ns"
+
+
+@dataclass(frozen=True)
+class StreamFigures:
+    """What one stream of a placed case moved, and when: seconds from the group's common
+    start (`start` None when the tool does not say; its streams then count as starting
+    together, behind the tool's own barrier)."""
+
+    target: str
+    nbytes: float
+    start: float | None
+    end: float
+
+
+def placement_metrics(name: str, streams: list[StreamFigures], unit: str,
+                      note: str | None = None,
+                      extra: Mapping[str, Scalar] | None = None) -> list[Metric]:
+    """Per-target and aggregate figures of a placed case (several targets, `on`): for each
+    target, the bytes its streams moved over the span from their first start to their last
+    end; for "all", every byte over the wall time from the first start to the last end (not
+    a sum of rates: a stream that ends early does not inflate it). Each also as NAME:bytes,
+    and for "all" the wall time (NAME:wall) and, when the starts are known, the spread of
+    the starts (NAME:start_skew), both in ns."""
+    def span(group: list[StreamFigures]) -> float:
+        first = min(s.start or 0.0 for s in group)
+        return max(s.end for s in group) - first
+
+    base = dict(extra or {})
+    out: list[Metric] = []
+    order = list(dict.fromkeys(s.target for s in streams))
+    for target in [*order, ALL_TARGETS]:
+        group = streams if target == ALL_TARGETS else [s for s in streams if s.target == target]
+        nbytes = sum(s.nbytes for s in group)
+        seconds = span(group)
+        value = nbytes / seconds if seconds > 0 else None
+        params = {**base, "target": target}
+        out.append(Metric(name, value, unit, note if value is not None else
+                          "no time measured", params))
+        out.append(Metric(f"{name}:bytes", nbytes, "B", note, params))
+        if target == ALL_TARGETS:
+            out.append(Metric(f"{name}:wall", seconds * 1e9, UNIT_SECONDS_NS, note, params))
+            starts = [s.start for s in streams if s.start is not None]
+            if len(starts) == len(streams) and len(streams) > 1:
+                out.append(Metric(f"{name}:start_skew", (max(starts) - min(starts)) * 1e9,
+                                  UNIT_SECONDS_NS, note, params))
+    return out

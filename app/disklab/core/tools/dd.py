@@ -10,10 +10,11 @@ rate is used only when dd printed 0 seconds.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from disklab.core.errors import ParseError, ToolError
@@ -21,14 +22,19 @@ from disklab.core.model import UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
     MAX_BLOCK,
     MAX_FILE,
+    PLACEMENT_KEY,
     REQUIRED,
     Capabilities,
     Command,
     ParamSpec,
     ProgressParser,
     RunTarget,
+    StreamFigures,
     ToolAdapter,
     ToolOutput,
+    placement,
+    placement_metrics,
+    stream_directories,
 )
 from disklab.core.units import unit_scale
 
@@ -166,6 +172,47 @@ class _DdProgress(ProgressParser):
                               rate=_rate(m["rate"], m["unit"]))
 
 
+_MEMBER = re.compile(r"^\[(\d{1,3}):([a-z][a-z0-9_]{0,31})\] ?(.*)$")
+
+
+def _members(text: str, count: int) -> list[str]:
+    """A group's output (lines "[i:name] ...", proc.ToolGroup) -> each member's own text."""
+    out: list[list[str]] = [[] for _ in range(count)]
+    for line in _iter_lines(text):
+        m = _MEMBER.match(line)
+        if m and int(m[1]) < count:
+            out[int(m[1])].append(m[3])
+    return ["\n".join(lines) for lines in out]
+
+
+class _PlacedDdProgress(_DdProgress):
+    """Several dd's lines, each prefixed with its stream: each target's bytes (its streams'
+    sum) and the case's total, as each line comes."""
+
+    def __init__(self, mode: str, size: int | None, names: list[str]):
+        super().__init__(mode, size * len(names) if size else None)
+        self.size = size
+        self.names = names
+        self.done = [0] * len(names)
+
+    def feed_many(self, stream: str, line: str) -> list[ProgressUpdate]:
+        m = _MEMBER.match(line.strip())
+        if not m or int(m[1]) >= len(self.names):
+            return []
+        i, name = int(m[1]), self.names[int(m[1])]
+        update = _DdProgress(self.mode, self.size).feed(stream, m[3])
+        if update is None or update.done_bytes is None:
+            return [] if update is None else [replace(update, target=name)]
+        self.done[i] = update.done_bytes
+        mine = sum(d for d, n in zip(self.done, self.names, strict=True) if n == name)
+        count = self.names.count(name)
+        return [
+            ProgressUpdate(done_bytes=sum(self.done), total_bytes=self.total, phase=self.mode),
+            ProgressUpdate(done_bytes=mine, total_bytes=self.size * count if self.size else None,
+                           phase=self.mode, message=m[3], rate=update.rate, target=name),
+        ]
+
+
 class DdAdapter(ToolAdapter):
     name = "dd"
     title = "dd (GNU coreutils)"
@@ -210,7 +257,26 @@ class DdAdapter(ToolAdapter):
                                                "needs sector-aligned blocks"))
         return problems
 
+    def _placed_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
+        """One dd per name of `on`, its file on that target, started together (Command.group:
+        the runner releases them at once and writes their end times to the result file)."""
+        single = {k: v for k, v in params.items() if k != PLACEMENT_KEY}
+        members = [self.build_command(single, replace(target, directory=directory,
+                                                      tag=f"{target.tag}-{i}"))
+                   for i, (_name, directory) in enumerate(stream_directories(params, target))]
+        names = placement(params)
+        timing = f"{target.directory}/disklab-{target.tag}.group.json"
+        return Command(members[0].argv, cwd=target.directory,
+                       files=(*(f for c in members for f in c.files), timing),
+                       result_file=timing,
+                       planned_bytes=sum(c.planned_bytes or 0 for c in members),
+                       prepare=tuple(step for c in members for step in c.prepare),
+                       reads_after_prepare=members[0].reads_after_prepare,
+                       group=tuple((n, c.argv) for n, c in zip(names, members, strict=True)))
+
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
+        if placement(params) and target.device is None:
+            return self._placed_command(params, target)
         bs, size = int(params["block_size"]), int(params["size"])
         count = size // bs
         raw = target.device is not None  # a raw device: written and read in place
@@ -276,7 +342,41 @@ class DdAdapter(ToolAdapter):
                                            f"{full + part}x{bs} (records out x bs)",
                              str(s.nbytes))
 
+    def _placed(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        """Several dd's: each one's summary, and when each ended (the group's timing file):
+        its start is its end less its own seconds, so the start skew is dd's own figures'."""
+        names = placement(params)
+        texts = _members(self._text(output), len(names))
+        timing: dict[str, Any] = {}
+        if output.result_file:
+            try:
+                timing = json.loads(output.result_file)
+            except ValueError as e:
+                raise ParseError(TOOL, None, "the group's timing (JSON)", str(e)) from e
+        released = timing.get("released")
+        ends = [st.get("ended") for st in timing.get("streams") or []]
+        streams: list[StreamFigures] = []
+        notes: list[str] = []
+        for i, (name, text) in enumerate(zip(names, texts, strict=True)):
+            one = self.parse_result(ToolOutput(stdout="", stderr=text, exit_status=0),
+                                    {k: v for k, v in params.items() if k != PLACEMENT_KEY})
+            metric = one[0]
+            if metric.note:
+                notes.append(f"{name}: {metric.note}")
+            scan = _scan(text)
+            last = scan.summaries[-1]
+            end = (float(ends[i]) - float(released) if released is not None and i < len(ends)
+                   and ends[i] is not None else last.seconds)
+            start = end - last.seconds if released is not None else None
+            streams.append(StreamFigures(name, float(last.nbytes), start, end))
+        return placement_metrics(str(params.get("mode")), streams, UNIT_THROUGHPUT,
+                                 "; ".join(notes) or None)
+
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        if placement(params):
+            if output.exit_status not in (0, None):
+                raise ToolError(f"a dd of the group exited with status {output.exit_status}")
+            return self._placed(output, params)
         scan = _scan(self._text(output))
         if scan.errors:
             raise ToolError(f"dd: {scan.errors[0]}")
@@ -312,6 +412,8 @@ class DdAdapter(ToolAdapter):
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
         size = params.get("size")
         total = int(size) if isinstance(size, int) and not isinstance(size, bool) else None
+        if placement(params):
+            return _PlacedDdProgress(str(params.get("mode") or ""), total, placement(params))
         return _DdProgress(str(params.get("mode") or ""), total)
 
     def sniff(self, text: str) -> bool:

@@ -7,6 +7,11 @@ over the wall time from the first stream's start to the last stream's end), NAME
 latencies; with more than one stream NAME:min_proc, NAME:max_proc, NAME:avg_proc are the
 slowest, fastest and mean stream, each over its own active time, and NAME:stream holds every
 stream's rate, one row per stream ({"stream": i}).
+
+Placed on several targets (`on = "a+b"`): one stream per name, its file on that target; the
+metrics then carry `target` ("a", "b", ..., and "all" for the aggregate), per target its
+streams' bytes over their span (base.placement_metrics), and the streams' start skew from the
+engine's own per-stream start times.
 """
 
 from __future__ import annotations
@@ -29,8 +34,12 @@ from disklab.core.tools.base import (
     ParamSpec,
     ProgressParser,
     RunTarget,
+    StreamFigures,
     ToolAdapter,
     ToolOutput,
+    placement,
+    placement_metrics,
+    stream_directories,
 )
 from disklab.core.units import parse_size
 
@@ -126,6 +135,42 @@ class _EngineProgress(ProgressParser):
                               message=message, rate=rate)
 
 
+class _PlacedEngineProgress(_EngineProgress):
+    """The case's progress, and each target's bytes (its streams' sum) from the same line."""
+
+    def __init__(self, mode: str, runtime: float, planned: int | None, names: list[str],
+                 size: int | None):
+        super().__init__(mode, runtime, planned)
+        self.names = names
+        self.size = size
+        self.targets_last: dict[str, tuple[float, int]] = {}  # (elapsed, bytes) per target
+
+    def feed_many(self, stream: str, line: str) -> list[ProgressUpdate]:
+        total = self.feed(stream, line)
+        if total is None:
+            return []
+        doc = _interval(line)
+        out = [total]
+        try:
+            per = [int(st["bytes"]) for st in (doc or {}).get("streams") or []]
+        except (KeyError, TypeError, ValueError):
+            return out
+        if len(per) != len(self.names):
+            return out
+        elapsed = _number((doc or {}).get("elapsed", 0.0))
+        for name in dict.fromkeys(self.names):
+            done = sum(b for b, n in zip(per, self.names, strict=True) if n == name)
+            count = self.names.count(name)
+            before = self.targets_last.get(name)
+            rate = ((done - before[1]) / (elapsed - before[0])
+                    if before is not None and elapsed > before[0] else
+                    done / elapsed if elapsed > 0 else None)
+            self.targets_last[name] = (elapsed, done)
+            out.append(ProgressUpdate(done_bytes=done, phase=self.mode, target=name, rate=rate,
+                                      total_bytes=self.size * count if self.size else None))
+        return out
+
+
 class EngineAdapter(ToolAdapter):
     name = TOOL
     title = "Built-in engine"
@@ -196,6 +241,10 @@ class EngineAdapter(ToolAdapter):
         raw = target.device is not None  # a raw device: one stream, read as it is
         files = ((target.device,) if raw else
                  tuple(f"{target.directory}/disklab-{target.tag}-{i}" for i in range(streams)))
+        placed = stream_directories(params, target)
+        if placed and not raw:  # one stream per name of `on`, its file on that target
+            files = tuple(f"{directory}/disklab-{target.tag}-{i}"
+                          for i, (_name, directory) in enumerate(placed))
         base = [target.python, "-m", "disklab.core.engine", "--mode", mode]
         for f in files:
             base += ["--file", f]
@@ -246,6 +295,8 @@ class EngineAdapter(ToolAdapter):
             raise ParseError(TOOL, None, 'a {"type": "summary"} line')
         number, s = summaries[-1]
         try:
+            if placement(params):
+                return self._placed(s, params, note="partial" if s.get("partial") else None)
             return self._metrics(s, note="partial" if s.get("partial") else None)
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ParseError(TOOL, number, f"a summary with {e}", json.dumps(s)) from e
@@ -271,6 +322,32 @@ class EngineAdapter(ToolAdapter):
             metrics += [Metric(f"{name}:stream", r, UNIT_THROUGHPUT, note, {"stream": i})
                         for i, r in enumerate(rates)]
         return metrics
+
+    def _placed(self, s: Mapping[str, Any], params: Mapping[str, Any],
+                note: str | None) -> list[Metric]:
+        """A placed case: per-target and "all" figures from the streams' own bytes and start
+        and end times; the rest of the summary's metrics as the aggregate's."""
+        names = placement(params)
+        per_stream = s.get("streams") or []
+        if not isinstance(per_stream, list) or len(per_stream) != len(names):
+            raise ValueError(f"{len(names)} streams placed, the summary has "
+                             f"{len(per_stream) if isinstance(per_stream, list) else 0}")
+        streams = [StreamFigures(name, _number(st["bytes"]), _number(st["start"]),
+                                 _number(st["end"])) for name, st in zip(names, per_stream,
+                                                                         strict=True)]
+        name = METRIC[s["mode"]]
+        out = placement_metrics(name, streams, UNIT_THROUGHPUT, note)
+        tagged = {"target": "all"}
+        for m in self._metrics(s, note):
+            if m.name == name:
+                continue  # the aggregate is placement_metrics' "all"
+            if m.name == f"{name}:stream":
+                i = int((m.params or {})["stream"])
+                out.append(Metric(m.name, m.value, m.unit, m.note,
+                                  {"stream": i, "target": names[i]}))
+            else:
+                out.append(Metric(m.name, m.value, m.unit, m.note, tagged))
+        return out
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         """A stopped engine's summary if it printed one, else the last interval line's average
@@ -308,6 +385,12 @@ class EngineAdapter(ToolAdapter):
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
         size, streams = params.get("size"), params.get("streams", 1)
+        names = placement(params)
+        if names:
+            planned = size * len(names) if isinstance(size, int) else None
+            return _PlacedEngineProgress(str(params.get("mode", "")),
+                                         float(params.get("runtime") or 0), planned, names,
+                                         size if isinstance(size, int) else None)
         planned = size * streams if isinstance(size, int) and isinstance(streams, int) else None
         return _EngineProgress(str(params.get("mode", "")), float(params.get("runtime") or 0),
                                planned)

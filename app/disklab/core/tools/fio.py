@@ -49,8 +49,12 @@ from disklab.core.tools.base import (
     ParamSpec,
     ProgressParser,
     RunTarget,
+    StreamFigures,
     ToolAdapter,
     ToolOutput,
+    placement,
+    placement_metrics,
+    stream_directories,
 )
 from disklab.core.units import parse_size
 
@@ -785,7 +789,50 @@ class FioAdapter(ToolAdapter):
             return size * jobs
         return None
 
+    def _placed_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
+        """One job per name of `on`, its file on that target: the options before the first
+        --name are fio's global section, each --name starts a job with its --directory and
+        --filename. fio starts a group's jobs together; no group_reporting, so each job's
+        figures come back (the per-target rows)."""
+        rw = str(params["rw"])
+        base = f"disklab-{target.tag}"
+        result = f"{target.directory}/{base}.json"
+        common = ["fio", f"--rw={rw}", f"--bs={int(_param(params, 'bs'))}",
+                  f"--size={int(params['size'])}",
+                  f"--iodepth={int(_param(params, 'iodepth'))}",
+                  f"--ioengine={_param(params, 'ioengine')}",
+                  f"--direct={1 if _param(params, 'direct') else 0}"]
+        if rw in MIXED:
+            common.append(f"--rwmixread={int(_param(params, 'rwmixread'))}")
+        if _param(params, "end_fsync"):
+            common.append("--end_fsync=1")
+        if int(_param(params, "fsync")) > 0:
+            common.append(f"--fsync={int(_param(params, 'fsync'))}")
+        runtime = float(_param(params, "runtime"))
+        if runtime > 0:
+            common += [f"--runtime={_seconds_arg(runtime)}", "--time_based"]
+        ramp = float(_param(params, "ramp_time"))
+        if ramp > 0:
+            common.append(f"--ramp_time={_seconds_arg(ramp)}")
+        jobs: list[str] = []
+        data = []
+        for i, (name, directory) in enumerate(stream_directories(params, target)):
+            jobs += [f"--name={placed_job(i, name)}", f"--directory={directory}",
+                     f"--filename={base}-{i}.fio"]
+            data.append(f"{directory}/{base}-{i}.fio")
+        output = ["--thread", "--output-format=json", f"--output={result}", "--eta=always"]
+        prepare: tuple[tuple[str, ...], ...] = ()
+        if rw in READS_FIRST:
+            prepare = ((*common, "--thread", "--create_only=1", *jobs),)
+        size = int(params["size"])
+        return Command(argv=(*common, *output, *jobs), cwd=target.directory,
+                       files=(*data, result), result_file=result,
+                       planned_bytes=size * len(data) if runtime <= 0 else None,
+                       prepare=prepare, reads_after_prepare=bool(prepare))
+
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
+        if placement(params) and target.device is None:
+            return self._placed_command(params, target)
         rw = str(params["rw"])
         numjobs = int(_param(params, "numjobs"))
         base = f"disklab-{target.tag}"
@@ -882,7 +929,39 @@ class FioAdapter(ToolAdapter):
                                       group_bw=group_bw))
 
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
-        return self._parse(output, params, strict=True)
+        metrics = self._parse(output, params, strict=True)
+        if placement(params):
+            return self._placed(output, params, metrics)
+        return metrics
+
+    def _placed(self, output: ToolOutput, params: Mapping[str, Any],
+                metrics: list[Metric]) -> list[Metric]:
+        """A placed case: each direction's per-target and "all" rows from the jobs' own bytes
+        and runtimes (the jobs of one group start together); fio's per-job rows carry their
+        target, its other aggregate figures the target "all"."""
+        names = placement(params)
+        jobs, _text, _bw = self._jobs(output)
+        if len(jobs) != len(names):
+            raise ParseError(TOOL, None, f"{len(names)} jobs (one per target placed)",
+                             str(len(jobs)))
+        by_job = {placed_job(i, n): n for i, n in enumerate(names)}
+        out: list[Metric] = []
+        for d in DIRECTIONS:
+            parts = [(n, j.dirs[d]) for n, j in zip(names, jobs, strict=True) if d in j.dirs]
+            if not parts:
+                continue
+            streams = [StreamFigures(n, float(p.io_bytes or 0.0), 0.0,
+                                     (p.runtime_ms or 0.0) / 1e3) for n, p in parts]
+            out += placement_metrics(d, streams, UNIT_THROUGHPUT)
+        for m in metrics:
+            job = (m.params or {}).get("job")
+            if job is not None:
+                out.append(Metric(m.name, m.value, m.unit, m.note,
+                                  {**(m.params or {}), "target": by_job.get(str(job), "?")}))
+            elif m.name not in DIRECTIONS:
+                out.append(Metric(m.name, m.value, m.unit, m.note,
+                                  {**(m.params or {}), "target": "all"}))
+        return out
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         try:
@@ -895,3 +974,8 @@ class FioAdapter(ToolAdapter):
 
     def sniff(self, text: str) -> bool:
         return sniff(text)
+
+
+def placed_job(index: int, target: str) -> str:
+    """The fio job name of stream `index` of a placed case, on target `target`."""
+    return f"s{index}-{target}"

@@ -38,8 +38,12 @@ from disklab.core.tools.base import (
     ParamSpec,
     ProgressParser,
     RunTarget,
+    StreamFigures,
     ToolAdapter,
     ToolOutput,
+    placement,
+    placement_metrics,
+    stream_directories,
 )
 from disklab.core.units import KiB, MiB, format_size
 
@@ -817,6 +821,17 @@ class IozoneAdapter(ToolAdapter):
             if params.get(key, self.params[key].default):
                 argv.append(flag)
         base = f"{target.directory}/disklab-{target.tag}"
+        placed = stream_directories(params, target)
+        if placed and not auto:
+            # several targets: one process per name of `on`, its file on that target's
+            # filesystem (the RAID study's -F spread); -C prints each child's bytes and rate
+            # (the per-target figures), -x lets every child finish its file (no stonewall),
+            # so that the aggregate is every byte over the wall time
+            files = tuple(f"{directory}/disklab-{target.tag}-{i}.ioz"
+                          for i, (_name, directory) in enumerate(placed))
+            argv += ["-C", "-x", "-t", str(len(files)), "-F", *files]
+            return Command(tuple(argv), cwd=target.directory, files=files,
+                           planned_bytes=planned_bytes({**params, "threads": len(files)}))
         if threads >= 1 and not auto:
             files = tuple(f"{base}-{i}.ioz" for i in range(threads))
             argv += ["-t", str(threads), "-F", *files]  # -F takes every word after it: last
@@ -839,7 +854,8 @@ class IozoneAdapter(ToolAdapter):
         failure = _failure(output)
         if failure is not None:
             raise ToolError(failure if failure.startswith("iozone") else f"iozone: {failure}")
-        return _as_ops(self._parse(output, params, partial=False).finish(), params, output)
+        metrics = _as_ops(self._parse(output, params, partial=False).finish(), params, output)
+        return placed_metrics(metrics, output.stdout, params) if placement(params) else metrics
 
     def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         """Every complete result printed before iozone died, flagged partial; never raises."""
@@ -884,3 +900,56 @@ def _flag(m: Metric) -> Metric:
     return Metric(m.name, m.value, m.unit, "partial" if not m.note else f"partial: {m.note}",
                   m.params)
 
+
+
+_CHILD = re.compile(rf"^Child\[({_N})\] xfer count\s*=\s*({_F})\s+[kK]B,\s*"
+                    rf"Throughput\s*=\s*({_F})\s+{_KBS}")
+
+
+def _children(stdout: str, names: list[str]) -> list[tuple[str, dict[str, Any], list[
+        StreamFigures]]]:
+    """(metric name, block parameters, each child's figures) of every throughput block with
+    -C's Child[i] lines: child i ran on the target named i-th in `on` (its -F file)."""
+    blocks: list[tuple[str, dict[str, Any], list[StreamFigures]]] = []
+    for number, raw in enumerate(_lines(stdout), start=1):
+        s = raw.strip()
+        if m := _CHILDREN.match(s):
+            name = THROUGHPUT_LABELS.get(" ".join(m[2].split()))
+            if name is None:
+                raise ParseError(TOOL, number, "a test iozone names", m[2])
+            blocks.append((name, {"threads": int(m[1])}, []))
+        elif (m := _CHILD.match(s)) and blocks:
+            index = int(m[1])
+            if index >= len(names):
+                raise ParseError(TOOL, number, f"a child below {len(names)} (one per target "
+                                               "placed)", s)
+            xfer, rate = float(m[2]) * KiB, float(m[3]) * KiB
+            blocks[-1][2].append(StreamFigures(names[index], xfer, 0.0,
+                                               xfer / rate if rate > 0 else 0.0))
+    return blocks
+
+
+def placed_metrics(metrics: list[Metric], stdout: str, params: Mapping[str, Any]
+                   ) -> list[Metric]:
+    """A placed case (several targets): each phase's per-target rows and its "all" row (every
+    byte over the slowest child's time: iozone's children start together behind its own
+    barrier), and iozone's own figures as the aggregate's (its "Children see" sum as
+    NAME:children). ParseError when a block lacks its Child lines."""
+    names = placement(params)
+    out: list[Metric] = []
+    by_phase = {}
+    for name, block, streams in _children(stdout, names):
+        if len(streams) != len(names):
+            raise ParseError(TOOL, None, f"{len(names)} 'Child[i] xfer count' lines after the "
+                                         f"{name} block (iozone -C)", str(len(streams)))
+        by_phase[name] = (block, streams)
+    for m in metrics:
+        extra = dict(m.params or {})
+        if m.name in by_phase:
+            _block, streams = by_phase[m.name]
+            out += placement_metrics(m.name, streams, UNIT_THROUGHPUT, m.note, extra)
+            out.append(Metric(f"{m.name}:children", m.value, m.unit, m.note,
+                              {**extra, "target": "all"}))
+        else:
+            out.append(Metric(m.name, m.value, m.unit, m.note, {**extra, "target": "all"}))
+    return out

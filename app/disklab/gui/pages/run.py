@@ -358,6 +358,8 @@ class RunPage(QWidget):
                                      f"{ev.case.title()} (repeat {ev.repeat})")
 
     def _on_progress(self, ev: Progress) -> None:
+        if ev.target is not None:  # one target's share (several targets): not the case's bars
+            return
         self.progress_seen += 1
         self._pending_progress = ev
         if ev.phase and ev.phase != self.phase.get(ev.case_id) and ev.phase != "done":

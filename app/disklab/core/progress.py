@@ -20,10 +20,11 @@ more than ETA_SLACK (a real slowdown, not a new guess of a few seconds of setup)
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from disklab.core.units import human_bytes
+from disklab.core.units import human_bytes, human_rate
 
 ASSUMED_RATE = 200 * 1024 * 1024  # B/s for size-based runs before any figure was seen
 ETA_SLACK_SECONDS = 30.0  # an ETA grows again only past this, or past ETA_SLACK_SHARE of itself
@@ -223,3 +224,43 @@ class OverallProgress:
                 eta = counted  # within the noise of a new guess: keep counting down
         self._eta = (eta, now)
         return Estimate(self._fraction, eta, self.runs_done, self.work.runs)
+
+
+# --- the log pane: what a person watching reads ------------------------------------------------
+
+LONG_JSON = 160  # a JSON line longer than this is summarised, not shown
+
+
+def readable_line(text: str) -> str:
+    """A tool's output line as the log pane shows it: the engine's JSON interval and summary
+    lines as sentences, any other long JSON as its size (the library keeps every line as it
+    came, for `disklab show` and re-parsing; the pane is for reading)."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return text
+    try:
+        doc = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return text
+    if not isinstance(doc, dict):
+        return text
+    try:
+        kind = doc.get("type")
+        if kind == "interval":
+            done, elapsed = float(doc["bytes"]), float(doc["elapsed"])
+            rate = f", {human_rate(done / elapsed)} on average" if elapsed > 0 else ""
+            return f"{elapsed:.1f} s: {human_bytes(int(done))} done{rate}"
+        if kind == "summary":
+            parts = [f"{doc.get('mode', 'result')}: {human_bytes(int(doc['bytes']))} in "
+                     f"{float(doc['seconds']):.1f} s = {human_rate(float(doc['bw']))}"]
+            if doc.get("iops") is not None:
+                parts.append(f"{float(doc['iops']):.0f} IOPS")
+            mean = (doc.get("lat_ns") or {}).get("mean")
+            if mean is not None:
+                parts.append(f"mean latency {float(mean) / 1000:.0f} µs")
+            return "result " + ", ".join(parts)
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        pass
+    if len(stripped) <= LONG_JSON:
+        return text
+    return f"(a JSON document of {len(stripped):,} characters; kept in the library)"

@@ -139,10 +139,7 @@ class RunPage(QWidget):
         top.addWidget(self.state_label, 1)
         top.addWidget(self.refresh_box)
         lay.addLayout(top)
-        self.esc = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        self.esc.setContext(Qt.ShortcutContext.ApplicationShortcut)
-        self.esc.setEnabled(False)  # only while a run goes
-        self.esc.activated.connect(self.ask_cancel)
+        self.esc = self._escape_shortcut()
 
         bars = QHBoxLayout()
         self.overall = QProgressBar()
@@ -299,7 +296,7 @@ class RunPage(QWidget):
                                  f"({resumption.name!r}): {len(resumption.runs)} run(s) to do…")
         self.wb.runs.start(resumption.plan, resumption.warnings, self.wb.library_path,
                            password, resume=resumption)
-        self.esc.setEnabled(True)
+        self._arm_escape()
         self._log_timer.start()
         self.started.emit()
 
@@ -329,9 +326,26 @@ class RunPage(QWidget):
         self.state_label.setText(f"Running {summary.plan.name!r}…")
         self.wb.runs.start(summary.plan, tuple(summary.warnings), self.wb.library_path,
                            password)
-        self.esc.setEnabled(True)
+        self._arm_escape()
         self._log_timer.start()
         self.started.emit()
+
+    def _escape_shortcut(self) -> QShortcut:
+        """Esc asks to cancel from any page of the window while a run goes: the shortcut
+        belongs to the window (Qt ignores a hidden widget's shortcuts, and this page is hidden
+        while another one is shown); made again once the page is in its window."""
+        shortcut = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.window())
+        shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+        shortcut.setEnabled(False)  # only while a run goes
+        shortcut.activated.connect(self.ask_cancel)
+        return shortcut
+
+    def _arm_escape(self) -> None:
+        if self.esc.parent() is not self.window():
+            self.esc.setEnabled(False)
+            self.esc.deleteLater()
+            self.esc = self._escape_shortcut()
+        self.esc.setEnabled(True)
 
     def ask_cancel(self) -> None:
         """Esc or Cancel: ask first (a long run is not thrown away by a stray key), in a

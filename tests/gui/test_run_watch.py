@@ -83,13 +83,13 @@ def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target
     assert progress[-1][1].overall == 1.0 and progress[-1][1].overall_eta == 0.0
     assert progress[-1][1].runs_done == CASES
     # by time: after the first case about 1/8 is done and the ETA is the 7 cases left
-    after_first = [ev for t, ev in progress if t >= finished[0]][0]
+    after_first = next(ev for t, ev in progress if t >= finished[0])
     assert after_first.overall == pytest.approx(1 / CASES, abs=0.05)
     assert after_first.overall_eta == pytest.approx(end - finished[0],
                                                     abs=max(5.0, 0.15 * MATRIX_SECONDS))
     # halfway through the time, the bar is about halfway
     start = events[0][0]
-    middle = [ev for t, ev in progress if t >= start + (end - start) / 2][0]
+    middle = next(ev for t, ev in progress if t >= start + (end - start) / 2)
     assert middle.overall == pytest.approx(0.5, abs=0.1)
 
     # the page: the bar moved forward only, ended full, and said the ETA while it ran

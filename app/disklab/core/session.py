@@ -36,6 +36,7 @@ from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
 from disklab.core.proc import which
+from disklab.core.progress import Work
 from disklab.core.resources import preset_paths
 from disklab.core.resume import Resumption
 from disklab.core.runner import CancelFlag, plan_runs, run_plan
@@ -127,24 +128,31 @@ class PlanSummary:
     plan: Plan | None = None  # the checked plan, when there are no errors
     tools: list[ToolRow] = field(default_factory=list)  # the tools the plan uses, in order
     needs_password: bool = False  # sudo will want one for the privileged helper
+    work: Work | None = None  # the runs by kind, time-based or size-based (core.progress)
 
 
 def summarize(checked: CheckedPlan) -> PlanSummary:
     """The summary of a plan that passed the check. May start `sudo -l` (password_needed):
     not on a GUI thread."""
     plan = checked.plan
-    runs = planned_bytes = 0
-    runtime = 0.0
-    for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
-        runs += 1
-        planned_bytes += run.command.planned_bytes or 0
-        runtime += float(run.case.params.get("runtime") or 0)
+    counted = {"runs": 0, "bytes": 0, "runtime": 0.0}
+
+    def kinds() -> Iterator[tuple[float, int | None]]:
+        for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
+            runtime = float(run.case.params.get("runtime") or 0)
+            counted["runs"] += 1
+            counted["bytes"] += run.command.planned_bytes or 0
+            counted["runtime"] += runtime
+            yield runtime, run.command.planned_bytes
+
+    work = Work.of(kinds())
+    runs, planned_bytes, runtime = counted["runs"], int(counted["bytes"]), counted["runtime"]
     used = list(dict.fromkeys(test.tool for test in plan.tests))
     return PlanSummary(
         cases=run_count(plan) // plan.repeats, repeats=plan.repeats, runs=runs,
         bytes=planned_bytes, runtime=runtime,
         warnings=[str(w) for w in checked.warnings], plan=plan, tools=tool_rows(used),
-        needs_password=password_needed(plan))
+        needs_password=password_needed(plan), work=work)
 
 
 def check_plan(text: str, library: str | None, *, path: str | None = None,
@@ -158,7 +166,10 @@ def check_plan(text: str, library: str | None, *, path: str | None = None,
 
 
 def estimate_seconds(summary: PlanSummary, rate: float = ASSUMED_RATE) -> float:
-    """Bytes at an assumed rate; a time-bound case (runtime = ...) lasts at least its runtime."""
+    """Bytes at an assumed rate; a time-bound case (runtime = ...) lasts its runtime (its file
+    size says nothing of how long it runs)."""
+    if summary.work is not None:
+        return summary.work.seconds + (summary.work.bytes / rate if rate else 0.0)
     return max(summary.bytes / rate if rate else 0.0, summary.runtime)
 
 
@@ -178,8 +189,16 @@ def summary_text(summary: PlanSummary, rate: float = ASSUMED_RATE) -> str:
     if summary.errors:
         return f"{len(summary.errors)} problem(s) to fix before the plan can run."
     return (f"{summary.cases} case(s) × {summary.repeats} repeat(s) = {summary.runs} run(s); "
-            f"about {human_bytes(summary.bytes)} moved; estimated "
-            f"{format_duration(estimate_seconds(summary, rate))} at {rate / MiB:.0f} MiB/s.")
+            f"{_moved(summary)}; estimated "
+            f"{format_duration(estimate_seconds(summary, rate))}"
+            f"{'' if summary.work and not summary.work.bytes else f' at {rate / MiB:.0f} MiB/s'}.")
+
+
+def _moved(summary: PlanSummary) -> str:
+    """"about 2 GiB moved" only for what moves a planned size; time-based runs by their time."""
+    if summary.work is not None:
+        return summary.work.describe()
+    return f"about {human_bytes(summary.bytes)} moved"
 
 
 # --- run and record ----------------------------------------------------------------------------

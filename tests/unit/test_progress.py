@@ -10,7 +10,9 @@ import itertools
 
 import pytest
 
-from disklab.core.progress import OverallProgress, Work
+from disklab.core.progress import OverallProgress, Work, readable_line
+from disklab.core.session import check_plan, summary_text
+from tests.helpers import engine_plan
 
 
 def _timed_matrix(runs: int, runtime: float, setup: float, step: float = 1.0):
@@ -118,3 +120,23 @@ def test_work_describes_a_time_based_plan_by_its_time():
     mixed = Work.of([(75.0, 256 << 20), (None, 2 << 30)])
     assert mixed.describe() == ("1 time-based run(s) of 1 min 15 s in all; about 2 GiB "
                                 "moved by 1 size-based run(s)")
+
+
+def test_plan_summary_of_a_time_based_plan_says_its_time(tmp_path):
+    """The line `disklab plan validate` and the Matrix page show (issue 13 point 15)."""
+    summary = check_plan(engine_plan(tmp_path, runtime="75s", repeats=4), None)
+    text = summary_text(summary)
+    assert "8 time-based run(s) of 10 min 00 s in all" in text
+    assert "moved" not in text and "estimated 10 min 00 s." in text
+
+
+def test_readable_log_lines():
+    assert readable_line('{"type":"interval","elapsed":2.0,"bytes":2147483648,"ops":2}') == (
+        "2.0 s: 2 GiB done, 1.0 GiB/s on average")
+    summary = ('{"type":"summary","mode":"write","bytes":1073741824,"ops":1,"seconds":2.0,'
+               '"bw":536870912,"iops":1000,"lat_ns":{"mean":131171.0}}')
+    assert readable_line(summary) == ("result write: 1 GiB in 2.0 s = 512.0 MiB/s, 1000 IOPS, "
+                                      "mean latency 131 µs")
+    assert readable_line("plain text {not json}") == "plain text {not json}"
+    big = '{"jobs": [' + ", ".join(['{"a": 1}'] * 100) + "]}"
+    assert readable_line(big).startswith("(a JSON document of ")

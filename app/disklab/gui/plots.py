@@ -286,6 +286,7 @@ class LivePlots(QWidget):
         self.follow = True
         self._sliding = False  # the view is being moved by follow, not by the user
         self.live_gap_ms = LIVE_GAP_MS  # the refresh rate the Run page chose
+        self.driven = False  # True: new samples wait for the owner's redraw() (its own tick)
         self._last_redraw = 0.0  # time.monotonic() of the last redraw that drew something
         # started by the first change after a redraw, not ticking while nothing arrives (an
         # idle 10 Hz timer cost 0.06 s of CPU a minute)
@@ -420,6 +421,8 @@ class LivePlots(QWidget):
         a view the user moved (`urgent`), else live_gap_ms after the last redraw at the
         soonest."""
         self._dirty = True
+        if self.driven and not urgent:
+            return
         delay = REDRAW_MS
         if not urgent:
             since = (time.monotonic() - self._last_redraw) * 1000

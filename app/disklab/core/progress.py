@@ -259,6 +259,9 @@ def readable_line(text: str) -> str:
             if mean is not None:
                 parts.append(f"mean latency {float(mean) / 1000:.0f} µs")
             return "result " + ", ".join(parts)
+        if kind == "prepared":
+            files = doc.get("files") or []
+            return f"laid out {len(files)} file(s), {human_bytes(int(doc['bytes']))}"
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         pass
     if len(stripped) <= LONG_JSON:

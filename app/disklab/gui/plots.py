@@ -46,7 +46,8 @@ STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)  # each at most 1/3 a
 MIN_SECONDS = 10.0  # the time axis of a new run spans at least this
 
 TIMELINE_PX = 38  # the strip above the plots that names cases and configurations
-AXIS_PX = 48  # left axes of one width, so that the plots and the timeline line up
+AXIS_PX = 62  # left axes of one width (room for "20000"), so plots and timeline line up
+HEADROOM = 1.35  # the top quarter of a plot is above its data: the legend sits there
 
 # series name -> (plot, label, scale divisor). The application plot is what the tool's processes
 # passed to read()/write() (rchar/wchar of its tree, page cache included: what the tool does),
@@ -319,8 +320,10 @@ class LivePlots(QWidget):
             plot.showGrid(x=False, y=True, alpha=0.2)
             plot.getAxis("left").setStyle(maxTickLevel=0)
             plot.getAxis("left").setWidth(AXIS_PX)
-            plot.addLegend(offset=(-10, 5), brush=pg.mkBrush(*LEGEND_BRUSH),
-                           pen=pg.mkPen(170, 170, 170), colCount=3)
+            legend = plot.addLegend(offset=(-4, 1), brush=pg.mkBrush(*LEGEND_BRUSH),
+                                    pen=pg.mkPen(170, 170, 170), colCount=3,
+                                    labelTextSize="8pt", verSpacing=-6, horSpacing=8)
+            legend.layout.setContentsMargins(3, 0, 3, 0)
             plot.setMouseEnabled(x=True, y=False)
             # a zoom or pan by hand, or back to the whole run: the new window at the next tick
             plot.getViewBox().sigXRangeChanged.connect(self._view_changed)
@@ -534,7 +537,7 @@ class LivePlots(QWidget):
             curve.setData(t, y, skipFiniteCheck=True)  # buffers hold only finite values
         for key, frame in self.frames.items():
             lo, hi = self._peaks.get(key, (0.0, 0.0))
-            frame.cover(self._t_last, lo, hi)
+            frame.cover(self._t_last, lo, hi * HEADROOM)  # the legend's row stays clear
         view = self._lead_view()
         if view is not None and self._bottom is not None:
             lo, hi = view.viewRange()[0]

@@ -531,14 +531,14 @@ class RunPage(QWidget):
         phase = f" · {ev.phase}" if ev.phase and ev.phase != "done" else ""
         share = f" {fraction * 100:.0f} %" if fraction is not None else ""
         self.case_bar.setFormat(f"case{share}{phase} · {format_duration(ev.elapsed)}"
-                                f"{eta}".replace("%", "%%"))
+                                f"{eta}")
         if ev.overall is not None:
             self.overall.setValue(int(1000 * ev.overall))
             runs = ev.runs_done if ev.runs_done is not None else self._run_index
             text = f"overall {ev.overall * 100:.0f} % · {runs} of {self._run_count} runs done"
             if ev.overall_eta is not None:
                 text += f" · ETA {format_duration(ev.overall_eta)}"
-            self.overall.setFormat(text.replace("%", "%%"))
+            self.overall.setFormat(text)
 
     def _show_rates(self) -> None:
         """The current rates as large figures, once per refresh and only when they moved."""

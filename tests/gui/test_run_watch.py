@@ -114,6 +114,10 @@ def test_escape_asks_then_cancels_and_the_next_start_shows_nothing_stale(qtbot, 
     with qtbot.waitSignal(run.finished, timeout=90_000) as blocker:
         run.start()
         qtbot.waitUntil(lambda: run.progress_seen > 0, timeout=20_000)
+        # the current rates as large figures: the tool's syscalls, the device, its own report
+        qtbot.waitUntil(lambda: run.rate_labels["Application"].text().endswith("/s"),
+                        timeout=10_000)
+        assert run.rate_labels["Tool's report"].text().endswith("/s")
         # Esc asks first; "Keep running" keeps it running
         qtbot.keyClick(window.run.plots, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda: run.cancel_dialog is not None, timeout=5_000)

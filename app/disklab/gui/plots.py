@@ -294,6 +294,8 @@ class LivePlots(QWidget):
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.redraw)
+        self._bottom: pg.AxisItem | None = None  # the time axis, under the last plot
+        self._unit = "s"
         self._font_metrics = QFontMetrics(QFont())
         # the timeline strip: case labels (upper row) and configurations (lower row) live here,
         # never on the data
@@ -506,7 +508,20 @@ class LivePlots(QWidget):
         lo, hi = view.viewRange()[0]
         return float(lo), float(hi)
 
+    def _time_unit(self) -> None:
+        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
+        view = self._lead_view()
+        if view is None or self._bottom is None:
+            return
+        lo, hi = view.viewRange()[0]
+        unit = time_unit(hi - lo)
+        if unit != self._unit:
+            self._unit = unit
+            self._bottom.setLabel(UNIT_TITLES[unit])
+
     def _view_changed(self, view: pg.ViewBox, *_args: object) -> None:
+        if view is self._lead_view():
+            self._time_unit()
         window = self._window(view)
         if window != self._windows.get(view):
             if (not self._sliding and window is not None and self.follow
@@ -538,13 +553,7 @@ class LivePlots(QWidget):
         for key, frame in self.frames.items():
             lo, hi = self._peaks.get(key, (0.0, 0.0))
             frame.cover(self._t_last, lo, hi * HEADROOM)  # the legend's row stays clear
-        view = self._lead_view()
-        if view is not None and self._bottom is not None:
-            lo, hi = view.viewRange()[0]
-            unit = time_unit(hi - lo)
-            if unit != self._unit:
-                self._unit = unit
-                self._bottom.setLabel(UNIT_TITLES[unit])
+        self._time_unit()
         if self.markers:
             self._place_labels()
         self.redraws += 1

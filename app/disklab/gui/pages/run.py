@@ -1,10 +1,14 @@
 """Run page: start, watch live and cancel. The heart of the window.
 
-Events arrive from the RunWorker in batches (RunController drains its queue at 10 Hz). Samples go
-into the plots' numpy buffers, log lines into a pending list and the latest progress aside; all
-are drawn from timers (plots and log and progress bars once a second, a zoom at once), so a
-chatty tool cannot flood the GUI thread and watching a run costs little CPU (bench figure 2). The
-case table fills as cases finish, with mean ± stddev over the repeats done so far.
+Events arrive from the RunWorker in batches (RunController drains its queue once per refresh
+interval: 1 s, or 5 s in the low-overhead mode kept in QSettings). Samples go into the plots'
+numpy buffers, log lines into a pending list and the latest progress aside; after each batch
+(`drained`) everything is drawn in the same wake-up of the GUI thread: bars, the large rate
+figures, the log and the plots (a zoom at once), so a chatty tool cannot flood the GUI thread
+and watching a run costs little CPU (bench figure 2). The overall bar and ETA are the core's
+(core.progress, over every case x repeat, by time for time-based cases). The case table fills
+as cases finish, with mean ± stddev over the repeats done so far. Esc asks to cancel from any
+page while a run goes.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ class TerminalView:
             self._line(f"[{event.run_index + 1}/{event.run_count}] {_title(event.case)}"
                        f" (repeat {event.repeat})")
         elif isinstance(event, Sample):
-            if event.series in ("app_read_bps", "app_write_bps", "device_read_bps",
+            if event.series in ("app_rchar_bps", "app_wchar_bps", "device_read_bps",
                                 "device_write_bps"):
                 self.rate[event.series] = event.value
             self._draw()
@@ -144,7 +144,8 @@ class TerminalView:
             return
         self.last_draw = now
         p = self.progress
-        app = self.rate.get("app_read_bps", 0.0) + self.rate.get("app_write_bps", 0.0)
+        # what the tool does (its read()/write() bytes), beside what reached the device
+        app = self.rate.get("app_rchar_bps", 0.0) + self.rate.get("app_wchar_bps", 0.0)
         dev = self.rate.get("device_read_bps", 0.0) + self.rate.get("device_write_bps", 0.0)
         parts = []
         frac = p.fraction if p is not None else None

@@ -151,9 +151,10 @@ class OverallProgress:
         if done_bytes is not None:
             self._done = max(self._done, done_bytes)
 
-    def end_run(self, now: float) -> None:
+    def end_run(self, now: float) -> bool:
+        """The current run ended (measured, failed or cancelled); False if none was going."""
         if self._cur is None:
-            return
+            return False
         began, runtime, planned = self._cur
         wall = max(0.0, now - began)
         self._walls[0] += 1
@@ -169,6 +170,7 @@ class OverallProgress:
             self._other[1] += wall
         self.runs_done += 1
         self._cur = None
+        return True
 
     # --- reading
     def _seconds_per_byte(self) -> float:

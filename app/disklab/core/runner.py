@@ -385,9 +385,8 @@ def _run_config(ctx: _Context, label: str, directory: str) -> Iterator[Event]:
             run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
         )
-        if state.overall is not None:
-            state.overall.end_run(time.monotonic())
-            yield _overall_progress(run, state.overall)
+        if state.overall is not None and state.overall.end_run(time.monotonic()):
+            yield _overall_progress(run, state.overall)  # a run that ended without "done"
         yield from _helper_log(ctx)
         state.index += 1
         state.done_bytes += run.command.planned_bytes or 0
@@ -898,6 +897,8 @@ def _measure(
         yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail=p.tail(),
                          exit_status=p.returncode, duration=duration, t=time.time())
         return "failed"
+    if overall is not None:  # measured and parsed: the run counts as done from here
+        overall.end_run(time.monotonic())
     if planned:
         yield _progress(case, repeat, planned, planned, "done", None, duration,
                         done_before, total_bytes, overall)
@@ -961,6 +962,6 @@ def _progress(
 def _overall_progress(run: _Planned, tracker: OverallProgress) -> Progress:
     """After a run ended: the overall share and ETA with that run counted as done."""
     est = tracker.estimate(time.monotonic())
-    return Progress(case_id=run.case.id, done_bytes=None, total_bytes=None, phase="done",
+    return Progress(case_id=run.case.id, done_bytes=None, total_bytes=None, phase=None,
                     repeat=run.repeat, overall=est.fraction, overall_eta=est.eta,
-                    fraction=1.0, eta=0.0, runs_done=est.runs_done, t=time.time())
+                    runs_done=est.runs_done, t=time.time())

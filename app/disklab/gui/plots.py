@@ -190,7 +190,14 @@ def _pen(index: int, dashed: bool = False) -> QColor:
 NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
                 43200, 86400)
 TICK_PX = 90  # about one time label per this many pixels
-LEGEND_BRUSH = (255, 255, 255, 215)  # legends are read over the curves: a background
+LEGEND_ALPHA = 215  # legends are read over the curves: a background of the plot's colour
+
+
+def _legend_brush() -> object:
+    """The plots' own background (light or dark theme), nearly opaque."""
+    colour = pg.mkColor(pg.getConfigOption("background"))
+    colour.setAlpha(LEGEND_ALPHA)
+    return pg.mkBrush(colour)
 
 
 def time_unit(span: float) -> str:
@@ -322,7 +329,7 @@ class LivePlots(QWidget):
             plot.showGrid(x=False, y=True, alpha=0.2)
             plot.getAxis("left").setStyle(maxTickLevel=0)
             plot.getAxis("left").setWidth(AXIS_PX)
-            legend = plot.addLegend(offset=(-4, 1), brush=pg.mkBrush(*LEGEND_BRUSH),
+            legend = plot.addLegend(offset=(-4, 1), brush=_legend_brush(),
                                     pen=pg.mkPen(170, 170, 170), colCount=3,
                                     labelTextSize="8pt", verSpacing=-6, horSpacing=8)
             legend.layout.setContentsMargins(3, 0, 3, 0)

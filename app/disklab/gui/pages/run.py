@@ -71,7 +71,7 @@ REFRESH = ((1, "Refresh every 1 s"), (5, "Every 5 s (low overhead)"))
 REFRESH_KEY = "run/refresh_seconds"  # QSettings: the refresh rate a user chose, kept
 BAR_STYLE = """
 QProgressBar { border: 1px solid #8a8a8a; border-radius: 4px; background: #dfe3e8;
-               text-align: center; min-height: 20px; max-height: 20px; }
+               color: #1a1a1a; text-align: center; min-height: 20px; max-height: 20px; }
 QProgressBar::chunk { background: #6fa8dc; border-radius: 3px; }
 """  # a bar, even empty, never looks like a text field
 # the large live figures beside the plots: label, tooltip, the series added up

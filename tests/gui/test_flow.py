@@ -67,7 +67,7 @@ def test_build_run_watch_browse_compare_export(qtbot, window, target_dir, tmp_pa
     assert window.current_page() == "run"
     assert window.run.progress_seen > 0
     assert "app_write_bps" in samples_seen
-    t, y = window.run.plots.series_data("app_write_bps")
+    t, y = window.run.plots.series_data("app_wchar_bps")
     assert len(t) >= 1 and len(t) == len(y)
     qtbot.waitUntil(lambda: window.run.plots.redraws > 0, timeout=2000)
     table = window.run.table

@@ -232,6 +232,6 @@ def test_a_time_bound_plan_promises_no_bytes(tmp_path):
     plan = ("name = 't'\n[target]\ndirectory = '{d}'\n[[test]]\ntool = 'engine'\n"
             "mode = ['write', 'read']\nsize = '64m'\nruntime = '{rt}'\n")
     timed = check_plan(plan.format(d=tmp_path, rt="3s"), None)
-    assert "moved" not in summary_text(timed) and "2 time-bound run(s)" in summary_text(timed)
+    assert "moved" not in summary_text(timed) and "2 time-based run(s)" in summary_text(timed)
     sized = check_plan(plan.format(d=tmp_path, rt="0"), None)
     assert "about 128 MiB moved" in summary_text(sized)

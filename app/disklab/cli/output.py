@@ -113,7 +113,7 @@ class TerminalView:
             self._line(f"[{event.run_index + 1}/{event.run_count}] {_title(event.case)}"
                        f" (repeat {event.repeat})")
         elif isinstance(event, Sample):
-            if event.series in ("app_read_bps", "app_write_bps", "device_read_bps",
+            if event.series in ("app_rchar_bps", "app_wchar_bps", "device_read_bps",
                                 "device_write_bps"):
                 self.rate[event.series] = event.value
             self._draw()
@@ -146,11 +146,14 @@ class TerminalView:
             return
         self.last_draw = now
         p = self.progress
-        app = self.rate.get("app_read_bps", 0.0) + self.rate.get("app_write_bps", 0.0)
+        # what the tool does (its read()/write() bytes), beside what reached the device
+        app = self.rate.get("app_rchar_bps", 0.0) + self.rate.get("app_wchar_bps", 0.0)
         dev = self.rate.get("device_read_bps", 0.0) + self.rate.get("device_write_bps", 0.0)
         parts = []
-        if p is not None and p.total_bytes and p.done_bytes is not None:
+        frac = p.fraction if p is not None else None
+        if frac is None and p is not None and p.total_bytes and p.done_bytes is not None:
             frac = min(1.0, p.done_bytes / p.total_bytes)
+        if frac is not None:
             bar = "#" * int(frac * 20)
             parts.append(f"[{bar:<20}] {frac * 100:5.1f}%")
         if p is not None and p.phase:
@@ -160,6 +163,8 @@ class TerminalView:
             parts.append(f"eta {_clock(p.eta)}")
             if p.overall is not None:
                 parts.append(f"all {p.overall * 100:.0f}%")
+            if p.overall_eta is not None:
+                parts.append(f"all eta {_clock(p.overall_eta)}")
         self.out.write("\r\x1b[K    " + "  ".join(parts))
         self.out.flush()
 

@@ -82,10 +82,13 @@ class Progress(Event):
     repeat: int = 0
     elapsed: float = 0.0
     eta: float | None = None  # seconds left in this case
-    overall: float | None = None  # fraction 0..1 of the whole session's planned work
     # the named target this progress is about, when a case runs on several (`on`); None: the
     # whole case. Live plots draw one curve per target and the case's total.
     target: str | None = None
+    overall: float | None = None  # fraction 0..1 of the whole session (core.progress)
+    overall_eta: float | None = None  # seconds left in the whole session (core.progress)
+    fraction: float | None = None  # 0..1 of this case: by time for a time-based case, else bytes
+    runs_done: int | None = None  # case x repeat runs ended so far
 
 
 @dataclass(frozen=True)

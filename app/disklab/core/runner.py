@@ -62,6 +62,7 @@ from disklab.core.matrix import expand
 from disklab.core.model import Case, HostEndpoint, Metric, Plan
 from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.progress import OverallProgress, Work
 from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.system.cgroups import (
     MemoryController,
@@ -197,6 +198,21 @@ def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False,
     return count, total
 
 
+def planned_work(plan: Plan, python: str = sys.executable, as_root: bool = False,
+                 only: Collection[tuple[str, int]] | None = None) -> Work:
+    """The runs of a whole plan (or of the `only` runs) counted by kind, time-based (a runtime
+    parameter) or size-based, for the overall progress and ETA (core.progress)."""
+    return Work.of((_runtime(run.case), run.command.planned_bytes)
+                   for run in plan_runs(plan, python, as_root=as_root, only=only))
+
+
+def _runtime(case: Case) -> float:
+    try:
+        return max(0.0, float(case.params.get("runtime") or 0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 @dataclass
 class _Progress:
     """What the session has done so far, across configurations."""
@@ -207,6 +223,7 @@ class _Progress:
     index: int = 0
     failed: int = 0
     status: str = "finished"
+    overall: OverallProgress | None = None  # progress and ETA over every run
 
 
 def run_plan(
@@ -240,7 +257,8 @@ def run_plan(
     via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
                                              else privileged_tools)
     only = frozenset(resume.runs) if resume is not None else None
-    run_count, total_bytes = run_totals(plan, python, as_root=via_helper, only=only)
+    work = planned_work(plan, python, as_root=via_helper, only=only)
+    run_count, total_bytes = work.runs, work.total_bytes
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
@@ -279,7 +297,8 @@ def run_plan(
         warnings = (*warnings, *_version_changes(resume, versions))
     for w in (*warnings, *host_problems):
         yield Notice(level="warning", message=w, t=time.time())
-    state = _Progress(total_bytes=total_bytes, run_count=run_count)
+    state = _Progress(total_bytes=total_bytes, run_count=run_count,
+                      overall=OverallProgress(work, time.monotonic()))
     ctx = _Context(plan, versions, cancel, sample_interval, python, state,
                    library_path=library_path, password=password, via_helper=via_helper,
                    controller=controller,
@@ -413,10 +432,15 @@ def _run_config(ctx: _Context, label: str, directory: str,
                              t=time.time())
                 state.status = "failed"
                 return
+        if state.overall is not None:
+            state.overall.start_run(time.monotonic(), _runtime(run.case),
+                                    run.command.planned_bytes)
         outcome = yield from _run_case(
             run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
         )
+        if state.overall is not None and state.overall.end_run(time.monotonic()):
+            yield _overall_progress(run, state.overall)  # a run that ended without "done"
         yield from _helper_log(ctx)
         state.index += 1
         state.done_bytes += run.command.planned_bytes or 0
@@ -663,6 +687,8 @@ def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:
                          transcript_tail="", t=time.time())
         ctx.state.failed += 1
         ctx.state.index += 1
+        if ctx.state.overall is not None:
+            ctx.state.overall.skip_run(_runtime(run.case), run.command.planned_bytes)
 
 
 def _run_case(
@@ -901,7 +927,7 @@ def _prepare_and_measure(
                          duration=time.monotonic() - started, t=time.time())
         return "failed"
     return (yield from _measure(run, p, adapter, index, count, cancel, sample_interval,
-                                done_before, total_bytes, started))
+                                done_before, total_bytes, started, ctx.state.overall))
 
 
 def _run_step(
@@ -933,9 +959,11 @@ def _measure(
     done_before: int,
     total_bytes: int,
     started: float,
+    overall: OverallProgress | None = None,
 ) -> Iterator[Event]:
     case, repeat, command = run.case, run.repeat, run.command
     parser = adapter.progress_parser(case.params)
+    last: Progress | None = None  # the tool's last progress, repeated with time between lines
     planned = command.planned_bytes
     stall_seconds = STALL_SECONDS
     # a raw device target's own counters; else the device under the files
@@ -971,14 +999,31 @@ def _measure(
                     yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
                                   repeat=repeat, t=line.t)
                     for update in parser.feed_many(line.stream, line.text):
-                        yield _progress(case, repeat, update.done_bytes,
-                                        update.total_bytes or planned, update.phase,
-                                        update.message, time.monotonic() - t0,
-                                        done_before, total_bytes, target=update.target)
+                        progress = _progress(case, repeat, update.done_bytes,
+                                             update.total_bytes or planned, update.phase,
+                                             update.message, time.monotonic() - t0,
+                                             done_before, total_bytes, overall,
+                                             target=update.target)
+                        yield progress
+                        if update.target is not None:  # one target's share: not the case's
+                            continue
+                        last = progress
+                        if update.rate is not None and update.rate >= 0:
+                            # the tool's own figure of its rate, beside the sampled counters
+                            yield Sample(case_id=case.id, series="tool_bps", value=update.rate,
+                                         repeat=repeat, t=line.t)
                 now = time.monotonic()
                 if now >= next_sample:
                     next_sample = now + sample_interval
                     yield from _samples(monitor, case, repeat, disks)
+                    if overall is not None and (last is None or now - t0 - last.elapsed >= 1.0):
+                        # time passes between the tool's lines: the overall ETA moves on
+                        last = _progress(case, repeat, last.done_bytes if last else None,
+                                         last.total_bytes if last else planned,
+                                         last.phase if last else None,
+                                         last.message if last else None, now - t0,
+                                         done_before, total_bytes, overall)
+                        yield last
                     totals = monitor.totals()
                     moved = sum(v for k, v in totals.items() if k.startswith("app_"))
                     if moved != last_moved:
@@ -1046,9 +1091,11 @@ def _measure(
                          exit_status=p.returncode, duration=duration, metrics=kept,
                          t=time.time())
         return "failed"
+    if overall is not None:  # measured and parsed: the run counts as done from here
+        overall.end_run(time.monotonic())
     if planned:
         yield _progress(case, repeat, planned, planned, "done", None, duration,
-                        done_before, total_bytes)
+                        done_before, total_bytes, overall)
     yield CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics,
                        exit_status=p.returncode, duration=duration, t=time.time())
     return "ok"
@@ -1082,20 +1129,43 @@ def _progress(
     elapsed: float,
     done_before: int,
     total_bytes: int,
+    tracker: OverallProgress | None = None,
     target: str | None = None,
 ) -> Progress:
-    """Progress with the ETA of this case (bytes left at the rate so far) and the overall share.
-    A target's own progress (several targets) is that target's bytes: no ETA, no overall."""
+    """Progress with the ETA of this case (the time left of a time-based case, else bytes left
+    at the rate so far) and the session's overall share and ETA (core.progress; by bytes only
+    without a tracker). A target's own progress (several targets) is that target's bytes: no
+    ETA, no overall."""
     if target is not None:
         return Progress(case_id=case.id, done_bytes=done, total_bytes=total, phase=phase,
                         message=message, repeat=repeat, elapsed=elapsed, t=time.time(),
                         target=target)
-    eta = None
-    if done and total and elapsed > 0:
-        eta = max(0.0, (total - done) * elapsed / done)
-    overall = None
-    if total_bytes:
+    eta = fraction = None
+    runtime = _runtime(case)
+    if runtime > 0:
+        fraction = min(1.0, elapsed / runtime) if phase != "done" else 1.0
+        eta = max(0.0, runtime - elapsed) if phase != "done" else 0.0
+    elif done is not None and total:
+        fraction = min(1.0, done / total)
+        if done and elapsed > 0:
+            eta = max(0.0, (total - done) * elapsed / done)
+    overall = overall_eta = None
+    runs_done = None
+    if tracker is not None:
+        tracker.update(measured=elapsed if phase != "done" else None, done_bytes=done)
+        est = tracker.estimate(time.monotonic())
+        overall, overall_eta, runs_done = est.fraction, est.eta, est.runs_done
+    elif total_bytes:
         overall = min(1.0, (done_before + (done or 0)) / total_bytes)
     return Progress(case_id=case.id, done_bytes=done, total_bytes=total, phase=phase,
                     message=message, repeat=repeat, elapsed=elapsed, eta=eta, overall=overall,
+                    overall_eta=overall_eta, fraction=fraction, runs_done=runs_done,
                     t=time.time())
+
+
+def _overall_progress(run: _Planned, tracker: OverallProgress) -> Progress:
+    """After a run ended: the overall share and ETA with that run counted as done."""
+    est = tracker.estimate(time.monotonic())
+    return Progress(case_id=run.case.id, done_bytes=None, total_bytes=None, phase=None,
+                    repeat=run.repeat, overall=est.fraction, overall_eta=est.eta,
+                    runs_done=est.runs_done, t=time.time())

@@ -37,6 +37,7 @@ from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
 from disklab.core.proc import which
+from disklab.core.progress import Work
 from disklab.core.resources import preset_paths
 from disklab.core.resume import Resumption
 from disklab.core.runner import CancelFlag, plan_runs, run_plan
@@ -123,8 +124,6 @@ class PlanSummary:
     runs: int = 0
     bytes: int = 0
     runtime: float = 0.0  # seconds of time-bound cases (runtime = ...)
-    timed_runs: int = 0  # runs bound by time (runtime = ...): their bytes are not known before
-    timed_bytes: int = 0  # the part of `bytes` planned by those runs (one pass over the file)
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     plan: Plan | None = None  # the checked plan, when there are no errors
@@ -133,28 +132,32 @@ class PlanSummary:
     # the same errors and warnings with their plan keys (test[2].block_size, config[1].mount[2],
     # target.directory...), so a front end can show each at the field that has it
     problems: list[Problem] = field(default_factory=list)
+    work: Work | None = None  # the runs by kind, time-based or size-based (core.progress)
 
 
 def summarize(checked: CheckedPlan) -> PlanSummary:
     """The summary of a plan that passed the check. May start `sudo -l` (password_needed):
     not on a GUI thread."""
     plan = checked.plan
-    runs = planned_bytes = timed_runs = timed_bytes = 0
-    runtime = 0.0
-    for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
-        runs += 1
-        planned_bytes += run.command.planned_bytes or 0
-        seconds = float(run.case.params.get("runtime") or 0)
-        runtime += seconds
-        if seconds:
-            timed_runs += 1
-            timed_bytes += run.command.planned_bytes or 0
+    counted = {"runs": 0, "bytes": 0, "runtime": 0.0}
+
+    def kinds() -> Iterator[tuple[float, int | None]]:
+        for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
+            runtime = float(run.case.params.get("runtime") or 0)
+            counted["runs"] += 1
+            counted["bytes"] += run.command.planned_bytes or 0
+            counted["runtime"] += runtime
+            yield runtime, run.command.planned_bytes
+
+    work = Work.of(kinds())
+    runs, planned_bytes, runtime = counted["runs"], int(counted["bytes"]), counted["runtime"]
     used = list(dict.fromkeys(test.tool for test in plan.tests))
     return PlanSummary(
         cases=run_count(plan) // plan.repeats, repeats=plan.repeats, runs=runs,
-        bytes=planned_bytes, runtime=runtime, timed_runs=timed_runs, timed_bytes=timed_bytes,
+        bytes=planned_bytes, runtime=runtime,
         warnings=[str(w) for w in checked.warnings], plan=plan, tools=tool_rows(used),
-        needs_password=password_needed(plan), problems=list(checked.warnings))
+        needs_password=password_needed(plan), problems=list(checked.warnings),
+        work=work)
 
 
 def check_plan(text: str, library: str | None, *, path: str | None = None,
@@ -168,7 +171,10 @@ def check_plan(text: str, library: str | None, *, path: str | None = None,
 
 
 def estimate_seconds(summary: PlanSummary, rate: float = ASSUMED_RATE) -> float:
-    """Bytes at an assumed rate; a time-bound case (runtime = ...) lasts at least its runtime."""
+    """Bytes at an assumed rate; a time-bound case (runtime = ...) lasts its runtime (its file
+    size says nothing of how long it runs)."""
+    if summary.work is not None:
+        return summary.work.seconds + (summary.work.bytes / rate if rate else 0.0)
     return max(summary.bytes / rate if rate else 0.0, summary.runtime)
 
 
@@ -187,18 +193,17 @@ def summary_text(summary: PlanSummary, rate: float = ASSUMED_RATE) -> str:
     """The one-line verdict every surface shows for a plan."""
     if summary.errors:
         return f"{len(summary.errors)} problem(s) to fix before the plan can run."
-    # a time-bound run moves what the device manages in its time: no byte count to promise
-    if summary.timed_runs == summary.runs and summary.runs:
-        moved = f"{summary.runs} time-bound run(s), {format_duration(summary.runtime)} of runtime"
-    elif summary.timed_runs:
-        moved = (f"about {human_bytes(summary.bytes - summary.timed_bytes)} moved by the "
-                 f"size-bound runs, {summary.timed_runs} time-bound run(s) "
-                 f"({format_duration(summary.runtime)})")
-    else:
-        moved = f"about {human_bytes(summary.bytes)} moved"
     return (f"{summary.cases} case(s) × {summary.repeats} repeat(s) = {summary.runs} run(s); "
-            f"{moved}; estimated "
-            f"{format_duration(estimate_seconds(summary, rate))} at {rate / MiB:.0f} MiB/s.")
+            f"{_moved(summary)}; estimated "
+            f"{format_duration(estimate_seconds(summary, rate))}"
+            f"{'' if summary.work and not summary.work.bytes else f' at {rate / MiB:.0f} MiB/s'}.")
+
+
+def _moved(summary: PlanSummary) -> str:
+    """"about 2 GiB moved" only for what moves a planned size; time-based runs by their time."""
+    if summary.work is not None:
+        return summary.work.describe()
+    return f"about {human_bytes(summary.bytes)} moved"
 
 
 # --- run and record ----------------------------------------------------------------------------

@@ -18,14 +18,22 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters as pg_exporters
-from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QGraphicsItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGraphicsItem,
+    QHBoxLayout,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from disklab.core.results.charts import PALETTE, ChartSpec
 from disklab.core.units import MiB
@@ -37,10 +45,18 @@ LIVE_GAP_MS = 1000  # new samples are drawn at most once a second: a redraw of t
 STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)  # each at most 1/3 above the last
 MIN_SECONDS = 10.0  # the time axis of a new run spans at least this
 
-# series name -> (plot, label, scale divisor)
+TIMELINE_PX = 38  # the strip above the plots that names cases and configurations
+AXIS_PX = 62  # left axes of one width (room for "20000"), so plots and timeline line up
+HEADROOM = 1.35  # the top quarter of a plot is above its data: the legend sits there
+
+# series name -> (plot, label, scale divisor). The application plot is what the tool's processes
+# passed to read()/write() (rchar/wchar of its tree, page cache included: what the tool does),
+# and the tool's own report of its rate where it prints one (fio status, engine intervals, dd
+# progress); the device plot is what reached the disk (diskstats).
 LIVE_SERIES: dict[str, tuple[str, str, float]] = {
-    "app_write_bps": ("app", "write", MiB),
-    "app_read_bps": ("app", "read", MiB),
+    "app_wchar_bps": ("app", "write", MiB),
+    "app_rchar_bps": ("app", "read", MiB),
+    "tool_bps": ("app", "tool's own report", MiB),
     "device_write_bps": ("device", "write", MiB),
     "device_read_bps": ("device", "read", MiB),
     "dirty_bytes": ("memory", "Dirty", MiB),
@@ -48,8 +64,8 @@ LIVE_SERIES: dict[str, tuple[str, str, float]] = {
     "cpu_pct": ("cpu", "CPU", 1.0),
 }
 PLOTS = (
-    ("app", "Application throughput", "MiB/s"),
-    ("device", "Device throughput", "MiB/s"),
+    ("app", "Application: read+write syscalls of the tool's processes", "MiB/s"),
+    ("device", "Device: bytes to and from the disk (diskstats)", "MiB/s"),
     ("memory", "Page cache", "MiB"),
     ("cpu", "CPU", "%"),
 )
@@ -171,8 +187,75 @@ def _pen(index: int, dashed: bool = False) -> QColor:
     return pg.mkPen(PALETTE[index % len(PALETTE)], width=1, style=style)
 
 
+NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
+                43200, 86400)
+TICK_PX = 90  # about one time label per this many pixels
+LEGEND_ALPHA = 215  # legends are read over the curves: a background of the plot's colour
+
+
+def _legend_brush() -> object:
+    """The plots' own background (light or dark theme), nearly opaque."""
+    colour = pg.mkColor(pg.getConfigOption("background"))
+    colour.setAlpha(LEGEND_ALPHA)
+    return pg.mkBrush(colour)
+
+
+def time_unit(span: float) -> str:
+    """How a time axis spanning `span` seconds is labelled: 's', 'min' (m:ss) or 'h' (h:mm)."""
+    return "s" if span < 120 else "min" if span < 2 * 3600 else "h"
+
+
+def clock(seconds: float, unit: str) -> str:
+    """A tick label: '45 s' under 2 min, '12:30' (min:s) under 2 h, '5:20' (h:min) beyond."""
+    whole = round(seconds)
+    if unit == "s":
+        return f"{whole} s"
+    if unit == "min":
+        return f"{whole // 60}:{whole % 60:02d}"
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}"
+
+
+class TimeAxis(pg.AxisItem):
+    """Elapsed time with ticks at round seconds, minutes or hours (never at 1000 s, 2000 s),
+    so a run of hours reads in hours and a zoom on a minute in seconds."""
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
+        span = maxVal - minVal
+        if span <= 0 or size <= 0:
+            return super().tickSpacing(minVal, maxVal, size)
+        want = span / max(2.0, size / TICK_PX)
+        major = next((s for s in NICE_SECONDS if s >= want),
+                     NICE_SECONDS[-1] * math.ceil(want / NICE_SECONDS[-1]))
+        return [(float(major), 0.0)]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
+        lo, hi = self.range
+        unit = time_unit(hi - lo)
+        return [clock(v, unit) if v >= 0 else "" for v in values]
+
+
+UNIT_TITLES = {"s": "elapsed (s)", "min": "elapsed (min:s)", "h": "elapsed (h:min)"}
+
+
+@dataclass
+class Marker:
+    """A case, configuration or phase boundary: a line on every plot, a label on the timeline
+    strip above them when there is room, its details on hover."""
+
+    x: float
+    label: str
+    kind: str  # "case" | "config" | "phase"
+    detail: str
+    lines: list[pg.InfiniteLine]
+    text: pg.TextItem | None = None
+    width: float = 0.0  # of the label, in pixels
+
+
 class LivePlots(QWidget):
-    """Application and device throughput, Dirty/Writeback and CPU over time, x axes linked."""
+    """Application and device throughput, Dirty/Writeback and CPU over time, x axes linked,
+    under a timeline strip that names the cases and configurations."""
+
+    follow_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None, which: Sequence[str] | None = None):
         super().__init__(parent)
@@ -180,34 +263,76 @@ class LivePlots(QWidget):
         self.layout_widget = pg.GraphicsLayoutWidget()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        bar = QHBoxLayout()
+        self.follow_box = QCheckBox("Follow the run")
+        self.follow_box.setChecked(True)
+        self.follow_box.setToolTip(
+            "Keep the newest samples in view: the whole run, or a zoomed window sliding with "
+            "it. Panning back in time turns it off. Zoom: mouse wheel; pan: drag.")
+        self.follow_box.toggled.connect(self.set_follow)
+        self.whole_btn = QPushButton("Whole run")
+        self.whole_btn.setToolTip("Show the whole run again after a zoom or pan")
+        self.whole_btn.clicked.connect(self.show_whole_run)
+        bar.addWidget(self.follow_box)
+        bar.addWidget(self.whole_btn)
+        bar.addStretch(1)
+        lay.addLayout(bar)
         lay.addWidget(self.layout_widget)
         self.plots: dict[str, pg.PlotItem] = {}
         self.curves: dict[str, pg.PlotCurveItem] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
-        self.markers: list[pg.InfiniteLine] = []
+        self.markers: list[Marker] = []
         self.frames: dict[str, Frame] = {}  # plot key -> what its auto-range fits
         self._peaks: dict[str, tuple[float, float]] = {}  # plot key -> (min, max) of its values
         self._t_last = 0.0
         self.t0: float | None = None
         self._dirty = False
+        self._labels_dirty = False
         self._windows: dict[pg.ViewBox, tuple[float, float] | None] = {}  # as last drawn
         self.redraws = 0
+        self.follow = True
+        self._sliding = False  # the view is being moved by follow, not by the user
+        self.live_gap_ms = LIVE_GAP_MS  # the refresh rate the Run page chose
+        self.driven = False  # True: new samples wait for the owner's redraw() (its own tick)
         self._last_redraw = 0.0  # time.monotonic() of the last redraw that drew something
         # started by the first change after a redraw, not ticking while nothing arrives (an
         # idle 10 Hz timer cost 0.06 s of CPU a minute)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.redraw)
+        self._bottom: pg.AxisItem | None = None  # the time axis, under the last plot
+        self._unit = "s"
+        self._font_metrics = QFontMetrics(QFont())
+        # the timeline strip: case labels (upper row) and configurations (lower row) live here,
+        # never on the data
+        self.timeline = self.layout_widget.addPlot(row=0, col=0)
+        self.timeline.hideAxis("left")
+        self.timeline.hideAxis("bottom")
+        self.timeline.setMouseEnabled(x=True, y=False)
+        self.timeline.setYRange(0, 1, padding=0)
+        self.timeline.getViewBox().setLimits(yMin=0, yMax=1)
+        self.timeline.hideButtons()
+        self.timeline.setMaximumHeight(TIMELINE_PX)
+        self.timeline.setMinimumHeight(TIMELINE_PX)
         first = None
-        for row, (key, title, unit) in enumerate(p for p in PLOTS if p[0] in which):
-            plot = self.layout_widget.addPlot(row=row, col=0, title=title)
+        rows = [p for p in PLOTS if p[0] in which]
+        for row, (key, title, unit) in enumerate(rows, start=1):
+            axis = {"bottom": TimeAxis("bottom")} if row == len(rows) else {}
+            plot = self.layout_widget.addPlot(row=row, col=0, title=title, axisItems=axis)
             plot.setLabel("left", unit)
+            if row != len(rows):
+                plot.getAxis("bottom").setStyle(showValues=False)
             # horizontal major grid lines only: alpha-blended grid lines across the whole plot
             # are what a redraw costs most (measured in bench figure 3: 70 ms with x and minor
-            # lines at 4 x 86,400 points, 10 ms like this); the phase markers mark time
+            # lines at 4 x 86,400 points, 10 ms like this); the markers mark time
             plot.showGrid(x=False, y=True, alpha=0.2)
             plot.getAxis("left").setStyle(maxTickLevel=0)
-            plot.addLegend(offset=(-10, 5))
+            plot.getAxis("left").setWidth(AXIS_PX)
+            legend = plot.addLegend(offset=(-4, 1), brush=_legend_brush(),
+                                    pen=pg.mkPen(170, 170, 170), colCount=3,
+                                    labelTextSize="8pt", verSpacing=-6, horSpacing=8)
+            legend.layout.setContentsMargins(3, 0, 3, 0)
             plot.setMouseEnabled(x=True, y=False)
             # a zoom or pan by hand, or back to the whole run: the new window at the next tick
             plot.getViewBox().sigXRangeChanged.connect(self._view_changed)
@@ -219,13 +344,25 @@ class LivePlots(QWidget):
             else:
                 plot.setXLink(first)
             self.plots[key] = plot
-        self.plots[which[-1]].setLabel("bottom", "time (s)")
+        if first is not None:
+            self.timeline.setXLink(first)
+            # an empty left axis as wide as the plots' own: the strip's x lines up with theirs
+            self.timeline.showAxis("left")
+            left = self.timeline.getAxis("left")
+            left.setWidth(AXIS_PX)
+            left.setStyle(showValues=False, tickLength=0)
+            left.setPen(pg.mkPen(None))
+        self._bottom = self.plots[rows[-1][0]].getAxis("bottom") if rows else None
+        self._unit = "s"
+        if self._bottom is not None:
+            self._bottom.setLabel(UNIT_TITLES["s"])
         for i, (series, (plot_key, label, _div)) in enumerate(LIVE_SERIES.items()):
             if plot_key not in self.plots:
                 continue
             # PlotCurveItem, not PlotDataItem: no symbols or data transforms here, and its
             # setData costs a seventh (measured: 10 vs 69 us)
-            curve = pg.PlotCurveItem(name=label, pen=_pen(i % 2 if plot_key != "cpu" else 2))
+            colour = 2 if plot_key == "cpu" else 3 if series == "tool_bps" else i % 2
+            curve = pg.PlotCurveItem(name=label, pen=_pen(colour, dashed=series == "tool_bps"))
             self.plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
             self.curves[series] = curve
             self.buffers[series] = SeriesBuffer()
@@ -239,25 +376,69 @@ class LivePlots(QWidget):
     def clear(self) -> None:
         for buf in self.buffers.values():
             buf.clear()
-        for line in self.markers:
-            line.getViewBox().removeItem(line) if line.getViewBox() else None
+        for m in self.markers:
+            for line in m.lines:
+                if line.getViewBox():
+                    line.getViewBox().removeItem(line)
+            if m.text is not None:
+                self.timeline.removeItem(m.text)
         self.markers.clear()
         for frame in self.frames.values():
             frame.reset()
         self._peaks.clear()
         self._t_last = 0.0
         self.t0 = None
+        self.set_follow(True)
         self._touch()
         self.redraw()
 
+    # --- following the run
+    def set_follow(self, on: bool) -> None:
+        """Keep the newest data in view (a zoomed window slides with the run)."""
+        if on == self.follow and self.follow_box.isChecked() == on:
+            return
+        self.follow = on
+        if self.follow_box.isChecked() != on:
+            self.follow_box.setChecked(on)
+        if on:
+            self._slide()
+        self.follow_changed.emit(on)
+
+    def show_whole_run(self) -> None:
+        view = self._lead_view()
+        if view is not None:
+            view.enableAutoRange(axis=pg.ViewBox.XAxis)
+        self.set_follow(True)
+
+    def _lead_view(self) -> pg.ViewBox | None:
+        return next(iter(self.plots.values())).getViewBox() if self.plots else None
+
+    def _slide(self) -> None:
+        """Follow: a zoomed window keeps its width and ends at the newest sample."""
+        view = self._lead_view()
+        if view is None or view.autoRangeEnabled()[0]:
+            return
+        lo, hi = view.viewRange()[0]
+        if self._t_last > hi or self._t_last < lo:
+            width = hi - lo
+            self._sliding = True
+            try:
+                view.setXRange(self._t_last - width * 0.95, self._t_last + width * 0.05,
+                               padding=0)
+            finally:
+                self._sliding = False
+
     def _touch(self, urgent: bool = False) -> None:
         """Something to draw, in one redraw for all that arrives meanwhile: within REDRAW_MS for
-        a view the user moved (`urgent`), else LIVE_GAP_MS after the last redraw at the soonest."""
+        a view the user moved (`urgent`), else live_gap_ms after the last redraw at the
+        soonest."""
         self._dirty = True
+        if self.driven and not urgent:
+            return
         delay = REDRAW_MS
         if not urgent:
             since = (time.monotonic() - self._last_redraw) * 1000
-            delay = max(REDRAW_MS, int(LIVE_GAP_MS - since))
+            delay = max(REDRAW_MS, int(self.live_gap_ms - since))
         if not self.timer.isActive() or self.timer.remainingTime() > delay:
             self.timer.start(delay)
 
@@ -275,25 +456,56 @@ class LivePlots(QWidget):
         self._peaks[spec[0]] = (min(lo, y), max(hi, y))
         self._touch()
 
-    def add_marker(self, t: float, label: str, low: bool = False) -> None:
-        """A phase or case boundary: a dashed vertical line on every plot, labelled on the
-        first (at the top, or near the bottom for `low` markers such as configurations)."""
+    def add_marker(self, t: float, label: str, kind: str = "case", detail: str = "") -> None:
+        """A case, configuration or phase boundary: a dashed vertical line on every plot with
+        `detail` on hover; cases and configurations are named on the timeline strip where
+        their labels do not overlap (the hidden ones are still on hover)."""
         if self.t0 is None:
             self.t0 = t
         x = t - self.t0
-        for i, plot in enumerate(self.plots.values()):
+        style = Qt.PenStyle.DotLine if kind == "phase" else Qt.PenStyle.DashLine
+        colour = (200, 120, 40) if kind == "config" else (128, 128, 128)
+        tip = f"{clock(x, 'min')} {label}" + (f"\n{detail}" if detail else "")
+        lines = []
+        for plot in self.plots.values():
             line = pg.InfiniteLine(pos=x, angle=90, movable=False,
-                                   pen=pg.mkPen((128, 128, 128), width=1,
-                                                style=Qt.PenStyle.DashLine),
-                                   label=label if i == 0 else None,
-                                   labelOpts={"position": 0.1 if low else 0.92,
-                                              "color": (128, 128, 128)})
+                                   pen=pg.mkPen(colour, width=1, style=style))
+            line.setToolTip(tip)
             # a marker stands at a time the run has reached: it never widens the autorange,
             # and leaving it out of the bounds spares a pass over every marker per redraw
             plot.addItem(line, ignoreBounds=True)
-            if getattr(line, "label", None) is not None:  # only the first plot's has one
-                _cache(line.label)
-            self.markers.append(line)
+            lines.append(line)
+        marker = Marker(x, label, kind, detail, lines)
+        if kind != "phase":
+            text = pg.TextItem(label, color=colour, anchor=(0, 0.5))
+            text.setPos(x, 0.72 if kind == "case" else 0.25)
+            text.setToolTip(tip)
+            text.setVisible(False)  # until the next layout finds it room
+            self.timeline.addItem(text, ignoreBounds=True)
+            marker.text = text
+            marker.width = self._font_metrics.horizontalAdvance(label) + 8
+        self.markers.append(marker)
+        self._labels_dirty = True
+        self._touch()
+
+    def _place_labels(self) -> None:
+        """Show a label only where it does not overlap the one before it on its row (cases
+        above, configurations below), left to right; the rest are on hover."""
+        self._labels_dirty = False
+        view = self.timeline.getViewBox()
+        width = max(view.width(), 1.0)
+        lo, hi = view.viewRange()[0]
+        scale = width / (hi - lo) if hi > lo else 0.0
+        right_edge = {"case": -1e9, "config": -1e9}
+        for m in self.markers:
+            if m.text is None:
+                continue
+            px = (m.x - lo) * scale
+            fits = -2 <= px <= width and px >= right_edge[m.kind] and scale > 0
+            if fits:
+                right_edge[m.kind] = px + m.width
+            if m.text.isVisible() != fits:
+                m.text.setVisible(fits)
 
     @staticmethod
     def _window(view: pg.ViewBox) -> tuple[float, float] | None:
@@ -303,8 +515,26 @@ class LivePlots(QWidget):
         lo, hi = view.viewRange()[0]
         return float(lo), float(hi)
 
+    def _time_unit(self) -> None:
+        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
+        view = self._lead_view()
+        if view is None or self._bottom is None:
+            return
+        lo, hi = view.viewRange()[0]
+        unit = time_unit(hi - lo)
+        if unit != self._unit:
+            self._unit = unit
+            self._bottom.setLabel(UNIT_TITLES[unit])
+
     def _view_changed(self, view: pg.ViewBox, *_args: object) -> None:
-        if self._window(view) != self._windows.get(view):
+        if view is self._lead_view():
+            self._time_unit()
+        window = self._window(view)
+        if window != self._windows.get(view):
+            if (not self._sliding and window is not None and self.follow
+                    and window[1] < self._t_last - 0.02 * (window[1] - window[0])):
+                self.set_follow(False)  # panned back in time: stay there
+            self._labels_dirty = True
             self._touch(urgent=True)
 
     def redraw(self) -> None:
@@ -314,6 +544,8 @@ class LivePlots(QWidget):
             return
         self._dirty = False
         self._last_redraw = time.monotonic()
+        if self.follow:
+            self._slide()
         for series, curve in self.curves.items():
             t, y = self.buffers[series].data()
             view = curve.getViewBox()
@@ -327,11 +559,21 @@ class LivePlots(QWidget):
             curve.setData(t, y, skipFiniteCheck=True)  # buffers hold only finite values
         for key, frame in self.frames.items():
             lo, hi = self._peaks.get(key, (0.0, 0.0))
-            frame.cover(self._t_last, lo, hi)
+            frame.cover(self._t_last, lo, hi * HEADROOM)  # the legend's row stays clear
+        self._time_unit()
+        if self.markers:
+            self._place_labels()
         self.redraws += 1
 
     def series_data(self, series: str) -> tuple[np.ndarray, np.ndarray]:
         return self.buffers[series].data()
+
+    def latest(self, series: str) -> float | None:
+        """The newest value of a series as plotted (MiB/s, MiB or %), None before any."""
+        buf = self.buffers.get(series)
+        if buf is None or not len(buf):
+            return None
+        return float(buf.data()[1][-1])
 
 
 class ChartView(pg.PlotWidget):

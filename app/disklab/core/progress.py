@@ -1,0 +1,271 @@
+"""Overall progress and ETA of a whole session (every case x repeat), for every front end.
+
+Why not bytes alone: a time-based case (a `runtime` parameter) moves as many bytes as the device
+allows in its time, so its planned bytes (the file size) say nothing of how long it lasts; a
+byte share reached 100 % during the first of eight 75 s runs. Here each run is measured in the
+unit it is planned in and everything is turned into seconds:
+
+- a time-based run lasts its runtime (the tool's measuring time);
+- a size-based run lasts its bytes at the rate the size-based runs had so far (the current
+  run's own rate while it has none finished; an assumed rate before the first figure);
+- a run with neither lasts as long as such runs took so far;
+- every run also costs the setup seen so far (start, layout, cleanup: wall time beyond the
+  measuring time), learnt from the runs that ended.
+
+The fraction is time spent / (time spent + time left), so it and the ETA tell the same story, and
+it reaches 1.0 only when the last run has ended. What a person sees must not jitter: the fraction
+never goes back, and the ETA counts down in real time; it goes up only when the estimate grew by
+more than ETA_SLACK (a real slowdown, not a new guess of a few seconds of setup).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from disklab.core.units import human_bytes, human_rate
+
+ASSUMED_RATE = 200 * 1024 * 1024  # B/s for size-based runs before any figure was seen
+ETA_SLACK_SECONDS = 30.0  # an ETA grows again only past this, or past ETA_SLACK_SHARE of itself
+ETA_SLACK_SHARE = 0.2
+NEARLY_DONE = 0.999  # the most the fraction shows while a run is still to end
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a session plans, counted by kind (never the list of runs: a plan may have 100000)."""
+
+    runs: int = 0
+    timed_runs: int = 0
+    seconds: float = 0.0  # sum of the time-based runs' runtimes
+    sized_runs: int = 0
+    bytes: int = 0  # planned bytes of the size-based runs only
+    total_bytes: int = 0  # planned bytes of every run (the file sizes of time-based runs too)
+
+    @staticmethod
+    def of(runs: Iterable[tuple[float | None, int | None]]) -> Work:
+        """From (runtime seconds or None/0, planned bytes or None) per run."""
+        n = timed = sized = 0
+        seconds = 0.0
+        sized_bytes = total = 0
+        for runtime, planned in runs:
+            n += 1
+            total += planned or 0
+            if runtime and runtime > 0:
+                timed += 1
+                seconds += runtime
+            elif planned:
+                sized += 1
+                sized_bytes += planned
+        return Work(n, timed, seconds, sized, sized_bytes, total)
+
+    def describe(self) -> str:
+        """What the plan moves or lasts, as a person reads it (not "2 GiB moved" for a plan
+        whose runs last a given time)."""
+        parts = []
+        if self.timed_runs:
+            parts.append(f"{self.timed_runs} time-based run(s) of {format_duration(self.seconds)} "
+                         "in all")
+        if self.sized_runs:
+            parts.append(f"about {human_bytes(self.bytes)} moved by {self.sized_runs} "
+                         "size-based run(s)")
+        other = self.runs - self.timed_runs - self.sized_runs
+        if other:
+            parts.append(f"{other} run(s) of unknown length")
+        return "; ".join(parts) or "nothing to run"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    fraction: float  # 0..1 of the whole session, never going back
+    eta: float | None  # seconds left, None before anything can be said
+    runs_done: int
+    runs: int
+
+
+def format_duration(seconds: float) -> str:
+    """12 s, 3 min 05 s, 2 h 07 min: a run's length at the precision a person plans by."""
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60:02d} s"
+    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+class OverallProgress:
+    """Fed by the runner (start_run, update, end_run, skip_run) with monotonic times;
+    estimate() at any time. Pure arithmetic, no clock of its own, so tests drive it with
+    made-up times."""
+
+    def __init__(self, work: Work, start: float, assumed_rate: float = ASSUMED_RATE):
+        self.work = work
+        self.start = start
+        self.assumed_rate = assumed_rate
+        self.runs_done = 0
+        # still to start, by kind: count and runtime or bytes
+        self._timed_left = [work.timed_runs, work.seconds]
+        self._sized_left = [work.sized_runs, work.bytes]
+        self._other_left = work.runs - work.timed_runs - work.sized_runs
+        # ended, for the rates: size-based bytes and wall time; others' count and wall time;
+        # time-based runs' setup (wall time beyond the measuring time)
+        self._sized = [0, 0.0]
+        self._other = [0, 0.0]
+        self._setup = [0, 0.0]
+        self._walls = [0, 0.0]
+        self._cur: tuple[float, float, int] | None = None  # start, runtime, planned bytes
+        self._measured = 0.0  # the current run's measuring time so far (tool's elapsed)
+        self._done = 0  # the current run's bytes so far
+        self._fraction = 0.0
+        self._eta: tuple[float, float] | None = None  # (shown eta, at time)
+
+    # --- feeding
+    def _take(self, runtime: float, planned: int) -> None:
+        if runtime > 0:
+            self._timed_left[0] -= 1
+            self._timed_left[1] -= runtime
+        elif planned > 0:
+            self._sized_left[0] -= 1
+            self._sized_left[1] -= planned
+        else:
+            self._other_left -= 1
+
+    def start_run(self, now: float, runtime: float | None, planned_bytes: int | None) -> None:
+        if self._cur is not None:
+            self.end_run(now)
+        self._cur = (now, float(runtime or 0.0), int(planned_bytes or 0))
+        self._take(self._cur[1], self._cur[2])
+        self._measured = 0.0
+        self._done = 0
+
+    def skip_run(self, runtime: float | None, planned_bytes: int | None) -> None:
+        """A run that will not run (its configuration could not be made): done, in no time."""
+        self._take(float(runtime or 0.0), int(planned_bytes or 0))
+        self.runs_done += 1
+
+    def update(self, measured: float | None = None, done_bytes: int | None = None) -> None:
+        """The current run's measuring time (the tool's elapsed) and bytes done so far."""
+        if measured is not None:
+            self._measured = max(self._measured, measured)
+        if done_bytes is not None:
+            self._done = max(self._done, done_bytes)
+
+    def end_run(self, now: float) -> bool:
+        """The current run ended (measured, failed or cancelled); False if none was going."""
+        if self._cur is None:
+            return False
+        began, runtime, planned = self._cur
+        wall = max(0.0, now - began)
+        self._walls[0] += 1
+        self._walls[1] += wall
+        if runtime > 0:
+            self._setup[0] += 1
+            self._setup[1] += max(0.0, wall - min(runtime, self._measured or runtime))
+        elif planned > 0:
+            self._sized[0] += planned
+            self._sized[1] += wall
+        else:
+            self._other[0] += 1
+            self._other[1] += wall
+        self.runs_done += 1
+        self._cur = None
+        return True
+
+    # --- reading
+    def _seconds_per_byte(self) -> float:
+        if self._sized[0] > 0 and self._sized[1] > 0:
+            return self._sized[1] / self._sized[0]
+        cur = self._cur
+        if cur is not None and cur[1] <= 0 and self._done > 0 and self._measured > 0:
+            return self._measured / self._done
+        return 1.0 / self.assumed_rate
+
+    def _other_seconds(self) -> float:
+        if self._other[0]:
+            return self._other[1] / self._other[0]
+        return self._walls[1] / self._walls[0] if self._walls[0] else 0.0
+
+    def left(self, now: float) -> float:
+        """Seconds left by the current estimate (not smoothed)."""
+        setup = self._setup[1] / self._setup[0] if self._setup[0] else 0.0
+        spb = self._seconds_per_byte()
+        other = self._other_seconds()
+        current = 0.0
+        if self._cur is not None:
+            began, runtime, planned = self._cur
+            if runtime > 0:
+                current = max(0.0, runtime - self._measured)
+                if self._measured <= 0:  # not measuring yet: its setup is still to come
+                    current += max(0.0, setup - (now - began))
+            elif planned > 0:
+                current = max(0, planned - self._done) * spb
+            else:
+                current = max(0.0, other - (now - began))
+        timed, seconds = self._timed_left
+        size = self._sized_left[1]
+        future = (max(0.0, seconds) + max(0, timed) * setup + max(0, size) * spb
+                  + max(0, self._other_left) * other)
+        return current + future
+
+    def estimate(self, now: float) -> Estimate:
+        if self.work.runs and self.runs_done >= self.work.runs:
+            self._fraction, self._eta = 1.0, (0.0, now)
+            return Estimate(1.0, 0.0, self.runs_done, self.work.runs)
+        honest = self.left(now)
+        spent = max(0.0, now - self.start)
+        if spent + honest > 0:
+            share = min(NEARLY_DONE, spent / (spent + honest))
+            self._fraction = max(self._fraction, share)
+        eta = honest
+        if self._eta is not None:
+            shown, at = self._eta
+            counted = max(0.0, shown - max(0.0, now - at))
+            slack = max(ETA_SLACK_SECONDS, ETA_SLACK_SHARE * counted)
+            if counted <= honest <= counted + slack:
+                eta = counted  # within the noise of a new guess: keep counting down
+        self._eta = (eta, now)
+        return Estimate(self._fraction, eta, self.runs_done, self.work.runs)
+
+
+# --- the log pane: what a person watching reads ------------------------------------------------
+
+LONG_JSON = 160  # a JSON line longer than this is summarised, not shown
+
+
+def readable_line(text: str) -> str:
+    """A tool's output line as the log pane shows it: the engine's JSON interval and summary
+    lines as sentences, any other long JSON as its size (the library keeps every line as it
+    came, for `disklab show` and re-parsing; the pane is for reading)."""
+    stripped = text.strip()
+    if not (stripped.startswith("{") and stripped.endswith("}")):
+        return text
+    try:
+        doc = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return text
+    if not isinstance(doc, dict):
+        return text
+    try:
+        kind = doc.get("type")
+        if kind == "interval":
+            done, elapsed = float(doc["bytes"]), float(doc["elapsed"])
+            rate = f", {human_rate(done / elapsed)} on average" if elapsed > 0 else ""
+            return f"{elapsed:.1f} s: {human_bytes(int(done))} done{rate}"
+        if kind == "summary":
+            parts = [f"{doc.get('mode', 'result')}: {human_bytes(int(doc['bytes']))} in "
+                     f"{float(doc['seconds']):.1f} s = {human_rate(float(doc['bw']))}"]
+            if doc.get("iops") is not None:
+                parts.append(f"{float(doc['iops']):.0f} IOPS")
+            mean = (doc.get("lat_ns") or {}).get("mean")
+            if mean is not None:
+                parts.append(f"mean latency {float(mean) / 1000:.0f} µs")
+            return "result " + ", ".join(parts)
+        if kind == "prepared":
+            files = doc.get("files") or []
+            return f"laid out {len(files)} file(s), {human_bytes(int(doc['bytes']))}"
+    except (KeyError, TypeError, ValueError, ZeroDivisionError):
+        pass
+    if len(stripped) <= LONG_JSON:
+        return text
+    return f"(a JSON document of {len(stripped):,} characters; kept in the library)"

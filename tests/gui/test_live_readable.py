@@ -1,0 +1,101 @@
+"""Live plots a person can read over a run of hours: time in s, min:s or h:min, case labels
+that never overprint (the rest on hover), follow-the-run, legends on a background."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from disklab.core.units import MiB
+from disklab.gui.plots import LivePlots, clock
+
+
+@pytest.fixture
+def plots(qtbot):
+    p = LivePlots()
+    qtbot.addWidget(p)
+    p.resize(900, 700)
+    p.show()
+    qtbot.wait(50)
+    return p
+
+
+def _feed(plots: LivePlots, seconds: int, every: float = 1.0) -> None:
+    t = 0.0
+    while t <= seconds:
+        plots.add_sample("app_wchar_bps", 1000.0 + t, (100 + (t % 50)) * MiB)
+        t += every
+
+
+def test_a_run_of_hours_reads_in_hours_and_a_zoom_in_seconds(qtbot, plots):
+    _feed(plots, 3 * 3600, every=10.0)
+    plots.redraw()
+    bottom = plots.plots["cpu"].getAxis("bottom")
+    qtbot.waitUntil(lambda: bottom.labelText == "elapsed (h:min)", timeout=2000)
+    lo, hi = plots.plots["app"].getViewBox().viewRange()[0]
+    (major, _offset), = bottom.tickSpacing(lo, hi, 800)
+    assert major in (900, 1800, 3600)  # round quarters, halves or hours, not 2000 s
+    assert bottom.tickStrings([0.0, 3600.0, 5400.0], 1.0, major) == ["0:00", "1:00", "1:30"]
+    plots.plots["app"].getViewBox().setXRange(600, 690, padding=0)
+    qtbot.waitUntil(lambda: bottom.labelText == "elapsed (s)", timeout=2000)
+    assert bottom.tickStrings([600.0, 630.0], 1.0, 30) == ["600 s", "630 s"]
+    assert clock(754, "min") == "12:34"
+
+
+def test_case_labels_do_not_overprint_and_every_marker_has_its_details(qtbot, plots):
+    for i in range(120):  # a case every 30 s for an hour
+        plots.add_marker(1000.0 + 30 * i, f"#{i + 1} r2", detail=f"case {i + 1}, repeat 2")
+    plots.add_marker(1000.0, "ext4 journal=1g", kind="config", detail="configuration")
+    _feed(plots, 3600, every=5.0)
+    plots.redraw()
+    shown = [m for m in plots.markers if m.text is not None and m.text.isVisible()]
+    hidden = [m for m in plots.markers if m.text is not None and not m.text.isVisible()]
+    assert shown and hidden  # not all fit on 900 px
+    view = plots.timeline.getViewBox()
+    lo, hi = view.viewRange()[0]
+    scale = view.width() / (hi - lo)
+    for kind in ("case", "config"):
+        xs = [((m.x - lo) * scale, m.width) for m in shown if m.kind == kind]
+        for (x0, w0), (x1, _w1) in itertools.pairwise(xs):
+            assert x1 >= x0 + w0, "two labels overlap"
+    assert any(m.kind == "config" for m in shown)
+    for m in plots.markers:
+        assert all(line.toolTip() for line in m.lines)
+    assert "case 7, repeat 2" in plots.markers[6].lines[0].toolTip()
+    # zoomed in on 5 minutes, every case there has room for its label
+    plots.plots["app"].getViewBox().setXRange(600, 900, padding=0)
+    qtbot.wait(300)
+    plots.redraw()
+    inside = [m for m in plots.markers if m.kind == "case" and 600 <= m.x <= 870]
+    assert inside and all(m.text.isVisible() for m in inside)
+
+
+def test_follow_the_run_slides_a_zoomed_window_and_panning_back_stops_it(qtbot, plots):
+    _feed(plots, 300)
+    plots.redraw()
+    view = plots.plots["app"].getViewBox()
+    view.setXRange(240, 300, padding=0)  # a 60 s window at the end
+    qtbot.wait(300)
+    assert plots.follow
+    for t in range(301, 400):
+        plots.add_sample("app_wchar_bps", 1000.0 + t, 100 * MiB)
+    plots.redraw()
+    lo, hi = view.viewRange()[0]
+    assert hi >= 399 and hi - lo == pytest.approx(60, rel=0.01)
+    view.setXRange(100, 160, padding=0)  # back in time
+    qtbot.waitUntil(lambda: not plots.follow_box.isChecked(), timeout=2000)
+    for t in range(400, 450):
+        plots.add_sample("app_wchar_bps", 1000.0 + t, 100 * MiB)
+    plots.redraw()
+    assert view.viewRange()[0][0] == pytest.approx(100, abs=0.5)  # it stays where it was put
+    plots.show_whole_run()
+    qtbot.wait(300)
+    plots.redraw()
+    assert plots.follow and view.viewRange()[0][1] >= 449
+
+
+def test_legends_have_a_background(plots):
+    for plot in plots.plots.values():
+        brush = plot.legend.opts["brush"]
+        assert brush is not None and brush.color().alpha() > 150

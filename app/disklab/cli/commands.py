@@ -36,17 +36,28 @@ from disklab.core.fs.commands import (
 )
 from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
-from disklab.core.model import SIZE_KEYS, Plan
-from disklab.core.plan import CheckedPlan, destroyed_devices, load_plan, parse_plan
+from disklab.core.model import SIZE_KEYS, Plan, Report
+from disklab.core.plan import (
+    CheckedPlan,
+    destroyed_devices,
+    load_plan,
+    parse_plan,
+    session_report,
+)
 from disklab.core.plan_schema import plan_schema_text
 from disklab.core.resources import find_plan
 from disklab.core.results.charts import session_charts, thinned_samples
+from disklab.core.results.compare import session_label
 from disklab.core.results.documents import (
     SESSION_FORMATS,
     comparison_text,
+    pivot_text,
+    session_evidence,
+    session_facts,
     session_json,
     write_session,
 )
+from disklab.core.results.pivot import PivotKeyError, build_pivot, session_rows
 from disklab.core.results.partial import session_results
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.svg import write_svgs
@@ -367,10 +378,15 @@ def compare(args: argparse.Namespace) -> int:
     significance level, default 0.05), args.include_partial, args.library. Needs no Qt.
     """
     refs = list(args.sessions)
+    if _pivot_asked(args):
+        return compare_pivot(args)
     fmt = getattr(args, "format", None) or "md"
     library = _open_library(args)
     try:
         ids = list(dict.fromkeys(int(library.find_session(r)["id"]) for r in refs))
+        if session_report(library.session(ids[0]).get("plan_text")) is not None:
+            library.close()
+            return compare_pivot(args)
         if len(ids) < 2 and len({c["config"] for c in library.cases(ids[0])}) < 2:
             print("disklab compare: give at least two sessions, or one with several "
                   "configurations", file=sys.stderr)
@@ -384,6 +400,60 @@ def compare(args: argparse.Namespace) -> int:
                                include_partial=bool(getattr(args, "include_partial", False)))
     finally:
         library.close()
+    output = getattr(args, "output", None)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        print(f"wrote {output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _keys(values: list[str] | None) -> list[str]:
+    """--rows/--columns/--metric values: repeated or comma separated."""
+    return [k.strip() for v in values or [] for k in v.split(",") if k.strip()]
+
+
+def _pivot_asked(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "rows", None) or getattr(args, "columns", None)
+                or getattr(args, "metric", None) or getattr(args, "format", None) == "text")
+
+
+def compare_pivot(args: argparse.Namespace) -> int:
+    """`disklab compare S... --rows KEYS --columns KEYS [--metric NAME...] [--format
+    text|csv|md|html|json]`: the sessions' results as a pivot table (core.results.pivot).
+    Keys not given come from the first session's [report] table, else rows = config and
+    columns = test; a session whose plan has a [report] table is always compared this way.
+    An unknown key exits 2 naming it and the valid ones."""
+    fmt = getattr(args, "format", None) or "text"
+    include = bool(getattr(args, "include_partial", False))
+    library = _open_library(args)
+    try:
+        sessions = list({s["id"]: s for s in (library.find_session(r)
+                                              for r in args.sessions)}.values())
+        report = session_report(sessions[0].get("plan_text")) or Report()
+        rows = _keys(getattr(args, "rows", None)) or list(report.rows)
+        columns = _keys(getattr(args, "columns", None)) or list(report.columns)
+        metrics = _keys(getattr(args, "metric", None)) or list(report.metrics)
+        labelled = session_rows([(session_label(s), session_results(library, s["id"],
+                                                                    include).rows)
+                                 for s in sessions])
+        evidence = [e for s in sessions for e in session_evidence(library, s["id"])]
+    finally:
+        library.close()
+    try:
+        pivot = build_pivot(labelled, rows, columns, metrics,
+                            getattr(args, "alpha", None) or ALPHA)
+    except PivotKeyError as e:
+        print(f"disklab compare: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not pivot.cells:
+        print(f"disklab compare: no results for the metrics {', '.join(metrics) or '(main)'}",
+              file=sys.stderr)
+        return EXIT_FAILED
+    title = "DiskLab: " + ", ".join(session_label(s) for s in sessions)
+    facts = [f for s in sessions for f in session_facts(s)]
+    text = pivot_text(pivot, fmt, title, facts, evidence)
     output = getattr(args, "output", None)
     if output:
         Path(output).write_text(text, encoding="utf-8")

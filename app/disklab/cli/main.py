@@ -103,8 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
                                        "significance (Welch's t-test)")
     p.add_argument("sessions", nargs="+", metavar="SESSION")
     p.add_argument("--baseline", metavar="SESSION")
-    p.add_argument("--format", choices=("md", "csv", "json", "html"), default="md")
+    p.add_argument("--format", choices=("text", "md", "csv", "json", "html"), default=None,
+                   help="md by default; text and the --rows/--columns pivot need no Qt either")
     p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument("--rows", action="append", metavar="KEYS",
+                   help="pivot table: the keys of its rows, comma separated (config, tool, "
+                        "test, metric, session, target, host, on, hosts or any parameter)")
+    p.add_argument("--columns", action="append", metavar="KEYS",
+                   help="pivot table: the keys of its columns (default test)")
+    p.add_argument("--metric", action="append", metavar="NAME",
+                   help="pivot table: the metrics shown ('write', 'write:iops', or a suffix: "
+                        "iops, lat_mean, cpu, min_proc...); default each test's main figure")
     p.add_argument("--alpha", type=alpha_value, default=ALPHA, metavar="P",
                    help=f"significance level: a difference is better or worse only when "
                         f"p < P (default {ALPHA:g}); the confidence intervals are 1 - P")

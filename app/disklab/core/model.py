@@ -81,6 +81,22 @@ class TestSpec:
     page_cache_limit: int | None = None  # bytes; overrides the plan's for this table's cases
 
 
+# Pivot keys every result row has (besides its parameters, which are keys too): a plan's
+# [report] table, `disklab compare --rows/--columns` and the Compare page choose among them.
+PIVOT_KEYS = ("config", "tool", "test", "metric", "session", "target", "host", "on", "hosts")
+
+
+@dataclass(frozen=True)
+class Report:
+    """A plan's [report] table: the pivot table its sessions are shown in first, as the study
+    that the plan runs was written (rows = journal size, columns = iozone test). Empty `metrics`
+    means each test's own headline figure."""
+
+    rows: tuple[str, ...] = ("config",)
+    columns: tuple[str, ...] = ("test",)
+    metrics: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Plan:
     """A whole plan as loaded from TOML; `source` keeps the text so that a session can be re-run."""
@@ -96,6 +112,8 @@ class Plan:
     path: str | None = None
     # bytes of page cache each tool may keep (its memory cgroup's limit); None: no limit
     page_cache_limit: int | None = None
+    # the plan's [report] table: the pivot its sessions open with (Compare, compare, HTML)
+    report: Report | None = None
 
     def page_cache_limit_of(self, test_index: int) -> int | None:
         """The page-cache limit of the cases of one [[test]] table: its own, else the plan's."""

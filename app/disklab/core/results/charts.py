@@ -20,6 +20,7 @@ from disklab.core.results.format import (
     format_left_out,
     format_params,
 )
+from disklab.core.results.pivot import Pivot
 from disklab.core.results.rows import constant_params, is_headline, row_params, row_stats
 
 # Parameter keys that are matrix axes worth a line chart (x axis), in order of preference.
@@ -290,4 +291,40 @@ def comparison_charts(c: Comparison) -> list[ChartSpec]:
             note=f"baseline: {c.baseline}; whiskers ± 1 stddev" + (f"; all: {common}"
                                                                    if common else "")
             + ("" if c.incomplete.included else _runs_left_out(c))))
+    return charts
+
+
+def pivot_charts(p: Pivot) -> list[ChartSpec]:
+    """A pivot's grouped bar charts, one per unit (mixed units never share an axis): the
+    categories are the pivot's columns, one bar colour per row; the chart says the common
+    values once in its title and which way is better on its axis."""
+    by_unit: dict[str, list[tuple[int, int]]] = {}
+    for (i, j), cell in sorted(p.cells.items()):
+        if cell.mean is not None:
+            by_unit.setdefault(cell.unit, []).append((i, j))
+    charts = []
+    common = format_params(p.common)
+    for unit, where in by_unit.items():
+        shown, div = display_unit(unit)
+        cols = sorted({j for _i, j in where})
+        series = []
+        for i, row in enumerate(p.rows):
+            xs, ys, es = [], [], []
+            for k, j in enumerate(cols):
+                cell = p.cells.get((i, j))
+                if cell is None or cell.mean is None or cell.unit != unit:
+                    continue
+                xs.append(float(k))
+                ys.append(cell.mean / div)
+                es.append((cell.stddev or 0.0) / div if cell.n >= 2 else 0.0)
+            if xs:
+                series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
+        ways = [p.higher_is_better.get(j, True) for j in cols]
+        charts.append(ChartSpec(
+            title=f"{' / '.join(p.metrics) if len(p.metrics) == 1 else shown}"
+                  + (f" ({common})" if common else ""),
+            kind="bar", x_label=" / ".join(p.column_keys), y_label=shown,
+            better=direction(ways), series=tuple(series),
+            categories=tuple(p.columns[j] for j in cols),
+            note="mean over repeats, whiskers ± 1 stddev"))
     return charts

@@ -1,0 +1,157 @@
+"""Pivot tables (core.results.pivot) and `disklab compare --rows/--columns`, on sessions
+recorded through the real recorder into a real library file: the figures in each cell are the
+mean and stddev of the values recorded, whatever the format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from disklab.cli.main import main
+from disklab.core.errors import PlanError
+from disklab.core.library import Library
+from disklab.core.model import Case, Metric
+from disklab.core.plan import parse_plan, session_report
+from disklab.core.results.documents import pivot_json, pivot_text
+from disklab.core.results.partial import session_results
+from disklab.core.results.pivot import PivotKeyError, build_pivot
+from tests.helpers import record_session
+
+MiB = 1 << 20
+# per configuration and test, the write/read throughput of each of three repeats (MiB/s)
+FIGURES = {("a", "write"): (100, 104, 96), ("a", "read"): (300, 310, 290),
+           ("b", "write"): (150, 152, 148), ("b", "read"): (305, 295, 300)}
+REPORT_PLAN = """name = "pivot"
+[report]
+rows = ["test"]
+columns = ["config"]
+[[test]]
+tool = "engine"
+"""
+
+
+def _case(index: int, config: str, mode: str) -> Case:
+    return Case(f"c{index}", index, config, "engine", 1,
+                {"mode": mode, "block_size": 1 << 20, "size": 64 * MiB})
+
+
+def _record(lib: Library, plan_text: str | None = None) -> int:
+    runs = []
+    for index, ((config, mode), values) in enumerate(FIGURES.items()):
+        runs.append((_case(index, config, mode),
+                     [[Metric(mode, v * MiB, "B/s"), Metric(f"{mode}:iops", v * 1.0, "op/s"),
+                       Metric(f"{mode}:lat_mean", 1e6 / v, "ns")] for v in values]))
+    return record_session(lib, runs, name="two configs", plan_text=plan_text)
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Library:
+    library = Library.open(tmp_path / "lib.sqlite")
+    yield library
+    library.close()
+
+
+def test_config_by_test_is_two_by_two_with_the_recorded_means(lib: Library) -> None:
+    sid = _record(lib)
+    p = build_pivot(session_results(lib, sid).rows, ["config"], ["test"])
+    assert p.rows == ("a", "b") and p.columns == ("write", "read")
+    # what every cell shares is said once: the tool and the parameters that do not vary
+    assert p.common == {"tool": "engine", "block_size": MiB, "size": 64 * MiB}
+    for (i, config) in enumerate(p.rows):
+        for (j, test) in enumerate(p.columns):
+            cell = p.cell(i, j)
+            values = [v * MiB for v in FIGURES[(config, test)]]
+            assert cell is not None and cell.n == 3
+            assert cell.mean == pytest.approx(statistics.fmean(values))
+            assert cell.stddev == pytest.approx(statistics.stdev(values))
+    # b writes 150 ± 2 against a's 100 ± 4: significantly better; reads: no difference
+    assert p.cell(1, 0).verdict == "better"
+    assert p.cell(1, 1).verdict == "no significant difference"
+    table_text = pivot_text(p, "text")
+    assert "every cell: tool=engine block_size=1m size=64m" in table_text
+    assert "150 MiB/s ± 2.00 MiB/s (n=3, CV 1.3 %); +50.0 %" in table_text
+
+
+def test_a_parameter_as_rows_and_unchosen_dimensions_added(lib: Library) -> None:
+    sid = _record(lib)
+    rows = session_results(lib, sid).rows
+    p = build_pivot(rows, ["mode"], ["config"])
+    assert p.rows == ("mode=write", "mode=read") and p.columns == ("a", "b")
+    # two metrics chosen: the metric varies inside a cell, so it joins the columns
+    p = build_pivot(rows, ["config"], ["test"], metrics=["throughput", "iops"])
+    assert p.added == ("metric",)
+    assert p.columns == ("write / write", "write / write:iops", "read / read",
+                         "read / read:iops")
+    # latency is a metric like any other, and lower is better
+    p = build_pivot(rows, ["config"], ["test"], metrics=["lat_mean"])
+    assert p.higher_is_better == {0: False, 1: False}
+    assert "lower is better in every column" in pivot_text(p, "text")
+    with pytest.raises(PivotKeyError, match="'journal_size'.*valid: config, tool, test"):
+        build_pivot(rows, ["journal_size"], ["test"])
+
+
+def test_cli_json_csv_md_html_show_the_same_figures(lib: Library, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    base = [str(sid), "--library", str(lib.path), "--rows", "config", "--columns", "test"]
+    assert main(["compare", *base, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "disklab.pivot" and doc["version"] == 1
+    assert doc["rows"] == ["a", "b"] and doc["columns"] == ["write", "read"]
+    assert [len(r) for r in doc["cells"]] == [2, 2]
+    cell = doc["cells"][1][0]
+    assert cell["mean"] == pytest.approx(150 * MiB) and cell["n"] == 3
+    assert cell["stddev"] == pytest.approx(2 * MiB) and cell["verdict"] == "better"
+    assert cell["ci_low"] < 150 * MiB < cell["ci_high"] and cell["p_value"] < 0.05
+    assert main(["compare", *base, "--format", "csv"]) == 0
+    lines = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert lines[0][:4] == ["config", "write mean (B/s)", "write stddev (B/s)", "write n"]
+    assert float(lines[2][1]) == pytest.approx(150 * MiB)
+    for fmt in ("md", "html", "text"):
+        assert main(["compare", *base, "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "150 MiB/s ± 2.00 MiB/s" in out and "300 MiB/s ± 10.0 MiB/s" in out
+    html_text = capsys.readouterr().out
+    del html_text
+
+
+def test_cli_unknown_key_exits_2_naming_it(lib: Library,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    code = main(["compare", str(sid), "--library", str(lib.path), "--rows", "confgi"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown pivot key 'confgi'" in err
+    assert "valid: config, tool, test, metric" in err and "block_size" in err
+    assert "Traceback" not in err
+
+
+def test_the_plans_report_table_is_the_default(lib: Library,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib, REPORT_PLAN)
+    assert main(["compare", str(sid), "--library", str(lib.path), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["row_keys"] == ["test"] and doc["rows"] == ["write", "read"]
+    assert doc["columns"] == ["a", "b"]
+    assert pivot_json(build_pivot(session_results(lib, sid).rows, ["test"], ["config"])
+                      )["cells"][0][1]["mean"] == doc["cells"][0][1]["mean"]
+
+
+def test_report_table_in_a_plan_is_checked(tmp_path: Path) -> None:
+    text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\nsize = "1m"\n'
+            '[report]\nrows = ["block_size"]\ncolumns = ["config"]\nmetrics = ["iops"]\n')
+    report = parse_plan(text).plan.report
+    assert report is not None and report.rows == ("block_size",)
+    assert report.metrics == ("iops",)
+    assert session_report(text) == report
+    bad = text.replace('rows = ["block_size"]', 'rows = ["blocksize"]')
+    with pytest.raises(PlanError) as e:
+        parse_plan(bad)
+    (problem,) = e.value.problems
+    assert problem.key == "report.rows" and "'blocksize'" in problem.message
+    assert problem.line == 8 and "block_size" in problem.message
+    assert session_report(bad) is None

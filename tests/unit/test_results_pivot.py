@@ -91,7 +91,7 @@ def test_a_parameter_as_rows_and_unchosen_dimensions_added(lib: Library) -> None
     p = build_pivot(rows, ["config"], ["test"], metrics=["lat_mean"])
     assert p.higher_is_better == {0: False, 1: False}
     assert "lower is better in every column" in pivot_text(p, "text")
-    with pytest.raises(PivotKeyError, match="'journal_size'.*valid: config, tool, test"):
+    with pytest.raises(PivotKeyError, match=r"'journal_size'.*valid: config, tool, test"):
         build_pivot(rows, ["journal_size"], ["test"])
 
 
@@ -140,8 +140,9 @@ def test_the_plans_report_table_is_the_default(lib: Library,
 
 
 def test_report_table_in_a_plan_is_checked(tmp_path: Path) -> None:
-    text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\nmode = "write"\nsize = "1m"\n'
-            '[report]\nrows = ["block_size"]\ncolumns = ["config"]\nmetrics = ["iops"]\n')
+    text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\n'
+            'mode = "write"\nsize = "1m"\n[report]\nrows = ["block_size"]\n'
+            'columns = ["config"]\nmetrics = ["iops"]\n')
     report = parse_plan(text).plan.report
     assert report is not None and report.rows == ("block_size",)
     assert report.metrics == ("iops",)

@@ -57,8 +57,8 @@ from disklab.core.results.documents import (
     session_json,
     write_session,
 )
-from disklab.core.results.pivot import PivotKeyError, build_pivot, session_rows
 from disklab.core.results.partial import session_results
+from disklab.core.results.pivot import PivotKeyError, build_pivot, session_rows
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.svg import write_svgs
 from disklab.core.resume import prepare_resume

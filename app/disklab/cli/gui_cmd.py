@@ -61,8 +61,9 @@ def _offscreen_app() -> object:
 
 
 def write_png_charts(specs: Sequence[ChartSpec], out: Path) -> int:
-    """`disklab export --format png`: charts drawn by pyqtgraph offscreen (the one export that
-    needs Qt; every other format is written by core.results without it)."""
+    """`disklab export --format png`: the charts' SVG (core.results.svg) rendered by Qt
+    offscreen at the same size (the one export that needs Qt; every other format is written by
+    core.results without it)."""
     try:
         _app = _offscreen_app()
         from disklab.gui.export import write_charts

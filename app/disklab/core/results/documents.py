@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
+from disklab.core.plan import session_report
 from disklab.core.results.charts import (
     ChartSpec,
     comparison_charts,
@@ -44,7 +45,6 @@ from disklab.core.results.format import (
     format_left_out,
     format_mean_std,
 )
-from disklab.core.plan import session_report
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.pivot import Pivot, report_pivot
 from disklab.core.results.rows import row_stats
@@ -399,6 +399,19 @@ def comparison_html(c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
     if diff:
         tables.append(config_diff_table(c, diff))
     return html_report("DiskLab comparison", facts, tables, comparison_charts(c))
+
+
+def compare_page_html(p: Pivot, c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
+                      diff: Sequence[tuple[str, Mapping[str, str]]] = ()) -> str:
+    """What the Compare page exports as its report: the pivot shown and its charts first,
+    then the comparison against the baseline with its charts; the configuration values that
+    differ and the sessions' facts after, collapsed."""
+    facts = [(f"session {s.get('id')}", f"{s.get('name', '')} ({s.get('status', '')}, "
+              f"{when(s.get('started'))})") for s in sessions]
+    facts.append(("baseline", str(c.baseline)))
+    evidence = [config_diff_table(c, diff)] if diff else []
+    return html_report("DiskLab comparison", facts, [pivot_table(p), comparison_table(c)],
+                       pivot_charts(p) + comparison_charts(c), evidence=evidence)
 
 
 def write_comparison(lib: Library, session_ids: Sequence[int], baseline: int | str | None,

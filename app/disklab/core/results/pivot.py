@@ -122,7 +122,7 @@ def check_keys(keys: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
 def metric_matches(metric: str, names: Sequence[str]) -> bool:
     """Whether a metric is one of `names`: its whole name ('write:iops'), its suffix ('iops',
     'lat_mean', 'cpu') or, for a plain throughput metric, 'throughput'."""
-    test, _sep, suffix = metric.partition(":")
+    suffix = metric.partition(":")[2]
     return metric in names or (bool(suffix) and suffix in names) or (
         not suffix and "throughput" in names)
 

@@ -27,6 +27,7 @@ from disklab.core.results.rows import constant_params, is_headline, row_params, 
 SWEEP_KEYS = ("record_size", "block_size", "bs", "file_size", "size", "threads", "streams",
               "processes", "numjobs", "queue_depth", "iodepth")
 CHART_UNITS = ("B/s", "op/s")
+UNIT_NAMES = {"B/s": "throughput", "op/s": "IOPS", "ns": "latency", "%": "CPU"}
 
 # Colours that read on light and dark backgrounds (Okabe-Ito, colour-blind safe).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -320,11 +321,13 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
             if xs:
                 series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
         ways = [p.higher_is_better.get(j, True) for j in cols]
+        what = p.metrics[0] if len(p.metrics) == 1 else (
+            f"{UNIT_NAMES[unit]} ({shown})" if unit in UNIT_NAMES else shown)
         charts.append(ChartSpec(
-            title=f"{' / '.join(p.metrics) if len(p.metrics) == 1 else shown}"
-                  + (f" ({common})" if common else ""),
+            title=f"{what}: {' / '.join(p.row_keys)} by {' / '.join(p.column_keys)}",
             kind="bar", x_label=" / ".join(p.column_keys), y_label=shown,
             better=direction(ways), series=tuple(series),
             categories=tuple(p.columns[j] for j in cols),
-            note="mean over repeats, whiskers ± 1 stddev"))
+            note="mean over repeats, whiskers ± 1 stddev" + (
+                f"; every bar: {common}" if common else "")))
     return charts

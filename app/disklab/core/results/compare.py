@@ -12,6 +12,7 @@ possible" when either side has a single run.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -242,7 +243,7 @@ NOISE_KEYS = frozenset({"raw", "mountpoint", "mount_source", "source", "device",
                         "errors", "directory", "identity", "free_bytes", "fs_size_bytes",
                         "journal_devno", "journal_device", "backing", "mismatches", "uuid",
                         "free_blocks", "free_inodes", "mount_count", "last_mount",
-                        "last_write", "created", "hostname"})
+                        "last_write", "created", "hostname", "label", "config", "commands"})
 
 
 def is_noise(key: str) -> bool:
@@ -269,6 +270,22 @@ def plan_configs(plan_text: str | None) -> dict[str, dict[str, Any]]:
     return out
 
 
+def command_facts(readback: Mapping[str, Any]) -> dict[str, str]:
+    """The setup commands a configuration ran (mkfs, mount, ...) as text, one fact per tool
+    ('command.mount': 'mount -t ext4 -o data=journal DEVICE MOUNTPOINT'), the scratch device
+    and mountpoint written as DEVICE and MOUNTPOINT, so only a real difference differs."""
+    device, mountpoint = readback.get("device"), readback.get("mountpoint")
+    out: dict[str, str] = {}
+    for argv in readback.get("commands") or []:
+        if not isinstance(argv, list | tuple) or not argv:
+            continue
+        words = ["DEVICE" if w == device else "MOUNTPOINT" if w == mountpoint else str(w)
+                 for w in argv]
+        key = f"command.{words[0].rsplit('/', 1)[-1]}"
+        out[key] = f"{out[key]}; {shlex.join(words)}" if key in out else shlex.join(words)
+    return out
+
+
 def config_facts(lib: ResultsSource, sessions: Sequence[Mapping[str, Any]], c: Comparison
                  ) -> dict[str, dict[str, Any]]:
     """Per comparison row: the configuration as the plan asked it ('plan.…'), as the kernel
@@ -292,10 +309,11 @@ def config_facts(lib: ResultsSource, sessions: Sequence[Mapping[str, Any]], c: C
                     facts.update(flatten(asked[config], "plan."))
                 elif len(asked) == 1:
                     facts.update(flatten(next(iter(asked.values())), "plan."))
-                if config and config in applied:
-                    facts.update(flatten(applied[config], "readback."))
-                elif len(applied) == 1:
-                    facts.update(flatten(next(iter(applied.values())), "readback."))
+                readback = (applied.get(config) if config else None) or (
+                    next(iter(applied.values())) if len(applied) == 1 else None)
+                if readback is not None:
+                    facts.update(flatten(readback, "readback."))
+                    facts.update(command_facts(readback))
                 out[row] = {k: v for k, v in facts.items() if not is_noise(k)}
     return out
 

@@ -7,6 +7,7 @@ files written on a headless server, and compared in tests. Charts show headline 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -238,7 +239,9 @@ def samples_chart(samples: Sequence[Mapping[str, Any]], title: str = "Throughput
         return None
     ordered = {SERIES_LABELS.get(n, n): (tuple(series[n][0]), tuple(series[n][1]))
                for n in names if n in series}
-    return timeseries_chart(title, ordered, unit)
+    chart = timeseries_chart(title, ordered, unit)
+    # a rate over time reads better higher, like every throughput figure
+    return dataclasses.replace(chart, better=format_direction(unit in CHART_UNITS))
 
 
 def thinned_samples(lib: SamplesSource, session_id: int, max_points: int = 4000
@@ -295,6 +298,14 @@ def comparison_charts(c: Comparison) -> list[ChartSpec]:
     return charts
 
 
+def _bare(label: str, keys: Sequence[str]) -> str:
+    """A pivot label without its 'key=' prefixes: the axis title names the keys once
+    ('block_size / queue_depth'), each category says only its values ('4k / 32')."""
+    for key in keys:
+        label = label.replace(f"{key}=", "")
+    return label
+
+
 def pivot_charts(p: Pivot) -> list[ChartSpec]:
     """A pivot's grouped bar charts, one per unit (mixed units never share an axis): the
     categories are the pivot's columns, one bar colour per row; the chart says the common
@@ -327,7 +338,7 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
             title=f"{what}: {' / '.join(p.row_keys)} by {' / '.join(p.column_keys)}",
             kind="bar", x_label=" / ".join(p.column_keys), y_label=shown,
             better=direction(ways), series=tuple(series),
-            categories=tuple(p.columns[j] for j in cols),
+            categories=tuple(_bare(p.columns[j], p.column_keys) for j in cols),
             note="mean over repeats, whiskers ± 1 stddev" + (
                 f"; every bar: {common}" if common else "")))
     return charts

@@ -124,6 +124,11 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
     if spec.kind == "bar":
         slot = pw / max(len(spec.categories), 1)
         xlines, rotated, xlabel_h = _x_labels(spec.categories, slot)
+        if rotated and xlines:  # the first label slants left: room for it in the margin
+            reach = math.cos(math.radians(35)) * text_width(xlines[0][0], 11) - slot / 2
+            left = max(left, min(int(reach) + 8, width // 3))
+            pw = width - left - right
+            slot = pw / max(len(spec.categories), 1)
     else:
         slot, xlines, rotated, xlabel_h = 0.0, [], False, 20.0
     bottom = xlabel_h + 22 + legend_h + 14 * len(note_lines) + 10

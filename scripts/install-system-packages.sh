@@ -15,7 +15,9 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     # the packaging tests check the installed files as distributions do: desktop-file-validate,
     # appstreamcli, xmllint, man, and the completions in bash, zsh and fish; they build the
     # wheel from a git listing and stage `make install`
-    desktop-file-utils appstream libxml2-utils man-db zsh fish git make)
+    desktop-file-utils appstream libxml2-utils man-db zsh fish git make
+    # the export tests render the charts' SVG with librsvg and the HTML report with Chromium
+    librsvg2-bin chromium)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

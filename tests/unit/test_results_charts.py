@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -127,7 +128,7 @@ def test_long_labels_never_collide_and_the_legend_flows() -> None:
     assert len(rows) > 1  # wrapped onto more rows, not squeezed
     for entries in rows.values():
         entries.sort()
-        for (x1, t1), (x2, _t2) in zip(entries, entries[1:], strict=False):
+        for (x1, t1), (x2, _t2) in itertools.pairwise(entries):
             assert x1 + text_width(t1, 11) <= x2  # no overlap
     # the category labels: either each fits its slot (wrapped) or all are slanted
     slanted = [e for e in texts if "rotate(-35)" in (e.get("transform") or "")]

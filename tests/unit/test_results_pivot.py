@@ -154,3 +154,27 @@ def test_report_table_in_a_plan_is_checked(tmp_path: Path) -> None:
     assert problem.key == "report.rows" and "'blocksize'" in problem.message
     assert problem.line == 8 and "block_size" in problem.message
     assert session_report(bad) is None
+
+
+def test_show_prints_the_report_pivot_first(lib: Library,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib, REPORT_PLAN)
+    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("test \\ config"))
+    assert header.split() == ["test", "\\", "config", "a", "b"]
+    write_row = next(line for line in out.splitlines() if line.startswith("write "))
+    assert "100 MiB/s ± 4.00 MiB/s" in write_row and "150 MiB/s ± 2.00 MiB/s" in write_row
+
+
+def test_configurations_are_compared_never_tests(lib: Library) -> None:
+    """With configurations in the columns, each is tested against the first column of its
+    row; with tests in the rows and no configuration anywhere, nothing is tested."""
+    rows = session_results(lib, _record(lib)).rows
+    p = build_pivot(rows, ["test"], ["config"])
+    assert p.against == "column" and p.baseline == "a"
+    assert p.cell(0, 1).verdict == "better"  # b's write against a's write
+    assert p.cell(1, 0).verdict == "baseline"  # a's read is a baseline, not 'worse than write'
+    only_a = [r for r in rows if r["config"] == "a"]
+    p = build_pivot(only_a, ["test"], ["block_size"])
+    assert p.against == "" and all(c.verdict == "" for c in p.cells.values())

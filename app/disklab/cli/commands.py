@@ -55,12 +55,14 @@ from disklab.core.results.documents import (
     session_evidence,
     session_facts,
     session_json,
+    table_text,
     write_session,
 )
 from disklab.core.results.partial import session_results
-from disklab.core.results.pivot import PivotKeyError, build_pivot, session_rows
+from disklab.core.results.pivot import PivotKeyError, build_pivot, report_pivot, session_rows
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.svg import write_svgs
+from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
 from disklab.core.session import (
@@ -312,7 +314,8 @@ def _time(t: float | None) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
-    """A session's headline figures (core.results.tables), or its facts and results as JSON;
+    """A session's headline figures (core.results.tables), after the pivot its plan's [report]
+    table asks for, or its facts and results as JSON;
     runs that did not complete are left out of the means (and said so) unless
     --include-partial."""
     include = bool(getattr(args, "include_partial", False))
@@ -328,7 +331,11 @@ def show(args: argparse.Namespace) -> int:
         print(f"session {session['id']}: {session['name']} ({session['status']})")
         for line in resume_lines(library.resumes(session["id"])):
             print(line)
-        print_results(session_results(library, session["id"], include))
+        results = session_results(library, session["id"], include)
+        report = session_report(session.get("plan_text"))
+        if report is not None:  # the table the plan asks for first, then every figure
+            print(table_text(pivot_table(report_pivot(results.rows, report))))
+        print_results(results)
     finally:
         library.close()
     return EXIT_OK

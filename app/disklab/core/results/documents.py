@@ -451,8 +451,8 @@ PIVOT_FORMATS = ("text", "csv", "md", "html", "json")
 
 def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
     """One pivot cell as data, canonical units: mean, stddev, n, CV, the (1 - alpha)
-    confidence interval of the mean; for rows after the first, the difference from the first
-    row, its interval, Welch's df, t and p and the verdict; `shown` as the tables write it."""
+    confidence interval of the mean; but for the baseline (Pivot.against), the difference from
+    it, its interval, Welch's df, t and p and the verdict; `shown` as the tables write it."""
     cell = p.cell(i, j)
     if cell is None:
         return None
@@ -478,7 +478,7 @@ def pivot_json(p: Pivot) -> dict[str, Any]:
     return versioned("disklab.pivot", {
         "row_keys": list(p.row_keys), "column_keys": list(p.column_keys),
         "added_keys": list(p.added), "common": dict(p.common), "metrics": list(p.metrics),
-        "alpha": p.alpha, "baseline": p.baseline,
+        "alpha": p.alpha, "baseline": p.baseline, "tested_along": p.against,
         "rows": list(p.rows), "columns": list(p.columns),
         "cells": [[pivot_cell_json(p, i, j) for j in range(len(p.columns))]
                   for i in range(len(p.rows))],

@@ -4,8 +4,8 @@ Every reference study reports its figures this way: rows = journal size, columns
 rows = processes a, a+b, a+b+c, columns = write/rewrite/read/reread; rows = block size,
 columns = read/write. A pivot takes the results rows of one or several sessions and keys for
 its rows and its columns (model.PIVOT_KEYS, or any parameter name); each cell is the mean ±
-stddev with n, CV and, against the first row of its column, the difference and Welch's verdict
-(compare.judged), so a pivot says the same as a comparison.
+stddev with n, CV and, against the first configuration (row or column, baseline_axis), the
+difference and Welch's verdict (compare.judged), so a pivot says the same as a comparison.
 
 What is the same in every row of the table is said once (`Pivot.common`, the heading), never in
 each label. A dimension that still varies inside a cell (a parameter not chosen, a second
@@ -68,14 +68,16 @@ class Pivot:
     metrics: tuple[str, ...] = ()  # the metric names the table holds
     higher_is_better: Mapping[int, bool] = field(default_factory=dict)  # column -> way
     alpha: float = ALPHA
+    against: str = "row"  # baseline_axis: 'row', 'column' or '' (no test)
 
     def cell(self, i: int, j: int) -> Cell | None:
         return self.cells.get((i, j))
 
     @property
     def baseline(self) -> str | None:
-        """The row every other row is tested against (the first)."""
-        return self.rows[0] if self.rows else None
+        """The row (or column) the others are tested against: the first; None without."""
+        labels = {"row": self.rows, "column": self.columns}.get(self.against) or ()
+        return labels[0] if labels else None
 
 
 def value_of(row: Mapping[str, Any], key: str) -> Any:
@@ -218,11 +220,13 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         cells[(i, j)] = Cell(mean, std, n, unit, excluded=len(left_out), excluded_why=left_out)
         ways.setdefault(j, []).append(better_is_higher(str(r.get("metric", "")), unit))
     better = {j: all(w) if len(set(w)) == 1 else True for j, w in ways.items()}
+    against = baseline_axis(row_keys, all_columns)
     for (i, j), cell in list(cells.items()):
-        ref = cells.get((0, j))
+        first = (0, j) if against == "row" else (i, 0)
+        ref = cells.get(first) if against else None
         if ref is None:
             continue
-        if i == 0:
+        if (i, j) == first:
             cells[(i, j)] = dataclasses.replace(
                 cell, delta=0.0 if cell.mean is not None else None,
                 delta_pct=0.0 if cell.mean else None, verdict=BASELINE)
@@ -230,7 +234,21 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
             cells[(i, j)] = judged(cell, ref, better[j], alpha)
     return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells, common,
                  tuple(added), tuple(dict.fromkeys(str(r.get("metric", "")) for r in chosen)),
-                 better, alpha)
+                 better, alpha, against)
+
+
+def baseline_axis(row_keys: Sequence[str], column_keys: Sequence[str]) -> str:
+    """Which cells a pivot tests against which: 'row' (each against the first row of its
+    column), 'column' (against the first column of its row) or '' (none). Configurations and
+    sessions are what a person compares; tests and metrics never are (a read against a write
+    says nothing), so the axis holding config or session is the one tested along."""
+    compared = {"config", "session"}
+    measures = {"test", "metric"}
+    if compared & set(row_keys):
+        return "row"
+    if compared & set(column_keys):
+        return "column"
+    return "" if measures & set(row_keys) else "row"
 
 
 def report_pivot(rows: Sequence[Mapping[str, Any]], report: Report | None,

@@ -188,8 +188,8 @@ def config_diff_table(c: Comparison, diff: Sequence[tuple[str, Mapping[str, str]
 
 
 def pivot_cell_text(p: Pivot, i: int, j: int) -> str:
-    """A pivot cell, parts separated by '; ': mean ± stddev (n, CV); for rows after the
-    first, the difference from the first row with Welch's p and verdict; 'noisy'; the runs
+    """A pivot cell, parts separated by '; ': mean ± stddev (n, CV); but for the baseline,
+    the difference from it with Welch's p and verdict (Pivot.against); 'noisy'; the runs
     left out. '449 MiB/s ± 18.8 MiB/s (n=3, CV 4.2 %); +12.2 %, p = 0.012: better'."""
     cell = p.cell(i, j)
     if cell is None:
@@ -199,7 +199,7 @@ def pivot_cell_text(p: Pivot, i: int, j: int) -> str:
         return "; ".join(filter(None, (MISSING, left_out)))
     parts = [f"{format_mean_std(cell.mean, cell.stddev, cell.n, cell.unit)} "
              f"({format_spread(cell.n, cell.cv)})"]
-    if i > 0 and cell.delta_pct is not None and cell.verdict not in ("", BASELINE):
+    if cell.delta_pct is not None and cell.verdict not in ("", BASELINE):
         w = cell.test
         parts.append(f"{format_delta(cell.delta_pct)}: {ONE_RUN}" if w is None else
                      f"{format_delta(cell.delta_pct)}, {format_p(w.p_value)}: {cell.verdict}")
@@ -218,8 +218,10 @@ def pivot_heading(p: Pivot) -> str:
         f"{format_direction(ways.pop())} in every column" if len(ways) == 1 else "",
         (f"added to the columns (they vary within a cell): {', '.join(p.added)}"
          if p.added else ""),
-        f"cells: mean ± stddev (n, CV); rows after the first: difference from "
-        f"{p.baseline!r} and Welch's t-test at α = {p.alpha:g}" if len(p.rows) > 1 else "")
+        f"cells: mean ± stddev (n, CV); the other {p.against}s: difference from "
+        f"{p.baseline!r} and Welch's t-test at α = {p.alpha:g}"
+        if p.against and len(p.rows if p.against == "row" else p.columns) > 1
+        else "cells: mean ± stddev (n, CV)")
 
 
 def pivot_column_heading(p: Pivot, j: int) -> str:

@@ -245,7 +245,15 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
     if keep:
         shutil.copy(shot, Path(keep) / "report-html.png")
         shutil.copy(png_path, Path(keep) / "chart-rsvg.png")
-        page.window().grab().save(str(Path(keep) / "compare-pivot.png"))
+        window.resize(1280, 820)
+        for index, name in enumerate(("pivot", "chart", "baseline", "diff")):
+            page.tabs.setCurrentIndex(index)
+            qtbot.wait(100)
+            window.grab().save(str(Path(keep) / f"compare-{name}.png"))
+        window.show_page("library")
+        window.library.select_session(sid)
+        qtbot.wait(100)
+        window.grab().save(str(Path(keep) / "library.png"))
 
 
 def _near(a, b, tolerance: int = 40) -> bool:

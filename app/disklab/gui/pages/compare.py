@@ -96,10 +96,24 @@ def wrapped(text: str, width: int = HEADER_LINE) -> str:
     return "\n".join(lines[:3]) + ("…" if len(lines) > 3 else "")
 
 
+def common_prefix(labels: list[str]) -> str:
+    """The 'session / ' part every label shares (one session's configurations), to say once
+    rather than in every heading; '' when they share none or there is only one."""
+    if len(labels) < 2 or not all(" / " in lab for lab in labels):
+        return ""
+    first = labels[0].split(" / ")[0]
+    return f"{first} / " if all(lab.startswith(f"{first} / ") for lab in labels) else ""
+
+
 def fill_table(t: QTableWidget, header: list[str], labels: list[str],
-               cells: list[list[str]], colours: list[list[str]] | None = None) -> None:
-    """A read-only table that reads at 1280 px: wrapped headings, cells on lines of their own
-    ('; ' parts), columns sized to their contents up to CELL_WIDTH, the full text in tooltips."""
+               cells: list[list[str]], colours: list[list[str]] | None = None,
+               width: int = CELL_WIDTH) -> None:
+    """A read-only table that reads at 1280 px: wrapped headings without the part they all
+    share, cells on lines of their own ('; ' parts), columns sized to their contents up to
+    `width` px, the full text in tooltips."""
+    shared_h, shared_v = common_prefix(header), common_prefix(labels)
+    header = [h.removeprefix(shared_h) for h in header]
+    labels = [lab.removeprefix(shared_v) for lab in labels]
     t.clear()
     t.setRowCount(len(labels))
     t.setColumnCount(len(header))
@@ -126,7 +140,7 @@ def fill_table(t: QTableWidget, header: list[str], labels: list[str],
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     t.resizeColumnsToContents()
     for j in range(t.columnCount()):
-        t.setColumnWidth(j, min(t.columnWidth(j), CELL_WIDTH))
+        t.setColumnWidth(j, min(t.columnWidth(j), width))
     t.verticalHeader().setMaximumWidth(CELL_WIDTH)
     t.resizeRowsToContents()
 
@@ -186,6 +200,7 @@ class ComparePage(QWidget):
         left.addWidget(refresh)
         host = QWidget()
         host.setLayout(left)
+        host.setMaximumWidth(340)  # the tables need the width more than the session list
 
         right = QWidget()
         rl = QVBoxLayout(right)
@@ -430,7 +445,8 @@ class ComparePage(QWidget):
         c = self.comparison
         assert c is not None
         fill_table(self.diff_table, list(c.rows), [k for k, _v in self.diff],
-                   [[values.get(row, "–") for row in c.rows] for _k, values in self.diff])
+                   [[values.get(row, "–") for row in c.rows] for _k, values in self.diff],
+                   width=2 * CELL_WIDTH)
         for i in range(self.diff_table.rowCount()):
             for j in range(self.diff_table.columnCount()):
                 item = self.diff_table.item(i, j)

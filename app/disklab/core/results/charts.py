@@ -316,6 +316,8 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
             by_unit.setdefault(cell.unit, []).append((i, j))
     charts = []
     common = format_params(p.common)
+    left_out = format_left_out(s for c in p.cells.values() for s in c.excluded_why)
+    left_out = f"; {left_out} from the means" if left_out else ""
     for unit, where in by_unit.items():
         shown, div = display_unit(unit)
         cols = sorted({j for _i, j in where})
@@ -340,5 +342,5 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
             better=direction(ways), series=tuple(series),
             categories=tuple(_bare(p.columns[j], p.column_keys) for j in cols),
             note="mean over repeats, whiskers ± 1 stddev" + (
-                f"; every bar: {common}" if common else "")))
+                f"; every bar: {common}" if common else "") + left_out))
     return charts

@@ -141,6 +141,8 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
         f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15" '
         f'font-weight="bold">{esc(shorten(spec.title, 15, width - 20))}</text>',
     ]
+    if spec.note:  # the whole note, for screen readers and searches, however it is wrapped
+        parts.insert(1, f"<desc>{esc(spec.note)}</desc>")
     if spec.better:
         parts.append(f'<text x="{width / 2:.1f}" y="40" text-anchor="middle" font-size="12" '
                      f'fill="#444">{esc(spec.y_label)}: {esc(spec.better)}</text>')

@@ -272,3 +272,24 @@ def _near_image(a, b) -> None:
             total += 1
             same += _near(QColor(a.pixel(x, y)), QColor(b.pixel(x, y)), 60)
     assert same / total > 0.97
+
+
+def test_cli_png_and_svg_of_a_chart_are_the_size_asked(session: tuple[Path, int],
+                                                       tmp_path: Path) -> None:
+    from PySide6.QtGui import QImage
+
+    library, sid = session
+    for fmt in ("svg", "png"):
+        assert main(["export", str(sid), "--format", fmt, "--size", "800x450", "-o",
+                     str(tmp_path / fmt), "--library", str(library)]) == 0
+    svgs = sorted((tmp_path / "svg").glob("*.svg"))
+    pngs = sorted((tmp_path / "png").glob("*.png"))
+    assert svgs and [p.stem for p in svgs] == [p.stem for p in pngs]
+    for svg, png in zip(svgs, pngs, strict=True):
+        root = ET.fromstring(svg.read_text())
+        assert (root.get("width"), root.get("height")) == ("800", "450")
+        image = QImage(str(png))
+        assert (image.width(), image.height()) == (800, 450)
+        rendered = tmp_path / f"{svg.stem}-rsvg.png"
+        subprocess.run(["rsvg-convert", str(svg), "-o", str(rendered)], check=True)
+        _near_image(image, QImage(str(rendered)))  # Qt and librsvg draw the same chart

@@ -178,3 +178,16 @@ def test_configurations_are_compared_never_tests(lib: Library) -> None:
     only_a = [r for r in rows if r["config"] == "a"]
     p = build_pivot(only_a, ["test"], ["block_size"])
     assert p.against == "" and all(c.verdict == "" for c in p.cells.values())
+
+
+def test_export_size_is_checked(lib: Library, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    with pytest.raises(SystemExit) as e:
+        main(["export", str(sid), "--format", "svg", "--size", "big", "-o", str(tmp_path / "x"),
+              "--library", str(lib.path)])
+    assert e.value.code == 2 and "--size" in capsys.readouterr().err
+    assert main(["export", str(sid), "--format", "svg", "--size", "640x360", "-o",
+                 str(tmp_path / "charts"), "--library", str(lib.path)]) == 0
+    for path in (tmp_path / "charts").glob("*.svg"):
+        assert 'width="640" height="360" viewBox="0 0 640 360"' in path.read_text()

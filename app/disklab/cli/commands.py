@@ -61,7 +61,7 @@ from disklab.core.results.documents import (
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import PivotKeyError, build_pivot, report_pivot, session_rows
 from disklab.core.results.stats import ALPHA
-from disklab.core.results.svg import write_svgs
+from disklab.core.results.svg import HEIGHT, WIDTH, write_svgs
 from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
@@ -342,7 +342,7 @@ def show(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    """`disklab export SESSION --format html|md|csv|json|svg|png -o PATH`.
+    """`disklab export SESSION --format html|md|csv|json|svg|png -o PATH [--size WxH]`.
 
     html: one self-contained file (facts, results, inline SVG charts, plan, warnings); md: the
     results table; csv/json: every figure in canonical units; svg/png: the charts, `-o` a file
@@ -368,9 +368,10 @@ def export(args: argparse.Namespace) -> int:
     if not specs:
         print(f"disklab: session {sid} has no results to chart", file=sys.stderr)
         return EXIT_FAILED
+    width, height = getattr(args, "size", None) or (WIDTH, HEIGHT)
     if fmt == "png":
-        return gui_cmd.write_png_charts(specs, out)
-    for p in write_svgs(specs, out):
+        return gui_cmd.write_png_charts(specs, out, width, height)
+    for p in write_svgs(specs, out, width, height):
         print(f"wrote {p}")
     return EXIT_OK
 

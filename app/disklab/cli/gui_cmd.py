@@ -60,7 +60,8 @@ def _offscreen_app() -> object:
     return app
 
 
-def write_png_charts(specs: Sequence[ChartSpec], out: Path) -> int:
+def write_png_charts(specs: Sequence[ChartSpec], out: Path, width: int = 1000,
+                     height: int = 560) -> int:
     """`disklab export --format png`: the charts' SVG (core.results.svg) rendered by Qt
     offscreen at the same size (the one export that needs Qt; every other format is written by
     core.results without it)."""
@@ -72,7 +73,7 @@ def write_png_charts(specs: Sequence[ChartSpec], out: Path) -> int:
             raise
         print(f"{GUI_MISSING} ({e})", file=sys.stderr)
         return EXIT_BAD_INPUT
-    for p in write_charts(specs, out, "png"):
+    for p in write_charts(specs, out, "png", width, height):
         print(f"wrote {p}")
     return EXIT_OK
 

@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 a case failed, 2 bad input, 130 cancelled.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +31,18 @@ def alpha_value(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1 (got {text})")
     return value
+
+
+def chart_size(text: str) -> tuple[int, int]:
+    """--size WxH: a chart's size in pixels, each side 200 to 8000 (argparse exits 2
+    otherwise, naming the option)."""
+    m = re.fullmatch(r"\s*(\d{1,5})\s*[xX×]\s*(\d{1,5})\s*", text)
+    if m is None:
+        raise argparse.ArgumentTypeError(f"not WIDTHxHEIGHT in pixels: {text!r}")
+    width, height = int(m.group(1)), int(m.group(2))
+    if not (200 <= width <= 8000 and 200 <= height <= 8000):
+        raise argparse.ArgumentTypeError(f"each side must be 200 to 8000 px (got {text})")
+    return width, height
 
 
 def include_partial_option(p: argparse.ArgumentParser) -> None:
@@ -88,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("csv", "json", "html", "md", "svg", "png"),
                    required=True)
     p.add_argument("-o", "--output", metavar="FILE", required=True)
+    p.add_argument("--size", type=chart_size, default=None, metavar="WxH",
+                   help="svg and png: each chart's size in pixels (default 1000x560); the "
+                        "PNG and the SVG of a chart are the same size")
     include_partial_option(p)
     library_option(p)
     p.set_defaults(func=commands.export)

@@ -48,11 +48,12 @@ def write_chart(spec: ChartSpec, path: str | Path, width: int = WIDTH,
     return path
 
 
-def write_charts(specs: Sequence[ChartSpec], out: str | Path, fmt: str = "png") -> list[Path]:
+def write_charts(specs: Sequence[ChartSpec], out: str | Path, fmt: str = "png",
+                 width: int = WIDTH, height: int = HEIGHT) -> list[Path]:
     """Several charts: `out` is a file (one chart) or a directory (one file per chart)."""
     out = Path(out)
     if len(specs) == 1 and out.suffix:
-        return [write_chart(specs[0], out)]
+        return [write_chart(specs[0], out, width, height)]
     out.mkdir(parents=True, exist_ok=True)
-    return [write_chart(spec, out / f"{i:02d}-{spec.slug()}.{fmt}")
+    return [write_chart(spec, out / f"{i:02d}-{spec.slug()}.{fmt}", width, height)
             for i, spec in enumerate(specs, start=1)]

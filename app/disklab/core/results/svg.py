@@ -271,17 +271,18 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
     return "\n".join(parts)
 
 
-def write_svgs(specs: Sequence[ChartSpec], out: str | Path) -> list[Path]:
-    """Charts to SVG files: `out` is a file (one chart) or a directory (one file per chart,
-    named NN-slug.svg)."""
+def write_svgs(specs: Sequence[ChartSpec], out: str | Path, width: int = WIDTH,
+               height: int = HEIGHT) -> list[Path]:
+    """Charts to SVG files of width x height px: `out` is a file (one chart) or a directory
+    (one file per chart, named NN-slug.svg)."""
     out = Path(out)
     if len(specs) == 1 and out.suffix:
-        out.write_text(to_svg(specs[0]), encoding="utf-8")
+        out.write_text(to_svg(specs[0], width, height), encoding="utf-8")
         return [out]
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for i, spec in enumerate(specs, start=1):
         path = out / f"{i:02d}-{spec.slug()}.svg"
-        path.write_text(to_svg(spec), encoding="utf-8")
+        path.write_text(to_svg(spec, width, height), encoding="utf-8")
         paths.append(path)
     return paths

@@ -15,38 +15,18 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.errors import PlanError
 from disklab.core.library import Library
-from disklab.core.model import Case, Metric
 from disklab.core.plan import parse_plan, session_report
 from disklab.core.results.documents import pivot_json, pivot_text
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import PivotKeyError, build_pivot
-from tests.helpers import record_session
+from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
 
 MiB = 1 << 20
-# per configuration and test, the write/read throughput of each of three repeats (MiB/s)
-FIGURES = {("a", "write"): (100, 104, 96), ("a", "read"): (300, 310, 290),
-           ("b", "write"): (150, 152, 148), ("b", "read"): (305, 295, 300)}
-REPORT_PLAN = """name = "pivot"
-[report]
-rows = ["test"]
-columns = ["config"]
-[[test]]
-tool = "engine"
-"""
-
-
-def _case(index: int, config: str, mode: str) -> Case:
-    return Case(f"c{index}", index, config, "engine", 1,
-                {"mode": mode, "block_size": 1 << 20, "size": 64 * MiB})
+FIGURES = PIVOT_FIGURES
 
 
 def _record(lib: Library, plan_text: str | None = None) -> int:
-    runs = []
-    for index, ((config, mode), values) in enumerate(FIGURES.items()):
-        runs.append((_case(index, config, mode),
-                     [[Metric(mode, v * MiB, "B/s"), Metric(f"{mode}:iops", v * 1.0, "op/s"),
-                       Metric(f"{mode}:lat_mean", 1e6 / v, "ns")] for v in values]))
-    return record_session(lib, runs, name="two configs", plan_text=plan_text)
+    return record_two_configs(lib, plan_text)
 
 
 @pytest.fixture

@@ -171,3 +171,20 @@ def test_export_size_is_checked(lib: Library, tmp_path: Path,
                  str(tmp_path / "charts"), "--library", str(lib.path)]) == 0
     for path in (tmp_path / "charts").glob("*.svg"):
         assert 'width="640" height="360" viewBox="0 0 640 360"' in path.read_text()
+
+
+def test_sessions_and_configurations_as_keys_of_their_own(lib: Library) -> None:
+    from disklab.core.results.pivot import session_rows
+
+    first, second = _record(lib), _record(lib)
+    rows = session_rows([(f"{sid} two configs", session_results(lib, sid).rows)
+                         for sid in (first, second)])
+    # several sessions: a configuration is named with its session, as comparisons name it
+    p = build_pivot(rows, ["config"], ["test"])
+    assert p.rows == tuple(f"{sid} two configs / {c}" for sid in (first, second)
+                           for c in ("a", "b"))
+    # with session as a key, config is the plan's own label again
+    p = build_pivot(rows, ["session"], ["config", "test"])
+    assert p.rows == (f"{first} two configs", f"{second} two configs")
+    assert p.columns == ("a / write", "a / read", "b / write", "b / read")
+    assert p.cell(1, 2).verdict == "no significant difference"  # the same figures twice

@@ -37,6 +37,9 @@ from disklab.core.results.stats import ALPHA
 # Keys a row has outside its parameters; 'test' is the metric's test part ('write' of
 # 'write:iops'), 'metric' the whole metric name, 'session' the session it comes from.
 ROW_KEYS = ("config", "tool", "test", "metric", "session")
+# A row's configuration label as its plan names it, kept beside `config` (which, across
+# several sessions, names the session too) for a pivot that has `session` as a key of its own.
+CONFIG_NAME = "_config_name"
 # The order in which dimensions left varying inside a cell are added to the columns.
 RESIDUAL_ORDER = ("session", "config", "tool", "test", "metric")
 
@@ -152,7 +155,7 @@ def session_rows(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
         configs = len({str(r.get("config") or "") for r in results}) > 1
         for r in results:
             config = str(r.get("config") or "")
-            out.append({**r, "session": name,
+            out.append({**r, "session": name, CONFIG_NAME: config,
                         "config": row_name(name, config, configs) if several else config})
     return out
 
@@ -186,6 +189,8 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     key no row can have."""
     row_keys, column_keys = tuple(row_keys), tuple(column_keys)
     check_keys([*row_keys, *column_keys], rows)
+    if "session" in (*row_keys, *column_keys):  # session and config apart: 'a', not '3 x / a'
+        rows = [{**r, "config": r[CONFIG_NAME]} if CONFIG_NAME in r else r for r in rows]
     chosen = select(rows, metrics)
     dims = _dimensions(chosen)
     added: list[str] = []

@@ -388,17 +388,17 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
 
 def comparison_html(c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
                     diff: Sequence[tuple[str, Mapping[str, str]]] = ()) -> str:
-    """A comparison as one HTML file: the table with coloured deltas, charts, config diff."""
+    """A comparison as one HTML file: the table with coloured deltas and the charts first,
+    then, collapsed, the sessions' facts and the configuration values that differ."""
     facts = [(f"session {s.get('id')}", f"{s.get('name', '')} ({s.get('status', '')}, "
               f"{when(s.get('started'))})") for s in sessions]
     facts.append(("baseline", str(c.baseline)))
     if c.incomplete.incomplete:
         facts.append(("runs excluded", format_excluded(c.incomplete.reasons(),
                                                        c.incomplete.included)))
-    tables = [comparison_table(c)]
-    if diff:
-        tables.append(config_diff_table(c, diff))
-    return html_report("DiskLab comparison", facts, tables, comparison_charts(c))
+    evidence = [config_diff_table(c, diff)] if diff else []
+    return html_report("DiskLab comparison", facts, [comparison_table(c)], comparison_charts(c),
+                       evidence=evidence)
 
 
 def compare_page_html(p: Pivot, c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),

@@ -106,6 +106,9 @@ def test_cli_unknown_key_exits_2_naming_it(lib: Library,
     assert code == 2 and "unknown pivot key 'confgi'" in err
     assert "valid: config, tool, test, metric" in err and "block_size" in err
     assert "Traceback" not in err
+    code = main(["compare", str(sid), "--library", str(lib.path), "--metric", "iosp"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--metric iosp: no such metric" in err and "write:iops" in err
 
 
 def test_the_plans_report_table_is_the_default(lib: Library,

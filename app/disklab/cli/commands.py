@@ -455,9 +455,13 @@ def compare_pivot(args: argparse.Namespace) -> int:
     except PivotKeyError as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if not pivot.cells and metrics:
+        names = list(dict.fromkeys(str(r.get("metric", "")) for r in labelled))
+        print(f"disklab compare: --metric {', '.join(metrics)}: no such metric in these "
+              f"sessions (they have: {', '.join(names)})", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if not pivot.cells:
-        print(f"disklab compare: no results for the metrics {', '.join(metrics) or '(main)'}",
-              file=sys.stderr)
+        print("disklab compare: these sessions have no results", file=sys.stderr)
         return EXIT_FAILED
     title = "DiskLab: " + ", ".join(session_label(s) for s in sessions)
     facts = [f for s in sessions for f in session_facts(s)]

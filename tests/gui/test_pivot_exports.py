@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -279,9 +280,13 @@ def test_cli_png_and_svg_of_a_chart_are_the_size_asked(session: tuple[Path, int]
     from PySide6.QtGui import QImage
 
     library, sid = session
+    # as a user runs it: its own process, its own offscreen QApplication
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen",
+           "PYTHONPATH": os.pathsep.join(sys.path)}
     for fmt in ("svg", "png"):
-        assert main(["export", str(sid), "--format", fmt, "--size", "800x450", "-o",
-                     str(tmp_path / fmt), "--library", str(library)]) == 0
+        subprocess.run([sys.executable, "-m", "disklab", "export", str(sid), "--format", fmt,
+                        "--size", "800x450", "-o", str(tmp_path / fmt), "--library",
+                        str(library)], check=True, env=env, capture_output=True, timeout=120)
     svgs = sorted((tmp_path / "svg").glob("*.svg"))
     pngs = sorted((tmp_path / "png").glob("*.png"))
     assert svgs and [p.stem for p in svgs] == [p.stem for p in pngs]

@@ -50,14 +50,13 @@ def gui(args: argparse.Namespace) -> int:
 
 
 def _offscreen_app() -> object:
-    """A QApplication for drawing charts; offscreen when there is no display."""
+    """A QApplication for drawing charts (gui.export.chart_app); offscreen when there is no
+    display."""
     if not has_display():
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from disklab.gui.app import apply_theme, make_app
+    from disklab.gui.export import chart_app
 
-    app = make_app()
-    apply_theme(app, dark=False)  # exported charts are always on white
-    return app
+    return chart_app()
 
 
 def write_png_charts(specs: Sequence[ChartSpec], out: Path, width: int = 1000,

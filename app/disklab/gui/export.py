@@ -9,15 +9,26 @@ used for files: it writes strokes with vector-effect under scaled transforms, wh
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QApplication
 
 from disklab.core.results.charts import ChartSpec
 from disklab.core.results.svg import HEIGHT, WIDTH, to_svg
+
+
+def chart_app() -> QApplication:
+    """The QApplication charts are drawn with (text needs one): the one that runs already (the
+    window, a test) as it is, else a new one. The charts are SVG in their own colours on
+    white, so no theme is applied: restyling a live application's widgets is not an export's
+    business."""
+    app = QApplication.instance()
+    return app if isinstance(app, QApplication) else QApplication(sys.argv[:1])
 
 
 def svg_image(svg: str, width: int, height: int) -> QImage:

@@ -22,7 +22,9 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     openssh-client openssh-server
     # several targets: GPT partitions of a scratch image or a device (sgdisk; partx is in
     # util-linux)
-    gdisk)
+    gdisk
+    # the export tests render the charts' SVG with librsvg and the HTML report with Chromium
+    librsvg2-bin chromium)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

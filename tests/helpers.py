@@ -418,3 +418,31 @@ def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
         if made_run_dir:
             with contextlib.suppress(OSError):
                 os.rmdir("/run/sshd")
+# ---------------------------------------------------------------------------------------------
+# a session of two configurations x two tests, for pivot tables
+
+MiB_ = 1 << 20
+# per configuration and test, the throughput of each of three repeats (MiB/s)
+PIVOT_FIGURES = {("a", "write"): (100, 104, 96), ("a", "read"): (300, 310, 290),
+                 ("b", "write"): (150, 152, 148), ("b", "read"): (305, 295, 300)}
+# a plan whose [report] table asks for tests as rows and configurations as columns
+REPORT_PLAN = """name = "pivot"
+[report]
+rows = ["test"]
+columns = ["config"]
+[[test]]
+tool = "engine"
+"""
+
+
+def record_two_configs(lib: Library, plan_text: str | None = None) -> int:
+    """Record (real recorder) configurations a and b x engine tests write and read, three
+    repeats each of PIVOT_FIGURES, with IOPS and mean latency beside each throughput."""
+    runs = []
+    for index, ((config, mode), values) in enumerate(PIVOT_FIGURES.items()):
+        case = Case(f"c{index}", index, config, "engine", 1,
+                    {"mode": mode, "block_size": MiB_, "size": 64 * MiB_})
+        runs.append((case, [[Metric(mode, v * MiB_, "B/s"), Metric(f"{mode}:iops", v * 1.0,
+                                                                    "op/s"),
+                             Metric(f"{mode}:lat_mean", 1e6 / v, "ns")] for v in values]))
+    return record_session(lib, runs, name="two configs", plan_text=plan_text)

@@ -36,20 +36,33 @@ from disklab.core.fs.commands import (
 )
 from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
-from disklab.core.model import SIZE_KEYS, Plan
-from disklab.core.plan import CheckedPlan, destroyed_devices, load_plan, parse_plan
+from disklab.core.model import SIZE_KEYS, Plan, Report
+from disklab.core.plan import (
+    CheckedPlan,
+    destroyed_devices,
+    load_plan,
+    parse_plan,
+    session_report,
+)
 from disklab.core.plan_schema import plan_schema_text
 from disklab.core.resources import find_plan
 from disklab.core.results.charts import session_charts, thinned_samples
+from disklab.core.results.compare import session_label
 from disklab.core.results.documents import (
     SESSION_FORMATS,
     comparison_text,
+    pivot_text,
+    session_evidence,
+    session_facts,
     session_json,
+    table_text,
     write_session,
 )
 from disklab.core.results.partial import session_results
+from disklab.core.results.pivot import PivotKeyError, build_pivot, report_pivot, session_rows
 from disklab.core.results.stats import ALPHA
-from disklab.core.results.svg import write_svgs
+from disklab.core.results.svg import HEIGHT, WIDTH, write_svgs
+from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
 from disklab.core.session import (
@@ -317,7 +330,8 @@ def _time(t: float | None) -> str:
 
 
 def show(args: argparse.Namespace) -> int:
-    """A session's headline figures (core.results.tables), or its facts and results as JSON;
+    """A session's headline figures (core.results.tables), after the pivot its plan's [report]
+    table asks for, or its facts and results as JSON;
     runs that did not complete are left out of the means (and said so) unless
     --include-partial."""
     include = bool(getattr(args, "include_partial", False))
@@ -333,14 +347,18 @@ def show(args: argparse.Namespace) -> int:
         print(f"session {session['id']}: {session['name']} ({session['status']})")
         for line in resume_lines(library.resumes(session["id"])):
             print(line)
-        print_results(session_results(library, session["id"], include))
+        results = session_results(library, session["id"], include)
+        report = session_report(session.get("plan_text"))
+        if report is not None:  # the table the plan asks for first, then every figure
+            print(table_text(pivot_table(report_pivot(results.rows, report))))
+        print_results(results)
     finally:
         library.close()
     return EXIT_OK
 
 
 def export(args: argparse.Namespace) -> int:
-    """`disklab export SESSION --format html|md|csv|json|svg|png -o PATH`.
+    """`disklab export SESSION --format html|md|csv|json|svg|png -o PATH [--size WxH]`.
 
     html: one self-contained file (facts, results, inline SVG charts, plan, warnings); md: the
     results table; csv/json: every figure in canonical units; svg/png: the charts, `-o` a file
@@ -366,9 +384,10 @@ def export(args: argparse.Namespace) -> int:
     if not specs:
         print(f"disklab: session {sid} has no results to chart", file=sys.stderr)
         return EXIT_FAILED
+    width, height = getattr(args, "size", None) or (WIDTH, HEIGHT)
     if fmt == "png":
-        return gui_cmd.write_png_charts(specs, out)
-    for p in write_svgs(specs, out):
+        return gui_cmd.write_png_charts(specs, out, width, height)
+    for p in write_svgs(specs, out, width, height):
         print(f"wrote {p}")
     return EXIT_OK
 
@@ -383,10 +402,15 @@ def compare(args: argparse.Namespace) -> int:
     significance level, default 0.05), args.include_partial, args.library. Needs no Qt.
     """
     refs = list(args.sessions)
+    if _pivot_asked(args):
+        return compare_pivot(args)
     fmt = getattr(args, "format", None) or "md"
     library = _open_library(args)
     try:
         ids = list(dict.fromkeys(int(library.find_session(r)["id"]) for r in refs))
+        if session_report(library.session(ids[0]).get("plan_text")) is not None:
+            library.close()
+            return compare_pivot(args)
         if len(ids) < 2 and len({c["config"] for c in library.cases(ids[0])}) < 2:
             print("disklab compare: give at least two sessions, or one with several "
                   "configurations", file=sys.stderr)
@@ -400,6 +424,64 @@ def compare(args: argparse.Namespace) -> int:
                                include_partial=bool(getattr(args, "include_partial", False)))
     finally:
         library.close()
+    output = getattr(args, "output", None)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+        print(f"wrote {output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _keys(values: list[str] | None) -> list[str]:
+    """--rows/--columns/--metric values: repeated or comma separated."""
+    return [k.strip() for v in values or [] for k in v.split(",") if k.strip()]
+
+
+def _pivot_asked(args: argparse.Namespace) -> bool:
+    return bool(getattr(args, "rows", None) or getattr(args, "columns", None)
+                or getattr(args, "metric", None) or getattr(args, "format", None) == "text")
+
+
+def compare_pivot(args: argparse.Namespace) -> int:
+    """`disklab compare S... --rows KEYS --columns KEYS [--metric NAME...] [--format
+    text|csv|md|html|json]`: the sessions' results as a pivot table (core.results.pivot).
+    Keys not given come from the first session's [report] table, else rows = config and
+    columns = test; a session whose plan has a [report] table is always compared this way.
+    An unknown key exits 2 naming it and the valid ones."""
+    fmt = getattr(args, "format", None) or "text"
+    include = bool(getattr(args, "include_partial", False))
+    library = _open_library(args)
+    try:
+        sessions = list({s["id"]: s for s in (library.find_session(r)
+                                              for r in args.sessions)}.values())
+        report = session_report(sessions[0].get("plan_text")) or Report()
+        rows = _keys(getattr(args, "rows", None)) or list(report.rows)
+        columns = _keys(getattr(args, "columns", None)) or list(report.columns)
+        metrics = _keys(getattr(args, "metric", None)) or list(report.metrics)
+        labelled = session_rows([(session_label(s), session_results(library, s["id"],
+                                                                    include).rows)
+                                 for s in sessions])
+        evidence = [e for s in sessions for e in session_evidence(library, s["id"])]
+    finally:
+        library.close()
+    try:
+        pivot = build_pivot(labelled, rows, columns, metrics,
+                            getattr(args, "alpha", None) or ALPHA)
+    except PivotKeyError as e:
+        print(f"disklab compare: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not pivot.cells and metrics:
+        names = list(dict.fromkeys(str(r.get("metric", "")) for r in labelled))
+        print(f"disklab compare: --metric {', '.join(metrics)}: no such metric in these "
+              f"sessions (they have: {', '.join(names)})", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if not pivot.cells:
+        print("disklab compare: these sessions have no results", file=sys.stderr)
+        return EXIT_FAILED
+    title = "DiskLab: " + ", ".join(session_label(s) for s in sessions)
+    facts = [f for s in sessions for f in session_facts(s)]
+    text = pivot_text(pivot, fmt, title, facts, evidence)
     output = getattr(args, "output", None)
     if output:
         Path(output).write_text(text, encoding="utf-8")

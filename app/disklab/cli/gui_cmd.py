@@ -50,19 +50,20 @@ def gui(args: argparse.Namespace) -> int:
 
 
 def _offscreen_app() -> object:
-    """A QApplication for drawing charts; offscreen when there is no display."""
+    """A QApplication for drawing charts (gui.export.chart_app); offscreen when there is no
+    display."""
     if not has_display():
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from disklab.gui.app import apply_theme, make_app
+    from disklab.gui.export import chart_app
 
-    app = make_app()
-    apply_theme(app, dark=False)  # exported charts are always on white
-    return app
+    return chart_app()
 
 
-def write_png_charts(specs: Sequence[ChartSpec], out: Path) -> int:
-    """`disklab export --format png`: charts drawn by pyqtgraph offscreen (the one export that
-    needs Qt; every other format is written by core.results without it)."""
+def write_png_charts(specs: Sequence[ChartSpec], out: Path, width: int = 1000,
+                     height: int = 560) -> int:
+    """`disklab export --format png`: the charts' SVG (core.results.svg) rendered by Qt
+    offscreen at the same size (the one export that needs Qt; every other format is written by
+    core.results without it)."""
     try:
         _app = _offscreen_app()
         from disklab.gui.export import write_charts
@@ -71,7 +72,7 @@ def write_png_charts(specs: Sequence[ChartSpec], out: Path) -> int:
             raise
         print(f"{GUI_MISSING} ({e})", file=sys.stderr)
         return EXIT_BAD_INPUT
-    for p in write_charts(specs, out, "png"):
+    for p in write_charts(specs, out, "png", width, height):
         print(f"wrote {p}")
     return EXIT_OK
 

@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 a case failed, 2 bad input, 130 cancelled.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +31,18 @@ def alpha_value(text: str) -> float:
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"must be between 0 and 1 (got {text})")
     return value
+
+
+def chart_size(text: str) -> tuple[int, int]:
+    """--size WxH: a chart's size in pixels, each side 200 to 8000 (argparse exits 2
+    otherwise, naming the option)."""
+    m = re.fullmatch(r"\s*(\d{1,5})\s*[xX×]\s*(\d{1,5})\s*", text)
+    if m is None:
+        raise argparse.ArgumentTypeError(f"not WIDTHxHEIGHT in pixels: {text!r}")
+    width, height = int(m.group(1)), int(m.group(2))
+    if not (200 <= width <= 8000 and 200 <= height <= 8000):
+        raise argparse.ArgumentTypeError(f"each side must be 200 to 8000 px (got {text})")
+    return width, height
 
 
 def include_partial_option(p: argparse.ArgumentParser) -> None:
@@ -88,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("csv", "json", "html", "md", "svg", "png"),
                    required=True)
     p.add_argument("-o", "--output", metavar="FILE", required=True)
+    p.add_argument("--size", type=chart_size, default=None, metavar="WxH",
+                   help="svg and png: each chart's size in pixels (default 1000x560); the "
+                        "PNG and the SVG of a chart are the same size")
     include_partial_option(p)
     library_option(p)
     p.set_defaults(func=commands.export)
@@ -103,8 +119,17 @@ def build_parser() -> argparse.ArgumentParser:
                                        "significance (Welch's t-test)")
     p.add_argument("sessions", nargs="+", metavar="SESSION")
     p.add_argument("--baseline", metavar="SESSION")
-    p.add_argument("--format", choices=("md", "csv", "json", "html"), default="md")
+    p.add_argument("--format", choices=("text", "md", "csv", "json", "html"), default=None,
+                   help="md by default; text and the --rows/--columns pivot need no Qt either")
     p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument("--rows", action="append", metavar="KEYS",
+                   help="pivot table: the keys of its rows, comma separated (config, tool, "
+                        "test, metric, session, target, host, on, hosts or any parameter)")
+    p.add_argument("--columns", action="append", metavar="KEYS",
+                   help="pivot table: the keys of its columns (default test)")
+    p.add_argument("--metric", action="append", metavar="NAME",
+                   help="pivot table: the metrics shown ('write', 'write:iops', or a suffix: "
+                        "iops, lat_mean, cpu, min_proc...); default each test's main figure")
     p.add_argument("--alpha", type=alpha_value, default=ALPHA, metavar="P",
                    help=f"significance level: a difference is better or worse only when "
                         f"p < P (default {ALPHA:g}); the confidence intervals are 1 - P")

@@ -20,6 +20,7 @@ VERSIONS: dict[str, int] = {
     "disklab.tools": 1,        # tools --json
     "disklab.devices": 1,      # devices --json
     "disklab.import": 1,       # import --json
+    "disklab.pivot": 1,        # compare --rows/--columns --format json: a pivot table
 }
 
 

@@ -86,6 +86,22 @@ class TestSpec:
     page_cache_limit: int | None = None  # bytes; overrides the plan's for this table's cases
 
 
+# Pivot keys every result row has (besides its parameters, which are keys too): a plan's
+# [report] table, `disklab compare --rows/--columns` and the Compare page choose among them.
+PIVOT_KEYS = ("config", "tool", "test", "metric", "session", "target", "host", "on", "hosts")
+
+
+@dataclass(frozen=True)
+class Report:
+    """A plan's [report] table: the pivot table its sessions are shown in first, as the study
+    that the plan runs was written (rows = journal size, columns = iozone test). Empty `metrics`
+    means each test's own headline figure."""
+
+    rows: tuple[str, ...] = ("config",)
+    columns: tuple[str, ...] = ("test",)
+    metrics: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Host:
     """A [hosts.NAME] table: a machine that runs `fio --server`, either started by the user
@@ -134,6 +150,8 @@ class Plan:
     # [targets.a], [targets.b]...: name -> Target, in plan order; `target` is the first. Empty
     # for a plan with one [target] (disklab.core.targets.named_targets names it "target").
     targets: Mapping[str, Target] = field(default_factory=dict)
+    # the plan's [report] table: the pivot its sessions open with (Compare, compare, HTML)
+    report: Report | None = None
 
     def page_cache_limit_of(self, test_index: int) -> int | None:
         """The page-cache limit of the cases of one [[test]] table: its own, else the plan's."""

@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.fs.options import config_from_toml, device_options
 from disklab.core.hosts.config import HOSTS_KEY, read_hosts, read_hosts_param
 from disklab.core.matrix import expand, point_count, points, run_count
-from disklab.core.model import AS_IS, FsConfig, Plan, Target, TestSpec
+from disklab.core.model import AS_IS, PIVOT_KEYS, FsConfig, Plan, Report, Target, TestSpec
 from disklab.core.proc import which
 from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
@@ -724,6 +724,7 @@ def parse_plan(
         page_cache_limit=cache_limit,
         hosts=hosts,
         targets=named or {},
+        report=read_report(doc.get("report"), [s.tool for s in specs], check),
     )
     if target is not None and target.kind != "directory":
         for i in host_params:  # the client here needs no root, nor a filesystem made for it
@@ -954,3 +955,71 @@ def load_plan(path: str | os.PathLike[str], **kwargs: Any) -> CheckedPlan:
     except (OSError, UnicodeDecodeError) as e:
         raise PlanError([Problem(str(p), f"cannot read the plan: {e}")]) from e
     return parse_plan(text, path=str(p), **kwargs)
+
+
+# ---- the [report] table ----------------------------------------------------------------------
+
+REPORT_KEYS = ("rows", "columns", "metrics")
+
+
+def report_keys(tool_names: Iterable[str]) -> list[str]:
+    """The pivot keys a plan's report may name: model.PIVOT_KEYS and its tools' parameters."""
+    valid = [*PIVOT_KEYS]
+    for name in tool_names:
+        if name in tools.tool_names():
+            valid += [k for k in tools.get_adapter(name).params if k not in valid]
+    return valid
+
+
+def read_report(raw: Any, tool_names: Iterable[str], check: _Checker) -> Report | None:
+    """The plan's [report] table (None when it has none). `rows` and `columns` are pivot keys
+    (report_keys), `metrics` metric names ('write', 'write:iops') or suffixes ('iops',
+    'lat_mean'); every error names its key."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        check.error("report", "must be a table: [report] rows = [...] columns = [...]")
+        return None
+    for key in raw:
+        if key not in REPORT_KEYS:
+            check.error(f"report.{key}", f"unknown key (known: {', '.join(REPORT_KEYS)})")
+    valid = report_keys(tool_names)
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in REPORT_KEYS:
+        value = raw.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            check.error(f"report.{key}", f"{_short(value)} is not a list of names")
+            value = []
+        if key != "metrics":
+            for name in value:
+                if name not in valid:
+                    check.error(f"report.{key}",
+                                f"unknown pivot key {name!r} (valid: {', '.join(valid)})")
+        lists[key] = tuple(dict.fromkeys(value))
+    both = set(lists["rows"]) & set(lists["columns"])
+    if both:
+        check.error("report.columns", f"{', '.join(sorted(both))} in both rows and columns")
+    return Report(rows=lists["rows"] or ("config",), columns=lists["columns"] or ("test",),
+                  metrics=lists["metrics"])
+
+
+def _tool_names(doc: Mapping[str, Any]) -> list[str]:
+    tests = doc.get("test")
+    return [str(t.get("tool")) for t in tests if isinstance(t, dict)] if isinstance(
+        tests, list) else []
+
+
+def session_report(plan_text: str | None) -> Report | None:
+    """The [report] table of a recorded session's plan text, or None (no plan, no table, or a
+    table that no longer reads: the session is then shown in the default pivot)."""
+    if not plan_text:
+        return None
+    try:
+        doc = tomllib.loads(plan_text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return None
+    check = _Checker(_KeyLines(plan_text))
+    report = read_report(doc.get("report"), _tool_names(doc), check)
+    return None if check.errors else report

@@ -193,6 +193,21 @@ def _target_schema() -> dict[str, Any]:
     }
 
 
+def _report_schema() -> dict[str, Any]:
+    """The [report] table: the pivot table a session of the plan opens with."""
+    names = {"type": "array", "items": {"type": "string", "minLength": 1}}
+    return {"type": "object", "additionalProperties": False,
+            "description": "the pivot table the plan's sessions open with (Compare, "
+                           "`disklab compare`, the HTML report)",
+            "properties": {
+                "rows": {**names, "description": "pivot keys of the rows: config, tool, test, "
+                                                 "metric, session, target, host, on, hosts or "
+                                                 "a parameter"},
+                "columns": {**names, "description": "pivot keys of the columns"},
+                "metrics": {**names, "description": "metric names ('write', 'write:iops') or "
+                                                    "suffixes ('iops', 'lat_mean')"}}}
+
+
 def plan_schema() -> dict[str, Any]:
     """The JSON Schema (draft-07, which most editors support) of a plan's TOML document."""
     properties: dict[str, Any] = {
@@ -214,10 +229,7 @@ def plan_schema() -> dict[str, Any]:
                     "description": "several targets, [targets.a], [targets.b]...: a test's "
                                    "`on` places its streams on them"},
     }
-    # the pivot a session opens with (agreed syntax; the results' pivot checks its keys)
-    names = {"type": "array", "items": {"type": "string"}}
-    properties["report"] = {"type": "object", "properties": {
-        "rows": names, "columns": names, "metrics": names}}
+    properties["report"] = _report_schema()
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "$id": SCHEMA_ID,

@@ -1,35 +1,70 @@
-"""Charts to PNG (and SVG of the chart as the window draws it) through pyqtgraph, offscreen.
+"""Charts to PNG and SVG files: the one SVG of core.results.svg, and that SVG rasterised by Qt.
 
-Only what needs Qt is here: the tables, HTML, Markdown, CSV, JSON and the Qt-free SVG are in
-core.results.documents and core.results.svg, which the CLI uses without importing the GUI.
+Every exported chart, from the window or from `disklab export --format png`, is drawn once, by
+the Qt-free SVG writer: the SVG file is that text and the PNG its rendering at the very same
+pixel size (the size asked for, 1000 x 560 by default). pyqtgraph's own SVG exporter is not
+used for files: it writes strokes with vector-effect under scaled transforms, which librsvg
+(GNOME's viewer, GIMP, rsvg-convert, LibreOffice) draws as black slabs.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtSvg import QSvgRenderer
+from PySide6.QtWidgets import QApplication
+
 from disklab.core.results.charts import ChartSpec
-from disklab.gui.plots import ChartView
+from disklab.core.results.svg import HEIGHT, WIDTH, to_svg
 
 
-def write_chart(spec: ChartSpec, path: str | Path, width: int = 1000, height: int = 560) -> Path:
-    """One chart to PNG or SVG (by extension) through an offscreen pyqtgraph widget, so the
-    file looks like the window."""
-    view = ChartView()
-    view.resize(width, height)
-    view.show_spec(spec)
+def chart_app() -> QApplication:
+    """The QApplication charts are drawn with (text needs one): the one that runs already (the
+    window, a test) as it is, else a new one. The charts are SVG in their own colours on
+    white, so no theme is applied: restyling a live application's widgets is not an export's
+    business."""
+    app = QApplication.instance()
+    return app if isinstance(app, QApplication) else QApplication(sys.argv[:1])
+
+
+def svg_image(svg: str, width: int, height: int) -> QImage:
+    """An SVG document drawn into a width x height image on white."""
+    image = QImage(width, height, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.white)
+    renderer = QSvgRenderer(QByteArray(svg.encode("utf-8")))
+    painter = QPainter(image)
     try:
-        return view.export(path)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+        renderer.render(painter)
     finally:
-        view.deleteLater()
+        painter.end()
+    return image
 
 
-def write_charts(specs: Sequence[ChartSpec], out: str | Path, fmt: str = "png") -> list[Path]:
+def write_chart(spec: ChartSpec, path: str | Path, width: int = WIDTH,
+                height: int = HEIGHT) -> Path:
+    """One chart to SVG or PNG (by extension), width x height px either way."""
+    path = Path(path)
+    svg = to_svg(spec, width, height)
+    if path.suffix.lower() == ".svg":
+        path.write_text(svg, encoding="utf-8")
+        return path
+    if not svg_image(svg, width, height).save(str(path), "PNG"):
+        raise OSError(f"cannot write {path}")
+    return path
+
+
+def write_charts(specs: Sequence[ChartSpec], out: str | Path, fmt: str = "png",
+                 width: int = WIDTH, height: int = HEIGHT) -> list[Path]:
     """Several charts: `out` is a file (one chart) or a directory (one file per chart)."""
     out = Path(out)
     if len(specs) == 1 and out.suffix:
-        return [write_chart(specs[0], out)]
+        return [write_chart(specs[0], out, width, height)]
     out.mkdir(parents=True, exist_ok=True)
-    return [write_chart(spec, out / f"{i:02d}-{spec.slug()}.{fmt}")
+    return [write_chart(spec, out / f"{i:02d}-{spec.slug()}.{fmt}", width, height)
             for i, spec in enumerate(specs, start=1)]

@@ -9,6 +9,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from disklab.core.results.facts import session_device, session_filesystems
+
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -69,15 +71,12 @@ def when(t: float | None) -> str:
 
 
 def _device(s: dict[str, Any]) -> str:
-    host = s.get("host") or {}
-    dev = host.get("device") or {}
-    model = dev.get("model") or ""
-    return " ".join(p for p in (str(dev.get("name", "")), str(model)) if p)
+    return session_device(s)
 
 
 def _fs(s: dict[str, Any]) -> str:
-    fs = (s.get("host") or {}).get("filesystem") or {}
-    return str(fs.get("fstype", "") or "")
+    # 'filesystems' is filled by the Library page from the configurations' read-back
+    return str(s.get("filesystems") or session_filesystems(s, ()))
 
 
 SESSION_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [

@@ -7,6 +7,7 @@ files written on a headless server, and compared in tests. Charts show headline 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,12 +21,14 @@ from disklab.core.results.format import (
     format_left_out,
     format_params,
 )
+from disklab.core.results.pivot import Pivot
 from disklab.core.results.rows import constant_params, is_headline, row_params, row_stats
 
 # Parameter keys that are matrix axes worth a line chart (x axis), in order of preference.
 SWEEP_KEYS = ("record_size", "block_size", "bs", "file_size", "size", "threads", "streams",
               "processes", "numjobs", "queue_depth", "iodepth")
 CHART_UNITS = ("B/s", "op/s")
+UNIT_NAMES = {"B/s": "throughput", "op/s": "IOPS", "ns": "latency", "%": "CPU"}
 
 # Colours that read on light and dark backgrounds (Okabe-Ito, colour-blind safe).
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
@@ -236,7 +239,9 @@ def samples_chart(samples: Sequence[Mapping[str, Any]], title: str = "Throughput
         return None
     ordered = {SERIES_LABELS.get(n, n): (tuple(series[n][0]), tuple(series[n][1]))
                for n in names if n in series}
-    return timeseries_chart(title, ordered, unit)
+    chart = timeseries_chart(title, ordered, unit)
+    # a rate over time reads better higher, like every throughput figure
+    return dataclasses.replace(chart, better=format_direction(unit in CHART_UNITS))
 
 
 def thinned_samples(lib: SamplesSource, session_id: int, max_points: int = 4000
@@ -290,4 +295,52 @@ def comparison_charts(c: Comparison) -> list[ChartSpec]:
             note=f"baseline: {c.baseline}; whiskers ± 1 stddev" + (f"; all: {common}"
                                                                    if common else "")
             + ("" if c.incomplete.included else _runs_left_out(c))))
+    return charts
+
+
+def _bare(label: str, keys: Sequence[str]) -> str:
+    """A pivot label without its 'key=' prefixes: the axis title names the keys once
+    ('block_size / queue_depth'), each category says only its values ('4k / 32')."""
+    for key in keys:
+        label = label.replace(f"{key}=", "")
+    return label
+
+
+def pivot_charts(p: Pivot) -> list[ChartSpec]:
+    """A pivot's grouped bar charts, one per unit (mixed units never share an axis): the
+    categories are the pivot's columns, one bar colour per row; the chart says the common
+    values once in its title and which way is better on its axis."""
+    by_unit: dict[str, list[tuple[int, int]]] = {}
+    for (i, j), cell in sorted(p.cells.items()):
+        if cell.mean is not None:
+            by_unit.setdefault(cell.unit, []).append((i, j))
+    charts = []
+    common = format_params(p.common)
+    left_out = format_left_out(s for c in p.cells.values() for s in c.excluded_why)
+    left_out = f"; {left_out} from the means" if left_out else ""
+    for unit, where in by_unit.items():
+        shown, div = display_unit(unit)
+        cols = sorted({j for _i, j in where})
+        series = []
+        for i, row in enumerate(p.rows):
+            xs, ys, es = [], [], []
+            for k, j in enumerate(cols):
+                cell = p.cells.get((i, j))
+                if cell is None or cell.mean is None or cell.unit != unit:
+                    continue
+                xs.append(float(k))
+                ys.append(cell.mean / div)
+                es.append((cell.stddev or 0.0) / div if cell.n >= 2 else 0.0)
+            if xs:
+                series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
+        ways = [p.higher_is_better.get(j, True) for j in cols]
+        what = p.metrics[0] if len(p.metrics) == 1 else (
+            f"{UNIT_NAMES[unit]} ({shown})" if unit in UNIT_NAMES else shown)
+        charts.append(ChartSpec(
+            title=f"{what}: {' / '.join(p.row_keys)} by {' / '.join(p.column_keys)}",
+            kind="bar", x_label=" / ".join(p.column_keys), y_label=shown,
+            better=direction(ways), series=tuple(series),
+            categories=tuple(_bare(p.columns[j], p.column_keys) for j in cols),
+            note="mean over repeats, whiskers ± 1 stddev" + (
+                f"; every bar: {common}" if common else "") + left_out))
     return charts

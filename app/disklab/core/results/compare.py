@@ -12,6 +12,8 @@ possible" when either side has a single run.
 from __future__ import annotations
 
 import dataclasses
+import shlex
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -234,9 +236,61 @@ def applied_configs(lib: ResultsSource, session_id: int) -> dict[str, dict[str, 
     return out
 
 
+# Facts that differ between any two runs without saying anything about the configuration:
+# where things were mounted (random temporary names), which loop device, the tools' raw output
+# (whole dumpe2fs dumps: their parsed fields are compared instead), errors, sizes left free.
+NOISE_KEYS = frozenset({"raw", "mountpoint", "mount_source", "source", "device", "devno",
+                        "errors", "directory", "identity", "free_bytes", "fs_size_bytes",
+                        "journal_devno", "journal_device", "backing", "mismatches", "uuid",
+                        "free_blocks", "free_inodes", "mount_count", "last_mount",
+                        "last_write", "created", "hostname", "label", "config", "commands"})
+
+
+def is_noise(key: str) -> bool:
+    """Whether a flattened fact ('readback.raw.dumpe2fs -h /dev/loop3') is noise (NOISE_KEYS
+    anywhere in its path)."""
+    return any(part in NOISE_KEYS for part in key.split("."))
+
+
+def plan_configs(plan_text: str | None) -> dict[str, dict[str, Any]]:
+    """The [[config]] tables of a recorded plan, by label, as the person wrote them (fs, mkfs
+    and mount options): what was asked, next to what was read back."""
+    if not plan_text:
+        return {}
+    try:
+        doc = tomllib.loads(plan_text)
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    configs = doc.get("config")
+    for i, c in enumerate(configs if isinstance(configs, list) else [], start=1):
+        if isinstance(c, dict):
+            label = str(c.get("label") or f"config {i}")
+            out[label] = {k: v for k, v in c.items() if k != "label"}
+    return out
+
+
+def command_facts(readback: Mapping[str, Any]) -> dict[str, str]:
+    """The setup commands a configuration ran (mkfs, mount, ...) as text, one fact per tool
+    ('command.mount': 'mount -t ext4 -o data=journal DEVICE MOUNTPOINT'), the scratch device
+    and mountpoint written as DEVICE and MOUNTPOINT, so only a real difference differs."""
+    device, mountpoint = readback.get("device"), readback.get("mountpoint")
+    out: dict[str, str] = {}
+    for argv in readback.get("commands") or []:
+        if not isinstance(argv, list | tuple) or not argv:
+            continue
+        words = ["DEVICE" if w == device else "MOUNTPOINT" if w == mountpoint else str(w)
+                 for w in argv]
+        key = f"command.{words[0].rsplit('/', 1)[-1]}"
+        out[key] = f"{out[key]}; {shlex.join(words)}" if key in out else shlex.join(words)
+    return out
+
+
 def config_facts(lib: ResultsSource, sessions: Sequence[Mapping[str, Any]], c: Comparison
                  ) -> dict[str, dict[str, Any]]:
-    """Per comparison row: the filesystem facts (as read back) and the plan's settings."""
+    """Per comparison row: the configuration as the plan asked it ('plan.…'), as the kernel
+    and the filesystem read it back ('readback.…', parsed fields, never raw dumps) and the
+    host's filesystem and device; noise (is_noise) left out."""
     out: dict[str, dict[str, Any]] = {}
     for s in sessions:
         label = session_label(s)
@@ -246,15 +300,21 @@ def config_facts(lib: ResultsSource, sessions: Sequence[Mapping[str, Any]], c: C
             if isinstance(host.get(key), dict):
                 base.update(flatten(host[key], f"{key}."))
         applied = applied_configs(lib, s["id"])
+        asked = plan_configs(s.get("plan_text"))
         for row in c.rows:
             if row == label or row.startswith(label + " / "):
                 config = row.split(" / ", 1)[1] if " / " in row else None
                 facts = dict(base)
-                if config and config in applied:
-                    facts.update(flatten(applied[config], "readback."))
-                elif len(applied) == 1:
-                    facts.update(flatten(next(iter(applied.values())), "readback."))
-                out[row] = facts
+                if config and config in asked:
+                    facts.update(flatten(asked[config], "plan."))
+                elif len(asked) == 1:
+                    facts.update(flatten(next(iter(asked.values())), "plan."))
+                readback = (applied.get(config) if config else None) or (
+                    next(iter(applied.values())) if len(applied) == 1 else None)
+                if readback is not None:
+                    facts.update(flatten(readback, "readback."))
+                    facts.update(command_facts(readback))
+                out[row] = {k: v for k, v in facts.items() if not is_noise(k)}
     return out
 
 

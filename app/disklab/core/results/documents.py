@@ -19,9 +19,11 @@ from typing import Any, TextIO
 
 from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
+from disklab.core.plan import session_report
 from disklab.core.results.charts import (
     ChartSpec,
     comparison_charts,
+    pivot_charts,
     session_charts,
     thinned_samples,
 )
@@ -43,14 +45,17 @@ from disklab.core.results.format import (
     format_mean_std,
 )
 from disklab.core.results.partial import SessionResults, session_results
+from disklab.core.results.pivot import Pivot, report_pivot
 from disklab.core.results.rows import row_stats
-from disklab.core.results.stats import ALPHA, cv, is_noisy
+from disklab.core.results.stats import ALPHA, cv, is_noisy, mean_interval
 from disklab.core.results.svg import to_svg
 from disklab.core.results.tables import (
     Table,
     cell_text,
     comparison_table,
     config_diff_table,
+    pivot_cell_text,
+    pivot_table,
     results_table,
 )
 
@@ -66,6 +71,7 @@ th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
 td.better{background:#d8f0d8}td.worse{background:#f6d5d5}
 pre{background:#f6f6f6;padding:.6em;overflow:auto;font-size:.85em}
 .note{color:#666;font-size:.85em}figure{margin:1em 0}
+details{margin:.4em 0}summary{cursor:pointer;font-weight:600}
 """
 
 
@@ -112,24 +118,30 @@ def table_markdown(table: Table) -> str:
 
 def html_report(title: str, facts: Sequence[tuple[str, str]], tables: Sequence[Table],
                 charts: Sequence[ChartSpec], sections: Sequence[tuple[str, str]] = (),
-                generator: str = "DiskLab") -> str:
-    """One self-contained HTML page: facts, tables, inline SVG charts, preformatted sections."""
+                generator: str = "DiskLab", evidence: Sequence[Table] = ()) -> str:
+    """One self-contained HTML page, in the order a reader wants it: the summary tables, the
+    charts (inline SVG), then the evidence, each part collapsible (<details>): the facts,
+    `evidence` tables and the preformatted `sections` (argv, read-back, plan, transcripts)."""
     e = html.escape
     out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{e(title)}</title><style>{_CSS}</style></head><body>",
            f"<h1>{e(title)}</h1>"]
-    if facts:
-        out.append("<table>")
-        for k, v in facts:
-            out.append(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>")
-        out.append("</table>")
     out.extend(table_html(t) for t in tables)
     if charts:
         out.append("<h2>Charts</h2>")
         for spec in charts:
             out.append(f"<figure>{to_svg(spec)}</figure>")
+    if facts or evidence or sections:
+        out.append("<h2>Evidence</h2>")
+    if facts:
+        out.append("<details><summary>Facts</summary><table>")
+        for k, v in facts:
+            out.append(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>")
+        out.append("</table></details>")
+    for t in evidence:
+        out.append(f"<details><summary>{e(t.caption)}</summary>{table_html(t)}</details>")
     for heading, text in sections:
-        out.append(f"<h2>{e(heading)}</h2><pre>{e(text)}</pre>")
+        out.append(f"<details><summary>{e(heading)}</summary><pre>{e(text)}</pre></details>")
     out.append(f'<p class="note">Written by {e(generator)} on {when(time.time())}.</p>'
                "</body></html>")
     return "\n".join(out)
@@ -177,18 +189,37 @@ def config_sections(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]
 
 def session_html(session: Mapping[str, Any], results: SessionResults,
                  samples: Sequence[Mapping[str, Any]] = (),
-                 events: Sequence[Mapping[str, Any]] = ()) -> str:
-    """A session as one self-contained HTML file: facts, results, charts, each configuration's
-    commands and read-back, plan, warnings. The charts draw the means the table shows
-    (incomplete runs left out unless included)."""
-    sections = config_sections(events)
+                 evidence: Sequence[tuple[str, str]] = ()) -> str:
+    """A session as one self-contained HTML file: its pivot (the plan's [report] table, else
+    configuration x test) and the pivot's charts first, then the full results table and the
+    charts over time and over a swept parameter; the evidence after, collapsed: facts,
+    warnings, the plan, and `evidence` (commands, read-back). The charts draw the means the
+    tables show (incomplete runs left out unless included)."""
+    sections = []
     if session.get("warnings"):
         sections.append(("Warnings", "\n".join(map(str, session["warnings"]))))
     if session.get("plan_text"):
         sections.append(("Plan", str(session["plan_text"])))
+    sections += list(evidence)
+    pivot = report_pivot(results.rows, session_report(session.get("plan_text")))
+    charts = pivot_charts(pivot) + [c for c in session_charts(results.rows, samples)
+                                    if c.kind == "line"]
     return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
-                       session_facts(session), [results_table(results)],
-                       session_charts(results.rows, samples), sections)
+                       session_facts(session), [pivot_table(pivot), results_table(results)],
+                       charts, sections)
+
+
+def session_evidence(lib: Library, session_id: int) -> list[tuple[str, str]]:
+    """What a report keeps as evidence: each run's command line (argv as a shell would read
+    it), and for each configuration its setup commands as they ran and its read-back (what the
+    kernel applied, and what differed from what was asked)."""
+    lines = []
+    for r in lib.runs(session_id):
+        argv = r.get("argv") or []
+        lines.append(f"{r['case_id']} repeat {r['repeat']} ({r['status']}): "
+                     f"{shlex.join(map(str, argv))}")
+    out = [("Commands", "\n".join(lines))] if lines else []
+    return out + config_sections(lib.events(session_id))
 
 
 def session_markdown(session: Mapping[str, Any], results: SessionResults) -> str:
@@ -274,7 +305,7 @@ def write_session(lib: Library, session_id: int, path: str | Path, fmt: str,
     if fmt == "html":
         text = session_html(lib.session(session_id),
                             session_results(lib, session_id, include_partial),
-                            thinned_samples(lib, session_id), lib.events(session_id))
+                            thinned_samples(lib, session_id), session_evidence(lib, session_id))
     elif fmt == "md":
         text = session_markdown(lib.session(session_id),
                                 session_results(lib, session_id, include_partial))
@@ -376,17 +407,30 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
 
 def comparison_html(c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
                     diff: Sequence[tuple[str, Mapping[str, str]]] = ()) -> str:
-    """A comparison as one HTML file: the table with coloured deltas, charts, config diff."""
+    """A comparison as one HTML file: the table with coloured deltas and the charts first,
+    then, collapsed, the sessions' facts and the configuration values that differ."""
     facts = [(f"session {s.get('id')}", f"{s.get('name', '')} ({s.get('status', '')}, "
               f"{when(s.get('started'))})") for s in sessions]
     facts.append(("baseline", str(c.baseline)))
     if c.incomplete.incomplete:
         facts.append(("runs excluded", format_excluded(c.incomplete.reasons(),
                                                        c.incomplete.included)))
-    tables = [comparison_table(c)]
-    if diff:
-        tables.append(config_diff_table(c, diff))
-    return html_report("DiskLab comparison", facts, tables, comparison_charts(c))
+    evidence = [config_diff_table(c, diff)] if diff else []
+    return html_report("DiskLab comparison", facts, [comparison_table(c)], comparison_charts(c),
+                       evidence=evidence)
+
+
+def compare_page_html(p: Pivot, c: Comparison, sessions: Sequence[Mapping[str, Any]] = (),
+                      diff: Sequence[tuple[str, Mapping[str, str]]] = ()) -> str:
+    """What the Compare page exports as its report: the pivot shown and its charts first,
+    then the comparison against the baseline with its charts; the configuration values that
+    differ and the sessions' facts after, collapsed."""
+    facts = [(f"session {s.get('id')}", f"{s.get('name', '')} ({s.get('status', '')}, "
+              f"{when(s.get('started'))})") for s in sessions]
+    facts.append(("baseline", str(c.baseline)))
+    evidence = [config_diff_table(c, diff)] if diff else []
+    return html_report("DiskLab comparison", facts, [pivot_table(p), comparison_table(c)],
+                       pivot_charts(p) + comparison_charts(c), evidence=evidence)
 
 
 def write_comparison(lib: Library, session_ids: Sequence[int], baseline: int | str | None,
@@ -417,3 +461,102 @@ def comparison_text(lib: Library, session_ids: Sequence[int], baseline: int | st
     if fmt == "json":
         return json.dumps(comparison_json(c), indent=1)
     return comparison_html(c, sessions, config_diff(config_facts(lib, sessions, c)))
+
+
+# ---- a pivot ---------------------------------------------------------------------------------
+
+PIVOT_FORMATS = ("text", "csv", "md", "html", "json")
+
+
+def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
+    """One pivot cell as data, canonical units: mean, stddev, n, CV, the (1 - alpha)
+    confidence interval of the mean; but for the baseline (Pivot.against), the difference from
+    it, its interval, Welch's df, t and p and the verdict; `shown` as the tables write it."""
+    cell = p.cell(i, j)
+    if cell is None:
+        return None
+    low, high = mean_interval(cell.mean, cell.stddev, cell.n, p.alpha)
+    w = cell.test
+    return {
+        "mean": cell.mean, "stddev": cell.stddev, "n": cell.n, "unit": cell.unit,
+        "better": "higher" if p.higher_is_better.get(j, True) else "lower",
+        "cv": cell.cv, "noisy": cell.noisy, "ci_low": low, "ci_high": high,
+        "excluded": cell.excluded, "excluded_why": format_left_out(cell.excluded_why),
+        "delta": cell.delta, "delta_pct": cell.delta_pct,
+        "delta_ci_low": w.ci_low if w else None, "delta_ci_high": w.ci_high if w else None,
+        "df": w.df if w else None, "t": w.t if w else None,
+        "p_value": w.p_value if w else None,
+        "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
+        "shown": pivot_cell_text(p, i, j),
+    }
+
+
+def pivot_json(p: Pivot) -> dict[str, Any]:
+    """A pivot as JSON: the row and column labels, `cells[i][j]` (None where a row has no
+    figure for a column), the keys, what every cell shares; stamped with its format."""
+    return versioned("disklab.pivot", {
+        "row_keys": list(p.row_keys), "column_keys": list(p.column_keys),
+        "added_keys": list(p.added), "common": dict(p.common), "metrics": list(p.metrics),
+        "alpha": p.alpha, "baseline": p.baseline, "tested_along": p.against,
+        "rows": list(p.rows), "columns": list(p.columns),
+        "cells": [[pivot_cell_json(p, i, j) for j in range(len(p.columns))]
+                  for i in range(len(p.rows))],
+        "note": pivot_table(p).note,
+    })
+
+
+def pivot_csv(p: Pivot) -> str:
+    """The pivot as a spreadsheet lays it out: one line per row label, per column label its
+    mean, stddev and n in canonical units (the unit in the heading)."""
+    out = io.StringIO()
+    w = csv.writer(out)
+    head = [" / ".join(p.row_keys)]
+    for j, col in enumerate(p.columns):
+        unit = next((c.unit for (_i, jj), c in p.cells.items() if jj == j), "")
+        head += [f"{col} mean ({unit})", f"{col} stddev ({unit})", f"{col} n"]
+    w.writerow(head)
+    for i, row in enumerate(p.rows):
+        line = [row]
+        for j in range(len(p.columns)):
+            cell = p.cell(i, j)
+            line += ["", "", ""] if cell is None else [_num(cell.mean), _num(cell.stddev),
+                                                       str(cell.n)]
+        w.writerow(line)
+    return out.getvalue()
+
+
+def table_text(table: Table) -> str:
+    """A Table for a terminal: its note, then left-aligned columns under a ruled header."""
+    rows = [table.header, *table.rows]
+    widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    lines = [line for line in table.note.splitlines()]
+    for n, row in enumerate(rows):
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths,
+                                                               strict=False)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
+
+
+def pivot_html(p: Pivot, title: str = "DiskLab pivot",
+               facts: Sequence[tuple[str, str]] = (),
+               sections: Sequence[tuple[str, str]] = ()) -> str:
+    """The pivot as one HTML page: the table, its charts, the evidence collapsed after."""
+    return html_report(title, facts, [pivot_table(p)], pivot_charts(p), sections)
+
+
+def pivot_text(p: Pivot, fmt: str, title: str = "DiskLab pivot",
+               facts: Sequence[tuple[str, str]] = (),
+               sections: Sequence[tuple[str, str]] = ()) -> str:
+    """The pivot in one of PIVOT_FORMATS."""
+    if fmt == "text":
+        return table_text(pivot_table(p))
+    if fmt == "csv":
+        return pivot_csv(p)
+    if fmt == "md":
+        return table_markdown(pivot_table(p))
+    if fmt == "json":
+        return json.dumps(pivot_json(p), indent=1, default=str)
+    if fmt == "html":
+        return pivot_html(p, title, facts, sections)
+    raise ValueError(f"unknown format {fmt!r} ({', '.join(PIVOT_FORMATS)})")

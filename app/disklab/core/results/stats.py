@@ -193,3 +193,13 @@ def _fieller(ma: float, va: float, mb: float, vb: float, q: float
     c = ma * ma - q * q * va
     root = math.sqrt(max(b * b - a * c, 0.0))
     return (b - root) / a, (b + root) / a
+
+
+def mean_interval(mean: float | None, stddev: float | None, n: int, alpha: float = ALPHA
+                  ) -> tuple[float | None, float | None]:
+    """The (1 - alpha) confidence interval of a mean over n runs (Student's t), (None, None)
+    below two runs: how far the true mean may lie from the one measured."""
+    if mean is None or stddev is None or n < 2:
+        return None, None
+    half = t_quantile(1.0 - alpha / 2.0, n - 1) * stddev / math.sqrt(n)
+    return mean - half, mean + half

@@ -39,22 +39,117 @@ def tick_text(v: float) -> str:
     return f"{v:.3g}"
 
 
-def to_svg(spec: ChartSpec, width: int = 720, height: int = 380) -> str:
-    """The chart as a standalone SVG document (for HTML reports written without Qt)."""
-    left, right, top, bottom = 70, 20, 36, 70
-    legend_rows = (len(spec.series) + 2) // 3
-    bottom += 16 * legend_rows
-    pw, ph = width - left - right, height - top - bottom
+# The size every exported chart has unless asked otherwise: PNG and SVG alike.
+WIDTH, HEIGHT = 1000, 560
+CHAR = 0.6  # average advance of a sans-serif character, in font sizes (a safe overestimate)
+
+
+def text_width(text: str, size: float) -> float:
+    """About how wide a text is drawn (px) at a font size: to lay out labels without overlap
+    (an SVG writer cannot measure text; this errs wide)."""
+    return len(text) * size * CHAR
+
+
+def shorten(text: str, size: float, width: float) -> str:
+    """`text` cut in its middle with '…' to fit `width`: the start and the end, where labels
+    differ ('… record_size=4k'), both stay."""
+    room = int(width / (size * CHAR))
+    if len(text) <= room:
+        return text
+    if room < 5:
+        return text[:max(room, 1)]
+    head = (room - 1) // 2
+    return text[:head] + "…" + text[len(text) - (room - 1 - head):]
+
+
+def wrap(text: str, size: float, width: float, max_lines: int = 3) -> list[str] | None:
+    """`text` broken at ' / ' and spaces into lines no wider than `width`; None when it needs
+    more than `max_lines` lines or a word alone is too wide."""
+    words = text.replace(" / ", " /\x00").replace(" ", "\x00").split("\x00")
+    lines: list[str] = []
+    for word in words:
+        if text_width(word, size) > width:
+            return None
+        if lines and text_width(f"{lines[-1]} {word}", size) <= width:
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    return lines if len(lines) <= max_lines else None
+
+
+def _legend(names: Sequence[str], width: float, size: float = 11
+            ) -> list[tuple[float, int, str]]:
+    """Legend entries laid out left to right, wrapping: (x offset, row, shown name), each
+    entry as wide as its text, so no two overlap."""
+    out: list[tuple[float, int, str]] = []
+    x, row = 0.0, 0
+    for name in names:
+        shown = shorten(name, size, width - 20)
+        w = 14 + text_width(shown, size) + 18
+        if x > 0 and x + w > width:
+            x, row = 0.0, row + 1
+        out.append((x, row, shown))
+        x += w
+    return out
+
+
+def _x_labels(categories: Sequence[str], slot: float, size: float = 11
+              ) -> tuple[list[list[str]], bool, float]:
+    """How the bar categories are written: wrapped lines each within its slot when they fit
+    in three lines; else rotated 35° and shortened in the middle. (lines per label, rotated,
+    the height they take)."""
+    wrapped = [wrap(c, size, slot - 6) for c in categories]
+    if all(w is not None for w in wrapped):
+        lines = [w or [] for w in wrapped]
+        return lines, False, size * 1.25 * max((len(w) for w in lines), default=1) + 6
+    longest = 260.0
+    shown = [[shorten(c, size, longest)] for c in categories]
+    tallest = max((text_width(s[0], size) for s in shown), default=0.0)
+    return shown, True, math.sin(math.radians(35)) * tallest + size + 8
+
+
+def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
+    """The chart as a standalone SVG document of exactly width x height px (its viewBox the
+    same), in plain coordinates: no transforms on shapes and no vector-effect, which librsvg
+    (GNOME's viewer, GIMP, rsvg-convert, LibreOffice) draws differently from browsers. Bars
+    carry their values; the value axis says which way is better; labels never overlap."""
     esc = html.escape
+    left, right, top = 78, 24, 58
+    names = [s.name for s in spec.series]
+    legend = _legend(names, width - left - right)
+    legend_h = (max((r for _x, r, _n in legend), default=-1) + 1) * 18
+    note_lines = wrap(spec.note, 10, width - left - right, 2) or (
+        [shorten(spec.note, 10, width - left - right)] if spec.note else [])
+    pw = width - left - right
+    if spec.kind == "bar":
+        slot = pw / max(len(spec.categories), 1)
+        xlines, rotated, xlabel_h = _x_labels(spec.categories, slot)
+        if rotated and xlines:  # the first label slants left: room for it in the margin
+            reach = math.cos(math.radians(35)) * text_width(xlines[0][0], 11) - slot / 2
+            left = max(left, min(int(reach) + 8, width // 3))
+            pw = width - left - right
+            slot = pw / max(len(spec.categories), 1)
+    else:
+        slot, xlines, rotated, xlabel_h = 0.0, [], False, 20.0
+    bottom = xlabel_h + 22 + legend_h + 14 * len(note_lines) + 10
+    ph = max(height - top - bottom, 60)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-        f'<text x="{width / 2}" y="20" text-anchor="middle" font-size="14" '
-        f'font-weight="bold">{esc(spec.title)}</text>',
+        f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif" '
+        'font-size="11">',
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15" '
+        f'font-weight="bold">{esc(shorten(spec.title, 15, width - 20))}</text>',
     ]
+    if spec.note:  # the whole note, for screen readers and searches, however it is wrapped
+        parts.insert(1, f"<desc>{esc(spec.note)}</desc>")
+    if spec.better:
+        parts.append(f'<text x="{width / 2:.1f}" y="40" text-anchor="middle" font-size="12" '
+                     f'fill="#444">{esc(spec.y_label)}: {esc(spec.better)}</text>')
     ys = [y + (s.err[i] if s.err else 0.0) for s in spec.series for i, y in enumerate(s.y)]
     ymax = max([*ys, 0.0]) or 1.0
+    if spec.kind == "bar":
+        ymax *= 1.12  # room for the values above the bars
     yt = nice_ticks(0.0, ymax)
     ytop = yt[-1] or 1.0
 
@@ -80,97 +175,114 @@ def to_svg(spec: ChartSpec, width: int = 720, height: int = 380) -> str:
                 v = math.log2(v) if v > 0 else xmin
             return left + (v - xmin) / (xmax - xmin) * pw
 
-    # grid and y axis
     for t in yt:
         y = sy(t)
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
-                     'stroke="#ddd"/>')
+                     'stroke="#dddddd" stroke-width="1"/>')
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
                      f'{tick_text(t)}</text>')
-    parts.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="#333"/>')
-    parts.append(f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" '
-                 'stroke="#333"/>')
-    parts.append(f'<text transform="translate(16,{top + ph / 2}) rotate(-90)" '
-                 f'text-anchor="middle">{esc(spec.axis_title)}</text>')
-    parts.append(f'<text x="{left + pw / 2}" y="{top + ph + 44}" text-anchor="middle">'
-                 f'{esc(spec.x_label)}</text>')
+    parts.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph:.1f}" '
+                 'stroke="#333333" stroke-width="1"/>')
+    parts.append(f'<line x1="{left}" y1="{top + ph:.1f}" x2="{left + pw}" y2="{top + ph:.1f}" '
+                 'stroke="#333333" stroke-width="1"/>')
+    parts.append(f'<text transform="translate(18,{top + ph / 2:.1f}) rotate(-90)" '
+                 f'text-anchor="middle">{esc(shorten(spec.axis_title, 11, ph))}</text>')
 
+    base = top + ph
     if spec.kind == "bar":
         nser = max(len(spec.series), 1)
-        slot = pw / max(len(spec.categories), 1)
         bw = slot * 0.8 / nser
-        for i, cat in enumerate(spec.categories):
+        for i, lines in enumerate(xlines):
             cx = sx(float(i))
-            label = cat if len(cat) <= 28 else cat[:27] + "…"
-            parts.append(f'<text x="{cx:.1f}" y="{top + ph + 14}" text-anchor="middle" '
-                         f'font-size="9">{esc(label)}</text>')
+            if rotated:
+                parts.append(f'<text transform="translate({cx:.1f},{base + 14:.1f}) '
+                             f'rotate(-35)" text-anchor="end">{esc(lines[0])}'
+                             f'<title>{esc(spec.categories[i])}</title></text>')
+                continue
+            for n, line in enumerate(lines):
+                parts.append(f'<text x="{cx:.1f}" y="{base + 15 + n * 13.75:.1f}" '
+                             f'text-anchor="middle">{esc(line)}</text>')
         for k, s in enumerate(spec.series):
             colour = PALETTE[k % len(PALETTE)]
             for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)):
                 x0 = sx(x) - slot * 0.4 + k * bw
-                parts.append(f'<rect x="{x0:.1f}" y="{sy(y):.1f}" width="{bw:.1f}" '
-                             f'height="{max(sy(0) - sy(y), 0):.1f}" fill="{colour}">'
+                top_y = sy(y)
+                parts.append(f'<rect x="{x0:.2f}" y="{top_y:.2f}" width="{bw:.2f}" '
+                             f'height="{max(base - top_y, 0):.2f}" fill="{colour}">'
                              f'<title>{esc(s.name)}: {esc(number(y))} {esc(spec.y_label)}'
                              '</title></rect>')
-                if s.err and s.err[i]:
-                    mx = x0 + bw / 2
-                    parts.append(f'<line x1="{mx:.1f}" y1="{sy(y + s.err[i]):.1f}" x2="{mx:.1f}" '
-                                 f'y2="{sy(max(y - s.err[i], 0)):.1f}" stroke="#222"/>')
+                err = s.err[i] if s.err else 0.0
+                mx = x0 + bw / 2
+                if err:
+                    parts.append(f'<line x1="{mx:.2f}" y1="{sy(y + err):.2f}" x2="{mx:.2f}" '
+                                 f'y2="{sy(max(y - err, 0)):.2f}" stroke="#222222" '
+                                 'stroke-width="1.2"/>')
+                value = number(y)
+                above = min(sy(y + err), top_y) - 4
+                if text_width(value, 10) <= bw + 2:
+                    parts.append(f'<text x="{mx:.2f}" y="{above:.2f}" text-anchor="middle" '
+                                 f'font-size="10">{esc(value)}</text>')
+                else:  # a narrow bar: its value upright, above it
+                    parts.append(f'<text transform="translate({mx + 3.5:.2f},{above:.2f}) '
+                                 f'rotate(-90)" font-size="10">{esc(value)}</text>')
     else:
         xt = sorted({x for s in spec.series for x in s.x})
         if not spec.log_x:
             xt = nice_ticks(xmin, xmax)
-        if len(xt) > 12:
-            xt = xt[:: math.ceil(len(xt) / 12)]
-        for t in xt:
+        step = max(1, math.ceil(len(xt) / max(int(pw / 70), 2)))
+        for t in xt[::step]:
             if spec.log_x or xmin <= t <= xmax:
-                parts.append(f'<text x="{sx(t):.1f}" y="{top + ph + 14}" text-anchor="middle">'
-                             f'{tick_text(t)}</text>')
-        for x, label in spec.markers:
+                parts.append(f'<text x="{sx(t):.1f}" y="{base + 15:.1f}" '
+                             f'text-anchor="middle">{tick_text(t)}</text>')
+        for x, text in spec.markers:
             mx = sx(x)
-            parts.append(f'<line x1="{mx:.1f}" y1="{top}" x2="{mx:.1f}" y2="{top + ph}" '
-                         'stroke="#888" stroke-dasharray="4 3"/>')
-            parts.append(f'<text x="{mx + 3:.1f}" y="{top + 10}" fill="#555">{esc(label)}</text>')
+            parts.append(f'<line x1="{mx:.1f}" y1="{top}" x2="{mx:.1f}" y2="{base:.1f}" '
+                         'stroke="#888888" stroke-dasharray="4 3"/>')
+            parts.append(f'<text x="{mx + 3:.1f}" y="{top + 10}" fill="#555555">'
+                         f'{esc(shorten(text, 11, 120))}</text>')
         for k, s in enumerate(spec.series):
             colour = PALETTE[k % len(PALETTE)]
             if not s.x:
                 continue
             d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}"
                          for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)))
-            parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.5">'
+            parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.8">'
                          f'<title>{esc(s.name)}</title></path>')
             if len(s.x) <= 40:
                 for x, y in zip(s.x, s.y, strict=True):
                     parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" '
                                  f'fill="{colour}"/>')
-    # legend
-    ly = top + ph + 58
-    for k, s in enumerate(spec.series):
-        col, row = k % 3, k // 3
-        lx = left + col * (pw / 3)
+    label_y = base + xlabel_h + 14
+    parts.append(f'<text x="{left + pw / 2:.1f}" y="{label_y:.1f}" text-anchor="middle" '
+                 f'fill="#333333">{esc(shorten(spec.x_label, 11, pw))}</text>')
+    ly = label_y + 20
+    for k, (dx, row, name) in enumerate(legend):
         colour = PALETTE[k % len(PALETTE)]
-        name = s.name if len(s.name) <= 40 else s.name[:39] + "…"
-        parts.append(f'<rect x="{lx:.1f}" y="{ly + row * 16 - 9}" width="10" height="10" '
+        lx = left + dx
+        parts.append(f'<rect x="{lx:.1f}" y="{ly + row * 18 - 9:.1f}" width="10" height="10" '
                      f'fill="{colour}"/>')
-        parts.append(f'<text x="{lx + 14:.1f}" y="{ly + row * 16}">{esc(name)}</text>')
-    if spec.note:
-        parts.append(f'<text x="{width - 6}" y="{height - 4}" text-anchor="end" font-size="9" '
-                     f'fill="#666">{esc(spec.note)}</text>')
+        parts.append(f'<text x="{lx + 14:.1f}" y="{ly + row * 18:.1f}">{esc(name)}'
+                     f'<title>{esc(names[k])}</title></text>')
+    for n, line in enumerate(note_lines):
+        y = height - 8 - 14 * (len(note_lines) - 1 - n)
+        parts.append(f'<text x="{width - right}" y="{y}" text-anchor="end" font-size="10" '
+                     f'fill="#666666">{esc(line)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
-def write_svgs(specs: Sequence[ChartSpec], out: str | Path) -> list[Path]:
-    """Charts to SVG files: `out` is a file (one chart) or a directory (one file per chart,
-    named NN-slug.svg)."""
+def write_svgs(specs: Sequence[ChartSpec], out: str | Path, width: int = WIDTH,
+               height: int = HEIGHT) -> list[Path]:
+    """Charts to SVG files of width x height px: `out` is a file (one chart) or a directory
+    (one file per chart, named NN-slug.svg)."""
     out = Path(out)
     if len(specs) == 1 and out.suffix:
-        out.write_text(to_svg(specs[0]), encoding="utf-8")
+        out.write_text(to_svg(specs[0], width, height), encoding="utf-8")
         return [out]
     out.mkdir(parents=True, exist_ok=True)
     paths = []
     for i, spec in enumerate(specs, start=1):
         path = out / f"{i:02d}-{spec.slug()}.svg"
-        path.write_text(to_svg(spec), encoding="utf-8")
+        path.write_text(to_svg(spec, width, height), encoding="utf-8")
         paths.append(path)
     return paths

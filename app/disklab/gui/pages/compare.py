@@ -1,6 +1,9 @@
 """Compare page: two or more sessions (or the configurations in them) side by side.
 
-Rows are configurations, columns tests (each saying which way is better), cells mean ± stddev
+First a pivot table (core.results.pivot) with rows, columns and metric picked from combo boxes,
+opening as the first session's plan [report] table asks, else configuration x test; then its
+charts (the SVG every export writes, shown as is). "Against the baseline":
+rows are configurations, columns tests (each saying which way is better), cells mean ± stddev
 with n and CV, and against the chosen baseline the difference, its confidence interval, Welch's
 p-value and the verdict: green where significantly better and red where significantly worse at
 the alpha set on the page, uncoloured where there is no significant difference. Runs that did
@@ -14,8 +17,9 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtGui import QColor
+from PySide6.QtSvgWidgets import QSvgWidget
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -35,7 +39,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.results.charts import ChartSpec, comparison_charts, sweep_charts
+from disklab.core.plan import session_report
+from disklab.core.results.charts import (
+    ChartSpec,
+    comparison_charts,
+    pivot_charts,
+    sweep_charts,
+)
 from disklab.core.results.compare import (
     Comparison,
     comparison_for,
@@ -45,14 +55,94 @@ from disklab.core.results.compare import (
     labelled_rows,
     session_label,
 )
-from disklab.core.results.documents import write_comparison
+from disklab.core.results.documents import compare_page_html, pivot_text, write_comparison
 from disklab.core.results.partial import session_results
+from disklab.core.results.pivot import (
+    Pivot,
+    PivotKeyError,
+    build_pivot,
+    cell_class,
+    report_pivot,
+    session_rows,
+    valid_keys,
+    value_of,
+)
 from disklab.core.results.stats import ALPHA
-from disklab.core.results.tables import comparison_table, row_heading
-from disklab.gui.plots import ChartView
+from disklab.core.results.svg import to_svg
+from disklab.core.results.tables import comparison_table, pivot_table, row_heading
+from disklab.gui.export import write_chart
 from disklab.gui.state import Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
+CELL_WIDTH = 300  # px: the widest a column opens; longer text is elided, whole in the tooltip
+HEADER_LINE = 28  # characters per line of a column heading
+# the export choices: (format given to export(), text)
+EXPORTS = (("pivot-csv", "Pivot CSV"), ("pivot-md", "Pivot Markdown"),
+           ("pivot-json", "Pivot JSON"), ("html", "HTML report (pivot, comparison, charts)"),
+           ("csv", "Comparison CSV"), ("md", "Comparison Markdown"),
+           ("json", "Comparison JSON"), ("png", "Chart PNG"), ("svg", "Chart SVG"))
+MAIN_METRIC = "each test's main figure"
+
+
+def wrapped(text: str, width: int = HEADER_LINE) -> str:
+    """A heading broken on spaces into lines of about `width` characters (at most three, the
+    rest in the tooltip), so a column is as wide as its figures, not its heading."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "\n".join(lines[:3]) + ("…" if len(lines) > 3 else "")
+
+
+def common_prefix(labels: list[str]) -> str:
+    """The 'session / ' part every label shares (one session's configurations), to say once
+    rather than in every heading; '' when they share none or there is only one."""
+    if len(labels) < 2 or not all(" / " in lab for lab in labels):
+        return ""
+    first = labels[0].split(" / ")[0]
+    return f"{first} / " if all(lab.startswith(f"{first} / ") for lab in labels) else ""
+
+
+def fill_table(t: QTableWidget, header: list[str], labels: list[str],
+               cells: list[list[str]], colours: list[list[str]] | None = None,
+               width: int = CELL_WIDTH) -> None:
+    """A read-only table that reads at 1280 px: wrapped headings without the part they all
+    share, cells on lines of their own ('; ' parts), columns sized to their contents up to
+    `width` px, the full text in tooltips."""
+    shared_h, shared_v = common_prefix(header), common_prefix(labels)
+    header = [h.removeprefix(shared_h) for h in header]
+    labels = [lab.removeprefix(shared_v) for lab in labels]
+    t.clear()
+    t.setRowCount(len(labels))
+    t.setColumnCount(len(header))
+    t.setWordWrap(True)
+    t.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    for j, h in enumerate(header):
+        item = QTableWidgetItem(wrapped(h))
+        item.setToolTip(h)
+        t.setHorizontalHeaderItem(j, item)
+    for i, name in enumerate(labels):
+        item = QTableWidgetItem(name)
+        item.setToolTip(name)
+        t.setVerticalHeaderItem(i, item)
+    for i, row in enumerate(cells):
+        for j, text in enumerate(row):
+            item = QTableWidgetItem(text.replace("; ", "\n"))
+            item.setToolTip(text.replace("; ", "\n"))
+            item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            colour = DELTA_COLOURS.get(colours[i][j]) if colours else None
+            if colour is not None:
+                item.setBackground(colour)
+                item.setForeground(QColor(20, 20, 20))
+            t.setItem(i, j, item)
+    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    t.resizeColumnsToContents()
+    for j in range(t.columnCount()):
+        t.setColumnWidth(j, min(t.columnWidth(j), width))
+    t.verticalHeader().setMaximumWidth(CELL_WIDTH)
+    t.resizeRowsToContents()
 
 
 class ComparePage(QWidget):
@@ -66,6 +156,9 @@ class ComparePage(QWidget):
         self.sessions: list[dict[str, Any]] = []
         self.charts: list[ChartSpec] = []
         self.diff: list[tuple[str, dict[str, str]]] = []
+        self.pivot: Pivot | None = None
+        self.pivot_rows: list[dict[str, Any]] = []
+        self.comparison_charts: list[ChartSpec] = []
         lay = QHBoxLayout(self)
         left = QVBoxLayout()
         pick = QLabel("<b>Sessions</b> (tick two or more, or one with several "
@@ -107,6 +200,7 @@ class ComparePage(QWidget):
         left.addWidget(refresh)
         host = QWidget()
         host.setLayout(left)
+        host.setMaximumWidth(340)  # the tables need the width more than the session list
 
         right = QWidget()
         rl = QVBoxLayout(right)
@@ -114,27 +208,51 @@ class ComparePage(QWidget):
         self.heading.setWordWrap(True)
         rl.addWidget(self.heading)
         self.tabs = QTabWidget()
-        self.table = QTableWidget()
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.tabs.addTab(self.table, "Table")
+        pivot_host = QWidget()
+        pl = QVBoxLayout(pivot_host)
+        keys = QHBoxLayout()
+        self.rows_key = QComboBox()
+        self.cols_key = QComboBox()
+        self.metric_pick = QComboBox()
+        for text, combo in (("Rows", self.rows_key), ("Columns", self.cols_key),
+                            ("Metric", self.metric_pick)):
+            keys.addWidget(QLabel(text))
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.activated.connect(lambda _i: self.pivot is not None and self.show_pivot())
+            keys.addWidget(combo)
+        keys.addStretch(1)
+        pl.addLayout(keys)
+        self.pivot_note = QLabel("")
+        self.pivot_note.setWordWrap(True)
+        pl.addWidget(self.pivot_note)
+        self.pivot_view = QTableWidget()
+        self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        pl.addWidget(self.pivot_view, 1)
+        self.tabs.addTab(pivot_host, "Pivot")
         chart_host = QWidget()
         cl = QVBoxLayout(chart_host)
         self.chart_pick = QComboBox()
         self.chart_pick.currentIndexChanged.connect(self._show_chart)
         cl.addWidget(self.chart_pick)
-        self.chart = ChartView()
+        self.chart = QSvgWidget()  # the very SVG every export writes
+        self.chart.renderer().setAspectRatioMode(Qt.AspectRatioMode.KeepAspectRatio)
         cl.addWidget(self.chart, 1)
         self.tabs.addTab(chart_host, "Charts")
+        self.table = QTableWidget()
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.tabs.addTab(self.table, "Against the baseline")
         self.diff_table = QTableWidget()
         self.diff_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.tabs.addTab(self.diff_table, "Config diff")
         rl.addWidget(self.tabs, 1)
         ex = QHBoxLayout()
-        for fmt, text in (("png", "Chart PNG…"), ("svg", "Chart SVG…"), ("csv", "Table CSV…"),
-                          ("md", "Table Markdown…"), ("html", "HTML report…")):
-            b = QPushButton(text)
-            b.clicked.connect(lambda _c=False, f=fmt: self._export(f))
-            ex.addWidget(b)
+        self.export_pick = QComboBox()
+        for fmt, text in EXPORTS:
+            self.export_pick.addItem(text, fmt)
+        ex.addWidget(self.export_pick)
+        b = QPushButton("Export…")
+        b.clicked.connect(lambda: self._export(str(self.export_pick.currentData())))
+        ex.addWidget(b)
         ex.addStretch(1)
         rl.addLayout(ex)
 
@@ -228,10 +346,12 @@ class ComparePage(QWidget):
             self.baseline.addItem(row, row)
         self.baseline.setCurrentIndex(max(self.baseline.findData(c.baseline), 0))
         self.baseline.blockSignals(False)
-        self.charts = comparison_charts(c)
-        self.charts += sweep_charts(labelled_rows(
-            [(session_label(s), session_results(lib, s["id"], include).rows)
-             for s in self.sessions]))
+        results = [(session_label(s), session_results(lib, s["id"], include).rows)
+                   for s in self.sessions]
+        self.pivot_rows = session_rows(results)
+        self._fill_keys()
+        self.pivot = self._build_pivot()
+        self.comparison_charts = comparison_charts(c) + sweep_charts(labelled_rows(results))
         note = comparison_table(c).note  # the test, shared parameters, runs left out, noise
         self.heading.setText(f"<b>{len(c.rows)} configuration(s) × {len(c.columns)} test(s)</b>"
                              f"; baseline {c.baseline}. Green: significantly better; red: "
@@ -240,6 +360,70 @@ class ComparePage(QWidget):
                                        for line in note.splitlines()))
         self._fill_table()
         self._fill_diff()
+        self.show_pivot()
+
+    # ---- the pivot ---------------------------------------------------------------------
+
+    def _fill_keys(self) -> None:
+        """The keys the combos offer: the plan's [report] keys first (of the first session),
+        then config, test, the keys that vary among the rows, then the rest; the metrics
+        the rows have. The current choice is kept when it is still offered."""
+        report = session_report(self.sessions[0].get("plan_text")) if self.sessions else None
+        rows = self.pivot_rows
+        varying = [k for k in valid_keys(rows)
+                   if len({repr(value_of(r, k)) for r in rows}) > 1]
+        offered = list(dict.fromkeys(["config", "test", *varying, "tool", "metric"]))
+        for combo, default in ((self.rows_key, report.rows if report else ("config",)),
+                               (self.cols_key, report.columns if report else ("test",))):
+            current = combo.currentData()
+            combo.blockSignals(True)
+            combo.clear()
+            choices = [tuple(default)] + [(k,) for k in offered if (k,) != tuple(default)]
+            for keys in choices:
+                combo.addItem(" / ".join(keys), keys)
+            i = combo.findData(current) if current is not None else -1
+            combo.setCurrentIndex(max(i, 0))
+            combo.blockSignals(False)
+        current = self.metric_pick.currentData()
+        self.metric_pick.blockSignals(True)
+        self.metric_pick.clear()
+        if report and report.metrics:
+            self.metric_pick.addItem(", ".join(report.metrics), tuple(report.metrics))
+        self.metric_pick.addItem(MAIN_METRIC, ())
+        suffixes = list(dict.fromkeys(str(r.get("metric", "")).partition(":")[2]
+                                      for r in rows))
+        for suffix in suffixes:
+            if suffix:
+                self.metric_pick.addItem(suffix, (suffix,))
+        i = self.metric_pick.findData(current) if current is not None else -1
+        self.metric_pick.setCurrentIndex(max(i, 0))
+        self.metric_pick.blockSignals(False)
+
+    def _build_pivot(self) -> Pivot:
+        rows = tuple(self.rows_key.currentData() or ("config",))
+        cols = tuple(self.cols_key.currentData() or ("test",))
+        cols = tuple(k for k in cols if k not in rows) or (
+            ("test",) if "test" not in rows else ("config",))
+        metrics = tuple(self.metric_pick.currentData() or ())
+        try:
+            return build_pivot(self.pivot_rows, rows, cols, metrics, self.alpha.value())
+        except PivotKeyError:
+            return report_pivot(self.pivot_rows, None, self.alpha.value())
+
+    def show_pivot(self) -> None:
+        """Rebuild the pivot from the combos and show it, and the charts (the pivot's first,
+        then the comparison's)."""
+        if not self.pivot_rows:
+            return
+        self.pivot = p = self._build_pivot()
+        table = pivot_table(p)  # the text every export writes
+        fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],
+                   list(p.rows), [list(r[1:]) for r in table.rows],
+                   [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
+                    for i in range(len(p.rows))])
+        self.pivot_note.setText("<br>".join(html.escape(line)
+                                            for line in table.note.splitlines()))
+        self.charts = pivot_charts(p) + list(self.comparison_charts)
         self.chart_pick.blockSignals(True)
         self.chart_pick.clear()
         for spec in self.charts:
@@ -250,58 +434,58 @@ class ComparePage(QWidget):
     def _fill_table(self) -> None:
         c = self.comparison
         assert c is not None
-        t = self.table
-        t.clear()
-        t.setRowCount(len(c.rows))
-        t.setColumnCount(len(c.columns))
         table = comparison_table(c)  # the text every export writes
-        t.setHorizontalHeaderLabels([h.replace(" ", "\n", 2) for h in table.header[1:]])
-        t.setVerticalHeaderLabels([row_heading(c, r) for r in c.rows])
-        for i, row in enumerate(c.rows):
-            for j, col in enumerate(c.columns):
-                # the same text, its parts ('; ') on lines of their own
-                item = QTableWidgetItem(table.rows[i][j + 1].replace("; ", "\n"))
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight |
-                                      Qt.AlignmentFlag.AlignVCenter)
-                colour = DELTA_COLOURS.get(delta_class(c, row, col))
-                if colour is not None:
-                    item.setBackground(colour)
-                    item.setForeground(QColor(20, 20, 20))
-                t.setItem(i, j, item)
-        t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        t.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        fill_table(self.table, list(table.header[1:]), [row_heading(c, r) for r in c.rows],
+                   [list(r[1:]) for r in table.rows],
+                   [[delta_class(c, row, col) for col in c.columns] for row in c.rows])
 
     def _fill_diff(self) -> None:
+        """The configurations side by side, one column each, only the values that differ
+        (compare.config_facts leaves out noise: mountpoints, device names, raw dumps)."""
         c = self.comparison
         assert c is not None
-        t = self.diff_table
-        t.clear()
-        t.setRowCount(len(self.diff))
-        t.setColumnCount(len(c.rows))
-        t.setHorizontalHeaderLabels(list(c.rows))
-        t.setVerticalHeaderLabels([k for k, _v in self.diff])
-        for i, (_k, values) in enumerate(self.diff):
-            for j, row in enumerate(c.rows):
-                t.setItem(i, j, QTableWidgetItem(values.get(row, "–")))
-        t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        fill_table(self.diff_table, list(c.rows), [k for k, _v in self.diff],
+                   [[values.get(row, "–") for row in c.rows] for _k, values in self.diff],
+                   width=2 * CELL_WIDTH)
+        for i in range(self.diff_table.rowCount()):
+            for j in range(self.diff_table.columnCount()):
+                item = self.diff_table.item(i, j)
+                item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
     def _show_chart(self, index: int) -> None:
-        self.chart.show_spec(self.charts[index] if 0 <= index < len(self.charts) else None)
+        spec = self.charts[index] if 0 <= index < len(self.charts) else None
+        self.chart.load(QByteArray(to_svg(spec).encode("utf-8")) if spec else QByteArray())
+        self.chart.renderer().setAspectRatioMode(Qt.AspectRatioMode.KeepAspectRatio)
 
     def _export(self, fmt: str) -> None:
         if self.comparison is None:
             return
-        path, _ = QFileDialog.getSaveFileName(self, "Export", f"disklab-comparison.{fmt}",
-                                              f"*.{fmt}")
+        ext = fmt.removeprefix("pivot-")
+        path, _ = QFileDialog.getSaveFileName(self, "Export", f"disklab-comparison.{ext}",
+                                              f"*.{ext}")
         if path:
             self.export(fmt, path)
 
     def export(self, fmt: str, path: str) -> str:
-        """Write the current comparison: png/svg (the chart shown), csv, md, json, html."""
-        if self.comparison is None:
+        """Write what the page shows: png/svg (the chart shown, as core.results.svg draws
+        it), pivot-csv/pivot-md/pivot-json (the pivot), csv/md/json (the comparison against
+        the baseline), html (the pivot, the comparison, their charts, the config diff)."""
+        if self.comparison is None or self.pivot is None:
             raise ValueError("nothing compared yet")
         if fmt in ("png", "svg"):
-            self.chart.export(path)
+            index = self.chart_pick.currentIndex()
+            if not 0 <= index < len(self.charts):
+                raise ValueError("no chart to export")
+            write_chart(self.charts[index], path)
+            return path
+        if fmt.startswith("pivot-"):
+            with open(path, "w", encoding="utf-8") as fp:
+                fp.write(pivot_text(self.pivot, fmt.removeprefix("pivot-")))
+            return path
+        if fmt == "html":
+            with open(path, "w", encoding="utf-8") as fp:
+                fp.write(compare_page_html(self.pivot, self.comparison, self.sessions,
+                                           self.diff))
             return path
         write_comparison(self._library(), [int(s["id"]) for s in self.sessions],
                          self.baseline.currentData(), path, fmt,
@@ -309,3 +493,4 @@ class ComparePage(QWidget):
                          self.all_metrics.isChecked(), alpha=self.alpha.value(),
                          include_partial=self.include_partial.isChecked())
         return path
+

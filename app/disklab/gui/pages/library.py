@@ -38,14 +38,17 @@ from PySide6.QtWidgets import (
 from disklab.core.library.schema import RESUMABLE
 from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
 from disklab.core.results.documents import write_session
+from disklab.core.results.facts import session_filesystems
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.gui.draft import PlanDraft
-from disklab.gui.export import write_charts
+from disklab.gui.export import write_chart, write_charts
 from disklab.gui.models import sessions_model, when
 from disklab.gui.plots import ChartView
 from disklab.gui.state import Workbench
+
+PARAMS_WIDTH = 220  # px: the widest the parameters column opens (elided, full in the tooltip)
 
 
 class LibraryPage(QWidget):
@@ -58,6 +61,7 @@ class LibraryPage(QWidget):
         self.lib: Any = None
         self.current: dict[str, Any] | None = None
         self.results: SessionResults = SessionResults([])
+        self._places: dict[int, tuple[str | None, str]] = {}
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.filter = QLineEdit()
@@ -134,10 +138,16 @@ class LibraryPage(QWidget):
         self.results_table = QTableWidget(0, len(RESULTS_HEADER))
         self.results_table.setHorizontalHeaderLabels(list(RESULTS_HEADER))
         self.results_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.results_table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents)
+        header = self.results_table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # the parameters can be long: a capped column, elided in the middle, full text in the
+        # tooltip, so the mean and the stddev are on screen at the default size
+        header.setSectionResizeMode(RESULTS_HEADER.index("parameters"),
+                                    QHeaderView.ResizeMode.Interactive)
+        self.results_table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.results_table.setWordWrap(False)
         self.results_table.setSortingEnabled(True)
-        self.results_table.horizontalHeader().setStretchLastSection(True)
+        header.setStretchLastSection(True)
         self.tabs.addTab(self.results_table, "Results")
         self.chart_host = chart_host = QWidget()
         self._charts_for: Any = None
@@ -183,9 +193,31 @@ class LibraryPage(QWidget):
         except Exception as e:
             self.heading.setText(f"Cannot read the library {self.wb.library_path}: {e}")
             return
-        self.model.set_rows(rows)
+        self.model.set_rows(self._with_place(rows))
         if selected is not None:
             self.select_session(selected)
+
+    def _with_place(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Sessions whose host facts lack the device or the filesystem (an image or a format
+        target: the run made the filesystem) get them from their plan's target and their
+        configurations' read-back (core.results.facts); read once per session and kept."""
+        lib = self._library()
+        for row in rows:
+            host = row.get("host") or {}
+            if host.get("device") and host.get("filesystem"):
+                continue
+            place = self._places.get(row["id"])
+            if place is None:
+                try:
+                    full = lib.session(row["id"])
+                    events = [e for e in lib.events(row["id"]) if e.get("kind") ==
+                              "ConfigApplied"]
+                except Exception:
+                    continue
+                place = self._places[row["id"]] = (full.get("plan_text"),
+                                                   session_filesystems(full, events))
+            row["plan_text"], row["filesystems"] = place
+        return rows
 
     def select_session(self, session_id: Any) -> bool:
         for r, row in enumerate(self.model.rows):
@@ -288,8 +320,13 @@ class LibraryPage(QWidget):
         t.setRowCount(len(table.rows))
         for i, cells in enumerate(table.rows):
             for j, text in enumerate(cells):
-                t.setItem(i, j, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                t.setItem(i, j, item)
         t.setSortingEnabled(True)
+        params = RESULTS_HEADER.index("parameters")
+        t.resizeColumnToContents(params)
+        t.setColumnWidth(params, min(t.columnWidth(params), PARAMS_WIDTH))
 
     def save_notes(self) -> None:
         if not self.current:
@@ -364,7 +401,10 @@ class LibraryPage(QWidget):
                           include_partial=self.include_partial.isChecked())
         elif fmt in ("png", "svg") and Path(path).suffix:
             self._load_charts()
-            self.chart.export(path)  # the chart shown
+            index = self.chart_pick.currentIndex()
+            if not 0 <= index < len(self.charts):
+                raise ValueError("this session has no chart")
+            write_chart(self.charts[index], path)  # the chart shown, as every export draws it
         elif fmt == "svg":
             write_svgs(self._session_charts(sid), path)
         else:

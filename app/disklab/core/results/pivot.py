@@ -1,0 +1,275 @@
+"""Pivot tables: result rows laid out with the rows and columns a person chooses.
+
+Every reference study reports its figures this way: rows = journal size, columns = iozone test;
+rows = processes a, a+b, a+b+c, columns = write/rewrite/read/reread; rows = block size,
+columns = read/write. A pivot takes the results rows of one or several sessions and keys for
+its rows and its columns (model.PIVOT_KEYS, or any parameter name); each cell is the mean ±
+stddev with n, CV and, against the first configuration (row or column, baseline_axis), the
+difference and Welch's verdict (compare.judged), so a pivot says the same as a comparison.
+
+What is the same in every row of the table is said once (`Pivot.common`, the heading), never in
+each label. A dimension that still varies inside a cell (a parameter not chosen, a second
+metric) is added to the columns rather than averaged away, and the note says so. `disklab
+compare --rows/--columns`, the Compare page and every export build their pivot here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from disklab.core.model import PIVOT_KEYS, Report
+from disklab.core.results.compare import (
+    BASELINE,
+    BETTER,
+    WORSE,
+    Cell,
+    better_is_higher,
+    judged,
+    row_name,
+)
+from disklab.core.results.format import MISSING, format_params
+from disklab.core.results.rows import is_headline, row_params, row_stats
+from disklab.core.results.stats import ALPHA
+
+# Keys a row has outside its parameters; 'test' is the metric's test part ('write' of
+# 'write:iops'), 'metric' the whole metric name, 'session' the session it comes from.
+ROW_KEYS = ("config", "tool", "test", "metric", "session")
+# A row's configuration label as its plan names it, kept beside `config` (which, across
+# several sessions, names the session too) for a pivot that has `session` as a key of its own.
+CONFIG_NAME = "_config_name"
+# The order in which dimensions left varying inside a cell are added to the columns.
+RESIDUAL_ORDER = ("session", "config", "tool", "test", "metric")
+
+
+class PivotKeyError(ValueError):
+    """A pivot key that no result row has; the message names it and lists the valid ones."""
+
+    def __init__(self, key: str, valid: Sequence[str]):
+        super().__init__(f"unknown pivot key {key!r} (valid: {', '.join(valid)})")
+        self.key = key
+        self.valid = tuple(valid)
+
+
+@dataclass(frozen=True)
+class Pivot:
+    """Rows x columns of cells (compare.Cell: mean, stddev, n, CV, and against the first row
+    of the column its difference and Welch's verdict). Labels are text; `common` holds the
+    keys with one value in the whole table (the heading), `added` the keys that were added
+    to the columns because they varied inside a cell, `units` the display unit per column
+    when the column has one."""
+
+    row_keys: tuple[str, ...]
+    column_keys: tuple[str, ...]
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    cells: Mapping[tuple[int, int], Cell]
+    common: Mapping[str, Any] = field(default_factory=dict)
+    added: tuple[str, ...] = ()
+    metrics: tuple[str, ...] = ()  # the metric names the table holds
+    higher_is_better: Mapping[int, bool] = field(default_factory=dict)  # column -> way
+    alpha: float = ALPHA
+    against: str = "row"  # baseline_axis: 'row', 'column' or '' (no test)
+
+    def cell(self, i: int, j: int) -> Cell | None:
+        return self.cells.get((i, j))
+
+    @property
+    def baseline(self) -> str | None:
+        """The row (or column) the others are tested against: the first; None without."""
+        labels = {"row": self.rows, "column": self.columns}.get(self.against) or ()
+        return labels[0] if labels else None
+
+
+def value_of(row: Mapping[str, Any], key: str) -> Any:
+    """A row's value for a pivot key: its config, tool, test part, metric, session, or a
+    parameter (None when the row has no such parameter)."""
+    if key == "test":
+        return str(row.get("metric", "")).split(":")[0]
+    if key in ROW_KEYS:
+        return row.get(key)
+    return row_params(row).get(key)
+
+
+def label_part(key: str, value: Any) -> str:
+    """One key's part of a label: the bare value of config, tool, test, metric and session,
+    'key=value' for a parameter (sizes in the plan's spelling: 'block_size=4k')."""
+    if value is None:
+        return f"{key}={MISSING}" if key not in ROW_KEYS else MISSING
+    if key in ROW_KEYS:
+        return str(value)
+    return format_params({key: value})
+
+
+def label(row: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """The label of a row or column: its keys' parts joined by ' / '."""
+    return " / ".join(label_part(k, value_of(row, k)) for k in keys) or "all"
+
+
+def valid_keys(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The keys a pivot of these rows may use: model.PIVOT_KEYS and every parameter."""
+    out = list(PIVOT_KEYS)
+    for r in rows:
+        out += [k for k in row_params(r) if k not in out]
+    return out
+
+
+def check_keys(keys: Sequence[str], rows: Sequence[Mapping[str, Any]]) -> None:
+    """PivotKeyError for the first key not valid for these rows."""
+    valid = valid_keys(rows)
+    for key in keys:
+        if key not in valid:
+            raise PivotKeyError(key, valid)
+
+
+def metric_matches(metric: str, names: Sequence[str]) -> bool:
+    """Whether a metric is one of `names`: its whole name ('write:iops'), its suffix ('iops',
+    'lat_mean', 'cpu') or, for a plain throughput metric, 'throughput'."""
+    suffix = metric.partition(":")[2]
+    return metric in names or (bool(suffix) and suffix in names) or (
+        not suffix and "throughput" in names)
+
+
+def select(rows: Sequence[Mapping[str, Any]], metrics: Sequence[str] = ()
+           ) -> list[Mapping[str, Any]]:
+    """The rows a pivot shows: those of `metrics` when given; else each test's main figure
+    (the metric without suffix: throughput), and where a test has none, its headline rows."""
+    if metrics:
+        return [r for r in rows if metric_matches(str(r.get("metric", "")), metrics)]
+    plain = {(r.get("tool"), value_of(r, "test")) for r in rows
+             if ":" not in str(r.get("metric", "")) and r.get("mean") is not None}
+    return [r for r in rows
+            if (":" not in str(r.get("metric", "")) and r.get("mean") is not None)
+            or ((r.get("tool"), value_of(r, "test")) not in plain and is_headline(r))]
+
+
+def session_rows(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
+                 ) -> list[dict[str, Any]]:
+    """Every results row of (session label, rows) pairs, with `session` set and, when there
+    are several sessions, `config` named as a comparison names its rows ('3 ext4 / a')."""
+    out = []
+    several = len(sessions) > 1
+    for name, results in sessions:
+        configs = len({str(r.get("config") or "") for r in results}) > 1
+        for r in results:
+            config = str(r.get("config") or "")
+            out.append({**r, "session": name, CONFIG_NAME: config,
+                        "config": row_name(name, config, configs) if several else config})
+    return out
+
+
+def _varying(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> list[str]:
+    """The keys with more than one value among rows (a missing parameter is a value too)."""
+    out = []
+    for k in keys:
+        values = {repr(value_of(r, k)) for r in rows}
+        if len(values) > 1:
+            out.append(k)
+    return out
+
+
+def _dimensions(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every dimension a row has: the row keys, then the parameters in first-seen order."""
+    out = list(RESIDUAL_ORDER)
+    for r in rows:
+        out += [k for k in row_params(r) if k not in out]
+    return out
+
+
+def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("config",),
+                column_keys: Sequence[str] = ("test",), metrics: Sequence[str] = (),
+                alpha: float = ALPHA) -> Pivot:
+    """The pivot of results rows (session_results(...).rows, or session_rows of several).
+
+    Rows and columns are labelled by their keys' values in first-seen order; every dimension
+    that still varies within a cell is appended to the columns (Pivot.added). Each cell is
+    tested against the first row's cell of its column (compare.judged). PivotKeyError for a
+    key no row can have."""
+    row_keys, column_keys = tuple(row_keys), tuple(column_keys)
+    check_keys([*row_keys, *column_keys], rows)
+    if "session" in (*row_keys, *column_keys):  # session and config apart: 'a', not '3 x / a'
+        rows = [{**r, "config": r[CONFIG_NAME]} if CONFIG_NAME in r else r for r in rows]
+    chosen = select(rows, metrics)
+    dims = _dimensions(chosen)
+    added: list[str] = []
+    while True:
+        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+        for r in chosen:
+            groups.setdefault((label(r, row_keys), label(r, (*column_keys, *added))),
+                              []).append(r)
+        clash = [g for g in groups.values() if len(g) > 1]
+        taken = {*row_keys, *column_keys, *added}
+        if "metric" in taken:
+            taken.add("test")  # the metric names its test
+        extra = next((k for g in clash for k in _varying(g, dims) if k not in taken), None)
+        if extra is None:
+            break
+        added.append(extra)
+    all_columns = (*column_keys, *added)
+    common = {k: value_of(chosen[0], k) for k in dims
+              if chosen and k not in {*row_keys, *all_columns} and not _varying(chosen, [k])
+              and value_of(chosen[0], k) is not None and k not in ("metric", "session")}
+    row_labels = list(dict.fromkeys(label(r, row_keys) for r in chosen))
+    col_labels = list(dict.fromkeys(label(r, all_columns) for r in chosen))
+    cells: dict[tuple[int, int], Cell] = {}
+    ways: dict[int, list[bool]] = {}
+    for r in chosen:
+        i, j = row_labels.index(label(r, row_keys)), col_labels.index(label(r, all_columns))
+        if (i, j) in cells:
+            continue  # the same case twice (two identical [[test]] tables): the first counts
+        mean, std, n = row_stats(r)
+        unit = str(r.get("unit", ""))
+        left_out = tuple(str(e["status"]) for e in r.get("excluded") or [])
+        cells[(i, j)] = Cell(mean, std, n, unit, excluded=len(left_out), excluded_why=left_out)
+        ways.setdefault(j, []).append(better_is_higher(str(r.get("metric", "")), unit))
+    better = {j: all(w) if len(set(w)) == 1 else True for j, w in ways.items()}
+    against = baseline_axis(row_keys, all_columns)
+    for (i, j), cell in list(cells.items()):
+        first = (0, j) if against == "row" else (i, 0)
+        ref = cells.get(first) if against else None
+        if ref is None:
+            continue
+        if (i, j) == first:
+            cells[(i, j)] = dataclasses.replace(
+                cell, delta=0.0 if cell.mean is not None else None,
+                delta_pct=0.0 if cell.mean else None, verdict=BASELINE)
+        else:
+            cells[(i, j)] = judged(cell, ref, better[j], alpha)
+    return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells, common,
+                 tuple(added), tuple(dict.fromkeys(str(r.get("metric", "")) for r in chosen)),
+                 better, alpha, against)
+
+
+def baseline_axis(row_keys: Sequence[str], column_keys: Sequence[str]) -> str:
+    """Which cells a pivot tests against which: 'row' (each against the first row of its
+    column), 'column' (against the first column of its row) or '' (none). Configurations and
+    sessions are what a person compares; tests and metrics never are (a read against a write
+    says nothing), so the axis holding config or session is the one tested along."""
+    compared = {"config", "session"}
+    measures = {"test", "metric"}
+    if compared & set(row_keys):
+        return "row"
+    if compared & set(column_keys):
+        return "column"
+    return "" if measures & set(row_keys) else "row"
+
+
+def report_pivot(rows: Sequence[Mapping[str, Any]], report: Report | None,
+                 alpha: float = ALPHA) -> Pivot:
+    """The pivot a session opens with: its plan's [report] table, else config x test (keys
+    of the report that these rows do not have fall back to that default)."""
+    if report is None:
+        return build_pivot(rows, alpha=alpha)
+    try:
+        return build_pivot(rows, report.rows, report.columns, report.metrics, alpha)
+    except PivotKeyError:
+        return build_pivot(rows, alpha=alpha)
+
+
+def cell_class(cell: Cell | None) -> str:
+    """'better', 'worse' or 'same': a significant difference from the first row, for colour."""
+    if cell is None or cell.verdict not in (BETTER, WORSE):
+        return "same"
+    return cell.verdict

@@ -1,0 +1,193 @@
+"""Pivot tables (core.results.pivot) and `disklab compare --rows/--columns`, on sessions
+recorded through the real recorder into a real library file: the figures in each cell are the
+mean and stddev of the values recorded, whatever the format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+
+from disklab.cli.main import main
+from disklab.core.errors import PlanError
+from disklab.core.library import Library
+from disklab.core.plan import parse_plan, session_report
+from disklab.core.results.documents import pivot_json, pivot_text
+from disklab.core.results.partial import session_results
+from disklab.core.results.pivot import PivotKeyError, build_pivot
+from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
+
+MiB = 1 << 20
+FIGURES = PIVOT_FIGURES
+
+
+def _record(lib: Library, plan_text: str | None = None) -> int:
+    return record_two_configs(lib, plan_text)
+
+
+@pytest.fixture
+def lib(tmp_path: Path) -> Library:
+    library = Library.open(tmp_path / "lib.sqlite")
+    yield library
+    library.close()
+
+
+def test_config_by_test_is_two_by_two_with_the_recorded_means(lib: Library) -> None:
+    sid = _record(lib)
+    p = build_pivot(session_results(lib, sid).rows, ["config"], ["test"])
+    assert p.rows == ("a", "b") and p.columns == ("write", "read")
+    # what every cell shares is said once: the tool and the parameters that do not vary
+    assert p.common == {"tool": "engine", "block_size": MiB, "size": 64 * MiB}
+    for (i, config) in enumerate(p.rows):
+        for (j, test) in enumerate(p.columns):
+            cell = p.cell(i, j)
+            values = [v * MiB for v in FIGURES[(config, test)]]
+            assert cell is not None and cell.n == 3
+            assert cell.mean == pytest.approx(statistics.fmean(values))
+            assert cell.stddev == pytest.approx(statistics.stdev(values))
+    # b writes 150 ± 2 against a's 100 ± 4: significantly better; reads: no difference
+    assert p.cell(1, 0).verdict == "better"
+    assert p.cell(1, 1).verdict == "no significant difference"
+    table_text = pivot_text(p, "text")
+    assert "every cell: tool=engine block_size=1m size=64m" in table_text
+    assert "150 MiB/s ± 2.00 MiB/s (n=3, CV 1.3 %); +50.0 %" in table_text
+
+
+def test_a_parameter_as_rows_and_unchosen_dimensions_added(lib: Library) -> None:
+    sid = _record(lib)
+    rows = session_results(lib, sid).rows
+    p = build_pivot(rows, ["mode"], ["config"])
+    assert p.rows == ("mode=write", "mode=read") and p.columns == ("a", "b")
+    # two metrics chosen: the metric varies inside a cell, so it joins the columns
+    p = build_pivot(rows, ["config"], ["test"], metrics=["throughput", "iops"])
+    assert p.added == ("metric",)
+    assert p.columns == ("write / write", "write / write:iops", "read / read",
+                         "read / read:iops")
+    # latency is a metric like any other, and lower is better
+    p = build_pivot(rows, ["config"], ["test"], metrics=["lat_mean"])
+    assert p.higher_is_better == {0: False, 1: False}
+    assert "lower is better in every column" in pivot_text(p, "text")
+    with pytest.raises(PivotKeyError, match=r"'journal_size'.*valid: config, tool, test"):
+        build_pivot(rows, ["journal_size"], ["test"])
+
+
+def test_cli_json_csv_md_html_show_the_same_figures(lib: Library, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    base = [str(sid), "--library", str(lib.path), "--rows", "config", "--columns", "test"]
+    assert main(["compare", *base, "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "disklab.pivot" and doc["version"] == 1
+    assert doc["rows"] == ["a", "b"] and doc["columns"] == ["write", "read"]
+    assert [len(r) for r in doc["cells"]] == [2, 2]
+    cell = doc["cells"][1][0]
+    assert cell["mean"] == pytest.approx(150 * MiB) and cell["n"] == 3
+    assert cell["stddev"] == pytest.approx(2 * MiB) and cell["verdict"] == "better"
+    assert cell["ci_low"] < 150 * MiB < cell["ci_high"] and cell["p_value"] < 0.05
+    assert main(["compare", *base, "--format", "csv"]) == 0
+    lines = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert lines[0][:4] == ["config", "write mean (B/s)", "write stddev (B/s)", "write n"]
+    assert float(lines[2][1]) == pytest.approx(150 * MiB)
+    for fmt in ("md", "html", "text"):
+        assert main(["compare", *base, "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert "150 MiB/s ± 2.00 MiB/s" in out and "300 MiB/s ± 10.0 MiB/s" in out
+
+
+def test_cli_unknown_key_exits_2_naming_it(lib: Library,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    code = main(["compare", str(sid), "--library", str(lib.path), "--rows", "confgi"])
+    err = capsys.readouterr().err
+    assert code == 2 and "unknown pivot key 'confgi'" in err
+    assert "valid: config, tool, test, metric" in err and "block_size" in err
+    assert "Traceback" not in err
+    code = main(["compare", str(sid), "--library", str(lib.path), "--metric", "iosp"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--metric iosp: no such metric" in err and "write:iops" in err
+
+
+def test_the_plans_report_table_is_the_default(lib: Library,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib, REPORT_PLAN)
+    assert main(["compare", str(sid), "--library", str(lib.path), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["row_keys"] == ["test"] and doc["rows"] == ["write", "read"]
+    assert doc["columns"] == ["a", "b"]
+    assert pivot_json(build_pivot(session_results(lib, sid).rows, ["test"], ["config"])
+                      )["cells"][0][1]["mean"] == doc["cells"][0][1]["mean"]
+
+
+def test_report_table_in_a_plan_is_checked(tmp_path: Path) -> None:
+    text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\n'
+            'mode = "write"\nsize = "1m"\n[report]\nrows = ["block_size"]\n'
+            'columns = ["config"]\nmetrics = ["iops"]\n')
+    report = parse_plan(text).plan.report
+    assert report is not None and report.rows == ("block_size",)
+    assert report.metrics == ("iops",)
+    assert session_report(text) == report
+    bad = text.replace('rows = ["block_size"]', 'rows = ["blocksize"]')
+    with pytest.raises(PlanError) as e:
+        parse_plan(bad)
+    (problem,) = e.value.problems
+    assert problem.key == "report.rows" and "'blocksize'" in problem.message
+    assert problem.line == 8 and "block_size" in problem.message
+    assert session_report(bad) is None
+
+
+def test_show_prints_the_report_pivot_first(lib: Library,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib, REPORT_PLAN)
+    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("test \\ config"))
+    assert header.split() == ["test", "\\", "config", "a", "b"]
+    write_row = next(line for line in out.splitlines() if line.startswith("write "))
+    assert "100 MiB/s ± 4.00 MiB/s" in write_row and "150 MiB/s ± 2.00 MiB/s" in write_row
+
+
+def test_configurations_are_compared_never_tests(lib: Library) -> None:
+    """With configurations in the columns, each is tested against the first column of its
+    row; with tests in the rows and no configuration anywhere, nothing is tested."""
+    rows = session_results(lib, _record(lib)).rows
+    p = build_pivot(rows, ["test"], ["config"])
+    assert p.against == "column" and p.baseline == "a"
+    assert p.cell(0, 1).verdict == "better"  # b's write against a's write
+    assert p.cell(1, 0).verdict == "baseline"  # a's read is a baseline, not 'worse than write'
+    only_a = [r for r in rows if r["config"] == "a"]
+    p = build_pivot(only_a, ["test"], ["block_size"])
+    assert p.against == "" and all(c.verdict == "" for c in p.cells.values())
+
+
+def test_export_size_is_checked(lib: Library, tmp_path: Path,
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    with pytest.raises(SystemExit) as e:
+        main(["export", str(sid), "--format", "svg", "--size", "big", "-o", str(tmp_path / "x"),
+              "--library", str(lib.path)])
+    assert e.value.code == 2 and "--size" in capsys.readouterr().err
+    assert main(["export", str(sid), "--format", "svg", "--size", "640x360", "-o",
+                 str(tmp_path / "charts"), "--library", str(lib.path)]) == 0
+    for path in (tmp_path / "charts").glob("*.svg"):
+        assert 'width="640" height="360" viewBox="0 0 640 360"' in path.read_text()
+
+
+def test_sessions_and_configurations_as_keys_of_their_own(lib: Library) -> None:
+    from disklab.core.results.pivot import session_rows
+
+    first, second = _record(lib), _record(lib)
+    rows = session_rows([(f"{sid} two configs", session_results(lib, sid).rows)
+                         for sid in (first, second)])
+    # several sessions: a configuration is named with its session, as comparisons name it
+    p = build_pivot(rows, ["config"], ["test"])
+    assert p.rows == tuple(f"{sid} two configs / {c}" for sid in (first, second)
+                           for c in ("a", "b"))
+    # with session as a key, config is the plan's own label again
+    p = build_pivot(rows, ["session"], ["config", "test"])
+    assert p.rows == (f"{first} two configs", f"{second} two configs")
+    assert p.columns == ("a / write", "a / read", "b / write", "b / read")
+    assert p.cell(1, 2).verdict == "no significant difference"  # the same figures twice

@@ -24,8 +24,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pexpect
 import platformdirs
 import psutil
+import ptyprocess
 import pytest
 import tomli_w
 
@@ -86,7 +88,7 @@ def user() -> Iterator[User]:
         venv = home / "venv"
         subprocess.run([SYSTEM_PYTHON, "-m", "venv", "--without-pip", str(venv)], check=True)
         (site,) = venv.glob("lib/python3*/site-packages")
-        for package in (disklab, psutil, platformdirs, tomli_w):  # what core and cli import
+        for package in (disklab, psutil, platformdirs, tomli_w, pexpect, ptyprocess):  # core, cli
             source = Path(package.__file__).resolve().parent
             shutil.copytree(source, site / source.name,
                             ignore=shutil.ignore_patterns("__pycache__"))

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import textwrap
 
-from .common import verdict
+from .common import judge, verdict
 
 REPLAY = textwrap.dedent("""
     import json, time, psutil
@@ -118,10 +118,10 @@ def run(only: set[str]) -> list[dict]:
             a, b = map(float, _python(COLD, env).split())
             imports.append(a)
             shown.append(b)
-        med = statistics.median(shown)
+        value, cold_verdict, ci = judge(shown, 1.0, higher_is_better=False, digits=2)
         rows += [
-            {"figure": "6 GUI cold start", "value": f"{med:.2f} s", "target": "< 1.0 s",
-             "verdict": verdict(med, 1.0, False), "details": {"runs": shown}},
+            {"figure": "6 GUI cold start", "value": f"{value} s", "target": "< 1.0 s",
+             "verdict": cold_verdict, "details": {"runs": shown, "ci": ci}},
             {"figure": "6 import disklab.gui", "value": f"{statistics.median(imports):.2f} s",
              "target": "report", "verdict": "info", "details": {"runs": imports}},
         ]

@@ -26,8 +26,9 @@ Output, one JSON object a line on stdout, flushed at once:
 SIGTERM or SIGINT stop it cleanly: a summary flagged "partial": true, exit status 128 + signal.
 
 Limits: Python issues about half a million system calls per second per process, and the GIL is
-released only inside the calls (hence a worker process per CPU). Work above that (4 KiB at more than ~100k IOPS, deep queues on
-NVMe, asynchronous I/O) belongs to fio; the engine aims at parity with fio's psync engine at
-equal block size and concurrency, not beyond. Latency percentiles come from every operation up
-to about a million of them, and from an even sample beyond (the mean is always exact).
+released only inside the calls (hence a worker process per CPU). Work above that (4 KiB at more
+than ~100k IOPS, deep queues on NVMe, asynchronous I/O) belongs to fio; the engine aims at
+parity with fio's psync engine at equal block size and concurrency, not beyond. Latency
+percentiles come from every operation up to about a million of them, and from an even sample
+beyond (the mean is always exact).
 """

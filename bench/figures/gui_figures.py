@@ -69,7 +69,7 @@ REPLAY = textwrap.dedent("""
 """)
 
 COLD = textwrap.dedent("""
-    import time
+    import os, time
     t0 = time.perf_counter()
     import disklab.gui.app
     t_import = time.perf_counter() - t0
@@ -80,10 +80,10 @@ COLD = textwrap.dedent("""
     w = MainWindow(Workbench(None))
     w.show()
     app.processEvents()
-    print(t_import, time.perf_counter() - t0, flush=True)
+    t = os.times()
+    print(t_import, time.perf_counter() - t0, t.user + t.system, flush=True)
     # the window was never closed: tearing Qt down from the interpreter's exit crashes now and
     # then (SIGSEGV, also before this change); the real app closes its window and exits cleanly
-    import os
     os._exit(0)
 """)
 
@@ -113,15 +113,27 @@ def run(only: set[str]) -> list[dict]:
              "details": {"ticks": r["ticks"]}},
         ]
     if "6" in only:
-        imports, shown = [], []
+        imports, shown, cpu = [], [], []
+        load = os.getloadavg()[0]
         for _ in range(5):
-            a, b = map(float, _python(COLD, env).split())
+            a, b, c = map(float, _python(COLD, env).split())
             imports.append(a)
             shown.append(b)
+            cpu.append(c)
         value, cold_verdict, ci = judge(shown, 1.0, higher_is_better=False, digits=2)
+        cpu_value, cpu_verdict, cpu_ci = judge(cpu, 1.0, higher_is_better=False, digits=2)
+        if cold_verdict != "ok" and load > (os.cpu_count() or 1):
+            # more runnable work than CPUs: the wall time holds the machine's queue, not only
+            # the start's work; say so with the start's own CPU time instead of "short"
+            cold_verdict = (f"unresolved: wall {ci[0]:.2f}-{ci[1]:.2f} s at load average "
+                            f"{load:.1f} on {os.cpu_count()} CPUs, while the start's own CPU "
+                            f"time was {cpu_ci[0]:.2f}-{cpu_ci[1]:.2f} s")
         rows += [
             {"figure": "6 GUI cold start", "value": f"{value} s", "target": "< 1.0 s",
-             "verdict": cold_verdict, "details": {"runs": shown, "ci": ci}},
+             "verdict": cold_verdict, "details": {"runs": shown, "ci": ci, "load": load}},
+            {"figure": "6 GUI cold start, CPU time", "value": f"{cpu_value} s",
+             "target": "< 1.0 s", "verdict": cpu_verdict, "details": {"runs": cpu,
+                                                                       "ci": cpu_ci}},
             {"figure": "6 import disklab.gui", "value": f"{statistics.median(imports):.2f} s",
              "target": "report", "verdict": "info", "details": {"runs": imports}},
         ]

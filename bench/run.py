@@ -1,8 +1,10 @@
-"""DiskLab's benchmarks: ratios measured side by side in one run (A B A B ..., >= 5 pairs).
+"""DiskLab's benchmarks: ratios measured side by side in one run (A B A B ..., >= 5 pairs), and
+the observer effect measured by its mechanisms (bytes, CPU, memory, wake-ups).
 
-Run by hand as root (`make bench`), never in CI. Prints one table and writes bench/results.json.
-Machines here are shared and noisy, so every figure is a ratio of two things measured alternately,
-reported as the median with min-max; absolute times are printed for information only.
+Run by hand as root (`make bench`), never in CI; about 25-35 minutes. Prints one table and writes
+bench/results.json. Machines here are shared and noisy: a noisy figure is judged on the confidence
+interval of its median (figures/common.judge) and says "unresolved" with that interval when the
+noise is wider than its distance to the target (bench/README.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
-"""Figure 4b: the built-in engine over fio with the psync engine (same block size, one stream,
-same queue depth: fio runs `numjobs = depth` psync threads on one file, as the engine runs `depth`
-threads issuing pread on one file). 1 MiB sequential direct write and read, 4 KiB random direct
-read at depth 1 and 8. Target >= 0.95.
+"""Figure 4b: the built-in engine over fio with the psync engine (same block size, same
+queue depth: per stream one file and `depth` fio jobs, each doing size / depth, as the engine
+runs `depth` slots on one file). 1 MiB sequential direct write and read (--size), 4 KiB random
+direct reads at depth 1, 8 and 32 and 4 streams x depth 8 (256 MiB per stream). Target >= 0.95,
+judged on the median's confidence interval (common.judge).
 
 For the random reads the details also hold, per run, the device's own mean read latency from
 /sys/dev/block/M:m/stat (read ticks / reads completed, for the loop device under the scratch
-filesystem) and the time each call spends outside the device: depth / IOPS - device latency.
-That splits a shortfall into "the device served the engine slower" and "the engine's threads
+filesystem) and the time each call spends outside the device: calls in flight / IOPS - device
+latency. That splits a shortfall into "the device served the engine slower" and "the engine
 took longer between calls" (bench/README.md, figure 4)."""
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import math
 import mmap
 import os
 import random
+import select
 import signal
 import threading
 import time
@@ -266,7 +267,7 @@ class Runner:
             self._reap(owner, shared)
             self.finished = time.perf_counter()
         finally:
-            for pid in owner:  # only after an error here: normally all were reaped
+            for pid in list(owner):  # only after an error here: normally all were reaped
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
@@ -275,15 +276,31 @@ class Runner:
             self.done.set()
 
     def _reap(self, owner: dict[int, int], shared: list[_SlotMemory]) -> None:
-        """Wait for every slot; when a stream's last one is done, its fsync and end time."""
+        """Wait for every worker, in the order they end (pidfds: only our own children, never
+        one of the process's others, as os.wait() would take when the Runner runs in-process);
+        when a stream's last one is done, its fsync and end time."""
         left = [0] * len(self.streams)
         for si in owner.values():
             left[si] += 1
-        while owner:
-            pid, status = os.wait()
-            si = owner.pop(pid, -1)
-            if si < 0:
-                continue
+        fds = {os.pidfd_open(pid): pid for pid in owner}
+        poller = select.poll()
+        for fd in fds:
+            poller.register(fd, select.POLLIN)
+        try:
+            while fds:
+                for fd, _ in poller.poll():
+                    poller.unregister(fd)
+                    os.close(fd)
+                    pid = fds.pop(fd)
+                    self._worker_ended(pid, os.waitpid(pid, 0)[1], owner, left, shared)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def _worker_ended(self, pid: int, status: int, owner: dict[int, int], left: list[int],
+                      shared: list[_SlotMemory]) -> None:
+        si = owner.pop(pid, -1)
+        if si >= 0:
             s = self.streams[si]
             code = os.waitstatus_to_exitcode(status)
             if code and s.error is None:
@@ -291,10 +308,9 @@ class Runner:
                                   s.path)
                 self._halt[0] = 1
             left[si] -= 1
-            if left[si]:
-                continue
-            shared[si].errors(s, self.job.mode in WRITE_MODES)
-            self._end_stream(s, shared[si])
+            if not left[si]:
+                shared[si].errors(s, self.job.mode in WRITE_MODES)
+                self._end_stream(s, shared[si])
 
     def _end_stream(self, s: StreamState, mem: _SlotMemory) -> None:
         """The stream's slots are all done: fsync a written file (unless the run was stopped by

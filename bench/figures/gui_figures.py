@@ -63,6 +63,7 @@ REPLAY = textwrap.dedent("""
     ticks = state["ticks"]
     gap = max(b - a for a, b in zip(ticks, ticks[1:]))
     print(json.dumps({"rss_growth": rss_end - state["rss_hour"], "redraw": sorted(draws)[2],
+                      "draws": draws,
                       "max_gap": gap, "ticks": len(ticks)}), flush=True)
     import os
     os._exit(0)  # as in COLD: no teardown of a window that was never closed
@@ -102,12 +103,14 @@ def run(only: set[str]) -> list[dict]:
     if "3" in only:
         r = json.loads(_python(REPLAY, env))
         mb = r["rss_growth"] / 2**20
+        draws_ms = [round(d * 1000, 2) for d in r["draws"]]
+        draw_value, draw_verdict, draw_ci = judge(draws_ms, 16, higher_is_better=False, digits=1)
         rows += [
             {"figure": "3 24 h replay: RSS growth", "value": f"{mb:.1f} MB", "target": "<= 30 MB",
              "verdict": verdict(mb, 30, False), "details": r},
-            {"figure": "3 24 h replay: final redraw", "value": f"{r['redraw'] * 1000:.1f} ms",
-             "target": "<= 16 ms", "verdict": verdict(r["redraw"] * 1000, 16, False),
-             "details": {}},
+            {"figure": "3 24 h replay: final redraw", "value": f"{draw_value} ms",
+             "target": "<= 16 ms", "verdict": draw_verdict,
+             "details": {"draws_ms": draws_ms, "ci": draw_ci}},
             {"figure": "3 24 h replay: longest GUI gap", "value": f"{r['max_gap'] * 1000:.0f} ms",
              "target": "<= 100 ms", "verdict": verdict(r["max_gap"] * 1000, 100, False),
              "details": {"ticks": r["ticks"]}},

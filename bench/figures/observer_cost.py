@@ -166,6 +166,9 @@ def _device_of(path: Path) -> str:
 
 
 def _arm(code: str, plan_text: str, library: Path, device: str) -> dict:
+    # the previous arm's case removed its files (and the instrument check its library) just
+    # before: write that out now, or ext4's next journal commit lands in this arm's window
+    os.sync()
     with tempfile.NamedTemporaryFile("w", suffix=".toml", dir="/var/tmp") as plan:
         plan.write(plan_text)
         plan.flush()
@@ -193,6 +196,7 @@ def _bare_device(mnt: Path, seconds: int) -> dict:
                                                   python=sys.executable))
     device = _device_of(mnt)
     try:
+        os.sync()
         for step in cmd.prepare:
             subprocess.run(step, cwd=cmd.cwd, check=True, capture_output=True)
         time.sleep(1)
@@ -252,7 +256,9 @@ def io_rows(mnt: Path, seconds: int = 15, rounds: int = 2) -> list[dict]:
          "bare_run_bytes": [b["dev_write_bytes"] for b in baseline],
          "bare_run_flushes": bare_flushes,
          "library_on_target_bytes": seen, "library_on_target_flushes": seen_flushes,
-         "window_seconds": [round(r["seconds"], 1) for r in away]}))
+         "window_seconds": [round(r["seconds"], 1) for r in away],
+         # when a run saw bytes: (seconds into the window, bytes so far) at each sample
+         "traces_of_runs_with_bytes": [r["trace"] for r in away if r["dev_write_bytes"]]}))
     rows.append(_row(
         "1a flushes on the target's device (library elsewhere)",
         f"{min(flushes)}-{max(flushes)} (bare {min(bare_flushes)}-{max(bare_flushes)})",

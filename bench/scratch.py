@@ -17,8 +17,9 @@ def _run(argv: list[str]) -> str:
 
 
 @contextlib.contextmanager
-def scratch_ext4(size: str = "6G", base: str = "/var/tmp") -> Iterator[Path]:
-    """Yields the mountpoint of a fresh ext4 on a direct-io loop device."""
+def scratch_ext4(size: str = "6G", base: str = "/var/tmp", options: str = "") -> Iterator[Path]:
+    """Yields the mountpoint of a fresh ext4 on a direct-io loop device; `options` are mount
+    options ("noatime": reads then write nothing, so a device's write counter is DiskLab's)."""
     if os.geteuid() != 0:
         raise SystemExit("bench needs root (loop devices, mkfs, mount)")
     work = Path(tempfile.mkdtemp(prefix="disklab-bench-", dir=base))
@@ -28,7 +29,7 @@ def scratch_ext4(size: str = "6G", base: str = "/var/tmp") -> Iterator[Path]:
     device = _run(["losetup", "--find", "--show", "--direct-io=on", str(image)])
     try:
         _run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", device])
-        _run(["mount", device, str(mnt)])
+        _run(["mount", *(["-o", options] if options else []), device, str(mnt)])
         try:
             yield mnt
         finally:

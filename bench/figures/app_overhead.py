@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
-from .common import verdict
+from .common import judge
 
 PLAN = ('name = "overhead"\n[target]\ndirectory = "{mnt}"\n[[test]]\ntool = "engine"\n'
         'mode = "randread"\nblock_size = "4k"\nsize = "256m"\ndirect = true\n'
@@ -143,9 +142,8 @@ def run(mnt: Path, seconds: int = 60, rounds: int = 2) -> list[dict]:
     rows = []
     for name, results in arms.items():
         values = [r["per_minute"] for r in results]
-        med = statistics.median(values)
-        spread = f" ({min(values):.2f}-{max(values):.2f})" if len(values) > 1 else ""
+        value, v, ci = judge(values, 0.6, higher_is_better=False, digits=2)
         rows.append({"figure": f"2 app CPU per minute ({name})",
-                     "value": f"{med:.2f} s/min{spread}", "target": "<= 0.6",
-                     "verdict": verdict(med, 0.6, False), "details": {"runs": results}})
+                     "value": f"{value} s/min", "target": "<= 0.6",
+                     "verdict": v, "details": {"runs": results, "ci": ci}})
     return rows

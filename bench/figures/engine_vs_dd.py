@@ -3,12 +3,11 @@ same filesystem, alternated (engine, dd, engine, dd ...). Target >= 0.95."""
 
 from __future__ import annotations
 
-import statistics
 from pathlib import Path
 
 from disklab.core.units import parse_size
 
-from .common import bare, summary, verdict
+from .common import bare, judge
 
 
 def run(mnt: Path, pairs: int, size: str) -> list[dict]:
@@ -23,13 +22,14 @@ def run(mnt: Path, pairs: int, size: str) -> list[dict]:
             ratios.append(e / d)
             engine_bw.append(e)
             dd_bw.append(d)
-        med = statistics.median(ratios)
+        value, verdict, ci = judge(ratios, 0.95)
         rows.append({
             "figure": f"4 engine/dd 1m direct {mode}",
-            "value": summary(ratios),
+            "value": value,
             "target": ">= 0.95",
-            "verdict": verdict(med, 0.95),
-            "details": {"engine_MiBps": [round(b / 2**20, 1) for b in engine_bw],
+            "verdict": verdict,
+            "details": {"ratios": [round(r, 4) for r in ratios], "ci": ci,
+                        "engine_MiBps": [round(b / 2**20, 1) for b in engine_bw],
                         "dd_MiBps": [round(b / 2**20, 1) for b in dd_bw]},
         })
     return rows

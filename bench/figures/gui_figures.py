@@ -19,7 +19,7 @@ import subprocess
 import sys
 import textwrap
 
-from .common import verdict
+from .common import judge, verdict
 
 REPLAY = textwrap.dedent("""
     import json, time, psutil
@@ -30,7 +30,7 @@ REPLAY = textwrap.dedent("""
     plots = LivePlots()
     plots.resize(1200, 900)
     plots.show()
-    SERIES = ("app_write_bps", "device_write_bps", "dirty_bytes", "cpu_pct")
+    SERIES = ("app_wchar_bps", "device_write_bps", "dirty_bytes", "cpu_pct")
     total, per_tick = 24 * 3600, 60
     state = {"t": 0, "ticks": [], "rss_hour": None}
     me = psutil.Process()
@@ -63,13 +63,14 @@ REPLAY = textwrap.dedent("""
     ticks = state["ticks"]
     gap = max(b - a for a, b in zip(ticks, ticks[1:]))
     print(json.dumps({"rss_growth": rss_end - state["rss_hour"], "redraw": sorted(draws)[2],
+                      "draws": draws,
                       "max_gap": gap, "ticks": len(ticks)}), flush=True)
     import os
     os._exit(0)  # as in COLD: no teardown of a window that was never closed
 """)
 
 COLD = textwrap.dedent("""
-    import time
+    import os, time
     t0 = time.perf_counter()
     import disklab.gui.app
     t_import = time.perf_counter() - t0
@@ -80,10 +81,10 @@ COLD = textwrap.dedent("""
     w = MainWindow(Workbench(None))
     w.show()
     app.processEvents()
-    print(t_import, time.perf_counter() - t0, flush=True)
+    t = os.times()
+    print(t_import, time.perf_counter() - t0, t.user + t.system, flush=True)
     # the window was never closed: tearing Qt down from the interpreter's exit crashes now and
     # then (SIGSEGV, also before this change); the real app closes its window and exits cleanly
-    import os
     os._exit(0)
 """)
 
@@ -102,26 +103,40 @@ def run(only: set[str]) -> list[dict]:
     if "3" in only:
         r = json.loads(_python(REPLAY, env))
         mb = r["rss_growth"] / 2**20
+        draws_ms = [round(d * 1000, 2) for d in r["draws"]]
+        draw_value, draw_verdict, draw_ci = judge(draws_ms, 16, higher_is_better=False, digits=1)
         rows += [
             {"figure": "3 24 h replay: RSS growth", "value": f"{mb:.1f} MB", "target": "<= 30 MB",
              "verdict": verdict(mb, 30, False), "details": r},
-            {"figure": "3 24 h replay: final redraw", "value": f"{r['redraw'] * 1000:.1f} ms",
-             "target": "<= 16 ms", "verdict": verdict(r["redraw"] * 1000, 16, False),
-             "details": {}},
+            {"figure": "3 24 h replay: final redraw", "value": f"{draw_value} ms",
+             "target": "<= 16 ms", "verdict": draw_verdict,
+             "details": {"draws_ms": draws_ms, "ci": draw_ci}},
             {"figure": "3 24 h replay: longest GUI gap", "value": f"{r['max_gap'] * 1000:.0f} ms",
              "target": "<= 100 ms", "verdict": verdict(r["max_gap"] * 1000, 100, False),
              "details": {"ticks": r["ticks"]}},
         ]
     if "6" in only:
-        imports, shown = [], []
+        imports, shown, cpu = [], [], []
+        load = os.getloadavg()[0]
         for _ in range(5):
-            a, b = map(float, _python(COLD, env).split())
+            a, b, c = map(float, _python(COLD, env).split())
             imports.append(a)
             shown.append(b)
-        med = statistics.median(shown)
+            cpu.append(c)
+        value, cold_verdict, ci = judge(shown, 1.0, higher_is_better=False, digits=2)
+        cpu_value, cpu_verdict, cpu_ci = judge(cpu, 1.0, higher_is_better=False, digits=2)
+        if cold_verdict != "ok" and load > (os.cpu_count() or 1):
+            # more runnable work than CPUs: the wall time holds the machine's queue, not only
+            # the start's work; say so with the start's own CPU time instead of "short"
+            cold_verdict = (f"unresolved: wall {ci[0]:.2f}-{ci[1]:.2f} s at load average "
+                            f"{load:.1f} on {os.cpu_count()} CPUs, while the start's own CPU "
+                            f"time was {cpu_ci[0]:.2f}-{cpu_ci[1]:.2f} s")
         rows += [
-            {"figure": "6 GUI cold start", "value": f"{med:.2f} s", "target": "< 1.0 s",
-             "verdict": verdict(med, 1.0, False), "details": {"runs": shown}},
+            {"figure": "6 GUI cold start", "value": f"{value} s", "target": "< 1.0 s",
+             "verdict": cold_verdict, "details": {"runs": shown, "ci": ci, "load": load}},
+            {"figure": "6 GUI cold start, CPU time", "value": f"{cpu_value} s",
+             "target": "< 1.0 s", "verdict": cpu_verdict, "details": {"runs": cpu,
+                                                                       "ci": cpu_ci}},
             {"figure": "6 import disklab.gui", "value": f"{statistics.median(imports):.2f} s",
              "target": "report", "verdict": "info", "details": {"runs": imports}},
         ]

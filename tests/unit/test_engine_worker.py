@@ -1,16 +1,23 @@
 """The engine's worker on real files in a temporary directory (no root, no device): what the
-summary counts when a run ends normally and when its file shrinks under it."""
+summary counts when a run ends normally and when its file shrinks under it, how its queue slots
+are dealt to worker processes, and that those die with the engine."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from disklab.core.engine.report import summary
-from disklab.core.engine.worker import Job, Runner, prepare_file
+from disklab.core.engine.worker import Job, Runner, prepare_file, slot_groups
 
 KiB = 1024
 
@@ -83,3 +90,47 @@ def test_a_run_halted_before_it_starts_reports_no_time_and_no_rate(tmp_path: Pat
     s = summary(runner)
     assert s["partial"] is True and s["bytes"] == 0 and s["bw"] == 0.0
     assert s["streams"][0]["bw"] == 0.0 and s["fsync_seconds"] is None
+
+
+def test_slots_are_dealt_to_one_worker_process_per_cpu() -> None:
+    assert slot_groups(1, cpus=2) == [[0]]
+    assert slot_groups(8, cpus=2) == [[0, 2, 4, 6], [1, 3, 5, 7]]
+    assert slot_groups(3, cpus=8) == [[0], [1], [2]]  # never more processes than slots
+    assert sorted(t for g in slot_groups(32, cpus=3) for t in g) == list(range(32))
+
+
+def _children(pid: int) -> set[int]:
+    found: set[int] = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            found |= {int(c) for c in f.read().split()}
+    return found
+
+
+def test_killing_the_engine_ends_its_worker_processes(tmp_path: Path) -> None:
+    """The engine's workers are processes: a SIGKILL of the engine (which it cannot catch)
+    must not leave them issuing I/O on the user's disk."""
+    path = str(tmp_path / "f")
+    assert prepare_file(path, 1024 * KiB, direct=False)
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "disklab.core.engine", "--mode", "randread", "--file", path,
+         "--block-size", "4096", "--size", str(1024 * KiB), "--queue-depth", "4",
+         "--runtime", "60", "--interval", "0.1"], stdout=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    try:
+        assert engine.stdout is not None
+        assert json.loads(engine.stdout.readline())["type"] == "interval"
+        workers = _children(engine.pid)
+        assert len(workers) == min(4, os.cpu_count() or 1)
+        engine.kill()
+        engine.wait(10)
+        deadline = time.monotonic() + 5
+        while any(os.path.exists(f"/proc/{w}") for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [w for w in workers if os.path.exists(f"/proc/{w}")]
+    finally:
+        engine.kill()
+        engine.wait(10)
+        for w in workers:  # when the test failed: leave no orphan reading the disk
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w, signal.SIGKILL)

@@ -18,6 +18,15 @@ APP = Path(__file__).parents[2] / "app" / "disklab"
 STARTS = re.compile(r"^\s*(.*\bQProcess\b|.*os\.(system|popen|fork|exec\w*|spawn\w*|posix_spawn\w*)"
                     r"\()", re.M)
 
+# Process starts outside core/proc.py that are there on purpose, each with its reason.
+# path (under app/disklab) -> the calls allowed there
+STARTS_ALLOWED: dict[str, set[str]] = {
+    # the built-in engine is a tool of its own (run by proc like fio), not DiskLab's process: it
+    # forks its queue slots' worker processes as fio forks its jobs, to get past the GIL (issue
+    # 17, bench figure 4); they never exec anything, and die with the engine (PR_SET_PDEATHSIG)
+    "core/engine/worker.py": {"pid = os.fork("},
+}
+
 # In-function imports of disklab modules that are there on purpose, each with its reason.
 # module (path under app/disklab) -> imported modules
 LAZY_ALLOWED: dict[str, set[str]] = {
@@ -75,8 +84,10 @@ def test_only_proc_starts_processes() -> None:
     for path in APP.rglob("*.py"):
         if path.relative_to(APP).as_posix() == "core/proc.py":
             continue
+        allowed = STARTS_ALLOWED.get(path.relative_to(APP).as_posix(), set())
         for m in STARTS.finditer(path.read_text()):
-            offenders.append(f"{path.relative_to(APP)}: {m.group(0).strip()}")
+            if m.group(0).strip() not in allowed:
+                offenders.append(f"{path.relative_to(APP)}: {m.group(0).strip()}")
     assert offenders == []
     assert STARTS.search("    os.execvp(argv[0], argv)\n")  # the pattern does match
 

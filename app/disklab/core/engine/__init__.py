@@ -2,7 +2,9 @@
 
 Modelled on Quantum StorNext's Mio and on fio's psync engine: N streams (one file each, or one
 block device), a block size (one for all, or one per stream), a size per stream, a queue depth
-per stream (that many threads issuing pread/pwrite on the stream's file), sequential or random
+per stream (that many slots issuing pread/pwrite on the stream's file: threads of worker
+processes forked from the engine, one process per CPU, so that they do not all share one
+GIL), sequential or random
 offsets (each block once per pass, in a seeded pseudo-random order), modes write / rewrite /
 read / randread / randwrite,
 O_DIRECT with page-aligned (mmap) buffers, O_SYNC, or an fsync at the end (inside the timing,
@@ -24,8 +26,9 @@ Output, one JSON object a line on stdout, flushed at once:
 SIGTERM or SIGINT stop it cleanly: a summary flagged "partial": true, exit status 128 + signal.
 
 Limits: Python issues about half a million system calls per second per process, and the GIL is
-released only inside the calls. Work above that (4 KiB at more than ~100k IOPS, deep queues on
-NVMe, asynchronous I/O) belongs to fio; the engine aims at parity with fio's psync engine at
-equal block size and concurrency, not beyond. Latency percentiles come from every operation up
-to about a million of them, and from an even sample beyond (the mean is always exact).
+released only inside the calls (hence a worker process per CPU). Work above that (4 KiB at more
+than ~100k IOPS, deep queues on NVMe, asynchronous I/O) belongs to fio; the engine aims at
+parity with fio's psync engine at equal block size and concurrency, not beyond. Latency
+percentiles come from every operation up to about a million of them, and from an even sample
+beyond (the mean is always exact).
 """

@@ -34,8 +34,14 @@ UNIT_NAMES = {"B/s": "throughput", "op/s": "IOPS", "ns": "latency", "%": "CPU"}
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
            "#000000")
 
-THROUGHPUT_SERIES = ("app_write_bps", "app_read_bps", "device_write_bps", "device_read_bps")
-SERIES_LABELS = {"app_write_bps": "application write", "app_read_bps": "application read",
+# What the tool did (rchar/wchar: the bytes of its read and write calls, page cache or not) and
+# what reached the device; the tool's storage-level bytes (app_*_bps, read_bytes/write_bytes of
+# its processes) are kept in the library but are not "the application's rate": a buffered
+# write reaches storage late and a cached read never does.
+THROUGHPUT_SERIES = ("app_wchar_bps", "app_rchar_bps", "device_write_bps", "device_read_bps")
+SERIES_LABELS = {"app_wchar_bps": "application write (syscalls)",
+                 "app_rchar_bps": "application read (syscalls)",
+                 "app_write_bps": "tool's storage write", "app_read_bps": "tool's storage read",
                  "device_write_bps": "device write", "device_read_bps": "device read",
                  "dirty_bytes": "Dirty", "writeback_bytes": "Writeback", "cpu_pct": "CPU"}
 

@@ -1,0 +1,323 @@
+"""Figure 1 by mechanism: what DiskLab adds while a tool runs, measured where it happens instead
+of through a throughput ratio that a shared disk scatters by +-30 %.
+
+- 1a I/O to the target: bytes DiskLab's own process wrote (/proc/self/io write_bytes) and the
+  writes and flushes the target's block device completed (/sys/dev/block/M:m/stat), from the
+  2nd live sample of a read-only case (engine 4 KiB O_DIRECT random reads, time-based, on a
+  scratch ext4 mounted noatime, so the tool itself writes nothing) to its end. With the library
+  elsewhere the device must see 0 bytes; the same case with the library ON the target must show
+  writes, or the instrument is blind and the figure says so.
+- 1b CPU taken from the tool: a CPU-bound run at a fixed amount of work (the engine writing
+  2 GiB in 4 KiB calls to tmpfs: memory copies, no device) bare from this script versus through
+  DiskLab's GUI (the real main window offscreen on the Run page, monitor, recorder, live plots),
+  alternated; the ratio of the throughputs (= inverse ratio of run times at fixed work).
+- 1c memory: DiskLab's RSS growth over the case (what it takes from the page cache).
+- 1d wake-ups: voluntary context switches per second of all DiskLab's threads over the case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+from disklab.core import tools
+from disklab.core.tools.base import RunTarget
+
+from .common import bare, judge, with_defaults
+
+READ_PLAN = ('name = "observer"\n[target]\ndirectory = "{dir}"\n[[test]]\ntool = "engine"\n'
+             'mode = "randread"\nblock_size = "4k"\nsize = "64m"\ndirect = true\n'
+             'runtime = {seconds}\n')
+CPU_PLAN = ('name = "observer-cpu"\n[target]\ndirectory = "{dir}"\n[[test]]\ntool = "engine"\n'
+            'mode = "write"\nblock_size = "4k"\nsize = "{size}"\n')
+CPU_SIZE = 2 << 30
+
+# Both arms: a snapshot of this process and of the target's device, and the case's window.
+SNAP = textwrap.dedent("""
+    import os, sys, time
+    DEV = sys.argv[3]
+    def _fields(path):
+        with open(path) as f:
+            return f.read().split()
+    def snap():
+        ctx, threads = 0, {}
+        for tid in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{tid}/comm") as f:
+                    name = f.read().strip()
+                with open(f"/proc/self/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("voluntary_ctxt_switches"):
+                            ctx += int(line.split()[1])
+                            threads[f"{name}:{tid}"] = int(line.split()[1])
+            except OSError:
+                continue
+        with open("/proc/self/status") as f:
+            rss = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmRSS"))
+        with open("/proc/self/io") as f:
+            io = dict((k.strip(), int(v)) for k, v in (l.split(":") for l in f))
+        d = [int(x) for x in _fields(f"/sys/dev/block/{DEV}/stat")] if DEV != "-" else [0] * 17
+        t = os.times()
+        return {"t": time.monotonic(), "cpu": t.user + t.system, "ctx": ctx, "rss": rss,
+                "threads": threads,
+                "write_bytes": io["write_bytes"], "syscw": io["syscw"],
+                "dev_writes": d[4], "dev_write_bytes": d[6] * 512,
+                "dev_flushes": d[15] if len(d) > 15 else 0}
+    def between(a, b):
+        secs = b["t"] - a["t"]
+        per_thread = {}
+        for key, v in b["threads"].items():
+            name = key.split(":")[0]
+            per_thread[name] = per_thread.get(name, 0) + (v - a["threads"].get(key, 0)) / secs
+        return {"ctx_per_s_by_thread": {k: round(v, 1) for k, v in per_thread.items() if v},
+                "seconds": secs, "cpu_per_min": (b["cpu"] - a["cpu"]) * 60 / secs,
+                "ctx_per_s": (b["ctx"] - a["ctx"]) / secs, "rss_growth": b["rss"] - a["rss"],
+                "rss_end": b["rss"],
+                **{k: b[k] - a[k] for k in ("write_bytes", "syscw", "dev_writes",
+                                            "dev_write_bytes", "dev_flushes")}}
+    def stored(metrics):
+        for m in metrics:
+            if m.unit == "B/s" and ":" not in m.name and m.value:
+                return float(m.value)
+        return None
+    class Marks:
+        # The window: from the 2nd sample of the first series (the measured step is running)
+        # to the last one before the case's end (the tool still running: the case's files are
+        # removed after it, and that is the tool's data leaving, not DiskLab's writes).
+        def __init__(self):
+            self.samples, self.start, self.last, self.status, self.bw = 0, None, None, None, None
+            self.series = None
+            self.trace = []  # (seconds since the start, device bytes written since) per sample
+        def on(self, event):
+            name = type(event).__name__
+            if name == "Sample" and self.status is None:
+                if self.series is None:
+                    self.series = event.series
+                if event.series != self.series:
+                    return
+                self.samples += 1
+                now = snap()
+                if self.samples == 2:
+                    self.start = now
+                if self.start is not None:
+                    self.last = now
+                    self.trace.append((round(now["t"] - self.start["t"], 2),
+                                       now["dev_write_bytes"] - self.start["dev_write_bytes"]))
+            elif name in ("CaseFinished", "CaseFailed"):
+                end = snap()
+                self.status = name
+                self.bw = stored(getattr(event, "metrics", ()))
+                self.trace.append(("end", end["dev_write_bytes"] - self.start["dev_write_bytes"]))
+        def result(self):
+            return {**between(self.start, self.last), "status": self.status,
+                    "stored_bw": self.bw, "samples": self.samples, "trace": self.trace}
+""")
+
+HEADLESS = SNAP + textwrap.dedent("""
+    import json
+    from pathlib import Path
+    from disklab.core.library import Library
+    from disklab.core.plan import parse_plan
+    from disklab.core.runner import run_plan
+    plan = parse_plan(Path(sys.argv[1]).read_text()).plan
+    lib = Library.open(sys.argv[2])
+    rec = lib.recorder()
+    marks = Marks()
+    for event in run_plan(plan):
+        rec.handle(event)
+        marks.on(event)
+    rec.close()
+    lib.close()
+    print(json.dumps(marks.result()))
+""")
+
+GUI = SNAP + textwrap.dedent("""
+    import json
+    from pathlib import Path
+    from PySide6.QtCore import QTimer
+    from disklab.gui.app import make_app
+    from disklab.gui.draft import PlanDraft
+    from disklab.gui.main_window import MainWindow
+    from disklab.gui.state import Workbench
+    app = make_app()
+    window = MainWindow(Workbench(sys.argv[2]))
+    window.resize(1280, 860)
+    window.show()
+    window.wb.set_draft(PlanDraft.from_text(Path(sys.argv[1]).read_text()))
+    marks = Marks()
+    window.wb.runs.event.connect(marks.on)
+    window.run.finished.connect(lambda *args: app.quit())
+    QTimer.singleShot(0, window.run.start)
+    app.exec()
+    print(json.dumps({**marks.result(), "page": window.current_page()}), flush=True)
+    os._exit(0)  # no teardown of a window never closed (see gui_figures.COLD)
+""")
+
+
+def _device_of(path: Path) -> str:
+    dev = os.stat(path).st_dev
+    return f"{os.major(dev)}:{os.minor(dev)}"
+
+
+def _arm(code: str, plan_text: str, library: Path, device: str) -> dict:
+    # the previous arm's case removed its files (and the instrument check its library) just
+    # before: write that out now, or ext4's next journal commit lands in this arm's window
+    os.sync()
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", dir="/var/tmp") as plan:
+        plan.write(plan_text)
+        plan.flush()
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        done = subprocess.run([sys.executable, "-c", code, plan.name, str(library), device],
+                              capture_output=True, text=True, env=env, timeout=600)
+    if done.returncode != 0:
+        raise RuntimeError(f"exit status {done.returncode}: {done.stderr[-2000:]}")
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if result["status"] != "CaseFinished":
+        raise RuntimeError(f"the case did not finish: {result}")
+    return result
+
+
+def _bare_device(mnt: Path, seconds: int) -> dict:
+    """The same read-only case run bare (its prepare step, a second's pause like the window's
+    start at the 2nd sample, then the measured step): what the device does without DiskLab.
+    ext4 issues flushes of its own after a layout (journal commits), so flushes are judged
+    against this, and bytes against 0."""
+    adapter = tools.get_adapter("engine")
+    params = with_defaults("engine", {"mode": "randread", "block_size": 4096, "size": 64 << 20,
+                                      "direct": True, "runtime": float(seconds)})
+    cmd = adapter.build_command(params, RunTarget(directory=str(mnt), tag="obsbare",
+                                                  ram_bytes=0, is_root=True,
+                                                  python=sys.executable))
+    device = _device_of(mnt)
+    try:
+        os.sync()
+        for step in cmd.prepare:
+            subprocess.run(step, cwd=cmd.cwd, check=True, capture_output=True)
+        time.sleep(1)
+        a = _device_stat(device)
+        subprocess.run(cmd.argv, cwd=cmd.cwd, check=True, capture_output=True)
+        b = _device_stat(device)
+    finally:
+        for f in cmd.files:
+            Path(f).unlink(missing_ok=True)
+    return {"dev_write_bytes": b[0] - a[0], "dev_flushes": b[1] - a[1]}
+
+
+def _device_stat(device: str) -> tuple[int, int]:
+    """(bytes written, flushes completed) of a block device since boot."""
+    f = Path(f"/sys/dev/block/{device}/stat").read_text().split()
+    return int(f[6]) * 512, int(f[15]) if len(f) > 15 else 0
+
+
+def _row(figure: str, value: str, target: str, verdict: str, details: dict) -> dict:
+    return {"figure": figure, "value": value, "target": target, "verdict": verdict,
+            "details": details}
+
+
+def io_rows(mnt: Path, seconds: int = 15, rounds: int = 2) -> list[dict]:
+    """1a, 1c, 1d: the library elsewhere (GUI and headless) and on the target (GUI)."""
+    device = _device_of(mnt)
+    plan = READ_PLAN.format(dir=mnt, seconds=seconds)
+    runs: dict[str, list[dict]] = {"gui": [], "headless": [], "gui_library_on_target": []}
+    baseline = [_bare_device(mnt, seconds) for _ in range(rounds)]
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as elsewhere:
+        for i in range(rounds):
+            runs["gui"].append(_arm(GUI, plan, Path(elsewhere) / f"g{i}.sqlite3", device))
+            runs["headless"].append(_arm(HEADLESS, plan, Path(elsewhere) / f"h{i}.sqlite3",
+                                         device))
+            on_target = mnt / f"library-{i}.sqlite3"
+            try:
+                runs["gui_library_on_target"].append(_arm(GUI, plan, on_target, device))
+            finally:
+                for p in mnt.glob(f"library-{i}.sqlite3*"):
+                    p.unlink()
+    rows = []
+    away = runs["gui"] + runs["headless"]
+    dev_bytes = [r["dev_write_bytes"] for r in away]
+    flushes = [r["dev_flushes"] for r in away]
+    seen = [r["dev_write_bytes"] for r in runs["gui_library_on_target"]]
+    seen_flushes = [r["dev_flushes"] for r in runs["gui_library_on_target"]]
+    bare_flushes = [b["dev_flushes"] for b in baseline]
+    if min(seen) == 0:
+        verdict = ("unresolved: with the library on the target the device counters showed "
+                   "no writes either, so they cannot see DiskLab's writes here")
+    else:
+        verdict = "ok" if max(dev_bytes) == 0 else "short"
+    rows.append(_row(
+        "1a writes to the target's device (library elsewhere)",
+        f"{max(dev_bytes)} B", "0 B", verdict,
+        {"per_run_bytes": dev_bytes, "per_run_flushes": flushes,
+         "bare_run_bytes": [b["dev_write_bytes"] for b in baseline],
+         "bare_run_flushes": bare_flushes,
+         "library_on_target_bytes": seen, "library_on_target_flushes": seen_flushes,
+         "window_seconds": [round(r["seconds"], 1) for r in away],
+         # when a run saw bytes: (seconds into the window, bytes so far) at each sample
+         "traces_of_runs_with_bytes": [r["trace"] for r in away if r["dev_write_bytes"]]}))
+    rows.append(_row(
+        "1a flushes on the target's device (library elsewhere)",
+        f"{min(flushes)}-{max(flushes)} (bare {min(bare_flushes)}-{max(bare_flushes)})",
+        "report", "info: ext4 flushes of its own after a layout, also bare; bytes are 0",
+        {}))
+    on_rate = [r["dev_write_bytes"] / r["seconds"] for r in runs["gui_library_on_target"]]
+    rows.append(_row(
+        "1a same, library on the target (instrument check)",
+        f"{min(on_rate) / 1024:.0f}-{max(on_rate) / 1024:.0f} KiB/s, "
+        f"{min(seen_flushes)}-{max(seen_flushes)} flushes", "> 0 (seen)",
+        "ok" if min(seen) > 0 else "short", {}))
+    for arm in ("gui", "headless"):
+        own = [r["write_bytes"] for r in runs[arm]]
+        rows.append(_row(f"1a DiskLab's own writes, library elsewhere ({arm})",
+                         f"{max(own) / max(r['seconds'] for r in runs[arm]) / 1024:.1f} KiB/s",
+                         "report", "info",
+                         {"write_bytes": own, "syscw": [r["syscw"] for r in runs[arm]]}))
+        growth = [r["rss_growth"] / 2**20 for r in runs[arm]]
+        rows.append(_row(f"1c RSS growth over a {seconds} s case ({arm})",
+                         f"{max(growth):+.1f} MB", "<= 16 MB",
+                         "ok" if max(growth) <= 16 else "short",
+                         {"per_run_mb": [round(g, 2) for g in growth],
+                          "rss_end_mb": [round(r["rss_end"] / 2**20, 1) for r in runs[arm]]}))
+        wake = [r["ctx_per_s"] for r in runs[arm]]
+        rows.append(_row(f"1d wake-ups per second ({arm})", f"{max(wake):.1f}/s",
+                         "report", "info: their CPU is in 1b and figure 2",
+                         {"per_run": [round(w, 1) for w in wake],
+                          "by_thread": [r["ctx_per_s_by_thread"] for r in runs[arm]],
+                          "cpu_s_per_min": [round(r["cpu_per_min"], 3) for r in runs[arm]]}))
+    return rows
+
+
+def cpu_row(pairs: int) -> list[dict]:
+    """1b: the CPU-bound engine run bare and through the GUI, alternated."""
+    ratios, bare_bw, gui_bw = [], [], []
+    with tempfile.TemporaryDirectory(dir="/dev/shm", prefix="disklab-obs-") as shm, \
+            tempfile.TemporaryDirectory(dir="/var/tmp") as elsewhere:
+        plan = CPU_PLAN.format(dir=shm, size=f"{CPU_SIZE >> 20}m")
+        for i in range(pairs):
+            b = bare("engine", {"mode": "write", "block_size": 4096, "size": CPU_SIZE}, Path(shm),
+                     f"cpu{i}")
+            g = _arm(GUI, plan, Path(elsewhere) / f"c{i}.sqlite3", "-")["stored_bw"]
+            bare_bw.append(b)
+            gui_bw.append(g)
+            ratios.append(g / b)
+    value, verdict, ci = judge(ratios, 0.99)
+    return [_row("1b CPU-bound tool under DiskLab's GUI / bare (fixed work)", value,
+                 ">= 0.99", verdict,
+                 {"ratios": [round(r, 4) for r in ratios], "ci": ci,
+                  "bare_MBps": [round(x / 1e6) for x in bare_bw],
+                  "gui_MBps": [round(x / 1e6) for x in gui_bw]})]
+
+
+def run(mnt: Path, pairs: int) -> list[dict]:
+    rows = []
+    for func, args in ((io_rows, (mnt,)), (cpu_row, (pairs,))):
+        try:
+            rows += func(*args)
+        except Exception as e:  # one part failing must not hide the other's figures
+            rows.append(_row(f"1 {func.__name__}", "-", "-",
+                             f"not measured: {type(e).__name__}: {e}"[:300], {}))
+    return rows

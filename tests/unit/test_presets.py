@@ -72,9 +72,9 @@ PIVOT_FIELDS = ("config", "tool", "test", "target", "host", "on", "hosts")
 
 
 def study_plan_in(tmp_path: Path, name: str) -> Path:
-    """The preset with its scratch image moved into tmp_path (what a user's --target or
-    image path does), written there."""
-    text = re.sub(r'/var/tmp/disklab-[\w.-]+\.img', str(tmp_path / "study.img"),
+    """The preset with its scratch images moved into tmp_path (what a user's --target or
+    image path does), each under its own name, written there."""
+    text = re.sub(r'/var/tmp/disklab-([\w.-]+\.img)', lambda m: str(tmp_path / m[1]),
                   resource("presets", f"{name}.toml").read_text())
     path = tmp_path / f"{name}.toml"
     path.write_text(text)

@@ -188,6 +188,10 @@ class RunPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
                                                            ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        # one line a case, its end elided (the whole title on hover): a wrapped title was cut
+        # in half by the row's height
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         upper.addWidget(self.table)
         upper.setSizes([640, 460])
         split.addWidget(upper)
@@ -466,7 +470,9 @@ class RunPage(QWidget):
             self.rows[case.id] = row
             for col, text in enumerate((str(case.index + 1), "waiting", "", case.config,
                                         case.title())):
-                self.table.setItem(row, col, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.table.setItem(row, col, item)
         for w in ev.warnings:
             self._pending_log.append(f"[warning] {w}")
 

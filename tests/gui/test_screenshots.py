@@ -20,7 +20,7 @@ from tests.helpers import engine_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 INNER = "DISKLAB_SCREENSHOT_INNER"
-PAGES = ("target", "configs", "matrix", "run", "library", "compare")
+PAGES = ("target", "configs", "matrix", "run", "library", "compare", "hosts")
 
 
 def test_screenshots_of_every_page(tmp_path):
@@ -103,7 +103,7 @@ def test_inner_take_screenshots(qtbot, tmp_path):
     w.compare.compare_ids(sessions, baseline=sessions[0])
     assert len(w.compare.comparison.rows) == 2
     for page in PAGES:
-        if page in ("run", "configs"):
+        if page in ("run", "configs", "hosts"):
             continue
         w.show_page(page)
         qtbot.wait(250)
@@ -121,5 +121,13 @@ def test_inner_take_screenshots(qtbot, tmp_path):
     w.show_page("compare")
     qtbot.wait(250)
     w.grab().save(str(out / "compare-chart.png"))
+    # two machines on the Hosts page (a loopback fio server each, as the host-scaling preset
+    # has them), added last: the other pages show the plan without them
+    for i in (1, 2):
+        assert w.hosts.add(f"h{i}", {"address": f"127.0.0.{i + 1}", "start": "running",
+                                     "directory": f"/tmp/disklab-h{i}"}) is None
+    w.show_page("hosts")
+    qtbot.wait(250)
+    assert w.grab().save(str(out / "hosts.png"))
     w.library.close_library()
     w.compare.close_library()

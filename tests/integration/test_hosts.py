@@ -234,6 +234,15 @@ def test_the_host_scaling_preset_runs_against_four_local_servers(tmp_path: Path)
         for n in range(1, 5):
             hosts = "+".join(f"h{i}" for i in range(1, n + 1))
             assert {h for (hs, h) in got if hs == hosts} == {*hosts.split("+"), "all"}
+        # the preset's [report]: `disklab compare` opens on the scaling table, a row per set
+        # of hosts, a column per host and "all"
+        shown = disklab("compare", "1", "--format", "json", "--library", str(library))
+        assert shown.returncode == 0, shown.stderr
+        table = json.loads(shown.stdout)
+        assert table["rows"] == ["hosts=h1", "hosts=h1+h2", "hosts=h1+h2+h3", "hosts=h1+h2+h3+h4"]
+        assert sorted(table["columns"]) == ["host=all", "host=h1", "host=h2", "host=h3",
+                                            "host=h4"]
+        assert all(cell is not None for cell in table["cells"][-1])  # four hosts: every column
     finally:
         for s in started:
             s.kill()

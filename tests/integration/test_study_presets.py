@@ -1,13 +1,16 @@
 """Each study's smoke preset runs for real (scratch image, loop device, the study's tools) and
 its results carry the study's table: the keys its [report] pivot names are in every row it
 pivots, and the row and column labels are the study's (its configurations, data shapes, record
-sizes...). The pivot itself is the results' own (another issue); this checks the labels it
-will read, from the rows' parameters."""
+sizes...): read from the rows' parameters, and as the pivot lays them out
+(`disklab.core.results.pivot` with the preset's [report], and `disklab compare S --format json`,
+which opens on the same table)."""
 
 from __future__ import annotations
 
 import html
+import json
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -19,6 +22,8 @@ import pytest
 from disklab.core import tools
 from disklab.core.library import Library
 from disklab.core.resources import resource
+from disklab.core.results.partial import session_results
+from disklab.core.results.pivot import build_pivot, label_part
 from disklab.core.units import KiB, MiB
 
 pytestmark = [pytest.mark.root]
@@ -31,17 +36,18 @@ def run_smoke(name: str, tmp_path: Path) -> tuple[dict[str, Any], list[dict[str,
     if os.geteuid() != 0:
         pytest.skip("needs root (loop devices, mkfs, mount)")
     text = resource("presets", f"{name}.toml").read_text()
-    image = tmp_path / "study.img"
     plan = tmp_path / f"{name}.toml"
-    start = text.index("/var/tmp/disklab-")
-    end = text.index(".img", start) + len(".img")
-    plan.write_text(text[:start] + str(image) + text[end:])
+    # every scratch image (one per target) moved into tmp_path under its own name
+    images = [tmp_path / m for m in re.findall(r'/var/tmp/disklab-([\w.-]+\.img)', text)]
+    assert images
+    plan.write_text(re.sub(r'/var/tmp/disklab-([\w.-]+\.img)', lambda m: str(tmp_path / m[1]),
+                           text))
     library = tmp_path / "lib.sqlite3"
     done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
                            "--library", str(library)], capture_output=True, text=True,
                           timeout=180)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert not image.exists()  # the scratch image is gone with its loop device
+    assert not [i for i in images if i.exists()]  # gone with their loop devices
     with Library.open(library) as lib:
         (session,) = lib.list_sessions()
         rows = lib.results(session["id"])
@@ -55,7 +61,47 @@ def label(row: dict[str, Any], key: str) -> Any:
         return row[key]
     if key == "test":
         return row["metric"]
+    if key == "metric":
+        return row["metric"]
     return row["params"].get(key)
+
+
+def compare_json(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """`disklab compare 1 ARGS --format json` on the smoke run's library."""
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "compare", "1", *args,
+                           "--format", "json", "--library", str(tmp_path / "lib.sqlite3")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def pivoted(report: dict[str, Any], tmp_path: Path) -> tuple[list[str], list[str]]:
+    """The row and column labels of the study's table as the pivot builds it from the
+    session (the preset's [report]); `disklab compare` opens on the same table."""
+    with Library.open(tmp_path / "lib.sqlite3") as lib:
+        rows = session_results(lib, 1).rows
+    p = build_pivot(rows, report["rows"], report["columns"], report.get("metrics") or ())
+    assert p.added == (), f"a dimension still varies inside a cell: {p.added}"
+    doc = compare_json(tmp_path)
+    assert (doc["row_keys"], doc["column_keys"]) == (report["rows"], report["columns"])
+    assert (doc["rows"], doc["columns"]) == (list(p.rows), list(p.columns))
+    assert all(any(c is not None for c in line) for line in doc["cells"])  # no empty row
+    return list(p.rows), list(p.columns)
+
+
+def texts(labels: set[tuple[Any, ...]], keys: list[str]) -> set[str]:
+    """Label tuples as the pivot writes them ('file_size=10k / files_per_dir=50 / dirs=2')."""
+    return {" / ".join(label_part(k, v) for k, v in zip(keys, lab, strict=True))
+            for lab in labels}
+
+
+def assert_pivot(report: dict[str, Any], tmp_path: Path, row_labels: set[tuple[Any, ...]],
+                 columns: set[tuple[Any, ...]]) -> None:
+    """The pivot's table has exactly the study's rows and columns, each once."""
+    prow, pcol = pivoted(report, tmp_path)
+    assert len(prow) == len(set(prow)) and len(pcol) == len(set(pcol))
+    assert set(prow) == texts(row_labels, report["rows"])
+    assert set(pcol) == texts(columns, report["columns"])
 
 
 def table(report: dict[str, Any], rows: list[dict[str, Any]]
@@ -68,7 +114,7 @@ def table(report: dict[str, Any], rows: list[dict[str, Any]]
     for r in pivoted:
         known = tools.get_adapter(r["tool"]).params
         for key in (*report["rows"], *report["columns"]):
-            if key not in (*FIELDS, "test") and key in known:
+            if key not in (*FIELDS, "test", "metric") and key in known:
                 assert key in r["params"], (key, r["metric"], r["params"])
     return ({tuple(label(r, k) for k in report["rows"]) for r in pivoted},
             {tuple(label(r, k) for k in report["columns"]) for r in pivoted})
@@ -83,6 +129,7 @@ def test_journaling_cost_smoke_gives_the_per_filesystem_command_table(tmp_path: 
                 (8 * MiB, False, 0), (8 * MiB, False, 2)}
     assert row_labels == {(c, *cmd) for c in configs for cmd in commands}
     assert columns == {("write",), ("rewrite",), ("read",), ("reread",)}
+    assert_pivot(report, tmp_path, row_labels, columns)
 
 
 def test_journal_size_smoke_gives_the_record_size_by_journal_tables(tmp_path: Path) -> None:
@@ -91,6 +138,7 @@ def test_journal_size_smoke_gives_the_record_size_by_journal_tables(tmp_path: Pa
     journals = ("journal 4m", "journal 8m", "journal 16m", "journal 32m")
     assert row_labels == {(r, j) for r in (MiB, 4 * MiB) for j in journals}
     assert columns == {(m,) for m in report["metrics"]} and len(columns) == 13
+    assert_pivot(report, tmp_path, row_labels, columns)
 
 
 def test_san_smoke_gives_the_block_size_by_read_write_table(tmp_path: Path) -> None:
@@ -100,6 +148,7 @@ def test_san_smoke_gives_the_block_size_by_read_write_table(tmp_path: Path) -> N
     assert row_labels == {("engine", 320 * KiB, 1, 1), ("engine", 320 * KiB, 1, 4),
                           ("dd", 320 * KiB, None, None), ("engine", 512 * KiB, 4, 1), *sweep}
     assert columns == {("write",), ("read",)}
+    assert_pivot(report, tmp_path, row_labels, columns)
     # section 4's streams, each with its own rate (Mio's stream[N] lines)
     streams = [r for r in rows if r["metric"] == "write:stream"
                and r["params"].get("streams") == 4]
@@ -122,8 +171,26 @@ def test_raid_smoke_gives_the_data_shape_by_filesystem_tables(tmp_path: Path) ->
     assert "fs: ext2" in text and "has_journal: False" in text
     row_labels, columns = table(report, rows)
     assert row_labels == {(10 * KiB, 50, 2), (MiB, 4, 1)}
-    assert columns == {("ext2 ra=4096",), ("ext3o ra=4096",), ("ext4o ra=256",),
-                       ("ext4o,nodelalloc ra=4096",), ("xfs ra=4096",)}
+    configs = ("ext2 ra=4096", "ext3o ra=4096", "ext4o ra=256", "ext4o,nodelalloc ra=4096",
+               "xfs ra=4096")
+    assert columns == {(c, m) for c in configs for m in report["metrics"]}
+    assert_pivot(report, tmp_path, row_labels, columns)
+    # the placement table: two streams on one LUN against one on each of two, in the
+    # configuration made on both LUNs only (the others skip placements they lack a target of)
+    placed = compare_json(tmp_path, "--rows", "on,target", "--columns", "test", "--metric",
+                          "write,rewrite,read,reread")
+    want = ["on=b+b / target=b", "on=b+b / target=all", "on=a+b / target=a",
+            "on=a+b / target=b", "on=a+b / target=all"]
+    assert sorted(r for r in placed["rows"] if not r.startswith("on=–")) == sorted(want)
+    for label in want:  # its four iozone figures, in the placement configuration's columns
+        line = placed["cells"][placed["rows"].index(label)]
+        filled = [placed["columns"][j] for j, c in enumerate(line) if c is not None]
+        assert len(filled) == 4, (label, filled)
+        assert all("ext4o,nodelalloc ra=4096" in c and "iozone" in c for c in filled)
+    targets = {(r["params"]["on"], r["params"]["target"]) for r in rows
+               if r["metric"] == "write" and "on" in r["params"]}
+    assert targets == {("b+b", "b"), ("b+b", "all"), ("a+b", "a"), ("a+b", "b"),
+                       ("a+b", "all")}
     # the bonnie++ table of the same session: each rate has its %CPU beside it
     names = {r["metric"] for r in rows if r["tool"] == "bonnie"}
     assert {"block_write", "block_write:cpu", "block_read", "block_read:cpu"} <= names
@@ -134,3 +201,6 @@ def test_data_journal_smoke_gives_per_thread_min_max_avg_per_mode(tmp_path: Path
     row_labels, columns = table(report, rows)
     assert row_labels == {("data=ordered, 16m journal",), ("data=journal, 16m journal",)}
     assert {("write:min_proc",), ("write:max_proc",), ("write:avg_proc",)} <= columns
+    prow, pcol = pivoted(report, tmp_path)
+    assert set(prow) == texts(row_labels, report["rows"])
+    assert {"write:min_proc", "write:max_proc", "write:avg_proc"} <= set(pcol)

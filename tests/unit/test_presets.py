@@ -14,6 +14,7 @@ import pytest
 import disklab
 from disklab.core import proc, tools
 from disklab.core.matrix import expand
+from disklab.core.model import PIVOT_KEYS
 from disklab.core.plan import load_plan
 from disklab.core.resources import find_plan, preset_names, preset_paths, resource
 
@@ -68,13 +69,13 @@ def test_preset_validates(preset: Path, tmp_path: Path) -> None:
 STUDIES = ("study-journaling-cost-sync-vs-buffered", "study-ext4-journal-size",
            "study-san-stream-qd-blocksize", "study-raid-readahead-tree-placement",
            "study-ext4-data-journal-vs-ordered")
-PIVOT_FIELDS = ("config", "tool", "test", "target", "host", "on", "hosts")
+PIVOT_FIELDS = PIVOT_KEYS  # the pivot's own keys (metric: a column per metric name)
 
 
 def study_plan_in(tmp_path: Path, name: str) -> Path:
-    """The preset with its scratch image moved into tmp_path (what a user's --target or
-    image path does), written there."""
-    text = re.sub(r'/var/tmp/disklab-[\w.-]+\.img', str(tmp_path / "study.img"),
+    """The preset with its scratch images moved into tmp_path (what a user's --target or
+    image path does), each under its own name, written there."""
+    text = re.sub(r'/var/tmp/disklab-([\w.-]+\.img)', lambda m: str(tmp_path / m[1]),
                   resource("presets", f"{name}.toml").read_text())
     path = tmp_path / f"{name}.toml"
     path.write_text(text)

@@ -176,4 +176,12 @@ class PlanDraft:
 
     @property
     def target(self) -> dict[str, Any]:
+        """The plan's [target] table; in a plan of several targets ([targets.NAME]), the
+        first one's (a page reading "the target" must not add a [target] beside them: the
+        plan would then be refused, "give either [target] or [targets.NAME] tables")."""
+        named = self.doc.get("targets")
+        if "target" not in self.doc and isinstance(named, dict) and named:
+            first = next(iter(named.values()))
+            if isinstance(first, dict):
+                return first
         return self.doc.setdefault("target", {})

@@ -63,6 +63,10 @@ LIVE_SERIES: dict[str, tuple[str, str, float]] = {
     "writeback_bytes": ("memory", "Writeback", MiB),
     "cpu_pct": ("cpu", "CPU", 1.0),
 }
+TARGET_SEP = ":"  # device_write_bps:a is target a's share of device_write_bps (several targets)
+TOTAL = "all"  # the per-target series' sum at each sample: device_write_bps:all
+DEVICE_SERIES = ("device_write_bps", "device_read_bps")
+PER_TARGET = (*DEVICE_SERIES, "tool_bps")  # series a target may split
 PLOTS = (
     ("app", "Application: read+write syscalls of the tool's processes", "MiB/s"),
     ("device", "Device: bytes to and from the disk (diskstats)", "MiB/s"),
@@ -283,6 +287,9 @@ class LivePlots(QWidget):
         self.curves: dict[str, pg.PlotCurveItem] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
         self.markers: list[Marker] = []
+        self.targets: list[str] = []  # targets seen in this run's series, in order
+        self._sums: dict[str, tuple[float, float]] = {}  # base series -> (t, sum) being summed
+        self._progress: dict[str, tuple[str, float, int]] = {}  # target -> (case, t, bytes)
         self.frames: dict[str, Frame] = {}  # plot key -> what its auto-range fits
         self._peaks: dict[str, tuple[float, float]] = {}  # plot key -> (min, max) of its values
         self._t_last = 0.0
@@ -374,6 +381,21 @@ class LivePlots(QWidget):
             first.getViewBox().enableAutoRange(axis=pg.ViewBox.XAxis)
 
     def clear(self) -> None:
+        for series in [s for s in self.curves if TARGET_SEP in s]:
+            curve = self.curves.pop(series)
+            plot = self.plots[LIVE_SERIES[series.split(TARGET_SEP)[0]][0]]
+            plot.legend.removeItem(curve)
+            plot.removeItem(curve)
+        for series in [s for s in self.buffers if TARGET_SEP in s]:
+            del self.buffers[series]
+        for series in DEVICE_SERIES:  # the case's own curves again, as a one-target run has them
+            curve = self.curves.get(series)
+            if curve is not None and not curve.isVisible():
+                curve.setVisible(True)
+                self.plots[LIVE_SERIES[series][0]].legend.addItem(curve, curve.name())
+        self.targets.clear()
+        self._sums.clear()
+        self._progress.clear()
         for buf in self.buffers.values():
             buf.clear()
         for m in self.markers:
@@ -443,7 +465,13 @@ class LivePlots(QWidget):
             self.timer.start(delay)
 
     def add_sample(self, series: str, t: float, value: float) -> None:
-        """Record one point; drawn at the next timer tick."""
+        """Record one point; drawn at the next timer tick. A target's share of a series
+        (device_write_bps:a, several targets) gets a curve of its own, and the targets' sum at
+        each sample time a curve named "all"."""
+        base, _sep, target = series.partition(TARGET_SEP)
+        if target and base in PER_TARGET and math.isfinite(value):
+            self._add_target_sample(base, target, t, value)
+            return
         spec = LIVE_SERIES.get(series)
         if spec is None or series not in self.buffers or not math.isfinite(value):
             return
@@ -455,6 +483,68 @@ class LivePlots(QWidget):
         lo, hi = self._peaks.get(spec[0], (y, y))
         self._peaks[spec[0]] = (min(lo, y), max(hi, y))
         self._touch()
+
+    def add_target_progress(self, case_id: str, target: str, t: float, done_bytes: int) -> None:
+        """A target's bytes so far in a case (Progress with `target`): its rate since the
+        previous report of the same case is the tool's own rate on that target."""
+        last = self._progress.get(target)
+        self._progress[target] = (case_id, t, done_bytes)
+        if last is None or last[0] != case_id or t <= last[1] or done_bytes < last[2]:
+            return
+        self._add_target_sample("tool_bps", target, t, (done_bytes - last[2]) / (t - last[1]))
+
+    def _add_target_sample(self, base: str, target: str, t: float, value: float) -> None:
+        """One target's point, and (device rates, sampled for every target at one time) its
+        part of the targets' sum at time t. The tool's own total stays its own curve: targets
+        report their bytes at different times, so their rates do not add up per instant."""
+        if target != TOTAL and base in DEVICE_SERIES:
+            pending = self._sums.get(base)
+            if pending is not None and pending[0] != t:
+                self._commit_sum(base)
+                pending = None
+            self._sums[base] = (t, (pending[1] if pending else 0.0) + value)
+        self._target_point(f"{base}{TARGET_SEP}{target}", t, value)
+
+    def _commit_sum(self, base: str) -> None:
+        t, total = self._sums.pop(base)
+        self._target_point(f"{base}{TARGET_SEP}{TOTAL}", t, total)
+
+    def _target_point(self, series: str, t: float, value: float) -> None:
+        """Record a per-target (or total) point; its curve appears with its first non-zero
+        value (a write-only run shows no read curves per target)."""
+        base, _sep, target = series.partition(TARGET_SEP)
+        plot_key, label, div = LIVE_SERIES[base]
+        if plot_key not in self.plots:
+            return
+        if self.t0 is None:
+            self.t0 = t
+        y = value / div
+        self.buffers.setdefault(series, SeriesBuffer()).append(t - self.t0, y)
+        self._t_last = max(self._t_last, t - self.t0)
+        lo, hi = self._peaks.get(plot_key, (y, y))
+        self._peaks[plot_key] = (min(lo, y), max(hi, y))
+        if series not in self.curves and y > 0:
+            self._target_curve(series, base, target, label)
+        self._touch()
+
+    def _target_curve(self, series: str, base: str, target: str, label: str) -> None:
+        """A target's curve: a colour per target (the total black), dashed for reads and the
+        tool's own report. The case's single device curve steps aside (in a placed case it is
+        one target's device): "all", the targets' sum, says the whole."""
+        if target != TOTAL and target not in self.targets:
+            self.targets.append(target)
+        colour = len(PALETTE) - 1 if target == TOTAL else 4 + self.targets.index(target)
+        dashed = base != "device_write_bps"
+        name = f"{'tool' if base == 'tool_bps' else label} {target}"
+        plot = self.plots[LIVE_SERIES[base][0]]
+        curve = pg.PlotCurveItem(name=name, pen=_pen(colour, dashed=dashed))
+        plot.addItem(curve, ignoreBounds=True)
+        self.curves[series] = curve
+        own = self.curves.get(base) if base in DEVICE_SERIES else None
+        if own is not None and own.isVisible():
+            own.setVisible(False)
+            plot.legend.removeItem(own)
+        _cache(plot.legend)
 
     def add_marker(self, t: float, label: str, kind: str = "case", detail: str = "") -> None:
         """A case, configuration or phase boundary: a dashed vertical line on every plot with
@@ -544,9 +634,11 @@ class LivePlots(QWidget):
             return
         self._dirty = False
         self._last_redraw = time.monotonic()
+        for base in list(self._sums):  # the targets' samples of one time have all come
+            self._commit_sum(base)
         if self.follow:
             self._slide()
-        for series, curve in self.curves.items():
+        for series, curve in list(self.curves.items()):
             t, y = self.buffers[series].data()
             view = curve.getViewBox()
             window, bins = None, 1000

@@ -203,7 +203,11 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         taken = {*row_keys, *column_keys, *added}
         if "metric" in taken:
             taken.add("test")  # the metric names its test
-        extra = next((k for g in clash for k in _varying(g, dims) if k not in taken), None)
+        varying = [k for g in clash for k in _varying(g, dims) if k not in taken]
+        # the metric names its test: added alone, not after a 'test' that leaves it varying
+        # ('ext2 / create:seconds', not 'ext2 / create / create:seconds')
+        extra = ("metric" if "test" in varying and "metric" in varying
+                 else next(iter(varying), None))
         if extra is None:
             break
         added.append(extra)

@@ -188,6 +188,10 @@ class RunPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
                                                            ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        # one line a case, its end elided (the whole title on hover): a wrapped title was cut
+        # in half by the row's height
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         upper.addWidget(self.table)
         upper.setSizes([640, 460])
         split.addWidget(upper)
@@ -466,7 +470,9 @@ class RunPage(QWidget):
             self.rows[case.id] = row
             for col, text in enumerate((str(case.index + 1), "waiting", "", case.config,
                                         case.title())):
-                self.table.setItem(row, col, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                self.table.setItem(row, col, item)
         for w in ev.warnings:
             self._pending_log.append(f"[warning] {w}")
 
@@ -510,6 +516,8 @@ class RunPage(QWidget):
 
     def _on_progress(self, ev: Progress) -> None:
         if ev.target is not None:  # one target's share (several targets): not the case's bars
+            if ev.done_bytes is not None:  # but its curve: the tool's rate on that target
+                self.plots.add_target_progress(ev.case_id, ev.target, ev.t, ev.done_bytes)
             return
         self.progress_seen += 1
         self._pending_progress = ev
@@ -573,8 +581,18 @@ class RunPage(QWidget):
     def _on_case_failed(self, ev: CaseFailed) -> None:
         self.failures[ev.case_id] = ev.error
         self._set_cell(ev.case_id, STATUS, f"failed: {ev.error}", QColor(200, 40, 40))
-        if ev.transcript_tail:
-            self._pending_log.append(f"[failed] {ev.error}\n{ev.transcript_tail}")
+        # the reason in the log whatever the tool printed (a host that went away, a tool
+        # that could not start: no transcript), and what it printed last when it did
+        row = self.rows.get(ev.case_id)
+        cells = [self.table.item(row, col) for col in (0, 4)] if row is not None else []
+        name = (f"case {cells[0].text()} ({cells[1].text()})" if all(cells) and cells
+                else ev.case_id)
+        text = f"[failed] {name}, repeat {ev.repeat}: {ev.error}"
+        tail = (ev.transcript_tail or "").rstrip()
+        if tail:
+            text += "\n  last lines of its output:\n" + "\n".join(
+                f"  {line}" for line in tail.splitlines())
+        self._pending_log.append(text)
 
     def result_text(self, case_id: str) -> str:
         """Main figures of a case: mean ± stddev over the repeats done (throughput first)."""

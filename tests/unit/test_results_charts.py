@@ -57,7 +57,7 @@ def test_comparison_and_session_charts() -> None:
     assert len(spec.categories) == 2  # the headline columns only
     assert spec.better == "higher is better"
     assert all(s.better == "higher is better" for s in sweep_charts(ROWS))
-    samples = [{"t": float(t), "series": "app_write_bps", "value": 1e6} for t in range(5)]
+    samples = [{"t": float(t), "series": "app_wchar_bps", "value": 1e6} for t in range(5)]
     titles = [s.title for s in session_charts(ROWS, samples)]
     assert titles[-1] == "Throughput over time" and len(titles) == 3
 
@@ -101,7 +101,7 @@ def test_svg_size_values_on_bars_direction_and_plain_coordinates() -> None:
 
 
 def test_every_chart_says_which_way_is_better() -> None:
-    samples = [{"t": float(t), "series": "app_write_bps", "value": 1e6} for t in range(5)]
+    samples = [{"t": float(t), "series": "app_wchar_bps", "value": 1e6} for t in range(5)]
     charts = session_charts(ROWS, samples)
     assert charts and all(s.better for s in charts)
     for spec in charts:

@@ -6,11 +6,13 @@ progress. They do no I/O and read no clock, so they are tested on recorded real 
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from disklab.core.errors import ParseError
 from disklab.core.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 
 REQUIRED: Any = object()  # ParamSpec.default for a parameter the plan must give
@@ -262,3 +264,21 @@ def placement_metrics(name: str, streams: list[StreamFigures], unit: str,
                 out.append(Metric(f"{name}:start_skew", (max(starts) - min(starts)) * 1e9,
                                   UNIT_SECONDS_NS, note, params))
     return out
+
+
+def json_lines(tool: str, stdout: str) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of every non-empty stdout line of a tool of DiskLab's own that
+    prints one JSON object with a "type" per line (the engine, the file-tree workload);
+    ParseError naming the tool and line for a line that is not one."""
+    docs = []
+    for number, line in enumerate(stdout.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            doc = json.loads(line)
+        except (ValueError, RecursionError) as e:
+            raise ParseError(tool, number, "a JSON object", line) from e
+        if not isinstance(doc, dict) or not isinstance(doc.get("type"), str):
+            raise ParseError(tool, number, 'a JSON object with a "type"', line)
+        docs.append((number, doc))
+    return docs

@@ -37,6 +37,7 @@ from disklab.core.tools.base import (
     StreamFigures,
     ToolAdapter,
     ToolOutput,
+    json_lines,
     placement,
     placement_metrics,
     stream_directories,
@@ -268,25 +269,10 @@ class EngineAdapter(ToolAdapter):
             reads_after_prepare=mode in READS and not raw,
         )
 
-    def _documents(self, output: ToolOutput) -> list[tuple[int, dict[str, Any]]]:
-        """(line number, object) of every stdout line; ParseError for a line that is not one."""
-        docs = []
-        for number, line in enumerate(output.stdout.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                doc = json.loads(line)
-            except (ValueError, RecursionError) as e:
-                raise ParseError(TOOL, number, "a JSON object", line) from e
-            if not isinstance(doc, dict) or not isinstance(doc.get("type"), str):
-                raise ParseError(TOOL, number, 'a JSON object with a "type"', line)
-            docs.append((number, doc))
-        return docs
-
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         """Metrics of the summary line; ToolError with the engine's own words on an error line.
         A summary of a run stopped by a signal gives metrics flagged 'partial'."""
-        docs = self._documents(output)
+        docs = json_lines(TOOL, output.stdout)
         errors = [str(d.get("message")) for _, d in docs if d["type"] == "error"]
         if errors:
             raise ToolError("; ".join(errors))

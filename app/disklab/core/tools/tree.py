@@ -27,6 +27,7 @@ from disklab.core.tools.base import (
     RunTarget,
     ToolAdapter,
     ToolOutput,
+    json_lines,
 )
 
 TOOL = "tree"
@@ -142,24 +143,10 @@ class TreeAdapter(ToolAdapter):
         return Command(argv=tuple(argv), cwd=target.directory, files=(root,),
                        planned_bytes=self.space_bytes(params) or None)
 
-    def _documents(self, output: ToolOutput) -> list[tuple[int, dict[str, Any]]]:
-        docs = []
-        for number, line in enumerate(output.stdout.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                doc = json.loads(line)
-            except (ValueError, RecursionError) as e:
-                raise ParseError(TOOL, number, "a JSON object", line) from e
-            if not isinstance(doc, dict) or not isinstance(doc.get("type"), str):
-                raise ParseError(TOOL, number, 'a JSON object with a "type"', line)
-            docs.append((number, doc))
-        return docs
-
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         """Metrics of every timed phase of the summary line; ToolError with the tool's own
         words on an error line. A stopped run's phases are flagged 'partial'."""
-        docs = self._documents(output)
+        docs = json_lines(TOOL, output.stdout)
         errors = [str(d.get("message")) for _, d in docs if d["type"] == "error"]
         if errors:
             raise ToolError("; ".join(errors))

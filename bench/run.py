@@ -29,10 +29,13 @@ from figures import (  # noqa: E402
     engine_vs_dd,
     engine_vs_fio,
     gui_figures,
+    host_scaling,
     library_figures,
     observer_cost,
     observer_effect,
     parser_rates,
+    pivot_figure,
+    target_skew,
 )
 from scratch import scratch_ext4  # noqa: E402
 
@@ -58,7 +61,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per ratio (>= 5)")
     parser.add_argument("--size", default="1g", help="file size for the I/O figures")
-    parser.add_argument("--only", nargs="*", help="figure numbers to run (1..7)")
+    parser.add_argument("--only", nargs="*", help="figure numbers to run (1..10)")
     parser.add_argument("--observer-backing", choices=("disk", "ram"), default="disk",
                         help="figure 1's scratch image on the disk like the others (default), or "
                              "in RAM (tmpfs): no disk noise, but 1 GiB runs then last 0.2 s and "
@@ -72,7 +75,7 @@ def main() -> int:
     # a kill of the bench is a normal exit: the scratch areas' finally blocks unmount and detach
     signal.signal(signal.SIGTERM, lambda *_a: sys.exit(143))
     pairs = max(args.pairs, 5)
-    only = set(args.only or [str(i) for i in range(1, 8)])
+    only = set(args.only or [str(i) for i in range(1, 11)])
     started = time.time()
     rows: list[Row] = []
     if "1" in only:
@@ -95,6 +98,16 @@ def main() -> int:
         rows += _collect("5 library", library_figures.run)
     if "7" in only:
         rows += _collect("7 parsers", parser_rates.run)
+    if "8" in only:  # a scratch filesystem (and loop device) per fio server
+        with contextlib.ExitStack() as stack:
+            mounts = [stack.enter_context(scratch_ext4(size="1G"))
+                      for _ in host_scaling.ADDRESSES]
+            rows += _collect("8 several hosts", host_scaling.run, mounts)
+    if "9" in only:
+        with scratch_ext4(size="2G") as mnt_a, scratch_ext4(size="2G") as mnt_b:
+            rows += _collect("9 several targets", target_skew.run, mnt_a, mnt_b)
+    if "10" in only:
+        rows += _collect("10 pivot", pivot_figure.run)
 
     width = max(len(r.figure) for r in rows)
     print(f"\n{'figure'.ljust(width)}  {'value':>22}  {'target':>12}  verdict")

@@ -747,6 +747,58 @@ def _fio_messages(*texts: str | None) -> list[str]:
     return seen
 
 
+# ---------------------------------------------------------------------------------------------
+# a job's options, rendered once: fio's command line (--k=v, this module) and the job file that
+# fio --client sends each server (k=v, fio_client.py) are the same options in two spellings
+
+Option = tuple[str, str | None]  # (fio option, value); None: a flag ("time_based")
+LAYOUT_OPTIONS = ("rw", "bs", "size", "numjobs")  # what the --create_only=1 layout step needs
+PER_JOB_OPTIONS = ("numjobs", "group_reporting")  # not in a placed case: one job per stream,
+# each reported on its own (its target's row)
+
+
+def job_options(params: Mapping[str, Any], placed: bool = False) -> list[Option]:
+    """The options of the case's job, in one order, from its checked parameters (every value
+    an int or a choice: nothing a line break or an option of fio's could hide in). `placed`:
+    the common options of a case placed on several targets, without numjobs and
+    group_reporting."""
+    rw = str(params["rw"])
+    options: list[Option] = [
+        ("rw", rw), ("bs", str(int(_param(params, "bs")))), ("size", str(int(params["size"]))),
+        ("numjobs", str(int(_param(params, "numjobs")))),
+        ("iodepth", str(int(_param(params, "iodepth")))),
+        ("ioengine", str(_param(params, "ioengine"))),
+        ("direct", "1" if _param(params, "direct") else "0"),
+    ]
+    if rw in MIXED:
+        options.append(("rwmixread", str(int(_param(params, "rwmixread")))))
+    if _param(params, "end_fsync"):
+        options.append(("end_fsync", "1"))
+    if int(_param(params, "fsync")) > 0:
+        options.append(("fsync", str(int(_param(params, "fsync")))))
+    runtime = float(_param(params, "runtime"))
+    if runtime > 0:
+        options += [("runtime", _seconds_arg(runtime)), ("time_based", None)]
+    ramp = float(_param(params, "ramp_time"))
+    if ramp > 0:
+        options.append(("ramp_time", _seconds_arg(ramp)))
+    if _param(params, "group_reporting"):
+        options.append(("group_reporting", None))
+    if placed:
+        options = [(k, v) for k, v in options if k not in PER_JOB_OPTIONS]
+    return options
+
+
+def as_arguments(options: list[Option]) -> list[str]:
+    """fio's command-line spelling: --key=value, --flag."""
+    return [f"--{k}" if v is None else f"--{k}={v}" for k, v in options]
+
+
+def as_job_lines(options: list[Option]) -> list[str]:
+    """A job file's spelling: key=value, flag."""
+    return [k if v is None else f"{k}={v}" for k, v in options]
+
+
 class FioAdapter(ToolAdapter):
     name = "fio"
     title = "fio (flexible I/O tester)"
@@ -797,23 +849,8 @@ class FioAdapter(ToolAdapter):
         rw = str(params["rw"])
         base = f"disklab-{target.tag}"
         result = f"{target.directory}/{base}.json"
-        common = ["fio", f"--rw={rw}", f"--bs={int(_param(params, 'bs'))}",
-                  f"--size={int(params['size'])}",
-                  f"--iodepth={int(_param(params, 'iodepth'))}",
-                  f"--ioengine={_param(params, 'ioengine')}",
-                  f"--direct={1 if _param(params, 'direct') else 0}"]
-        if rw in MIXED:
-            common.append(f"--rwmixread={int(_param(params, 'rwmixread'))}")
-        if _param(params, "end_fsync"):
-            common.append("--end_fsync=1")
-        if int(_param(params, "fsync")) > 0:
-            common.append(f"--fsync={int(_param(params, 'fsync'))}")
+        common = ["fio", *as_arguments(job_options(params, placed=True))]
         runtime = float(_param(params, "runtime"))
-        if runtime > 0:
-            common += [f"--runtime={_seconds_arg(runtime)}", "--time_based"]
-        ramp = float(_param(params, "ramp_time"))
-        if ramp > 0:
-            common.append(f"--ramp_time={_seconds_arg(ramp)}")
         jobs: list[str] = []
         data = []
         for i, (name, directory) in enumerate(stream_directories(params, target)):
@@ -843,38 +880,17 @@ class FioAdapter(ToolAdapter):
                   f"--filename_format={base}.$jobnum.fio"])  # fio expands $jobnum; no shell
         if target.device:
             data = ()  # a raw device: every job on it, nothing to remove afterwards
-        job = [
-            "fio", "--name=disklab", *where,
-            f"--rw={rw}", f"--bs={int(_param(params, 'bs'))}",
-            f"--size={int(params['size'])}", f"--numjobs={numjobs}",
-        ]
-        run = [
-            f"--iodepth={int(_param(params, 'iodepth'))}",
-            f"--ioengine={_param(params, 'ioengine')}",
-            f"--direct={1 if _param(params, 'direct') else 0}",
-        ]
-        if rw in MIXED:
-            run.append(f"--rwmixread={int(_param(params, 'rwmixread'))}")
-        if _param(params, "end_fsync"):
-            run.append("--end_fsync=1")
-        if int(_param(params, "fsync")) > 0:
-            run.append(f"--fsync={int(_param(params, 'fsync'))}")
-        runtime = float(_param(params, "runtime"))
-        if runtime > 0:
-            run += [f"--runtime={_seconds_arg(runtime)}", "--time_based"]
-        ramp = float(_param(params, "ramp_time"))
-        if ramp > 0:
-            run.append(f"--ramp_time={_seconds_arg(ramp)}")
-        if _param(params, "group_reporting"):
-            run.append("--group_reporting")
+        options = job_options(params)
+        job = ["fio", "--name=disklab", *where]
         output = ["--thread", "--output-format=json", f"--output={result}", "--eta=always"]
         prepare: tuple[tuple[str, ...], ...] = ()
         if rw in READS_FIRST and not target.device:
-            prepare = ((*job, "--thread", "--create_only=1"),)
+            layout = [(k, v) for k, v in options if k in LAYOUT_OPTIONS]
+            prepare = ((*job, *as_arguments(layout), "--thread", "--create_only=1"),)
         return Command(
-            argv=(*job, *run, *output), cwd=target.directory, files=(*data, result),
-            result_file=result, planned_bytes=self._planned(params), prepare=prepare,
-            reads_after_prepare=bool(prepare),
+            argv=(*job, *as_arguments(options), *output), cwd=target.directory,
+            files=(*data, result), result_file=result, planned_bytes=self._planned(params),
+            prepare=prepare, reads_after_prepare=bool(prepare),
         )
 
     def _jobs(self, output: ToolOutput) -> tuple[list[_Job], str, dict[str, float]]:

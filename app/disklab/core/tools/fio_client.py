@@ -31,7 +31,6 @@ from disklab.core.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import Command, ProgressParser, RunTarget, ToolAdapter, ToolOutput
 from disklab.core.tools.fio import (
-    MIXED,
     PERCENTILES,
     FioAdapter,
     _check_finite,
@@ -41,6 +40,8 @@ from disklab.core.tools.fio import (
     _Job,
     _job_metrics,
     _param,
+    as_job_lines,
+    job_options,
 )
 
 TOOL = "fio"
@@ -69,33 +70,10 @@ def job_text(params: Mapping[str, Any], directory: str, tag: str, host: str = ""
     named after the host (its report lines say which host they are)."""
     if not _SAFE_VALUE.match(directory):
         raise ToolError(f"a host directory cannot hold a line break: {directory!r}")
-    rw = str(params["rw"])
     lines = ["[global]", "thread", "unlink=1", "", f"[{job_name(host) if host else 'disklab'}]",
              f"directory={directory}", f"filename_format=disklab-{tag}.$jobnum.fio",
-             f"rw={rw}", f"bs={int(_param(params, 'bs'))}", f"size={int(params['size'])}",
-             f"numjobs={int(_param(params, 'numjobs'))}",
-             f"iodepth={int(_param(params, 'iodepth'))}",
-             f"ioengine={_param(params, 'ioengine')}",
-             f"direct={1 if _param(params, 'direct') else 0}"]
-    if rw in MIXED:
-        lines.append(f"rwmixread={int(_param(params, 'rwmixread'))}")
-    if _param(params, "end_fsync"):
-        lines.append("end_fsync=1")
-    if int(_param(params, "fsync")) > 0:
-        lines.append(f"fsync={int(_param(params, 'fsync'))}")
-    runtime = float(_param(params, "runtime"))
-    if runtime > 0:
-        lines += [f"runtime={_millis(runtime)}", "time_based"]
-    ramp = float(_param(params, "ramp_time"))
-    if ramp > 0:
-        lines.append(f"ramp_time={_millis(ramp)}")
-    if _param(params, "group_reporting"):
-        lines.append("group_reporting")
+             *as_job_lines(job_options(params))]
     return "\n".join(lines) + "\n"
-
-
-def _millis(seconds: float) -> str:
-    return f"{round(seconds * 1000)}ms"
 
 
 def endpoints_of(params: Mapping[str, Any], target: RunTarget) -> list[HostEndpoint]:

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-
 from bench.figures.devwatch import Watcher, first_write, stat_path
 from bench.figures.host_scaling import fio_total
+
 from disklab.core.model import HostEndpoint
 from disklab.core.tools.base import ToolOutput
 from disklab.core.tools.fio_client import client_metrics

@@ -88,7 +88,8 @@ def _watch(log: str, paths: list[str]) -> None:
     last = [-1] * len(files)
     out = open(log, "w")  # noqa: SIM115 (held for the loop)
     first = True
-    while running[0]:
+    parent = os.getppid()
+    while running[0] and os.getppid() == parent:  # a bench killed with SIGKILL: end too
         now = time.time()
         for i, f in enumerate(files):
             f.seek(0)

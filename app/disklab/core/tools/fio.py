@@ -966,7 +966,10 @@ class FioAdapter(ToolAdapter):
             parts = [(n, j.dirs[d]) for n, j in zip(names, jobs, strict=True) if d in j.dirs]
             if not parts:
                 continue
-            streams = [StreamFigures(n, float(p.io_bytes or 0.0), 0.0,
+            # fio's report does not say when each job started (no per-job start time in its
+            # JSON): start None, so no start skew is stored as if it had been measured (a 0
+            # would be a claim; bench figure 9 measures fio's on the devices)
+            streams = [StreamFigures(n, float(p.io_bytes or 0.0), None,
                                      (p.runtime_ms or 0.0) / 1e3) for n, p in parts]
             out += placement_metrics(d, streams, UNIT_THROUGHPUT)
         for m in metrics:

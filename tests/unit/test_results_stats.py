@@ -127,3 +127,25 @@ def test_coefficient_of_variation_and_noise() -> None:
     assert is_noisy(100.0, 12.0, 3)
     assert not is_noisy(100.0, 12.0, 2)  # two runs: too few to call noisy
     assert not is_noisy(100.0, 9.0, 10)
+
+
+@pytest.mark.parametrize("df", [0.4, 1.0, 1.7, 2.0, 2.6, 3.3, 5.0, 9.4, 41.0, 1e4])
+def test_quantile_inverts_the_cdf_everywhere(df: float) -> None:
+    # Welch's df is fractional and small: the quantile must invert the CDF there too, in both
+    # tails, to within rounding (the root is kept in a bracket, whatever Newton's first guess)
+    for p in (1e-6, 0.001, 0.025, 0.3, 0.9, 0.975, 0.9995, 1 - 1e-6):
+        t = t_quantile(p, df)
+        assert math.isfinite(t)
+        assert t_cdf(t, df) == pytest.approx(p, rel=1e-9, abs=1e-15)
+    # next to the centre the CDF itself (1 - a tail near 1/2) is good to ~1e-9 at large df
+    assert t_cdf(t_quantile(0.5001, df), df) == pytest.approx(0.5001, abs=1e-8)
+
+
+def test_verdict_and_interval_never_disagree() -> None:
+    # `significant` reads p alone; the interval (worked out when read) must say the same
+    for ma, sa, na, mb, sb, nb in ((110, 3, 5, 100, 2, 4), (101, 3, 5, 100, 2, 4),
+                                   (90, 1, 3, 100, 10, 7), (100.5, 0.2, 2, 100, 0.3, 2),
+                                   (7, 5, 2, 3, 0.1, 9), (3.2, 0.4, 30, 3.0, 0.5, 25)):
+        for alpha in (0.01, 0.05, 0.2):
+            w = welch(ma, sa, na, mb, sb, nb, alpha)
+            assert w.significant == (w.ci_low > 0 or w.ci_high < 0), (ma, mb, alpha)

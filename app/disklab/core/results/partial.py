@@ -24,7 +24,8 @@ class RunsSource(Protocol):
     """What this module reads from the library (core.library.Library has it)."""
 
     def results(self, session_id: int) -> list[dict[str, Any]]: ...
-    def runs(self, session_id: int) -> list[dict[str, Any]]: ...
+    def incomplete_runs(self, session_id: int, complete: frozenset[str]
+                        ) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ def session_results(lib: RunsSource, session_id: int, include_partial: bool = Fa
     incomplete = tuple(
         IncompleteRun(str(r["case_id"]), int(r["repeat"]), str(r.get("status") or ""),
                       str(r.get("error") or ""))
-        for r in lib.runs(session_id) if r.get("status") not in COMPLETE)
+        for r in lib.incomplete_runs(session_id, COMPLETE))
     rows = lib.results(session_id)
     if incomplete and not include_partial:
         left_out = {(r.case_id, r.repeat): r.status for r in incomplete}

@@ -178,6 +178,44 @@ def _dimensions(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return out
 
 
+class _Labels:
+    """Each row's label parts worked out once: a pivot of a 10,000-run session groups its rows
+    by the same keys several times over while it finds the columns a cell needs."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]):
+        self.rows = rows
+        self._parts: list[dict[str, str]] = [{} for _ in rows]
+        self._joined: dict[tuple[str, ...], list[str]] = {}
+
+    def part(self, i: int, key: str) -> str:
+        parts = self._parts[i]
+        text = parts.get(key)
+        if text is None:
+            text = parts[key] = label_part(key, value_of(self.rows[i], key))
+        return text
+
+    def of(self, i: int, keys: Sequence[str]) -> str:
+        """The label of row i for these keys (label()); every row's labels for one tuple of
+        keys are made together, from those of the keys but the last when they are known."""
+        keys = tuple(keys)
+        joined = self._joined.get(keys)
+        if joined is None:
+            head = self._joined.get(keys[:-1]) if len(keys) > 1 else None
+            if head is not None:
+                joined = [f"{h} / {self.part(k, keys[-1])}" for k, h in enumerate(head)]
+            else:
+                joined = [" / ".join(self.part(k, key) for key in keys) or "all"
+                          for k in range(len(self.rows))]
+            self._joined[keys] = joined
+        return joined[i]
+
+    def varies(self, group: Sequence[int], key: str) -> bool:
+        """Whether `key` has more than one value among the rows in `group` (a missing
+        parameter is a value too)."""
+        first = repr(value_of(self.rows[group[0]], key))
+        return any(repr(value_of(self.rows[i], key)) != first for i in group[1:])
+
+
 def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("config",),
                 column_keys: Sequence[str] = ("test",), metrics: Sequence[str] = (),
                 alpha: float = ALPHA) -> Pivot:
@@ -193,21 +231,25 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         rows = [{**r, "config": r[CONFIG_NAME]} if CONFIG_NAME in r else r for r in rows]
     chosen = select(rows, metrics)
     dims = _dimensions(chosen)
+    labels = _Labels(chosen)
     added: list[str] = []
     while True:
-        groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-        for r in chosen:
-            groups.setdefault((label(r, row_keys), label(r, (*column_keys, *added))),
-                              []).append(r)
+        groups: dict[tuple[str, str], list[int]] = {}
+        for i in range(len(chosen)):
+            groups.setdefault((labels.of(i, row_keys), labels.of(i, (*column_keys, *added))),
+                              []).append(i)
         clash = [g for g in groups.values() if len(g) > 1]
         taken = {*row_keys, *column_keys, *added}
         if "metric" in taken:
             taken.add("test")  # the metric names its test
-        varying = [k for g in clash for k in _varying(g, dims) if k not in taken]
-        # the metric names its test: added alone, not after a 'test' that leaves it varying
-        # ('ext2 / create:seconds', not 'ext2 / create / create:seconds')
-        extra = ("metric" if "test" in varying and "metric" in varying
-                 else next(iter(varying), None))
+        free = [k for k in dims if k not in taken]
+        # the first dimension varying inside a clashing cell (cells in table order, dimensions
+        # in RESIDUAL_ORDER then first-seen parameters) is added to the columns ...
+        extra = next((k for g in clash for k in free if labels.varies(g, k)), None)
+        # ... but the metric names its test: added alone, not after a 'test' that leaves it
+        # varying ('ext2 / create:seconds', not 'ext2 / create / create:seconds')
+        if extra == "test" and any(labels.varies(g, "metric") for g in clash):
+            extra = "metric"
         if extra is None:
             break
         added.append(extra)
@@ -215,12 +257,16 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     common = {k: value_of(chosen[0], k) for k in dims
               if chosen and k not in {*row_keys, *all_columns} and not _varying(chosen, [k])
               and value_of(chosen[0], k) is not None and k not in ("metric", "session")}
-    row_labels = list(dict.fromkeys(label(r, row_keys) for r in chosen))
-    col_labels = list(dict.fromkeys(label(r, all_columns) for r in chosen))
+    row_of = [labels.of(k, row_keys) for k in range(len(chosen))]
+    column_of = [labels.of(k, all_columns) for k in range(len(chosen))]
+    row_labels = list(dict.fromkeys(row_of))
+    col_labels = list(dict.fromkeys(column_of))
+    row_index = {name: i for i, name in enumerate(row_labels)}
+    column_index = {name: j for j, name in enumerate(col_labels)}
     cells: dict[tuple[int, int], Cell] = {}
     ways: dict[int, list[bool]] = {}
-    for r in chosen:
-        i, j = row_labels.index(label(r, row_keys)), col_labels.index(label(r, all_columns))
+    for k, r in enumerate(chosen):
+        i, j = row_index[row_of[k]], column_index[column_of[k]]
         if (i, j) in cells:
             continue  # the same case twice (two identical [[test]] tables): the first counts
         mean, std, n = row_stats(r)

@@ -153,18 +153,16 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
     every = [r for r in labelled_rows(sessions) if all_metrics or is_headline(r)]
     common = constant_params(every)
     cells: dict[tuple[str, str], Cell] = {}
-    rows: list[str] = []
-    columns: list[str] = []
+    rows: dict[str, None] = {}  # ordered sets: first seen first (a list's `in` made the
+    columns: dict[str, None] = {}  # comparison of a 10,000-run session quadratic)
     units: dict[str, str] = {}
     better: dict[str, bool] = {}
     metrics: dict[str, str] = {}
     for r in every:
         row = str(r["config"])
-        if row not in rows:
-            rows.append(row)
+        rows.setdefault(row)
         col = figure_label(r, skip=common)
-        if col not in columns:
-            columns.append(col)
+        columns.setdefault(col)
         mean, std, n = row_stats(r)
         unit = str(r.get("unit", ""))
         units[col] = unit
@@ -178,7 +176,8 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
         if baseline in rows:
             base = baseline
         else:
-            base = next((r for r in rows if baseline and r.startswith(f"{baseline} / ")), rows[0])
+            base = next((r for r in rows if baseline and r.startswith(f"{baseline} / ")),
+                        next(iter(rows)))
     for (row, col), cell in list(cells.items()):
         ref = cells.get((base, col)) if base else None
         if ref is None:

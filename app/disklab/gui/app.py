@@ -18,7 +18,6 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-import pyqtgraph as pg
 from PySide6.QtCore import QObject, QSocketNotifier, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
@@ -27,6 +26,7 @@ from disklab import __version__
 from disklab.core.logfile import install_exception_hooks, start_log
 from disklab.core.resources import APP_ID
 from disklab.gui.activity import log_activity
+from disklab.gui.lazy import plot_options
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
 
@@ -65,11 +65,11 @@ def apply_theme(app: QApplication, dark: bool | None = None) -> bool:
         p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText,
                    QColor(110, 110, 110))
         app.setPalette(p)
-        pg.setConfigOptions(background=(30, 30, 34), foreground=(210, 210, 210))
+        plot_options(background=(30, 30, 34), foreground=(210, 210, 210))
     else:
         app.setPalette(app.style().standardPalette())
-        pg.setConfigOptions(background="w", foreground=(40, 40, 40))
-    pg.setConfigOptions(antialias=False)
+        plot_options(background="w", foreground=(40, 40, 40))
+    plot_options(antialias=False)
     return dark
 
 

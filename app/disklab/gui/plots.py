@@ -38,6 +38,9 @@ from PySide6.QtWidgets import (
 from disklab.core.results.charts import PALETTE, ChartSpec
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
+from disklab.gui.lazy import PLOT_OPTIONS
+
+pg.setConfigOptions(**PLOT_OPTIONS)  # the theme app.py chose before pyqtgraph was imported
 
 REDRAW_MS = 100  # a zoom or pan is drawn this soon, and nothing more often
 LIVE_GAP_MS = 1000  # new samples are drawn at most once a second: a redraw of the four plots

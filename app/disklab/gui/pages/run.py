@@ -63,7 +63,7 @@ from disklab.core.results.format import format_mean_std
 from disklab.core.resume import Resumption, prepare_resume
 from disklab.core.session import PlanSummary, check_plan, format_duration
 from disklab.core.units import human_rate
-from disklab.gui.plots import LivePlots
+from disklab.gui.lazy import live_plots
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 
@@ -183,7 +183,7 @@ class RunPage(QWidget):
 
         split = QSplitter(Qt.Orientation.Vertical)
         upper = QSplitter(Qt.Orientation.Horizontal)
-        self.plots = LivePlots()
+        self.plots: Any = live_plots()  # a LivePlots once the page is first shown
         upper.addWidget(self.plots)
         self.table = QTableWidget(0, len(COLS))
         self.table.setHorizontalHeaderLabels(COLS)

@@ -26,8 +26,8 @@ from disklab import __version__
 from disklab.core.logfile import install_exception_hooks, start_log
 from disklab.core.resources import APP_ID
 from disklab.gui.activity import log_activity
-from disklab.gui.lazy import plot_options
 from disklab.gui.main_window import MainWindow
+from disklab.gui.plot_theme import plot_options
 from disklab.gui.state import Workbench
 
 

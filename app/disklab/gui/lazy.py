@@ -10,14 +10,10 @@ before the Run page was shown are replayed into the live plots when they are mad
 hold the whole run; a chart spec is shown when the chart is made. Past RECORD_LIMIT recorded
 calls (a long run watched from another page) the real widget is made anyway, hidden, so the
 record never grows without bound.
-
-The plots' theme (pyqtgraph's config options) is kept here too and applied when pyqtgraph is
-imported (`plot_options`), since app.py sets the theme before any plot exists.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -26,15 +22,6 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 RECORD_LIMIT = 20_000  # calls kept before the real widget is made (~15 min of a run's samples)
 SHOWN_MS = 250  # made this long after being shown at the latest, painted or not
-PLOT_OPTIONS: dict[str, Any] = {}  # pyqtgraph config options, applied once it is imported
-
-
-def plot_options(**options: Any) -> None:
-    """Set pyqtgraph config options now if it is imported, else when it is (plots.py)."""
-    PLOT_OPTIONS.update(options)
-    pg = sys.modules.get("pyqtgraph")
-    if pg is not None:
-        pg.setConfigOptions(**options)
 
 
 class Deferred(QWidget):

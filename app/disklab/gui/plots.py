@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from disklab.core.results.charts import PALETTE, ChartSpec
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
-from disklab.gui.lazy import PLOT_OPTIONS
+from disklab.gui.plot_theme import PLOT_OPTIONS
 
 pg.setConfigOptions(**PLOT_OPTIONS)  # the theme app.py chose before pyqtgraph was imported
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -55,3 +56,4 @@ def window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
     # still running in the pool while the next test builds its window and Python collects the
     # last one's objects crashed the interpreter (seen once, in a CI run on a loaded machine)
     QThreadPool.globalInstance().waitForDone(30_000)
+    gc.collect()  # its cycles of Qt objects, in this thread, not in the next run's worker

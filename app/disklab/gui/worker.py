@@ -13,6 +13,7 @@ process tree and tears down.
 
 from __future__ import annotations
 
+import gc
 import threading
 import traceback
 from collections import deque
@@ -112,6 +113,11 @@ class RunController(QObject):
         plan and warnings are the resumption's)."""
         if self.running:
             raise RuntimeError("a run is already going")
+        # Python's cycle collector runs in whichever thread happens to allocate: Qt objects
+        # left in cycles (a closed window's plots) collected by the worker thread destroy
+        # them there, and ~QObject holding Qt's connection lock while it waits for the GIL
+        # the GUI thread holds deadlocked a test run. Collected here, in the GUI thread.
+        gc.collect()
         self.thread = QThread(self)
         self.thread.setObjectName("disklab-run")
         self.worker = RunWorker(plan, warnings, library_path, password, resume)

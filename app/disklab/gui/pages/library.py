@@ -44,8 +44,8 @@ from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.gui.draft import PlanDraft
 from disklab.gui.export import write_chart, write_charts
+from disklab.gui.lazy import chart_view
 from disklab.gui.models import sessions_model, when
-from disklab.gui.plots import ChartView
 from disklab.gui.state import Workbench
 
 PARAMS_WIDTH = 220  # px: the widest the parameters column opens (elided, full in the tooltip)
@@ -155,7 +155,7 @@ class LibraryPage(QWidget):
         self.chart_pick = QComboBox()
         self.chart_pick.currentIndexChanged.connect(self._show_chart)
         cl.addWidget(self.chart_pick)
-        self.chart = ChartView()
+        self.chart: Any = chart_view()  # a ChartView once the Charts tab is first shown
         cl.addWidget(self.chart, 1)
         self.charts: list[ChartSpec] = []
         self.tabs.addTab(chart_host, "Charts")

@@ -1,0 +1,102 @@
+"""The window appears without pyqtgraph (bench figure 6), and plots made late miss nothing: a run
+watched from another page has all its samples and markers plotted when the Run page is shown."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from disklab.core.units import MiB
+from disklab.gui import lazy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FIRST_FRAME = textwrap.dedent("""
+    import sys
+    from disklab.gui.app import make_app
+    from disklab.gui.main_window import MainWindow
+    from disklab.gui.state import Workbench
+    app = make_app()
+    w = MainWindow(Workbench(sys.argv[1]))
+    w.show_page("run")
+    w.show()
+    app.processEvents()
+    first = ("pyqtgraph" in sys.modules, "numpy" in sys.modules, w.run.plots.made)
+    while not w.run.plots.made:
+        app.processEvents()
+    curves = len(w.run.plots.curves)
+    print(*first, "pyqtgraph" in sys.modules, curves, flush=True)
+    import os
+    os._exit(0)
+""")
+
+
+def test_the_first_frame_comes_without_pyqtgraph_and_the_plots_right_after(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen",
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "app"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", FIRST_FRAME, str(tmp_path / "lib.sqlite3")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    pg_first, np_first, made_first, pg_after, curves = done.stdout.split()
+    assert (pg_first, np_first, made_first) == ("False", "False", "False"), done.stdout
+    assert pg_after == "True"
+    assert int(curves) >= 8  # the Run page's live plots, whole
+
+
+def test_samples_and_markers_before_the_plots_exist_are_all_plotted(qtbot):
+    plots = lazy.live_plots()
+    qtbot.addWidget(plots)
+    plots.driven = True  # set by the Run page when a run starts: handed on to the real plots
+    plots.add_sample("app_wchar_bps", 100.0, 10 * MiB)  # a run before this one: cleared
+    plots.clear()
+    plots.add_marker(1000.0, "#1", detail="case 1, repeat 1")
+    for s in range(300):
+        plots.add_sample("app_wchar_bps", 1000.0 + s, (50 + s % 7) * MiB)
+        plots.add_sample("cpu_pct", 1000.0 + s, 12.5)
+    plots.redraw()  # nothing to draw on yet: nothing happens, nothing is lost
+    assert not plots.made
+    plots.resize(900, 700)
+    plots.show()  # the page shown: the plots are made after its first paint
+    qtbot.waitUntil(lambda: plots.made, timeout=5000)
+    real = plots.real()
+    assert real.driven is True
+    t, y = plots.series_data("app_wchar_bps")
+    assert len(t) == 300 and t[0] == 0.0 and t[-1] == 299.0
+    assert list(y[:7]) == [50.0 + i for i in range(7)]
+    assert len(plots.series_data("cpu_pct")[0]) == 300
+    assert [m.label for m in plots.markers] == ["#1"]
+    assert real.redraws >= 1  # drawn in its first paint, without waiting for a refresh
+    curve_t, _curve_y = real.curves["app_wchar_bps"].getData()
+    assert curve_t is not None and curve_t[-1] == 299.0
+    plots.add_sample("app_wchar_bps", 1300.0, 60 * MiB)  # later samples go straight in
+    assert len(plots.series_data("app_wchar_bps")[0]) == 301
+
+
+def test_a_long_run_watched_elsewhere_makes_the_plots_hidden_instead_of_growing(qtbot,
+                                                                                 monkeypatch):
+    monkeypatch.setattr(lazy, "RECORD_LIMIT", 50)
+    plots = lazy.live_plots()
+    qtbot.addWidget(plots)
+    for s in range(60):
+        plots.add_sample("device_write_bps", float(s), 20 * MiB)
+    assert plots.made and not plots.isVisible()
+    assert len(plots.series_data("device_write_bps")[0]) == 60
+
+
+def test_a_chart_asked_for_before_it_is_shown_is_drawn_when_it_is(qtbot):
+    from disklab.core.results.charts import ChartSpec, Series
+
+    chart = lazy.chart_view()
+    qtbot.addWidget(chart)
+    spec = ChartSpec(title="throughput", kind="bar", x_label="tool", y_label="MiB/s",
+                     series=(Series(name="write", x=(0, 1), y=(100.0, 120.0)),),
+                     categories=("dd", "fio"))
+    chart.show_spec(spec)
+    assert not chart.made
+    chart.show()
+    qtbot.waitUntil(lambda: chart.made, timeout=5000)
+    assert chart.spec is spec
+    assert chart.plotItem.titleLabel.text == "throughput"

@@ -168,6 +168,7 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
         cb.aio_buf, cb.aio_nbytes = base + k * bs, bs
     words = memoryview(raw).cast("B").cast("q")
     addr = [ctypes.addressof(iocbs[k]) for k in range(qd)]
+    offset_word = [_IOCB_WORDS * k + _OFFSET_WORD for k in range(qd)]
     ptrs = (ctypes.c_uint64 * qd)()
     ptrw = memoryview(ptrs).cast("B").cast("Q")
     ptrs_at = ctypes.addressof(ptrs)
@@ -220,10 +221,8 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
             if p >= blocks:
                 if not wrap:
                     break
-                idx = p % blocks
-            else:
-                idx = p
-            words[_IOCB_WORDS * n + _OFFSET_WORD] = order[idx] * bs
+                p %= blocks
+            words[offset_word[n]] = order[p] * bs
             ptrw[n] = addr[n]
             p += groups
             n += 1
@@ -243,9 +242,9 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
             inflight -= got
             n = 0
             stop = halt[0]
-            for j in range(got):
-                slot = evw[_EVENT_WORDS * j]
-                res = evw[_EVENT_WORDS * j + _RES_WORD]
+            for j in range(0, got * _EVENT_WORDS, _EVENT_WORDS):
+                slot = evw[j]
+                res = evw[j + _RES_WORD]
                 if res != bs:
                     if res < 0:
                         fail(os_error, -res)
@@ -264,23 +263,19 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
                         lat = lat[1::2]  # keep the samples of every 2nd sampled op
                         keep = lat.append
                         mask = mask * 2 + 1
-                if stop or halt[0]:
+                if stop:
                     continue
                 if p >= blocks:
                     if not wrap:
                         continue
-                    idx = p % blocks
-                else:
-                    idx = p
-                words[_IOCB_WORDS * slot + _OFFSET_WORD] = order[idx] * bs
+                    p %= blocks  # a time-based run wraps around the file
+                words[offset_word[slot]] = order[p] * bs
                 ptrw[n] = addr[slot]
+                sub[slot] = now  # the request's clock starts as it is prepared (fio's too)
                 p += groups
                 n += 1
             ops_field[ti] = done_ops
             if n:
-                t = clock()
-                for k in range(n):
-                    sub[(ptrw[k] - addr[0]) >> 6] = t
                 inflight += submit(n)
     finally:
         _call("io_destroy", ctx.value)  # waits for whatever is still in flight

@@ -25,10 +25,16 @@ Output, one JSON object a line on stdout, flushed at once:
       terms ("ramfs at /mnt refuses O_DIRECT (EINVAL); ...", "no space left in DIR ...").
 SIGTERM or SIGINT stop it cleanly: a summary flagged "partial": true, exit status 128 + signal.
 
+I/O path (--io, the summary's "io" and "io_why"): O_DIRECT at queue depth > 1 goes through
+Linux native AIO (engine/aio.py: one process per stream keeps all its requests in flight,
+submitting and reaping them in batches), everything else through the pread/pwrite workers
+(buffered AIO is synchronous on Linux). `--io psync` or `--io aio` force one.
+
 Limits: Python issues about half a million system calls per second per process, and the GIL is
-released only inside the calls (hence a worker process per CPU). Work above that (4 KiB at more
-than ~100k IOPS, deep queues on NVMe, asynchronous I/O) belongs to fio; the engine aims at
-parity with fio's psync engine at equal block size and concurrency, not beyond. Latency
+released only inside the calls (hence a worker process per CPU, or AIO). Work above that (4 KiB
+at more than ~100k IOPS, deep queues on NVMe) belongs to fio; the engine aims at parity with
+fio's psync engine (pread/pwrite) and libaio engine (AIO) at equal block size and concurrency,
+not beyond. Latency
 percentiles come from every operation up to about a million of them, and from an even sample
 beyond (the mean is always exact).
 """

@@ -117,3 +117,15 @@ def test_killing_the_engine_ends_its_aio_workers(direct_dir: Path) -> None:
         for w in workers:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(w, signal.SIGKILL)
+
+
+def test_more_requests_than_the_system_allows_fall_back_or_say_which_limit() -> None:
+    """fs.aio-max-nr bounds the AIO requests of the whole system: a run asking for more takes
+    the pread/pwrite path under auto, and a forced aio names the limit and the way out."""
+    limit = int(Path("/proc/sys/fs/aio-max-nr").read_text())
+    streams = limit // 256 + 1  # streams x depth 256 is more than the limit
+    path, why = aio.choose("auto", direct=True, queue_depth=256, streams=streams)
+    assert path == "psync" and "fs.aio-max-nr" in why and str(256 * streams) in why
+    with pytest.raises(OSError) as e:
+        aio.choose("aio", direct=True, queue_depth=256, streams=streams)
+    assert "sysctl fs.aio-max-nr" in str(e.value) and "io = psync" in str(e.value)

@@ -101,10 +101,24 @@ def _call(name: str, *args: int) -> int:
     return r
 
 
-def unavailable(depth: int) -> str | None:
-    """None when this machine can run AIO at `depth` requests, else why not (a sentence)."""
+def _proc_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def unavailable(depth: int, total: int | None = None) -> str | None:
+    """None when this machine can run AIO at `depth` requests a context and `total` in all
+    (streams x queue depth), else why not (a sentence a user can act on)."""
     if _numbers() is None:
         return f"Linux native AIO is not wired for this machine ({platform.machine()})"
+    limit, used = _proc_int("/proc/sys/fs/aio-max-nr"), _proc_int("/proc/sys/fs/aio-nr")
+    if total and limit is not None and (used or 0) + total > limit:
+        return (f"the run needs {total} AIO requests (streams x queue depth) and "
+                f"fs.aio-max-nr allows {max(limit - (used or 0), 0)} more; raise it "
+                "(sysctl fs.aio-max-nr) or use io = psync")
     ctx = ctypes.c_ulong(0)
     try:
         _call("io_setup", depth, ctypes.addressof(ctx))
@@ -116,7 +130,7 @@ def unavailable(depth: int) -> str | None:
     return None
 
 
-def choose(io: str, direct: bool, queue_depth: int) -> tuple[str, str]:
+def choose(io: str, direct: bool, queue_depth: int, streams: int = 1) -> tuple[str, str]:
     """(the I/O path a run takes, why): 'aio' or 'psync'. `io` is the user's choice ('auto',
     'psync' or 'aio'; forced 'aio' on a buffered run is refused before this, by the command
     line's check). auto takes AIO for O_DIRECT at queue depth > 1, where one process keeps the
@@ -125,7 +139,7 @@ def choose(io: str, direct: bool, queue_depth: int) -> tuple[str, str]:
     if io == "psync":
         return "psync", "asked for (io = psync)"
     if io == "aio":
-        problem = unavailable(queue_depth)
+        problem = unavailable(queue_depth, queue_depth * streams)
         if problem:
             raise OSError(errno.ENOSYS, problem)
         return "aio", "asked for (io = aio)"
@@ -133,7 +147,7 @@ def choose(io: str, direct: bool, queue_depth: int) -> tuple[str, str]:
         return "psync", "buffered I/O: Linux runs AIO on the page cache synchronously"
     if queue_depth < 2:
         return "psync", "queue depth 1: one call at a time"
-    problem = unavailable(queue_depth)
+    problem = unavailable(queue_depth, queue_depth * streams)
     if problem:
         return "psync", problem
     return "aio", "O_DIRECT at queue depth > 1"

@@ -197,7 +197,7 @@ class Runner:
         """Open every stream's file and choose the I/O path (aio.choose); OSError or
         LayoutError propagates for the caller."""
         self.io_path, self.io_why = aio.choose(self.job.io, self.job.direct,
-                                               self.job.queue_depth)
+                                               self.job.queue_depth, len(self.job.files))
         flags = open_flags(self.job)
         for s in self.streams:
             s.fd = os.open(s.path, flags, 0o644)

@@ -4,9 +4,10 @@ Kept lean because the bench compares it with dd and fio: no allocation per opera
 page-aligned mmap buffer per slot, filled once with random bytes so that compressing
 filesystems do not flatter writes), counters each slot owns, one latency sample per
 operation until a cap, then every 2nd, 4th... (the mean stays exact: a running sum).
-Each queue slot is a process of its own, forked from the engine (fio's psync engine runs a
-process per job the same way), so queue_depth slots keep that many calls in flight on a stream
-without waiting for each other's GIL.
+The queue slots run in worker processes forked from the engine, one per CPU (fio's psync engine
+runs a process per job the same way), so queue_depth slots keep that many calls in flight on a
+stream without all waiting for one GIL; with O_DIRECT at queue depth > 1 one process per stream
+keeps them all in flight through Linux AIO instead (engine/aio.py).
 """
 
 from __future__ import annotations

@@ -392,3 +392,29 @@ def test_every_cut_of_a_real_output_is_handled() -> None:
     _check_hostile('{"type":"summary","mode":"read","bw":Infinity,"iops":1}\n')
     _check_hostile('{"type":"interval","elapsed":1e-300,"bytes":1e308,"ops":1}\n')
     _check_hostile("[" * 100_000 + "\n")
+
+
+def test_the_io_path_is_passed_checked_and_read_back() -> None:
+    """io = auto is the engine's default (no flag); psync and aio are passed; aio without
+    direct is refused naming `io`; the path the summary says ran is in every metric's params
+    (the library reads a case asked with auto back as what ran)."""
+    a = EngineAdapter()
+    assert a.params["io"].choices == ("auto", "psync", "aio") and a.params["io"].default is None
+    argv = a.build_command(params(mode="write", size=1 << 20), TARGET).argv
+    assert "--io" not in argv
+    argv = a.build_command(params(mode="write", size=1 << 20, io="auto"), TARGET).argv
+    assert "--io" not in argv
+    for io in ("psync", "aio"):
+        argv = a.build_command(params(mode="write", size=1 << 20, io=io, direct=True),
+                               TARGET).argv
+        assert argv[argv.index("--io") + 1] == io
+    problems = a.check(params(mode="write", size=1 << 20, io="aio"))
+    assert [k for k, _ in problems] == ["io"] and "needs direct = true" in problems[0][1]
+    assert a.check(params(mode="write", size=1 << 20, io="aio", direct=True)) == []
+    summary = {"type": "summary", "mode": "randread", "bw": 4e8, "iops": 1e5, "lat_ns": {},
+               "streams": [{"bw": 2e8}, {"bw": 2e8}], "io": "aio", "partial": False}
+    metrics = a.parse_result(ToolOutput(stdout=json.dumps(summary)),
+                             params(mode="randread", streams=2))
+    assert metrics and all((m.params or {}).get("io") == "aio" for m in metrics)
+    assert [m.params for m in metrics if m.name == "random_read:stream"] == [
+        {"stream": 0, "io": "aio"}, {"stream": 1, "io": "aio"}]

@@ -18,6 +18,10 @@ from disklab.core.engine.report import emit, interval, summary
 from disklab.core.engine.worker import Job, LayoutError, Runner, prepare_file
 
 MODES = ("write", "rewrite", "read", "randread", "randwrite")
+IO_PATHS = ("auto", "psync", "aio")
+AIO_NEEDS_DIRECT = ("io aio needs direct I/O (--direct): Linux runs asynchronous I/O on "
+                    "buffered (page-cache) files synchronously inside io_submit; use io auto "
+                    "or psync")
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
@@ -39,6 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="seconds; > 0 runs this long, wrapping around the file")
     p.add_argument("--interval", type=float, default=0.5, help="seconds between interval lines")
     p.add_argument("--seed", type=int, default=1, help="of the random block order")
+    p.add_argument("--io", choices=IO_PATHS, default="auto",
+                   help="the I/O path: pread/pwrite workers (psync), Linux native AIO (aio, "
+                        "O_DIRECT only), or auto: aio for O_DIRECT at queue depth > 1")
     p.add_argument("--prepare", action="store_true",
                    help="only lay out the files (sequential writes, fsync), for a later run")
     return p.parse_args(argv)
@@ -60,6 +67,8 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
         return "queue depth must be at least 1"
     if args.interval <= 0 or args.runtime < 0:
         return "interval must be positive and runtime not negative"
+    if args.io == "aio" and not args.direct and not args.prepare:
+        return AIO_NEEDS_DIRECT
     if len(set(args.file)) != len(args.file):
         return "each stream needs a file of its own"
     return None
@@ -167,5 +176,5 @@ def main(argv: list[str] | None = None, early_signals: list[int] | None = None) 
     sizes = args.block_size
     job = Job(args.mode, args.file, sizes[0], args.size, args.queue_depth, args.direct,
               args.sync, args.fsync, args.runtime, args.seed,
-              stream_block_sizes=tuple(sizes) if len(sizes) > 1 else ())
+              stream_block_sizes=tuple(sizes) if len(sizes) > 1 else (), io=args.io)
     return _measure(job, args.interval, signals)

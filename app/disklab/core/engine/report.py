@@ -79,5 +79,5 @@ def summary(runner: Runner) -> dict[str, Any]:
         "block_size": job.block_size, "size": job.size, "queue_depth": job.queue_depth,
         "direct": job.direct, "sync": job.sync, "fsync": job.fsync,
         "streams": [_stream(s, first) for s in runner.streams],
-        "partial": runner.halted_early(),
+        "partial": runner.halted_early(), "io": runner.io_path, "io_why": runner.io_why,
     }

@@ -4,9 +4,10 @@ Kept lean because the bench compares it with dd and fio: no allocation per opera
 page-aligned mmap buffer per slot, filled once with random bytes so that compressing
 filesystems do not flatter writes), counters each slot owns, one latency sample per
 operation until a cap, then every 2nd, 4th... (the mean stays exact: a running sum).
-Each queue slot is a process of its own, forked from the engine (fio's psync engine runs a
-process per job the same way), so queue_depth slots keep that many calls in flight on a stream
-without waiting for each other's GIL.
+The queue slots run in worker processes forked from the engine, one per CPU (fio's psync engine
+runs a process per job the same way), so queue_depth slots keep that many calls in flight on a
+stream without all waiting for one GIL; with O_DIRECT at queue depth > 1 one process per stream
+keeps them all in flight through Linux AIO instead (engine/aio.py).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from disklab.core.engine import aio
+
 MAX_LATENCIES = 1 << 20  # latency samples kept per run, over all slots
 TABLE_LIMIT = 1 << 18  # random orders up to this many blocks are a shuffled table
 PREPARE_CHUNK = 1 << 20
@@ -34,6 +37,7 @@ PREPARE_CHUNK = 1 << 20
 _LIBC = ctypes.CDLL(None, use_errno=True)  # prctl: a slot dies with the engine process
 _PR_SET_PDEATHSIG = 1
 
+AIO_PROCESSES_PER_STREAM = 1  # one process keeps a stream's whole queue in flight
 WRITE_MODES = ("write", "rewrite", "randwrite")
 RANDOM_MODES = ("randread", "randwrite")
 LAYOUT_MODES = ("rewrite", "read", "randread", "randwrite")  # work on a file laid out before
@@ -55,6 +59,7 @@ class Job:
     seed: int = 1
     stream_block_sizes: tuple[int, ...] = ()  # one per file, overriding block_size (a slow and
     # a fast stream side by side, as a slow LUN next to a fast one)
+    io: str = "auto"  # auto, psync or aio: the I/O path (aio.choose)
 
     def block_size_of(self, stream: int) -> int:
         """The block size stream number `stream` issues its calls in."""
@@ -187,9 +192,13 @@ class Runner:
         self._flag = mmap.mmap(-1, mmap.PAGESIZE)  # shared with the slots: byte 0 set = halt
         self._halt = memoryview(self._flag).cast("B")
         self.done = threading.Event()
+        self.io_path, self.io_why = "psync", ""  # decided by open()
 
     def open(self) -> None:
-        """Open every stream's file; OSError or LayoutError propagates for the caller."""
+        """Open every stream's file and choose the I/O path (aio.choose); OSError or
+        LayoutError propagates for the caller."""
+        self.io_path, self.io_why = aio.choose(self.job.io, self.job.direct,
+                                               self.job.queue_depth, len(self.job.files))
         flags = open_flags(self.job)
         for s in self.streams:
             s.fd = os.open(s.path, flags, 0o644)
@@ -251,9 +260,12 @@ class Runner:
                 for si, s in enumerate(self.streams):
                     order = block_order(job.size // s.block_size, job.mode in RANDOM_MODES,
                                         job.seed + si)
-                    for slots in slot_groups(qd):
+                    groups = (aio.aio_groups(qd, AIO_PROCESSES_PER_STREAM)
+                              if self.io_path == "aio" else slot_groups(qd))
+                    for g, slots in enumerate(groups):
                         pid = _fork_group(self, s, shared[si], slots, order, cap,
-                                          (ready_r, ready_w, go_r, go_w))
+                                          (ready_r, ready_w, go_r, go_w),
+                                          (g, len(groups)) if self.io_path == "aio" else None)
                         owner[pid] = si
             finally:
                 os.close(ready_w)
@@ -406,10 +418,12 @@ def slot_groups(queue_depth: int, cpus: int | None = None) -> list[list[int]]:
 
 
 def _fork_group(runner: Runner, s: StreamState, mem: _SlotMemory, slots: list[int],
-                order: Sequence[int], cap: int, pipes: tuple[int, int, int, int]) -> int:
-    """Fork one worker process running `slots` (a thread each); returns its pid. The child
-    never returns: it runs its slots' share of the stream's calls and leaves with os._exit
-    (no atexit, no flush of buffers it inherited)."""
+                order: Sequence[int], cap: int, pipes: tuple[int, int, int, int],
+                aio_group: tuple[int, int] | None = None) -> int:
+    """Fork one worker process running `slots` (a thread each, or, with `aio_group` = (its
+    number, how many share the stream), all of them in flight through Linux AIO: aio.run_slots);
+    returns its pid. The child never returns: it runs its slots' share of the stream's calls
+    and leaves with os._exit (no atexit, no flush of buffers it inherited)."""
     parent = os.getpid()
     pid = os.fork()
     if pid:
@@ -424,20 +438,53 @@ def _fork_group(runner: Runner, s: StreamState, mem: _SlotMemory, slots: list[in
         os.close(ready_r)
         os.close(go_w)
         job = runner.job
-        bufs = [aligned_buffer(s.block_size, fill=job.mode in WRITE_MODES) for _ in slots]
-        threads = [threading.Thread(target=_slot_loop, daemon=True,
-                                    args=(job, s, mem, ti, order, cap, buf, runner._halt))
-                   for ti, buf in zip(slots, bufs, strict=True)]
-        os.write(ready_w, b"r")
-        os.close(ready_w)
-        os.read(go_r, 1)  # end of file: the parent has started the clock
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        if aio_group is not None:
+            _aio_child(job, s, mem, slots, order, cap, runner._halt, aio_group, ready_w, go_r)
+        else:
+            _thread_child(job, s, mem, slots, order, cap, runner._halt, ready_w, go_r)
         code = 0
     finally:
         os._exit(code)
+
+
+def _thread_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
+                  order: Sequence[int], cap: int, halt: memoryview, ready_w: int, go_r: int
+                  ) -> None:
+    """A pread/pwrite worker's life: a buffer and a thread per slot, ready, go, join."""
+    bufs = [aligned_buffer(s.block_size, fill=job.mode in WRITE_MODES) for _ in slots]
+    threads = [threading.Thread(target=_slot_loop, daemon=True,
+                                args=(job, s, mem, ti, order, cap, buf, halt))
+               for ti, buf in zip(slots, bufs, strict=True)]
+    os.write(ready_w, b"r")
+    os.close(ready_w)
+    os.read(go_r, 1)  # end of file: the parent has started the clock
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def _aio_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
+               order: Sequence[int], cap: int, halt: memoryview, group: tuple[int, int],
+               ready_w: int, go_r: int) -> None:
+    """An AIO worker's life: one buffer of len(slots) blocks, ready, go, its share of the
+    stream's requests; an error of the system calls themselves is recorded as a slot's."""
+    buf = aligned_buffer(s.block_size * len(slots), fill=job.mode in WRITE_MODES)
+    os.write(ready_w, b"r")
+    os.close(ready_w)
+    os.read(go_r, 1)
+    try:
+        aio.run_slots(fd=s.fd, write=job.mode in WRITE_MODES, block_size=s.block_size,
+                      order=order, group=group[0], groups=group[1], wrap=job.runtime > 0,
+                      buffer=buf, slots=slots, cap=cap, fields=mem.fields, lat_out=mem.lat,
+                      halt=halt, kinds=(_OPS, _LAT_SUM, _LAT_MAX, _STARTED, _SAMPLES,
+                                        _ERR_KIND, _ERR_ERRNO, _ERR_N, _OS_ERROR, _SHORT))
+    except OSError as e:
+        ti = slots[0]
+        if not mem.fields[_ERR_KIND][ti]:
+            mem.fields[_ERR_ERRNO][ti] = e.errno or errno.EIO
+            mem.fields[_ERR_KIND][ti] = _OS_ERROR
+        halt[0] = 1
 
 
 def _die_with(parent: int) -> None:

@@ -53,6 +53,7 @@ NEEDS_LAYOUT = ("rewrite", "read", "randread", "randwrite")
 READS = ("read", "randread")
 LATENCY_KEYS = (("mean", "lat_mean"), ("p50", "lat_p50"), ("p99", "lat_p99"),
                 ("p99.9", "lat_p99.9"))
+IO_PATHS = ("auto", "psync", "aio")
 DIRECT_ALIGN = 512  # the smallest logical block size; 4 KiB-sector devices need 4096 (the
 # engine says so when the device refuses a transfer)
 
@@ -195,6 +196,10 @@ class EngineAdapter(ToolAdapter):
                              help="run this long, wrapping around the file (0: size-bound)"),
         # default None: tables and comparison columns leave None parameters out, so cases
         # without it read (and compare) as they did before the parameter existed
+        # default None ("auto"), for the same reason; the path that ran is in the metrics' params
+        "io": ParamSpec("choice", None, choices=IO_PATHS,
+                        help="I/O path: auto (Linux native AIO for direct I/O at queue depth "
+                             "> 1, else pread/pwrite), psync, or aio (direct only)"),
         "stream_block_sizes": ParamSpec(
             "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
                               "instead of block_size: a slow and a fast stream side by side"),
@@ -229,6 +234,10 @@ class EngineAdapter(ToolAdapter):
             if params.get("direct") and isinstance(bs, int) and bs % DIRECT_ALIGN:
                 problems.append((key, f"direct I/O needs a multiple of {DIRECT_ALIGN} "
                                       "bytes (4096 on 4 KiB-sector devices)"))
+        if params.get("io") == "aio" and not params.get("direct"):
+            problems.append(("io", "aio needs direct = true: Linux runs asynchronous I/O on "
+                                   "buffered (page-cache) files synchronously inside io_submit; "
+                                   "use io = \"auto\" or \"psync\""))
         threads = max(_int(params.get("streams")), 1) * max(_int(params.get("queue_depth")), 1)
         if threads > MAX_THREADS:
             problems.append(("queue_depth", f"streams x queue_depth is {threads} threads, more "
@@ -259,6 +268,9 @@ class EngineAdapter(ToolAdapter):
             argv.append("--sync")
         if params.get("fsync", True):
             argv.append("--fsync")
+        io = params.get("io")
+        if io in IO_PATHS and io != "auto":
+            argv += ["--io", str(io)]
         runtime = float(params.get("runtime") or 0)
         if runtime > 0:
             argv += ["--runtime", f"{runtime:g}"]
@@ -282,8 +294,9 @@ class EngineAdapter(ToolAdapter):
         number, s = summaries[-1]
         try:
             if placement(params):
-                return self._placed(s, params, note="partial" if s.get("partial") else None)
-            return self._metrics(s, note="partial" if s.get("partial") else None)
+                return _with_io(s, self._placed(s, params,
+                                                note="partial" if s.get("partial") else None))
+            return _with_io(s, self._metrics(s, note="partial" if s.get("partial") else None))
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ParseError(TOOL, number, f"a summary with {e}", json.dumps(s)) from e
 
@@ -349,7 +362,7 @@ class EngineAdapter(ToolAdapter):
         for d in reversed(docs):
             if d.get("type") == "summary":
                 try:
-                    return self._metrics(d, note="partial")
+                    return _with_io(d, self._metrics(d, note="partial"))
                 except (KeyError, TypeError, ValueError, AttributeError):
                     break
         name = METRIC.get(str(params.get("mode")))
@@ -380,6 +393,17 @@ class EngineAdapter(ToolAdapter):
         planned = size * streams if isinstance(size, int) and isinstance(streams, int) else None
         return _EngineProgress(str(params.get("mode", "")), float(params.get("runtime") or 0),
                                planned)
+
+
+def _with_io(summary: Mapping[str, Any], metrics: list[Metric]) -> list[Metric]:
+    """The I/O path the engine took ("aio" or "psync", its summary's "io") in every metric's
+    params: they override the case's in the library, so a case asked with io = "auto" reads
+    back as the path that ran, and runs on different paths compare as different."""
+    path = summary.get("io")
+    if path not in ("aio", "psync"):
+        return metrics  # an engine from before the choice existed
+    return [Metric(m.name, m.value, m.unit, m.note, {**(m.params or {}), "io": path})
+            for m in metrics]
 
 
 def _int(value: Any) -> int:

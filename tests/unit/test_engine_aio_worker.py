@@ -1,0 +1,131 @@
+"""The engine's AIO path on real files in a temporary directory (no root, no device): how the
+path is chosen, how a stream's slots are split, that the structures match the kernel's, and that
+an AIO worker dies with its engine."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from disklab.core.engine import aio
+from disklab.core.engine.probe import direct_io_refusal
+from disklab.core.engine.report import summary
+from disklab.core.engine.worker import Job, Runner, prepare_file
+
+KiB = 1024
+
+
+def test_the_structures_have_the_kernels_layout() -> None:
+    """include/uapi/linux/aio_abi.h: iocb is 64 bytes with aio_offset at byte 40, io_event 32
+    with res at byte 16 (the hot loop writes and reads those words directly)."""
+    assert ctypes.sizeof(aio.Iocb) == 64 and aio.Iocb.aio_offset.offset == 40
+    assert aio.Iocb.aio_fildes.offset == 20 and aio.Iocb.aio_buf.offset == 24
+    assert ctypes.sizeof(aio.IoEvent) == 32 and aio.IoEvent.res.offset == 16
+
+
+def test_auto_takes_aio_only_where_it_is_the_faster_path() -> None:
+    assert aio.choose("auto", direct=True, queue_depth=8) == ("aio", "O_DIRECT at queue depth > 1")
+    assert aio.choose("auto", direct=True, queue_depth=1)[0] == "psync"
+    assert aio.choose("auto", direct=False, queue_depth=32)[0] == "psync"
+    assert aio.choose("psync", direct=True, queue_depth=32)[0] == "psync"
+    assert aio.choose("aio", direct=True, queue_depth=1)[0] == "aio"
+
+
+def test_a_streams_slots_are_split_into_contiguous_ranges() -> None:
+    assert aio.aio_groups(8) == [list(range(8))]
+    assert aio.aio_groups(8, 2) == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    assert aio.aio_groups(3, 8) == [[0], [1], [2]]
+    assert sorted(t for g in aio.aio_groups(32, 3) for t in g) == list(range(32))
+
+
+@pytest.fixture
+def direct_dir(tmp_path: Path) -> Path:
+    if direct_io_refusal(str(tmp_path)):
+        pytest.skip(f"{tmp_path} refuses O_DIRECT")
+    return tmp_path
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_every_block_read_once_by_one_or_two_aio_processes(direct_dir: Path, groups: int,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    path = str(direct_dir / "f")
+    assert prepare_file(path, 1024 * KiB, direct=True)
+    monkeypatch.setattr("disklab.core.engine.worker.AIO_PROCESSES_PER_STREAM", groups)
+    for qd in (2, 5, 16):
+        runner = Runner(Job("randread", [path], 4 * KiB, 1024 * KiB, queue_depth=qd,
+                            direct=True))
+        runner.open()
+        try:
+            runner.run()
+        finally:
+            runner.close()
+        s = summary(runner)
+        assert (s["io"], s["bytes"], s["ops"], s["partial"]) == ("aio", 1024 * KiB, 256, False)
+        assert len(s["streams"][0]["lat_ns"]) == 5 and s["lat_ns"]["p50"] > 0
+        assert sum(len(a) for a in runner.streams[0].latencies) == 256  # a sample per call
+
+
+def test_a_short_read_through_aio_counts_whole_blocks_only(direct_dir: Path) -> None:
+    path = str(direct_dir / "f")
+    assert prepare_file(path, 1024 * KiB, direct=True)
+    runner = Runner(Job("read", [path], 64 * KiB, 1024 * KiB, queue_depth=4, direct=True))
+    runner.open()
+    try:
+        os.truncate(path, 256 * KiB - 4096)  # another program cut the file short
+        runner.run()
+    finally:
+        runner.close()
+    s = summary(runner)
+    assert s["io"] == "aio" and s["partial"] is True
+    assert s["ops"] == 3 and s["bytes"] == 3 * 64 * KiB  # not the short block, not beyond
+    assert runner.errors()[0].error.strerror.startswith("short read")
+
+
+def test_killing_the_engine_ends_its_aio_workers(direct_dir: Path) -> None:
+    path = str(direct_dir / "f")
+    assert prepare_file(path, 1024 * KiB, direct=True)
+    engine = subprocess.Popen(
+        [sys.executable, "-m", "disklab.core.engine", "--mode", "randread", "--file", path,
+         "--block-size", "4096", "--size", str(1024 * KiB), "--queue-depth", "8", "--direct",
+         "--runtime", "60", "--interval", "0.1"], stdout=subprocess.PIPE, text=True)
+    workers: set[int] = set()
+    try:
+        assert engine.stdout is not None
+        assert json.loads(engine.stdout.readline())["type"] == "interval"
+        workers = {int(c) for tid in os.listdir(f"/proc/{engine.pid}/task")
+                   for c in Path(f"/proc/{engine.pid}/task/{tid}/children").read_text().split()}
+        assert len(workers) == 1  # one AIO process keeps the stream's 8 requests in flight
+        engine.kill()
+        engine.wait(10)
+        deadline = time.monotonic() + 5
+        while any(os.path.exists(f"/proc/{w}") for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [w for w in workers if os.path.exists(f"/proc/{w}")]
+    finally:
+        engine.kill()
+        engine.wait(10)
+        for w in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(w, signal.SIGKILL)
+
+
+def test_more_requests_than_the_system_allows_fall_back_or_say_which_limit() -> None:
+    """fs.aio-max-nr bounds the AIO requests of the whole system: a run asking for more takes
+    the pread/pwrite path under auto, and a forced aio names the limit and the way out."""
+    limit = int(Path("/proc/sys/fs/aio-max-nr").read_text())
+    streams = limit // 256 + 1  # streams x depth 256 is more than the limit
+    path, why = aio.choose("auto", direct=True, queue_depth=256, streams=streams)
+    assert path == "psync" and "fs.aio-max-nr" in why and str(256 * streams) in why
+    with pytest.raises(OSError) as e:
+        aio.choose("aio", direct=True, queue_depth=256, streams=streams)
+    assert "sysctl fs.aio-max-nr" in str(e.value) and "io = psync" in str(e.value)

@@ -396,12 +396,15 @@ class EngineAdapter(ToolAdapter):
 
 
 def _with_io(summary: Mapping[str, Any], metrics: list[Metric]) -> list[Metric]:
-    """The I/O path the engine took ("aio" or "psync", its summary's "io") in every metric's
-    params: they override the case's in the library, so a case asked with io = "auto" reads
-    back as the path that ran, and runs on different paths compare as different."""
+    """io = "aio" in every metric's params when the engine took its AIO path (its summary's
+    "io"): they override the case's in the library, so a case asked with io = "auto" reads
+    back as the path that ran, and runs on different paths compare as different. The
+    pread/pwrite path is not written in: it is the one every engine run took before the
+    choice existed, so today's runs still line up with a library's older ones in Compare
+    (a case that asked for io = "psync" says so in its own params)."""
     path = summary.get("io")
-    if path not in ("aio", "psync"):
-        return metrics  # an engine from before the choice existed
+    if path != "aio":
+        return metrics
     return [Metric(m.name, m.value, m.unit, m.note, {**(m.params or {}), "io": path})
             for m in metrics]
 

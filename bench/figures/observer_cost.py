@@ -116,7 +116,9 @@ SNAP = textwrap.dedent("""
                 self.trace.append(("end", end["dev_write_bytes"] - self.start["dev_write_bytes"]))
         def result(self):
             return {**between(self.start, self.last), "status": self.status,
-                    "stored_bw": self.bw, "samples": self.samples, "trace": self.trace}
+                    "stored_bw": self.bw, "samples": self.samples, "trace": self.trace,
+                    # CLOCK_MONOTONIC of the window, to match a block trace (perf -k mono)
+                    "t0": self.start["t"], "t1": self.last["t"]}
 """)
 
 HEADLESS = SNAP + textwrap.dedent("""

@@ -33,6 +33,7 @@ from typing import Any
 
 from disklab.core import tools
 from disklab.core.tools.base import RunTarget
+from disklab.core.treeload.flush import syncfs
 
 from .common import bare, judge, with_defaults
 
@@ -203,8 +204,9 @@ def _arm(code: str, plan_text: str, library: Path, device: str) -> dict:
 
 
 def _bare_device(mnt: Path, seconds: int) -> dict:
-    """The same read-only case run bare (its prepare step, a second's pause like the window's
-    start at the 2nd sample, then the measured step): what the device does without DiskLab.
+    """The same read-only case run bare (its prepare step, a syncfs like the runner's after a
+    layout, a second's pause like the window's start at the 2nd sample, then the measured
+    step): what the device does without DiskLab.
     ext4 issues flushes of its own after a layout (journal commits), so flushes are judged
     against this, and bytes against 0."""
     adapter = tools.get_adapter("engine")
@@ -218,6 +220,7 @@ def _bare_device(mnt: Path, seconds: int) -> dict:
         os.sync()
         for step in cmd.prepare:
             subprocess.run(step, cwd=cmd.cwd, check=True, capture_output=True)
+        syncfs(str(mnt))  # as DiskLab's runner does after a layout (runner._sync_layout)
         time.sleep(1)
         a = _device_stat(device)
         subprocess.run(cmd.argv, cwd=cmd.cwd, check=True, capture_output=True)

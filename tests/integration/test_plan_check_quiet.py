@@ -1,9 +1,11 @@
-"""A plan check leaves the target's filesystem nothing to write later (bench figure 1a).
+"""A plan check and a layout leave the target's filesystem nothing to write later (bench 1a).
 
 The O_DIRECT probe of the check makes an unnamed file and writes a block; on ext4 its journal
 transaction used to be committed by jbd2 seconds after the check, inside the measured window of
-the case the GUI had just started. Real ext4 on a loop device, mounted with commit=1 so that a
-pending transaction shows within a second; the device's own write counter is the witness.
+the case the GUI had just started; and a layout's metadata, left dirty after the tool's fsync,
+was written back whenever another process synced. Real ext4 on a loop device, mounted noatime
+(reads write nothing) and commit=1 so that a pending transaction shows within a second; the
+device's own write counter is the witness.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import pytest
 
 from disklab.core import direct_io
 from disklab.core.engine.probe import direct_io_refusal
+from disklab.core.events import CaseFinished, LogLine, Sample
 from disklab.core.plan import parse_plan
+from disklab.core.runner import run_plan
 from tests.helpers import ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]
@@ -32,7 +36,8 @@ PLAN = ('name = "q"\n[target]\ndirectory = "{dir}"\n[[test]]\ntool = "engine"\n'
 def fs(tmp_path: Path) -> Iterator[ScratchFs]:
     made = make_scratch_fs(tmp_path, size="256M")
     try:
-        subprocess.run(["mount", "-o", "remount,commit=1", str(made.mountpoint)], check=True)
+        subprocess.run(["mount", "-o", "remount,noatime,commit=1", str(made.mountpoint)],
+                       check=True)
         direct_io.forget()
         yield made
     finally:
@@ -78,4 +83,22 @@ def test_a_plan_check_leaves_nothing_to_write_and_a_second_one_writes_nothing(
     parse_plan(plan)  # the GUI's check again, e.g. while a case runs: no probe at all
     time.sleep(COMMIT_WAIT)
     assert written(fs.mountpoint) == after_check
+    assert sorted(p.name for p in fs.mountpoint.iterdir()) == ["lost+found"]
+
+
+def test_the_runner_syncs_the_layout_so_a_read_only_step_writes_nothing(fs: ScratchFs) -> None:
+    """Another process's sync (or the flusher, 30 s on) in the middle of a read-only measured
+    step used to write the layout's metadata to its device; the runner syncs after a layout."""
+    plan = parse_plan(PLAN.format(dir=fs.mountpoint) + "runtime = 2\n").plan
+    logs, window = [], []
+    for event in run_plan(plan):
+        if isinstance(event, LogLine) and event.stream == "disklab":
+            logs.append(event.text)
+        elif isinstance(event, Sample) and not window:
+            window.append(written(fs.mountpoint))
+            os.sync()  # what another process may do at any time
+        elif isinstance(event, CaseFinished):
+            window.append(written(fs.mountpoint))
+    assert len(window) == 2 and window[1] == window[0]
+    assert f"synced {fs.mountpoint} after the layout (syncfs)" in logs
     assert sorted(p.name for p in fs.mountpoint.iterdir()) == ["lost+found"]

@@ -189,10 +189,14 @@ def _arm(code: str, plan_text: str, library: Path, device: str) -> dict:
     # the previous arm's case removed its files (and the instrument check its library) just
     # before: write that out now, or ext4's next journal commit lands in this arm's window
     os.sync()
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", dir="/var/tmp") as plan:
+    with tempfile.NamedTemporaryFile("w", suffix=".toml", dir="/var/tmp") as plan, \
+            tempfile.TemporaryDirectory(prefix="disklab-obs-config-") as config:
         plan.write(plan_text)
         plan.flush()
-        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+        # a settings file of its own: the user's (QSettings, ~/.config/DiskLab) holds the Run
+        # page's refresh rate, which any other DiskLab on the machine may have set to 5 s, and
+        # the runner's events reach the GUI (and these marks) once a refresh interval
+        env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": config}
         done = subprocess.run([sys.executable, "-c", code, plan.name, str(library), device],
                               capture_output=True, text=True, env=env, timeout=600)
     if done.returncode != 0:

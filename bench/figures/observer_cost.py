@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import tools
-from disklab.core.tools.base import RunTarget
+from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.treeload.flush import syncfs
 
-from .common import bare, judge, with_defaults
+from .common import judge, main_figure, with_defaults
 
 READ_PLAN = ('name = "observer"\n[target]\ndirectory = "{dir}"\n[[test]]\ntool = "engine"\n'
              'mode = "randread"\nblock_size = "4k"\nsize = "64m"\ndirect = true\n'
@@ -334,6 +334,29 @@ def _load() -> str:
     return f"load average {one:.1f} (5 min {five:.1f}) on {os.cpu_count()} CPUs"
 
 
+def _bare_session(directory: Path, tag: str) -> float:
+    """1b's bare run: the tool's own argv in a session of its own, as DiskLab's runner starts
+    a tool (proc: start_new_session). With the kernel's autogroups (sched_autogroup_enabled)
+    a session is a scheduling group, so a bare run in this script's session and a tool in its
+    own got different shares of a contended CPU: the bare arm ran 2-34 % slower than the
+    tool under DiskLab on a loaded machine. Returns the throughput the tool printed."""
+    adapter = tools.get_adapter("engine")
+    params = with_defaults("engine", {"mode": "write", "block_size": 4096, "size": CPU_SIZE,
+                                      "runtime": float(CPU_SECONDS)})
+    cmd = adapter.build_command(params, RunTarget(directory=str(directory), tag=tag,
+                                                  ram_bytes=0, is_root=True,
+                                                  python=sys.executable))
+    try:
+        done = subprocess.run(cmd.argv, cwd=cmd.cwd, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, start_new_session=True, timeout=600)
+        metrics = adapter.parse_result(ToolOutput(done.stdout, done.stderr, None,
+                                                  done.returncode), params)
+    finally:
+        for f in cmd.files:
+            Path(f).unlink(missing_ok=True)
+    return main_figure(metrics, params)
+
+
 def cpu_row(pairs: int) -> list[dict]:
     """1b: the CPU-bound engine run bare, through the GUI and headless, every process of all
     arms on the same CPU (nothing DiskLab does can hide on another core: the worst case, and
@@ -361,9 +384,7 @@ def cpu_row(pairs: int) -> list[dict]:
             got: dict[str, Any] = {}
             for arm in order[i % 3:] + order[:i % 3]:
                 if arm == "bare":
-                    got[arm] = bare("engine", {"mode": "write", "block_size": 4096,
-                                               "size": CPU_SIZE, "runtime": float(CPU_SECONDS)},
-                                    Path(shm), f"cpu{i}")
+                    got[arm] = _bare_session(Path(shm), f"cpu{i}")
                 else:
                     got[arm] = _arm(arms[arm], plan, Path(elsewhere) / f"{arm}{i}.sqlite3", "-")
             stored["bare"].append(got["bare"])

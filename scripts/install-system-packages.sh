@@ -24,7 +24,9 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     # util-linux)
     gdisk
     # the export tests render the charts' SVG with librsvg and the HTML report with Chromium
-    librsvg2-bin chromium)
+    librsvg2-bin chromium
+    # bench/README.md: block I/O traced by task and sector (perf record -e block:block_rq_issue)
+    linux-perf)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

@@ -20,7 +20,7 @@ from typing import Any
 import psutil
 
 from disklab.core import tools
-from disklab.core.engine.probe import direct_io_refusal
+from disklab.core.direct_io import direct_io_refusal_once
 from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.fs.options import config_from_toml, device_options
 from disklab.core.hosts.config import HOSTS_KEY, read_hosts, read_hosts_param
@@ -928,7 +928,7 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
             continue  # a filesystem DiskLab makes: ext4, xfs and btrfs accept O_DIRECT
         if not refusal_checked and any(adapter.uses_direct_io(p) for p in _points(spec)):
             refusal_checked = True
-            message = direct_io_refusal(plan.target.path)
+            message = direct_io_refusal_once(plan.target.path)
             if message:
                 check.error(f"{base}.direct", message)
     under_test = {"directory": plan.target.path,

@@ -200,3 +200,36 @@ def test_delete_import_compare_and_csv(tmp_path: Path) -> None:
         assert [s["id"] for s in lib.list_sessions()] == [imported, b]
         assert lib.db.execute("SELECT count(*) FROM sample WHERE session_id = ?",
                               (a,)).fetchone()[0] == 0
+
+
+def test_a_reader_sees_results_as_a_running_session_adds_them(tmp_path: Path) -> None:
+    """The Library page reads a session while another connection records it: the rows a
+    connection keeps (Library.results) must never hide a run finished since."""
+    path = tmp_path / "lib.sqlite3"
+    writer, reader = Library.open(path), Library.open(path)
+    cases = tuple(Case(f"c{i}", i, "ext4", "engine", 0, {"mode": "write"}) for i in range(2))
+    rec = writer.recorder()
+    rec.handle(SessionStarted(name="live", cases=cases, repeats=2, host={}, plan_text="",
+                              t=1.0))
+    sid = rec.session_id
+    assert sid is not None
+
+    def finish(case: Case, repeat: int, value: float) -> None:
+        rec.handle(CaseStarted(case=case, repeat=repeat, argv=("engine",), t=2.0))
+        rec.handle(CaseFinished(case_id=case.id, repeat=repeat, exit_status=0, duration=1.0,
+                                t=3.0, metrics=(Metric("write", value, "B/s"),)))
+
+    finish(cases[0], 1, 100.0)
+    first = reader.results(sid)
+    assert [(r["case_id"], r["n"], r["mean"]) for r in first] == [("c0", 1, 100.0)]
+    assert reader.results(sid) is first  # nothing new: the rows kept
+    finish(cases[0], 2, 300.0)
+    finish(cases[1], 1, 50.0)
+    again = reader.results(sid)
+    assert [(r["case_id"], r["n"], r["mean"]) for r in again] == [("c0", 2, 200.0),
+                                                                 ("c1", 1, 50.0)]
+    assert again[0]["stddev"] == pytest.approx(141.4213562373095)
+    rec.handle(SessionFinished(status="finished", t=4.0))
+    rec.close()
+    writer.close()
+    reader.close()

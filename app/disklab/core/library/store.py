@@ -36,6 +36,8 @@ class Library:
     def __init__(self, path: Path, db: sqlite3.Connection):
         self.path = path
         self.db = db
+        # results() per session with the stamp it was read at (see results)
+        self._results: dict[int, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Library:
@@ -234,11 +236,30 @@ class Library:
 
     def results(self, session_id: int) -> list[dict[str, Any]]:
         """One row per case, metric and parameter point over the repeats: n, mean, sample
-        stddev (None below n = 2) and the per-repeat values (None where one is missing)."""
-        repeats = self.db.execute("SELECT repeats FROM session WHERE id = ?",
-                                  (session_id,)).fetchone()
-        if repeats is None:
+        stddev (None below n = 2) and the per-repeat values (None where one is missing).
+
+        Kept per session once read, with a stamp (the session's start and repeats, its number
+        of cases, the number and last id of its metrics: metrics are only ever added) checked
+        in one indexed query at each call: the Compare page and `disklab compare` read the
+        same sessions' rows for the comparison and again for the pivot, and a 10,000-run
+        session takes tens of milliseconds to read. The rows are shared: callers copy before
+        they change one (core.results does)."""
+        stamp = self.db.execute(
+            "SELECT s.repeats, s.started, (SELECT count(*) FROM case_ c WHERE c.session_id = "
+            "s.id), (SELECT count(*) FROM metric m WHERE m.session_id = s.id), (SELECT "
+            "max(id) FROM metric m WHERE m.session_id = s.id) FROM session s WHERE s.id = ?",
+            (session_id,)).fetchone()
+        if stamp is None:
             raise LibraryError(f"no session {session_id} in {self.path}")
+        kept = self._results.get(session_id)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        out = self._read_results(session_id, stamp[0])
+        self._results[session_id] = (stamp, out)
+        return out
+
+    def _read_results(self, session_id: int, repeats: int) -> list[dict[str, Any]]:
+        """results() read from the file."""
         cases = {c["case_id"]: c for c in self.cases(session_id)}
         groups: dict[tuple[str, str, str], dict[str, Any]] = {}
         for case_id, repeat, name, value, unit, note, params in self.db.execute(
@@ -264,7 +285,7 @@ class Library:
         for g in sorted(groups.values(), key=lambda g: g["_order"]):
             by_repeat = g.pop("by_repeat")
             g.pop("_order")
-            n_repeats = max([repeats[0], *by_repeat])
+            n_repeats = max([repeats, *by_repeat])
             values = [by_repeat.get(r) for r in range(1, n_repeats + 1)]
             present = [v for v in values if v is not None]
             g["values"] = values

@@ -15,7 +15,6 @@ compare --rows/--columns`, the Compare page and every export build their pivot h
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -282,9 +281,8 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         if ref is None:
             continue
         if (i, j) == first:
-            cells[(i, j)] = dataclasses.replace(
-                cell, delta=0.0 if cell.mean is not None else None,
-                delta_pct=0.0 if cell.mean else None, verdict=BASELINE)
+            cells[(i, j)] = cell.against(0.0 if cell.mean is not None else None,
+                                        0.0 if cell.mean else None, cell.test, BASELINE)
         else:
             cells[(i, j)] = judged(cell, ref, better[j], alpha)
     return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells, common,

@@ -95,16 +95,21 @@ def test_two_hosts_started_over_ssh_and_stopped(tmp_path: Path, sshd: Sshd) -> N
     assert wait_gone(sshd, ports) == []
 
 
-def test_sigkill_of_disklab_ends_the_ssh_sessions_and_their_servers(tmp_path: Path,
-                                                                    sshd: Sshd) -> None:
+@pytest.mark.parametrize("nohup", [False, True], ids=["plain", "under-nohup"])
+def test_sigkill_of_disklab_ends_the_ssh_sessions_and_their_servers(tmp_path: Path, sshd: Sshd,
+                                                                    nohup: bool) -> None:
+    # under nohup (a long headless run started that way) DiskLab and what it starts inherit
+    # SIGHUP ignored; ssh must still end on the hangup its pty sends when DiskLab dies
     know_hosts(sshd)
     ports = [free_port(), free_port()]
     plan = tmp_path / "plan.toml"
     plan.write_text(plan_text(tmp_path, sshd, ports, extra='runtime = "60s"\n'))
+    hangup = signal.SIG_IGN if nohup else signal.SIG_DFL
     run = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
                             "--library", str(tmp_path / "lib.sqlite3")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           stdin=subprocess.DEVNULL)
+                           stdin=subprocess.DEVNULL,
+                           preexec_fn=lambda: signal.signal(signal.SIGHUP, hangup))
     try:
         deadline = time.monotonic() + 60
         while not any(".s2.job" in p for p in leftovers(sshd, ports) + [

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
+import signal
 import socket
 import time
 from collections.abc import Callable
@@ -39,6 +40,15 @@ _PASSPHRASE = r"Enter passphrase for key [^\n]*: ?"
 _PASSWORD = r"(?i)[^\n]*password[^\n]*: ?$"
 READY_TIMEOUT = 60.0  # seconds for ssh to log in and the server to listen (a person answers)
 
+
+
+def _hangup_ends_ssh() -> None:
+    """In ssh's process before it runs: SIGHUP back to its default. A signal ignored is
+    inherited through exec, and ssh installs its SIGHUP handler only when SIGHUP is not ignored
+    (OpenSSH's clientloop); DiskLab started under `nohup` (a long headless run) would then
+    leave ssh deaf to the hangup its pty sends when DiskLab dies, and the remote fio server
+    running. Found by the SIGKILL test run under nohup."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 class HostError(DisklabError):
     """A host could not be reached or started; the message names it and says what happened."""
@@ -152,7 +162,7 @@ class SshServer:
         try:
             self.child = pexpect.spawn("ssh", ssh_argv(self.host, self.local_port), env=env,
                                        encoding="utf-8", codec_errors="replace", timeout=None,
-                                       echo=False)
+                                       echo=False, preexec_fn=_hangup_ends_ssh)
         except pexpect.ExceptionPexpect as e:
             raise HostError(f"host {self.host.name}: ssh could not start: {e}") from e
         try:

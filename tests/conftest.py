@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,14 @@ def module_scratch_fs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scra
     finally:
         teardown(fs)
 
+
+@pytest.fixture
+def workdir(module_scratch_fs: ScratchFs) -> Iterator[Path]:
+    """The module's shared ext4 scratch filesystem (loop device, direct-io=on) for one test,
+    left as it was found: the engine's files removed, nothing else there."""
+    d = Path(module_scratch_fs.mountpoint)
+    yield d
+    for p in d.iterdir():
+        if p.name.startswith("disklab-"):
+            p.unlink()
+    assert sorted(p.name for p in d.iterdir()) == ["lost+found"]

@@ -446,3 +446,13 @@ def record_two_configs(lib: Library, plan_text: str | None = None) -> int:
                                                                     "op/s"),
                              Metric(f"{mode}:lat_mean", 1e6 / v, "ns")] for v in values]))
     return record_session(lib, runs, name="two configs", plan_text=plan_text)
+
+
+def child_pids(pid: int) -> set[int]:
+    """The children of every thread of process `pid` (/proc/PID/task/TID/children): the
+    engine's forked workers, to check none outlives it."""
+    found: set[int] = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/children") as f:
+            found |= {int(c) for c in f.read().split()}
+    return found

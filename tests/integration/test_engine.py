@@ -10,7 +10,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +28,6 @@ MiB = 1 << 20
 ENGINE = [sys.executable, "-m", "disklab.core.engine"]
 DEFAULTS = {"block_size": MiB, "streams": 1, "queue_depth": 1, "direct": False, "sync": False,
             "fsync": True, "runtime": 0.0}
-
-
-@pytest.fixture
-def workdir(module_scratch_fs) -> Iterator[Path]:
-    """The shared ext4 scratch filesystem, left as it was found."""
-    d = Path(module_scratch_fs.mountpoint)
-    yield d
-    for p in d.iterdir():
-        if p.name.startswith("disklab-"):
-            p.unlink()
-    assert sorted(p.name for p in d.iterdir()) == ["lost+found"]
 
 
 def run(argv: tuple[str, ...] | list[str]) -> tuple[int, list[dict[str, Any]], str]:

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +30,6 @@ DEFAULTS = {"block_size": MiB, "streams": 1, "queue_depth": 1, "direct": False, 
 AIO_NEEDS_DIRECT = ("io aio needs direct I/O (--direct): Linux runs asynchronous I/O on "
                     "buffered (page-cache) files synchronously inside io_submit; use io auto "
                     "or psync")
-
-
-@pytest.fixture
-def workdir(module_scratch_fs) -> Iterator[Path]:
-    """The shared ext4 scratch filesystem (loop device, direct-io=on), left as it was found."""
-    d = Path(module_scratch_fs.mountpoint)
-    yield d
-    for p in d.iterdir():
-        if p.name.startswith("disklab-"):
-            p.unlink()
-    assert sorted(p.name for p in d.iterdir()) == ["lost+found"]
 
 
 def run(argv: list[str] | tuple[str, ...]) -> tuple[int, list[dict[str, Any]], str]:

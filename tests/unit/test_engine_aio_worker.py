@@ -20,6 +20,7 @@ from disklab.core.engine import aio
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.engine.report import summary
 from disklab.core.engine.worker import Job, Runner, prepare_file
+from tests.helpers import child_pids
 
 KiB = 1024
 
@@ -102,8 +103,7 @@ def test_killing_the_engine_ends_its_aio_workers(direct_dir: Path) -> None:
     try:
         assert engine.stdout is not None
         assert json.loads(engine.stdout.readline())["type"] == "interval"
-        workers = {int(c) for tid in os.listdir(f"/proc/{engine.pid}/task")
-                   for c in Path(f"/proc/{engine.pid}/task/{tid}/children").read_text().split()}
+        workers = child_pids(engine.pid)
         assert len(workers) == 1  # one AIO process keeps the stream's 8 requests in flight
         engine.kill()
         engine.wait(10)

@@ -18,6 +18,7 @@ import pytest
 
 from disklab.core.engine.report import summary
 from disklab.core.engine.worker import Job, Runner, prepare_file, slot_groups
+from tests.helpers import child_pids
 
 KiB = 1024
 
@@ -99,14 +100,6 @@ def test_slots_are_dealt_to_one_worker_process_per_cpu() -> None:
     assert sorted(t for g in slot_groups(32, cpus=3) for t in g) == list(range(32))
 
 
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{tid}/children") as f:
-            found |= {int(c) for c in f.read().split()}
-    return found
-
-
 def test_killing_the_engine_ends_its_worker_processes(tmp_path: Path) -> None:
     """The engine's workers are processes: a SIGKILL of the engine (which it cannot catch)
     must not leave them issuing I/O on the user's disk."""
@@ -120,7 +113,7 @@ def test_killing_the_engine_ends_its_worker_processes(tmp_path: Path) -> None:
     try:
         assert engine.stdout is not None
         assert json.loads(engine.stdout.readline())["type"] == "interval"
-        workers = _children(engine.pid)
+        workers = child_pids(engine.pid)
         assert len(workers) == min(4, os.cpu_count() or 1)
         engine.kill()
         engine.wait(10)

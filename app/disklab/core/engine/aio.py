@@ -48,8 +48,6 @@ def _syscall_fn(argc: int) -> Any:
     return fn
 
 
-
-
 def _untyped_syscall() -> Any:
     """libc's syscall() without argtypes, for the hot loop: called with ctypes.c_long objects
     built once, it passes them as they are (0.57 us a call here), where argtypes converting

@@ -156,8 +156,10 @@ def test_a_wrong_path_typed_back_is_said_to_be_wrong(qtbot, window, tmp_path, mo
     try:
         device = loops.device("victim")
         page = window.target
-        with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
-            page.refresh_devices()
+        # the window's own first reading (made before the loop device) may be the one that
+        # ends first: wait for a list that has it
+        page.refresh_devices()
+        qtbot.waitUntil(lambda: any(d.path == device for d in page.devices), timeout=20_000)
         row = next(i for i, d in enumerate(page.devices) if d.path == device)
         asked: list[str] = []
 

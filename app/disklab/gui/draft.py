@@ -8,11 +8,15 @@ core.plan's job; this module only edits and converts the text the user typed in 
 from __future__ import annotations
 
 import copy
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import tomli_w
+
+from disklab.core.targets import NAME as TARGET_NAME
+from disklab.core.targets import SINGLE
 
 
 def parse_field(text: str, multi: bool = False) -> Any:
@@ -185,3 +189,87 @@ class PlanDraft:
             if isinstance(first, dict):
                 return first
         return self.doc.setdefault("target", {})
+
+    # --- several targets ([targets.NAME]): the Target page's list of them
+    def target_names(self) -> list[str]:
+        """The names of a plan of several targets, in plan order; [] for a [target] plan."""
+        named = self.doc.get("targets")
+        if "target" in self.doc or not isinstance(named, dict):
+            return []
+        return [str(k) for k, v in named.items() if isinstance(v, dict)]
+
+    def stream_target_names(self) -> list[str]:
+        """What a test's `on` may name: each target, or a partitioned one's a1, a2..."""
+        names = self.target_names()
+        tables = {n: self.target_table(n) for n in names} if names else {SINGLE: self.target}
+        out = []
+        for name, table in tables.items():
+            parts = table.get("partitions")
+            if isinstance(parts, int) and not isinstance(parts, bool) and parts > 0:
+                out += [f"{name}{i}" for i in range(1, parts + 1)]
+            else:
+                out.append(name)
+        return out
+
+    def target_table(self, name: str | None) -> dict[str, Any]:
+        """The table of the target `name` ([targets.NAME]); None: the plan's [target]."""
+        if name is None:
+            return self.target
+        return self.doc["targets"][name]
+
+    def add_target(self) -> str:
+        """Add a target and return its name: a [target] plan becomes [targets.a] (its table as
+        it was) and [targets.b]; the new one starts as a directory, like a new plan's. The
+        name is the first free letter, a..z, then t1, t2... (the user may rename it)."""
+        names = self.target_names()
+        if not names:
+            single = self.doc.pop("target", {"directory": "/var/tmp"})
+            self.doc["targets"] = {"a": single}
+            names = ["a"]
+        taken = set(names)
+        name = next((c for c in "abcdefghijklmnopqrstuvwxyz" if c not in taken), None)
+        if name is None:
+            name = next(f"t{i}" for i in range(1, len(taken) + 2) if f"t{i}" not in taken)
+        self.doc["targets"][name] = {"directory": "/var/tmp"}
+        return name
+
+    def remove_target(self, name: str) -> None:
+        """Leave a target out (never the last one: a plan needs somewhere to run)."""
+        names = self.target_names()
+        if name in names and len(names) > 1:
+            del self.doc["targets"][name]
+
+    def rename_target(self, old: str, new: str) -> str | None:
+        """Rename a target where the plan names it: its table, the tests' `on` placements
+        ("a+b", and a partitioned target's "a1", "a2"...) and the configurations' `targets`.
+        Returns why it cannot be done (the name is not a valid target name or is taken)."""
+        if not TARGET_NAME.fullmatch(new):
+            return (f"{new!r} is not a target name: a lowercase letter, then up to 31 "
+                    "lowercase letters, digits or _")
+        names = self.target_names()
+        if new in names and new != old:
+            return f"there is already a target named {new}"
+        if old not in names or new == old:
+            return None
+        parted = bool(self.doc["targets"][old].get("partitions"))
+        self.doc["targets"] = {new if k == old else k: v for k, v in self.doc["targets"].items()}
+        part_of = re.compile(rf"{re.escape(old)}(\d+)")  # "a2": partition 2 of a
+
+        def renamed(value: Any) -> Any:
+            if isinstance(value, list):
+                return [renamed(v) for v in value]
+            if not isinstance(value, str):
+                return value
+            parts = []
+            for part in value.split("+"):
+                m = part_of.fullmatch(part) if parted else None
+                parts.append(new if part == old else f"{new}{m.group(1)}" if m else part)
+            return "+".join(parts)
+
+        for test in self.tests:
+            if "on" in test:
+                test["on"] = renamed(test["on"])
+        for config in self.configs:
+            if "targets" in config:
+                config["targets"] = renamed(config["targets"])
+        return None

@@ -45,6 +45,7 @@ from disklab.core.session import (
     summary_text,
     tool_rows,
 )
+from disklab.core.targets import PLACED_TOOLS
 from disklab.core.tools.base import REQUIRED
 from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.pages.target import mark_invalid
@@ -270,8 +271,11 @@ class MatrixPage(QWidget):
         except KeyError:
             self.params_form.addRow(QLabel(f"unknown tool {test.get('tool')!r}"))
             return
+        if test.get("tool") in PLACED_TOOLS:  # where its streams run: first, it is the study
+            self._on_field(test)
         for key, spec in adapter.params.items():
             edit = QLineEdit(field_text(test[key], spec.multi) if key in test else "")
+            edit.setCursorPosition(0)  # a long axis shows its start, not its end
             default = "required" if spec.default is REQUIRED else "not set" \
                 if spec.default is None else field_text(
                     list(spec.default) if isinstance(spec.default, tuple) else spec.default,
@@ -308,6 +312,28 @@ class MatrixPage(QWidget):
         edit.textEdited.connect(lambda text: self._param("hosts", text, True))
         self.params_form.addRow("hosts (fio --client)", edit)
         self.param_edits["hosts"] = edit
+
+    def _on_field(self, test: dict[str, Any]) -> None:
+        """`on`: the targets a test's streams run on, one name per stream joined by '+'
+        ('a+b' one stream on each, 'a+a' two on a); 'a, a+b' is an axis. Empty: the plan's
+        only target (or its first)."""
+        streams = self.wb.draft.stream_target_names()
+        edit = QLineEdit(field_text(test["on"]) if "on" in test else "")
+        edit.setCursorPosition(0)  # a long axis shows its start, not its end
+        edit.setPlaceholderText(streams[0] if len(streams) > 1 else "the target")
+        edit.setToolTip("the targets this test's streams run on (Target page): a+b is one "
+                        "stream on each, a+a two on a; an axis: a, a+b, a+a\n"
+                        + ("targets: " + ", ".join(streams) if len(streams) > 1 else
+                           "add targets on the Target page to spread streams over them"))
+        edit.textEdited.connect(lambda text: self._param("on", text, False))
+        self.params_form.addRow("on (targets)", edit)
+        self.param_edits["on"] = edit
+        err = QLabel()
+        err.setWordWrap(True)
+        err.setStyleSheet("color:#d33")
+        err.hide()
+        self.params_form.addRow("", err)
+        self.param_errors["on"] = err
 
     def _param(self, key: str, text: str, multi: bool) -> None:
         row = self.tests.currentRow()

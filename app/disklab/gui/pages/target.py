@@ -5,6 +5,11 @@ verdict; a device that cannot be used (refused, size 0, read-only) is shown disa
 reason, and a destructive choice asks for the device path typed back (a wrong path is said to
 be wrong). A choice that is not complete yet (Block device with no device picked) stays chosen
 and is marked at its field: the page never switches it back behind the user's back.
+
+A plan may have several targets ([targets.a], [targets.b]...: the RAID study's LUNs): the list
+at the top adds, renames and removes them, and the form below edits the one chosen there. A
+test's `on` (Test matrix) places its streams on them ("a+b"); renaming a target renames it
+there too. An image or a device may be split into GPT partitions (targets a1, a2...).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QComboBox,
     QFileDialog,
     QFormLayout,
     QGroupBox,
@@ -36,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from disklab.core.session import PlanSummary
 from disklab.core.system.devices import Device, describe, identity_of, list_devices
+from disklab.core.targets import MAX_PARTITIONS
 from disklab.core.units import GiB, human_bytes, parse_size
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
@@ -64,6 +71,7 @@ class TargetPage(QWidget):
         self.devices: list[Device] = []
         self.free: dict[str, int] = {}
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
+        self.current: str | None = None  # the target edited: [targets.NAME]; None: [target]
         lay = QVBoxLayout(self)
         self.start_hint = QLabel(
             "<b>Start here.</b> 1. Choose where the tests run (a directory is the quickest). "
@@ -80,7 +88,27 @@ class TargetPage(QWidget):
         intro.setWordWrap(True)
         lay.addWidget(intro)
 
+        names = QHBoxLayout()
+        self.target_list = QComboBox()
+        self.target_list.setMinimumContentsLength(12)
+        self.target_list.setToolTip("the target the form below edits")
+        self.add_button = QPushButton("&Add a target")
+        self.add_button.setToolTip("several targets (LUNs, disks, directories) in one plan: a "
+                                   "test's `on` places its streams on them (Test matrix)")
+        self.rename_button = QPushButton("Rename…")
+        self.remove_button = QPushButton("Remove")
+        names.addWidget(QLabel("Targets"))
+        names.addWidget(self.target_list)
+        for b in (self.add_button, self.rename_button, self.remove_button):
+            names.addWidget(b)
+        names.addStretch(1)
+        lay.addLayout(names)
+        self.targets_note = QLabel()
+        self.targets_note.setWordWrap(True)
+        lay.addWidget(self.targets_note)
+
         box = QGroupBox("Target")
+        self.box = box
         form = QFormLayout(box)
         self.kind = QButtonGroup(self)
         self.dir_radio = QRadioButton("&Directory")
@@ -111,6 +139,12 @@ class TargetPage(QWidget):
         self.device_choice = QLabel("")
         self.device_choice.setWordWrap(True)
         form.addRow(self.device_radio, self.device_choice)
+        self.partitions = QSpinBox()
+        self.partitions.setRange(0, MAX_PARTITIONS)
+        self.partitions.setSpecialValueText("none")
+        self.partitions.setToolTip("split the image or device into this many GPT partitions "
+                                   "(sgdisk), each a target of its own: a1, a2... for `on`")
+        form.addRow("GPT partitions", self.partitions)
         # the plan check's problems with the target (target.*), at this box
         self.target_error = QLabel()
         self.target_error.setWordWrap(True)
@@ -143,6 +177,11 @@ class TargetPage(QWidget):
         self.dir_edit.editingFinished.connect(self._apply)
         self.image_size.valueChanged.connect(self._apply)
         self.image_dir.editingFinished.connect(self._apply)
+        self.partitions.valueChanged.connect(self._apply)
+        self.target_list.currentIndexChanged.connect(self._target_chosen)
+        self.add_button.clicked.connect(self.add_target)
+        self.rename_button.clicked.connect(self._rename)
+        self.remove_button.clicked.connect(self.remove_target)
         self.kind.idToggled.connect(lambda _i, on: on and self._apply())
         wb.draft_changed.connect(self.load_draft)
         wb.plan_checked.connect(self.show_problems)
@@ -156,11 +195,11 @@ class TargetPage(QWidget):
         """The plan check's errors and warnings about the target, under the target's fields."""
         # no device picked: the line at the radio button says it already
         said = self.device_radio.isChecked() and self._confirmed is None
-        lines = [f"<span style='color:#b36b00'>⚠ {html.escape(p.message)}</span>"
+        lines = [f"<span style='color:#b36b00'>⚠ {html.escape(_named(p.key, p.message))}</span>"
                  if p.severity == "warning" else
-                 f"<span style='color:#c33'>{html.escape(p.message)}</span>"
+                 f"<span style='color:#c33'>{html.escape(_named(p.key, p.message))}</span>"
                  for p in summary.problems if p.key.startswith("target")
-                 and not (said and p.key == "target.format")]
+                 and not (said and p.key in ("target.format", f"targets.{self.current}.format"))]
         self.target_error.setText("<br>".join(lines))
         self.target_error.setVisible(bool(lines))
         bad = any(p.key.startswith("target") and p.severity == "error"
@@ -177,7 +216,13 @@ class TargetPage(QWidget):
         return self.dir_edit
 
     def focus_problem(self, key: str) -> None:
-        """Go to the field of a target.* problem: mark it and give it the focus."""
+        """Go to the field of a target.* problem (targets.NAME.*: that target's): mark it and
+        give it the focus."""
+        parts = key.split(".")
+        if parts[0] == "targets" and len(parts) > 1 and parts[1] != self.current:
+            index = self.target_list.findData(parts[1])
+            if index >= 0:
+                self.target_list.setCurrentIndex(index)
         field = self._field()
         if field is not None:
             mark_invalid(field, True)
@@ -187,9 +232,17 @@ class TargetPage(QWidget):
     def load_draft(self) -> None:
         if not self.wb.draft.is_blank:
             self.start_hint.hide()
-        target = self.wb.draft.target
-        for w in (self.dir_edit, self.image_size, self.image_dir, self.kind):
+        names = self.wb.draft.target_names()
+        if self.current not in names:
+            self.current = names[0] if names else None
+        self._fill_names(names)
+        target = self.wb.draft.target_table(self.current)
+        widgets = (self.dir_edit, self.image_size, self.image_dir, self.kind, self.partitions)
+        for w in widgets:
             w.blockSignals(True)
+        self.partitions.setValue(min(_whole(target.get("partitions")), MAX_PARTITIONS))
+        if "format" not in target:
+            self._confirmed = None  # a confirmation is of one target's device
         if "image" in target:
             self.image_radio.setChecked(True)
             image = target["image"]
@@ -203,13 +256,81 @@ class TargetPage(QWidget):
         else:
             self.dir_radio.setChecked(True)
             self.dir_edit.setText(str(target.get("directory", "")))
-        for w in (self.dir_edit, self.image_size, self.image_dir, self.kind):
+        for w in widgets:
             w.blockSignals(False)
         self._dir_info()
         self._device_info()
+        self._partitions_enabled()
+
+    def _fill_names(self, names: list[str]) -> None:
+        """The list of targets (one entry, "the target", for a [target] plan) and the note
+        on how tests use them."""
+        self.target_list.blockSignals(True)
+        self.target_list.clear()
+        for name in names or [None]:
+            self.target_list.addItem(name or "(the target)", name)
+        self.target_list.setCurrentIndex(max(self.target_list.findData(self.current), 0))
+        self.target_list.blockSignals(False)
+        self.rename_button.setEnabled(bool(names))
+        self.remove_button.setEnabled(len(names) > 1)
+        self.box.setTitle(f"Target {self.current}" if self.current else "Target")
+        if names:
+            self.targets_note.setText(
+                f"{len(names)} targets. A test's <b>on</b> (Test matrix) places its streams: "
+                f"{html.escape(names[0])} runs one stream on {html.escape(names[0])}"
+                + (f", {html.escape('+'.join(names[:2]))} one on each of "
+                   f"{html.escape(' and '.join(names[:2]))}" if len(names) > 1 else "")
+                + "; a list is an axis. A configuration applies to every target unless its "
+                  "<b>targets</b> names some.")
+        else:
+            self.targets_note.setText("")
+        self.targets_note.setVisible(bool(names))
+
+    def _target_chosen(self, index: int) -> None:
+        self.current = self.target_list.itemData(index)
+        self.load_draft()
+
+    def add_target(self) -> str:
+        """Add a target to the plan and edit it (a [target] plan's becomes targets.a)."""
+        name = self.wb.draft.add_target()
+        self.current = name
+        self._confirmed = None
+        self.wb.touch()  # draft_changed -> load_draft shows the new one
+        return name
+
+    def remove_target(self) -> None:
+        if self.current is not None:
+            self.wb.draft.remove_target(self.current)
+            self.current = None
+            self.wb.touch()
+
+    def rename_target(self, new: str) -> str | None:
+        """Rename the target edited (its `on` placements and configurations' `targets` too);
+        why not, if it cannot be."""
+        if self.current is None:
+            return None
+        why = self.wb.draft.rename_target(self.current, new)
+        if why is None:
+            self.current = new
+            self.wb.touch()
+        return why
+
+    def _rename(self) -> None:
+        new, ok = QInputDialog.getText(self, "Rename the target",
+                                       "New name (tests' `on` placements follow it):",
+                                       text=self.current or "")
+        if ok:
+            why = self.rename_target(new.strip())
+            if why:
+                self.targets_note.setText(f"<span style='color:#c33'>{html.escape(why)}</span>")
+                self.targets_note.show()
+
+    def _partitions_enabled(self) -> None:
+        """Only an image or a device is split (sgdisk); a directory is not."""
+        self.partitions.setEnabled(not self.dir_radio.isChecked())
 
     def _apply(self) -> None:
-        target = self.wb.draft.target
+        target = self.wb.draft.target_table(self.current)
         target.clear()
         if self.image_radio.isChecked():
             target["image"] = {"path": self.image_dir.text().strip()
@@ -221,8 +342,11 @@ class TargetPage(QWidget):
             target["format"], target["confirm"] = self._confirmed or ("", "")
         else:
             target["directory"] = self.dir_edit.text().strip()
+        if self.partitions.value() and not self.dir_radio.isChecked():
+            target["partitions"] = self.partitions.value()
         self._dir_info()
         self._device_info()
+        self._partitions_enabled()
         self.start_hint.hide()
         self.wb.touch()
 
@@ -374,3 +498,14 @@ def _gib(value: Any) -> float:
         return parse_size(str(value)) / GiB
     except ValueError:
         return 4.0
+
+
+def _named(key: str, message: str) -> str:
+    """A problem of one of several targets (targets.b.format) names its target."""
+    parts = key.split(".")
+    return f"{parts[1]}: {message}" if parts[0] == "targets" and len(parts) > 1 else message
+
+
+def _whole(value: Any) -> int:
+    """A count from the plan as typed (0 when it is not a whole number: the check says so)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

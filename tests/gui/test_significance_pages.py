@@ -77,6 +77,12 @@ def test_compare_page_counts_excluded_runs_and_colours_only_significance(window,
     c = page.comparison
     assert c is not None and c.alpha == 0.05
     assert "1 run excluded from the means" in page.heading.text()
+    # the heading counts tests (the engine's write and read), each column is one of their
+    # figures (throughput, latencies, CPU...)
+    tests = {name.split(":")[0] for name in c.metrics.values()}
+    assert tests == {"write", "read"} and len(c.columns) > 2
+    assert f"2 configuration(s) × 2 test(s)</b> ({len(c.columns)} figures)" in \
+        page.heading.text()
     col = next(j for j, name in enumerate(c.columns) if name == "engine write")
     cell = c.cells[(c.rows[1], c.columns[col])]
     assert cell.n == 2 and cell.excluded == 1

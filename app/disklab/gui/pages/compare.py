@@ -353,7 +353,10 @@ class ComparePage(QWidget):
         self.pivot = self._build_pivot()
         self.comparison_charts = comparison_charts(c) + sweep_charts(labelled_rows(results))
         note = comparison_table(c).note  # the test, shared parameters, runs left out, noise
-        self.heading.setText(f"<b>{len(c.rows)} configuration(s) × {len(c.columns)} test(s)</b>"
+        # a column is one figure of a test (write's throughput, its latency...): count tests
+        tests = len({metric.split(":")[0] for metric in c.metrics.values()})
+        figures = f" ({len(c.columns)} figures)" if len(c.columns) != tests else ""
+        self.heading.setText(f"<b>{len(c.rows)} configuration(s) × {tests} test(s)</b>{figures}"
                              f"; baseline {c.baseline}. Green: significantly better; red: "
                              "significantly worse; uncoloured: no significant difference."
                              + "".join(f"<br>{html.escape(line)}"

@@ -8,7 +8,8 @@ samples a second need with synchronous=FULL. A library made by an older DiskLab 
 place when opened; one made by a newer DiskLab is refused. V1 is frozen: never edit it.
 
 Version 3 adds each session's results summary (`result`: one row per case, metric and parameter
-point with n, mean, stddev and the per-repeat values, what Library.results returns) and the stamp
+point with n, mean, stddev and the per-repeat values as little-endian doubles, NaN for a missing
+one: what Library.results returns) and the stamp
 it was computed at (`result_stamp`): the first look at a 10,000-run session reads 6,000 summary
 rows instead of grouping 30,000 metric rows. The metric rows stay the record; the summary is
 derived, written when a session's recorder closes, recomputed when its stamp no longer matches
@@ -174,7 +175,7 @@ MIGRATIONS: dict[int, str] = {
         n INTEGER NOT NULL,
         mean REAL,
         stddev REAL,
-        vals TEXT NOT NULL,
+        vals BLOB NOT NULL,
         notes TEXT NOT NULL,
         PRIMARY KEY (session_id, ord)
     ) WITHOUT ROWID;

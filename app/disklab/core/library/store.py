@@ -9,12 +9,14 @@ batched by the recorder (at least one commit a second), so a crash loses at most
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
 import os
 import re
 import sqlite3
+import struct
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -326,7 +328,7 @@ class Library:
             "INSERT INTO result (session_id, ord, case_id, metric, params, unit, n, mean, "
             "stddev, vals, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             ((session_id, i, r["case_id"], r["metric"], params, r["unit"], r["n"], r["mean"],
-              r["stddev"], json.dumps(r["values"]), json.dumps(r["notes"]) if r["notes"] else "")
+              r["stddev"], _pack(r["values"]), json.dumps(r["notes"]) if r["notes"] else "")
              for i, (params, r) in enumerate(computed)))
         self.db.execute("INSERT INTO result_stamp (session_id, stamp) VALUES (?, ?)",
                         (session_id, json.dumps(stamp)))
@@ -343,16 +345,20 @@ class Library:
             "SELECT case_id, config, tool, params FROM case_ WHERE session_id = ?",
             (session_id,))}
         loads = json.loads
+        tests: dict[str, str] = {}
         out = []
         for case_id, metric, params, unit, n, mean, stddev, vals, notes in self.db.execute(
                 "SELECT case_id, metric, params, unit, n, mean, stddev, vals, notes FROM result "
                 "WHERE session_id = ? ORDER BY ord", (session_id,)):
             config, tool, case_params = cases[case_id]
-            values = loads(vals)
+            values = _unpack(vals, n)
             if (mean is None and n) or (stddev is None and n >= 2):  # NaN is stored as NULL
                 mean, stddev = _mean_stddev([v for v in values if v is not None])
+            test = tests.get(metric)
+            if test is None:
+                test = tests[metric] = metric.split(":")[0]
             out.append({
-                "config": config, "tool": tool, "test": metric.split(":")[0],
+                "config": config, "tool": tool, "test": test,
                 "params": {**case_params, **loads(params)} if params else dict(case_params),
                 "metric": metric, "unit": unit, "notes": loads(notes) if notes else [],
                 "case_id": case_id, "values": values, "n": n, "mean": mean,
@@ -570,6 +576,26 @@ def _process_alive(pid: int | None, started: float | None) -> bool:
         return started is None or abs(p.create_time() - started) < 1.0
     except psutil.Error:
         return False
+
+
+def _pack(values: Sequence[float | None]) -> bytes:
+    """A row's per-repeat values as the summary stores them: little-endian doubles, NaN for a
+    missing one (a metric value is never NaN: SQLite stores a NaN as NULL, a missing value)."""
+    return _doubles(len(values)).pack(*(math.nan if v is None else v for v in values))
+
+
+def _unpack(blob: bytes, n: int) -> list[float | None]:
+    """_pack's values back; `n`, how many are present, spares the NaN scan when none is
+    missing (a finished session's every row)."""
+    values = list(_doubles(len(blob) // 8).unpack(blob))
+    if n == len(values):
+        return values  # type: ignore[return-value]
+    return [None if v != v else v for v in values]
+
+
+@functools.lru_cache(maxsize=64)
+def _doubles(count: int) -> struct.Struct:
+    return struct.Struct(f"<{count}d")
 
 
 def _mean_stddev(values: list[float]) -> tuple[float | None, float | None]:

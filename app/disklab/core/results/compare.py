@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from disklab.core.results.format import figure_label, format_fact
+from disklab.core.results.format import FigureLabels, format_fact
 from disklab.core.results.partial import SessionResults, combined, session_results
 from disklab.core.results.rows import constant_params, is_headline, row_stats
 from disklab.core.results.stats import ALPHA, Welch, cv, is_noisy, welch
@@ -114,6 +114,13 @@ def row_name(label: str, config: str, several: bool) -> str:
     return f"{label} / {config}" if several else label
 
 
+def _sessions_configs(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
+                      ) -> list[tuple[str, Sequence[Mapping[str, Any]], bool]]:
+    """(label, rows, whether the session has several configurations) per session."""
+    return [(label, results, len({str(r.get("config") or "") for r in results}) > 1)
+            for label, results in sessions]
+
+
 def labelled_rows(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]
                   ) -> list[dict[str, Any]]:
     """Every results row of the sessions with its `config` replaced by its comparison row name
@@ -157,25 +164,30 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
     """
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be between 0 and 1 (got {alpha})")
-    every = [r for r in labelled_rows(sessions) if all_metrics or is_headline(r)]
-    common = constant_params(every)
+    # (row name, results row): the session's label given to each row without copying it
+    every = [(row_name(label, str(r.get("config") or ""), several), r)
+             for label, results, several in _sessions_configs(sessions)
+             for r in results if all_metrics or is_headline(r)]
+    common = constant_params(r for _row, r in every)
+    label_of = FigureLabels(common)
     cells: dict[tuple[str, str], Cell] = {}
     rows: dict[str, None] = {}  # ordered sets: first seen first (a list's `in` made the
     columns: dict[str, None] = {}  # comparison of a 10,000-run session quadratic)
     units: dict[str, str] = {}
     better: dict[str, bool] = {}
     metrics: dict[str, str] = {}
-    for r in every:
-        row = str(r["config"])
+    for row, r in every:
         rows.setdefault(row)
-        col = figure_label(r, skip=common)
-        columns.setdefault(col)
-        mean, std, n = row_stats(r)
+        col = label_of(r)
         unit = str(r.get("unit", ""))
-        units[col] = unit
-        metrics[col] = str(r.get("metric", ""))
-        better[col] = better_is_higher(str(r.get("metric", "")), unit)
-        left_out = tuple(str(e["status"]) for e in r.get("excluded") or [])
+        if col not in columns:
+            columns[col] = None
+            metrics[col] = str(r.get("metric", ""))  # the label holds the metric
+        if units.get(col) != unit:  # a column's unit is its last row's
+            units[col] = unit
+            better[col] = better_is_higher(metrics[col], unit)
+        mean, std, n = row_stats(r)
+        left_out = tuple(str(e["status"]) for e in r.get("excluded") or ())
         cells[(row, col)] = Cell(mean, std, n, unit, excluded=len(left_out),
                                  excluded_why=left_out)
     base = None

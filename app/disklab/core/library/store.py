@@ -245,8 +245,11 @@ class Library:
         closed) when the summary's stamp matches the session's: the first look at a 10,000-run
         session reads 6,000 summary rows instead of grouping 30,000 metric rows. The stamp is
         what can change a session's results: its start and repeats, its number of cases, the
-        number and last id of its metrics (metrics are only ever added; a resume adds its runs'
-        metrics). Without a matching summary (a session recorded before there was one, a crash
+        number and last id of its metrics (added runs raise the last id), and how many times it
+        was resumed (a resume removes the earlier attempts' metrics and records its
+        SessionResumed event in the same transaction; the new attempt's metric can take the
+        removed one's id, so count and last id alone could come out as before). Without a
+        matching summary (a session recorded before there was one, a crash
         before it was written, a resume since) the rows are computed from the metric rows and
         the summary stored when that cannot hold up a writer (store_results).
 
@@ -271,7 +274,9 @@ class Library:
         stamp = self.db.execute(
             "SELECT s.repeats, s.started, (SELECT count(*) FROM case_ c WHERE c.session_id = "
             "s.id), (SELECT count(*) FROM metric m WHERE m.session_id = s.id), (SELECT "
-            "max(id) FROM metric m WHERE m.session_id = s.id) FROM session s WHERE s.id = ?",
+            "max(id) FROM metric m WHERE m.session_id = s.id), (SELECT count(*) FROM event e "
+            "WHERE e.session_id = s.id AND e.kind = 'SessionResumed') FROM session s "
+            "WHERE s.id = ?",
             (session_id,)).fetchone()
         if stamp is None:
             raise LibraryError(f"no session {session_id} in {self.path}")

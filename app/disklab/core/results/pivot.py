@@ -27,10 +27,11 @@ from disklab.core.results.compare import (
     Cell,
     better_is_higher,
     judged,
+    row_cell,
     row_name,
 )
 from disklab.core.results.format import MISSING, format_params
-from disklab.core.results.rows import is_headline, row_params, row_stats
+from disklab.core.results.rows import is_headline, row_params
 from disklab.core.results.stats import ALPHA
 
 # Keys a row has outside its parameters; 'test' is the metric's test part ('write' of
@@ -268,10 +269,8 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         i, j = row_index[row_of[k]], column_index[column_of[k]]
         if (i, j) in cells:
             continue  # the same case twice (two identical [[test]] tables): the first counts
-        mean, std, n = row_stats(r)
         unit = str(r.get("unit", ""))
-        left_out = tuple(str(e["status"]) for e in r.get("excluded") or [])
-        cells[(i, j)] = Cell(mean, std, n, unit, excluded=len(left_out), excluded_why=left_out)
+        cells[(i, j)] = row_cell(r, unit)
         ways.setdefault(j, []).append(better_is_higher(str(r.get("metric", "")), unit))
     better = {j: all(w) if len(set(w)) == 1 else True for j, w in ways.items()}
     against = baseline_axis(row_keys, all_columns)

@@ -30,27 +30,32 @@ _NORMAL = NormalDist()
 
 
 def _beta_cf(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    """The continued fraction of the incomplete beta function (modified Lentz). The constants
+    are locals: a comparison of a 10,000-run session evaluates this thousands of times, and
+    the loop's global look-ups were a fifth of it."""
+    tiny, eps = _TINY, _EPS
     qab, qap, qam = a + b, a + 1.0, a - 1.0
     c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
     h = d
     for m in range(1, _MAX_ITER + 1):
         m2 = 2 * m
         aa = m * (b - m) * x / ((qam + m2) * (a + m2))
         d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
+        d = 1.0 / (d if abs(d) > tiny else tiny)
         c = 1.0 + aa / c
-        c = c if abs(c) > _TINY else _TINY
+        if abs(c) <= tiny:
+            c = tiny
         h *= d * c
         aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
         d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
+        d = 1.0 / (d if abs(d) > tiny else tiny)
         c = 1.0 + aa / c
-        c = c if abs(c) > _TINY else _TINY
+        if abs(c) <= tiny:
+            c = tiny
         delta = d * c
         h *= delta
-        if abs(delta - 1.0) < _EPS:
+        if abs(delta - 1.0) < eps:
             break
     return h
 
@@ -246,7 +251,12 @@ def welch(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b:
         t = delta / se
         p = t_sf2(t, df)
     ratio = mean_a / mean_b if mean_b else None
-    return Welch(delta, se, df, t, p, alpha, ratio, (mean_a, va, mean_b, vb))
+    # Welch's fields set as its __init__ would, without a frozen __init__'s object.__setattr__
+    # per field (a comparison of a 10,000-run session makes thousands of tests)
+    test = object.__new__(Welch)
+    test.__dict__.update(delta=delta, se=se, df=df, t=t, p_value=p, alpha=alpha, ratio=ratio,
+                         _means=(mean_a, va, mean_b, vb))
+    return test
 
 
 def _fieller(ma: float, va: float, mb: float, vb: float, q: float

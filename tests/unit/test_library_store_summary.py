@@ -42,13 +42,14 @@ def _record(lib: Library, repeats: int = 3) -> int:
 def _from_metric_rows(path: Path, sid: int) -> list[dict]:
     """Library.results as computed from the metric rows: a library copy without the summary."""
     with Library.open(path) as lib:
+        (status,) = lib.db.execute("SELECT status FROM session WHERE id = ?", (sid,)).fetchone()
         lib.db.execute("DELETE FROM result_stamp WHERE session_id = ?", (sid,))
         lib.db.execute("DELETE FROM result WHERE session_id = ?", (sid,))
         lib.db.execute("UPDATE session SET status = 'running' WHERE id = ?", (sid,))
         try:  # 'running': the read does not store its summary again
             return lib.results(sid)
         finally:
-            lib.db.execute("UPDATE session SET status = 'finished' WHERE id = ?", (sid,))
+            lib.db.execute("UPDATE session SET status = ? WHERE id = ?", (status, sid))
 
 
 def _stored(path: Path, sid: int) -> int:

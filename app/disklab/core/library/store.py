@@ -355,7 +355,10 @@ class Library:
         for case_id, metric, params, unit, n, mean, stddev, vals, notes in self.db.execute(
                 "SELECT case_id, metric, params, unit, n, mean, stddev, vals, notes FROM result "
                 "WHERE session_id = ? ORDER BY ord", (session_id,)):
-            config, tool, case_params = cases[case_id]
+            case = cases.get(case_id)
+            if case is None:  # cannot be with a matching stamp; recompute rather than guess
+                return None
+            config, tool, case_params = case
             values = _unpack(vals, n)
             if (mean is None and n) or (stddev is None and n >= 2):  # NaN is stored as NULL
                 mean, stddev = _mean_stddev([v for v in values if v is not None])

@@ -99,6 +99,12 @@ def test_a_session_killed_halfway_resumes_to_finished_with_every_repeat(tmp_path
         assert len(results) == 2
         for r in results.values():
             assert r["n"] == 3 and None not in r["values"] and r["mean"] > 0
+        # the resume's close stored the session's results summary, and what the first look
+        # reads from it is what the metric rows give, value by value
+        assert lib.db.execute("SELECT count(*) FROM result_stamp WHERE session_id = ?",
+                              (sid,)).fetchone()[0] == 1
+        from_metrics = [row for _params, row in lib._read_results(sid, session["repeats"])]
+        assert lib.results(sid) == from_metrics and len(from_metrics) >= 2
         (resumed,) = lib.resumes(sid)
         assert resumed["runs"] == 4 and resumed["previous_status"] == "interrupted"
 

@@ -53,16 +53,16 @@ def test_open_creates_parent_dirs_in_wal_with_synchronous_full(tmp_path: Path) -
         assert lib.path == path
         assert lib.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert lib.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 2
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 3
         assert lib.list_sessions() == []
     # reopening an up-to-date library changes nothing
     with Library.open(path) as lib:
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == 3
 
 
 # --- migration and refusal -------------------------------------------------------------------
 
-def test_a_v1_library_is_migrated_to_v2_and_keeps_its_data(tmp_path: Path) -> None:
+def test_a_v1_library_is_migrated_to_the_current_schema_and_keeps_its_data(tmp_path: Path) -> None:
     path = tmp_path / "v1.sqlite3"
     shutil.copy(LIBRARIES / "v1.sqlite3", path)
     with sqlite3.connect(path) as raw:  # the fixture really is version 1, without events/tags
@@ -70,7 +70,7 @@ def test_a_v1_library_is_migrated_to_v2_and_keeps_its_data(tmp_path: Path) -> No
         tables = {t for (t,) in raw.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert "event" not in tables and "tag" not in tables
     with Library.open(path) as lib:
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT
         s = lib.find_session("old dd run")
         # values from tests/fixtures/library/README.md
         assert (s["id"], s["status"], s["host"], s["repeats"]) == (

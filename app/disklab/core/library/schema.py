@@ -6,6 +6,14 @@ adds the session's events (notices, config read-back), notes and tags, and store
 two text columns and their index inserts at twice the rate, which a long run's thousands of
 samples a second need with synchronous=FULL. A library made by an older DiskLab is migrated in
 place when opened; one made by a newer DiskLab is refused. V1 is frozen: never edit it.
+
+Version 3 adds each session's results summary (`result`: one row per case, metric and parameter
+point with n, mean, stddev and the per-repeat values as little-endian doubles, NaN for a missing
+one: what Library.results returns) and the stamp
+it was computed at (`result_stamp`): the first look at a 10,000-run session reads 6,000 summary
+rows instead of grouping 30,000 metric rows. The metric rows stay the record; the summary is
+derived, written when a session's recorder closes, recomputed when its stamp no longer matches
+the session (a resume, added runs) and computed on first read for sessions recorded before it.
 """
 
 from __future__ import annotations
@@ -153,6 +161,28 @@ MIGRATIONS: dict[int, str] = {
     DROP TABLE sample;
     ALTER TABLE sample_v2 RENAME TO sample;
     CREATE INDEX sample_session ON sample(session_id);
+    """,
+    # 2 -> 3: each session's results summary and the stamp it was computed at (derived from
+    # the metric rows, which stay; an older library's sessions get theirs on first read)
+    3: """
+    CREATE TABLE result (
+        session_id INTEGER NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+        ord INTEGER NOT NULL,
+        case_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        params TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        mean REAL,
+        stddev REAL,
+        vals BLOB NOT NULL,
+        notes TEXT NOT NULL,
+        PRIMARY KEY (session_id, ord)
+    ) WITHOUT ROWID;
+    CREATE TABLE result_stamp (
+        session_id INTEGER PRIMARY KEY REFERENCES session(id) ON DELETE CASCADE,
+        stamp TEXT NOT NULL
+    );
     """,
 }
 

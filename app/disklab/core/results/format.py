@@ -192,6 +192,29 @@ def figure_label(row: Mapping[str, Any], skip: Iterable[str] = ()) -> str:
     return " ".join(p for p in (str(row.get("tool", "")), metric, shown) if p)
 
 
+class FigureLabels:
+    """figure_label(row, skip) for many rows, each distinct test made once: a comparison of a
+    10,000-run session labels 6,000 rows that name 1,200 tests (the configurations share
+    them), and formatting the parameters was a fifth of its time. Rows whose parameters cannot
+    be a key (a list among them) are labelled each time."""
+
+    def __init__(self, skip: Iterable[str] = ()):
+        self.skip = frozenset(skip)
+        self._made: dict[tuple[Any, ...], str] = {}
+
+    def __call__(self, row: Mapping[str, Any]) -> str:
+        params = row.get("params")
+        try:
+            key = (row.get("tool", ""), row.get("metric", ""),
+                   tuple(params.items()) if isinstance(params, Mapping) else params)
+            text = self._made.get(key)
+        except TypeError:  # unhashable parameter values
+            return figure_label(row, self.skip)
+        if text is None:
+            text = self._made[key] = figure_label(row, self.skip)
+        return text
+
+
 def format_fact(value: Any) -> str:
     """A host or configuration fact as one line of text (lists joined, dicts as JSON)."""
     if value is None:

@@ -39,6 +39,8 @@ def row_stats(row: Mapping[str, Any]) -> tuple[float | None, float | None, int]:
     mean = row.get("mean")
     std = row.get("stddev")
     n = int(row.get("n") or 0)
+    if mean is not None and std is not None:  # nothing to compute: no values list to make
+        return float(mean), float(std), n
     values = [v for v in (row.get("values") or []) if v is not None]
     if mean is None and values:
         mean = statistics.fmean(values)

@@ -169,6 +169,7 @@ def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp
                  for i in range(t.rowCount())]
         gui_row = next(dict(zip(header, c, strict=True)) for c in cells if c[2] == "write")
         assert (gui_row["mean"], gui_row["± stddev"]) == (figure, spread)
+        w.compare.tabs.setCurrentWidget(w.compare.table)  # the tab against the baseline
         w.compare.compare_ids([a, b], baseline=a)
         c = w.compare.comparison
         col = next(j for j, name in enumerate(c.columns) if name.startswith("engine write"))

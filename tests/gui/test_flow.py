@@ -107,6 +107,10 @@ def test_build_run_watch_browse_compare_export(qtbot, window, target_dir, tmp_pa
     assert window.current_page() == "compare"
     c = window.compare.comparison
     assert c is not None and len(c.rows) == 2 and c.baseline.startswith(f"{session_a} ")
+    # the table against the baseline is written when its tab is shown
+    assert window.compare.tabs.currentWidget() is not window.compare.table
+    assert window.compare.table.rowCount() == 0
+    window.compare.tabs.setCurrentWidget(window.compare.table)
     assert window.compare.table.rowCount() == 2
     assert any("write" in col for col in c.columns)
     base_cell = c.cells[(c.rows[0], next(col for col in c.columns if "engine write" in col))]
@@ -263,6 +267,7 @@ def test_scratch_image_two_configs_run_and_compare(qtbot, window, tmp_path):
     c = window.compare.comparison
     assert c.rows == (f"{session} two journal modes / ext4 ordered",
                       f"{session} two journal modes / ext4 journal")
+    window.compare.tabs.setCurrentWidget(window.compare.table)
     assert c.baseline == c.rows[0] and window.compare.table.rowCount() == 2
     # the config diff lists the mount options as read back
     diff = dict(window.compare.diff)

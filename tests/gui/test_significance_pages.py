@@ -73,6 +73,7 @@ def test_compare_page_counts_excluded_runs_and_colours_only_significance(window,
     whole, cut = sessions
     page = window.compare
     page.refresh()
+    page.tabs.setCurrentWidget(page.table)  # the tab against the baseline
     page.compare_ids([whole, cut], baseline=whole)
     c = page.comparison
     assert c is not None and c.alpha == 0.05

@@ -378,14 +378,16 @@ class _Tracker:
     (/proc/sys/kernel/ns_last_pid) says whether any process was started since the last scan
     (none: nothing to scan), and which pids are new (those handed out since, pid wrap-around
     included). A pid seen before and not handed out again is the same process, still not ours;
-    a pid handed out again (reused) is looked at again. A pid is handed out a moment before its
-    process shows in /proc, so the scan after one that found a change runs once more."""
+    a pid handed out again (reused) is looked at again, also when the counter was written back
+    (checkpoint/restore): a new process's /proc/<pid> is a new inode, which the listing gives
+    without a stat. A pid is handed out a moment before its process shows in /proc, so the scan
+    after one that found a change runs once more."""
 
     def __init__(self, leader: int, token: str):
         self.leader = leader
         self.token = token.encode()
         self.tree: dict[int, _Proc] = {}  # descendants (the leader is not in here)
-        self._known: dict[int, int] = {}  # pid -> start time of every process looked at
+        self._known: dict[int, int] = {}  # pid -> /proc/<pid> inode: every process looked at
         self._last_pid: int | None = None  # ns_last_pid when /proc was last listed
         self._scanned = False
         self._again = True  # list /proc again even if no pid was handed out since
@@ -408,22 +410,22 @@ class _Tracker:
         self._again = last is None or last != self._last_pid
         since, self._last_pid, self._scanned = self._last_pid, last, True
         table: dict[int, tuple[int, int]] = {}  # new pids -> (ppid, start time)
-        listed = set()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            pid = int(entry)
-            listed.add(pid)
-            if pid in self._known and not _after(pid, since, last):
-                continue  # looked at before, and its pid was not handed out again since
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    fields = _stat_fields(f.read())
-                table[pid] = (int(fields[1]), int(fields[19]))
-            except (OSError, ValueError, IndexError):
-                continue
-        for pid in [pid for pid in self._known if pid not in listed]:
-            del self._known[pid]
+        listed: dict[int, int] = {}
+        with os.scandir("/proc") as entries:
+            for entry in entries:
+                if not entry.name.isdigit():
+                    continue
+                pid, inode = int(entry.name), entry.inode()
+                listed[pid] = inode
+                if self._known.get(pid) == inode and not _after(pid, since, last):
+                    continue  # looked at before, and its pid was not handed out again since
+                try:
+                    with open(f"/proc/{pid}/stat", "rb") as f:
+                        fields = _stat_fields(f.read())
+                    table[pid] = (int(fields[1]), int(fields[19]))
+                except (OSError, ValueError, IndexError):
+                    continue
+        self._known = {pid: listed[pid] for pid in self._known.keys() & listed.keys()}
         kids: dict[int, list[int]] = {}
         for pid, (ppid, _start) in table.items():
             kids.setdefault(ppid, []).append(pid)
@@ -439,7 +441,7 @@ class _Tracker:
                     roots.append(child)
         me = os.getpid()
         for pid, (_ppid, start) in table.items():
-            self._known[pid] = start
+            self._known[pid] = listed[pid]
             if (pid in found or pid in self.tree or pid in (me, self.leader)
                     or self._leader_start is None or start < self._leader_start):
                 continue

@@ -716,7 +716,7 @@ class ToolProcess:
         if self._popen is None:
             return []
         deadline = time.monotonic() + max(0.0, timeout)
-        self._pump(0.0)
+        self._pump(0.0 if self._pending else max(0.0, timeout))  # one wait, not a look first
         while not self._pending and not self._io_done():
             left = deadline - time.monotonic()
             if left <= 0:
@@ -759,10 +759,14 @@ class ToolProcess:
                 time.sleep(min(timeout, 0.05))  # no pidfd: look again shortly
             self._check_exit()
             return
+        exited = self._pidfd is None  # the pidfd is readable once the tool has exited
         for key, _ in self._sel.select(timeout):
-            if key.data != "exit":
+            if key.data == "exit":
+                exited = True
+            else:
                 self._read_fd(key.fd, key.data)
-        self._check_exit()
+        if exited:  # else it is still running: no waitid needed to know that
+            self._check_exit()
 
     def _read_fd(self, fd: int, stream: str) -> None:
         try:

@@ -369,6 +369,24 @@ def _has_token(pid: int, token: bytes) -> bool:
     return False
 
 
+def _reapers() -> set[int]:
+    """Where a tool's process goes when its parent dies: to the nearest subreaper among its
+    ancestors, else to init. Its ancestors outside the tool are this process and this
+    process's ancestors, so a re-parented escapee's parent is one of these (or init): only such
+    new processes need their environment read for the token (not every process another user
+    starts)."""
+    out = {1, os.getpid()}
+    pid = os.getppid()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                pid = int(_stat_fields(f.read())[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return out
+
+
 class _Tracker:
     """Every process of one tool's tree, by parenthood and by the environment token.
 
@@ -381,7 +399,8 @@ class _Tracker:
     a pid handed out again (reused) is looked at again, also when the counter was written back
     (checkpoint/restore): a new process's /proc/<pid> is a new inode, which the listing gives
     without a stat. A pid is handed out a moment before its process shows in /proc, so the scan
-    after one that found a change runs once more."""
+    after one that found a change runs once more. The token is looked for only in new processes
+    whose parent could have adopted an escapee (_reapers)."""
 
     def __init__(self, leader: int, token: str):
         self.leader = leader
@@ -393,6 +412,7 @@ class _Tracker:
         self._again = True  # list /proc again even if no pid was handed out since
         self._leader: _Proc | None = None
         self._leader_start: int | None = None
+        self._reapers = _reapers()
         with contextlib.suppress(OSError, ValueError, IndexError):
             with open(f"/proc/{leader}/stat", "rb") as f:
                 self._leader_start = int(_stat_fields(f.read())[19])
@@ -440,11 +460,12 @@ class _Tracker:
                     found.add(child)
                     roots.append(child)
         me = os.getpid()
-        for pid, (_ppid, start) in table.items():
+        for pid, (ppid, start) in table.items():
             self._known[pid] = listed[pid]
             if (pid in found or pid in self.tree or pid in (me, self.leader)
-                    or self._leader_start is None or start < self._leader_start):
-                continue
+                    or self._leader_start is None or start < self._leader_start
+                    or ppid not in self._reapers):
+                continue  # an escapee's parent is the one that adopted it: one of _reapers
             if _has_token(pid, self.token):
                 found.add(pid)
         for pid in found:

@@ -257,3 +257,34 @@ def test_fio_jobs_forked_later_are_tracked_and_their_bytes_counted(tmp_path: Pat
     assert p.returncode == 0, p.tail()
     assert len(jobs) == 2, f"jobs seen: {jobs}"  # the first, then the second forked later
     assert monitor.totals()["app_wchar_bytes"] >= 2 * 4 * MiB
+
+
+def test_threads_of_the_tools_processes_are_not_processes_of_its_tree(tmp_path: Path) -> None:
+    """Thread ids come from the same counter as pids and /proc/<tid> opens like a process's:
+    the threads a child of the tool starts late (once the tracker only opens the new ids)
+    are not counted as processes (their io would count the child's bytes again)."""
+    child_pid = tmp_path / "child"
+    with ToolProcess(script(f"""
+        import os, threading, time
+        time.sleep(1.5)
+        if os.fork() == 0:
+            for _ in range(4):
+                threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+            {announce(str(child_pid))!s}
+            time.sleep(60)
+            os._exit(0)
+        for _ in range(3):
+            threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+        time.sleep(60)
+    """)) as p:
+        p.start()
+        for _ in range(4):  # the tracker has looked before the threads were started
+            p.read(0.25)
+        child = wait_file(child_pid)
+        until(p, lambda: child in p.descendants(), "the child is tracked")
+        tids = {int(t) for pid in (p.pid, child) for t in os.listdir(f"/proc/{pid}/task")}
+        assert len(tids) >= 2 + 4 + 3
+        for _ in range(8):  # two seconds of looks after the threads were started
+            p.read(0.25)
+            assert sorted(p.descendants()) == sorted([p.pid, child])
+        assert set(p.tree_counters()) == {p.pid, child}

@@ -209,6 +209,7 @@ def process_counters(pid: int) -> ProcCounters | None:
 # How many processes of one tool keep their /proc files open (two descriptors each): more than
 # that (iozone -t 512) are read by path, so a large tree cannot exhaust the descriptor limit.
 KEEP_OPEN = 64
+PROBE_MAX = 64  # up to this many pids handed out since the last look: open each, not list /proc
 _LAST_PID = "/proc/sys/kernel/ns_last_pid"  # the pid the kernel handed out last (any process)
 
 
@@ -369,6 +370,17 @@ def _has_token(pid: int, token: bytes) -> bool:
     return False
 
 
+def _is_process(pid: int) -> bool:
+    """A process (its thread group's leader), not another thread of one."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            status = f.read()
+        at = status.index(b"\nTgid:")
+        return int(status[at + 6:status.index(b"\n", at + 1)]) == pid
+    except (OSError, ValueError):
+        return False
+
+
 def _reapers() -> set[int]:
     """Where a tool's process goes when its parent dies: to the nearest subreaper among its
     ancestors, else to init. Its ancestors outside the tool are this process and this
@@ -413,6 +425,8 @@ class _Tracker:
         self._leader: _Proc | None = None
         self._leader_start: int | None = None
         self._reapers = _reapers()
+        self._missing: set[int] = set()  # probed pids not (yet) in /proc
+        self._list_next = True  # the next look lists /proc (else it opens the new pids)
         with contextlib.suppress(OSError, ValueError, IndexError):
             with open(f"/proc/{leader}/stat", "rb") as f:
                 self._leader_start = int(_stat_fields(f.read())[19])
@@ -429,7 +443,66 @@ class _Tracker:
             return  # no process was started anywhere since the last scan
         self._again = last is None or last != self._last_pid
         since, self._last_pid, self._scanned = self._last_pid, last, True
-        table: dict[int, tuple[int, int]] = {}  # new pids -> (ppid, start time)
+        probed = (not self._list_next and since is not None and last is not None
+                  and 0 <= last - since <= PROBE_MAX)
+        # a few new pids: open each; the first look, many, or the counter went round: list /proc
+        table = (self._probe([*range(since + 1, last + 1)])
+                 if probed else self._list(since, last))
+        kids: dict[int, list[int]] = {}
+        for pid, (ppid, _start) in table.items():
+            kids.setdefault(ppid, []).append(pid)
+        roots = list(self.tree)
+        if self._leader is not None and self._leader.stat() is not None:  # not a reused pid
+            roots.append(self.leader)
+        found: set[int] = set()
+        while roots:
+            pid = roots.pop()
+            for child in kids.get(pid, ()):
+                if child not in found and child != self.leader:
+                    found.add(child)
+                    roots.append(child)
+        me = os.getpid()
+        for pid, (ppid, start) in table.items():
+            if (pid in found or pid in self.tree or pid in (me, self.leader)
+                    or self._leader_start is None or start < self._leader_start
+                    or ppid not in self._reapers):
+                continue  # an escapee's parent is the one that adopted it: one of _reapers
+            if _has_token(pid, self.token):
+                found.add(pid)
+        for pid in found:
+            if pid in self.tree or (probed and not _is_process(pid)):
+                continue
+            p = _Proc(pid, table[pid][1], keep=len(self.tree) < KEEP_OPEN)
+            try:
+                p.handle = psutil.Process(pid)
+            except psutil.Error:
+                p.close()
+                continue
+            if p.stat() is None:  # ended meanwhile (the handle may be a stranger's)
+                p.close()
+                continue
+            self.tree[pid] = p
+
+    def _probe(self, pids: list[int]) -> dict[int, tuple[int, int]]:
+        """pid -> (ppid, start time) of each of `pids` that exists (threads too: their ids
+        come from the same counter and /proc/<tid> opens, though unlisted), and of the pids
+        that did not exist at the last probe (a pid is handed out a moment before /proc shows
+        its process)."""
+        table = {}
+        missing = set()
+        for pid in [*pids, *self._missing]:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    fields = _stat_fields(f.read())
+                table[pid] = (int(fields[1]), int(fields[19]))
+            except (OSError, ValueError, IndexError):
+                missing.add(pid)
+        self._missing = missing - self._missing  # looked at twice: gone (or a short life)
+        return table
+
+    def _list(self, since: int | None, last: int | None) -> dict[int, tuple[int, int]]:
+        """pid -> (ppid, start time) of the processes in /proc not looked at before."""
+        table: dict[int, tuple[int, int]] = {}
         listed: dict[int, int] = {}
         with os.scandir("/proc") as entries:
             for entry in entries:
@@ -446,41 +519,14 @@ class _Tracker:
                 except (OSError, ValueError, IndexError):
                     continue
         self._known = {pid: listed[pid] for pid in self._known.keys() & listed.keys()}
-        kids: dict[int, list[int]] = {}
-        for pid, (ppid, _start) in table.items():
-            kids.setdefault(ppid, []).append(pid)
-        roots = list(self.tree)
-        if self._leader is not None and self._leader.stat() is not None:  # not a reused pid
-            roots.append(self.leader)
-        found: set[int] = set()
-        while roots:
-            pid = roots.pop()
-            for child in kids.get(pid, ()):
-                if child not in found and child != self.leader:
-                    found.add(child)
-                    roots.append(child)
-        me = os.getpid()
-        for pid, (ppid, start) in table.items():
-            self._known[pid] = listed[pid]
-            if (pid in found or pid in self.tree or pid in (me, self.leader)
-                    or self._leader_start is None or start < self._leader_start
-                    or ppid not in self._reapers):
-                continue  # an escapee's parent is the one that adopted it: one of _reapers
-            if _has_token(pid, self.token):
-                found.add(pid)
-        for pid in found:
-            if pid in self.tree:
-                continue
-            p = _Proc(pid, table[pid][1], keep=len(self.tree) < KEEP_OPEN)
-            try:
-                p.handle = psutil.Process(pid)
-            except psutil.Error:
-                p.close()
-                continue
-            if p.stat() is None:  # ended meanwhile (the handle may be a stranger's)
-                p.close()
-                continue
-            self.tree[pid] = p
+        self._known.update((pid, listed[pid]) for pid in table)
+        # a process may show in /proc a moment after its pid was handed out: the next look
+        # opens the new pids not listed (if they are few), or lists /proc once more
+        few = since is not None and last is not None and 0 <= last - since <= PROBE_MAX
+        self._missing = {pid for pid in range(since + 1, last + 1)
+                         if pid not in listed} if few else set()
+        self._list_next = not few
+        return table
 
     def alive(self) -> list[psutil.Process]:
         """The tracked processes still running (not zombies)."""

@@ -178,9 +178,10 @@ def test_a_stranger_that_gets_a_tool_childs_pid_is_not_tracked(tmp_path: Path) -
 @needs_root
 def test_a_tool_child_that_gets_a_strangers_old_pid_is_tracked(tmp_path: Path) -> None:
     """The tracker remembers the processes it looked at and found not to be the tool's; a pid
-    of those that the kernel hands out again (to the tool's child here) is looked at again,
-    even when the kernel's pid counter was written back to it (checkpoint/restore does that;
-    here the tool does) and reads the same at two looks."""
+    of those that the kernel hands out again (to the tool's child here) is looked at again:
+    here the kernel's pid counter is written back to it (checkpoint/restore does that), and
+    the tracker, finding the counter lower than at its last look (as after a wrap-round),
+    lists /proc and looks again at the pids handed out since."""
     target = tmp_path / "target"
     with ToolProcess(script(f"""
         import os, time
@@ -203,6 +204,15 @@ def test_a_tool_child_that_gets_a_strangers_old_pid_is_tracked(tmp_path: Path) -
     """)) as p:
         p.start()
         stranger = subprocess.Popen(["sleep", "60"])  # started after the tool, not its own
+        # the counter well ahead of the stranger's pid when the tracker looks, so that after
+        # the tool writes it back the next look reads it lower, however busy the machine is
+        ahead = stranger.pid + 2000
+        if ahead >= int(Path("/proc/sys/kernel/pid_max").read_text()) - 10:
+            stranger.kill()
+            stranger.wait()
+            pytest.skip("the stranger's pid is too close to pid_max")
+        LAST_PID.write_text(str(ahead))
+        subprocess.run(["true"], check=True)
         p.track()  # looked at: not the tool's
         assert stranger.pid not in p.descendants()
         stranger.kill()  # gone before the tracker looks again (once a second)

@@ -216,7 +216,7 @@ _LAST_PID = "/proc/sys/kernel/ns_last_pid"  # the pid the kernel handed out last
 class _KeptFiles:
     """/proc files of the machine read again and again (ns_last_pid, meminfo, diskstats), each
     opened once and read with pread: an open and a close per read is most of a small read's
-    cost. Per process (a thread may use another's file: pread keeps no position)."""
+    cost. One set per process, shared by its threads (pread keeps no file position)."""
 
     def __init__(self) -> None:
         self._fds: dict[str, int] = {}
@@ -295,7 +295,7 @@ class _Proc:
     """One process of a tool's tree: its identity (pid and start time) and its /proc stat and
     io files, kept open while it lives. A kept /proc file reads the process it was opened for,
     or fails (ESRCH) once that process is gone: never the stranger that got its pid later. So
-    sampling a process is one pread per file, with no open, no close and no identity check."""
+    sampling a process is one pread per file, with no open and no close."""
 
     __slots__ = ("_io", "_keep", "_stat", "handle", "pid", "start")
 
@@ -335,9 +335,10 @@ class _Proc:
         if fields is None or (fields[0] == b"Z" and not zombie):
             return None
         try:
+            first = self._io < 0  # opened (or read) by path now: the pid may have changed hands
             data, self._io = self._read("io", self._io)
             io = data.split()  # rchar: N wchar: N syscr: N syscw: N read_bytes: N write_bytes: N
-            if self._io < 0 and self.stat() is None:  # by path: the pid may have changed hands
+            if first and self.stat() is None:
                 return None
             return TreeEntry(_boot_time() + self.start / _CLK_TCK, int(fields[1]), ProcCounters(
                 int(io[9]), int(io[11]), int(io[1]), int(io[3]),
@@ -408,10 +409,12 @@ class _Tracker:
     (/proc/sys/kernel/ns_last_pid) says whether any process was started since the last scan
     (none: nothing to scan), and which pids are new (those handed out since, pid wrap-around
     included). A pid seen before and not handed out again is the same process, still not ours;
-    a pid handed out again (reused) is looked at again, also when the counter was written back
-    (checkpoint/restore): a new process's /proc/<pid> is a new inode, which the listing gives
-    without a stat. A pid is handed out a moment before its process shows in /proc, so the scan
-    after one that found a change runs once more. The token is looked for only in new processes
+    a pid handed out again (reused) is looked at again, also when the counter reads lower than
+    at the last look (written back by checkpoint/restore): then /proc is listed and a new
+    process's /proc/<pid> is a new inode, which the listing gives without a stat. (A counter
+    written back and moved past its last reading within one look's interval is not noticed.)
+    A pid is handed out a moment before its process shows in /proc, so the scan after one that
+    found a change runs once more. The token is looked for only in new processes
     whose parent could have adopted an escapee (_reapers)."""
 
     def __init__(self, leader: int, token: str):

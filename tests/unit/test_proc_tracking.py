@@ -298,3 +298,34 @@ def test_threads_of_the_tools_processes_are_not_processes_of_its_tree(tmp_path: 
             p.read(0.25)
             assert sorted(p.descendants()) == sorted([p.pid, child])
         assert set(p.tree_counters()) == {p.pid, child}
+
+
+def test_the_kept_proc_files_are_closed_with_the_tool(tmp_path: Path) -> None:
+    """Each tracked process's /proc files stay open while it is sampled; none outlives the
+    tool (a GUI runs many sessions in one process)."""
+    def fds() -> set[str]:
+        return set(os.listdir("/proc/self/fd"))
+
+    # the machine's files (meminfo, the device's stat, the pid counter) stay open for good
+    with ToolProcess(["true"]) as warm_up:
+        warm_up.start()
+        Monitor(str(tmp_path), pids=warm_up.descendants).sample()
+        warm_up.track()
+    before = fds()
+    with ToolProcess(script("""
+        import os, time
+        for _ in range(3):
+            if os.fork() == 0:
+                time.sleep(60)
+                os._exit(0)
+        print("forked", flush=True)
+        time.sleep(60)
+    """)) as p:
+        p.start()
+        monitor = Monitor(str(tmp_path), pids=p.descendants)
+        monitor.sample()
+        until(p, lambda: len(p.descendants()) == 4, "the three children are tracked")
+        monitor.sample()
+        assert len(p.tree_counters()) == 4
+        assert len(fds() - before) >= 4 * 2  # stat and io of each, and the tool's pipes
+    assert fds() - before == set()

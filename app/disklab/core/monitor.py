@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from disklab.core.proc import ProcCounters, TreeEntry, read_tree
+from disklab.core.proc import ProcCounters, TreeEntry, kept_files, read_tree
 from disklab.core.system.devices import device_for_path
 from disklab.core.system.sysfs import SECTOR
 
@@ -30,21 +30,41 @@ from disklab.core.system.sysfs import SECTOR
 def _diskstats() -> dict[str, tuple[int, int]]:
     """name -> (sectors read, sectors written) from /proc/diskstats."""
     stats = {}
-    with open("/proc/diskstats") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 10:
-                stats[parts[2]] = (int(parts[5]), int(parts[9]))
+    for line in kept_files.read("/proc/diskstats").decode().splitlines():
+        parts = line.split()
+        if len(parts) >= 10:
+            stats[parts[2]] = (int(parts[5]), int(parts[9]))
     return stats
 
 
+def _disk_sectors(names: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """name -> (sectors read, sectors written) of a few devices: each one's own sysfs stat file
+    (one device's counters, where /proc/diskstats makes the kernel print every device's, a
+    hundred loop devices on a test machine), else /proc/diskstats. Missing devices left out."""
+    out: dict[str, tuple[int, int]] = {}
+    rest = []
+    for name in names:
+        try:
+            fields = kept_files.read(f"/sys/class/block/{name.replace('/', '!')}/stat",
+                                     512).split()
+            out[name] = (int(fields[2]), int(fields[6]))
+        except (OSError, ValueError, IndexError):
+            rest.append(name)
+    if rest:
+        with contextlib.suppress(OSError, ValueError):
+            stats = _diskstats()
+            out.update((name, stats[name]) for name in rest if name in stats)
+    return out
+
+
 def _meminfo() -> dict[str, int]:
+    """Dirty and Writeback, in bytes, from /proc/meminfo."""
+    data = kept_files.read("/proc/meminfo")
     out = {}
-    with open("/proc/meminfo") as f:
-        for line in f:
-            key, _, rest = line.partition(":")
-            if key in ("Dirty", "Writeback"):
-                out[key] = int(rest.split()[0]) * 1024
+    for key in ("Dirty", "Writeback"):
+        at = data.find(b"\n" + key.encode() + b":")
+        if at >= 0:
+            out[key] = int(data[at + len(key) + 2:data.index(b"\n", at + 1)].split()[0]) * 1024
     return out
 
 
@@ -182,10 +202,7 @@ class Monitor:
                 disks.append(("backing", self.device.backing.name))
         if not disks:
             return
-        try:
-            stats = _diskstats()
-        except (OSError, ValueError):
-            return
+        stats = _disk_sectors(name for _prefix, name in disks)
         for prefix, name in disks:
             if name not in stats:
                 continue
@@ -231,10 +248,7 @@ class TargetDisks:
     def sample(self) -> dict[str, float]:
         """Rates since the previous call per target (the first call primes and returns {})."""
         now = time.monotonic()
-        try:
-            stats = _diskstats()
-        except (OSError, ValueError):
-            return {}
+        stats = _disk_sectors(set(self.devices.values()))
         out: dict[str, float] = {}
         dt = 0.0 if self._last_t is None else now - self._last_t
         for target, name in self.devices.items():

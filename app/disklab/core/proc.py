@@ -12,7 +12,7 @@ runner's loop asks for what arrived within a timeout, so there are no reader thr
 
 Killing: fio (without --thread) forks its jobs with setsid(), out of reach of a process-group
 kill, and they keep writing after their parent died. So every process the tool starts is tracked
-two ways: by parenthood (a scan of /proc, refreshed every few hundred ms) and by a token in the
+two ways: by parenthood (new processes in /proc, looked for once a second) and by a token in the
 environment that every descendant inherits (found even after its parent died and it was
 re-parented to init). terminate() sends SIGTERM to the group and to every tracked process, waits,
 then SIGKILLs whatever survived. A cgroup would be tighter but needs root and a delegated
@@ -34,6 +34,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import functools
 import json
 import os
 import re
@@ -62,9 +63,9 @@ SBIN = "/usr/local/sbin:/usr/sbin:/sbin"  # bonnie++ and mkfs live here; not on 
 KILL_WAIT = 5.0  # seconds to wait for SIGKILLed processes to disappear (D state may not)
 CLOSE_GRACE = 2.0  # SIGTERM -> SIGKILL grace when close() finds the tool still running
 # seconds between process-tree refreshes while a tool runs (read(), poll(), the monitor's
-# descendants()). A refresh reads /proc/<pid>/stat of every process on the machine, which is most
-# of what watching a tool costs (bench figure 2); an escapee is found by its token whenever it
-# runs, and terminate() and close() refresh before they signal, so once a second loses nothing.
+# descendants()). A refresh looks only at processes started since the last one (_Tracker); an
+# escapee is found by its token whenever it runs, and terminate() and close() refresh before
+# they signal, so once a second loses nothing.
 TRACK_EVERY = 1.0
 MAX_LINE = 1 << 20  # a "line" this long without an end is handed out anyway (terminator "")
 MAX_PENDING = 50_000  # lines read but not yet taken by read(); older ones are dropped beyond
@@ -205,21 +206,156 @@ def process_counters(pid: int) -> ProcCounters | None:
                         cpu.user + cpu.system)
 
 
-def _proc_table() -> dict[int, tuple[int, int]]:
-    """pid -> (ppid, start time in clock ticks) for every process, from /proc/<pid>/stat."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+# How many processes of one tool keep their /proc files open (two descriptors each): more than
+# that (iozone -t 512) are read by path, so a large tree cannot exhaust the descriptor limit.
+KEEP_OPEN = 64
+PROBE_MAX = 64  # up to this many pids handed out since the last look: open each, not list /proc
+_LAST_PID = "/proc/sys/kernel/ns_last_pid"  # the pid the kernel handed out last (any process)
+
+
+class _KeptFiles:
+    """/proc files of the machine read again and again (ns_last_pid, meminfo, diskstats), each
+    opened once and read with pread: an open and a close per read is most of a small read's
+    cost. One set per process, shared by its threads (pread keeps no file position)."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def read(self, path: str, size: int = 16384) -> bytes:
+        """The whole file (OSError if it cannot be read). A file that stopped working (a
+        device's sysfs file after the device went away) is opened again once: the same name
+        may be a new device now."""
+        fd = self._fds.get(path)
+        if fd is not None:
+            try:
+                return self._pread(fd, size)
+            except OSError:
+                self.forget(path)
+        with self._lock:
+            fd = self._fds.get(path)
+            if fd is None:
+                fd = self._fds[path] = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        return self._pread(fd, size)
+
+    @staticmethod
+    def _pread(fd: int, size: int) -> bytes:
+        data = os.pread(fd, size, 0)
+        while len(data) == size:  # larger than the guess: read it whole
+            size *= 4
+            data = os.pread(fd, size, 0)
+        return data
+
+    def forget(self, path: str) -> None:
+        with self._lock:
+            fd = self._fds.pop(path, None)
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+kept_files = _KeptFiles()
+
+
+def _last_pid() -> int | None:
+    try:
+        return int(kept_files.read(_LAST_PID, 64))
+    except (OSError, ValueError):  # not Linux's procfs, or not readable: scan every time
+        return None
+
+
+def _after(pid: int, since: int | None, last: int | None) -> bool:
+    """Was `pid` handed out after `since`, up to `last` (both ns_last_pid readings)? Pids wrap
+    round at pid_max to low numbers; unknown readings count every pid as new."""
+    if since is None or last is None:
+        return True
+    if last >= since:
+        return since < pid <= last
+    return pid > since or pid <= last  # wrapped round
+
+
+@functools.cache
+def _boot_time() -> float:
+    """Seconds since the epoch at boot (/proc/stat btime): a start time in clock ticks plus
+    this is psutil's create_time, so that a TreeEntry reads the same whoever made it."""
+    with open("/proc/stat", "rb") as f:
+        for line in f:
+            if line.startswith(b"btime"):
+                return float(line.split()[1])
+    return 0.0
+
+
+def _stat_fields(stat: bytes) -> list[bytes]:
+    """/proc/<pid>/stat after "pid (comm) " (comm may hold ")"): [0] state, [1] ppid,
+    [11] utime, [12] stime (clock ticks), [19] start time (clock ticks since boot)."""
+    return stat[stat.rfind(b")") + 2:].split()
+
+
+class _Proc:
+    """One process of a tool's tree: its identity (pid and start time) and its /proc stat and
+    io files, kept open while it lives. A kept /proc file reads the process it was opened for,
+    or fails (ESRCH) once that process is gone: never the stranger that got its pid later. So
+    sampling a process is one pread per file, with no open and no close."""
+
+    __slots__ = ("_io", "_keep", "_stat", "handle", "pid", "start")
+
+    def __init__(self, pid: int, start: int, keep: bool):
+        self.pid = pid
+        self.start = start
+        self.handle: psutil.Process | None = None  # for signals (checks the identity too)
+        self._keep = keep
+        self._stat = self._io = -1
+        if keep:
+            with contextlib.suppress(OSError):
+                self._stat = os.open(f"/proc/{pid}/stat", os.O_RDONLY | os.O_CLOEXEC)
+
+    def _read(self, name: str, fd: int) -> tuple[bytes, int]:
+        if fd < 0 and self._keep:
+            fd = os.open(f"/proc/{self.pid}/{name}", os.O_RDONLY | os.O_CLOEXEC)
+        if fd >= 0:
+            return os.pread(fd, 4096, 0), fd
+        with open(f"/proc/{self.pid}/{name}", "rb") as f:
+            return f.read(), -1
+
+    def stat(self) -> list[bytes] | None:
+        """The stat fields (_stat_fields), or None once the process is gone."""
         try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
+            data, self._stat = self._read("stat", self._stat)
         except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2:].split()  # after "pid (comm) "; comm may hold ")"
-        if len(fields) > 19:
-            table[int(entry)] = (int(fields[1]), int(fields[19]))
-    return table
+            return None
+        fields = _stat_fields(data)
+        if len(fields) <= 19 or int(fields[19]) != self.start:  # read by path: another's pid
+            return None
+        return fields
+
+    def entry(self, zombie: bool) -> TreeEntry | None:
+        """What the monitor samples of it now; None when gone, unreadable, or a zombie (unless
+        `zombie`: a zombie's counters are its final ones)."""
+        fields = self.stat()
+        if fields is None or (fields[0] == b"Z" and not zombie):
+            return None
+        try:
+            first = self._io < 0  # opened (or read) by path now: the pid may have changed hands
+            data, self._io = self._read("io", self._io)
+            io = data.split()  # rchar: N wchar: N syscr: N syscw: N read_bytes: N write_bytes: N
+            if first and self.stat() is None:
+                return None
+            return TreeEntry(_boot_time() + self.start / _CLK_TCK, int(fields[1]), ProcCounters(
+                int(io[9]), int(io[11]), int(io[1]), int(io[3]),
+                (int(fields[11]) + int(fields[12])) / _CLK_TCK))
+        except (OSError, ValueError, IndexError):  # not ours to read (another user's)
+            return None
+
+    def close(self) -> None:
+        for fd in (self._stat, self._io):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._stat = self._io = -1
+        self._keep = False  # read by path from now on (after close(), nothing stays open)
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 def _has_token(pid: int, token: bytes) -> bool:
@@ -235,38 +371,91 @@ def _has_token(pid: int, token: bytes) -> bool:
     return False
 
 
-def _alive(p: psutil.Process) -> bool:
-    """Running and not a zombie (a zombie has finished; it only waits for its parent)."""
+def _is_process(pid: int) -> bool:
+    """A process (its thread group's leader), not another thread of one."""
     try:
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            status = f.read()
+        at = status.index(b"\nTgid:")
+        return int(status[at + 6:status.index(b"\n", at + 1)]) == pid
+    except (OSError, ValueError):
         return False
 
 
+def _reapers() -> set[int]:
+    """Where a tool's process goes when its parent dies: to the nearest subreaper among its
+    ancestors, else to init. Its ancestors outside the tool are this process and this
+    process's ancestors, so a re-parented escapee's parent is one of these (or init): only such
+    new processes need their environment read for the token (not every process another user
+    starts)."""
+    out = {1, os.getpid()}
+    pid = os.getppid()
+    while pid > 1 and pid not in out:
+        out.add(pid)
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                pid = int(_stat_fields(f.read())[1])
+        except (OSError, ValueError, IndexError):
+            break
+    return out
+
+
 class _Tracker:
-    """Every process of one tool's tree, by parenthood and by the environment token."""
+    """Every process of one tool's tree, by parenthood and by the environment token.
+
+    Finding them used to read /proc/<pid>/stat of every process on the machine at each refresh
+    (most of what watching a tool cost, more on a desktop with hundreds of processes). Now a
+    process is looked at once, when it is new: the kernel's last handed-out pid
+    (/proc/sys/kernel/ns_last_pid) says whether any process was started since the last scan
+    (none: nothing to scan), and which pids are new (those handed out since, pid wrap-around
+    included). A pid seen before and not handed out again is the same process, still not ours;
+    a pid handed out again (reused) is looked at again, also when the counter reads lower than
+    at the last look (written back by checkpoint/restore): then /proc is listed and a new
+    process's /proc/<pid> is a new inode, which the listing gives without a stat. (A counter
+    written back and moved past its last reading within one look's interval is not noticed.)
+    A pid is handed out a moment before its process shows in /proc, so the scan after one that
+    found a change runs once more. The token is looked for only in new processes
+    whose parent could have adopted an escapee (_reapers)."""
 
     def __init__(self, leader: int, token: str):
         self.leader = leader
         self.token = token.encode()
-        self.tree: dict[int, psutil.Process] = {}  # descendants (the leader is not in here)
-        self._checked: dict[int, int] = {}  # pid -> start time: environ read, not ours
+        self.tree: dict[int, _Proc] = {}  # descendants (the leader is not in here)
+        self._known: dict[int, int] = {}  # pid -> /proc/<pid> inode: every process looked at
+        self._last_pid: int | None = None  # ns_last_pid when /proc was last listed
+        self._scanned = False
+        self._again = True  # list /proc again even if no pid was handed out since
+        self._leader: _Proc | None = None
         self._leader_start: int | None = None
+        self._reapers = _reapers()
+        self._missing: set[int] = set()  # probed pids not (yet) in /proc
+        self._list_next = True  # the next look lists /proc (else it opens the new pids)
         with contextlib.suppress(OSError, ValueError, IndexError):
             with open(f"/proc/{leader}/stat", "rb") as f:
-                stat = f.read()
-            self._leader_start = int(stat[stat.rfind(b")") + 2:].split()[19])
+                self._leader_start = int(_stat_fields(f.read())[19])
+            self._leader = _Proc(leader, self._leader_start, keep=True)
 
     def refresh(self) -> None:
-        """Add new descendants: children of the leader or of anything tracked, and any process
-        started after the leader that carries the token (re-parented escapees)."""
-        table = _proc_table()
+        """Drop the processes that ended; add new descendants: children of the leader or of
+        anything tracked, and any process started after the leader that carries the token
+        (re-parented escapees)."""
+        for pid in [pid for pid, p in self.tree.items() if p.stat() is None]:
+            self.tree.pop(pid).close()
+        last = _last_pid()
+        if self._scanned and last is not None and last == self._last_pid and not self._again:
+            return  # no process was started anywhere since the last scan
+        self._again = last is None or last != self._last_pid
+        since, self._last_pid, self._scanned = self._last_pid, last, True
+        probed = (not self._list_next and since is not None and last is not None
+                  and 0 <= last - since <= PROBE_MAX)
+        # a few new pids: open each; the first look, many, or the counter went round: list /proc
+        table = (self._probe([*range(since + 1, last + 1)])
+                 if probed else self._list(since, last))
         kids: dict[int, list[int]] = {}
         for pid, (ppid, _start) in table.items():
             kids.setdefault(ppid, []).append(pid)
-        roots = [pid for pid, p in self.tree.items() if p.is_running()]
-        leader = table.get(self.leader)
-        if leader is not None and leader[1] == self._leader_start:  # not a reused pid
+        roots = list(self.tree)
+        if self._leader is not None and self._leader.stat() is not None:  # not a reused pid
             roots.append(self.leader)
         found: set[int] = set()
         while roots:
@@ -276,26 +465,94 @@ class _Tracker:
                     found.add(child)
                     roots.append(child)
         me = os.getpid()
-        if self._leader_start is not None:
-            for pid, (_ppid, start) in table.items():
-                if (pid in found or pid in self.tree or pid in (me, self.leader)
-                        or start < self._leader_start or self._checked.get(pid) == start):
-                    continue
-                if _has_token(pid, self.token):
-                    found.add(pid)
-                else:
-                    self._checked[pid] = start
-            for pid in [p for p in self._checked if p not in table]:
-                del self._checked[pid]
+        for pid, (ppid, start) in table.items():
+            if (pid in found or pid in self.tree or pid in (me, self.leader)
+                    or self._leader_start is None or start < self._leader_start
+                    or ppid not in self._reapers):
+                continue  # an escapee's parent is the one that adopted it: one of _reapers
+            if _has_token(pid, self.token):
+                found.add(pid)
         for pid in found:
-            if pid not in self.tree or not self.tree[pid].is_running():
-                with contextlib.suppress(psutil.Error):
-                    self.tree[pid] = psutil.Process(pid)
-        for pid in [p for p, proc in self.tree.items() if not proc.is_running()]:
-            del self.tree[pid]
+            if pid in self.tree or (probed and not _is_process(pid)):
+                continue
+            p = _Proc(pid, table[pid][1], keep=len(self.tree) < KEEP_OPEN)
+            try:
+                p.handle = psutil.Process(pid)
+            except psutil.Error:
+                p.close()
+                continue
+            if p.stat() is None:  # ended meanwhile (the handle may be a stranger's)
+                p.close()
+                continue
+            self.tree[pid] = p
+
+    def _probe(self, pids: list[int]) -> dict[int, tuple[int, int]]:
+        """pid -> (ppid, start time) of each of `pids` that exists (threads too: their ids
+        come from the same counter and /proc/<tid> opens, though unlisted), and of the pids
+        that did not exist at the last probe (a pid is handed out a moment before /proc shows
+        its process)."""
+        table = {}
+        missing = set()
+        for pid in [*pids, *self._missing]:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    fields = _stat_fields(f.read())
+                table[pid] = (int(fields[1]), int(fields[19]))
+            except (OSError, ValueError, IndexError):
+                missing.add(pid)
+        self._missing = missing - self._missing  # looked at twice: gone (or a short life)
+        return table
+
+    def _list(self, since: int | None, last: int | None) -> dict[int, tuple[int, int]]:
+        """pid -> (ppid, start time) of the processes in /proc not looked at before."""
+        table: dict[int, tuple[int, int]] = {}
+        listed: dict[int, int] = {}
+        with os.scandir("/proc") as entries:
+            for entry in entries:
+                if not entry.name.isdigit():
+                    continue
+                pid, inode = int(entry.name), entry.inode()
+                listed[pid] = inode
+                if self._known.get(pid) == inode and not _after(pid, since, last):
+                    continue  # looked at before, and its pid was not handed out again since
+                try:
+                    with open(f"/proc/{pid}/stat", "rb") as f:
+                        fields = _stat_fields(f.read())
+                    table[pid] = (int(fields[1]), int(fields[19]))
+                except (OSError, ValueError, IndexError):
+                    continue
+        self._known = {pid: listed[pid] for pid in self._known.keys() & listed.keys()}
+        self._known.update((pid, listed[pid]) for pid in table)
+        # a process may show in /proc a moment after its pid was handed out: the next look
+        # opens the new pids not listed (if they are few), or lists /proc once more
+        few = since is not None and last is not None and 0 <= last - since <= PROBE_MAX
+        self._missing = {pid for pid in range(since + 1, last + 1)
+                         if pid not in listed} if few else set()
+        self._list_next = not few
+        return table
 
     def alive(self) -> list[psutil.Process]:
-        return [p for p in self.tree.values() if _alive(p)]
+        """The tracked processes still running (not zombies)."""
+        out = []
+        for p in self.tree.values():
+            fields = p.stat()
+            if fields is not None and fields[0] != b"Z" and p.handle is not None:
+                out.append(p.handle)
+        return out
+
+    def counters(self, leader: bool) -> dict[int, TreeEntry]:
+        """pid -> TreeEntry of the live tree (the leader too when `leader`), one read of each
+        kept file per process."""
+        out = {}
+        if leader and self._leader is not None:
+            entry = self._leader.entry(zombie=True)
+            if entry is not None:
+                out[self.leader] = entry
+        for pid, p in self.tree.items():
+            entry = p.entry(zombie=False)
+            if entry is not None:
+                out[pid] = entry
+        return out
 
     def signal(self, sig: int, group: bool) -> list[psutil.Process]:
         """Send `sig` to the leader's group (when it still exists) and to every live tracked
@@ -309,6 +566,13 @@ class _Tracker:
                 p.send_signal(sig)
                 sent.append(p)
         return sent
+
+    def close(self) -> None:
+        """Close the kept files (reads go by path from now on)."""
+        for p in self.tree.values():
+            p.close()
+        if self._leader is not None:
+            self._leader.close()
 
 
 def run(
@@ -522,7 +786,7 @@ class ToolProcess:
         if self._popen is None:
             return []
         deadline = time.monotonic() + max(0.0, timeout)
-        self._pump(0.0)
+        self._pump(0.0 if self._pending else max(0.0, timeout))  # one wait, not a look first
         while not self._pending and not self._io_done():
             left = deadline - time.monotonic()
             if left <= 0:
@@ -565,10 +829,14 @@ class ToolProcess:
                 time.sleep(min(timeout, 0.05))  # no pidfd: look again shortly
             self._check_exit()
             return
+        exited = self._pidfd is None  # the pidfd is readable once the tool has exited
         for key, _ in self._sel.select(timeout):
-            if key.data != "exit":
+            if key.data == "exit":
+                exited = True
+            else:
                 self._read_fd(key.fd, key.data)
-        self._check_exit()
+        if exited:  # else it is still running: no waitid needed to know that
+            self._check_exit()
 
     def _read_fd(self, fd: int, stream: str) -> None:
         try:
@@ -686,8 +954,13 @@ class ToolProcess:
         return pids + [p.pid for p in self._tracker.alive()]
 
     def tree_counters(self) -> dict[int, TreeEntry]:
-        """The live tree's counters now (what the monitor samples)."""
-        return read_tree(self.descendants())
+        """The live tree's counters now (what the monitor samples): the tracked processes'
+        kept /proc files, one read each."""
+        if self._tracker is None:
+            return {}
+        self._track_now_and_then()
+        self._check_exit()
+        return self._tracker.counters(leader=self.returncode is None)
 
     def exit_counters(self) -> dict[int, ProcCounters]:
         """pid -> final counters of the processes DiskLab reaped (the leader), read while they
@@ -755,6 +1028,8 @@ class ToolProcess:
         if self._sel is not None:
             self._sel.close()
             self._sel = None
+        if self._tracker is not None:
+            self._tracker.close()
         self._closed = True
 
     def __enter__(self) -> ToolProcess:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.monitor import Monitor
+from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.proc import ToolProcess
 from disklab.core.system.devices import device_for_path
 from disklab.core.system.host import host_facts
-from tests.helpers import IS_ROOT, make_scratch_fs, teardown
+from tests.helpers import IS_ROOT, Loops, make_scratch_fs, sh, teardown
 
 pytestmark = [pytest.mark.root]
 
@@ -102,3 +102,28 @@ def test_btrfs_anonymous_st_dev_is_resolved_through_the_mount_source(btrfs_fs) -
     assert dev is not None and dev.path == btrfs_fs.device
     assert dev.backing == device_for_path(str(Path(btrfs_fs.image).parent))
     assert host_facts(str(btrfs_fs.mountpoint))["filesystem"]["fstype"] == "btrfs"
+
+
+def test_targets_on_one_device_are_one_disk_in_the_total(tmp_path: Path) -> None:
+    # two directory targets on one filesystem (a, a2) and one on another (b): each target's
+    # curve is its device's rate, the total ("write all") counts each device once
+    if not IS_ROOT:
+        pytest.skip("needs root (loop devices, mkfs, mount)")
+    loops = Loops(tmp_path)
+    try:
+        x = loops.mount(loops.device("x", "64M"), "x")
+        y = loops.mount(loops.device("y", "64M"), "y")
+        dirs = {"a": x / "a", "a2": x / "a2", "b": y / "b"}
+        for d in dirs.values():
+            d.mkdir()
+        disks = TargetDisks({name: str(d) for name, d in dirs.items()})
+        assert disks.sample() == {}  # primed
+        for d, mib in ((dirs["a"], 8), (dirs["b"], 4)):
+            sh("dd", "if=/dev/zero", f"of={d / 'f'}", "bs=1M", f"count={mib}", "oflag=direct")
+        rates = disks.sample()
+        a, a2, b = (rates[f"device_write_bps:{n}"] for n in ("a", "a2", "b"))
+        assert a == a2 > 0 and b > 0  # one device, one curve's worth
+        assert rates["device_write_bps:all"] == pytest.approx(a + b)  # not a + a2 + b
+        assert b < a  # 4 MiB against 8 (the figures are each device's, not swapped)
+    finally:
+        loops.cleanup()

@@ -120,6 +120,9 @@ def test_other_plan_errors_name_their_key(dirs: dict[str, Path], tmp_path: Path,
         # a bad name
         plan_text(dirs).replace("[targets.b]", "[targets.B2]").replace('"a+b"', '"a"'):
             ("targets.B2", "not a target name"),
+        # the aggregate's name: its rows would be the placed case's "all" rows
+        plan_text(dirs).replace("[targets.b]", "[targets.all]").replace('"a+b"', '"a"'):
+            ("targets.all", "aggregate"),
         # a missing directory, told at the target's own key
         plan_text(dirs).replace(str(dirs["b"]), str(tmp_path / "nowhere")):
             ("targets.b.directory", "does not exist"),

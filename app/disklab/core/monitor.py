@@ -18,6 +18,7 @@ counted twice.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from disklab.core.proc import ProcCounters, TreeEntry, kept_files, read_tree
 from disklab.core.system.devices import device_for_path
 from disklab.core.system.sysfs import SECTOR
+from disklab.core.tools.base import ALL_TARGETS
 
 
 def _diskstats() -> dict[str, tuple[int, int]]:
@@ -237,7 +239,9 @@ def _block_name(directory: str) -> str | None:
 class TargetDisks:
     """Each named target's own device rates while a placed case runs (several targets):
     device_read_bps:NAME and device_write_bps:NAME, one series per target, for a live curve
-    per target beside the case's own; targets on one device share it (a+a is one curve)."""
+    per target beside the case's own; targets on one device share it (a+a is one curve). And
+    their total, device_read_bps:all and device_write_bps:all, over the distinct devices: two
+    directory targets on one filesystem are one disk's bytes, not twice them."""
 
     def __init__(self, directories: Mapping[str, str]):
         self.devices = {name: dev for name, d in directories.items()
@@ -250,14 +254,19 @@ class TargetDisks:
         now = time.monotonic()
         stats = _disk_sectors(set(self.devices.values()))
         out: dict[str, float] = {}
+        per_device: dict[str, tuple[float, float]] = {}
         dt = 0.0 if self._last_t is None else now - self._last_t
         for target, name in self.devices.items():
             if name not in stats:
                 continue
             if dt > 0 and target in self._last:
                 (r0, w0), (r1, w1) = self._last[target], stats[name]
-                out[f"device_read_bps:{target}"] = max(0, r1 - r0) * SECTOR / dt
-                out[f"device_write_bps:{target}"] = max(0, w1 - w0) * SECTOR / dt
+                rates = max(0, r1 - r0) * SECTOR / dt, max(0, w1 - w0) * SECTOR / dt
+                out[f"device_read_bps:{target}"], out[f"device_write_bps:{target}"] = rates
+                per_device[name] = rates
             self._last[target] = stats[name]
         self._last_t = now
+        if per_device:
+            out[f"device_read_bps:{ALL_TARGETS}"] = math.fsum(r for r, _w in per_device.values())
+            out[f"device_write_bps:{ALL_TARGETS}"] = math.fsum(w for _r, w in per_device.values())
         return out

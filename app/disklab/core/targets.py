@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from disklab.core.model import FsConfig, Plan, Target, TestSpec
-from disklab.core.tools.base import PLACEMENT_KEY
+from disklab.core.tools.base import ALL_TARGETS, PLACEMENT_KEY
 
 SINGLE = "target"  # the name of a plan's one [target], for `on`
 NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # no '+' (the separator), no path characters
@@ -81,6 +81,10 @@ def read_targets(doc: Mapping[str, Any], check: _Check,
         if not NAME.fullmatch(name):
             check.error(key, f"{name!r} is not a target name: a lower-case letter, then up to "
                         "31 letters, digits or '_' (no '+': it joins names in `on`)")
+            continue
+        if name == ALL_TARGETS:
+            check.error(key, f"{name!r} names the aggregate of a placed case's targets (its "
+                        "rows' target = \"all\"): give this target another name")
             continue
         target = read_one(table, key)
         if target is not None:

@@ -40,6 +40,7 @@ def test_targets_added_renamed_placed_and_run(qtbot, window, tmp_path: Path) -> 
     assert window.wb.draft.target_table("a") == {"directory": str(a)}
     _directory(qtbot, page, b)
     assert page.rename_target("Bad name") is not None  # refused, said why
+    assert page.rename_target("all") is not None  # the aggregate rows' name
     assert page.rename_target("lun") is None
     assert [page.target_list.itemText(i) for i in range(page.target_list.count())] == \
         ["a", "lun"]

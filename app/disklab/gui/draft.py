@@ -17,6 +17,7 @@ import tomli_w
 
 from disklab.core.targets import NAME as TARGET_NAME
 from disklab.core.targets import SINGLE
+from disklab.core.tools.base import ALL_TARGETS
 
 
 def parse_field(text: str, multi: bool = False) -> Any:
@@ -246,6 +247,8 @@ class PlanDraft:
         if not TARGET_NAME.fullmatch(new):
             return (f"{new!r} is not a target name: a lowercase letter, then up to 31 "
                     "lowercase letters, digits or _")
+        if new == ALL_TARGETS:
+            return f"{new!r} names the aggregate of a placed case's targets: choose another"
         names = self.target_names()
         if new in names and new != old:
             return f"there is already a target named {new}"

@@ -52,9 +52,8 @@ def test_case_labels_do_not_overprint_and_every_marker_has_its_details(qtbot, pl
     shown = [m for m in plots.markers if m.text is not None and m.text.isVisible()]
     hidden = [m for m in plots.markers if m.text is not None and not m.text.isVisible()]
     assert shown and hidden  # not all fit on 900 px
-    view = plots.timeline.getViewBox()
-    lo, hi = view.viewRange()[0]
-    scale = view.width() / (hi - lo)
+    lo, hi = plots.canvas.x  # the time span the user sees, over the canvas's plot width
+    scale = plots.canvas.plot_width() / (hi - lo)
     for kind in ("case", "config"):
         xs = [((m.x - lo) * scale, m.width) for m in shown if m.kind == kind]
         for (x0, w0), (x1, _w1) in itertools.pairwise(xs):

@@ -165,7 +165,7 @@ def test_a_24_hour_run_shows_whole_with_its_peaks_and_every_sample_when_zoomed(q
     plots.redraw()
     curve = plots.curves["app_wchar_bps"]
     x, y = curve.getData()
-    width = plots.plots["app"].getViewBox().width()
+    width = plots.canvas.plot_width()  # the pixel columns the user sees
     assert len(x) <= 2 * width + 4  # about two points per pixel column, not 86,400
     assert (x[0], x[-1]) == (0.0, n - 1.0)  # the whole run, to its last second
     assert y.max() == 900 and y.min() == 0  # the spike and the stall are both drawn

@@ -58,3 +58,16 @@ def test_the_log_keeps_its_last_lines(qtbot):
         append_lines(log, [f"{k}:{i}" for i in range(1000)])
     lines = log.toPlainText().splitlines()
     assert len(lines) == LOG_LINES and lines[-1] == f"{LOG_LINES // 1000 + 1}:999"
+
+
+def test_the_log_still_follows_after_a_long_line_brings_the_scroll_bar(qtbot):
+    # a tool's argv wider than the pane: the horizontal scroll bar appears after the scroll,
+    # the range grows by a line, and the pane (appendPlainText too) used to stop following
+    log = _log(qtbot)
+    append_lines(log, ["$ fio " + "--option=value " * 60, "0.5 s: 1 GiB done"])
+    QApplication.processEvents()
+    for k in range(5):
+        append_lines(log, [f"{k}.{i} s: GiB done" for i in range(10)])
+        QApplication.processEvents()
+    bar = log.verticalScrollBar()
+    assert bar.value() == bar.maximum() > 0

@@ -692,6 +692,9 @@ def _quiet(widget: QWidget) -> Iterator[None]:
         widget.setUpdatesEnabled(True)  # posts one update(): painted with everything else
 
 
+END_KEY = "disklab_log_end"  # the log's scroll position append_lines last set
+
+
 def append_lines(log: QPlainTextEdit, lines: list[str]) -> None:
     """A refresh's log lines in one edit at the end of the document and one paint of the
     pane: inserted by a cursor of their own (the user's selection stays), the view kept at
@@ -699,7 +702,9 @@ def append_lines(log: QPlainTextEdit, lines: list[str]) -> None:
     after the scroll. appendPlainText did the same in ~twice the CPU (its layout of the
     appended block and the cursor made visible; bench figure 2)."""
     bar = log.verticalScrollBar()
-    at_end = bar.value() >= bar.maximum()
+    # at the end, or where this function last put it: the range grows after the scroll when a
+    # long line brings the horizontal scroll bar (appendPlainText then stopped following)
+    at_end = bar.value() >= bar.maximum() or bar.value() == log.property(END_KEY)
     cursor = QTextCursor(log.document())
     cursor.movePosition(QTextCursor.MoveOperation.End)
     viewport = log.viewport()
@@ -708,6 +713,7 @@ def append_lines(log: QPlainTextEdit, lines: list[str]) -> None:
         cursor.insertText(("\n" if not log.document().isEmpty() else "") + "\n".join(lines))
         if at_end:
             bar.setValue(bar.maximum())
+            log.setProperty(END_KEY, bar.value())
     finally:
         viewport.setUpdatesEnabled(True)  # one update() of the viewport, painted with the rest
 

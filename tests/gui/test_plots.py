@@ -44,6 +44,10 @@ def test_soak_20000_repaints_of_a_live_plot_memory_flat(qtbot):
     plots.show()
     # the scene graph is hidden behind the painted canvas in the app; the Library's chart
     # still paints through it, and this soak is about pyqtgraph's paint on PySide6
+    # (on a window of its own: a hidden child's scene keeps the layout of its first size)
+    plots.layout_widget.setParent(None)
+    qtbot.addWidget(plots.layout_widget)
+    plots.layout_widget.resize(200, 120)
     plots.layout_widget.show()
     qtbot.wait(100)  # let the first layout and expose happen
     view = plots.layout_widget.viewport()

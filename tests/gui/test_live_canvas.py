@@ -169,3 +169,19 @@ def test_a_marker_is_drawn_named_on_the_strip_and_explained_on_hover(qtbot):
     assert label > 5  # its name on the strip above
     tips = [m.tip for m in canvas.marks if abs(canvas.to_px(m.x) - px) <= 4]
     assert tips and "configuration ext4 applied" in tips[0]
+
+
+def test_a_theme_switch_reaches_the_painted_plots(qtbot):
+    from disklab.gui.app import apply_theme
+
+    app = QApplication.instance()
+    plots = _plots(qtbot, which=("app",))
+    try:
+        apply_theme(app, dark=True)
+        qtbot.waitUntil(lambda: plots.canvas.background.lightness() < 80, timeout=2000)
+        img = _image(plots)
+        assert QColor(img.pixel(AXIS_PX + 20, plots.canvas.by_key["app"].rect.center().y())
+                      ).lightness() < 80  # the plot's background is dark
+    finally:
+        apply_theme(app, dark=False)
+    qtbot.waitUntil(lambda: plots.canvas.background.lightness() > 200, timeout=2000)

@@ -159,6 +159,9 @@ class LiveCanvas(QWidget):
             foreground)
         self.zoom: Callable[[float, float], None] = lambda lo, hi: None
         self.whole: Callable[[], None] = lambda: None
+        # the theme's (background, foreground) as RGB, asked at each paint: a light/dark switch
+        # repaints every widget, and the plots follow it (app.apply_theme sets both)
+        self.theme: Callable[[], tuple[tuple[int, int, int], tuple[int, int, int]]] | None = None
         self.paints = 0  # paint events, for tests (one per refresh)
         self._static: QPixmap | None = None
         self._static_key: tuple = ()
@@ -241,6 +244,10 @@ class LiveCanvas(QWidget):
     # --- painting
     def paintEvent(self, _event: Any) -> None:
         self.paints += 1
+        if self.theme is not None:
+            bg, fg = (QColor(*c) for c in self.theme())
+            if bg != self.background or fg != self.foreground:
+                self.set_colours(bg, fg)
         key = (self.width(), self.height(), self.x, self.unit_title, self._marks_version,
                tuple(p.y for p in self.panels), self.background.rgba(), self.foreground.rgba())
         if self._static is None or key != self._static_key:

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 import pyqtgraph.exporters as pg_exporters
-from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -317,6 +317,7 @@ class LivePlots(QWidget):
         self.canvas = LiveCanvas(rows_shown, background=_colour("background"),
                                  foreground=_colour("foreground"))
         self.canvas.zoom = self._zoom_to
+        self.canvas.theme = lambda: (_colour("background"), _colour("foreground"))
         self.canvas.whole = self.show_whole_run
         lay.addWidget(self.canvas, 1)
         self._legends: dict[str, tuple] = {}  # plot key -> legend entries handed to the canvas
@@ -481,14 +482,6 @@ class LivePlots(QWidget):
         """The hidden plots keep the canvas's size: their ranges and grabs match it."""
         super().resizeEvent(event)
         self.layout_widget.resize(self.canvas.size())
-
-    def changeEvent(self, event: object) -> None:
-        """A theme switch (the palette) reaches the canvas's colours."""
-        if event.type() == QEvent.Type.PaletteChange:
-            self.canvas.set_colours(QColor(*_colour("background")),
-                                    QColor(*_colour("foreground")))
-            self.canvas.update()
-        super().changeEvent(event)
 
     def _lead_view(self) -> pg.ViewBox | None:
         return next(iter(self.plots.values())).getViewBox() if self.plots else None

@@ -10,7 +10,9 @@ While the plots follow the run, their ranges grow in steps (Frame) instead of fi
 every sample, and axes, titles, legends and marker labels are cached as pixmaps: a new sample then
 repaints the curves and blits the rest. Fitting the data moved both axes at every redraw, and
 laying out their text again in Qt's software rasteriser was most of what a live run cost the GUI
-(bench figure 2, measured on the Run page: 14 ms -> 3 ms a redraw).
+(bench figure 2, measured on the Run page: 14 ms -> 3 ms a redraw). The live plots the user sees
+are painted by gui/livepaint.LiveCanvas in one pass per refresh (no scene graph: ~0.5 ms); the
+pyqtgraph items here stay hidden behind it as the model of the x range and of the curves' data.
 """
 
 from __future__ import annotations
@@ -477,11 +479,6 @@ class LivePlots(QWidget):
         view = self._lead_view()
         if view is not None and hi > lo:
             view.setXRange(lo, hi, padding=0)
-
-    def resizeEvent(self, event: object) -> None:
-        """The hidden plots keep the canvas's size: their ranges and grabs match it."""
-        super().resizeEvent(event)
-        self.layout_widget.resize(self.canvas.size())
 
     def _lead_view(self) -> pg.ViewBox | None:
         return next(iter(self.plots.values())).getViewBox() if self.plots else None

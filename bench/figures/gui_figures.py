@@ -60,7 +60,7 @@ REPLAY = textwrap.dedent("""
         plots._dirty = True
         t = time.perf_counter()
         plots.redraw()
-        plots.layout_widget.grab()
+        plots.canvas.grab()  # what the user sees: the painted plots (gui/livepaint.py)
         draws.append(time.perf_counter() - t)
     ticks = state["ticks"]
     gap = max(b - a for a, b in zip(ticks, ticks[1:]))

@@ -10,7 +10,9 @@ While the plots follow the run, their ranges grow in steps (Frame) instead of fi
 every sample, and axes, titles, legends and marker labels are cached as pixmaps: a new sample then
 repaints the curves and blits the rest. Fitting the data moved both axes at every redraw, and
 laying out their text again in Qt's software rasteriser was most of what a live run cost the GUI
-(bench figure 2, measured on the Run page: 14 ms -> 3 ms a redraw).
+(bench figure 2, measured on the Run page: 14 ms -> 3 ms a redraw). The live plots the user sees
+are painted by gui/livepaint.LiveCanvas in one pass per refresh (no scene graph: ~0.5 ms); the
+pyqtgraph items here stay hidden behind it as the model of the x range and of the curves' data.
 """
 
 from __future__ import annotations
@@ -38,6 +40,15 @@ from PySide6.QtWidgets import (
 from disklab.core.results.charts import PALETTE, ChartSpec
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
+from disklab.gui.livepaint import (
+    LEGEND_ALPHA,
+    NICE_SECONDS,
+    TICK_PX,
+    LiveCanvas,
+    Mark,
+    clock,
+    time_unit,
+)
 from disklab.gui.plot_theme import PLOT_OPTIONS
 
 pg.setConfigOptions(**PLOT_OPTIONS)  # the theme app.py chose before pyqtgraph was imported
@@ -220,10 +231,10 @@ def _pen(index: int, dashed: bool = False) -> QColor:
     return pg.mkPen(PALETTE[index % len(PALETTE)], width=1, style=style)
 
 
-NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
-                43200, 86400)
-TICK_PX = 90  # about one time label per this many pixels
-LEGEND_ALPHA = 215  # legends are read over the curves: a background of the plot's colour
+def _colour(option: str) -> tuple[int, int, int]:
+    """A pyqtgraph colour option (the theme app.py chose) as RGB, for the canvas."""
+    c = pg.mkColor(pg.getConfigOption(option))
+    return (c.red(), c.green(), c.blue())
 
 
 def _legend_brush() -> object:
@@ -231,21 +242,6 @@ def _legend_brush() -> object:
     colour = pg.mkColor(pg.getConfigOption("background"))
     colour.setAlpha(LEGEND_ALPHA)
     return pg.mkBrush(colour)
-
-
-def time_unit(span: float) -> str:
-    """How a time axis spanning `span` seconds is labelled: 's', 'min' (m:ss) or 'h' (h:mm)."""
-    return "s" if span < 120 else "min" if span < 2 * 3600 else "h"
-
-
-def clock(seconds: float, unit: str) -> str:
-    """A tick label: '45 s' under 2 min, '12:30' (min:s) under 2 h, '5:20' (h:min) beyond."""
-    whole = round(seconds)
-    if unit == "s":
-        return f"{whole} s"
-    if unit == "min":
-        return f"{whole // 60}:{whole % 60:02d}"
-    return f"{whole // 3600}:{whole % 3600 // 60:02d}"
 
 
 class TimeAxis(pg.AxisItem):
@@ -282,18 +278,26 @@ class Marker:
     lines: list[pg.InfiniteLine]
     text: pg.TextItem | None = None
     width: float = 0.0  # of the label, in pixels
+    mark: Mark | None = None  # as the canvas draws it
 
 
 class LivePlots(QWidget):
     """Application and device throughput, Dirty/Writeback and CPU over time, x axes linked,
-    under a timeline strip that names the cases and configurations."""
+    under a timeline strip that names the cases and configurations.
+
+    What the user sees is a LiveCanvas (gui/livepaint.py): one paint per refresh, no scene
+    graph. The pyqtgraph plots behind it are never shown: they keep the x range's state (zoom,
+    pan, auto-range, the links between plots), the curves' data, legends and marker items, so
+    that what tests and exports read is what the canvas draws (bench figure 2: pyqtgraph's
+    paint of these plots was ~3 ms of the ~3.5 ms a refresh may take)."""
 
     follow_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None, which: Sequence[str] | None = None):
         super().__init__(parent)
         which = tuple(which or (key for key, _t, _u in PLOTS))
-        self.layout_widget = pg.GraphicsLayoutWidget()
+        self.layout_widget = pg.GraphicsLayoutWidget(self)
+        self.layout_widget.hide()  # the model behind the canvas, never painted on screen
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -311,7 +315,14 @@ class LivePlots(QWidget):
         bar.addWidget(self.whole_btn)
         bar.addStretch(1)
         lay.addLayout(bar)
-        lay.addWidget(self.layout_widget)
+        rows_shown = [p for p in PLOTS if p[0] in which]
+        self.canvas = LiveCanvas(rows_shown, background=_colour("background"),
+                                 foreground=_colour("foreground"))
+        self.canvas.zoom = self._zoom_to
+        self.canvas.theme = lambda: (_colour("background"), _colour("foreground"))
+        self.canvas.whole = self.show_whole_run
+        lay.addWidget(self.canvas, 1)
+        self._legends: dict[str, tuple] = {}  # plot key -> legend entries handed to the canvas
         self.plots: dict[str, pg.PlotItem] = {}
         self.curves: dict[str, pg.PlotCurveItem] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
@@ -415,6 +426,7 @@ class LivePlots(QWidget):
             plot = self.plots[LIVE_SERIES[series.split(TARGET_SEP)[0]][0]]
             plot.legend.removeItem(curve)
             plot.removeItem(curve)
+            self.canvas.drop_curve(series)
         for series in [s for s in self.buffers if TARGET_SEP in s]:
             del self.buffers[series]
         for series in DEVICE_SERIES:  # the case's own curves again, as a one-target run has them
@@ -434,6 +446,7 @@ class LivePlots(QWidget):
             if m.text is not None:
                 self.timeline.removeItem(m.text)
         self.markers.clear()
+        self.canvas.set_marks([])
         for frame in self.frames.values():
             frame.reset()
         self._peaks.clear()
@@ -460,6 +473,12 @@ class LivePlots(QWidget):
         if view is not None:
             view.enableAutoRange(axis=pg.ViewBox.XAxis)
         self.set_follow(True)
+
+    def _zoom_to(self, lo: float, hi: float) -> None:
+        """The user zoomed or panned on the canvas: the plots' x range is the model."""
+        view = self._lead_view()
+        if view is not None and hi > lo:
+            view.setXRange(lo, hi, padding=0)
 
     def _lead_view(self) -> pg.ViewBox | None:
         return next(iter(self.plots.values())).getViewBox() if self.plots else None
@@ -594,7 +613,7 @@ class LivePlots(QWidget):
             # and leaving it out of the bounds spares a pass over every marker per redraw
             plot.addItem(line, ignoreBounds=True)
             lines.append(line)
-        marker = Marker(x, label, kind, detail, lines)
+        marker = Marker(x, label, kind, detail, lines, mark=Mark(x, label, kind, tip))
         if kind != "phase":
             text = pg.TextItem(label, color=colour, anchor=(0, 0.5))
             text.setPos(x, 0.72 if kind == "case" else 0.25)
@@ -604,18 +623,20 @@ class LivePlots(QWidget):
             marker.text = text
             marker.width = self._font_metrics.horizontalAdvance(label) + 8
         self.markers.append(marker)
+        self.canvas.set_marks([m.mark for m in self.markers if m.mark is not None])
         self._labels_dirty = True
         self._touch()
 
-    def _place_labels(self) -> None:
+    def _place_labels(self, x: tuple[float, float]) -> None:
         """Show a label only where it does not overlap the one before it on its row (cases
-        above, configurations below), left to right; the rest are on hover."""
+        above, configurations below), left to right, over the canvas's x range `x`; the rest
+        are on hover."""
         self._labels_dirty = False
-        view = self.timeline.getViewBox()
-        width = max(view.width(), 1.0)
-        lo, hi = view.viewRange()[0]
+        width = float(self.canvas.plot_width())
+        lo, hi = x
         scale = width / (hi - lo) if hi > lo else 0.0
         right_edge = {"case": -1e9, "config": -1e9}
+        moved = False
         for m in self.markers:
             if m.text is None:
                 continue
@@ -625,6 +646,11 @@ class LivePlots(QWidget):
                 right_edge[m.kind] = px + m.width
             if m.text.isVisible() != fits:
                 m.text.setVisible(fits)
+            if m.mark is not None and m.mark.shown != fits:
+                m.mark.shown = fits
+                moved = True
+        if moved:
+            self.canvas.set_marks(self.canvas.marks)
 
     @staticmethod
     def _window(view: pg.ViewBox) -> tuple[float, float] | None:
@@ -634,20 +660,29 @@ class LivePlots(QWidget):
         lo, hi = view.viewRange()[0]
         return float(lo), float(hi)
 
-    def _time_unit(self) -> None:
-        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
+    def _x_range(self) -> tuple[float, float]:
+        """The time span shown: the whole run's frame while x follows the data (the hidden
+        plots fit it only when painted), else the window the user zoomed or panned to."""
         view = self._lead_view()
-        if view is None or self._bottom is None:
+        window = self._window(view) if view is not None else None
+        if window is not None:
+            return window
+        right = max((f.rect.right() for f in self.frames.values()), default=MIN_SECONDS)
+        return (0.0, right)
+
+    def _time_unit(self, x: tuple[float, float] | None = None) -> None:
+        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
+        if self._bottom is None:
             return
-        lo, hi = view.viewRange()[0]
+        lo, hi = x if x is not None else self._x_range()
         unit = time_unit(hi - lo)
         if unit != self._unit:
             self._unit = unit
             self._bottom.setLabel(UNIT_TITLES[unit])
 
     def _view_changed(self, view: pg.ViewBox, *_args: object) -> None:
-        if view is self._lead_view():
-            self._time_unit()
+        if view is not self._lead_view():  # the others follow it through their x link
+            return
         window = self._window(view)
         if window != self._windows.get(view):
             if (not self._sliding and window is not None and self.follow
@@ -667,27 +702,43 @@ class LivePlots(QWidget):
             self._commit_sum(base)
         if self.follow:
             self._slide()
+        bins = max(self.canvas.plot_width(), 100)
+        canvas = self.canvas
+        lead = self._lead_view()
+        # the x range is the lead plot's (the others are linked to it and follow it only when
+        # they are painted, which these hidden plots are not)
+        window = self._window(lead) if lead is not None else None
+        for plot in self.plots.values():
+            self._windows[plot.getViewBox()] = window
+        lo, hi = window or (None, None)
         for series, curve in list(self.curves.items()):
             t, y = self.buffers[series].data()
-            view = curve.getViewBox()
-            window, bins = None, 1000
-            if view is not None:
-                window = self._window(view)
-                self._windows[view] = window
-                bins = max(int(view.width()), 100)
-            lo, hi = window or (None, None)
             t, y = peak_window(t, y, lo, hi, bins)
             curve.setData(t, y, skipFiniteCheck=True)  # buffers hold only finite values
+            if curve.isVisible():
+                canvas.set_curve(series, LIVE_SERIES[series.partition(TARGET_SEP)[0]][0],
+                                 curve.opts["pen"], t, y)
+            else:
+                canvas.drop_curve(series)
         for key, frame in self.frames.items():
             lo, hi = self._peaks.get(key, (0.0, 0.0))
             frame.cover(self._t_last, lo, hi * HEADROOM)  # the legend's row stays clear
-        self._time_unit()
+        x = self._x_range()
+        self._time_unit(x)
         if self.markers:
-            self._place_labels()
-        # the views fit their frames and move their axes now, not in the paint: a range that
-        # changed inside the paint asked for a second paint of the whole view (bench figure 2:
-        # 54 paints for 35 redraws)
-        self.layout_widget.scene().prepareForPaint()
+            self._place_labels(x)
+        canvas.set_ranges(x, {k: (f.rect.top(), f.rect.bottom()) for k, f in self.frames.items()},
+                          UNIT_TITLES[self._unit])
+        for key, plot in self.plots.items():
+            entries = tuple((label.text, sample.item.opts["pen"])
+                            for sample, label in plot.legend.items)
+            if entries != self._legends.get(key):
+                self._legends[key] = entries
+                canvas.set_legend(key, entries)
+        # the hidden plots are not fitted here: their auto-range (a pass over every item's
+        # bounds, then axes and SI-prefixed labels redone in Python) cost ~1.5 ms a refresh;
+        # the canvas fits the frames itself, and the plots fit them if ever painted (exports)
+        canvas.update()  # one paint of the canvas per refresh
         self.redraws += 1
 
     def series_data(self, series: str) -> tuple[np.ndarray, np.ndarray]:

@@ -67,6 +67,7 @@ def test_axes_have_tick_labels_units_and_time_and_legends_name_the_curves(qtbot)
         plots.add_sample("app_wchar_bps", 1000.0 + s, 150 * MiB)
         plots.add_sample("device_write_bps:a", 1000.0 + s, 100 * MiB)
         plots.add_sample("device_write_bps:b", 1000.0 + s, 50 * MiB)
+        plots.add_sample("device_write_bps:all", 1000.0 + s, 150 * MiB)  # the monitor's total
     plots.redraw()
     canvas = plots.canvas
     img = _image(plots)
@@ -93,7 +94,7 @@ def test_axes_have_tick_labels_units_and_time_and_legends_name_the_curves(qtbot)
     assert ink(last.left(), last.right(), last.bottom() + TICK, canvas.height()) > 60
     assert canvas.unit_title == "elapsed (min:s)"  # 200 s shown as min:s
     names = [name for name, _pen in canvas.by_key["device"].legend]
-    assert {"write a", "write b", "write all"} <= set(names)  # a curve per target, their sum
+    assert {"write a", "write b", "write all"} <= set(names)  # a curve per target, their total
     assert "write" not in names  # the case's own device curve stepped aside
     assert [name for name, _pen in canvas.by_key["app"].legend][:2] == ["write", "read"]
     legend = canvas.by_key["device"].legend_pixmap

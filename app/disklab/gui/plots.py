@@ -78,7 +78,7 @@ LIVE_SERIES: dict[str, tuple[str, str, float]] = {
     "cpu_pct": ("cpu", "CPU", 1.0),
 }
 TARGET_SEP = ":"  # device_write_bps:a is target a's share of device_write_bps (several targets)
-TOTAL = "all"  # the per-target series' sum at each sample: device_write_bps:all
+TOTAL = "all"  # the targets' total, sampled by the monitor over distinct devices (:all)
 DEVICE_SERIES = ("device_write_bps", "device_read_bps")
 PER_TARGET = (*DEVICE_SERIES, "tool_bps")  # series a target may split
 PLOTS = (
@@ -328,7 +328,6 @@ class LivePlots(QWidget):
         self.buffers: dict[str, SeriesBuffer] = {}
         self.markers: list[Marker] = []
         self.targets: list[str] = []  # targets seen in this run's series, in order
-        self._sums: dict[str, tuple[float, float]] = {}  # base series -> (t, sum) being summed
         self._progress: dict[str, tuple[str, float, int]] = {}  # target -> (case, t, bytes)
         self.frames: dict[str, Frame] = {}  # plot key -> what its auto-range fits
         self._peaks: dict[str, tuple[float, float]] = {}  # plot key -> (min, max) of its values
@@ -435,7 +434,6 @@ class LivePlots(QWidget):
                 curve.setVisible(True)
                 self.plots[LIVE_SERIES[series][0]].legend.addItem(curve, curve.name())
         self.targets.clear()
-        self._sums.clear()
         self._progress.clear()
         for buf in self.buffers.values():
             buf.clear()
@@ -542,20 +540,12 @@ class LivePlots(QWidget):
         self._add_target_sample("tool_bps", target, t, (done_bytes - last[2]) / (t - last[1]))
 
     def _add_target_sample(self, base: str, target: str, t: float, value: float) -> None:
-        """One target's point, and (device rates, sampled for every target at one time) its
-        part of the targets' sum at time t. The tool's own total stays its own curve: targets
-        report their bytes at different times, so their rates do not add up per instant."""
-        if target != TOTAL and base in DEVICE_SERIES:
-            pending = self._sums.get(base)
-            if pending is not None and pending[0] != t:
-                self._commit_sum(base)
-                pending = None
-            self._sums[base] = (t, (pending[1] if pending else 0.0) + value)
+        """One target's point, or the targets' device total (target "all"): the monitor sums
+        the distinct devices (core.monitor.TargetDisks), since two targets on one filesystem
+        are one disk's bytes, which a sum of the targets' curves would count twice. The tool's
+        own rates have no total curve: targets report their bytes at different times, so
+        their rates do not add up per instant."""
         self._target_point(f"{base}{TARGET_SEP}{target}", t, value)
-
-    def _commit_sum(self, base: str) -> None:
-        t, total = self._sums.pop(base)
-        self._target_point(f"{base}{TARGET_SEP}{TOTAL}", t, total)
 
     def _target_point(self, series: str, t: float, value: float) -> None:
         """Record a per-target (or total) point; its curve appears with its first non-zero
@@ -698,8 +688,6 @@ class LivePlots(QWidget):
             return
         self._dirty = False
         self._last_redraw = time.monotonic()
-        for base in list(self._sums):  # the targets' samples of one time have all come
-            self._commit_sum(base)
         if self.follow:
             self._slide()
         bins = max(self.canvas.plot_width(), 100)

@@ -82,12 +82,12 @@ class Disk:
 
 
 def device_side(bw: float, bs: int, d: Disk) -> dict[str, float]:
-    """A run's device figures: IOPS (the tool's own), the device's mean read latency (us), the
-    mean requests in the device while busy, and the requests the tool kept in it over its run
-    (IOPS x device latency, Little's law)."""
+    """A run's device figures: reads the device completed, IOPS (the tool's own), the device's
+    mean read latency (us), the mean requests in the device while busy, and the requests the
+    tool kept in it over its run (IOPS x device latency, Little's law)."""
     iops = bw / bs
     latency = d.read_ms * 1000 / d.reads if d.reads else float("nan")
-    return {"iops": round(iops), "device_us": round(latency, 1),
+    return {"reads": d.reads, "iops": round(iops), "device_us": round(latency, 1),
             "busy_queue": round(d.queue_ms / d.busy_ms, 2) if d.busy_ms else float("nan"),
             "kept": round(iops * latency / 1e6, 2)}
 

@@ -21,10 +21,11 @@ every file and every order of offsets:
   so a drift of the shared disk during the pair cancels; a pair's ratio is the mean over mean.
 
 Per run the details also hold the CPU time of the tool's process tree per call (getrusage of
-the children around the measured run only, the layout excluded), and, for the random reads,
-the device's side of the run from its counters (/sys/dev/block/M:m/stat): its mean read
+the children around the measured run only, the layout excluded), and, for the reads, the
+device's side of the run from its counters (/sys/dev/block/M:m/stat): its mean read
 latency, the mean number of requests in it while busy (weighted time in queue / busy time),
-and the requests the tool kept in it over the run (Little's law: IOPS x device latency). The
+and the requests the tool kept in it over the run (Little's law: IOPS x device latency; the
+device's summed read time over the run's time). The
 last is what a tool's submission path is responsible for; its engine/fio ratio is a report row
 beside the throughput ratio, and resolves where the throughput ratio (the device's speed
 varying between runs by +-20 %) cannot."""
@@ -81,15 +82,15 @@ class Disk:
                     self.busy_ms - other.busy_ms, self.queue_ms - other.queue_ms)
 
 
-def device_side(bw: float, bs: int, d: Disk) -> dict[str, float]:
-    """A run's device figures: reads the device completed, IOPS (the tool's own), the device's
-    mean read latency (us), the mean requests in the device while busy, and the requests the
-    tool kept in it over its run (IOPS x device latency, Little's law)."""
-    iops = bw / bs
+def device_side(bw: float, nbytes: int, d: Disk) -> dict[str, float]:
+    """A run of `nbytes` at `bw` B/s: the reads the device completed, their mean latency (us),
+    the mean requests in the device while busy, and the requests the tool kept in it over its
+    run (the device's summed read time over the run's time, Little's law: IOPS x latency where
+    every call is one request; right also where the block layer splits or merges calls)."""
     latency = d.read_ms * 1000 / d.reads if d.reads else float("nan")
-    return {"reads": d.reads, "iops": round(iops), "device_us": round(latency, 1),
+    return {"reads": d.reads, "device_us": round(latency, 1),
             "busy_queue": round(d.queue_ms / d.busy_ms, 2) if d.busy_ms else float("nan"),
-            "kept": round(iops * latency / 1e6, 2)}
+            "kept": round(d.read_ms / 1000 * bw / nbytes, 2)}
 
 
 def _engine_command(mnt: Path, params: Mapping[str, Any], tag: str
@@ -192,8 +193,8 @@ def run_pair(mnt: Path, i: int, rw: str, bs: int, depth: int, nbytes: int, strea
                 bw, cpu = _fio(fio_argv(rw, bs, depth, nbytes, paths, name[4:], seed), rw)
                 path = name[4:]
             run = {"tool": name, "bw": bw, "cpu": cpu, "path": path}
-            if rw == "randread":
-                run |= device_side(bw, bs, Disk.of(mnt) - before)
+            if rw != "write":
+                run |= device_side(bw, nbytes * streams, Disk.of(mnt) - before)
             runs.append(run)
     finally:
         for f in [*cmd.files, *own_fio]:
@@ -224,13 +225,13 @@ def run(mnt: Path, pairs: int, size: str) -> list[dict]:
             paths += [r["path"] for r in runs if r["tool"] == "engine"]
             for r in runs:
                 cpu[r["tool"].removeprefix("fio_")].append(r["cpu"] / calls * 1e6)
-                for key in ("iops", "device_us", "busy_queue", "kept"):
+                for key in ("reads", "device_us", "busy_queue", "kept"):
                     if key in r:
                         device.setdefault(f"{r['tool']}_{key}", []).append(r[key])
             for e in engines:
                 ratios[e].append(_mean_of(runs, "engine", "bw") / _mean_of(runs, f"fio_{e}",
                                                                           "bw"))
-                if rw == "randread":
+                if rw != "write":
                     kept[e].append(_mean_of(runs, "engine", "kept")
                                    / _mean_of(runs, f"fio_{e}", "kept"))
         ran = max(set(paths), key=paths.count)

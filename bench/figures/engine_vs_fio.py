@@ -47,7 +47,7 @@ from disklab.core import proc, tools
 from disklab.core.tools.base import Command, RunTarget, ToolOutput
 from disklab.core.units import parse_size
 
-from .common import drop_caches, judge, main_figure, with_defaults
+from .common import drop_caches, judge, main_figure, median_interval, with_defaults
 
 # (rw, block size, queue depth, streams)
 CASES = [("write", 1 << 20, 1, 1), ("read", 1 << 20, 1, 1), ("randread", 4096, 1, 1),
@@ -202,6 +202,22 @@ def run_pair(mnt: Path, i: int, rw: str, bs: int, depth: int, nbytes: int, strea
     return runs
 
 
+def kept_reading(kept: list[float]) -> str:
+    """What the requests kept in the device say where the throughput ratio is unresolved: a
+    tool's IOPS is the requests it keeps in the device over their latency, and the latency grows
+    with the queue, so at equal device speed an engine keeping >= 0.95 of fio's requests in the
+    device has >= 0.95 of its throughput; the rest of the ratio's spread is the device's speed
+    changing between runs."""
+    lo, hi, conf = median_interval(kept)
+    text = f"; requests kept in the device engine/fio {statistics.median(kept):.3f}, "
+    text += f"{conf:.0%} interval {lo:.3f}-{hi:.3f}"
+    if lo >= TARGET:
+        return text + f" (>= {TARGET}: the engine's part of the target is met)"
+    if hi < TARGET:
+        return text + f" (< {TARGET}: the engine keeps the device less busy than fio)"
+    return text
+
+
 def _mean_of(runs: list[dict[str, Any]], tool: str, key: str) -> float:
     return statistics.fmean(r[key] for r in runs if r["tool"] == tool)
 
@@ -248,6 +264,8 @@ def run(mnt: Path, pairs: int, size: str) -> list[dict]:
             value, verdict, ci = judge(ratios[engine], TARGET)
             if engine != like:
                 verdict = f"info: the engine ran {ran}; median's interval {ci[0]}-{ci[1]}"
+            elif verdict.startswith("unresolved") and kept[engine]:
+                verdict += kept_reading(kept[engine])
             name = f"4 engine ({ran})/fio {engine} {rw} {bs // 1024}k {label}"
             rows.append({"figure": name, "value": value,
                          "target": f">= {TARGET}" if engine == like else "report",

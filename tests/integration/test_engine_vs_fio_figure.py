@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from bench.figures.engine_vs_fio import fio_argv, run_pair
+from bench.figures.engine_vs_fio import fio_argv, kept_reading, run_pair
 
 from tests.helpers import make_scratch_fs, teardown
 
@@ -61,3 +61,10 @@ def test_fio_gets_the_pairs_seed_and_every_streams_file() -> None:
     assert "--randseed=3" in argv and "--iodepth=8" in argv
     assert [a for a in argv if a.startswith("--filename=")] == ["--filename=/x/a",
                                                                "--filename=/x/b"]
+
+
+def test_an_unresolved_ratio_says_what_the_requests_kept_in_the_device_decide() -> None:
+    assert "the engine's part of the target is met" in kept_reading([0.98, 0.99, 1.0, 1.01, 0.97])
+    assert "less busy than fio" in kept_reading([0.9, 0.91, 0.92, 0.93, 0.94])
+    undecided = kept_reading([0.9, 0.99, 1.0, 1.01, 0.97])
+    assert "interval 0.900-1.010" in undecided and "(" not in undecided

@@ -1,0 +1,71 @@
+"""Figure 4's pair (bench/figures/engine_vs_fio.run_pair) on a real ext4 on a loop device: the
+engine and fio read the same files, laid out by the engine in even pairs and by fio in odd ones,
+in ABBA order with the pair's random seed, and every run's device figures come from the device's
+own counters (each 4 KiB block read once, the requests kept in the device within the depth)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from bench.figures.engine_vs_fio import fio_argv, kept_reading, run_pair
+
+from tests.helpers import make_scratch_fs, teardown
+
+pytestmark = [pytest.mark.root,
+              pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")]
+
+SIZE = 16 << 20
+BS = 4096
+
+
+@pytest.fixture
+def mnt(tmp_path: Path):
+    fs = make_scratch_fs(tmp_path, "ext4", size="128M")
+    try:
+        yield fs.mountpoint
+    finally:
+        teardown(fs)
+
+
+@pytest.mark.parametrize("pair", [0, 1])
+def test_a_pair_reads_one_layout_abba_and_counts_each_block_once(mnt: Path, pair: int) -> None:
+    runs = run_pair(mnt, pair, "randread", BS, 8, SIZE, 2, ("psync", "libaio"))
+    tools = [r["tool"] for r in runs]
+    first = ["engine", "fio_psync", "fio_libaio"]
+    if pair:
+        first.reverse()
+    assert tools == first + first[::-1]
+    for r in runs:
+        # 2 streams x 4096 blocks, each read once from the one layout (none from a cache)
+        # each block once from the device: a few more (metadata), a few fewer (neighbours in
+        # one batch of io_submit merged into one request)
+        assert abs(r["reads"] - 2 * SIZE // BS) <= 64, r
+        assert r["bw"] > 0 and r["device_us"] > 0
+        assert 0 < r["kept"] <= 16 * 1.1, r
+        assert 0 < r["busy"] <= 1.1, r
+    assert {r["path"] for r in runs if r["tool"] == "engine"} == {"aio"}
+    assert os.listdir(mnt) == ["lost+found"]  # the pair's files are gone
+
+
+def test_a_write_pair_writes_files_of_its_own_once_each(mnt: Path) -> None:
+    runs = run_pair(mnt, 0, "write", 1 << 20, 1, SIZE, 1, ("psync",))
+    assert [r["tool"] for r in runs] == ["engine", "fio_psync"]
+    assert all(r["bw"] > 0 for r in runs)
+    assert os.listdir(mnt) == ["lost+found"]
+
+
+def test_fio_gets_the_pairs_seed_and_every_streams_file() -> None:
+    argv = fio_argv("randread", BS, 8, SIZE, ["/x/a", "/x/b"], "libaio", 3)
+    assert "--randseed=3" in argv and "--iodepth=8" in argv
+    assert [a for a in argv if a.startswith("--filename=")] == ["--filename=/x/a",
+                                                               "--filename=/x/b"]
+
+
+def test_an_unresolved_ratio_says_what_the_requests_kept_in_the_device_decide() -> None:
+    assert "feeds the device as fio does" in kept_reading([0.98, 0.99, 1.0, 1.01, 0.97])
+    assert "leaves the device emptier" in kept_reading([0.9, 0.91, 0.92, 0.93, 0.94])
+    undecided = kept_reading([0.9, 0.99, 1.0, 1.01, 0.97])
+    assert "interval 0.900-1.010" in undecided and "(" not in undecided

@@ -54,6 +54,7 @@ def test_library_and_compare_tables_show_the_spread_of_streams(qtbot, window, ta
     assert set(SPREAD) <= set(shown)
 
     window.compare.refresh()
+    window.compare.tabs.setCurrentWidget(window.compare.table)  # the tab against the baseline
     window.compare.compare_ids(ids, baseline=ids[0])
     assert not window.compare.all_metrics.isChecked()  # the headline figures only
     c = window.compare.comparison

@@ -202,8 +202,11 @@ def test_partitions_of_one_image(tmp_path: Path) -> None:
         for e in events:
             if e["event"] == "Sample" and e["series"].startswith("device_write_bps:"):
                 written[e["series"].split(":")[1]] += e["value"]
-        assert set(written) == {"a1", "a2", "a3", "a4"}
+        assert set(written) == {"a1", "a2", "a3", "a4", "all"}
         assert all(v > 0 for v in written.values()), written
+        # the total: each partition is a device of its own, so all of them, each once
+        parts = sum(v for k, v in written.items() if k != "all")
+        assert written["all"] == pytest.approx(parts)
         session = json.loads(disklab("show", "1", "--json", "--library",
                                      str(library)).stdout)
         rows = defaultdict(dict)

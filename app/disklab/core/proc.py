@@ -99,6 +99,32 @@ def _child_setup(parent: int, cgroup_procs: int = -1,
         os.read(read_end, 1)  # returns at the parent's close of its write end (EOF)
 
 
+def _hangup_default() -> None:
+    """In a terminal's child before exec: SIGHUP back to its default. A signal ignored is
+    inherited through exec, and ssh installs its SIGHUP handler only when SIGHUP is not ignored
+    (OpenSSH's clientloop); DiskLab started under `nohup` (a long headless run) would then leave
+    ssh deaf to the hangup its pty sends when DiskLab dies, and the remote fio server running.
+    Found by the SIGKILL test of SSH hosts run under nohup."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
+def start_on_terminal(program: str, args: Sequence[str], env: Mapping[str, str]) -> Any:
+    """Start `program` on a pty of its own, driven with pexpect (its expect/sendline child).
+
+    For ssh alone (core.hosts.ssh): it asks its questions (host key, password, passphrase) on
+    its controlling terminal, never on a pipe, and a person answers them. Unlike a tool, it
+    gets no SIGKILL on DiskLab's death: its pty's hangup ends the SSH session, and with it the
+    remote command, which a SIGKILL of ssh would leave running; so SIGHUP is at its default
+    (_hangup_default). pexpect is imported here, when a host is started over SSH: not at every
+    start of the application, which imports this module. pexpect.ExceptionPexpect when the
+    program cannot be started."""
+    import pexpect  # the one process on a terminal: see the docstring
+
+    return pexpect.spawn(program, list(args), env=dict(env), encoding="utf-8",
+                         codec_errors="replace", timeout=None, echo=False,
+                         preexec_fn=_hangup_default)
+
+
 def which(name: str, path: str | None = None) -> str | None:
     """Path of an executable on PATH (or `path`), then in the sbin directories; None if absent.
     A name with a slash is checked as it is."""

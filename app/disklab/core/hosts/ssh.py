@@ -1,11 +1,12 @@
 """A fio server DiskLab starts on another machine: `ssh -tt -L ... HOST fio --server=127.0.0.1,P`
 driven under a pty with pexpect.
 
-Why pexpect here, outside core.proc (the import-linter contract names this module as the one
-exception): ssh asks its questions (an unknown host key with its fingerprint, a password, a key
-passphrase) on its controlling terminal, never on a pipe; a person must answer them, through the
-`Ask` callback (the terminal for the CLI, a dialog in the GUI). This is the design card's choice
-for exactly this. Every value in the argv is checked by core.hosts.config first.
+Why a terminal (core.proc.start_on_terminal starts ssh on one; this module imports pexpect
+for its expect() patterns and errors, the one exception the import-linter contract names): ssh
+asks its questions (an unknown host key with its fingerprint, a password, a key passphrase) on
+its controlling terminal, never on a pipe; a person must answer them, through the `Ask`
+callback (the terminal for the CLI, a dialog in the GUI). This is the design card's choice for
+exactly this. Every value in the argv is checked by core.hosts.config first.
 
 What runs where, and how it ends:
 - The server listens on the remote's loopback only (127.0.0.1,PORT): nobody on the network can
@@ -22,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shlex
-import signal
 import socket
 import time
 from collections.abc import Callable
@@ -31,6 +31,7 @@ import pexpect
 
 from disklab.core.errors import DisklabError
 from disklab.core.model import Host
+from disklab.core.proc import start_on_terminal
 
 # (host name, the question as ssh put it, secret) -> the answer, or None to decline
 Ask = Callable[[str, str, bool], str | None]
@@ -40,15 +41,6 @@ _PASSPHRASE = r"Enter passphrase for key [^\n]*: ?"
 _PASSWORD = r"(?i)[^\n]*password[^\n]*: ?$"
 READY_TIMEOUT = 60.0  # seconds for ssh to log in and the server to listen (a person answers)
 
-
-
-def _hangup_ends_ssh() -> None:
-    """In ssh's process before it runs: SIGHUP back to its default. A signal ignored is
-    inherited through exec, and ssh installs its SIGHUP handler only when SIGHUP is not ignored
-    (OpenSSH's clientloop); DiskLab started under `nohup` (a long headless run) would then
-    leave ssh deaf to the hangup its pty sends when DiskLab dies, and the remote fio server
-    running. Found by the SIGKILL test run under nohup."""
-    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 class HostError(DisklabError):
     """A host could not be reached or started; the message names it and says what happened."""
@@ -160,9 +152,7 @@ class SshServer:
         HostError names the host and what went wrong; nothing is left running then."""
         env = {**os.environ, "LC_ALL": "C"}
         try:
-            self.child = pexpect.spawn("ssh", ssh_argv(self.host, self.local_port), env=env,
-                                       encoding="utf-8", codec_errors="replace", timeout=None,
-                                       echo=False, preexec_fn=_hangup_ends_ssh)
+            self.child = start_on_terminal("ssh", ssh_argv(self.host, self.local_port), env)
         except pexpect.ExceptionPexpect as e:
             raise HostError(f"host {self.host.name}: ssh could not start: {e}") from e
         try:

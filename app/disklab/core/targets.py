@@ -39,15 +39,19 @@ def named_targets(plan: Plan) -> dict[str, Target]:
     return dict(plan.targets) if plan.targets else {SINGLE: plan.target}
 
 
+def partition_names(name: str, partitions: int) -> list[str]:
+    """What `on` calls the partitions of target `name`: a1, a2... (the name itself when it has
+    none)."""
+    return [f"{name}{i}" for i in range(1, partitions + 1)] if partitions > 0 else [name]
+
+
 def stream_targets(targets: Mapping[str, Target]) -> dict[str, tuple[str, int]]:
     """Stream target name -> (named target, partition number or 0), in plan order."""
     out: dict[str, tuple[str, int]] = {}
     for name, target in targets.items():
-        if target.partitions:
-            for i in range(1, target.partitions + 1):
-                out[f"{name}{i}"] = (name, i)
-        else:
-            out[name] = (name, 0)
+        for i, stream in enumerate(partition_names(name, target.partitions),
+                                   start=1 if target.partitions else 0):
+            out[stream] = (name, i)
     return out
 
 

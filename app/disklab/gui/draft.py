@@ -16,7 +16,7 @@ from typing import Any
 import tomli_w
 
 from disklab.core.targets import NAME as TARGET_NAME
-from disklab.core.targets import SINGLE
+from disklab.core.targets import SINGLE, partition_names
 from disklab.core.tools.base import ALL_TARGETS
 
 
@@ -206,10 +206,8 @@ class PlanDraft:
         out = []
         for name, table in tables.items():
             parts = table.get("partitions")
-            if isinstance(parts, int) and not isinstance(parts, bool) and parts > 0:
-                out += [f"{name}{i}" for i in range(1, parts + 1)]
-            else:
-                out.append(name)
+            whole = isinstance(parts, int) and not isinstance(parts, bool)
+            out += partition_names(name, parts if whole else 0)
         return out
 
     def target_table(self, name: str | None) -> dict[str, Any]:

@@ -38,6 +38,9 @@ def test_targets_added_renamed_placed_and_run(qtbot, window, tmp_path: Path) -> 
     assert window.wb.draft.target_names() == ["a", "b"]
     assert page.target_list.currentText() == "b" and page.box.title() == "Target b"
     assert window.wb.draft.target_table("a") == {"directory": str(a)}
+    # the new one has no place yet (not a copy of a's: two targets on one place are refused)
+    assert window.wb.draft.target_table("b") == {"directory": ""}
+    assert page.dir_edit.text() == "" and page.dir_edit.hasFocus()
     _directory(qtbot, page, b)
     assert page.rename_target("Bad name") is not None  # refused, said why
     assert page.rename_target("all") is not None  # the aggregate rows' name

@@ -218,8 +218,10 @@ class PlanDraft:
 
     def add_target(self) -> str:
         """Add a target and return its name: a [target] plan becomes [targets.a] (its table as
-        it was) and [targets.b]; the new one starts as a directory, like a new plan's. The
-        name is the first free letter, a..z, then t1, t2... (the user may rename it)."""
+        it was) and [targets.b]; the new one starts as a directory not given yet (a copy of
+        another's would be refused at once: two targets on one place), which the plan check
+        asks for at its own key. The name is the first free letter, a..z, then t1, t2...
+        (the user may rename it)."""
         names = self.target_names()
         if not names:
             single = self.doc.pop("target", {"directory": "/var/tmp"})
@@ -229,7 +231,7 @@ class PlanDraft:
         name = next((c for c in "abcdefghijklmnopqrstuvwxyz" if c not in taken), None)
         if name is None:
             name = next(f"t{i}" for i in range(1, len(taken) + 2) if f"t{i}" not in taken)
-        self.doc["targets"][name] = {"directory": "/var/tmp"}
+        self.doc["targets"][name] = {"directory": ""}
         return name
 
     def remove_target(self, name: str) -> None:

@@ -291,11 +291,13 @@ class TargetPage(QWidget):
         self.load_draft()
 
     def add_target(self) -> str:
-        """Add a target to the plan and edit it (a [target] plan's becomes targets.a)."""
+        """Add a target to the plan and edit it (a [target] plan's becomes targets.a): typing
+        goes on in its directory field."""
         name = self.wb.draft.add_target()
         self.current = name
         self._confirmed = None
         self.wb.touch()  # draft_changed -> load_draft shows the new one
+        self.dir_edit.setFocus()
         return name
 
     def remove_target(self) -> None:

@@ -17,9 +17,10 @@ pyqtgraph items here stay hidden behind it as the model of the x range and of th
 
 from __future__ import annotations
 
+import functools
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -199,6 +200,8 @@ class LiveCurve(pg.PlotCurveItem):
     padding for the pen: the view repaints 2 pixels around every changed rect anyway
     (QGraphicsView's antialiasing margin) and the plot repaints wholly at each refresh."""
 
+    before_read: Callable[[], None] | None = None  # hands this curve its pending data
+
     def dataBounds(self, ax: int, frac: float = 1.0,
                    orthoRange: object = None) -> tuple[float | None, float | None]:
         if frac < 1.0 or orthoRange is not None:
@@ -216,6 +219,12 @@ class LiveCurve(pg.PlotCurveItem):
     def pixelPadding(self) -> float:
         return 0.0
 
+    def getData(self) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The data the canvas drew (LivePlots hands it over when asked: `before_read`)."""
+        if self.before_read is not None:
+            self.before_read()
+        return super().getData()
+
 
 def _cache(item: QGraphicsItem) -> None:
     """Paint `item` and its children (text, legend samples) into pixmaps that are redrawn only
@@ -232,8 +241,20 @@ def _pen(index: int, dashed: bool = False) -> QColor:
 
 
 def _colour(option: str) -> tuple[int, int, int]:
-    """A pyqtgraph colour option (the theme app.py chose) as RGB, for the canvas."""
-    c = pg.mkColor(pg.getConfigOption(option))
+    """A pyqtgraph colour option (the theme app.py chose) as RGB, for the canvas. Asked at
+    every paint of the canvas (a theme switch repaints it): pg.mkColor's parsing was ~0.2 ms
+    of each, so each value is parsed once."""
+    value = pg.getConfigOption(option)
+    try:
+        return _rgb(value)
+    except TypeError:  # an unhashable value (a QColor set by hand): parsed each time
+        c = pg.mkColor(value)
+        return (c.red(), c.green(), c.blue())
+
+
+@functools.lru_cache(maxsize=8)
+def _rgb(value: object) -> tuple[int, int, int]:
+    c = pg.mkColor(value)
     return (c.red(), c.green(), c.blue())
 
 
@@ -289,15 +310,18 @@ class LivePlots(QWidget):
     graph. The pyqtgraph plots behind it are never shown: they keep the x range's state (zoom,
     pan, auto-range, the links between plots), the curves' data, legends and marker items, so
     that what tests and exports read is what the canvas draws (bench figure 2: pyqtgraph's
-    paint of these plots was ~3 ms of the ~3.5 ms a refresh may take)."""
+    paint of these plots was ~3 ms of the ~3.5 ms a refresh may take). Their curves get their
+    data only when someone outside asks for them (`curves`, `plots`, `layout_widget`): a
+    setData per curve and refresh was ~1 ms of the GUI thread for a model nobody looked at
+    (bench figure 1b, the GUI on the tool's CPU)."""
 
     follow_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None, which: Sequence[str] | None = None):
         super().__init__(parent)
         which = tuple(which or (key for key, _t, _u in PLOTS))
-        self.layout_widget = pg.GraphicsLayoutWidget(self)
-        self.layout_widget.hide()  # the model behind the canvas, never painted on screen
+        self._layout_widget = pg.GraphicsLayoutWidget(self)
+        self._layout_widget.hide()  # the model behind the canvas, never painted on screen
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -323,8 +347,10 @@ class LivePlots(QWidget):
         self.canvas.whole = self.show_whole_run
         lay.addWidget(self.canvas, 1)
         self._legends: dict[str, tuple] = {}  # plot key -> legend entries handed to the canvas
-        self.plots: dict[str, pg.PlotItem] = {}
-        self.curves: dict[str, pg.PlotCurveItem] = {}
+        self._plots: dict[str, pg.PlotItem] = {}
+        self._curves: dict[str, pg.PlotCurveItem] = {}
+        # series -> (t, y) the canvas drew and the hidden curve has not been given yet
+        self._pending: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
         self.markers: list[Marker] = []
         self.targets: list[str] = []  # targets seen in this run's series, in order
@@ -352,7 +378,7 @@ class LivePlots(QWidget):
         self._font_metrics = QFontMetrics(QFont())
         # the timeline strip: case labels (upper row) and configurations (lower row) live here,
         # never on the data
-        self.timeline = self.layout_widget.addPlot(row=0, col=0)
+        self.timeline = self._layout_widget.addPlot(row=0, col=0)
         self.timeline.hideAxis("left")
         self.timeline.hideAxis("bottom")
         self.timeline.setMouseEnabled(x=True, y=False)
@@ -365,7 +391,7 @@ class LivePlots(QWidget):
         rows = [p for p in PLOTS if p[0] in which]
         for row, (key, title, unit) in enumerate(rows, start=1):
             axis = {"bottom": TimeAxis("bottom")} if row == len(rows) else {}
-            plot = self.layout_widget.addPlot(row=row, col=0, title=title, axisItems=axis)
+            plot = self._layout_widget.addPlot(row=row, col=0, title=title, axisItems=axis)
             plot.setLabel("left", unit)
             if row != len(rows):
                 plot.getAxis("bottom").setStyle(showValues=False)
@@ -389,7 +415,7 @@ class LivePlots(QWidget):
                 first = plot
             else:
                 plot.setXLink(first)
-            self.plots[key] = plot
+            self._plots[key] = plot
         if first is not None:
             self.timeline.setXLink(first)
             # an empty left axis as wide as the plots' own: the strip's x lines up with theirs
@@ -398,41 +424,71 @@ class LivePlots(QWidget):
             left.setWidth(AXIS_PX)
             left.setStyle(showValues=False, tickLength=0)
             left.setPen(pg.mkPen(None))
-        self._bottom = self.plots[rows[-1][0]].getAxis("bottom") if rows else None
+        self._bottom = self._plots[rows[-1][0]].getAxis("bottom") if rows else None
         self._unit = "s"
         if self._bottom is not None:
             self._bottom.setLabel(UNIT_TITLES["s"])
         for i, (series, (plot_key, label, _div)) in enumerate(LIVE_SERIES.items()):
-            if plot_key not in self.plots:
+            if plot_key not in self._plots:
                 continue
             # PlotCurveItem, not PlotDataItem: no symbols or data transforms here, and its
             # setData costs a seventh (measured: 10 vs 69 us)
             colour = 2 if plot_key == "cpu" else 3 if series == "tool_bps" else i % 2
             curve = LiveCurve(name=label, pen=_pen(colour, dashed=series == "tool_bps"))
-            self.plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
-            self.curves[series] = curve
+            curve.before_read = self.sync_model
+            self._plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
+            self._curves[series] = curve
             self.buffers[series] = SeriesBuffer()
-        for plot in self.plots.values():  # the legends are filled by now
+        for plot in self._plots.values():  # the legends are filled by now
             for item in (plot.getAxis("left"), plot.getAxis("bottom"), plot.legend,
                          plot.titleLabel):
                 _cache(item)
         if first is not None:  # linking handed x to the others' frames: the first one leads
             first.getViewBox().enableAutoRange(axis=pg.ViewBox.XAxis)
 
+    # --- the pyqtgraph model, as tests and exports read it
+    @property
+    def curves(self) -> dict[str, pg.PlotCurveItem]:
+        """The curves by series, holding what the canvas drew."""
+        self.sync_model()
+        return self._curves
+
+    @property
+    def plots(self) -> dict[str, pg.PlotItem]:
+        """The hidden plots by key (their curves hold what the canvas drew)."""
+        self.sync_model()
+        return self._plots
+
+    @property
+    def layout_widget(self) -> pg.GraphicsLayoutWidget:
+        """The hidden scene of the plots, to grab or export (its curves hold what the canvas
+        drew)."""
+        self.sync_model()
+        return self._layout_widget
+
+    def sync_model(self) -> None:
+        """Hand the curves the data the canvas drew since they were last asked."""
+        pending, self._pending = self._pending, {}
+        for series, (t, y) in pending.items():
+            curve = self._curves.get(series)
+            if curve is not None:
+                curve.setData(t, y, skipFiniteCheck=True)  # buffers hold only finite values
+
     def clear(self) -> None:
-        for series in [s for s in self.curves if TARGET_SEP in s]:
-            curve = self.curves.pop(series)
-            plot = self.plots[LIVE_SERIES[series.split(TARGET_SEP)[0]][0]]
+        for series in [s for s in self._curves if TARGET_SEP in s]:
+            self._pending.pop(series, None)
+            curve = self._curves.pop(series)
+            plot = self._plots[LIVE_SERIES[series.split(TARGET_SEP)[0]][0]]
             plot.legend.removeItem(curve)
             plot.removeItem(curve)
             self.canvas.drop_curve(series)
         for series in [s for s in self.buffers if TARGET_SEP in s]:
             del self.buffers[series]
         for series in DEVICE_SERIES:  # the case's own curves again, as a one-target run has them
-            curve = self.curves.get(series)
+            curve = self._curves.get(series)
             if curve is not None and not curve.isVisible():
                 curve.setVisible(True)
-                self.plots[LIVE_SERIES[series][0]].legend.addItem(curve, curve.name())
+                self._plots[LIVE_SERIES[series][0]].legend.addItem(curve, curve.name())
         self.targets.clear()
         self._progress.clear()
         for buf in self.buffers.values():
@@ -479,7 +535,7 @@ class LivePlots(QWidget):
             view.setXRange(lo, hi, padding=0)
 
     def _lead_view(self) -> pg.ViewBox | None:
-        return next(iter(self.plots.values())).getViewBox() if self.plots else None
+        return next(iter(self._plots.values())).getViewBox() if self._plots else None
 
     def _slide(self) -> None:
         """Follow: a zoomed window keeps its width and ends at the newest sample."""
@@ -552,7 +608,7 @@ class LivePlots(QWidget):
         value (a write-only run shows no read curves per target)."""
         base, _sep, target = series.partition(TARGET_SEP)
         plot_key, label, div = LIVE_SERIES[base]
-        if plot_key not in self.plots:
+        if plot_key not in self._plots:
             return
         if self.t0 is None:
             self.t0 = t
@@ -561,7 +617,7 @@ class LivePlots(QWidget):
         self._t_last = max(self._t_last, t - self.t0)
         lo, hi = self._peaks.get(plot_key, (y, y))
         self._peaks[plot_key] = (min(lo, y), max(hi, y))
-        if series not in self.curves and y > 0:
+        if series not in self._curves and y > 0:
             self._target_curve(series, base, target, label)
         self._touch()
 
@@ -574,11 +630,12 @@ class LivePlots(QWidget):
         colour = len(PALETTE) - 1 if target == TOTAL else 4 + self.targets.index(target)
         dashed = base != "device_write_bps"
         name = f"{'tool' if base == 'tool_bps' else label} {target}"
-        plot = self.plots[LIVE_SERIES[base][0]]
+        plot = self._plots[LIVE_SERIES[base][0]]
         curve = LiveCurve(name=name, pen=_pen(colour, dashed=dashed))
+        curve.before_read = self.sync_model
         plot.addItem(curve, ignoreBounds=True)
-        self.curves[series] = curve
-        own = self.curves.get(base) if base in DEVICE_SERIES else None
+        self._curves[series] = curve
+        own = self._curves.get(base) if base in DEVICE_SERIES else None
         if own is not None and own.isVisible():
             own.setVisible(False)
             plot.legend.removeItem(own)
@@ -595,7 +652,7 @@ class LivePlots(QWidget):
         colour = (200, 120, 40) if kind == "config" else (128, 128, 128)
         tip = f"{clock(x, 'min')} {label}" + (f"\n{detail}" if detail else "")
         lines = []
-        for plot in self.plots.values():
+        for plot in self._plots.values():
             line = pg.InfiniteLine(pos=x, angle=90, movable=False,
                                    pen=pg.mkPen(colour, width=1, style=style))
             line.setToolTip(tip)
@@ -696,13 +753,13 @@ class LivePlots(QWidget):
         # the x range is the lead plot's (the others are linked to it and follow it only when
         # they are painted, which these hidden plots are not)
         window = self._window(lead) if lead is not None else None
-        for plot in self.plots.values():
+        for plot in self._plots.values():
             self._windows[plot.getViewBox()] = window
         lo, hi = window or (None, None)
-        for series, curve in list(self.curves.items()):
+        for series, curve in list(self._curves.items()):
             t, y = self.buffers[series].data()
             t, y = peak_window(t, y, lo, hi, bins)
-            curve.setData(t, y, skipFiniteCheck=True)  # buffers hold only finite values
+            self._pending[series] = (t, y)  # the hidden curve's, when asked (sync_model)
             if curve.isVisible():
                 canvas.set_curve(series, LIVE_SERIES[series.partition(TARGET_SEP)[0]][0],
                                  curve.opts["pen"], t, y)
@@ -717,7 +774,7 @@ class LivePlots(QWidget):
             self._place_labels(x)
         canvas.set_ranges(x, {k: (f.rect.top(), f.rect.bottom()) for k, f in self.frames.items()},
                           UNIT_TITLES[self._unit])
-        for key, plot in self.plots.items():
+        for key, plot in self._plots.items():
             entries = tuple((label.text, sample.item.opts["pen"])
                             for sample, label in plot.legend.items)
             if entries != self._legends.get(key):

@@ -127,3 +127,26 @@ def test_killing_the_engine_ends_its_worker_processes(tmp_path: Path) -> None:
         for w in workers:  # when the test failed: leave no orphan reading the disk
             with contextlib.suppress(ProcessLookupError):
                 os.kill(w, signal.SIGKILL)
+
+
+def test_a_defect_in_the_engine_ends_in_an_error_not_a_summary_of_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """An exception inside the run (a bug, as a stream's end once raised TypeError) ended the
+    run thread, and the engine printed a summary of 0 s and 6.7e16 B/s with exit status 0."""
+    from disklab.core.engine import cli
+
+    path = str(tmp_path / "f")
+    assert prepare_file(path, 256 * KiB, direct=False)
+
+    def defect(self: Runner, *_args: object) -> None:
+        raise TypeError("a defect")
+
+    monkeypatch.setattr(Runner, "_end_stream", defect)
+    code = cli.main(["--mode", "read", "--file", path, "--block-size", "4096",
+                     "--size", str(256 * KiB)])
+    out, err = capsys.readouterr()
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert code == cli.EXIT_ERROR
+    assert not [line for line in lines if line["type"] == "summary"]
+    assert lines[-1]["type"] == "error" and "TypeError: a defect" in lines[-1]["message"]
+    assert "Traceback" in err

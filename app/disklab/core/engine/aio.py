@@ -162,7 +162,7 @@ def aio_groups(queue_depth: int, per_stream: int = 1) -> list[list[int]]:
 def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], group: int,
               groups: int, wrap: bool, buffer: Any, slots: list[int], cap: int,
               fields: list[memoryview], lat_out: memoryview, halt: memoryview,
-              kinds: tuple[int, int, int, int, int, int, int, int, int, int]) -> None:
+              kinds: tuple[int, int, int, int, int, int, int, int, int, int, int]) -> None:
     """One process's share of a stream: blocks group, group + groups, ... of the stream's order
     (wrapping around when time-based), len(slots) requests kept in flight.
 
@@ -170,8 +170,8 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
     errno, a short one a full filesystem or a shrunk file: both end the run with what
     completed). Latency: from the io_submit that carried a request to the io_getevents that
     returned it. Counters go to the first slot's entries (the others stay 0: sums agree)."""
-    (f_ops, f_lat_sum, f_lat_max, f_started, f_samples, f_err_kind, f_err_errno, f_err_n,
-     os_error, short) = kinds
+    (f_ops, f_lat_sum, f_lat_max, f_started, f_ended, f_samples, f_err_kind, f_err_errno,
+     f_err_n, os_error, short) = kinds
     qd = len(slots)
     ti = slots[0]
     bs = block_size
@@ -302,6 +302,9 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
                 r = call(sys_submit, ctx_arg, counts[n], first_ptr)  # inline: once a batch
                 inflight += n if r == n else submit(n, max(r, 0))
     finally:
+        # the I/O ends at the last completion reaped: io_destroy waits for an RCU grace period
+        # (~30 ms), which fio's clock, stopped at its last completion, does not count either
+        fields[f_ended][ti] = clock()
         _call("io_destroy", ctx.value)  # waits for whatever is still in flight
         fields[f_lat_sum][ti] = lat_sum
         fields[f_lat_max][ti] = lat_max

@@ -11,6 +11,7 @@ import argparse
 import signal
 import threading
 import time
+import traceback
 from types import FrameType
 
 from disklab.core.engine.probe import explain
@@ -127,7 +128,16 @@ def _measure(job: Job, every: float, signals: _Signals) -> int:
     signals.runner = runner
     if signals.halt[0]:  # a signal before the run began
         runner.halt(interrupted=True)
-    worker = threading.Thread(target=runner.run, name="engine", daemon=True)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            runner.run()
+        except BaseException as e:  # a defect of the engine: an error, not a summary of nothing
+            failure.append(e)
+            traceback.print_exc()  # on stderr: in the tool's log
+
+    worker = threading.Thread(target=run, name="engine", daemon=True)
     worker.start()
     next_line = time.perf_counter() + every
     while True:
@@ -145,6 +155,12 @@ def _measure(job: Job, every: float, signals: _Signals) -> int:
             next_line += every * max(1, int((now - next_line) // every) + 1)
             emit(interval(runner))
     worker.join()
+    if failure:
+        runner.close()
+        emit({"type": "error",
+              "message": f"internal error of the engine: {type(failure[0]).__name__}: "
+                         f"{failure[0]} (the traceback is on stderr); no figures"})
+        return EXIT_ERROR
     emit(interval(runner))
     runner.close()
     emit(summary(runner))

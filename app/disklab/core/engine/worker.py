@@ -74,7 +74,7 @@ class StreamState:
     counter per call instead of two in the hot loop.
 
     `started` and `ended` (perf_counter seconds) bound the stream's own active time: from the
-    first of its slots entering the loop to the last one leaving it (after the stream's fsync).
+    first of its slots starting its I/O to the last one's last I/O, plus the stream's fsync.
     A stream's rate is its bytes over that time, not over the whole run's, so a slow stream
     next to fast ones shows as slow."""
 

@@ -158,9 +158,25 @@ def open_flags(job: Job) -> int:
     return flags
 
 
+HUGE_PAGE = 2 << 20  # x86_64's and aarch64's (4 KiB pages) transparent huge page
+HUGE_FROM = 64 << 10  # buffers from this size up are asked to be huge pages
+
+
 def aligned_buffer(size: int, fill: bool) -> mmap.mmap:
-    """Page-aligned memory (O_DIRECT needs it: a bytearray is not aligned)."""
-    buf = mmap.mmap(-1, size)
+    """Page-aligned memory (O_DIRECT needs it: a bytearray is not aligned), private to the
+    process that maps it (a worker maps its own after the fork). From HUGE_FROM up it is a
+    whole number of huge pages, asked for with MADV_HUGEPAGE (granted where transparent huge
+    pages are "always" or "madvise"): physically contiguous, so a large O_DIRECT call reaches
+    the device as one request. Scattered 4 KiB pages need a segment each, and a device
+    taking 128 segments a request (a loop device) got each 1 MiB call as two requests in
+    about half the runs, ~15 % slower (bench figure 4); fio's memory was split the same way
+    by chance. Where the kernel gives no huge page the buffer is plain pages, as before."""
+    huge = size >= HUGE_FROM
+    length = -(-size // HUGE_PAGE) * HUGE_PAGE if huge else size
+    buf = mmap.mmap(-1, length, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if huge and hasattr(mmap, "MADV_HUGEPAGE"):
+        with contextlib.suppress(OSError):  # a kernel without transparent huge pages
+            buf.madvise(mmap.MADV_HUGEPAGE)
     if fill:
         buf.write(os.urandom(size))
         buf.seek(0)
@@ -460,11 +476,15 @@ def _fork_group(runner: Runner, s: StreamState, mem: _SlotMemory, slots: list[in
 def _thread_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
                   order: Sequence[int], cap: int, halt: memoryview, ready_w: int, go_r: int
                   ) -> None:
-    """A pread/pwrite worker's life: a buffer and a thread per slot, ready, go, join."""
-    bufs = [aligned_buffer(s.block_size, fill=job.mode in WRITE_MODES) for _ in slots]
+    """A pread/pwrite worker's life: one buffer cut in a block per slot (one mapping: huge
+    pages for all of them, see aligned_buffer), a thread per slot, ready, go, join."""
+    bs = s.block_size
+    buf = aligned_buffer(bs * len(slots), fill=job.mode in WRITE_MODES)
+    whole = memoryview(buf)
     threads = [threading.Thread(target=_slot_loop, daemon=True,
-                                args=(job, s, mem, ti, order, cap, buf, halt))
-               for ti, buf in zip(slots, bufs, strict=True)]
+                                args=(job, s, mem, ti, order, cap, whole[k * bs:(k + 1) * bs],
+                                      halt))
+               for k, ti in enumerate(slots)]
     os.write(ready_w, b"r")
     os.close(ready_w)
     os.read(go_r, 1)  # end of file: the parent has started the clock
@@ -507,13 +527,13 @@ def _die_with(parent: int) -> None:
 
 
 def _slot_loop(job: Job, s: StreamState, mem: _SlotMemory, ti: int, order: Sequence[int],
-               cap: int, buf: mmap.mmap, halt: memoryview) -> None:
+               cap: int, buf: memoryview, halt: memoryview) -> None:
     """One slot's calls: blocks ti, ti + depth, ... of the stream's order. Kept lean: no
     allocation per call, one shared counter per call (bytes = whole blocks x block size), one
     latency sample per call until the cap, then every 2nd, 4th... (the mean stays exact)."""
     bs = s.block_size
     write = job.mode in WRITE_MODES
-    view = memoryview(buf)
+    view = buf  # this slot's block of its worker's buffer
     io, arg = (os.pwrite, view) if write else (os.preadv, [view])
     fd = s.fd
     clock = time.perf_counter_ns

@@ -48,6 +48,17 @@ def test_a_streams_slots_are_split_into_contiguous_ranges() -> None:
     assert sorted(t for g in aio.aio_groups(32, 3) for t in g) == list(range(32))
 
 
+def _ran(job: Job) -> Runner:
+    """The job run to its end through a Runner of its own (opened and closed)."""
+    runner = Runner(job)
+    runner.open()
+    try:
+        runner.run()
+    finally:
+        runner.close()
+    return runner
+
+
 @pytest.fixture
 def direct_dir(tmp_path: Path) -> Path:
     if direct_io_refusal(str(tmp_path)):
@@ -63,13 +74,8 @@ def test_every_block_read_once_by_one_or_two_aio_processes(direct_dir: Path, gro
     assert prepare_file(path, 1024 * KiB, direct=True)
     monkeypatch.setattr("disklab.core.engine.worker.AIO_PROCESSES_PER_STREAM", groups)
     for qd in (2, 5, 16):
-        runner = Runner(Job("randread", [path], 4 * KiB, 1024 * KiB, queue_depth=qd,
-                            direct=True))
-        runner.open()
-        try:
-            runner.run()
-        finally:
-            runner.close()
+        runner = _ran(Job("randread", [path], 4 * KiB, 1024 * KiB, queue_depth=qd,
+                          direct=True))
         s = summary(runner)
         assert (s["io"], s["bytes"], s["ops"], s["partial"]) == ("aio", 1024 * KiB, 256, False)
         assert len(s["streams"][0]["lat_ns"]) == 5 and s["lat_ns"]["p50"] > 0
@@ -141,13 +147,7 @@ def test_an_aio_run_is_timed_from_its_first_request_to_its_last_completion(direc
     path = str(direct_dir / "f")
     size, qd = 8 * 1024 * KiB, 8
     assert prepare_file(path, size, direct=True)
-    runner = Runner(Job("randread", [path], 4 * KiB, size, queue_depth=qd, direct=True))
-    runner.open()
-    try:
-        runner.run()
-    finally:
-        runner.close()
-    s = summary(runner)
+    s = summary(_ran(Job("randread", [path], 4 * KiB, size, queue_depth=qd, direct=True)))
     st = s["streams"][0]
     assert s["io"] == "aio" and st["ops"] == size // (4 * KiB)
     in_flight = st["ops"] * st["lat_ns"]["mean"] / 1e9  # request-seconds

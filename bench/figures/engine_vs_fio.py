@@ -3,11 +3,12 @@ read (--size), 4 KiB random direct reads at queue depth 1, 8 and 32 and 4 stream
 (256 MiB per stream). Target >= 0.95, judged on the median's confidence interval
 (common.judge).
 
-The engine chooses its I/O path itself (`io = auto`: Linux native AIO for O_DIRECT at depth > 1,
-pread/pwrite workers otherwise) and says which in its summary. The verdict row compares it with
-fio on the same path: fio's libaio engine at iodepth = depth (one job per stream) when the
-engine ran AIO, fio's psync engine (per stream `depth` jobs sharing the file, each doing
-size / depth) when it ran pread/pwrite. The other comparison, at depth > 1, is a report row.
+The engine chooses its I/O path itself (`io = auto`: io_uring for O_DIRECT at depth > 1, or
+Linux native AIO where io_uring is not allowed; pread/pwrite workers otherwise) and says which in
+its summary. The verdict row compares it with fio on the same path: fio's io_uring engine at
+iodepth = depth (one job per stream) when the engine ran io_uring, fio's libaio engine likewise
+when it ran AIO, fio's psync engine (per stream `depth` jobs sharing the file, each doing
+size / depth) when it ran pread/pwrite. The other comparisons, at depth > 1, are report rows.
 
 Like with like, because the device (a loop device on the VM's disk) is not the same disk for
 every file and every order of offsets:
@@ -55,6 +56,8 @@ CASES = [("write", 1 << 20, 1, 1), ("read", 1 << 20, 1, 1), ("randread", 4096, 1
          ("randread", 4096, 8, 1), ("randread", 4096, 32, 1), ("randread", 4096, 8, 4)]
 RANDOM_SIZE = 256 << 20  # per stream for the 4 KiB cases: 65,536 calls, seconds not minutes
 TARGET = 0.95
+QUEUED = ("libaio", "io_uring")  # fio's engines that keep iodepth requests in flight per job
+LIKE = {"uring": "io_uring", "aio": "libaio"}  # the engine's path -> fio's engine on that path
 
 
 def _children_cpu() -> float:
@@ -125,14 +128,15 @@ def _engine(cmd: Command, full: dict[str, Any], seed: int) -> tuple[float, float
 def fio_argv(rw: str, bs: int, depth: int, size: int, paths: list[str], engine: str,
              seed: int) -> list[str]:
     """fio on `paths` (one per stream). psync: per stream `depth` jobs sharing the file, each
-    doing its share (io_size = size / depth), all summed (group_reporting). libaio: per stream
-    one job at iodepth = depth. randseed: the pair's random order."""
+    doing its share (io_size = size / depth), all summed (group_reporting). libaio and
+    io_uring: per stream one job at iodepth = depth (fio's defaults otherwise: no fixed buffers
+    or registered files, no polling thread). randseed: the pair's random order."""
     argv = ["fio", f"--rw={rw}", f"--bs={bs}", f"--size={size}", "--direct=1",
             f"--ioengine={engine}", "--group_reporting", "--thread", "--output-format=json",
             f"--randseed={seed}"]
     if rw == "write":
         argv.append("--end_fsync=1")
-    if engine == "libaio":
+    if engine in QUEUED:
         argv.append(f"--iodepth={depth}")
     else:
         argv.append(f"--numjobs={depth}")
@@ -235,7 +239,7 @@ def run(mnt: Path, pairs: int, size: str) -> list[dict]:
     for rw, bs, depth, streams in CASES:
         nbytes = parse_size(size) if bs >= 1 << 20 else min(parse_size(size), RANDOM_SIZE)
         calls = nbytes // bs * streams
-        engines = ("psync", "libaio") if depth > 1 else ("psync",)
+        engines = ("psync", "libaio", "io_uring") if depth > 1 else ("psync",)
         ratios: dict[str, list[float]] = {e: [] for e in engines}
         kept: dict[str, list[float]] = {e: [] for e in engines}
         paths: list[str] = []
@@ -256,7 +260,7 @@ def run(mnt: Path, pairs: int, size: str) -> list[dict]:
                     kept[e].append(_mean_of(runs, "engine", "kept")
                                    / _mean_of(runs, f"fio_{e}", "kept"))
         ran = max(set(paths), key=paths.count)
-        like = "libaio" if ran == "aio" and "libaio" in engines else "psync"
+        like = LIKE.get(ran, "psync") if LIKE.get(ran) in engines else "psync"
         label = f"{streams}x qd{depth}" if streams > 1 else f"qd{depth}"
         details: dict = {"bytes": nbytes, "engine_io": paths,
                          "cpu_us_per_call": {t: [round(v, 2) for v in vs]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from bench.figures.engine_vs_fio import fio_argv, kept_reading, run_pair
 
+from disklab.core.engine import uring
 from tests.helpers import make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root,
@@ -32,9 +33,9 @@ def mnt(tmp_path: Path):
 
 @pytest.mark.parametrize("pair", [0, 1])
 def test_a_pair_reads_one_layout_abba_and_counts_each_block_once(mnt: Path, pair: int) -> None:
-    runs = run_pair(mnt, pair, "randread", BS, 8, SIZE, 2, ("psync", "libaio"))
+    runs = run_pair(mnt, pair, "randread", BS, 8, SIZE, 2, ("psync", "libaio", "io_uring"))
     tools = [r["tool"] for r in runs]
-    first = ["engine", "fio_psync", "fio_libaio"]
+    first = ["engine", "fio_psync", "fio_libaio", "fio_io_uring"]
     if pair:
         first.reverse()
     assert tools == first + first[::-1]
@@ -48,7 +49,8 @@ def test_a_pair_reads_one_layout_abba_and_counts_each_block_once(mnt: Path, pair
         # busy: the device's busy time over the tool's own run time; the counters also span
         # the tool's start, which in a run this short (~0.1 s) can be most of it
         assert r["busy"] > 0, r
-    assert {r["path"] for r in runs if r["tool"] == "engine"} == {"aio"}
+    assert {r["path"] for r in runs if r["tool"] == "engine"} == {
+        "uring" if uring.unavailable() is None else "aio"}
     assert os.listdir(mnt) == ["lost+found"]  # the pair's files are gone
 
 
@@ -62,6 +64,8 @@ def test_a_write_pair_writes_files_of_its_own_once_each(mnt: Path) -> None:
 def test_fio_gets_the_pairs_seed_and_every_streams_file() -> None:
     argv = fio_argv("randread", BS, 8, SIZE, ["/x/a", "/x/b"], "libaio", 3)
     assert "--randseed=3" in argv and "--iodepth=8" in argv
+    ring = fio_argv("randread", BS, 8, SIZE, ["/x/a"], "io_uring", 3)
+    assert "--ioengine=io_uring" in ring and "--iodepth=8" in ring and "--numjobs=8" not in ring
     assert [a for a in argv if a.startswith("--filename=")] == ["--filename=/x/a",
                                                                "--filename=/x/b"]
 

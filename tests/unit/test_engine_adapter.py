@@ -395,22 +395,25 @@ def test_every_cut_of_a_real_output_is_handled() -> None:
 
 
 def test_the_io_path_is_passed_checked_and_read_back() -> None:
-    """io = auto is the engine's default (no flag); psync and aio are passed; aio without
-    direct is refused naming `io`; the path the summary says ran is in every metric's params
-    (the library reads a case asked with auto back as what ran)."""
+    """io = auto is the engine's default (no flag); psync, aio and uring are passed; aio or
+    uring without direct is refused naming `io`; the path the summary says ran is in every
+    metric's params (the library reads a case asked with auto back as what ran)."""
     a = EngineAdapter()
-    assert a.params["io"].choices == ("auto", "psync", "aio") and a.params["io"].default is None
+    assert a.params["io"].choices == ("auto", "psync", "aio", "uring")
+    assert a.params["io"].default is None
     argv = a.build_command(params(mode="write", size=1 << 20), TARGET).argv
     assert "--io" not in argv
     argv = a.build_command(params(mode="write", size=1 << 20, io="auto"), TARGET).argv
     assert "--io" not in argv
-    for io in ("psync", "aio"):
+    for io in ("psync", "aio", "uring"):
         argv = a.build_command(params(mode="write", size=1 << 20, io=io, direct=True),
                                TARGET).argv
         assert argv[argv.index("--io") + 1] == io
-    problems = a.check(params(mode="write", size=1 << 20, io="aio"))
-    assert [k for k, _ in problems] == ["io"] and "needs direct = true" in problems[0][1]
-    assert a.check(params(mode="write", size=1 << 20, io="aio", direct=True)) == []
+    for io in ("aio", "uring"):
+        problems = a.check(params(mode="write", size=1 << 20, io=io))
+        assert [k for k, _ in problems] == ["io"]
+        assert problems[0][1].startswith(f"{io} needs direct = true")
+        assert a.check(params(mode="write", size=1 << 20, io=io, direct=True)) == []
     summary = {"type": "summary", "mode": "randread", "bw": 4e8, "iops": 1e5, "lat_ns": {},
                "streams": [{"bw": 2e8}, {"bw": 2e8}], "io": "aio", "partial": False}
     metrics = a.parse_result(ToolOutput(stdout=json.dumps(summary)),
@@ -424,3 +427,8 @@ def test_the_io_path_is_passed_checked_and_read_back() -> None:
     metrics = a.parse_result(ToolOutput(stdout=json.dumps(summary)),
                              params(mode="randread", streams=2))
     assert metrics and all("io" not in (m.params or {}) for m in metrics)
+    # io_uring is written in like AIO: a library tells the two asynchronous paths apart
+    summary["io"] = "uring"
+    metrics = a.parse_result(ToolOutput(stdout=json.dumps(summary)),
+                             params(mode="randread", streams=2))
+    assert metrics and all((m.params or {}).get("io") == "uring" for m in metrics)

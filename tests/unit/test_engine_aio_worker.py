@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.engine import aio
+from disklab.core.engine import aio, iopath, uring
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.engine.report import summary
 from disklab.core.engine.worker import Job, Runner, prepare_file
@@ -33,12 +33,16 @@ def test_the_structures_have_the_kernels_layout() -> None:
     assert ctypes.sizeof(aio.IoEvent) == 32 and aio.IoEvent.res.offset == 16
 
 
-def test_auto_takes_aio_only_where_it_is_the_faster_path() -> None:
-    assert aio.choose("auto", direct=True, queue_depth=8) == ("aio", "O_DIRECT at queue depth > 1")
-    assert aio.choose("auto", direct=True, queue_depth=1)[0] == "psync"
-    assert aio.choose("auto", direct=False, queue_depth=32)[0] == "psync"
-    assert aio.choose("psync", direct=True, queue_depth=32)[0] == "psync"
-    assert aio.choose("aio", direct=True, queue_depth=1)[0] == "aio"
+def test_auto_takes_an_asynchronous_path_only_where_it_is_the_faster_path() -> None:
+    """io_uring first, where this machine allows it (else AIO, saying why not io_uring)."""
+    path, why = iopath.choose("auto", direct=True, queue_depth=8)
+    no_uring = uring.unavailable()
+    assert (path, why) == (("uring", "O_DIRECT at queue depth > 1") if no_uring is None else
+                           ("aio", f"O_DIRECT at queue depth > 1; not io_uring: {no_uring}"))
+    assert iopath.choose("auto", direct=True, queue_depth=1)[0] == "psync"
+    assert iopath.choose("auto", direct=False, queue_depth=32)[0] == "psync"
+    assert iopath.choose("psync", direct=True, queue_depth=32)[0] == "psync"
+    assert iopath.choose("aio", direct=True, queue_depth=1)[0] == "aio"
 
 
 def test_a_streams_slots_are_split_into_contiguous_ranges() -> None:
@@ -75,7 +79,7 @@ def test_every_block_read_once_by_one_or_two_aio_processes(direct_dir: Path, gro
     monkeypatch.setattr("disklab.core.engine.worker.AIO_PROCESSES_PER_STREAM", groups)
     for qd in (2, 5, 16):
         runner = _ran(Job("randread", [path], 4 * KiB, 1024 * KiB, queue_depth=qd,
-                          direct=True))
+                          direct=True, io="aio"))
         s = summary(runner)
         assert (s["io"], s["bytes"], s["ops"], s["partial"]) == ("aio", 1024 * KiB, 256, False)
         assert len(s["streams"][0]["lat_ns"]) == 5 and s["lat_ns"]["p50"] > 0
@@ -85,7 +89,8 @@ def test_every_block_read_once_by_one_or_two_aio_processes(direct_dir: Path, gro
 def test_a_short_read_through_aio_counts_whole_blocks_only(direct_dir: Path) -> None:
     path = str(direct_dir / "f")
     assert prepare_file(path, 1024 * KiB, direct=True)
-    runner = Runner(Job("read", [path], 64 * KiB, 1024 * KiB, queue_depth=4, direct=True))
+    runner = Runner(Job("read", [path], 64 * KiB, 1024 * KiB, queue_depth=4, direct=True,
+                        io="aio"))
     runner.open()
     try:
         os.truncate(path, 256 * KiB - 4096)  # another program cut the file short
@@ -104,7 +109,8 @@ def test_killing_the_engine_ends_its_aio_workers(direct_dir: Path) -> None:
     engine = subprocess.Popen(
         [sys.executable, "-m", "disklab.core.engine", "--mode", "randread", "--file", path,
          "--block-size", "4096", "--size", str(1024 * KiB), "--queue-depth", "8", "--direct",
-         "--runtime", "60", "--interval", "0.1"], stdout=subprocess.PIPE, text=True)
+         "--runtime", "60", "--interval", "0.1", "--io", "aio"], stdout=subprocess.PIPE,
+        text=True)
     workers: set[int] = set()
     try:
         assert engine.stdout is not None
@@ -127,13 +133,14 @@ def test_killing_the_engine_ends_its_aio_workers(direct_dir: Path) -> None:
 
 def test_more_requests_than_the_system_allows_fall_back_or_say_which_limit() -> None:
     """fs.aio-max-nr bounds the AIO requests of the whole system: a run asking for more takes
-    the pread/pwrite path under auto, and a forced aio names the limit and the way out."""
+    the pread/pwrite path under auto (where io_uring is not allowed either), and a forced aio
+    names the limit and the way out."""
     limit = int(Path("/proc/sys/fs/aio-max-nr").read_text())
     streams = limit // 256 + 1  # streams x depth 256 is more than the limit
-    path, why = aio.choose("auto", direct=True, queue_depth=256, streams=streams)
-    assert path == "psync" and "fs.aio-max-nr" in why and str(256 * streams) in why
+    problem = aio.unavailable(256, 256 * streams)
+    assert problem is not None and "fs.aio-max-nr" in problem and str(256 * streams) in problem
     with pytest.raises(OSError) as e:
-        aio.choose("aio", direct=True, queue_depth=256, streams=streams)
+        iopath.choose("aio", direct=True, queue_depth=256, streams=streams)
     assert "sysctl fs.aio-max-nr" in str(e.value) and "io = psync" in str(e.value)
 
 
@@ -147,7 +154,8 @@ def test_an_aio_run_is_timed_from_its_first_request_to_its_last_completion(direc
     path = str(direct_dir / "f")
     size, qd = 8 * 1024 * KiB, 8
     assert prepare_file(path, size, direct=True)
-    s = summary(_ran(Job("randread", [path], 4 * KiB, size, queue_depth=qd, direct=True)))
+    s = summary(_ran(Job("randread", [path], 4 * KiB, size, queue_depth=qd, direct=True,
+                         io="aio")))
     st = s["streams"][0]
     assert s["io"] == "aio" and st["ops"] == size // (4 * KiB)
     in_flight = st["ops"] * st["lat_ns"]["mean"] / 1e9  # request-seconds

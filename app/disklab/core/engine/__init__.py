@@ -18,7 +18,7 @@ Output, one JSON object a line on stdout, flushed at once:
       every --interval seconds, cumulative since the start;
   {"type": "summary", "mode", "bytes", "ops", "seconds", "bw" (B/s), "iops",
    "lat_ns": {"mean", "p50", "p99", "p99.9", "max"}, "streams": [...], "partial",
-   "io" ("aio" or "psync": the path that ran), "io_why", ...};
+   "io" ("uring", "aio" or "psync": the path that ran), "io_why", ...};
       each stream's "bw" and "iops" are over its own active time ("seconds", from its first
       call to its last, its fsync included; "start" and "end" since the first stream began),
       the aggregate's over the wall time from the first stream's start to the last one's end;
@@ -26,15 +26,17 @@ Output, one JSON object a line on stdout, flushed at once:
       terms ("ramfs at /mnt refuses O_DIRECT (EINVAL); ...", "no space left in DIR ...").
 SIGTERM or SIGINT stop it cleanly: a summary flagged "partial": true, exit status 128 + signal.
 
-I/O path (--io, the summary's "io" and "io_why"): O_DIRECT at queue depth > 1 goes through
-Linux native AIO (engine/aio.py: one process per stream keeps all its requests in flight,
-submitting and reaping them in batches), everything else through the pread/pwrite workers
-(buffered AIO is synchronous on Linux). `--io psync` or `--io aio` force one.
+I/O path (--io, the summary's "io" and "io_why"; engine/iopath.py): O_DIRECT at queue depth > 1
+goes through io_uring (engine/uring.py: one process per stream keeps all its requests in
+flight, one io_uring_enter a batch both submitting and waiting), or Linux native AIO where
+io_uring is forbidden (engine/aio.py: io_submit and io_getevents a batch); everything else
+through the pread/pwrite workers (buffered AIO is synchronous on Linux). `--io psync`,
+`--io aio` or `--io uring` force one.
 
 Limits: Python issues about half a million system calls per second per process, and the GIL is
 released only inside the calls (hence a worker process per CPU, or AIO). Work above that (4 KiB
 at more than ~100k IOPS, deep queues on NVMe) belongs to fio; the engine aims at parity with
-fio's psync engine (pread/pwrite) and libaio engine (AIO) at equal block size and concurrency,
+fio's psync engine (pread/pwrite), io_uring and libaio engines at equal block size and concurrency,
 not beyond. Latency
 percentiles come from every operation up to about a million of them, and from an even sample
 beyond (the mean is always exact).

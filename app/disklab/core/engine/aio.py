@@ -12,7 +12,9 @@ include/uapi/linux/aio_abi.h (checked with sizeof). The hot loop writes and read
 int64 views of the same memory (one store per request instead of a ctypes attribute access).
 
 Buffered files are not for this path: Linux runs AIO on the page cache synchronously inside
-io_submit, so the engine keeps its pread/pwrite workers for them (`choose`).
+io_submit, so the engine keeps its pread/pwrite workers for them (engine/iopath.py). Where the
+kernel allows io_uring (engine/uring.py), the engine takes that instead: one system call a
+batch instead of two.
 """
 
 from __future__ import annotations
@@ -126,29 +128,6 @@ def unavailable(depth: int, total: int | None = None) -> str | None:
         return f"Linux native AIO is not available: {why.get(e.errno or 0, e.strerror)}"
     _call("io_destroy", ctx.value)
     return None
-
-
-def choose(io: str, direct: bool, queue_depth: int, streams: int = 1) -> tuple[str, str]:
-    """(the I/O path a run takes, why): 'aio' or 'psync'. `io` is the user's choice ('auto',
-    'psync' or 'aio'; forced 'aio' on a buffered run is refused before this, by the command
-    line's check). auto takes AIO for O_DIRECT at queue depth > 1, where one process keeps the
-    whole queue in flight; at depth 1 one call at a time is what both paths do, and pread is
-    the shorter one."""
-    if io == "psync":
-        return "psync", "asked for (io = psync)"
-    if io == "aio":
-        problem = unavailable(queue_depth, queue_depth * streams)
-        if problem:
-            raise OSError(errno.ENOSYS, problem)
-        return "aio", "asked for (io = aio)"
-    if not direct:
-        return "psync", "buffered I/O: Linux runs AIO on the page cache synchronously"
-    if queue_depth < 2:
-        return "psync", "queue depth 1: one call at a time"
-    problem = unavailable(queue_depth, queue_depth * streams)
-    if problem:
-        return "psync", problem
-    return "aio", "O_DIRECT at queue depth > 1"
 
 
 def aio_groups(queue_depth: int, per_stream: int = 1) -> list[list[int]]:

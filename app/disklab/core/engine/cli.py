@@ -14,15 +14,19 @@ import time
 import traceback
 from types import FrameType
 
+from disklab.core.engine.iopath import PATHS
 from disklab.core.engine.probe import explain
 from disklab.core.engine.report import emit, interval, summary
 from disklab.core.engine.worker import Job, LayoutError, Runner, prepare_file
 
 MODES = ("write", "rewrite", "read", "randread", "randwrite")
-IO_PATHS = ("auto", "psync", "aio")
-AIO_NEEDS_DIRECT = ("io aio needs direct I/O (--direct): Linux runs asynchronous I/O on "
-                    "buffered (page-cache) files synchronously inside io_submit; use io auto "
-                    "or psync")
+NEEDS_DIRECT = {
+    "aio": ("io aio needs direct I/O (--direct): Linux runs asynchronous I/O on buffered "
+            "(page-cache) files synchronously inside io_submit; use io auto or psync"),
+    "uring": ("io uring needs direct I/O (--direct): the engine's io_uring path keeps O_DIRECT "
+              "requests in flight (buffered ones would go to the kernel's io-wq threads, a "
+              "thread a request); use io auto or psync"),
+}
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 
@@ -44,9 +48,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="seconds; > 0 runs this long, wrapping around the file")
     p.add_argument("--interval", type=float, default=0.5, help="seconds between interval lines")
     p.add_argument("--seed", type=int, default=1, help="of the random block order")
-    p.add_argument("--io", choices=IO_PATHS, default="auto",
+    p.add_argument("--io", choices=PATHS, default="auto",
                    help="the I/O path: pread/pwrite workers (psync), Linux native AIO (aio, "
-                        "O_DIRECT only), or auto: aio for O_DIRECT at queue depth > 1")
+                        "O_DIRECT only), io_uring (uring, O_DIRECT only), or auto: uring for "
+                        "O_DIRECT at queue depth > 1 where the kernel allows it, else aio")
     p.add_argument("--prepare", action="store_true",
                    help="only lay out the files (sequential writes, fsync), for a later run")
     return p.parse_args(argv)
@@ -68,8 +73,8 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
         return "queue depth must be at least 1"
     if args.interval <= 0 or args.runtime < 0:
         return "interval must be positive and runtime not negative"
-    if args.io == "aio" and not args.direct and not args.prepare:
-        return AIO_NEEDS_DIRECT
+    if args.io in NEEDS_DIRECT and not args.direct and not args.prepare:
+        return NEEDS_DIRECT[args.io]
     if len(set(args.file)) != len(args.file):
         return "each stream needs a file of its own"
     return None

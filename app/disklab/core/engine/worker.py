@@ -7,7 +7,8 @@ operation until a cap, then every 2nd, 4th... (the mean stays exact: a running s
 The queue slots run in worker processes forked from the engine, one per CPU (fio's psync engine
 runs a process per job the same way), so queue_depth slots keep that many calls in flight on a
 stream without all waiting for one GIL; with O_DIRECT at queue depth > 1 one process per stream
-keeps them all in flight through Linux AIO instead (engine/aio.py).
+keeps them all in flight through io_uring or Linux AIO instead (engine/uring.py, engine/aio.py;
+engine/iopath.py chooses).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from disklab.core.engine import aio
+from disklab.core.engine import aio, iopath, uring
 
 MAX_LATENCIES = 1 << 20  # latency samples kept per run, over all slots
 TABLE_LIMIT = 1 << 18  # random orders up to this many blocks are a shuffled table
@@ -59,7 +60,7 @@ class Job:
     seed: int = 1
     stream_block_sizes: tuple[int, ...] = ()  # one per file, overriding block_size (a slow and
     # a fast stream side by side, as a slow LUN next to a fast one)
-    io: str = "auto"  # auto, psync or aio: the I/O path (aio.choose)
+    io: str = "auto"  # auto, psync, aio or uring: the I/O path (iopath.choose)
 
     def block_size_of(self, stream: int) -> int:
         """The block size stream number `stream` issues its calls in."""
@@ -211,9 +212,9 @@ class Runner:
         self.io_path, self.io_why = "psync", ""  # decided by open()
 
     def open(self) -> None:
-        """Open every stream's file and choose the I/O path (aio.choose); OSError or
+        """Open every stream's file and choose the I/O path (iopath.choose); OSError or
         LayoutError propagates for the caller."""
-        self.io_path, self.io_why = aio.choose(self.job.io, self.job.direct,
+        self.io_path, self.io_why = iopath.choose(self.job.io, self.job.direct,
                                                self.job.queue_depth, len(self.job.files))
         flags = open_flags(self.job)
         for s in self.streams:
@@ -276,12 +277,13 @@ class Runner:
                 for si, s in enumerate(self.streams):
                     order = block_order(job.size // s.block_size, job.mode in RANDOM_MODES,
                                         job.seed + si)
-                    groups = (aio.aio_groups(qd, AIO_PROCESSES_PER_STREAM)
-                              if self.io_path == "aio" else slot_groups(qd))
+                    together = self.io_path in iopath.ASYNC_PATHS
+                    groups = (aio.aio_groups(qd, AIO_PROCESSES_PER_STREAM) if together
+                              else slot_groups(qd))
                     for g, slots in enumerate(groups):
                         pid = _fork_group(self, s, shared[si], slots, order, cap,
                                           (ready_r, ready_w, go_r, go_w),
-                                          (g, len(groups)) if self.io_path == "aio" else None)
+                                          (g, len(groups)) if together else None)
                         owner[pid] = si
             finally:
                 os.close(ready_w)
@@ -445,9 +447,10 @@ def slot_groups(queue_depth: int, cpus: int | None = None) -> list[list[int]]:
 
 def _fork_group(runner: Runner, s: StreamState, mem: _SlotMemory, slots: list[int],
                 order: Sequence[int], cap: int, pipes: tuple[int, int, int, int],
-                aio_group: tuple[int, int] | None = None) -> int:
-    """Fork one worker process running `slots` (a thread each, or, with `aio_group` = (its
-    number, how many share the stream), all of them in flight through Linux AIO: aio.run_slots);
+                async_group: tuple[int, int] | None = None) -> int:
+    """Fork one worker process running `slots` (a thread each, or, with `async_group` = (its
+    number, how many share the stream), all of them in flight through the run's asynchronous
+    path: uring.run_slots or aio.run_slots);
     returns its pid. The child never returns: it runs its slots' share of the stream's calls
     and leaves with os._exit (no atexit, no flush of buffers it inherited)."""
     parent = os.getpid()
@@ -464,8 +467,9 @@ def _fork_group(runner: Runner, s: StreamState, mem: _SlotMemory, slots: list[in
         os.close(ready_r)
         os.close(go_w)
         job = runner.job
-        if aio_group is not None:
-            _aio_child(job, s, mem, slots, order, cap, runner._halt, aio_group, ready_w, go_r)
+        if async_group is not None:
+            _async_child(job, s, mem, slots, order, cap, runner._halt, async_group, ready_w,
+                         go_r, runner.io_path)
         else:
             _thread_child(job, s, mem, slots, order, cap, runner._halt, ready_w, go_r)
         code = 0
@@ -494,21 +498,23 @@ def _thread_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
         t.join()
 
 
-def _aio_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
-               order: Sequence[int], cap: int, halt: memoryview, group: tuple[int, int],
-               ready_w: int, go_r: int) -> None:
-    """An AIO worker's life: one buffer of len(slots) blocks, ready, go, its share of the
-    stream's requests; an error of the system calls themselves is recorded as a slot's."""
+def _async_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
+                 order: Sequence[int], cap: int, halt: memoryview, group: tuple[int, int],
+                 ready_w: int, go_r: int, path: str) -> None:
+    """An io_uring or AIO worker's life (`path`): one buffer of len(slots) blocks, ready, go,
+    its share of the stream's requests; an error of the system calls themselves (the ring or
+    the context refused) is recorded as a slot's."""
     buf = aligned_buffer(s.block_size * len(slots), fill=job.mode in WRITE_MODES)
     os.write(ready_w, b"r")
     os.close(ready_w)
     os.read(go_r, 1)
     try:
-        aio.run_slots(fd=s.fd, write=job.mode in WRITE_MODES, block_size=s.block_size,
-                      order=order, group=group[0], groups=group[1], wrap=job.runtime > 0,
-                      buffer=buf, slots=slots, cap=cap, fields=mem.fields, lat_out=mem.lat,
-                      halt=halt, kinds=(_OPS, _LAT_SUM, _LAT_MAX, _STARTED, _ENDED, _SAMPLES,
-                                        _ERR_KIND, _ERR_ERRNO, _ERR_N, _OS_ERROR, _SHORT))
+        run_slots = uring.run_slots if path == "uring" else aio.run_slots
+        run_slots(fd=s.fd, write=job.mode in WRITE_MODES, block_size=s.block_size,
+                  order=order, group=group[0], groups=group[1], wrap=job.runtime > 0,
+                  buffer=buf, slots=slots, cap=cap, fields=mem.fields, lat_out=mem.lat,
+                  halt=halt, kinds=(_OPS, _LAT_SUM, _LAT_MAX, _STARTED, _ENDED, _SAMPLES,
+                                    _ERR_KIND, _ERR_ERRNO, _ERR_N, _OS_ERROR, _SHORT))
     except OSError as e:
         ti = slots[0]
         if not mem.fields[_ERR_KIND][ti]:

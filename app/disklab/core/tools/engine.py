@@ -53,7 +53,8 @@ NEEDS_LAYOUT = ("rewrite", "read", "randread", "randwrite")
 READS = ("read", "randread")
 LATENCY_KEYS = (("mean", "lat_mean"), ("p50", "lat_p50"), ("p99", "lat_p99"),
                 ("p99.9", "lat_p99.9"))
-IO_PATHS = ("auto", "psync", "aio")
+IO_PATHS = ("auto", "psync", "aio", "uring")
+ASYNC_PATHS = ("aio", "uring")  # the engine's asynchronous paths, direct I/O only (iopath.py)
 DIRECT_ALIGN = 512  # the smallest logical block size; 4 KiB-sector devices need 4096 (the
 # engine says so when the device refuses a transfer)
 
@@ -198,8 +199,9 @@ class EngineAdapter(ToolAdapter):
         # without it read (and compare) as they did before the parameter existed
         # default None ("auto"), for the same reason; the path that ran is in the metrics' params
         "io": ParamSpec("choice", None, choices=IO_PATHS,
-                        help="I/O path: auto (Linux native AIO for direct I/O at queue depth "
-                             "> 1, else pread/pwrite), psync, or aio (direct only)"),
+                        help="I/O path: auto (io_uring, or Linux native AIO where io_uring is "
+                             "not allowed, for direct I/O at queue depth > 1, else "
+                             "pread/pwrite), psync, aio or uring (both direct only)"),
         "stream_block_sizes": ParamSpec(
             "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
                               "instead of block_size: a slow and a fast stream side by side"),
@@ -234,10 +236,11 @@ class EngineAdapter(ToolAdapter):
             if params.get("direct") and isinstance(bs, int) and bs % DIRECT_ALIGN:
                 problems.append((key, f"direct I/O needs a multiple of {DIRECT_ALIGN} "
                                       "bytes (4096 on 4 KiB-sector devices)"))
-        if params.get("io") == "aio" and not params.get("direct"):
-            problems.append(("io", "aio needs direct = true: Linux runs asynchronous I/O on "
-                                   "buffered (page-cache) files synchronously inside io_submit; "
-                                   "use io = \"auto\" or \"psync\""))
+        if params.get("io") in ASYNC_PATHS and not params.get("direct"):
+            problems.append(("io", f"{params.get('io')} needs direct = true: the engine's "
+                                   "asynchronous paths keep O_DIRECT requests in flight (Linux "
+                                   "runs buffered AIO synchronously inside io_submit); use "
+                                   "io = \"auto\" or \"psync\""))
         threads = max(_int(params.get("streams")), 1) * max(_int(params.get("queue_depth")), 1)
         if threads > MAX_THREADS:
             problems.append(("queue_depth", f"streams x queue_depth is {threads} threads, more "
@@ -403,7 +406,7 @@ def _with_io(summary: Mapping[str, Any], metrics: list[Metric]) -> list[Metric]:
     choice existed, so today's runs still line up with a library's older ones in Compare
     (a case that asked for io = "psync" says so in its own params)."""
     path = summary.get("io")
-    if path != "aio":
+    if path not in ASYNC_PATHS:
         return metrics
     return [Metric(m.name, m.value, m.unit, m.note, {**(m.params or {}), "io": path})
             for m in metrics]

@@ -1,7 +1,8 @@
-"""The engine's Linux native AIO path on a real ext4 on a loop device: what it writes is on disk
-block for block, what it reads is counted once per block, a SIGTERM ends it with a partial
-summary and no worker left, a full filesystem is a short result with a sentence, and a bad or
-impossible `io` is refused before any run, naming the key."""
+"""The engine's asynchronous paths, io_uring and Linux native AIO, each forced, on a real ext4 on
+a loop device: what they write is on disk block for block, what they read is counted once per
+block and reached the device once per block, a SIGTERM ends a run with a partial summary and no
+worker left, a full filesystem is a short result with a sentence, and a bad or impossible `io` is
+refused before any run, naming the key."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from disklab.core.engine import uring
 from disklab.core.errors import PlanError
 from disklab.core.plan import parse_plan
 from disklab.core.tools.base import RunTarget, ToolOutput
@@ -27,6 +29,8 @@ KiB, MiB = 1024, 1 << 20
 ENGINE = [sys.executable, "-m", "disklab.core.engine"]
 DEFAULTS = {"block_size": MiB, "streams": 1, "queue_depth": 1, "direct": False, "sync": False,
             "fsync": True, "runtime": 0.0}
+ASYNC = ["aio", pytest.param("uring", marks=pytest.mark.skipif(
+    uring.unavailable() is not None, reason=str(uring.unavailable())))]
 AIO_NEEDS_DIRECT = ("io aio needs direct I/O (--direct): Linux runs asynchronous I/O on "
                     "buffered (page-cache) files synchronously inside io_submit; use io auto "
                     "or psync")
@@ -53,16 +57,25 @@ def run_case(directory: Path, tag: str = "a", **kw: Any) -> tuple[int, list[dict
     return rc, docs
 
 
-def test_aio_writes_every_block_and_reads_each_once(workdir: Path) -> None:
-    """A direct write at queue depth 8 takes the AIO path (auto) and says so; the file then
-    holds every block, each one whole copy of one of the 8 requests' random buffers (nothing
-    left as zeros, nothing torn), and a random read counts exactly the file's size."""
+def _device_reads(directory: Path) -> int:
+    """Reads completed by the block device under `directory` (its sysfs stat)."""
+    st = directory.stat()
+    return int(Path(f"/sys/dev/block/{os.major(st.st_dev)}:{os.minor(st.st_dev)}/stat")
+               .read_text().split()[0])
+
+
+@pytest.mark.parametrize("io", ASYNC)
+def test_writes_every_block_and_reads_each_once(workdir: Path, io: str) -> None:
+    """A direct write at queue depth 8 through the path says it took it; the file then holds
+    every block, each one whole copy of one of the 8 requests' random buffers (nothing left as
+    zeros, nothing torn), and a random read counts exactly the file's size, each block a read
+    of the device."""
     size, bs = 8 * MiB, 4 * KiB
     rc, docs = run_case(workdir, mode="write", block_size=bs, size=size, queue_depth=8,
-                        direct=True)
+                        direct=True, io=io)
     assert rc == 0, docs
     summary = docs[-1]
-    assert (summary["io"], summary["partial"]) == ("aio", False)
+    assert (summary["io"], summary["partial"]) == (io, False)
     assert (summary["bytes"], summary["ops"]) == (size, size // bs)
     assert summary["fsync_seconds"] is not None  # written data fsynced inside the timing
     data = (workdir / "disklab-a-0").read_bytes()
@@ -71,34 +84,41 @@ def test_aio_writes_every_block_and_reads_each_once(workdir: Path) -> None:
     assert bytes(bs) not in blocks
     assert 1 < len(blocks) <= 8  # only the 8 in-flight buffers' contents, whole
 
+    before = _device_reads(workdir)
     rc, docs = run_case(workdir, tag="r", mode="randread", block_size=bs, size=size,
-                        queue_depth=8, direct=True)
+                        queue_depth=8, direct=True, io=io)
+    reads = _device_reads(workdir) - before
     assert rc == 0, docs
     s = docs[-1]
-    assert (s["io"], s["bytes"], s["ops"], s["partial"]) == ("aio", size, size // bs, False)
+    assert (s["io"], s["bytes"], s["ops"], s["partial"]) == (io, size, size // bs, False)
+    # the layout step only writes; a few neighbours of one batch may merge into one request,
+    # metadata adds a few
+    assert abs(reads - size // bs) <= 64, reads
     assert s["lat_ns"]["p50"] > 0 and s["lat_ns"]["max"] >= s["lat_ns"]["p99"]
     assert docs[-2]["type"] == "interval" and docs[-2]["bytes"] == size
     metrics = EngineAdapter().parse_result(
         ToolOutput("\n".join(json.dumps(d) for d in docs), "", None, 0),
         {**DEFAULTS, "mode": "randread"})
-    assert {m.params["io"] for m in metrics} == {"aio"}  # the library reads back the path
+    assert {m.params["io"] for m in metrics} == {io}  # the library reads back the path
 
 
-def test_aio_streams_with_their_own_block_sizes_and_a_time_based_run(workdir: Path) -> None:
+@pytest.mark.parametrize("io", ASYNC)
+def test_streams_with_their_own_block_sizes_and_a_time_based_run(workdir: Path, io: str
+                                                                 ) -> None:
     """Two streams (4 KiB and 64 KiB) at depth 4 each move their own size; a time-based run
     wraps around its file and counts whole blocks only."""
     rc, docs = run_case(workdir, mode="randwrite", size=4 * MiB, streams=2, queue_depth=4,
-                        direct=True, stream_block_sizes="4k 64k")
+                        direct=True, stream_block_sizes="4k 64k", io=io)
     assert rc == 0, docs
     s = docs[-1]
-    assert s["io"] == "aio"
+    assert s["io"] == io
     assert [(st["block_size"], st["bytes"], st["ops"]) for st in s["streams"]] == [
         (4 * KiB, 4 * MiB, 1024), (64 * KiB, 4 * MiB, 64)]
     rc, docs = run_case(workdir, tag="w", mode="randread", block_size=4 * KiB, size=1 * MiB,
-                        queue_depth=8, direct=True, runtime=1.0)
+                        queue_depth=8, direct=True, runtime=1.0, io=io)
     assert rc == 0, docs
     s = docs[-1]
-    assert s["io"] == "aio" and s["partial"] is False
+    assert s["io"] == io and s["partial"] is False
     assert s["bytes"] > 1 * MiB and s["bytes"] == s["ops"] * 4096
 
 
@@ -108,10 +128,11 @@ def _children(pid: int) -> list[int]:
             for x in (task / "children").read_text().split()]
 
 
-def test_sigterm_ends_an_aio_run_with_a_partial_summary_and_no_worker_left(workdir: Path
-                                                                          ) -> None:
+@pytest.mark.parametrize("io", ASYNC)
+def test_sigterm_ends_a_run_with_a_partial_summary_and_no_worker_left(workdir: Path, io: str
+                                                                      ) -> None:
     cmd = command(workdir, "s", mode="randread", block_size=4096, size=8 * MiB, direct=True,
-                  queue_depth=8, streams=2, runtime=60.0)
+                  queue_depth=8, streams=2, runtime=60.0, io=io)
     for step in cmd.prepare:
         assert run(step)[0] == 0
     p = subprocess.Popen(list(cmd.argv), stdout=subprocess.PIPE, text=True)
@@ -120,7 +141,7 @@ def test_sigterm_ends_an_aio_run_with_a_partial_summary_and_no_worker_left(workd
         first = json.loads(p.stdout.readline())
         assert first["type"] == "interval"
         workers = _children(p.pid)
-        assert len(workers) == 2  # one AIO process per stream
+        assert len(workers) == 2  # one process per stream
         p.send_signal(signal.SIGTERM)
         rest = [json.loads(line) for line in p.stdout.read().splitlines()]
         assert p.wait(timeout=30) == 143
@@ -130,27 +151,27 @@ def test_sigterm_ends_an_aio_run_with_a_partial_summary_and_no_worker_left(workd
             p.wait()
     summary = rest[-1]
     assert summary["type"] == "summary" and summary["partial"] is True
-    assert summary["io"] == "aio"
+    assert summary["io"] == io
     assert summary["bytes"] >= first["bytes"] > 0
     assert summary["bytes"] == summary["ops"] * 4096
     for pid in workers:
         assert not os.path.exists(f"/proc/{pid}"), f"worker {pid} outlived the engine"
 
 
-def test_a_full_filesystem_through_aio_is_a_short_result_with_a_sentence(tmp_path: Path
-                                                                        ) -> None:
+@pytest.mark.parametrize("io", ASYNC)
+def test_a_full_filesystem_is_a_short_result_with_a_sentence(tmp_path: Path, io: str) -> None:
     fs = make_scratch_fs(tmp_path, "ext4", size="64M")
     try:
         path = fs.mountpoint / "disklab-f-0"
         rc, docs, stderr = run([*ENGINE, "--mode", "write", "--file", str(path),
                                 "--block-size", str(MiB), "--size", str(128 * MiB), "--direct",
-                                "--queue-depth", "4", "--fsync"])
+                                "--queue-depth", "4", "--fsync", "--io", io])
         assert (rc, stderr) == (1, "")
         error, summary = docs[-1], docs[-2]
         assert error["type"] == "error"
         assert error["message"].startswith(
             f"no space left in {fs.mountpoint} (ext4 at {fs.mountpoint}): ")
-        assert summary["io"] == "aio" and summary["partial"] is True
+        assert summary["io"] == io and summary["partial"] is True
         # only completed whole requests count; in-flight ones past the failure may have
         # landed too, so the file may hold more than was counted, never less
         assert 0 < summary["bytes"] == summary["ops"] * MiB <= path.stat().st_size
@@ -168,6 +189,9 @@ def test_io_choices_are_checked_before_any_run(workdir: Path) -> None:
     rc, docs, _ = run([*ENGINE, "--mode", "write", "--file", str(path), "--block-size", "4096",
                        "--size", "65536", "--io", "aio", "--queue-depth", "4"])
     assert (rc, docs) == (2, [{"type": "error", "message": AIO_NEEDS_DIRECT}])
+    rc, docs, _ = run([*ENGINE, "--mode", "write", "--file", str(path), "--block-size", "4096",
+                       "--size", "65536", "--io", "uring", "--queue-depth", "4"])
+    assert rc == 2 and docs[0]["message"].startswith("io uring needs direct I/O (--direct)")
     assert not path.exists()
     # forced psync at depth 4 runs the pread/pwrite workers, and says so
     rc, docs, _ = run([*ENGINE, "--mode", "write", "--file", str(path), "--block-size", "4096",
@@ -187,7 +211,7 @@ def test_io_choices_are_checked_before_any_run(workdir: Path) -> None:
     with pytest.raises(PlanError) as e:
         parse_plan(plan("fast", "true"))
     assert [p.key for p in e.value.problems] == ["test[1].io"]
-    assert "'fast' is not one of auto, psync, aio" in e.value.problems[0].message
+    assert "'fast' is not one of auto, psync, aio, uring" in e.value.problems[0].message
     with pytest.raises(PlanError) as e:
         parse_plan(plan("aio", "false"))
     assert [p.key for p in e.value.problems] == ["test[1].io"]

@@ -129,8 +129,9 @@ def fio_argv(rw: str, bs: int, depth: int, size: int, paths: list[str], engine: 
              seed: int) -> list[str]:
     """fio on `paths` (one per stream). psync: per stream `depth` jobs sharing the file, each
     doing its share (io_size = size / depth), all summed (group_reporting). libaio and
-    io_uring: per stream one job at iodepth = depth (fio's defaults otherwise: no fixed buffers
-    or registered files, no polling thread). randseed: the pair's random order."""
+    io_uring: per stream one job at iodepth = depth; io_uring with the buffer and the file
+    registered once, as the engine's ring has them (--fixedbufs --registerfiles), no polling
+    thread on either side. randseed: the pair's random order."""
     argv = ["fio", f"--rw={rw}", f"--bs={bs}", f"--size={size}", "--direct=1",
             f"--ioengine={engine}", "--group_reporting", "--thread", "--output-format=json",
             f"--randseed={seed}"]
@@ -138,6 +139,8 @@ def fio_argv(rw: str, bs: int, depth: int, size: int, paths: list[str], engine: 
         argv.append("--end_fsync=1")
     if engine in QUEUED:
         argv.append(f"--iodepth={depth}")
+    if engine == "io_uring":
+        argv += ["--fixedbufs", "--registerfiles"]
     else:
         argv.append(f"--numjobs={depth}")
         if depth > 1:

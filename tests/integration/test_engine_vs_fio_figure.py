@@ -66,6 +66,7 @@ def test_fio_gets_the_pairs_seed_and_every_streams_file() -> None:
     assert "--randseed=3" in argv and "--iodepth=8" in argv
     ring = fio_argv("randread", BS, 8, SIZE, ["/x/a"], "io_uring", 3)
     assert "--ioengine=io_uring" in ring and "--iodepth=8" in ring and "--numjobs=8" not in ring
+    assert "--fixedbufs" in ring and "--registerfiles" in ring  # as the engine's ring
     assert [a for a in argv if a.startswith("--filename=")] == ["--filename=/x/a",
                                                                "--filename=/x/b"]
 

@@ -8,6 +8,7 @@ import contextlib
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +34,12 @@ def scratch_ext4(size: str = "6G", base: str = "/var/tmp", options: str = "") ->
         try:
             yield mnt
         finally:
-            subprocess.run(["umount", str(mnt)], check=False)
+            # a tool's io_uring with registered files (fio's in figure 4) keeps the filesystem
+            # busy for a moment after the tool exits, until a kernel worker frees the ring
+            settle = time.monotonic() + 3
+            while (subprocess.run(["umount", str(mnt)], check=False).returncode
+                   and os.path.ismount(mnt) and time.monotonic() < settle):
+                time.sleep(0.2)
     finally:
         subprocess.run(["losetup", "-d", device], check=False)
         image.unlink(missing_ok=True)

@@ -137,10 +137,10 @@ def fio_argv(rw: str, bs: int, depth: int, size: int, paths: list[str], engine: 
             f"--randseed={seed}"]
     if rw == "write":
         argv.append("--end_fsync=1")
-    if engine in QUEUED:
-        argv.append(f"--iodepth={depth}")
     if engine == "io_uring":
         argv += ["--fixedbufs", "--registerfiles"]
+    if engine in QUEUED:
+        argv.append(f"--iodepth={depth}")
     else:
         argv.append(f"--numjobs={depth}")
         if depth > 1:

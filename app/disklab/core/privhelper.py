@@ -82,6 +82,10 @@ TAIL = 4000  # characters of each command's output kept in "ran"
 FORBIDDEN_PREFIXES = ("/proc", "/sys", "/dev", "/run", "/etc", "/bin", "/sbin", "/lib", "/usr",
                       "/boot")
 DETACH_WAIT = 5.0  # seconds for a deferred loop detach to complete
+# How long a busy filesystem is retried before the lazy unmount (or the error): a ring of a tool
+# that used io_uring with registered files (fio --registerfiles) is torn down by a kernel worker
+# after the tool has exited, and holds its files open until then (tens of milliseconds).
+UMOUNT_SETTLE = 3.0
 TIMEOUTS = {"mkfs": 4 * 3600.0, "wipefs": 300.0, "mount": 600.0, "umount": 1800.0,
             "default": 300.0}
 TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # a case's file-name tag: no path in it
@@ -470,9 +474,14 @@ class Helper:
                 same = False
             if not same:
                 raise SafetyError(f"{mountpoint} holds {got}, not {source}; not unmounting it")
-        done = self.run(umount_argv(mountpoint), timeout=TIMEOUTS["umount"],
-                        check=not lazy)
-        if done.returncode != 0 and lazy:
+        done = self.run(umount_argv(mountpoint), timeout=TIMEOUTS["umount"], check=False)
+        settle = time.monotonic() + UMOUNT_SETTLE
+        while done.returncode != 0 and os.path.ismount(mountpoint) and time.monotonic() < settle:
+            time.sleep(0.2)  # "target is busy" for a moment after a tool's io_uring went away
+            done = self.run(umount_argv(mountpoint), timeout=TIMEOUTS["umount"], check=False)
+        if done.returncode != 0 and os.path.ismount(mountpoint):
+            if not lazy:
+                self.run(umount_argv(mountpoint), timeout=TIMEOUTS["umount"])  # raises, says why
             self.run(umount_argv(mountpoint, lazy=True))
         self.mounts.pop(mountpoint, None)
         removed = False

@@ -25,6 +25,7 @@ whose device stalls); containers often forbid io_uring (seccomp, kernel.io_uring
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import mmap
@@ -41,7 +42,7 @@ SQE_FIXED_FILE = 1  # IOSQE_FIXED_FILE: fd is an index into the registered files
 ENTER_GETEVENTS, ENTER_EXT_ARG = 1, 8
 SETUP_COOP_TASKRUN, SETUP_SINGLE_ISSUER, SETUP_DEFER_TASKRUN = 1 << 8, 1 << 12, 1 << 13
 FEAT_SINGLE_MMAP, FEAT_EXT_ARG = 1, 1 << 8
-REGISTER_BUFFERS, REGISTER_FILES = 0, 2
+REGISTER_BUFFERS, UNREGISTER_BUFFERS, REGISTER_FILES, UNREGISTER_FILES = 0, 1, 2, 3
 OFF_SQ_RING, OFF_CQ_RING, OFF_SQES = 0, 0x8000000, 0x10000000
 # Setup flags, most to least useful: completions run in the waiting task itself, when it waits
 # (DEFER_TASKRUN, 6.1), or at least without an interrupt (COOP_TASKRUN, 5.19); older kernels
@@ -121,6 +122,7 @@ class Ring:
                     raise
         p = self.params
         self._maps: list[mmap.mmap] = []
+        self.registered = False
         try:
             if not p.features & FEAT_EXT_ARG:
                 raise OSError(errno.ENOSYS, "io_uring without IORING_FEAT_EXT_ARG (Linux < 5.11)")
@@ -148,12 +150,22 @@ class Ring:
     def register(self, buffer_at: int, buffer_len: int, fd: int) -> None:
         """The worker's buffer and the stream's file, registered once: a fixed buffer is pinned
         once instead of at every O_DIRECT request, a fixed file looked up once."""
+        self.registered = True
         iov = Iovec(buffer_at, buffer_len)
         _syscall("io_uring_register", self.fd, REGISTER_BUFFERS, ctypes.addressof(iov), 1)
         files = ctypes.c_int32(fd)
         _syscall("io_uring_register", self.fd, REGISTER_FILES, ctypes.addressof(files), 1)
 
     def close(self) -> None:
+        """Unregister the file and buffer, unmap, close. The unregistering is not optional:
+        a ring's teardown after close() runs later in a kernel worker, and a file registered
+        with it stays open until then: the filesystem under it could not be unmounted right
+        after the run ("target is busy"), as a scratch filesystem's teardown does."""
+        if self.registered and self.fd >= 0:
+            for op in (UNREGISTER_FILES, UNREGISTER_BUFFERS):
+                with contextlib.suppress(OSError):
+                    _syscall("io_uring_register", self.fd, op, 0, 0)
+            self.registered = False
         for name in ("sqes", "sq", "cq", "cq_res", "cq64"):
             view = self.__dict__.pop(name, None)
             if view is not None:

@@ -83,3 +83,20 @@ def test_where_io_uring_is_forbidden_auto_takes_aio_and_says_why(workdir: Path) 
         assert rc == 1 and docs[-1]["type"] == "error", docs
         assert "io_uring_disabled" in docs[-1]["message"], docs
     assert uring.unavailable() is None or "forbidden" not in str(uring.unavailable())
+
+
+@pytest.mark.skipif(uring.unavailable() is not None, reason=str(uring.unavailable()))
+def test_a_buffer_over_the_users_memlock_limit_still_runs_through_the_ring(workdir: Path
+                                                                           ) -> None:
+    """A fixed buffer's pages count against RLIMIT_MEMLOCK for a process without CAP_IPC_LOCK
+    (a desktop user: often 8 MiB); 8 x 1 MiB requests are more than a 64 KiB limit, and the
+    ring then works on the plain buffer instead of failing the run."""
+    path = workdir / "disklab-m-0"
+    argv = [sys.executable, "-m", "disklab.core.engine", "--mode", "write", "--file",
+            str(path), "--block-size", str(MiB), "--size", str(16 * MiB), "--queue-depth", "8",
+            "--direct", "--io", "uring"]
+    limited = ["setpriv", "--bounding-set=-ipc_lock", "--inh-caps=-ipc_lock",
+               "prlimit", "--memlock=65536:65536"]
+    rc, docs, stderr = run([*limited, *argv])
+    assert rc == 0, (docs, stderr)
+    assert (docs[-1]["io"], docs[-1]["bytes"], docs[-1]["partial"]) == ("uring", 16 * MiB, False)

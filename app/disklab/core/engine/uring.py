@@ -38,6 +38,7 @@ from typing import Any
 
 SYSCALLS = {"x86_64": {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}}
 OP_READ_FIXED, OP_WRITE_FIXED = 4, 5  # IORING_OP_*: into a registered buffer
+OP_READ, OP_WRITE = 22, 23  # into any buffer (Linux 5.6)
 SQE_FIXED_FILE = 1  # IOSQE_FIXED_FILE: fd is an index into the registered files
 ENTER_GETEVENTS, ENTER_EXT_ARG = 1, 8
 SETUP_COOP_TASKRUN, SETUP_SINGLE_ISSUER, SETUP_DEFER_TASKRUN = 1 << 8, 1 << 12, 1 << 13
@@ -147,14 +148,24 @@ class Ring:
         self._maps.append(m)
         return m
 
-    def register(self, buffer_at: int, buffer_len: int, fd: int) -> None:
+    def register(self, buffer_at: int, buffer_len: int, fd: int) -> tuple[bool, bool]:
         """The worker's buffer and the stream's file, registered once: a fixed buffer is pinned
-        once instead of at every O_DIRECT request, a fixed file looked up once."""
+        once instead of at every O_DIRECT request, a fixed file looked up once. (buffer, file):
+        which of the two the kernel took. The buffer may be refused: its pages count against
+        the user's RLIMIT_MEMLOCK (often 8 MiB) without CAP_IPC_LOCK; the ring then reads into
+        the plain buffer, as fio's io_uring engine does by default."""
         self.registered = True
+        taken = []
         iov = Iovec(buffer_at, buffer_len)
-        _syscall("io_uring_register", self.fd, REGISTER_BUFFERS, ctypes.addressof(iov), 1)
         files = ctypes.c_int32(fd)
-        _syscall("io_uring_register", self.fd, REGISTER_FILES, ctypes.addressof(files), 1)
+        for op, at in ((REGISTER_BUFFERS, ctypes.addressof(iov)),
+                       (REGISTER_FILES, ctypes.addressof(files))):
+            try:
+                _syscall("io_uring_register", self.fd, op, at, 1)
+                taken.append(True)
+            except OSError:
+                taken.append(False)
+        return taken[0], taken[1]
 
     def close(self) -> None:
         """Unregister the file and buffer, unmap, close. The unregistering is not optional:
@@ -218,18 +229,22 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
     ring = Ring(qd)
     base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
     try:
-        ring.register(base, len(buffer), fd)
+        fixed_buffer, fixed_file = ring.register(base, len(buffer), fd)
         sqes, sq, cq, cq_res, cq64 = ring.sqes, ring.sq, ring.cq, ring.cq_res, ring.cq64
         so, co = ring.params.sq_off, ring.params.cq_off  # byte offsets; the views index u32s
         sq_tail_at, sq_array = so[_SQ_TAIL] // 4, so[_SQ_ARRAY] // 4
         cq_head_at, cq_tail_at = co[_CQ_HEAD] // 4, co[_CQ_TAIL] // 4
         sq_mask, cq_mask = sq[so[_SQ_MASK] // 4], cq[co[_CQ_MASK] // 4]
         cqes = co[_CQ_CQES]
-        opcode = OP_WRITE_FIXED if write else OP_READ_FIXED
+        if fixed_buffer:
+            opcode = OP_WRITE_FIXED if write else OP_READ_FIXED  # buf_index 0 (word 5)
+        else:
+            opcode = OP_WRITE if write else OP_READ
+        # word 0: opcode (byte 0), flags (byte 1), the file (bytes 4-7: its index when fixed)
+        head_word = opcode | (SQE_FIXED_FILE << 8 | 0 << 32 if fixed_file else fd << 32)
         for k in range(qd):
             w = _SQE_WORDS * k
-            sqes[w:w + _SQE_WORDS] = array("q", [opcode | SQE_FIXED_FILE << 8, 0, base + k * bs,
-                                                 bs, k, 0, 0, 0])
+            sqes[w:w + _SQE_WORDS] = array("q", [head_word, 0, base + k * bs, bs, k, 0, 0, 0])
         offset_word = [_SQE_WORDS * k + 1 for k in range(qd)]
         timeout = Timespec(0, WAIT_NS)
         arg = GeteventsArg(ts=ctypes.addressof(timeout))

@@ -1,12 +1,12 @@
-"""The engine's io_uring path on real files in a temporary directory (no device): the structures
-match the kernel's, every block is read once by one or two ring processes, a short file counts
-whole blocks only, a halted time-based run stops at once, and the stream's clock spans its
-requests. Skipped, with the reason, where this machine forbids io_uring."""
+"""What only the engine's io_uring path does, on real files in a temporary directory (no device):
+the structures match the kernel's, a ring maps its queues as the kernel sized them, a halted
+time-based run stops at once. What both asynchronous paths do is
+tests/unit/test_engine_async_worker.py's (and, on a real ext4, tests/integration/
+test_engine_async.py's). Skipped, with the reason, where this machine forbids io_uring."""
 
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 import time
 from pathlib import Path
@@ -53,68 +53,11 @@ def test_auto_takes_io_uring_for_direct_io_at_queue_depth_above_1() -> None:
     assert iopath.choose("auto", direct=False, queue_depth=8)[0] == "psync"
 
 
-def _ran(job: Job) -> Runner:
-    """The job run to its end through a Runner of its own (opened and closed)."""
-    runner = Runner(job)
-    runner.open()
-    try:
-        runner.run()
-    finally:
-        runner.close()
-    return runner
-
-
 @pytest.fixture
 def direct_dir(tmp_path: Path) -> Path:
     if direct_io_refusal(str(tmp_path)):
         pytest.skip(f"{tmp_path} refuses O_DIRECT")
     return tmp_path
-
-
-@pytest.mark.parametrize("groups", [1, 2])
-def test_every_block_read_once_by_one_or_two_ring_processes(direct_dir: Path, groups: int,
-                                                            monkeypatch: pytest.MonkeyPatch
-                                                            ) -> None:
-    path = str(direct_dir / "f")
-    assert prepare_file(path, 1024 * KiB, direct=True)
-    monkeypatch.setattr("disklab.core.engine.worker.AIO_PROCESSES_PER_STREAM", groups)
-    for qd in (2, 5, 16):
-        runner = _ran(Job("randread", [path], 4 * KiB, 1024 * KiB, queue_depth=qd,
-                          direct=True, io="uring"))
-        s = summary(runner)
-        assert (s["io"], s["bytes"], s["ops"], s["partial"]) == ("uring", 1024 * KiB, 256, False)
-        assert len(s["streams"][0]["lat_ns"]) == 5 and s["lat_ns"]["p50"] > 0
-        assert sum(len(a) for a in runner.streams[0].latencies) == 256  # a sample per call
-
-
-def test_a_write_through_the_ring_fills_the_file_with_the_requests_buffers(direct_dir: Path
-                                                                           ) -> None:
-    path = direct_dir / "w"
-    size, bs = 2048 * KiB, 4 * KiB
-    s = summary(_ran(Job("write", [str(path)], bs, size, queue_depth=8, direct=True,
-                         io="uring")))
-    assert (s["io"], s["bytes"], s["ops"], s["partial"]) == ("uring", size, size // bs, False)
-    data = path.read_bytes()
-    blocks = {data[i:i + bs] for i in range(0, size, bs)}
-    assert len(data) == size and bytes(bs) not in blocks
-    assert 1 < len(blocks) <= 8  # only the 8 in-flight buffers' contents, whole
-
-
-def test_a_short_read_through_the_ring_counts_whole_blocks_only(direct_dir: Path) -> None:
-    path = str(direct_dir / "f")
-    assert prepare_file(path, 1024 * KiB, direct=True)
-    runner = Runner(Job("read", [path], 64 * KiB, 1024 * KiB, queue_depth=4, direct=True,
-                        io="uring"))
-    runner.open()
-    try:
-        os.truncate(path, 256 * KiB - 4096)  # another program cut the file short
-        runner.run()
-    finally:
-        runner.close()
-    s = summary(runner)
-    assert s["io"] == "uring" and s["partial"] is True
-    assert s["ops"] == 3 and s["bytes"] == 3 * 64 * KiB  # not the short block, not beyond
-    assert runner.errors()[0].error.strerror.startswith("short read")
 
 
 def test_a_halt_ends_a_time_based_ring_run_at_once(direct_dir: Path) -> None:
@@ -133,18 +76,3 @@ def test_a_halt_ends_a_time_based_ring_run_at_once(direct_dir: Path) -> None:
     s = summary(runner)
     assert took < 5, took  # not the 60 s asked for
     assert s["partial"] is True and s["ops"] > 0 and s["bytes"] == s["ops"] * 4 * KiB
-
-
-def test_a_ring_run_is_timed_from_its_first_request_to_its_last_completion(direct_dir: Path
-                                                                           ) -> None:
-    """As the AIO path: QD requests in flight from the first submission to the last
-    completion fill most of QD x the run's time with the requests' summed latency."""
-    path = str(direct_dir / "f")
-    size, qd = 8 * 1024 * KiB, 8
-    assert prepare_file(path, size, direct=True)
-    s = summary(_ran(Job("randread", [path], 4 * KiB, size, queue_depth=qd, direct=True,
-                         io="uring")))
-    st = s["streams"][0]
-    assert s["io"] == "uring" and st["ops"] == size // (4 * KiB)
-    in_flight = st["ops"] * st["lat_ns"]["mean"] / 1e9  # request-seconds
-    assert in_flight / (qd * st["seconds"]) > 0.75, (in_flight, st["seconds"])

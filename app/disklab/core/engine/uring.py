@@ -215,7 +215,10 @@ def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], gr
     request to the one that returned it; counters in the first slot's entries).
 
     Submission entry k belongs to request slot k for the whole run (its buffer, file and
-    user_data written once); a resubmission writes only the offset and the ring's index."""
+    user_data written once); a resubmission writes only the offset and the ring's index.
+    The bookkeeping of a completion (latency, samples, the next block) is aio.run_slots' own,
+    written again inline on purpose: a function call per request is what both loops exist to
+    avoid (each is measured against fio in bench figure 4)."""
     (f_ops, f_lat_sum, f_lat_max, f_started, f_ended, f_samples, f_err_kind, f_err_errno,
      f_err_n, os_error, short) = kinds
     qd = len(slots)

@@ -1,6 +1,8 @@
-"""The engine's AIO path on real files in a temporary directory (no root, no device): how the
-path is chosen, how a stream's slots are split, that the structures match the kernel's, and that
-an AIO worker dies with its engine."""
+"""The engine's asynchronous paths, io_uring and AIO, on real files in a temporary directory (no
+root, no device): how the path is chosen, how a stream's slots are split, that AIO's structures
+match the kernel's, that every block is read once, a short file counts whole blocks only and a
+stream's clock spans its requests on either path, and that a worker dies with its engine. What
+only the ring does is tests/unit/test_engine_uring_worker.py's."""
 
 from __future__ import annotations
 
@@ -52,6 +54,10 @@ def test_a_streams_slots_are_split_into_contiguous_ranges() -> None:
     assert sorted(t for g in aio.aio_groups(32, 3) for t in g) == list(range(32))
 
 
+ASYNC = ["aio", pytest.param("uring", marks=pytest.mark.skipif(
+    uring.unavailable() is not None, reason=str(uring.unavailable())))]
+
+
 def _ran(job: Job) -> Runner:
     """The job run to its end through a Runner of its own (opened and closed)."""
     runner = Runner(job)
@@ -70,27 +76,28 @@ def direct_dir(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.parametrize("io", ASYNC)
 @pytest.mark.parametrize("groups", [1, 2])
-def test_every_block_read_once_by_one_or_two_aio_processes(direct_dir: Path, groups: int,
-                                                           monkeypatch: pytest.MonkeyPatch
-                                                           ) -> None:
+def test_every_block_read_once_by_one_or_two_processes(direct_dir: Path, groups: int, io: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(direct_dir / "f")
     assert prepare_file(path, 1024 * KiB, direct=True)
     monkeypatch.setattr("disklab.core.engine.worker.AIO_PROCESSES_PER_STREAM", groups)
     for qd in (2, 5, 16):
         runner = _ran(Job("randread", [path], 4 * KiB, 1024 * KiB, queue_depth=qd,
-                          direct=True, io="aio"))
+                          direct=True, io=io))
         s = summary(runner)
-        assert (s["io"], s["bytes"], s["ops"], s["partial"]) == ("aio", 1024 * KiB, 256, False)
+        assert (s["io"], s["bytes"], s["ops"], s["partial"]) == (io, 1024 * KiB, 256, False)
         assert len(s["streams"][0]["lat_ns"]) == 5 and s["lat_ns"]["p50"] > 0
         assert sum(len(a) for a in runner.streams[0].latencies) == 256  # a sample per call
 
 
-def test_a_short_read_through_aio_counts_whole_blocks_only(direct_dir: Path) -> None:
+@pytest.mark.parametrize("io", ASYNC)
+def test_a_short_read_counts_whole_blocks_only(direct_dir: Path, io: str) -> None:
     path = str(direct_dir / "f")
     assert prepare_file(path, 1024 * KiB, direct=True)
     runner = Runner(Job("read", [path], 64 * KiB, 1024 * KiB, queue_depth=4, direct=True,
-                        io="aio"))
+                        io=io))
     runner.open()
     try:
         os.truncate(path, 256 * KiB - 4096)  # another program cut the file short
@@ -98,7 +105,7 @@ def test_a_short_read_through_aio_counts_whole_blocks_only(direct_dir: Path) -> 
     finally:
         runner.close()
     s = summary(runner)
-    assert s["io"] == "aio" and s["partial"] is True
+    assert s["io"] == io and s["partial"] is True
     assert s["ops"] == 3 and s["bytes"] == 3 * 64 * KiB  # not the short block, not beyond
     assert runner.errors()[0].error.strerror.startswith("short read")
 
@@ -144,8 +151,9 @@ def test_more_requests_than_the_system_allows_fall_back_or_say_which_limit() -> 
     assert "sysctl fs.aio-max-nr" in str(e.value) and "io = psync" in str(e.value)
 
 
-def test_an_aio_run_is_timed_from_its_first_request_to_its_last_completion(direct_dir: Path
-                                                                           ) -> None:
+@pytest.mark.parametrize("io", ASYNC)
+def test_a_run_is_timed_from_its_first_request_to_its_last_completion(direct_dir: Path,
+                                                                      io: str) -> None:
     """The stream's clock stops at the last completion it reaped, as fio's does, not when the
     engine has reaped its worker process: the worker's io_destroy waits for an RCU grace
     period (~32 ms on this kernel), which made a 1 s AIO run read 3 % slow against fio
@@ -155,8 +163,8 @@ def test_an_aio_run_is_timed_from_its_first_request_to_its_last_completion(direc
     size, qd = 8 * 1024 * KiB, 8
     assert prepare_file(path, size, direct=True)
     s = summary(_ran(Job("randread", [path], 4 * KiB, size, queue_depth=qd, direct=True,
-                         io="aio")))
+                         io=io)))
     st = s["streams"][0]
-    assert s["io"] == "aio" and st["ops"] == size // (4 * KiB)
+    assert s["io"] == io and st["ops"] == size // (4 * KiB)
     in_flight = st["ops"] * st["lat_ns"]["mean"] / 1e9  # request-seconds
     assert in_flight / (qd * st["seconds"]) > 0.75, (in_flight, st["seconds"])

@@ -399,9 +399,10 @@ class EngineAdapter(ToolAdapter):
 
 
 def _with_io(summary: Mapping[str, Any], metrics: list[Metric]) -> list[Metric]:
-    """io = "aio" in every metric's params when the engine took its AIO path (its summary's
-    "io"): they override the case's in the library, so a case asked with io = "auto" reads
-    back as the path that ran, and runs on different paths compare as different. The
+    """io = "uring" or "aio" in every metric's params when the engine took an asynchronous path
+    (its summary's "io"): they override the case's in the library, so a case asked with
+    io = "auto" reads back as the path that ran, and runs on different paths compare as
+    different (a session from before io_uring became auto's choice reads "aio"). The
     pread/pwrite path is not written in: it is the one every engine run took before the
     choice existed, so today's runs still line up with a library's older ones in Compare
     (a case that asked for io = "psync" says so in its own params)."""

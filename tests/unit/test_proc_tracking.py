@@ -217,7 +217,9 @@ def test_a_tool_child_that_gets_a_strangers_old_pid_is_tracked(tmp_path: Path) -
         assert stranger.pid not in p.descendants()
         stranger.kill()  # gone before the tracker looks again (once a second)
         stranger.wait()
-        target.write_text(str(stranger.pid))
+        # whole or not at all: the tool reads it as soon as the name exists
+        (tmp_path / "target.part").write_text(str(stranger.pid))
+        (tmp_path / "target.part").rename(target)
         lines: list[str] = []
         until(p, lambda: bool(lines.extend(ln.text for ln in p.read(0.1)) or lines),
               "the tool said which pid its child got")

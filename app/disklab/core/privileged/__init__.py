@@ -1,8 +1,6 @@
-"""The root boundary: DiskLab's privileged helper and its client, one typed protocol between.
+"""The privileged helper: the code that runs as root (`python -I -m disklab.core.privileged`).
 
-  protocol     one dataclass per request and answer, validated on arrival (both sides import it)
-  client       Privileged (one helper per session) and PrivilegedTool (a tool run as root)
-  helper       the helper's loop: parse, dispatch, answer; its start checks (trust) and its end
+  helper       its loop: parse, dispatch, answer; its start checks (trust) and its end
   trust        it runs only its own code: isolated, root-owned interpreter and package
   paths        the served user; directories opened without following links
   state        what one helper holds (and its root-owned record), and its command log
@@ -12,4 +10,7 @@
   queue        read-ahead, scheduler, drop_caches
   toolruns     benchmark tools run as root
   groups       memory cgroups of cases with a page-cache limit
+
+Its client is disklab.core.privilege; the two share one module, disklab.core.privilege.protocol
+(nothing else of the client is imported here, and nothing here by the client).
 """

@@ -27,7 +27,7 @@ from disklab.core.fs.options import (
 )
 from disklab.core.fs.readback import readback as read_back
 from disklab.core.model import FsConfig
-from disklab.core.privileged.protocol import (
+from disklab.core.privilege.protocol import (
     Done,
     Mkfs,
     Mount,

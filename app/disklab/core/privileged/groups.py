@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 
 from disklab.core.errors import DisklabError, RequestError, SafetyError, ToolError
-from disklab.core.privileged.protocol import CgroupCreate, CgroupRemove, GroupCreated, GroupRemoved
+from disklab.core.privilege.protocol import CgroupCreate, CgroupRemove, GroupCreated, GroupRemoved
 from disklab.core.privileged.state import Session
 from disklab.core.system import cgroups
 

@@ -1,6 +1,6 @@
 """The privileged helper: `python -I -m disklab.core.privileged`, run as root once per session.
 
-It speaks the JSON lines of core.privileged.protocol on stdin/stdout: each line is parsed and
+It speaks the JSON lines of core.privilege.protocol on stdin/stdout: each line is parsed and
 validated into one request dataclass before any work, handled by the module of its subject
 (loops, partitions, filesystems, queue, toolruns, groups), and answered on one line with the
 commands it ran. A line that is not a valid request gets one error answer; nothing a client
@@ -24,9 +24,12 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
+from pathlib import Path
 from typing import IO, Any
 
+import disklab
 from disklab.core.errors import ConfigError, DisklabError, PlanError, RequestError
+from disklab.core.privilege.protocol import MAX_LINE, PROTOCOL, Answer, Pong, Request, parse_line
 from disklab.core.privileged import (
     filesystems,
     groups,
@@ -37,7 +40,6 @@ from disklab.core.privileged import (
     toolruns,
     trust,
 )
-from disklab.core.privileged.protocol import MAX_LINE, PROTOCOL, Answer, Pong, Request, parse_line
 from disklab.core.privileged.state import Session
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -190,6 +192,9 @@ def main() -> int:
         out.write(json.dumps({"ready": False, "kind": "HelperRefused", "error": why}) + "\n")
         out.flush()
         return REFUSED_EXIT
+    # The tools it starts with this interpreter (the engine) import this very copy, which the
+    # check above found root's alone.
+    os.environ["PYTHONPATH"] = str(Path(disklab.__file__).resolve().parents[1])
     # Die with the client (a killed DiskLab must not leave a root process behind).
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)

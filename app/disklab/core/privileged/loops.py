@@ -19,8 +19,7 @@ import time
 from pathlib import Path
 
 from disklab.core.errors import DisklabError, SafetyError
-from disklab.core.privileged import paths
-from disklab.core.privileged.protocol import (
+from disklab.core.privilege.protocol import (
     Attach,
     Attached,
     Classified,
@@ -30,6 +29,7 @@ from disklab.core.privileged.protocol import (
     Identified,
     Identity,
 )
+from disklab.core.privileged import paths
 from disklab.core.privileged.state import Loop, Session, device_of
 from disklab.core.system import devices
 

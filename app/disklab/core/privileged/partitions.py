@@ -7,8 +7,8 @@ from pathlib import Path
 
 from disklab.core.errors import RequestError, SafetyError, ToolError
 from disklab.core.fs.commands import wipefs_argv
+from disklab.core.privilege.protocol import Partition, Partitioned, Unpartition, Unpartitioned
 from disklab.core.privileged.filesystems import destructive_target
-from disklab.core.privileged.protocol import Partition, Partitioned, Unpartition, Unpartitioned
 from disklab.core.privileged.state import TIMEOUTS, Session, device_of
 from disklab.core.system import devices
 

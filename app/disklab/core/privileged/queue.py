@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from disklab.core.errors import RequestError, SafetyError
 from disklab.core.fs.commands import scheduler_argv, setra_argv
-from disklab.core.privileged.protocol import Done, DropCaches, Scheduler, SchedulerSet, Setra
+from disklab.core.privilege.protocol import Done, DropCaches, Scheduler, SchedulerSet, Setra
 from disklab.core.privileged.state import TIMEOUTS, Session, device_of
 from disklab.core.system.sysfs import read_scheduler
 

@@ -26,9 +26,7 @@ from disklab.core import proc, tools
 from disklab.core.cleanup import remove_files
 from disklab.core.errors import RequestError, SafetyError
 from disklab.core.plan import case_params
-from disklab.core.privileged import groups
-from disklab.core.privileged.filesystems import destructive_target
-from disklab.core.privileged.protocol import (
+from disklab.core.privilege.protocol import (
     READ_WAIT_MAX,
     STOP_GRACE_MAX,
     CaseCleaned,
@@ -44,6 +42,8 @@ from disklab.core.privileged.protocol import (
     ToolTree,
     ToolTreeCounters,
 )
+from disklab.core.privileged import groups
+from disklab.core.privileged.filesystems import destructive_target
 from disklab.core.privileged.state import Session
 from disklab.core.system import devices
 from disklab.core.system.mountinfo import mount_at

@@ -2,7 +2,7 @@
 
 Everything that needs root (wipefs, mkfs, mount, umount, read-ahead, scheduler, drop_caches,
 loop attach/detach, reading superblocks, tools on root's filesystems) is a request of
-core.privileged.protocol to the helper, which runs as root and re-checks each target itself
+core.privilege.protocol to the helper, which runs as root and re-checks each target itself
 (DESIGN.md rule 7). The helper starts with working directory /, a minimal environment (a fixed
 system PATH and the locale) and `python -I` by an absolute path:
   root    directly, as a child, when DiskLab already runs as root;
@@ -41,8 +41,8 @@ from disklab.core.errors import (
     ToolError,
 )
 from disklab.core.model import Plan
-from disklab.core.privileged import protocol
-from disklab.core.privileged.protocol import Request
+from disklab.core.privilege import protocol
+from disklab.core.privilege.protocol import Request
 
 HELPER_MODULE = "disklab.core.privileged"
 HELPER_LAUNCHER = "/usr/libexec/disklab/disklab-helper"  # the polkit policy's exec.path

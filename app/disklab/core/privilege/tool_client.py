@@ -10,8 +10,8 @@ from typing import Any
 
 from disklab.core import proc
 from disklab.core.errors import DisklabError
-from disklab.core.privileged.client import Privileged
-from disklab.core.privileged.protocol import (
+from disklab.core.privilege.client import Privileged
+from disklab.core.privilege.protocol import (
     ToolClose,
     ToolRead,
     ToolStart,

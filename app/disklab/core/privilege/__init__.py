@@ -1,10 +1,10 @@
 """Where the rest of DiskLab finds the privileged helper's client: the names of
-core.privileged.client and core.privileged.tool_client (the helper, its protocol and its
+core.privilege.client and core.privilege.tool_client (the helper, its protocol and its
 subjects live in the core.privileged package)."""
 
 from __future__ import annotations
 
-from disklab.core.privileged.client import (
+from disklab.core.privilege.client import (
     HELPER_LAUNCHER,
     HELPER_MODULE,
     MODES,
@@ -17,7 +17,7 @@ from disklab.core.privileged.client import (
     password_needed,
     sudo_needs_password,
 )
-from disklab.core.privileged.tool_client import PrivilegedTool
+from disklab.core.privilege.tool_client import PrivilegedTool
 
 __all__ = ["HELPER_LAUNCHER", "HELPER_MODULE", "MODES", "POLKIT_ACTION", "HelperRefused",
            "Privileged", "PrivilegedTool", "choose_mode", "helper_argv", "launcher",

@@ -94,8 +94,9 @@ def _dry_run(s: Session, argv: Sequence[str]) -> None:
         del dry[i - 1:i + 1]
     done = s.run(dry, timeout=TIMEOUTS["default"], check=False)
     if done.returncode != 0:
-        raise ConfigError([("mkfs", f"{argv[0]} refuses these options (its dry run, nothing was "
-                            f"wiped): {(done.stderr or done.stdout).strip()[-300:]}")])
+        said = " ".join((done.stderr or done.stdout).strip().splitlines()[:2])[:400]
+        raise ToolError(f"{argv[0]} refuses these options (its dry run; nothing was wiped): "
+                        f"{said}")
 
 
 def mkfs(s: Session, r: Mkfs) -> Done:
@@ -130,7 +131,7 @@ def mkfs(s: Session, r: Mkfs) -> Done:
     return Done()
 
 
-def _mount_dir(s: Session, mountpoint: str) -> str:
+def _mount_dir(s: Session, mountpoint: str) -> tuple[str, bool]:
     """A new directory for a mount, directly in the helper's work directory."""
     parent, name = os.path.split(mountpoint)
     if parent != os.path.realpath(s.workdir) or not MOUNT_NAME.fullmatch(name):
@@ -138,10 +139,13 @@ def _mount_dir(s: Session, mountpoint: str) -> str:
                           f"{s.workdir}/disklab-mnt-NAME of its own")
     try:
         os.mkdir(mountpoint, 0o755)
-    except FileExistsError:
-        raise SafetyError(f"{mountpoint} exists already: not mounting over it") from None
+    except FileExistsError:  # only root makes anything here: one of ours, unmounted since
+        if os.path.ismount(mountpoint) or os.path.islink(mountpoint) or os.listdir(mountpoint):
+            raise SafetyError(f"{mountpoint} is not a free directory: not mounting over it"
+                              ) from None
+        return mountpoint, False
     s.builtin("mkdir", mountpoint)
-    return mountpoint
+    return mountpoint, True
 
 
 def mount(s: Session, r: Mount) -> Mounted:
@@ -153,18 +157,19 @@ def mount(s: Session, r: Mount) -> Mounted:
     dev = devices.classify(path, r.library_path)
     if dev.refused:
         raise SafetyError(f"{r.device} refused: class {dev.safety}: {'; '.join(dev.reasons)}")
-    mountpoint = _mount_dir(s, r.mountpoint)
+    mountpoint, created = _mount_dir(s, r.mountpoint)
     try:
         for command in setup_commands(config, path, mountpoint):
             if command.request == "mount":
                 _mount(s, config, command.argv)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.rmdir(mountpoint)
+        if created:
+            with contextlib.suppress(OSError):
+                os.rmdir(mountpoint)
         raise
     s.held.mounts[mountpoint] = kname
     s.save()
-    return Mounted(mountpoint, True)
+    return Mounted(mountpoint, created)
 
 
 def _kernel_log(s: Session) -> list[str]:

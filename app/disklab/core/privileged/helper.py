@@ -132,7 +132,7 @@ def serve(inp: IO[bytes], out: IO[str], session: Session | None = None) -> None:
 def close(s: Session) -> None:
     """The end of the session: stop every tool, unmount, detach and remove what it made, then
     its work directory (never a directory something is still mounted on). Never raises."""
-    for part in (toolruns.close, groups.close, filesystems.close, loops.close):
+    for part in (toolruns.close, groups.close, filesystems.close, queue.close, loops.close):
         with contextlib.suppress(Exception):
             part(s)
     busy = False
@@ -140,6 +140,11 @@ def close(s: Session) -> None:
         busy = any(os.path.ismount(os.path.join(s.workdir, n)) for n in os.listdir(s.workdir))
     if not busy:
         shutil.rmtree(s.workdir, ignore_errors=True)
+    for dead in s.inherited.workdirs:  # a killed helper's, once what was mounted in it is gone
+        with contextlib.suppress(OSError):
+            for name in os.listdir(dead):
+                os.rmdir(os.path.join(dead, name))
+            os.rmdir(dead)
     if not (s.held.loops or s.held.mounts or s.held.groups):
         s.forget_records()
 

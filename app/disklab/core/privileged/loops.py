@@ -161,23 +161,20 @@ def detach(s: Session, r: Detach) -> Detached:
         mine = {kname: mine[kname]}
     if not mine:
         raise SafetyError(f"{r.image}: no loop device this helper attached is backed by it")
-    detached, removable = [], []
+    detached, removable, ours = [], [], {}
     for kname, loop in mine.items():
-        now = backing(kname)
-        if now is not None and now != (loop.dev, loop.ino):
-            s.forget_loop(kname)  # reused by someone else since: not ours any more
-            continue
-        if now is not None:
+        if backing(kname) == (loop.dev, loop.ino):  # else gone, or reused by someone else
             dev = devices.classify(loop.device)
             if dev.mountpoints or dev.safety in ("system", "mounted"):
                 raise SafetyError(f"{loop.device} is still in use ({'; '.join(dev.reasons)}); "
                                   "unmount first")
             s.run(("losetup", "--detach", loop.device))
             detached.append(loop.device)
+            ours[kname] = loop
         if loop.created:
             removable.append(loop)
         s.forget_loop(kname)
-    pending = _wait_detached(mine)
+    pending = _wait_detached(ours)
     removed = False
     if r.remove_image and removable and not pending:
         removed = all(_remove_if_same(s, loop.image, None, loop) for loop in removable)

@@ -57,6 +57,8 @@ def unpartition(s: Session, r: Unpartition) -> Unpartitioned:
     """Make the kernel forget a device's partitions (after their filesystems are unmounted):
     the loop device of an image can then be detached."""
     device, kname = device_of(r.device)
+    if not partitions_of(kname):
+        return Unpartitioned([])  # nothing to forget (the helper's end did it, or never made)
     if not s.owns(kname):
         raise SafetyError(f"{r.device}: not a device this helper partitioned")
     for part in partitions_of(kname):

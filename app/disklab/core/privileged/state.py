@@ -50,22 +50,29 @@ class Holdings:
     mounts: dict[str, str] = field(default_factory=dict)  # mountpoint -> kernel name
     owned: set[str] = field(default_factory=set)  # kernel names formatted, partitioned, attached
     groups: dict[str, str] = field(default_factory=dict)  # case tag -> cgroup path
+    tuned: dict[str, dict[str, str]] = field(default_factory=dict)  # device -> first values
+    workdirs: set[str] = field(default_factory=set)  # the helpers' own directories
 
     def to_json(self) -> dict[str, Any]:
         return {"loops": {k: asdict(v) for k, v in self.loops.items()}, "mounts": self.mounts,
-                "owned": sorted(self.owned), "groups": self.groups}
+                "owned": sorted(self.owned), "groups": self.groups, "tuned": self.tuned,
+                "workdirs": sorted(self.workdirs)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Holdings:
         return cls({k: Loop(**v) for k, v in (data.get("loops") or {}).items()},
                    dict(data.get("mounts") or {}), set(data.get("owned") or ()),
-                   dict(data.get("groups") or {}))
+                   dict(data.get("groups") or {}), dict(data.get("tuned") or {}),
+                   set(data.get("workdirs") or ()))
 
     def merge(self, other: Holdings) -> None:
         self.loops.update(other.loops)
         self.mounts.update(other.mounts)
         self.owned |= other.owned
         self.groups.update(other.groups)
+        self.workdirs |= other.workdirs
+        for device, values in other.tuned.items():
+            self.tuned.setdefault(device, {}).update(values)
 
 
 class Session:
@@ -84,6 +91,7 @@ class Session:
         # through it (a user's monitor stats a mountpoint) but not list or change it.
         self.workdir = workdir or tempfile.mkdtemp(prefix="disklab-helper-")
         os.chmod(self.workdir, 0o711)
+        self.held.workdirs.add(self.workdir)
         if records is not None:
             self._open_records(records)
 

@@ -157,8 +157,8 @@ def test_a_killed_image_run_leaves_no_mountpoint_after_the_next_start(tmp_path: 
     finally:
         kill(run, tmp)
     # the helper saw its client go: it unmounted, detached and removed what it made itself
-    wait_for(lambda: not os.path.ismount(mountpoint) and not image.exists())
-    assert not mountpoint.parent.exists()  # and its own directory
+    wait_for(lambda: not os.path.ismount(mountpoint) and not image.exists()
+             and not mountpoint.parent.exists())  # and its own directory
     next_start(tmp_path, library, env)
     assert not os.path.ismount(mountpoint) and list(tmp.iterdir()) == []
     assert not image.exists()

@@ -339,8 +339,10 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
             return [f"unmounted {mountpoint} ({device})"]
         if kind in ("readahead", "scheduler"):
             device, previous = step["device"], step.get("previous")
-            if previous is None or previous == "" or not os.path.exists(device):
-                state.remove(step)
+            now = (read_readahead(device) if kind == "readahead" else read_scheduler(device)[0]
+                   ) if os.path.exists(device) else None
+            if previous is None or previous == "" or now is None or str(now) == str(previous):
+                state.remove(step)  # nothing to restore (the helper's end restored it)
                 return []
             if kind == "readahead":
                 priv.call(rq.Setra(device, int(previous)))
@@ -350,7 +352,7 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
             return [f"restored {kind.replace('readahead', 'read-ahead')} {previous} on {device}"]
         if kind == "partitions":  # the kernel forgets them (the table stays, like a mkfs)
             device = step["device"]
-            if os.path.exists(device):
+            if os.path.exists(device) and _has_partitions(device):
                 priv.call(rq.Unpartition(device, list(step.get("partitions") or ())))
             state.remove(step)
             return [f"removed the partitions of {device} from the kernel's view"]
@@ -370,6 +372,14 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
     except DisklabError as e:
         return [f"could not undo {kind} {step.get('mountpoint') or step.get('device') or ''}: "
                 f"{e}"]
+
+
+def _has_partitions(device: str) -> bool:
+    """The kernel shows partitions of `device` (sysfs; the helper's end may have removed them
+    with the loop device)."""
+    name = os.path.basename(os.path.realpath(device))
+    return any((p / "partition").exists() for p in Path(f"/sys/class/block/{name}").glob(
+        f"{name}*"))
 
 
 def _undo_cgroup(priv: Privileged, step: dict[str, Any], state: StateFile) -> list[str]:

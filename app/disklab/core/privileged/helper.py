@@ -132,7 +132,8 @@ def serve(inp: IO[bytes], out: IO[str], session: Session | None = None) -> None:
 def close(s: Session) -> None:
     """The end of the session: stop every tool, unmount, detach and remove what it made, then
     its work directory (never a directory something is still mounted on). Never raises."""
-    for part in (toolruns.close, groups.close, filesystems.close, queue.close, loops.close):
+    for part in (toolruns.close, groups.close, filesystems.close, queue.close,
+                 partitions.close, loops.close):
         with contextlib.suppress(Exception):
             part(s)
     busy = False

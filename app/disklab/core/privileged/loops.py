@@ -11,10 +11,8 @@ recorded), still backed by the very file it attached, and removes only a file it
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import stat
-import struct
 import time
 from pathlib import Path
 
@@ -30,14 +28,12 @@ from disklab.core.privilege.protocol import (
     Identity,
 )
 from disklab.core.privileged import paths
-from disklab.core.privileged.state import Loop, Session, device_of
+from disklab.core.privileged.state import Loop, Session, backing, device_of
 from disklab.core.system import devices
 
 DETACH_WAIT = 5.0  # seconds for a deferred loop detach to complete
 CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 FORBIDDEN = ("/proc", "/sys", "/dev", "/run")
-LOOP_GET_STATUS64 = 0x4C05
-LOOP_INFO64_SIZE = 232
 
 
 def classify(s: Session, r: Classify) -> Classified:
@@ -122,30 +118,6 @@ def attach(s: Session, r: Attach) -> Attached:
     dio = Path("/sys/block") / kname / "loop" / "dio"
     direct = dio.exists() and dio.read_text().strip() == "1"
     return Attached(device, r.image, created, direct, st.st_ino, devices.identity(device))
-
-
-def backing(kname: str) -> tuple[int, int] | None:
-    """(st_dev, st_ino) of the file behind a loop device now, or None (not attached)."""
-    base = Path("/sys/block") / kname / "loop"
-    try:
-        major, minor = (int(x) for x in (base.parent / "dev").read_text().split(":"))
-    except (OSError, ValueError):
-        return None
-    try:
-        fd = os.open(f"/dev/{kname}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISBLK(st.st_mode) or st.st_rdev != os.makedev(major, minor):
-            return None
-        buf = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(LOOP_INFO64_SIZE))
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    lo_device, lo_inode = struct.unpack_from("=QQ", buf, 0)
-    return os.makedev(os.major(lo_device), os.minor(lo_device)), lo_inode
 
 
 def detach(s: Session, r: Detach) -> Detached:

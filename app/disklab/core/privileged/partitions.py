@@ -53,12 +53,19 @@ def partition(s: Session, r: Partition) -> Partitioned:
     return Partitioned(parts, {p: devices.identity(p) for p in parts})
 
 
+def close(s: Session) -> None:
+    """The end of the session: the kernel forgets the partitions of the loop devices it made
+    (a detached loop device keeps partitions partx added)."""
+    for kname, loop in list(s.held.loops.items()):
+        if partitions_of(kname) and not any(devices.classify(p).mountpoints
+                                            for p in partitions_of(kname)):
+            s.run(("partx", "--delete", loop.device), check=False)
+
+
 def unpartition(s: Session, r: Unpartition) -> Unpartitioned:
     """Make the kernel forget a device's partitions (after their filesystems are unmounted):
     the loop device of an image can then be detached."""
     device, kname = device_of(r.device)
-    if not partitions_of(kname):
-        return Unpartitioned([])  # nothing to forget (the helper's end did it, or never made)
     if not s.owns(kname):
         raise SafetyError(f"{r.device}: not a device this helper partitioned")
     for part in partitions_of(kname):

@@ -1,8 +1,6 @@
 """Queue settings and the page cache: read-ahead and I/O scheduler of a device this helper
 attached or formatted (or a dead helper of this user recorded: restoring them after a kill),
-and drop_caches, which touches no device. A setting asked to be what it already is changes
-nothing and is answered without the check (DiskLab's recovery restoring a value the helper
-already restored when its client went). The helper keeps each device's first value and puts
+and drop_caches, which touches no device. The helper keeps each device's first value and puts
 it back at its end."""
 
 from __future__ import annotations
@@ -33,21 +31,20 @@ def _keep(s: Session, path: str, what: str, value: object) -> None:
 
 
 def setra(s: Session, r: Setra) -> Done:
-    path, _ = device_of(r.device)
+    path = _tunable(s, r.device)
     current = read_readahead(path)
     if current == r.sectors:
         return Done()
-    _keep(s, _tunable(s, r.device), "readahead", current)
+    _keep(s, path, "readahead", current)
     s.run(setra_argv(path, r.sectors))
     return Done()
 
 
 def scheduler(s: Session, r: Scheduler) -> SchedulerSet:
-    path, _ = device_of(r.device)
+    path = _tunable(s, r.device)
     current, available = read_scheduler(path)
     if current == r.name:
         return SchedulerSet(current)
-    _tunable(s, r.device)
     if r.name not in available:
         raise RequestError(f"{r.device} offers no scheduler {r.name!r} "
                            f"(available: {', '.join(available) or 'none'})")

@@ -11,8 +11,11 @@ asks. A helper that ends normally undoes everything and removes its record.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+import stat
+import struct
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -27,6 +30,8 @@ from disklab.core.system import devices
 
 TAIL = 4000  # characters of each command's output kept in "ran"
 RECORDS = Path("/var/lib/disklab/helper")
+LOOP_GET_STATUS64 = 0x4C05
+LOOP_INFO64_SIZE = 232
 TIMEOUTS = {"mkfs": 4 * 3600.0, "wipefs": 300.0, "mount": 600.0, "umount": 1800.0,
             "default": 300.0}
 
@@ -113,8 +118,14 @@ class Session:
             if _alive(path.stem):
                 return  # still serving
             data = json.loads(path.read_text())
-            if data.get("served") == self.user.uid:
-                self.inherited.merge(Holdings.from_json(data))
+            if data.get("served") != self.user.uid:
+                return
+            left = still_there(Holdings.from_json(data))
+            if left.loops or left.mounts or left.groups:
+                self.inherited.merge(left)
+            else:
+                self.inherited.workdirs |= left.workdirs
+                path.unlink()  # nothing of it is left to undo
 
     def save(self) -> None:
         """Write what is held (and what is inherited and not yet undone) to the record."""
@@ -162,7 +173,8 @@ class Session:
     def forget_loop(self, kname: str) -> None:
         for holdings in (self.held, self.inherited):
             holdings.loops.pop(kname, None)
-            holdings.owned.discard(kname)
+            holdings.owned -= {k for k in holdings.owned if k == kname or
+                               k.startswith(kname + "p")}
         self.save()
 
     # --- running commands ---------------------------------------------------------------------
@@ -202,10 +214,24 @@ class Session:
 
 
 def _alive(stem: str) -> bool:
+    """The helper of a record (PID-START) still runs (a zombie does not)."""
     with contextlib.suppress(ValueError, psutil.Error):
         pid, start = (int(x) for x in stem.split("-"))
-        return psutil.pid_exists(pid) and int(psutil.Process(pid).create_time() * 100) == start
+        p = psutil.Process(pid)
+        return int(p.create_time() * 100) == start and p.status() != psutil.STATUS_ZOMBIE
     return False
+
+
+def still_there(held: Holdings) -> Holdings:
+    """What of a dead helper's record is still as it left it: loop devices backed by the very
+    file it attached (and their partitions), mounts still mounted, groups still there. A kernel
+    name reused by someone else since is not the helper's any more."""
+    loops = {k: v for k, v in held.loops.items() if backing(k) == (v.dev, v.ino)}
+    owned = {k for k in held.owned if any(k == n or k.startswith(n + "p") for n in loops)}
+    mounts = {m: k for m, k in held.mounts.items() if os.path.ismount(m)}
+    groups = {t: p for t, p in held.groups.items() if os.path.isdir(p)}
+    tuned = {d: v for d, v in held.tuned.items() if os.path.basename(d) in owned}
+    return Holdings(loops, mounts, owned, groups, tuned, held.workdirs)
 
 
 def device_of(path: str) -> tuple[str, str]:
@@ -220,3 +246,27 @@ def device_of(path: str) -> tuple[str, str]:
     if not same:
         raise SafetyError(f"{path}: /dev/{kname} is not the same device")
     return canonical, kname
+
+
+def backing(kname: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file behind a loop device now, or None (not attached)."""
+    base = Path("/sys/block") / kname / "loop"
+    try:
+        major, minor = (int(x) for x in (base.parent / "dev").read_text().split(":"))
+    except (OSError, ValueError):
+        return None
+    try:
+        fd = os.open(f"/dev/{kname}", os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISBLK(st.st_mode) or st.st_rdev != os.makedev(major, minor):
+            return None
+        buf = fcntl.ioctl(fd, LOOP_GET_STATUS64, bytes(LOOP_INFO64_SIZE))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lo_device, lo_inode = struct.unpack_from("=QQ", buf, 0)
+    return os.makedev(os.major(lo_device), os.minor(lo_device)), lo_inode

@@ -3,10 +3,11 @@ root through the session's one privileged helper (sudo, with a rule that allows 
 and a cancel or a kill of the user's DiskLab leaves no root process, mount or loop device behind.
 
 The user is a system account made for this module and removed after it, with a sudoers rule for
-exactly `PYTHON -m disklab.core.privhelper`. This machine's own Python (and maybe the checkout)
-lives where only root can enter, so the user's DiskLab is a copy of this checkout's package and
-its run-time dependencies in the user's own directory, run by Debian's /usr/bin/python3 from a
-venv (what a user's own install looks like to sudo).
+exactly the root-owned launcher `disklab install-helper` made (in a test directory): a helper
+from the user's own venv would refuse to serve as root. This machine's own Python (and maybe
+the checkout) lives where only root can enter, so the user's DiskLab is a copy of this
+checkout's package and its run-time dependencies in the user's own directory, run by Debian's
+/usr/bin/python3 from a venv (what a user's own install looks like to sudo).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import tomli_w
 import disklab
 from disklab.core.library import Library
 from disklab.core.system.devices import identity
+from tests.integration.privhelper_fixtures import installed_helper
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -49,6 +51,7 @@ class User:
     gid: int
     home: Path  # owned by the user: plans, the library, images
     python: str  # the interpreter its DiskLab runs on
+    launcher: str = ""  # the root-owned helper launcher its sudoers rule names
 
     def disklab(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
         return subprocess.run(self.argv(*args), cwd=self.home, env=self.env(), user=self.uid,
@@ -64,7 +67,8 @@ class User:
         return [self.python, "-m", "disklab.cli.main", *args]
 
     def env(self) -> dict[str, str]:
-        return {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+        return {"HOME": str(self.home), "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+                "DISKLAB_HELPER": self.launcher}
 
 
 @pytest.fixture(scope="module")
@@ -96,9 +100,10 @@ def user() -> Iterator[User]:
             os.chown(path, entry.pw_uid, entry.pw_gid, follow_symlinks=False)
         os.chmod(home, 0o755)
         python = str(venv / "bin" / "python")
-        SUDOERS.write_text(f"{USER} ALL=(root) NOPASSWD: {python} -m disklab.core.privhelper\n")
-        os.chmod(SUDOERS, 0o440)
-        yield User(USER, entry.pw_uid, entry.pw_gid, home, python)
+        with installed_helper() as helper:
+            SUDOERS.write_text(f"{USER} ALL=(root) NOPASSWD: {helper.launcher}\n")
+            os.chmod(SUDOERS, 0o440)
+            yield User(USER, entry.pw_uid, entry.pw_gid, home, python, str(helper.launcher))
     finally:
         SUDOERS.unlink(missing_ok=True)
         shutil.rmtree(home, ignore_errors=True)

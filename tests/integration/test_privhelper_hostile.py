@@ -389,3 +389,32 @@ def test_the_canaries_are_unchanged(world: World) -> None:
     assert world.marker in str(_fingerprint(world)["marker"])
     assert devices.kernel_name(world.loop)  # still attached
     assert world.helper.send(b'{"id": 5, "op": "ping"}')[0]["ok"]
+
+
+def test_when_its_client_goes_the_helper_undoes_what_it_attached_and_mounted(world: World
+                                                                            ) -> None:
+    """End of input (the client closed or died): the helper unmounts, detaches the loop
+    device, removes the image it made and its own directory, and ends."""
+    helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.privileged"],
+                       helper_env(SUDO_UID=str(world.user.uid)))
+    image = world.user.home / "gone.img"
+    try:
+        (attached,) = helper.send(json.dumps({"id": 1, "op": "attach", "args": {
+            "image": str(image), "size": 64 << 20}}).encode())
+        assert attached["ok"], attached
+        device = attached["result"]["device"]
+        (made,) = helper.send(json.dumps({"id": 2, "op": "mkfs", "args": {
+            "config": EXT4, "device": device}}).encode())
+        assert made["ok"], made
+        mountpoint = f"{helper.hello['workdir']}/disklab-mnt-gone"
+        (mounted,) = helper.send(json.dumps({"id": 3, "op": "mount", "args": {
+            "config": EXT4, "device": device, "mountpoint": mountpoint}}).encode())
+        assert mounted["ok"] and os.path.ismount(mountpoint), mounted
+        assert image.stat().st_uid == 0
+    finally:
+        helper.close()  # its input ends, as when the client goes
+    assert helper.p.returncode == 0
+    assert not os.path.ismount(mountpoint) and not os.path.exists(helper.hello["workdir"])
+    assert not image.exists()
+    assert subprocess.run(["losetup", "-j", str(image)], capture_output=True,
+                          text=True).stdout == ""

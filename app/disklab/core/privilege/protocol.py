@@ -100,6 +100,7 @@ TAGGED = {"check": _pattern(TAG, "a plain file-name part")}
 CONFIRM = {"check": _text(512)}
 FSTYPED = {"check": _pattern(FSTYPE, "a filesystem type")}
 DIRECTORIES = {"check": _paths_of(_path, 64)}
+RUN = {"check": _range(1, 1 << 31)}
 
 
 # --- requests -----------------------------------------------------------------------------------
@@ -247,27 +248,27 @@ class ToolStart(Request):
 @dataclass(frozen=True)
 class ToolRead(Request):
     OP: ClassVar[str] = "tool_read"
-    run: int = field(metadata={"check": _range(1, 1 << 31)})
+    run: int = field(metadata=RUN)
     wait: float = field(default=0.0, metadata={"check": _range(0.0, 3600.0)})
 
 
 @dataclass(frozen=True)
 class ToolTree(Request):
     OP: ClassVar[str] = "tool_tree"
-    run: int = field(metadata={"check": _range(1, 1 << 31)})
+    run: int = field(metadata=RUN)
 
 
 @dataclass(frozen=True)
 class ToolStop(Request):
     OP: ClassVar[str] = "tool_stop"
-    run: int = field(metadata={"check": _range(1, 1 << 31)})
+    run: int = field(metadata=RUN)
     grace: float = field(default=5.0, metadata={"check": _range(0.0, 3600.0)})
 
 
 @dataclass(frozen=True)
 class ToolClose(Request):
     OP: ClassVar[str] = "tool_close"
-    run: int = field(metadata={"check": _range(1, 1 << 31)})
+    run: int = field(metadata=RUN)
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from disklab.core.tools.base import PLACEMENT_KEY, Command, RunTarget
 RESULT_MAX = 64 << 20  # bytes of a tool's result file returned (fio JSON is far smaller)
 PLACEMENT = re.compile(rf"{NAME.pattern}(?:\+{NAME.pattern}){{0,63}}")  # "a+b+a"
 NEVER = re.compile(r"exec_pre|exec_post|[;|&$`<>\x00-\x1f\x7f]|(?:^|[/=])\.\.(?:/|$)")
+FIO_TOKENS = re.compile(r"\$(?:jobnum|jobname|filenum|clientuid)\b")  # fio's own, not a shell's
 
 
 @dataclass
@@ -133,7 +134,7 @@ def _check_argv(command: Command) -> None:
     for argv in (command.argv, *command.prepare, *(a for _n, a in command.group)):
         for arg in argv:
             output = arg.startswith("--output=") and arg != f"--output={command.result_file}"
-            if NEVER.search(arg) or output:
+            if NEVER.search(FIO_TOKENS.sub("", arg)) or output:
                 raise SafetyError(f"{command.argv[0]}: the argument {arg[:200]!r} is not one "
                                   "DiskLab's adapter produces; not running it")
 

@@ -5,6 +5,7 @@ lines, so that a test can send what no request dataclass would build."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -18,6 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 import disklab
 
@@ -54,6 +57,12 @@ def made_user(name: str = USER) -> Iterator[LocalUser]:
     try:
         yield LocalUser(name, entry.pw_uid, entry.pw_gid, home)
     finally:
+        if made:  # what the test started as its user (a killed run's last writes), by pid
+            for p in psutil.process_iter(["uids"]):
+                if p.info["uids"] and p.info["uids"].real == entry.pw_uid:
+                    with contextlib.suppress(psutil.Error):
+                        p.kill()
+                        p.wait(10)
         shutil.rmtree(home, ignore_errors=True)
         if made:
             subprocess.run(["userdel", name], check=False)

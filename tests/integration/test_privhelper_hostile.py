@@ -418,3 +418,29 @@ def test_when_its_client_goes_the_helper_undoes_what_it_attached_and_mounted(wor
     assert not image.exists()
     assert subprocess.run(["losetup", "-j", str(image)], capture_output=True,
                           text=True).stdout == ""
+
+
+def test_a_mkfs_the_tool_refuses_leaves_the_filesystem_as_it_was(world: World) -> None:
+    """Everything is checked before the wipe, the mkfs tool's own dry run of the options
+    included: a refused mkfs answers one error and the device keeps its filesystem."""
+    image = world.user.home / "kept.img"
+    helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.privileged"],
+                       helper_env(SUDO_UID=str(world.user.uid)))
+    try:
+        (attached,) = helper.send(json.dumps({"id": 1, "op": "attach", "args": {
+            "image": str(image), "size": 64 << 20}}).encode())
+        device = attached["result"]["device"]
+        (made,) = helper.send(json.dumps({"id": 2, "op": "mkfs", "args": {
+            "config": EXT4, "device": device}}).encode())
+        assert made["ok"], made
+        before = _sh("blkid", "-o", "export", device)
+        too_big = {"label": "log larger than the device", "fs": "xfs",
+                   "mkfs": {"log_size": 1 << 30}}
+        (refused,) = helper.send(json.dumps({"id": 3, "op": "mkfs", "args": {
+            "config": too_big, "device": device}}).encode())
+        assert not refused["ok"] and "dry run; nothing was wiped" in refused["error"], refused
+        assert [c["argv"][:2] for c in refused["ran"]] == [["mkfs.xfs", "-N"]]  # no wipefs
+        assert _sh("blkid", "-o", "export", device) == before  # ext4, same UUID
+    finally:
+        helper.close()
+    assert not image.exists()

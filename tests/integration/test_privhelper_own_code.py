@@ -198,3 +198,57 @@ def test_the_root_owned_checkout_serves(tmp_path: Path) -> None:
         assert priv.request("ping")["served_uid"] == 0
     assert stat.S_IMODE(os.stat(os.path.dirname(os.path.abspath(sys.executable))).st_mode) \
         & 0o022 == 0
+
+
+PLAN = """name = "refused helper"
+repeats = 3
+drop_caches = true
+[target]
+directory = "{work}"
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "1m"
+"""
+
+
+def test_the_cli_says_once_in_words_why_the_helper_was_refused(user: LocalUser) -> None:
+    """A sudoers rule for the user's own venv (what the README used to suggest): the helper
+    it starts refuses to serve as root, and `disklab run` says so once, in words, with what to
+    do; the later cases say it briefly; the run itself goes on."""
+    venv = user.home / "cli-venv"
+    subprocess.run(["/usr/bin/python3", "-m", "venv", "--without-pip", str(venv)], check=True)
+    (site,) = venv.glob("lib/python3*/site-packages")
+    import pexpect
+    import platformdirs
+    import ptyprocess
+    import tomli_w
+    for package in (disklab, psutil, platformdirs, tomli_w, pexpect, ptyprocess):
+        source = Path(package.__file__).resolve().parent
+        shutil.copytree(source, site / source.name, ignore=shutil.ignore_patterns("__pycache__"))
+    work = user.home / "work"
+    work.mkdir()
+    plan = user.home / "refused.toml"
+    plan.write_text(PLAN.format(work=work))
+    _owned_by(user, user.home)
+    python = str(venv / "bin" / "python")
+    SUDOERS.write_text(f"{user.name} ALL=(root) NOPASSWD: {python} -I -m "
+                       "disklab.core.privileged\n")
+    os.chmod(SUDOERS, 0o440)
+    try:
+        done = subprocess.run(
+            [python, "-m", "disklab.cli.main", "run", str(plan), "--library",
+             str(user.home / "lib.sqlite3")], cwd=user.home, user=user.uid, group=user.gid,
+            extra_groups=[], capture_output=True, text=True, timeout=300,
+            env=helper_env(HOME=str(user.home), DISKLAB_HELPER="/nonexistent"),
+            stdin=subprocess.DEVNULL)
+    finally:
+        SUDOERS.unlink(missing_ok=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    warnings = [line for line in done.stderr.splitlines() if "caches not dropped" in line]
+    assert len(warnings) == 3, done.stderr[-3000:]
+    first, *later = warnings
+    assert "refused to run as root" in first and "sudo disklab install-helper" in first
+    assert str(venv) in first or str(user.home) in first  # which directory, in words
+    assert all(HelperRefused.again in w and "refused to run as root" not in w for w in later)

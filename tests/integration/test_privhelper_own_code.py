@@ -184,6 +184,14 @@ def test_a_user_writable_venv_is_refused_as_root_and_said_once(user: LocalUser, 
     hello = json.loads(done.stdout.splitlines()[0])
     assert hello["ready"] is False and hello["kind"] == "HelperRefused"
     assert f"{shared}/disklab/core is writable by others" in hello["error"]
+    # and a package whose lazily imported adapter a user could edit
+    os.chmod(shared / "disklab" / "core", 0o755)
+    adapter = shared / "disklab" / "core" / "tools" / "iozone.py"
+    os.chown(adapter, 65534, 65534)
+    done = subprocess.run([sys.executable, "-I", "-c", code, str(shared)], cwd="/",
+                          env=helper_env(), capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 3 and f"{adapter} is owned by uid 65534" in done.stdout
     # and one not started isolated (python -m without -I: the cwd would be on its path)
     done = subprocess.run([sys.executable, "-m", "disklab.core.privileged"], cwd="/",
                           env=helper_env(), capture_output=True, text=True, timeout=60,

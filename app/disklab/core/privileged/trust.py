@@ -12,6 +12,8 @@ import stat
 import sys
 from collections.abc import Iterable
 
+import disklab
+
 INSTALL_HINT = ("install a root-owned copy of the helper once with `sudo disklab install-helper` "
                 "(or `make install`), which sudo and pkexec then start")
 
@@ -49,9 +51,16 @@ def unsafe_path(path: str, seen: set[str]) -> str | None:
 
 
 def code_paths() -> Iterable[str]:
-    """The interpreter, every directory on the import path and every loaded module's file."""
+    """The interpreter, every directory on the import path, every loaded module's file, and
+    every directory and file of the disklab package (what it imports later, a tool adapter,
+    comes from there)."""
     yield sys.executable
     yield os.path.realpath(sys.executable)
+    package = os.path.dirname(os.path.abspath(disklab.__file__))
+    for top, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        yield top
+        yield from (os.path.join(top, f) for f in files if f.endswith(".py"))
     for entry in sys.path:  # one that does not exist yet must not be creatable by a user
         while entry and not os.path.exists(entry) and os.path.dirname(entry) != entry:
             entry = os.path.dirname(entry)

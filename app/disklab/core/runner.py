@@ -505,7 +505,6 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
                 break
             if config.label not in needed:
                 continue  # a resumed session's configuration whose runs are all complete
-            # recorded before it is made: a kill leaves no directory the next start misses
             mountpoint = scratch.mountpoint()  # the helper makes it in its own directory
             mountpoints.append(mountpoint)
             try:

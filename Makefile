@@ -22,15 +22,21 @@ desktop:
 	$(VENV)/bin/disklab install-desktop --user
 
 # For packagers: the desktop entry, icon, metainfo, man page, shell completions, polkit policy
-# and the helper launcher under $(DESTDIR)$(PREFIX) (the Python package itself is installed by
-# pip or the distribution's Python tooling). HELPER_PYTHON is the interpreter the polkit helper
-# runs; PYTHON must be able to import disklab's dependencies.
+# and the helper's launcher in libexec (/usr/libexec/disklab/disklab-helper, the policy's
+# exec.path) under $(DESTDIR)$(PREFIX); the Python package itself is installed, root-owned, by
+# pip or the distribution's Python tooling. HELPER_PYTHON is the root-owned interpreter the
+# helper runs; PYTHON must be able to import disklab's dependencies. Without DESTDIR (as root,
+# from a checkout) the launcher runs a root-owned copy of the package instead, made by
+# `disklab install-helper` under /usr/local/lib/disklab: the helper refuses to serve as root
+# from code a user can change (a venv in a home directory).
 PREFIX ?= /usr/local
 DESTDIR ?=
 HELPER_PYTHON ?= $(PREFIX)/bin/python3
 install:
 	PYTHONPATH=$(abspath app) $(PYTHON) -m disklab install-desktop --system \
 		--prefix $(PREFIX) --destdir "$(DESTDIR)" --python $(HELPER_PYTHON)
+	if [ -z "$(DESTDIR)" ]; then PYTHONPATH=$(abspath app) $(PYTHON) -m disklab \
+		install-helper --python $(HELPER_PYTHON); fi
 
 system-packages:
 	bash scripts/install-system-packages.sh

@@ -264,18 +264,23 @@ def test_the_helper_rechecks_every_target_itself(loops: Loops, tmp_path: Path) -
     mnt = loops.mount(dev, "mnt")
     link = tmp_path / "alias"
     link.symlink_to(dev)
+    confirm = devices.identity(dev)
     with Privileged() as helper:
-        for op, args in (
-            ("wipefs", {"device": dev}),
-            ("mkfs", {"device": str(link), "config": {"label": "x", "fs": "ext4"}}),
-            ("mount", {"device": dev, "mountpoint": str(tmp_path / "again"),
-                       "config": {"label": "x", "fs": "ext4"}}),
+        for op, args, why in (
+            ("wipefs", {"device": dev}, "needs the plan's confirm"),
+            ("wipefs", {"device": dev, "confirm": confirm}, "class mounted"),
+            ("mkfs", {"device": dev, "confirm": confirm,
+                      "config": {"label": "x", "fs": "ext4"}}, "class mounted"),
+            ("mount", {"device": dev, "mountpoint": f"{helper.workdir}/disklab-mnt-again",
+                       "config": {"label": "x", "fs": "ext4"}}, "attached or formatted"),
         ):
             with pytest.raises(SafetyError) as e:
                 helper.request(op, **args)
-            assert "class mounted" in str(e.value)
+            assert why in str(e.value)
             assert e.value.ran == []  # type: ignore[attr-defined] - nothing ran
-        with pytest.raises(SafetyError):
+        with pytest.raises(Exception, match="not a /dev path"):  # a link a user could change
+            helper.request("mkfs", device=str(link), config={"label": "x", "fs": "ext4"})
+        with pytest.raises(SafetyError, match="not a mount this helper made"):
             helper.request("umount", mountpoint="/")
         with pytest.raises(Exception, match="unknown operation"):
             helper.request("run_shell", command="rm -rf /")
@@ -342,24 +347,27 @@ def test_confirm_mismatch_after_swapping_the_image_is_refused(loops: Loops) -> N
 def test_helper_argv_per_mode() -> None:
     from disklab.core.privilege import helper_argv
 
-    module = ("/usr/bin/python3", "-m", "disklab.core.privhelper")
+    module = ("/usr/bin/python3", "-I", "-m", "disklab.core.privileged")
+    launcher = "/usr/libexec/disklab/disklab-helper"
     assert helper_argv("root", "/usr/bin/python3") == module
-    assert helper_argv("pkexec", "/usr/bin/python3", launcher="/nonexistent") == (
-        "pkexec", *module)
+    assert helper_argv("pkexec", "/usr/bin/python3", launcher_path=launcher) == (
+        "pkexec", launcher)
     assert helper_argv("sudo", "/usr/bin/python3") == (
         "sudo", "-n", "-p", "[disklab] password for %u: ", "--", *module)
+    assert helper_argv("sudo", "/usr/bin/python3", launcher_path=launcher) == (
+        "sudo", "-n", "-p", "[disklab] password for %u: ", "--", launcher)
     assert helper_argv("sudo", "/usr/bin/python3", sudo_password=True)[1] == "-S"
 
 
 def test_helper_protocol_answers_every_line() -> None:
     import io
 
-    from disklab.core.privhelper import serve
+    from disklab.core.privileged.helper import serve
 
     out = io.StringIO()
     sigterm = signal.getsignal(signal.SIGTERM)
-    serve(io.StringIO('not json\n\n[1, 2]\n{"id": 7, "op": "ping"}\n'
-                      '{"id": 8, "op": "setra", "args": {"device": 5}}\n'), out)
+    serve(io.BytesIO(b'not json\n\n[1, 2]\n{"id": 7, "op": "ping"}\n'
+                     b'{"id": 8, "op": "setra", "args": {"device": 5}}\n'), out)
     # the helper's end leaves the process's SIGTERM as it was (children inherit an ignored one)
     assert signal.getsignal(signal.SIGTERM) == sigterm
     ready, garbage, not_object, ping, bad_arg = (json.loads(x) for x in out.getvalue().split("\n")
@@ -368,8 +376,8 @@ def test_helper_protocol_answers_every_line() -> None:
     assert not garbage["ok"] and "one JSON object per line" in garbage["error"]
     assert not not_object["ok"] and not_object["kind"] == "RequestError"
     assert ping == {"id": 7, "ok": True, "ran": [],
-                    "result": {"pid": os.getpid(), "uid": os.geteuid(), "protocol": 1,
-                               "workdir": ready["workdir"]}}
+                    "result": {"pid": os.getpid(), "uid": os.geteuid(), "protocol": 2,
+                               "workdir": ready["workdir"], "served_uid": os.getuid()}}
     assert not os.path.exists(ready["workdir"])  # the end of input ended the helper's work
     assert not bad_arg["ok"] and "wrong type" in bad_arg["error"]
 

@@ -214,7 +214,10 @@ def test_make_install_stages_valid_desktop_files(staged: Path) -> None:
     for shot in ("run.png", "compare-chart.png", "configs.png", "library.png"):
         assert (CHECKOUT / "docs/screenshots" / shot).is_file()
     helper = staged / "usr/libexec/disklab/disklab-helper"
-    assert helper.read_text().splitlines()[-1] == "exec /usr/bin/python3 -m disklab.core.privhelper"
+    launcher = helper.read_text()
+    assert "env -i PATH=" in launcher and "cd /" in launcher  # its own environment, from /
+    assert launcher.splitlines()[-1].strip().startswith(  # isolated, root's site-packages
+        "/usr/bin/python3 -I -c 'import sys; from disklab.core.privileged.helper import main")
     assert os.access(helper, os.X_OK)
     assert "/usr/libexec/disklab/disklab-helper" in policy.read_text()
 

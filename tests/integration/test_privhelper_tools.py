@@ -31,7 +31,7 @@ def mounted(tmp_path: Path) -> Iterator[tuple[Privileged, str, str]]:
     priv = Privileged(mode="root")
     priv.start()
     image = str(tmp_path / "helper.img")
-    mountpoint = str(tmp_path / "mnt")
+    mountpoint = f"{priv.workdir}/disklab-mnt-tools"
     device = None
     try:
         device = priv.request("attach", image=image, size=256 << 20)["device"]

@@ -73,7 +73,7 @@ def helper() -> Iterator[Privileged]:
 def test_four_configs_applied_read_back_and_torn_down(helper: Privileged, tmp_path: Path
                                                       ) -> None:
     image = tmp_path / "scratch.img"
-    mnt = tmp_path / "mnt"
+    mnt = Path(helper.workdir or "") / f"disklab-mnt-{tmp_path.name}"  # the helper's own
     scratch = Scratch(helper, tmp_path / "state")
     try:
         dev = scratch.attach_image(image, GiB)
@@ -100,7 +100,9 @@ def test_four_configs_applied_read_back_and_torn_down(helper: Privileged, tmp_pa
         assert "data=journal" in journal["mount_options"]
         assert "noatime" in journal["mount_options"]
         assert journal["readahead"] == 4096 and journal["scheduler"] == "mq-deadline"
-        assert journal["commands"][0] == ["wipefs", "--all", "--force", dev]
+        # the mkfs tool's dry run checks the options, then the wipe, then the mkfs
+        assert journal["commands"][0][:2] == ["mke2fs", "-n"]
+        assert journal["commands"][1] == ["wipefs", "--all", "--force", dev]
         assert ["mke2fs", "-t", "ext4", "-F", "-J", "size=16", "-E",
                 "lazy_itable_init=0,lazy_journal_init=0", dev] in journal["commands"]
         assert xfs["sunit"] == 128 * 1024 and xfs["swidth"] == 10 * 128 * 1024  # xfs_info
@@ -121,7 +123,7 @@ def test_four_configs_applied_read_back_and_torn_down(helper: Privileged, tmp_pa
 def test_a_changed_option_is_flagged(helper: Privileged, tmp_path: Path) -> None:
     """ext4 turns commit=0 into its default 5: the read-back shows it, mismatches says so."""
     image = tmp_path / "flag.img"
-    mnt = tmp_path / "mnt"
+    mnt = Path(helper.workdir or "") / f"disklab-mnt-{tmp_path.name}"  # the helper's own
     scratch = Scratch(helper, tmp_path)
     try:
         dev = scratch.attach_image(image, 256 * MiB)
@@ -135,7 +137,7 @@ def test_a_changed_option_is_flagged(helper: Privileged, tmp_path: Path) -> None
 
 def test_teardown_after_a_failed_mkfs_leaves_nothing(helper: Privileged, tmp_path: Path) -> None:
     image = tmp_path / "fail.img"
-    mnt = tmp_path / "mnt"
+    mnt = Path(helper.workdir or "") / f"disklab-mnt-{tmp_path.name}"  # the helper's own
     scratch = Scratch(helper, tmp_path)
     try:
         dev = scratch.attach_image(image, 256 * MiB)
@@ -153,7 +155,7 @@ def test_image_swapped_behind_the_loop_number_aborts_apply(helper: Privileged, t
     image = tmp_path / "mine.img"
     other = tmp_path / "other.img"
     subprocess.run(["truncate", "-s", str(256 * MiB), str(other)], check=True)
-    mnt = tmp_path / "mnt"
+    mnt = Path(helper.workdir or "") / f"disklab-mnt-{tmp_path.name}"  # the helper's own
     scratch = Scratch(helper, tmp_path)
     try:
         dev = scratch.attach_image(image, 256 * MiB)
@@ -176,13 +178,14 @@ KILLED_RUN = textwrap.dedent("""
     from disklab.core.model import FsConfig
     from disklab.core.privilege import Privileged
     from disklab.core.fs.apply import Scratch
-    state, image, mnt = sys.argv[1:4]
+    state, image = sys.argv[1:3]
     helper = Privileged()
     helper.start()
     scratch = Scratch(helper, state)
     dev = scratch.attach_image(image, 256 << 20)
+    mnt = scratch.mountpoint()
     scratch.apply(FsConfig("ra", "ext4", readahead=1024), dev, mnt)
-    print(dev, flush=True)
+    print(dev, mnt, helper.helper_pid, flush=True)
     time.sleep(120)
 """)
 
@@ -190,15 +193,19 @@ KILLED_RUN = textwrap.dedent("""
 def test_leftovers_of_a_killed_run_are_recovered(tmp_path: Path) -> None:
     state = tmp_path / "library-dir"
     image = tmp_path / "killed.img"
-    mnt = tmp_path / "mnt"
-    run = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(state), str(image), str(mnt)],
+    mnt = tmp_path / "unknown"
+    run = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(state), str(image)],
                            stdout=subprocess.PIPE, text=True)
     try:
         assert run.stdout is not None
-        dev = run.stdout.readline().strip()
+        dev, where, helper_pid = run.stdout.readline().split()
+        mnt = Path(where)
         assert dev.startswith("/dev/loop"), dev
         assert os.path.ismount(mnt) and attached(image) == [dev]
         assert leftover_files(state) == []  # its owner still runs: not a leftover
+        # both killed at once: the helper cannot undo its session, so its root-owned record
+        # lets the next helper undo it (a helper that sees its client go undoes it itself)
+        os.kill(int(helper_pid), signal.SIGKILL)
         run.send_signal(signal.SIGKILL)
         run.wait()
         (record,) = leftover_files(state)

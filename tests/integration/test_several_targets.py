@@ -272,9 +272,9 @@ on = "a+p1+p2"
 
 
 def test_a_killed_run_on_partitions_is_undone_by_the_next_start(tmp_path: Path) -> None:
-    """SIGKILL while three streams run on an image and two partitions of another: the next
-    start unmounts the three filesystems, makes the kernel forget the partitions, detaches
-    both loop devices and removes both images, by the record, and says so."""
+    """SIGKILL while three streams run on an image and two partitions of another: the helper
+    sees its client go and unmounts the three filesystems, detaches both loop devices and
+    removes both images itself; the next start finds nothing left to undo but the record."""
     _needs("sgdisk", "partx", "mkfs.ext4", "losetup")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
@@ -294,8 +294,12 @@ def test_a_killed_run_on_partitions_is_undone_by_the_next_start(tmp_path: Path) 
             if started == 2:
                 break
         time.sleep(1.0)
-        mounts = [m for m in tmp.glob("disklab-mnt-*") if os.path.ismount(m)]
-        assert len(mounts) == 3
+        loops = [subprocess.run(["losetup", "-j", str(i)], capture_output=True,
+                                text=True).stdout.split(":")[0] for i in images.values()]
+        mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text()
+                  .splitlines() if any(line.split(" - ")[1].split()[1].startswith(dev)
+                                       for dev in loops if dev)]
+        assert len(mounts) == 3 and all("/disklab-mnt-" in m for m in mounts)
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait(30)
@@ -305,7 +309,10 @@ def test_a_killed_run_on_partitions_is_undone_by_the_next_start(tmp_path: Path) 
               for p in psutil.process_iter(["cmdline"])):
         assert time.monotonic() < deadline, "the engine outlived DiskLab"
         time.sleep(0.1)
-    assert all(p.exists() for p in images.values())  # what the kill left
+    deadline = time.monotonic() + 30
+    while any(p.exists() for p in images.values()):  # the helper's own cleanup
+        assert time.monotonic() < deadline, "the helper left its images"
+        time.sleep(0.1)
     other = tmp_path / "next"
     other.mkdir()
     nxt = tmp_path / "next.toml"
@@ -315,9 +322,8 @@ def test_a_killed_run_on_partitions_is_undone_by_the_next_start(tmp_path: Path) 
                            "--library", str(library)], capture_output=True, text=True,
                           env=env, timeout=300)
     assert done.returncode == 0, done.stderr
-    assert "removed the partitions of /dev/loop" in done.stderr
+    assert "could not undo" not in done.stderr
     for image in images.values():
-        assert f"removed {image} (left by DiskLab pid {run.pid})" in done.stderr
         assert not image.exists()
         assert subprocess.run(["losetup", "-j", str(image)], capture_output=True,
                               text=True).stdout == ""
@@ -396,7 +402,7 @@ def test_the_helper_refuses_placements_outside_its_mounts(tmp_path: Path) -> Non
     _needs("mkfs.ext4", "losetup")
     priv = Privileged(mode="root")
     priv.start()
-    image, mountpoint = str(tmp_path / "h.img"), str(tmp_path / "mnt")
+    image, mountpoint = str(tmp_path / "h.img"), f"{priv.workdir}/disklab-mnt-placed"
     ext4 = {"label": "ext4", "fs": "ext4"}
     device = None
     try:

@@ -8,23 +8,35 @@ policy (/usr/share/polkit-1/actions, the only place polkit reads) and the privil
 launcher at /usr/libexec/disklab/disklab-helper (the policy's exec.path, where
 core.privilege looks for it), with @PYTHON@ replaced by the interpreter DiskLab is installed
 for: pkexec clears the environment, so the launcher names it absolutely.
+
+`disklab install-helper` (as root) installs what sudo and pkexec may run as root: a root-owned
+copy of the disklab package and the helper's dependencies under /usr/local/lib/disklab, and the
+launcher naming that copy and a root-owned interpreter. A venv in a home directory is the
+user's to change, so the helper refuses to serve as root from one (core.privileged.trust).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from disklab.cli.docs import completion, manpage
 from disklab.core.privilege import HELPER_LAUNCHER
+from disklab.core.privileged.trust import unsafe_path
 from disklab.core.resources import APP_ID, ICON_NAME, resource
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 POLICY = "org.disklab.helper.policy"
 POLKIT_ACTIONS = "/usr/share/polkit-1/actions"
 LEGACY_DESKTOP = "disklab.desktop"  # what `make desktop` wrote before the reverse-DNS id
+HELPER_LIBDIR = "/usr/local/lib/disklab"  # the root-owned copy the launcher imports
+HELPER_PACKAGES = ("disklab", "psutil", "platformdirs")  # what the helper and its tools import
+SUDOERS_EXAMPLE = "{user} ALL=(root) NOPASSWD: {launcher}"
 
 
 def add_parser(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser) -> None:
@@ -44,6 +56,15 @@ def add_parser(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser)
     p.add_argument("--python", metavar="PATH", default=sys.executable,
                    help="interpreter the polkit helper runs (default: this one)")
     p.set_defaults(func=lambda args: install_desktop(args, parser))
+    h = sub.add_parser("install-helper",
+                       help="install the root-owned privileged helper sudo and pkexec start")
+    h.add_argument("--libdir", metavar="DIR", default=HELPER_LIBDIR,
+                   help=f"where the root-owned package copy goes (default {HELPER_LIBDIR})")
+    h.add_argument("--launcher", metavar="PATH", default=HELPER_LAUNCHER,
+                   help=f"the launcher's path (default {HELPER_LAUNCHER}, the polkit policy's)")
+    h.add_argument("--python", metavar="PATH", default=os.path.realpath(sys.executable),
+                   help="the root-owned interpreter the helper runs (default: this one's)")
+    h.set_defaults(func=install_helper)
 
 
 def _staged(destdir: str, path: str | Path) -> Path:
@@ -95,11 +116,10 @@ def install_shared(share: Path, parser: argparse.ArgumentParser, exec_command: s
 
 def install_polkit(destdir: str, python: str) -> list[Path]:
     """The polkit policy and the helper launcher with the interpreter filled in."""
-    launcher = resource("polkit", "disklab-helper").read_text(encoding="utf-8")
     return [
         _write(_staged(destdir, f"{POLKIT_ACTIONS}/{POLICY}"),
                resource("polkit", POLICY).read_text(encoding="utf-8")),
-        _write(_staged(destdir, HELPER_LAUNCHER), launcher.replace("@PYTHON@", python), 0o755),
+        _write(_staged(destdir, HELPER_LAUNCHER), launcher_text(python, None), 0o755),
     ]
 
 
@@ -125,4 +145,67 @@ def install_desktop(args: argparse.Namespace, parser: argparse.ArgumentParser) -
         legacy.unlink()  # one menu entry, not two
         print(f"removed {legacy} (replaced by {APP_ID}.desktop)")
     print("The polkit policy and helper are installed system-wide only (--system, as root).")
+    return EXIT_OK
+
+
+def launcher_text(python: str, libdir: str | None) -> str:
+    """The launcher with its interpreter and package directory filled in (libdir None: the
+    interpreter's own site-packages, for a distribution's package)."""
+    text = resource("polkit", "disklab-helper").read_text(encoding="utf-8")
+    if libdir is None:
+        text = text.replace('sys.path.insert(0, "@LIBDIR@"); ', "")
+    return text.replace("@PYTHON@", python).replace("@LIBDIR@", libdir or "")
+
+
+def _copy_packages(libdir: Path) -> None:
+    """The helper's packages into `libdir`, root-owned and writable by root only; the old copy
+    is replaced whole (a new directory renamed over it)."""
+    libdir.parent.mkdir(parents=True, exist_ok=True)
+    fresh = Path(tempfile.mkdtemp(prefix=".disklab-helper-", dir=libdir.parent))
+    try:
+        for name in HELPER_PACKAGES:
+            source = Path(importlib.import_module(name).__file__ or "").resolve().parent
+            shutil.copytree(source, fresh / name,
+                            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        for path in [fresh, *fresh.rglob("*")]:
+            os.chown(path, 0, 0, follow_symlinks=False)
+            if not path.is_symlink():
+                path.chmod(0o755 if path.is_dir() or os.access(path, os.X_OK) else 0o644)
+        old = libdir.with_name(libdir.name + ".old")
+        if libdir.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            libdir.rename(old)
+        fresh.rename(libdir)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(fresh, ignore_errors=True)
+        raise
+
+
+def install_helper(args: argparse.Namespace) -> int:
+    """Copy the package root-owned to --libdir and write the launcher; refuse (exit 2) when not
+    root or when the interpreter is not root's alone."""
+    if os.geteuid() != 0:
+        print("disklab install-helper: it installs what runs as root: run it as root "
+              "(sudo disklab install-helper)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for name, path in (("--python", args.python), ("--libdir", args.libdir),
+                       ("--launcher", args.launcher)):
+        if not os.path.isabs(path):
+            print(f"disklab install-helper: {name} {path}: give an absolute path",
+                  file=sys.stderr)
+            return EXIT_BAD_INPUT
+    why = unsafe_path(args.python, set())
+    if why:
+        print(f"disklab install-helper: --python {args.python}: {why}; name a root-owned "
+              "interpreter (such as /usr/bin/python3 with psutil for it)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    libdir = Path(args.libdir)
+    _copy_packages(libdir)
+    print(f"installed {libdir} (root-owned copy of {', '.join(HELPER_PACKAGES)})")
+    launcher = Path(args.launcher)
+    launcher.parent.mkdir(parents=True, exist_ok=True)
+    _write(launcher, launcher_text(args.python, str(libdir)), 0o755)
+    print("A sudoers rule that lets a user start it without a password names only it, e.g.:\n  "
+          + SUDOERS_EXAMPLE.format(user="alice", launcher=launcher))
     return EXIT_OK

@@ -1087,9 +1087,12 @@ class LineProcess:
     """A long-running child spoken to in lines over stdin/stdout (the privileged helper);
     stderr kept bounded. Own session; it dies with DiskLab."""
 
-    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None):
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None, *,
+                 cwd: str | None = None, only_env: bool = False):
+        """`env` is added to DiskLab's environment, or with `only_env` is the whole of it."""
         self.argv = tuple(argv)
-        self.env = {**os.environ, **env} if env else None
+        self.env = dict(env or {}) if only_env else ({**os.environ, **env} if env else None)
+        self.cwd = cwd
         self._popen: subprocess.Popen[bytes] | None = None
         self._sel = selectors.DefaultSelector()
         self._buf = {"stdout": b"", "stderr": b""}
@@ -1103,7 +1106,7 @@ class LineProcess:
         try:
             self._popen = subprocess.Popen(
                 self.argv, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, start_new_session=True,
+                stderr=subprocess.PIPE, start_new_session=True, cwd=self.cwd,
             )
         except OSError as e:
             raise ToolError(f"cannot start {self.argv[0]}: {e.strerror}") from e

@@ -55,13 +55,14 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
-from disklab.core.fs.commands import MOUNT_PREFIX, preview_mountpoint
+from disklab.core.fs.commands import preview_mountpoint
 from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
 from disklab.core.model import Case, HostEndpoint, Metric, Plan
 from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.privilege.protocol import CgroupCreate, DropCaches, ToolCleanup
 from disklab.core.progress import OverallProgress, Work
 from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.system.cgroups import (
@@ -133,7 +134,7 @@ def _drop_caches(ctx: _Context) -> str | None:
     """sync + drop the page cache, dentries and inodes through the privileged helper (rule 7).
     Returns why not, when it cannot."""
     try:
-        ctx.helper().request("drop_caches")
+        ctx.helper().call(DropCaches())
     except DisklabError as e:
         return f"caches not dropped ({e}): reads may come from memory"
     return None
@@ -392,7 +393,7 @@ class _Context:
             try:
                 priv.start()
             except DisklabError as e:
-                self.no_priv = str(e)
+                self.no_priv = getattr(e, "again", str(e))  # said in full once, then short
                 raise
             self.priv = priv
             if self.record is not None and priv.workdir:
@@ -504,8 +505,7 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
                 break
             if config.label not in needed:
                 continue  # a resumed session's configuration whose runs are all complete
-            # recorded before it is made: a kill leaves no directory the next start misses
-            mountpoint = scratch.state.make_dir(MOUNT_PREFIX)
+            mountpoint = scratch.mountpoint()  # the helper makes it in its own directory
             mountpoints.append(mountpoint)
             try:
                 readback = scratch.apply(config, device, mountpoint,
@@ -576,7 +576,7 @@ def _run_several(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
             failed = None
             for name in config_targets(config, targets):
                 device, confirm = devices[name]
-                mountpoint = scratch.state.make_dir(MOUNT_PREFIX)
+                mountpoint = scratch.mountpoint()
                 mountpoints.append(mountpoint)
                 try:
                     readbacks[name] = scratch.apply(config, device, mountpoint, confirm=confirm)
@@ -767,7 +767,7 @@ def _cleanup(ctx: _Context, run: _Planned) -> list[str]:
     if not ctx.via_helper:
         return remove_files(run.command.files)
     try:
-        return list(ctx.helper().request("tool_cleanup", tag=run.target.tag)["left"])
+        return list(ctx.helper().call(ToolCleanup(run.target.tag)).left)
     except DisklabError:
         return [f for f in run.command.files if os.path.lexists(f)]
 
@@ -788,7 +788,7 @@ def _limit_page_cache(ctx: _Context, run: _Planned) -> Iterator[Event]:
     assert ctx.cgroups is not None
     try:
         if ctx.via_helper:
-            path = str(ctx.helper().request("cgroup_create", tag=tag, limit=limit)["path"])
+            path = ctx.helper().call(CgroupCreate(tag, limit)).path
             step = ctx.cgroups.add(path)
         else:
             if ctx.controller is None:

@@ -32,10 +32,12 @@ import psutil
 
 from disklab.core.cleanup import remove_recorded
 from disklab.core.errors import ConfigError, DisklabError
+from disklab.core.fs.commands import MOUNT_PREFIX
 from disklab.core.fs.options import config_to_dict, device_options, validate
 from disklab.core.fs.readback import mismatches, readback
 from disklab.core.model import FsConfig
-from disklab.core.privilege import Privileged
+from disklab.core.privilege import protocol as rq
+from disklab.core.privilege.client import Privileged
 from disklab.core.system.cgroups import remove_group
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.sysfs import read_readahead, read_scheduler
@@ -162,19 +164,25 @@ class Scratch:
         step = self.state.add({"kind": "loop", "image": image, "device": None,
                                "created": False})
         try:
-            result = self.priv.request("attach", image=image, size=int(size),
-                                       library_path=self.library_path)
+            result: rq.Attached = self.priv.call(rq.Attach(image, int(size), self.library_path))
         except BaseException:
             self.state.remove(step)
             raise
-        step.update(device=result["device"], inode=result.get("inode"),
-                    direct_io=result.get("direct_io"), created=bool(result.get("created")))
+        step.update(device=result.device, inode=result.inode, direct_io=result.direct_io,
+                    created=result.created)
         self.state.save()
-        self.identities[result["device"]] = result["identity"]
-        if not result.get("direct_io"):
-            self.log(f"{result['device']}: direct I/O could not be enabled on the loop device; "
+        self.identities[result.device] = result.identity
+        if not result.direct_io:
+            self.log(f"{result.device}: direct I/O could not be enabled on the loop device; "
                      "O_DIRECT results inside the image are page-cache speed")
-        return str(result["device"])
+        return result.device
+
+    def mountpoint(self) -> str:
+        """A new mountpoint's path: a directory the helper makes in its own work directory
+        (the only place it mounts), so that no user can plant a link where root mounts."""
+        if not self.priv.alive:
+            self.priv.start()
+        return os.path.join(str(self.priv.workdir), MOUNT_PREFIX + secrets.token_hex(4))
 
     # --- partitions (several targets on one image or device) --------------------------------
     def partition(self, device: str, count: int, confirm: str | None = None) -> list[str]:
@@ -185,15 +193,15 @@ class Scratch:
         confirm = confirm if confirm is not None else self.identities.get(device)
         step = self.state.add({"kind": "partitions", "device": device, "count": int(count)})
         try:
-            result = self.priv.request("partition", device=device, count=int(count),
-                                       confirm=confirm, library_path=self.library_path)
+            result: rq.Partitioned = self.priv.call(
+                rq.Partition(device, int(count), confirm, self.library_path))
         except BaseException:
             self.state.remove(step)
             raise
-        parts = [str(p) for p in result["partitions"]]
+        parts = list(result.partitions)
         step["partitions"] = parts
         self.state.save()
-        self.identities.update({str(k): str(v) for k, v in result["identities"].items()})
+        self.identities.update(result.identities)
         return parts
 
     # --- configurations ---------------------------------------------------------------------
@@ -213,13 +221,13 @@ class Scratch:
         table = config_to_dict(config)
         commands: list[dict[str, Any]] = []
 
-        def ask(op: str, **args: Any) -> dict[str, Any]:
+        def ask(request: rq.Request) -> Any:
             try:
-                result = self.priv.request(op, **args)
+                result = self.priv.call(request)
             except DisklabError as e:
                 commands.extend(getattr(e, "ran", []))
                 raise
-            commands.extend(result.get("ran", []))
+            commands.extend(self.priv.last_ran)
             return result
 
         self.release(device)
@@ -227,29 +235,28 @@ class Scratch:
         # The helper runs fs.commands.setup_commands of the configuration, request by request;
         # an external journal or log device is wiped too, so its confirm goes with it and the
         # helper re-checks that device's identity as it does the target's.
-        extra = {}
+        journal_confirm = None
         for name in device_options(config):
-            extra["journal_confirm"] = config.confirms.get(name)
-        ask("mkfs", config=table, device=device, confirm=confirm, library_path=lib, **extra)
+            journal_confirm = config.confirms.get(name)
+        ask(rq.Mkfs(table, device, confirm, lib, journal_confirm))
         step = self.state.add({"kind": "mount", "device": device, "mountpoint": mountpoint,
                                "created_dir": False})
         try:
-            result = ask("mount", config=table, device=device, mountpoint=mountpoint,
-                         library_path=lib)
+            mounted: rq.Mounted = ask(rq.Mount(table, device, mountpoint, lib))
         except BaseException:
             self.state.remove(step)
             raise
-        step["created_dir"] = bool(result.get("created"))
+        step["created_dir"] = mounted.created
         self.state.save()
         if config.readahead is not None:
             before = read_readahead(device)
             self.state.add({"kind": "readahead", "device": device, "previous": before})
-            ask("setra", device=device, sectors=config.readahead)
+            ask(rq.Setra(device, config.readahead))
         if config.scheduler is not None:
             before, _ = read_scheduler(device)
             self.state.add({"kind": "scheduler", "device": device, "previous": before})
-            ask("scheduler", device=device, name=config.scheduler)
-        rb = ask("readback", device=device, mountpoint=mountpoint, fstype=config.fs)["readback"]
+            ask(rq.Scheduler(device, config.scheduler))
+        rb = ask(rq.Readback(device, mountpoint, config.fs)).readback
         rb["mismatches"] = mismatches(config, rb)
         rb["commands"] = [c.get("argv") for c in commands]
         rb["config"] = table
@@ -293,10 +300,9 @@ def readback_directory(directory: str, priv: Privileged | None = None) -> dict[s
                 "errors": [f"{source or directory} is not a block device: no superblock facts"]}
     if priv is not None:
         try:
-            result = priv.request("readback", device=source, mountpoint=mountpoint,
-                                  fstype=fstype)
-            rb = dict(result["readback"])
-            rb["commands"] = [c.get("argv") for c in result.get("ran", [])]
+            result: rq.ReadBack = priv.call(rq.Readback(source, mountpoint, fstype))
+            rb = dict(result.readback)
+            rb["commands"] = [c.get("argv") for c in priv.last_ran]
             return rb
         except DisklabError as e:
             rb = readback(source, mountpoint, fstype)
@@ -326,26 +332,28 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
                         os.rmdir(mountpoint)
                 state.remove(step)
                 return []
-            priv.request("umount", mountpoint=mountpoint, device=device, lazy=True,
-                         remove_dir=bool(step.get("created_dir")), library_path=library_path)
+            priv.call(rq.Umount(mountpoint, device, lazy=True,
+                                remove_dir=bool(step.get("created_dir")),
+                                library_path=library_path))
             state.remove(step)
             return [f"unmounted {mountpoint} ({device})"]
         if kind in ("readahead", "scheduler"):
             device, previous = step["device"], step.get("previous")
-            if previous is None or previous == "" or not os.path.exists(device):
-                state.remove(step)
+            now = (read_readahead(device) if kind == "readahead" else read_scheduler(device)[0]
+                   ) if os.path.exists(device) else None
+            if previous is None or previous == "" or now is None or str(now) == str(previous):
+                state.remove(step)  # nothing to restore (the helper's end restored it)
                 return []
             if kind == "readahead":
-                priv.request("setra", device=device, sectors=int(previous))
+                priv.call(rq.Setra(device, int(previous)))
             else:
-                priv.request("scheduler", device=device, name=str(previous))
+                priv.call(rq.Scheduler(device, str(previous)))
             state.remove(step)
             return [f"restored {kind.replace('readahead', 'read-ahead')} {previous} on {device}"]
         if kind == "partitions":  # the kernel forgets them (the table stays, like a mkfs)
             device = step["device"]
-            if os.path.exists(device):
-                priv.request("unpartition", device=device,
-                             partitions=list(step.get("partitions") or ()))
+            if os.path.exists(device) and _has_partitions(device):
+                priv.call(rq.Unpartition(device, list(step.get("partitions") or ())))
             state.remove(step)
             return [f"removed the partitions of {device} from the kernel's view"]
         if kind == "loop":
@@ -353,11 +361,10 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
             if not os.path.exists(image):
                 state.remove(step)
                 return []
-            result = priv.request("detach", image=image, device=None,
-                                  remove_image=bool(step.get("created")))
+            result: rq.Detached = priv.call(rq.Detach(image, None, bool(step.get("created"))))
             state.remove(step)
-            out = [f"detached {d} ({image})" for d in result.get("detached", [])]
-            if result.get("removed"):
+            out = [f"detached {d} ({image})" for d in result.detached]
+            if result.removed:
                 out.append(f"removed {image}")
             return out
         state.remove(step)
@@ -365,6 +372,14 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
     except DisklabError as e:
         return [f"could not undo {kind} {step.get('mountpoint') or step.get('device') or ''}: "
                 f"{e}"]
+
+
+def _has_partitions(device: str) -> bool:
+    """The kernel shows partitions of `device` (sysfs; the helper's end may have removed them
+    with the loop device)."""
+    name = os.path.basename(os.path.realpath(device))
+    return any((p / "partition").exists() for p in Path(f"/sys/class/block/{name}").glob(
+        f"{name}*"))
 
 
 def _undo_cgroup(priv: Privileged, step: dict[str, Any], state: StateFile) -> list[str]:
@@ -376,7 +391,7 @@ def _undo_cgroup(priv: Privileged, step: dict[str, Any], state: StateFile) -> li
     if os.geteuid() == 0:
         remove_group(path)
     else:
-        priv.request("cgroup_remove", path=path)
+        priv.call(rq.CgroupRemove(path))
     state.remove(step)
     return [f"removed the memory cgroup {path}"]
 

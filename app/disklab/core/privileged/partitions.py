@@ -1,0 +1,75 @@
+"""Partitions: split a device into equal GPT partitions (several targets on one LUN, as the
+RAID study did), after the destructive checks a mkfs makes, and make the kernel forget them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from disklab.core.errors import RequestError, SafetyError, ToolError
+from disklab.core.fs.commands import wipefs_argv
+from disklab.core.privilege.protocol import Partition, Partitioned, Unpartition, Unpartitioned
+from disklab.core.privileged.filesystems import destructive_target
+from disklab.core.privileged.state import TIMEOUTS, Session, device_of
+from disklab.core.system import devices
+
+
+def partitions_of(kname: str) -> list[str]:
+    """/dev paths of the partitions the kernel shows of a disk (sysfs), in number order."""
+    base = Path("/sys/class/block") / kname
+    found = []
+    for entry in base.glob(f"{kname}*"):
+        number = entry / "partition"
+        if number.exists():
+            found.append((int(number.read_text()), f"/dev/{entry.name}"))
+    return [path for _n, path in sorted(found)]
+
+
+def partition(s: Session, r: Partition) -> Partitioned:
+    """sgdisk writes the table and partx tells the kernel; the partitions' paths and
+    identities (for their mkfs's confirm) come back, and they are the helper's to format."""
+    device, kname = destructive_target(s, r.device, r.confirm, r.library_path, "partitioning")
+    sectors = int((Path("/sys/class/block") / kname / "size").read_text())
+    # equal parts in MiB, aligned (sgdisk aligns to 2048 sectors); the last takes the rest
+    each = (sectors * 512 - (4 << 20)) // r.count >> 20
+    if each < 1:
+        raise RequestError(f"{r.device} is too small for {r.count} partitions")
+    s.run(wipefs_argv(device), timeout=TIMEOUTS["wipefs"])
+    s.run(("sgdisk", "--zap-all", device), check=False)  # no table yet: exit 2
+    argv = ["sgdisk"]
+    for i in range(1, r.count + 1):
+        size = f"+{each}M" if i < r.count else "0"
+        argv += [f"--new={i}:0:{size}", f"--typecode={i}:8300", f"--change-name={i}:disklab{i}"]
+    s.run((*argv, device))
+    s.run(("partx", "--update", device), check=False)  # may already be known
+    parts = partitions_of(kname)
+    if len(parts) != r.count:
+        s.run(("partx", "--add", device), check=False)
+        parts = partitions_of(kname)
+    if len(parts) != r.count:
+        raise ToolError(f"{r.device}: the kernel shows {len(parts)} partitions after sgdisk, "
+                        f"not {r.count}")
+    s.held.owned |= {kname, *(p.removeprefix("/dev/") for p in parts)}
+    s.save()
+    return Partitioned(parts, {p: devices.identity(p) for p in parts})
+
+
+def close(s: Session) -> None:
+    """The end of the session: the kernel forgets the partitions of the loop devices it made
+    (a detached loop device keeps partitions partx added)."""
+    for kname, loop in list(s.held.loops.items()):
+        if partitions_of(kname) and not any(devices.classify(p).mountpoints
+                                            for p in partitions_of(kname)):
+            s.run(("partx", "--delete", loop.device), check=False)
+
+
+def unpartition(s: Session, r: Unpartition) -> Unpartitioned:
+    """Make the kernel forget a device's partitions (after their filesystems are unmounted):
+    the loop device of an image can then be detached."""
+    device, kname = device_of(r.device)
+    if not s.owns(kname):
+        raise SafetyError(f"{r.device}: not a device this helper partitioned")
+    for part in partitions_of(kname):
+        if devices.classify(part).mountpoints:
+            raise SafetyError(f"{part} is still mounted; unmount first")
+    s.run(("partx", "--delete", device), check=False)
+    return Unpartitioned(partitions_of(kname))

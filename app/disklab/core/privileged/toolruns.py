@@ -1,0 +1,281 @@
+"""Benchmark tools run as root for the client: started in the background of the helper, read a
+few times a second, stopped, closed and cleaned up, so that the session stays one
+request/answer conversation.
+
+The argv is the tool adapter's, built here from parameters checked as the plan loader checks
+them (core.plan.case_params), and checked once more as built: no option the adapters never
+produce (fio's exec_prerun/exec_postrun, an --output other than the case's result file), no
+shell character, control character or '..' in any argument. A tool runs only in a filesystem
+this helper mounted in this session, or on a raw device that passes the destructive checks
+(its result file then goes to the helper's own work directory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+from disklab.core import proc, tools
+from disklab.core.cleanup import remove_files
+from disklab.core.errors import RequestError, SafetyError
+from disklab.core.plan import case_params
+from disklab.core.privilege.protocol import (
+    READ_WAIT_MAX,
+    STOP_GRACE_MAX,
+    CaseCleaned,
+    ToolCleanup,
+    ToolClose,
+    ToolClosed,
+    ToolLines,
+    ToolRead,
+    ToolStart,
+    ToolStarted,
+    ToolStop,
+    ToolStopped,
+    ToolTree,
+    ToolTreeCounters,
+)
+from disklab.core.privileged import groups
+from disklab.core.privileged.filesystems import destructive_target
+from disklab.core.privileged.state import Session
+from disklab.core.system import devices
+from disklab.core.system.mountinfo import mount_at
+from disklab.core.targets import NAME
+from disklab.core.tools.base import PLACEMENT_KEY, Command, RunTarget
+
+RESULT_MAX = 64 << 20  # bytes of a tool's result file returned (fio JSON is far smaller)
+PLACEMENT = re.compile(rf"{NAME.pattern}(?:\+{NAME.pattern}){{0,63}}")  # "a+b+a"
+NEVER = re.compile(r"exec_pre|exec_post|[;|&$`<>\x00-\x1f\x7f]|(?:^|[/=])\.\.(?:/|$)")
+FIO_TOKENS = re.compile(r"\$(?:jobnum|jobname|filenum|clientuid)\b")  # fio's own, not a shell's
+
+
+@dataclass
+class ToolRun:
+    """A tool the helper started for its client: one step (a prepare step or the measured one)
+    of one case."""
+
+    process: proc.ToolProcess | proc.ToolGroup
+    command: Command
+    tag: str
+
+
+@dataclass
+class Case:
+    """The files of one case (by tag), kept until tool_cleanup or the helper's end."""
+
+    files: tuple[str, ...]
+    started: set[int] = field(default_factory=set)  # steps started (-1: the measured one)
+
+
+@dataclass
+class Runs:
+    """The tools and cases of one session (Session.runs)."""
+
+    runs: dict[int, ToolRun] = field(default_factory=dict)
+    cases: dict[str, Case] = field(default_factory=dict)
+    last: int = 0
+
+
+def _runs(s: Session) -> Runs:
+    if s.tools is None:
+        s.tools = Runs()
+    assert isinstance(s.tools, Runs)
+    return s.tools
+
+
+def _counters(c: proc.ProcCounters) -> list[float]:
+    return [c.read_bytes, c.write_bytes, c.read_chars, c.write_chars, c.cpu_seconds]
+
+
+def _tool_directory(s: Session, directory: str, device: str | None) -> str:
+    """Where a tool may run as root: a filesystem mounted here (still holding the device
+    mounted on it), or, for a raw device, the helper's own work directory."""
+    real = os.path.realpath(directory)
+    if device is not None and real == os.path.realpath(s.workdir):
+        return real
+    kname = s.held.mounts.get(real)
+    if kname is None:
+        raise SafetyError(f"{directory}: the helper runs tools only in a filesystem it "
+                          "mounted in this session, or on a raw device")
+    entry = mount_at(real)
+    try:
+        same = entry is not None and devices.kernel_name(entry.source) == kname
+    except SafetyError:
+        same = False
+    if not same:
+        raise SafetyError(f"{directory} no longer holds /dev/{kname}; not running a tool there")
+    return real
+
+
+def _placed(s: Session, on: Any, r: ToolStart) -> dict[str, str]:
+    """A placed case's stream targets -> their directories, each one a filesystem this
+    helper mounted (checked as the case's own directory is)."""
+    if not isinstance(on, str) or not PLACEMENT.fullmatch(on):
+        raise RequestError(f"on {str(on)[:100]!r} is not a placement (names joined by '+')")
+    if r.device is not None:
+        raise RequestError("a raw device case is one stream: no placement")
+    raw = r.directories or {}
+    names = list(dict.fromkeys(on.split("+")))
+    missing = [n for n in names if n not in raw]
+    if missing:
+        raise RequestError(f"no directory for target {missing[0]!r} of {on!r}")
+    return {n: _tool_directory(s, raw[n], None) for n in names}
+
+
+def _check_argv(command: Command) -> None:
+    """Refuse an argv no adapter would build (a last line behind case_params)."""
+    for argv in (command.argv, *command.prepare, *(a for _n, a in command.group)):
+        for arg in argv:
+            output = arg.startswith("--output=") and arg != f"--output={command.result_file}"
+            if NEVER.search(FIO_TOKENS.sub("", arg)) or output:
+                raise SafetyError(f"{command.argv[0]}: the argument {arg[:200]!r} is not one "
+                                  "DiskLab's adapter produces; not running it")
+
+
+def _build(s: Session, r: ToolStart) -> tuple[Command, str]:
+    raw_params = dict(r.params)
+    on = raw_params.pop(PLACEMENT_KEY, None)
+    params = case_params(r.tool, raw_params, device=r.device is not None)
+    directory = _tool_directory(s, r.directory, r.device)
+    placed = _placed(s, on, r) if on is not None else {}
+    if on is not None:
+        params[PLACEMENT_KEY] = on
+    device = None
+    if r.device is not None:
+        device, _ = destructive_target(s, r.device, r.confirm, r.library_path, "raw I/O on")
+    target = RunTarget(directory=directory, tag=r.tag, device=device,
+                       ram_bytes=psutil.virtual_memory().total, is_root=True,
+                       python=sys.executable, directories=placed)
+    command = tools.get_adapter(r.tool).build_command(params, target)
+    _check_argv(command)
+    if not -1 <= r.step < len(command.prepare):
+        raise RequestError(f"{r.tool} has {len(command.prepare)} prepare step(s), no step "
+                           f"{r.step}")
+    return command, directory
+
+
+def start(s: Session, r: ToolStart) -> ToolStarted:
+    """Start one step of a case (a prepare step, or -1: the measured run) in the background."""
+    command, _directory = _build(s, r)
+    book = _runs(s)
+    case = book.cases.get(r.tag)
+    if case is None or case.files != command.files:
+        clobbered = [f for f in command.files if os.path.lexists(f)]
+        if clobbered:
+            raise SafetyError(f"{', '.join(clobbered)} already exist(s): a case's files are "
+                              "its own, made and removed by DiskLab")
+        case = book.cases[r.tag] = Case(command.files)
+    if r.step in case.started:
+        raise RequestError(f"step {r.step} of {r.tag} was already run")
+    case.started.add(r.step)
+    argv = command.argv if r.step < 0 else command.prepare[r.step]
+    group = s.held.groups.get(r.tag)
+    process: proc.ToolProcess | proc.ToolGroup
+    if r.step < 0 and command.group:  # several processes released together (dd on targets)
+        process = proc.ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
+                                 cgroup=group, timing_file=command.result_file)
+    else:
+        process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
+                                   pty=command.needs_pty, cgroup=group)
+    entry: dict[str, Any] = {"argv": list(argv), "cwd": command.cwd, "background": True}
+    if command.group and r.step < 0:
+        entry["group"] = [list(a) for _n, a in command.group]
+    if group is not None:
+        entry["cgroup"] = group
+    s.ran.append(entry)
+    try:
+        process.start()
+    except Exception as e:
+        entry["error"] = str(e)
+        raise
+    entry["pid"] = process.pid
+    book.last += 1
+    book.runs[book.last] = ToolRun(process, command, r.tag)
+    return ToolStarted(book.last, process.pid, list(argv), command.cwd, command.result_file,
+                       list(command.files))
+
+
+def _run(s: Session, number: int) -> ToolRun:
+    run = _runs(s).runs.get(number)
+    if run is None:
+        raise RequestError(f"no tool run {number} (closed, or never started)")
+    return run
+
+
+def read(s: Session, r: ToolRead) -> ToolLines:
+    """What the tool printed since the last read (waiting up to `wait` s for it)."""
+    p = _run(s, r.run).process
+    lines = p.read(min(r.wait, READ_WAIT_MAX))
+    return ToolLines([[line.t, line.stream, line.text, line.terminator] for line in lines],
+                     p.poll(), p.returncode, p.signal, p.lines_dropped)
+
+
+def tree(s: Session, r: ToolTree) -> ToolTreeCounters:
+    """The counters of the tool's live tree and the final ones of what it reaped (only root
+    can read a root process's)."""
+    p = _run(s, r.run).process
+    return ToolTreeCounters(
+        {str(pid): [e.create_time, e.ppid, *_counters(e.counters)]
+         for pid, e in p.tree_counters().items()},
+        {str(pid): _counters(c) for pid, c in p.exit_counters().items()})
+
+
+def stop(s: Session, r: ToolStop) -> ToolStopped:
+    """SIGTERM to the tool's whole tree, SIGKILL after `grace` s (proc.terminate)."""
+    run = _run(s, r.run)
+    run.process.terminate(min(r.grace, STOP_GRACE_MAX))
+    return ToolStopped(list(run.process.survivors))
+
+
+def close_run(s: Session, r: ToolClose) -> ToolClosed:
+    """End a tool run (killing what is left of it): its whole output, exit status and result
+    file (read without following a link)."""
+    run = _run(s, r.run)
+    p = run.process
+    p.close()
+    del _runs(s).runs[r.run]
+    result = None
+    path = run.command.result_file
+    if path:
+        with contextlib.suppress(OSError):
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    result = f.read(RESULT_MAX).decode("utf-8", errors="replace")
+    s.ran.append({"argv": list(p.argv), "returncode": p.returncode, "signal": p.signal,
+                  "ended": True})
+    return ToolClosed(p.output("stdout"), p.output("stderr"), p.tail(), p.returncode, p.signal,
+                      list(p.survivors), result)
+
+
+def cleanup(s: Session, r: ToolCleanup) -> CaseCleaned:
+    """Remove the files of the case `tag` (after its last step, whatever happened)."""
+    book = _runs(s)
+    for number, run in list(book.runs.items()):
+        if run.tag == r.tag:
+            run.process.close()
+            del book.runs[number]
+    case = book.cases.pop(r.tag, None)
+    left = remove_files(case.files) if case else []
+    group = groups.remove_case_group(s, r.tag)
+    return CaseCleaned(left + ([group] if group else []))
+
+
+def close(s: Session) -> None:
+    """The end of the session: stop every tool, remove every case's files."""
+    book = _runs(s)
+    for run in book.runs.values():
+        with contextlib.suppress(Exception):
+            run.process.close()
+    book.runs.clear()
+    for case in book.cases.values():
+        with contextlib.suppress(Exception):
+            remove_files(case.files)
+    book.cases.clear()

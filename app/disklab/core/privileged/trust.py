@@ -1,0 +1,88 @@
+"""Before it serves as root, the helper checks that it runs only its own code: started isolated
+(`python -I`: no working directory, user site or PYTHON* variable on its path), and from an
+interpreter and package directories that no one but root can change. A venv in a home
+directory fails the check: sudo and pkexec then start a root-owned copy (`disklab
+install-helper` puts one under /usr/local/lib/disklab, with the launcher in libexec).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable
+
+import disklab
+
+INSTALL_HINT = ("install a root-owned copy of the helper once with `sudo disklab install-helper` "
+                "(or `make install`), which sudo and pkexec then start")
+
+
+def unsafe_path(path: str, seen: set[str]) -> str | None:
+    """Why `path` or a directory above it could be changed by someone other than root
+    (owned by another user, or writable by group or others; a root group may write), or None.
+    Symbolic links are checked where they point too."""
+    checked: list[str] = []
+    current = os.path.abspath(path)
+    while True:
+        if current in seen:
+            break
+        try:
+            st = os.lstat(current)
+        except OSError as e:
+            return f"{current}: {e.strerror}"
+        if st.st_uid != 0:
+            return f"{current} is owned by uid {st.st_uid}, not root"
+        writable = stat.S_IWOTH | (stat.S_IWGRP if st.st_gid != 0 else 0)
+        sticky = stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX  # /tmp: no renames
+        if not stat.S_ISLNK(st.st_mode) and st.st_mode & writable and not sticky:
+            return f"{current} is writable by {'others' if st.st_mode & 2 else 'its group'}"
+        if stat.S_ISLNK(st.st_mode):
+            why = unsafe_path(os.path.realpath(current), seen)
+            if why:
+                return why
+        checked.append(current)
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    seen.update(checked)
+    return None
+
+
+def code_paths() -> Iterable[str]:
+    """The interpreter, every directory on the import path, every loaded module's file, and
+    every directory and file of the disklab package (what it imports later, a tool adapter,
+    comes from there)."""
+    yield sys.executable
+    yield os.path.realpath(sys.executable)
+    package = os.path.dirname(os.path.abspath(disklab.__file__))
+    for top, dirs, files in os.walk(package):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        yield top
+        yield from (os.path.join(top, f) for f in files if f.endswith(".py"))
+    for entry in sys.path:  # one that does not exist yet must not be creatable by a user
+        while entry and not os.path.exists(entry) and os.path.dirname(entry) != entry:
+            entry = os.path.dirname(entry)
+        if entry:
+            yield entry
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and os.path.exists(file):
+            yield file
+
+
+def refusal() -> str | None:
+    """Why this process must not serve as root, or None. Only root is checked: a helper that is
+    not root cannot hurt anyone but its own user."""
+    if os.geteuid() != 0:
+        return None
+    if not sys.flags.isolated:
+        return ("the helper was not started isolated (python -I): the working directory and "
+                "PYTHON* variables could put someone else's code on its path")
+    seen: set[str] = set()
+    for path in code_paths():
+        why = unsafe_path(path, seen)
+        if why:
+            return (f"the helper's code is not root's alone ({why}); {INSTALL_HINT}")
+    return None

@@ -41,7 +41,7 @@ from disklab.core.targets import (
     take_config_targets,
     take_placements,
 )
-from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
+from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec, ToolAdapter
 from disklab.core.units import (
     MAX_BYTES,
     format_size,
@@ -915,12 +915,12 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
                 else f"RAM ({human_bytes(2 * ram)})")
         cache = limit or ram
         for params in _points(spec):
-            size = adapter.file_size(params)
-            if (adapter.is_buffered(params) and adapter.reads(params) and size is not None
-                    and size < 2 * cache):
+            touched, how = _data_touched(adapter, params)
+            if (adapter.is_buffered(params) and adapter.reads(params) and touched is not None
+                    and touched < 2 * cache):
                 check.warn(
                     base,
-                    f"buffered test (direct = false) on a {format_size(size)} file, below 2 x "
+                    f"buffered test (direct = false) on {how}, below 2 x "
                     f"{what}: its read figures will come from the page cache",
                 )
                 break
@@ -941,6 +941,25 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
         )
     if plan.drop_caches and os.geteuid() != 0:
         check.warn("drop_caches", "not root: caches cannot be dropped, reads may come from memory")
+
+
+def _data_touched(adapter: ToolAdapter,
+                  params: Mapping[str, Any]) -> tuple[int | None, str]:
+    """The bytes one case reads back, with the words saying how they add up.
+
+    Why all of them: a case's processes (iozone's threads, fio's jobs, the engine's streams, a
+    placement's streams on each target) share one page cache and, with page_cache_limit, one
+    memory cgroup; 4 threads on 256m files fill 1 GiB of it, not 256m."""
+    own = {k: v for k, v in params.items() if k != PLACEMENT_KEY}
+    size = adapter.file_size(own)
+    if size is None:
+        return None, ""
+    streams = len(str(params[PLACEMENT_KEY]).split("+")) if PLACEMENT_KEY in params else 1
+    every = (adapter.space_bytes(own) or size) * streams
+    if every <= size:
+        return size, f"a {format_size(size)} file"
+    files = every // size
+    return every, f"{files} files of {format_size(size)} ({format_size(every)})"
 
 
 def _points(spec: TestSpec) -> Iterator[dict[str, Any]]:

@@ -22,7 +22,7 @@ import psutil
 from disklab.core import tools
 from disklab.core.direct_io import direct_io_refusal_once
 from disklab.core.errors import DisklabError, PlanError, Problem
-from disklab.core.fs.options import config_from_toml, device_options
+from disklab.core.fs.options import config_from_toml, device_options, journalled_data_seconds
 from disklab.core.hosts.config import HOSTS_KEY, read_hosts, read_hosts_param
 from disklab.core.matrix import expand, point_count, points, run_count
 from disklab.core.model import AS_IS, PIVOT_KEYS, FsConfig, Plan, Report, Target, TestSpec
@@ -931,6 +931,7 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
             message = direct_io_refusal_once(plan.target.path)
             if message:
                 check.error(f"{base}.direct", message)
+    _warn_journal_oom(plan, check)
     under_test = {"directory": plan.target.path,
                   "image": str(Path(plan.target.path).parent)}.get(plan.target.kind)
     if library and under_test and same_filesystem(library, under_test):
@@ -941,6 +942,33 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
         )
     if plan.drop_caches and os.geteuid() != 0:
         check.warn("drop_caches", "not root: caches cannot be dropped, reads may come from memory")
+
+
+def _warn_journal_oom(plan: Plan, check: _Checker) -> None:
+    """A data=journal configuration whose cases write more than their page_cache_limit: the
+    journal pins written pages until it commits, the memory cgroup cannot reclaim them, and
+    its OOM killer ends the tool (the data=journal study's commit=300 lost 2 of 3 repeats)."""
+    for i, config in enumerate(plan.configs, start=1):
+        held = journalled_data_seconds(config.fs, config.mount)
+        if held is None:
+            continue
+        for spec in plan.tests:
+            limit = plan.page_cache_limit_of(spec.index)
+            if limit is None:
+                continue
+            adapter = tools.get_adapter(spec.tool)
+            most = max((_data_touched(adapter, p) for p in _points(spec)),
+                       key=lambda t: t[0] or 0, default=(None, ""))
+            if most[0] is not None and most[0] > limit:
+                check.warn(f"config[{i}].mount",
+                           f"{config.label!r}: data=journal with commit={held} keeps up to "
+                           f"{held} s of written data in memory until the journal commits (or "
+                           "fills); "
+                           f"test[{spec.index + 1}] writes {most[1]} under a page_cache_limit "
+                           f"of {format_size(limit)}: the memory cgroup's OOM killer may end "
+                           "the tool (raise page_cache_limit, lower commit or make the journal "
+                           "smaller)")
+                break
 
 
 def _data_touched(adapter: ToolAdapter,

@@ -982,8 +982,10 @@ def _data_touched(adapter: ToolAdapter,
     size = adapter.file_size(own)
     if size is None:
         return None, ""
-    streams = len(str(params[PLACEMENT_KEY]).split("+")) if PLACEMENT_KEY in params else 1
-    every = (adapter.space_bytes(own) or size) * streams
+    if PLACEMENT_KEY in params:  # one file per stream of `on` (as _check_placed_room counts)
+        every = size * len(str(params[PLACEMENT_KEY]).split("+"))
+    else:
+        every = adapter.space_bytes(own) or size
     if every <= size:
         return size, f"a {format_size(size)} file"
     files = every // size

@@ -130,3 +130,74 @@ def test_the_page_cache_warning_compares_the_file_with_the_limit(tmp_path: Path)
     # without a limit, RAM is the measure again
     unlimited = parse_plan(plan(tmp_path, top=""))
     assert any("below 2 x RAM" in w.message for w in unlimited.warnings)
+
+
+IOZONE_THREADS = """\
+name = "threads share one cgroup"
+page_cache_limit = "256m"
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "iozone"
+auto = false
+tests = ["write", "read"]
+file_size = "256m"
+record_size = "1m"
+threads = {threads}
+"""
+
+
+@pytest.mark.parametrize(("threads", "warned"), [(1, True), (4, False), (8, False)])
+def test_the_page_cache_warning_counts_every_thread_of_a_case(
+        tmp_path: Path, threads: int, warned: bool) -> None:
+    """4 iozone threads on 256m files touch 1 GiB, which a 256m limit cannot hold: no warning
+    (the journal-size study's 4- and 8-thread runs were warned about falsely)."""
+    if find_memory_controller() is None:
+        pytest.skip("no memory cgroup controller on this machine")
+    checked = parse_plan(IOZONE_THREADS.format(directory=tmp_path, threads=threads))
+    cache = [w.message for w in checked.warnings if "page cache" in w.message]
+    assert bool(cache) is warned, cache
+    if warned:
+        assert "on a 256m file, below 2 x page_cache_limit (512m)" in cache[0]
+
+
+def test_the_page_cache_warning_counts_engine_streams(tmp_path: Path) -> None:
+    if find_memory_controller() is None:
+        pytest.skip("no memory cgroup controller on this machine")
+    two = parse_plan(plan(tmp_path, top='page_cache_limit = "256m"', test="streams = 2"))
+    assert [w.message for w in two.warnings if "page cache" in w.message] == [
+        "buffered test (direct = false) on 2 files of 200m (400m), below 2 x page_cache_limit "
+        "(512m): its read figures will come from the page cache"]
+    three = parse_plan(plan(tmp_path, top='page_cache_limit = "256m"', test="streams = 3"))
+    assert not [w for w in three.warnings if "page cache" in w.message]
+
+
+PLACED = """\
+name = "placed streams share one cgroup"
+page_cache_limit = "256m"
+[targets.a]
+directory = "{a}"
+[targets.b]
+directory = "{b}"
+
+[[test]]
+tool = "engine"
+mode = "read"
+size = "200m"
+on = ["a", "a+b"]
+"""
+
+
+def test_the_page_cache_warning_counts_the_streams_of_a_placement(tmp_path: Path) -> None:
+    if find_memory_controller() is None:
+        pytest.skip("no memory cgroup controller on this machine")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    checked = parse_plan(PLACED.format(a=tmp_path / "a", b=tmp_path / "b"))
+    # the first placement (one stream on a) is warned about; a+b reads 400m, also below 512m
+    cache = [w.message for w in checked.warnings if "page cache" in w.message]
+    assert cache and "on a 200m file" in cache[0]
+    wide = parse_plan(PLACED.format(a=tmp_path / "a", b=tmp_path / "b")
+                      .replace('on = ["a", "a+b"]', 'on = "a+b+a"'))
+    assert not [w for w in wide.warnings if "page cache" in w.message]

@@ -30,6 +30,8 @@ from disklab.core.errors import DisklabError, LibraryError, PlanError, Privilege
 from disklab.core.events import Notice
 from disklab.core.fs.commands import (
     command_line,
+    partition_argvs,
+    partition_device,
     preview_device,
     preview_mountpoint,
     setup_commands,
@@ -72,6 +74,7 @@ from disklab.core.session import (
     summary_text,
     tool_rows,
 )
+from disklab.core.targets import named_targets, partition_names
 from disklab.core.tools.base import ToolOutput
 from disklab.core.units import format_size
 
@@ -239,7 +242,7 @@ def plan_validate(args: argparse.Namespace) -> int:
 def plan_show(args: argparse.Namespace) -> int:
     checked = _load(args)
     plan = checked.plan
-    print(f"plan {plan.name!r}: target {plan.target.path}, repeats {plan.repeats}")
+    print(f"plan {plan.name!r}: {_targets_text(plan)}, repeats {plan.repeats}")
     for w in checked.warnings:
         print(f"warning: {w}")
     for spec in plan.tests:
@@ -260,6 +263,21 @@ def plan_show(args: argparse.Namespace) -> int:
         else:
             print("  run:     " + command_line(run.command.argv))
     return EXIT_OK
+
+
+def _targets_text(plan: Plan) -> str:
+    """Every target of the plan with its kind, path and partitions (not only the first)."""
+    targets = named_targets(plan)
+    if not plan.targets:
+        return f"target {plan.target.path}" + (
+            f" ({plan.target.partitions} partitions)" if plan.target.partitions else "")
+    words = []
+    for name, t in targets.items():
+        parts = (f", {t.partitions} partitions: "
+                 + " ".join(partition_names(name, t.partitions)) if t.partitions else "")
+        size = f", {format_size(t.size)}" if t.size else ""
+        words.append(f"{name} ({t.kind} {t.path}{size}{parts})")
+    return f"targets {', '.join(words)}"
 
 
 def _value_text(key: str, value: Any) -> str:
@@ -289,19 +307,34 @@ def manpage_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _show_setup(plan: Plan) -> None:
-    """What applying each configuration runs as root (image and format targets): the commands
-    of setup_commands, as the Configurations page previews them."""
-    if plan.target.kind not in ("image", "format"):
-        return
-    device = preview_device(plan.target.kind, plan.target.path)
-    mountpoint = preview_mountpoint()
-    for config in plan.configs:
-        print(f"\nconfiguration {config.label!r} on {device}:")
-        if config.fs is None:
-            print("  (as is: nothing is formatted)")
+    """What applying each configuration runs as root on every image and format target: the
+    partitioning of a split target (partition_argvs), then setup_commands on each stream target
+    a configuration is made on, as the Configurations page previews them."""
+    targets = named_targets(plan)
+    several = len(targets) > 1 or plan.target.partitions > 0
+    for name, target in targets.items():
+        if target.kind not in ("image", "format"):
             continue
-        for command in setup_commands(config, device, mountpoint):
-            print("  setup:   " + command_line(command.argv))
+        device = preview_device(target.kind, target.path)
+        places = {name: device}
+        if target.partitions:
+            print(f"\ntarget {name}: {target.partitions} GPT partitions of {device}:")
+            for argv in partition_argvs(device, target.size, target.partitions):
+                print("  setup:   " + command_line(argv))
+            places = {stream: partition_device(device, i) for i, stream in enumerate(
+                partition_names(name, target.partitions), start=1)}
+        for config in plan.configs:
+            for stream, on in places.items():
+                if config.targets and stream not in config.targets:
+                    continue
+                where = f"{stream} ({on})" if several else on
+                print(f"\nconfiguration {config.label!r} on {where}:")
+                if config.fs is None:
+                    print("  (as is: nothing is formatted)")
+                    continue
+                mountpoint = preview_mountpoint() + (f"-{stream}" if several else "")
+                for command in setup_commands(config, on, mountpoint):
+                    print("  setup:   " + command_line(command.argv))
 
 
 def sessions(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
+from disklab.core import tools
 from disklab.core.model import Case, Plan, TestSpec
 from disklab.core.targets import fits, named_targets
 from disklab.core.tools.base import PLACEMENT_KEY
@@ -93,5 +94,7 @@ def expand(plan: Plan) -> list[Case]:
                 seen[cid] = seen.get(cid, 0) + 1
                 if seen[cid] > 1:
                     cid = f"{cid}-{seen[cid]}"
+                if PLACEMENT_KEY in params:  # the id stays the plan's; the params what runs
+                    params = dict(tools.get_adapter(spec.tool).placed_params(params))
                 cases.append(Case(cid, len(cases), config.label, spec.tool, spec.index, params))
     return cases

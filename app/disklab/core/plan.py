@@ -22,7 +22,7 @@ import psutil
 from disklab.core import tools
 from disklab.core.direct_io import direct_io_refusal_once
 from disklab.core.errors import DisklabError, PlanError, Problem
-from disklab.core.fs.options import config_from_toml, device_options
+from disklab.core.fs.options import config_from_toml, device_options, journalled_data_seconds
 from disklab.core.hosts.config import HOSTS_KEY, read_hosts, read_hosts_param
 from disklab.core.matrix import expand, point_count, points, run_count
 from disklab.core.model import AS_IS, PIVOT_KEYS, FsConfig, Plan, Report, Target, TestSpec
@@ -41,7 +41,7 @@ from disklab.core.targets import (
     take_config_targets,
     take_placements,
 )
-from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
+from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec, ToolAdapter
 from disklab.core.units import (
     MAX_BYTES,
     format_size,
@@ -915,12 +915,12 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
                 else f"RAM ({human_bytes(2 * ram)})")
         cache = limit or ram
         for params in _points(spec):
-            size = adapter.file_size(params)
-            if (adapter.is_buffered(params) and adapter.reads(params) and size is not None
-                    and size < 2 * cache):
+            touched, how = _data_touched(adapter, params)
+            if (adapter.is_buffered(params) and adapter.reads(params) and touched is not None
+                    and touched < 2 * cache):
                 check.warn(
                     base,
-                    f"buffered test (direct = false) on a {format_size(size)} file, below 2 x "
+                    f"buffered test (direct = false) on {how}, below 2 x "
                     f"{what}: its read figures will come from the page cache",
                 )
                 break
@@ -931,6 +931,7 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
             message = direct_io_refusal_once(plan.target.path)
             if message:
                 check.error(f"{base}.direct", message)
+    _warn_journal_oom(plan, check)
     under_test = {"directory": plan.target.path,
                   "image": str(Path(plan.target.path).parent)}.get(plan.target.kind)
     if library and under_test and same_filesystem(library, under_test):
@@ -941,6 +942,54 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
         )
     if plan.drop_caches and os.geteuid() != 0:
         check.warn("drop_caches", "not root: caches cannot be dropped, reads may come from memory")
+
+
+def _warn_journal_oom(plan: Plan, check: _Checker) -> None:
+    """A data=journal configuration whose cases write more than their page_cache_limit: the
+    journal pins written pages until it commits, the memory cgroup cannot reclaim them, and
+    its OOM killer ends the tool (the data=journal study's commit=300 lost 2 of 3 repeats)."""
+    for i, config in enumerate(plan.configs, start=1):
+        held = journalled_data_seconds(config.fs, config.mount)
+        if held is None:
+            continue
+        for spec in plan.tests:
+            limit = plan.page_cache_limit_of(spec.index)
+            if limit is None:
+                continue
+            adapter = tools.get_adapter(spec.tool)
+            most = max((_data_touched(adapter, p) for p in _points(spec)),
+                       key=lambda t: t[0] or 0, default=(None, ""))
+            if most[0] is not None and most[0] > limit:
+                check.warn(f"config[{i}].mount",
+                           f"{config.label!r}: data=journal with commit={held} keeps up to "
+                           f"{held} s of written data in memory until the journal commits (or "
+                           "fills); "
+                           f"test[{spec.index + 1}] writes {most[1]} under a page_cache_limit "
+                           f"of {format_size(limit)}: the memory cgroup's OOM killer may end "
+                           "the tool (raise page_cache_limit, lower commit or make the journal "
+                           "smaller)")
+                break
+
+
+def _data_touched(adapter: ToolAdapter,
+                  params: Mapping[str, Any]) -> tuple[int | None, str]:
+    """The bytes one case reads back, with the words saying how they add up.
+
+    Why all of them: a case's processes (iozone's threads, fio's jobs, the engine's streams, a
+    placement's streams on each target) share one page cache and, with page_cache_limit, one
+    memory cgroup; 4 threads on 256m files fill 1 GiB of it, not 256m."""
+    own = {k: v for k, v in params.items() if k != PLACEMENT_KEY}
+    size = adapter.file_size(own)
+    if size is None:
+        return None, ""
+    if PLACEMENT_KEY in params:  # one file per stream of `on` (as _check_placed_room counts)
+        every = size * len(str(params[PLACEMENT_KEY]).split("+"))
+    else:
+        every = adapter.space_bytes(own) or size
+    if every <= size:
+        return size, f"a {format_size(size)} file"
+    files = every // size
+    return every, f"{files} files of {format_size(size)} ({format_size(every)})"
 
 
 def _points(spec: TestSpec) -> Iterator[dict[str, Any]]:

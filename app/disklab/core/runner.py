@@ -27,8 +27,8 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Generator, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -56,6 +56,7 @@ from disklab.core.events import (
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
 from disklab.core.fs.commands import preview_mountpoint
+from disklab.core.fs.options import journalled_data_seconds
 from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
@@ -70,6 +71,7 @@ from disklab.core.system.cgroups import (
     create_group,
     find_memory_controller,
     group_name,
+    oom_kills,
     remove_group,
 )
 from disklab.core.system.devices import check_destructive, identity_of
@@ -729,9 +731,9 @@ def _run_case(
             yield CaseFailed(case_id=case.id, repeat=repeat, error=limited, transcript_tail="",
                              duration=time.monotonic() - started, t=time.time())
             return "failed"
-        outcome = yield from _prepare_and_measure(run, adapter, index, count, cancel,
-                                                  sample_interval, done_before, total_bytes,
-                                                  ctx, started)
+        outcome = yield from _explain_oom(ctx, run, _prepare_and_measure(
+            run, adapter, index, count, cancel, sample_interval, done_before, total_bytes, ctx,
+            started))
     finally:
         # no yield here: the caller may be closing the generator
         left = _cleanup(ctx, run) + _remove_group(ctx, run)
@@ -747,6 +749,42 @@ def _run_case(
         yield Notice(level="warning", message=f"could not remove {', '.join(left)}",
                      case_id=case.id, t=time.time())
     return outcome
+
+
+def _explain_oom(ctx: _Context, run: _Planned,
+                 events: Generator[Event, None, str]) -> Generator[Event, None, str]:
+    """The case's events, with a SIGKILL that the memory cgroup's OOM killer dealt said as such.
+
+    Why: from outside an OOM kill is a plain signal 9 ("iozone was killed by signal 9"); the
+    group's own counter (read before the group is removed) tells the user that the page-cache
+    limit was reached, and what to change."""
+    group = ctx.groups.get(run.target.tag)
+    try:
+        while True:
+            try:
+                event = next(events)
+            except StopIteration as stop:
+                return stop.value
+            if (group is not None and isinstance(event, CaseFailed) and event.signal == 9
+                    and oom_kills(group[0]) > 0):
+                event = replace(event, error=_oom_words(ctx.plan, run.case))
+            yield event
+    finally:
+        events.close()
+
+
+def _oom_words(plan: Plan, case: Case) -> str:
+    """What the OOM kill means for this case: the limit, and data=journal's part in it."""
+    limit = plan.page_cache_limit_of(case.test_index)
+    words = (f"{case.tool} was killed by the kernel's OOM killer: the memory cgroup's limit of "
+             f"{format_size(limit or 0)} (page_cache_limit) was reached")
+    config = next((c for c in plan.configs if c.label == case.config), None)
+    held = journalled_data_seconds(config.fs, config.mount) if config else None
+    if held is not None:
+        words += (f"; data=journal with commit={held} keeps up to {held} s of written data in "
+                  "memory until the journal commits (or fills): raise page_cache_limit, "
+                  "lower commit or make the journal smaller")
+    return words
 
 
 def _record_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:

@@ -60,6 +60,35 @@ def setup_commands(config: FsConfig, device: str, mountpoint: str | None
     return out
 
 
+PARTITION_RESERVE = 4 << 20  # GPT's tables at both ends and sgdisk's 1 MiB alignment
+
+
+def partition_argvs(device: str, size: int | None, count: int) -> list[tuple[str, ...]]:
+    """The commands that split `device` (of `size` bytes) into `count` equal GPT partitions
+    named disklab1..N: wipefs, sgdisk zapping any table, then one sgdisk call making them all. Equal
+    parts in MiB; the last takes the rest. Without a size (a device not read yet) the sizes
+    show as '+?M'. ConfigError when the device is too small."""
+    if size is None:
+        each_text = "?"
+    else:
+        each = (size - PARTITION_RESERVE) // count >> 20
+        if each < 1:
+            raise ConfigError(f"{device} is too small for {count} partitions")
+        each_text = str(each)
+    argv = ["sgdisk"]
+    for i in range(1, count + 1):
+        part = f"+{each_text}M" if i < count else "0"
+        argv += [f"--new={i}:0:{part}", f"--typecode={i}:8300", f"--change-name={i}:disklab{i}"]
+    return [wipefs_argv(device), ("sgdisk", "--zap-all", device), (*argv, device)]
+
+
+def partition_device(device: str, number: int) -> str:
+    """The kernel's name for partition `number` of `device`: sdb1, but loop0p1 and nvme0n1p1
+    (a 'p' after a name ending in a digit)."""
+    digit = device[-1:].isdigit() or device == IMAGE_DEVICE  # loopN: a loop device's number
+    return f"{device}{'p' if digit else ''}{number}"
+
+
 def command_line(argv: tuple[str, ...] | list[str]) -> str:
     """One command as a user would type it (each argument quoted for a POSIX shell)."""
     return shlex.join(argv)

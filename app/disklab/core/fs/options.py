@@ -281,6 +281,23 @@ def split_mount_option(option: str) -> tuple[str, str | None]:
     return name, (value if eq else None)
 
 
+def journalled_data_seconds(fs: str | None, mount: tuple[str, ...]) -> int | None:
+    """Seconds of written data an ext3/ext4 mount with data=journal may hold in memory before
+    its journal commits (its commit interval), or None for any other data mode.
+
+    Why: with data=journal every written page goes through the journal and stays pinned in the
+    page cache until the transaction commits; with commit=300 that is up to five minutes of
+    writes, which a memory cgroup (page_cache_limit) cannot reclaim, so the kernel's OOM killer
+    ends the tool instead of the kernel writing back."""
+    if fs not in ("ext3", "ext4"):
+        return None
+    values = dict(split_mount_option(o) for o in mount)
+    if values.get("data") != "journal":
+        return None
+    commit = values.get("commit")
+    return int(commit) if commit and commit.isdigit() else EXT_JOURNAL_COMMIT_DEFAULT
+
+
 def _check_mount_option(fs: str, option: Any) -> str | None:
     if not isinstance(option, str) or not option.strip():
         return f"{option!r} is not a mount option (a string such as 'noatime' or 'commit=30')"

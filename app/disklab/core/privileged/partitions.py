@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from disklab.core.errors import RequestError, SafetyError, ToolError
-from disklab.core.fs.commands import wipefs_argv
+from disklab.core.errors import ConfigError, RequestError, SafetyError, ToolError
+from disklab.core.fs.commands import partition_argvs
 from disklab.core.privilege.protocol import Partition, Partitioned, Unpartition, Unpartitioned
 from disklab.core.privileged.filesystems import destructive_target
 from disklab.core.privileged.state import TIMEOUTS, Session, device_of
@@ -29,17 +29,13 @@ def partition(s: Session, r: Partition) -> Partitioned:
     identities (for their mkfs's confirm) come back, and they are the helper's to format."""
     device, kname = destructive_target(s, r.device, r.confirm, r.library_path, "partitioning")
     sectors = int((Path("/sys/class/block") / kname / "size").read_text())
-    # equal parts in MiB, aligned (sgdisk aligns to 2048 sectors); the last takes the rest
-    each = (sectors * 512 - (4 << 20)) // r.count >> 20
-    if each < 1:
-        raise RequestError(f"{r.device} is too small for {r.count} partitions")
-    s.run(wipefs_argv(device), timeout=TIMEOUTS["wipefs"])
-    s.run(("sgdisk", "--zap-all", device), check=False)  # no table yet: exit 2
-    argv = ["sgdisk"]
-    for i in range(1, r.count + 1):
-        size = f"+{each}M" if i < r.count else "0"
-        argv += [f"--new={i}:0:{size}", f"--typecode={i}:8300", f"--change-name={i}:disklab{i}"]
-    s.run((*argv, device))
+    try:  # the very commands `disklab plan show` prints (core.fs.commands.partition_argvs)
+        wipe, zap, make = partition_argvs(device, sectors * 512, r.count)
+    except ConfigError as e:
+        raise RequestError(str(e)) from None
+    s.run(wipe, timeout=TIMEOUTS["wipefs"])
+    s.run(zap, check=False)  # no table yet: exit 2
+    s.run(make)
     s.run(("partx", "--update", device), check=False)  # may already be known
     parts = partitions_of(kname)
     if len(parts) != r.count:

@@ -174,6 +174,13 @@ class ToolAdapter(ABC):
     def uses_direct_io(self, params: Mapping[str, Scalar]) -> bool:
         return bool(params.get("direct", False))
 
+    def placed_params(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A placed case's parameters as its command runs them (default: as given). Why: a
+        tool that starts one process per stream of `on` (iozone -t N -F one file on each
+        target) runs N processes whatever the plan's `threads` says, and a case, its rows and
+        its labels must say what ran."""
+        return params
+
     @abstractmethod
     def build_command(self, params: Mapping[str, Scalar], target: RunTarget) -> Command:
         """argv (a list, never a shell string) and files of one case."""

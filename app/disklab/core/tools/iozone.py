@@ -797,6 +797,13 @@ class IozoneAdapter(ToolAdapter):
                                       "(iozone has no throughput-mode record rewrite)"))
         return problems
 
+    def placed_params(self, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Placed: one process per stream of `on` (build_command's -t), so threads is that."""
+        streams = placement(params)
+        if not streams or params.get("auto"):
+            return params
+        return {**params, "threads": len(streams)}
+
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
         def kb(n: int) -> str:
             return f"{n // KiB}k"

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from disklab.cli import gui_cmd
+from disklab.cli import gui_cmd, importing
 from disklab.cli.docs import completion, manpage
 from disklab.cli.output import (
     TerminalView,
@@ -26,7 +26,7 @@ from disklab.cli.output import (
     resume_lines,
 )
 from disklab.core import tools
-from disklab.core.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
+from disklab.core.errors import LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Notice
 from disklab.core.fs.commands import (
     command_line,
@@ -72,7 +72,6 @@ from disklab.core.session import (
     summary_text,
     tool_rows,
 )
-from disklab.core.tools.base import ToolOutput
 from disklab.core.units import format_size
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -509,54 +508,10 @@ def tools_cmd(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _detect(text: str) -> str | None:
-    for name in ("fio", "bonnie", "iozone", "dd"):
-        if tools.get_adapter(name).sniff(text):
-            return name
-    return None
-
-
 def import_cmd(args: argparse.Namespace) -> int:
-    library = _open_library(args)
-    problems: list[Problem] = []
-    imported: list[dict[str, Any]] = []
-    try:
-        for name in args.files:
-            path = Path(name)
-            try:
-                text = path.read_bytes().decode("utf-8", errors="replace")
-            except OSError as e:
-                problems.append(Problem(name, f"cannot read: {e.strerror}"))
-                continue
-            tool = args.tool or _detect(text)
-            if tool is None:
-                problems.append(Problem(name, "not recognised as iozone, fio, bonnie++ or dd "
-                                              "output (use --tool to say which)"))
-                continue
-            adapter = tools.get_adapter(tool)
-            output = ToolOutput(stdout=text, stderr=text if tool == "dd" else "")
-            try:
-                metrics = adapter.parse_result(output, {})
-            except DisklabError as e:
-                problems.append(Problem(name, str(e)))
-                continue
-            sid = library.import_session(
-                name=args.session or path.name, tool=tool, config=args.config,
-                source_path=str(path.resolve()), transcript=text, metrics=metrics, params={},
-                host={"imported_from": str(path.resolve())},
-            )
-            imported.append({"file": name, "tool": tool, "session": sid,
-                             "metrics": len(metrics)})
-            if not args.json:
-                print(f"{name}: {tool}, {len(metrics)} figures -> session {sid}")
-    finally:
-        library.close()
-    if args.json:
-        print(json.dumps(versioned("disklab.import", {
-            "imported": imported, "problems": [str(p) for p in problems]}), indent=2))
-    for p in problems:
-        print(f"disklab import: {p}", file=sys.stderr)
-    return EXIT_BAD_INPUT if problems else EXIT_OK
+    """`disklab import PATH...` (cli.importing): bundles, libraries, tool outputs."""
+    with _open_library(args) as library:
+        return importing.import_cmd(args, library)
 
 
 def start(args: argparse.Namespace) -> int:

@@ -16,11 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from disklab.cli import gui_cmd, importing
+from disklab.cli import exporting, gui_cmd, importing
 from disklab.cli.docs import completion, manpage
 from disklab.cli.output import (
     TerminalView,
     event_json,
+    host_differences,
     print_results,
     print_table,
     resume_lines,
@@ -46,22 +47,18 @@ from disklab.core.plan import (
 )
 from disklab.core.plan_schema import plan_schema_text
 from disklab.core.resources import find_plan
-from disklab.core.results.charts import session_charts, thinned_samples
 from disklab.core.results.compare import session_label
 from disklab.core.results.documents import (
-    SESSION_FORMATS,
     comparison_text,
     pivot_text,
     session_evidence,
     session_facts,
     session_json,
     table_text,
-    write_session,
 )
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import PivotKeyError, build_pivot, report_pivot, session_rows
 from disklab.core.results.stats import ALPHA
-from disklab.core.results.svg import HEIGHT, WIDTH, write_svgs
 from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
@@ -82,8 +79,19 @@ def _library_path(args: argparse.Namespace) -> Path:
     return library_path(getattr(args, "library", None))
 
 
+# The commands that only read the library: they never create one (a mistyped --library
+# would otherwise become an empty file, its directories, and an empty table)
+READ_ONLY = frozenset({"sessions", "show", "compare", "export"})
+
+
 def _open_library(args: argparse.Namespace) -> Library:
-    return Library.open(_library_path(args))
+    """The library, created when missing, except for the commands that only read it: for
+    them a missing library is the user's mistake (LibraryError, exit 2)."""
+    path = _library_path(args)
+    if getattr(args, "command", None) in READ_ONLY and not path.exists():
+        raise LibraryError(f"no library at {path}: nothing has been recorded there (check "
+                           "--library and $DISKLAB_LIBRARY)")
+    return Library.open(path)
 
 
 def _load(args: argparse.Namespace, target: str | None = None) -> CheckedPlan:
@@ -357,38 +365,9 @@ def show(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    """`disklab export SESSION --format html|md|csv|json|svg|png -o PATH [--size WxH]`.
-
-    html: one self-contained file (facts, results, inline SVG charts, plan, warnings); md: the
-    results table; csv/json: every figure in canonical units; svg/png: the charts, `-o` a file
-    for one chart or a directory for several. Only png imports the GUI (gui_cmd).
-    """
-    fmt = args.format
-    out = Path(args.output)
-    include = bool(getattr(args, "include_partial", False))
-    library = _open_library(args)
-    try:
-        sid = int(library.find_session(args.session)["id"])
-        if fmt in SESSION_FORMATS:
-            write_session(library, sid, out, fmt, include_partial=include)
-            print(f"wrote {out}")
-            return EXIT_OK
-        if fmt not in ("svg", "png"):
-            print(f"disklab: unknown format {fmt!r}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        specs = session_charts(session_results(library, sid, include).rows,
-                               thinned_samples(library, sid))
-    finally:
-        library.close()
-    if not specs:
-        print(f"disklab: session {sid} has no results to chart", file=sys.stderr)
-        return EXIT_FAILED
-    width, height = getattr(args, "size", None) or (WIDTH, HEIGHT)
-    if fmt == "png":
-        return gui_cmd.write_png_charts(specs, out, width, height)
-    for p in write_svgs(specs, out, width, height):
-        print(f"wrote {p}")
-    return EXIT_OK
+    """`disklab export SESSION... --format FORMAT -o FILE` (cli.exporting)."""
+    with _open_library(args) as library:
+        return exporting.export(args, library)
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -421,6 +400,8 @@ def compare(args: argparse.Namespace) -> int:
         text = comparison_text(library, ids, baseline, fmt,
                                alpha=getattr(args, "alpha", None) or ALPHA,
                                include_partial=bool(getattr(args, "include_partial", False)))
+        if fmt == "md":  # sessions of several machines: what differs, above the table
+            text = host_differences([library.session(i) for i in ids]) + text
     finally:
         library.close()
     output = getattr(args, "output", None)
@@ -481,6 +462,8 @@ def compare_pivot(args: argparse.Namespace) -> int:
     title = "DiskLab: " + ", ".join(session_label(s) for s in sessions)
     facts = [f for s in sessions for f in session_facts(s)]
     text = pivot_text(pivot, fmt, title, facts, evidence)
+    if fmt in ("text", "md"):  # sessions of several machines: what differs, above the table
+        text = host_differences(sessions) + text
     output = getattr(args, "output", None)
     if output:
         Path(output).write_text(text, encoding="utf-8")

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from disklab import __version__
-from disklab.cli import commands, gui_cmd, install
+from disklab.cli import commands, exporting, gui_cmd, install
 from disklab.cli import devices as devices_cmd
 from disklab.cli.docs import SHELLS
 from disklab.core.errors import DisklabError, LibraryError, PlanError
@@ -96,11 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.show)
 
-    p = sub.add_parser("export", help="write a session as CSV, JSON, HTML, Markdown or its charts")
-    p.add_argument("session", metavar="SESSION")
-    p.add_argument("--format", choices=("csv", "json", "html", "md", "svg", "png"),
-                   required=True)
-    p.add_argument("-o", "--output", metavar="FILE", required=True)
+    p = sub.add_parser("export", help="write sessions as CSV, JSON, HTML, Markdown, samples, "
+                                      "charts or a bundle")
+    p.add_argument("sessions", nargs="+", metavar="SESSION",
+                   help="session id, name or UUID (several only for --format bundle)")
+    p.add_argument("--format", choices=exporting.FORMATS, required=True,
+                   help=exporting.FORMAT_HELP)
+    p.add_argument("-o", "--output", metavar="FILE", required=True,
+                   help="the file to write ('-': standard output, for text formats); for "
+                        "several charts an existing directory or a path ending with /")
     p.add_argument("--size", type=chart_size, default=None, metavar="WxH",
                    help="svg and png: each chart's size in pixels (default 1000x560); the "
                         "PNG and the SVG of a chart are the same size")
@@ -200,6 +204,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANCELLED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:  # a path the user gave (exit 2) or a failing disk (exit 1)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"disklab: {where}{e.strerror or e}", file=sys.stderr)
+        return exporting.os_error_exit(e)
 
 
 if __name__ == "__main__":

@@ -16,18 +16,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from disklab.cli import exporting, gui_cmd, importing
+from disklab.cli import exporting, gui_cmd, importing, library_cmds
 from disklab.cli.docs import completion, manpage
 from disklab.cli.output import (
     TerminalView,
     event_json,
     host_differences,
+    is_quiet,
     print_results,
     print_table,
     resume_lines,
 )
 from disklab.core import tools
-from disklab.core.errors import LibraryError, PlanError, PrivilegeError, Problem
+from disklab.core.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.events import Notice
 from disklab.core.fs.commands import (
     command_line,
@@ -84,7 +85,7 @@ def _library_path(args: argparse.Namespace) -> Path:
 READ_ONLY = frozenset({"sessions", "show", "compare", "export"})
 
 
-def _open_library(args: argparse.Namespace) -> Library:
+def open_library(args: argparse.Namespace) -> Library:
     """The library, created when missing, except for the commands that only read it: for
     them a missing library is the user's mistake (LibraryError, exit 2)."""
     path = _library_path(args)
@@ -94,9 +95,15 @@ def _open_library(args: argparse.Namespace) -> Library:
     return Library.open(path)
 
 
+_open_library = open_library  # the name the commands below use
+
+
 def _load(args: argparse.Namespace, target: str | None = None) -> CheckedPlan:
     """The plan named by args.plan: a file, or a preset's name ('quick')."""
-    return load_plan(find_plan(args.plan), target_dir=target or getattr(args, "target", None),
+    path = find_plan(args.plan)
+    if not path.exists() and os.sep not in str(args.plan):
+        raise DisklabError(library_cmds.unknown_plan(str(args.plan)))
+    return load_plan(path, target_dir=target or getattr(args, "target", None),
                      library=str(_library_path(args)))
 
 
@@ -148,7 +155,7 @@ def _record(start: Callable[[threading.Event], RecordedRun], library: Library, n
 
 def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library, name: str,
               as_json: bool) -> int:
-    view = None if as_json else TerminalView(sys.stderr)
+    view = None if as_json or is_quiet() else TerminalView(sys.stderr)
     with _CancelOnSignal() as cancel, start(cancel) as run:
         for event in run:
             if view is not None:
@@ -159,8 +166,9 @@ def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library,
             else:
                 print(json.dumps(event_json(event)), flush=True)
     status = run.status or "failed"
-    if view is not None and run.session_id is not None:
-        view.close()
+    if not as_json and run.session_id is not None:
+        if view is not None:
+            view.close()
         print(f"\nsession {run.session_id}: {name} ({status})")
         print_results(session_results(library, run.session_id))
     if status == "cancelled":

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from disklab.cli import gui_cmd
+from disklab.cli.output import info
 from disklab.core.errors import DisklabError
 from disklab.core.library import Library
 from disklab.core.library.bundle import export_bundle
@@ -45,8 +46,7 @@ def export(args: argparse.Namespace, library: Library) -> int:
     ids = list(dict.fromkeys(int(library.find_session(s)["id"]) for s in args.sessions))
     if fmt == "bundle":
         path = export_bundle(library, ids, _file(out))
-        print(f"wrote {path} ({len(ids)} session{'s' if len(ids) > 1 else ''})",
-              file=sys.stderr if out == "-" else sys.stdout)
+        info(f"wrote {path} ({len(ids)} session{'s' if len(ids) > 1 else ''})")
         return EXIT_OK
     if len(ids) > 1:
         raise OutputError(f"--format {fmt} writes one session; give one (or --format bundle)")
@@ -57,7 +57,7 @@ def export(args: argparse.Namespace, library: Library) -> int:
         if out == "-":
             return _emit(out, _session_text(library, sid, fmt, include))
         write_session(library, sid, _file(out), fmt, include_partial=include)
-        print(f"wrote {out}")
+        info(f"wrote {out}")
         return EXIT_OK
     specs = session_charts(session_results(library, sid, include).rows,
                            thinned_samples(library, sid))
@@ -102,7 +102,7 @@ def write_charts(specs: Sequence[ChartSpec], paths: Sequence[Path], fmt: str,
         return gui_cmd.write_png_charts(specs, paths, width, height)
     for spec, path in zip(specs, paths, strict=True):
         path.write_text(to_svg(spec, width, height), encoding="utf-8")
-        print(f"wrote {path}")
+        info(f"wrote {path}")
     return EXIT_OK
 
 
@@ -113,7 +113,7 @@ def _emit(out: str, text: str) -> int:
         sys.stdout.flush()
         return EXIT_OK
     _file(out).write_text(text, encoding="utf-8")
-    print(f"wrote {out}")
+    info(f"wrote {out}")
     return EXIT_OK
 
 

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from disklab.cli.output import info
 from disklab.core.results.charts import ChartSpec
 from disklab.core.session import library_path
 
@@ -86,7 +87,7 @@ def write_png_charts(specs: Sequence[ChartSpec], paths: Sequence[Path], width: i
         print(gui_missing("a PNG chart", e), file=sys.stderr)
         return EXIT_BAD_INPUT
     for spec, path in zip(specs, paths, strict=True):
-        print(f"wrote {write_chart(spec, path, width, height)}")
+        info(f"wrote {write_chart(spec, path, width, height)}")
     return EXIT_OK
 
 

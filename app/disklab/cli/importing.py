@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from disklab.cli.output import is_quiet
 from disklab.core.errors import LibraryError, Problem
 from disklab.core.importing import read_outputs
 from disklab.core.jsonformat import versioned
@@ -45,7 +46,7 @@ class _Reporter:
     the progress line on a terminal."""
 
     def __init__(self, args: argparse.Namespace, err: TextIO | None = None):
-        self.quiet = bool(args.json or getattr(args, "quiet", False))
+        self.quiet = bool(args.json or is_quiet())
         self.err = err or sys.stderr
         self.live = not self.quiet and self.err.isatty()
         self.problems: list[Problem] = []

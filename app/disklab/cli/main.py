@@ -5,17 +5,26 @@ Exit codes: 0 success, 1 a case failed, 2 bad input, 130 cancelled.
 
 from __future__ import annotations
 
-import argparse
-import re
 import sys
-from collections.abc import Sequence
 
-from disklab import __version__
-from disklab.cli import commands, exporting, gui_cmd, install
-from disklab.cli import devices as devices_cmd
-from disklab.cli.docs import SHELLS
-from disklab.core.errors import DisklabError, LibraryError, PlanError
-from disklab.core.results.stats import ALPHA
+try:  # Ctrl-C while the modules load (the first ~0.8 s) is a cancel too, not a traceback
+    import argparse
+    import contextlib
+    import logging
+    import re
+    import shlex
+    from collections.abc import Sequence
+
+    from disklab import __version__
+    from disklab.cli import commands, exporting, gui_cmd, install, library_cmds, output
+    from disklab.cli import devices as devices_cmd
+    from disklab.cli.docs import SHELLS
+    from disklab.core.errors import DisklabError, LibraryError, PlanError
+    from disklab.core.logfile import install_exception_hooks, start_log
+    from disklab.core.results.stats import ALPHA
+except KeyboardInterrupt:
+    sys.stderr.write("disklab: cancelled\n")
+    sys.exit(130)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 JSON_HELP = "print JSON (its format name and version first) instead of a table"
@@ -141,6 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.compare)
 
+    library_cmds.add_parsers(sub, library_option, commands.open_library)
+
     p = sub.add_parser("tools", help="installed tools and their versions")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
     p.set_defaults(func=commands.tools_cmd)
@@ -183,12 +194,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def verbosity_options(parser: argparse.ArgumentParser) -> None:
+    """--quiet and --verbose on the top parser and on every subcommand (before or after it)."""
+    def add(p: argparse.ArgumentParser, default: object) -> None:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("-q", "--quiet", action="store_true", default=default,
+                           help="print only results and errors")
+        group.add_argument("-v", "--verbose", action="store_true", default=default,
+                           help="also print what is logged (the log file's lines) on stderr")
+
+    add(parser, False)
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        for sub in {id(p): p for p in action.choices.values()}.values():
+            add(sub, argparse.SUPPRESS)
+            if sub._subparsers is not None:
+                for nested in sub._subparsers._group_actions:
+                    for q in {id(x): x for x in nested.choices.values()}.values():
+                        add(q, argparse.SUPPRESS)
+
+
+def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Logger:
+    """The CLI logs to the window's rotating log file (core.logfile): the command, how it
+    ended, and any crash's traceback. A log that cannot be written stops nothing."""
+    log = logging.getLogger("disklab")
+    with contextlib.suppress(OSError):
+        start_log()
+        install_exception_hooks()
+    if args.verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("disklab: %(levelname)s %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG)
+    output.set_quiet(bool(args.quiet))
+    log.info("command line: disklab %s", shlex.join(argv))
+    return log
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    verbosity_options(parser)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(given)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    log = _start_logging(args, given)
+    code = _dispatch(args)
+    log.info("disklab %s ended with exit code %d", args.command, code)
+    return code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the subcommand; what the user gave wrong is one line and exit 2 (an I/O fault 1,
+    Ctrl-C 130), never a traceback."""
     try:
         return int(args.func(args))
     except PlanError as e:

@@ -29,6 +29,23 @@ from disklab.core.results.tables import results_table
 from disklab.core.tools import get_adapter
 from disklab.core.units import human_rate
 
+_QUIET = [False]  # --quiet: the informational lines are not printed
+
+
+def set_quiet(quiet: bool) -> None:
+    _QUIET[0] = quiet
+
+
+def is_quiet() -> bool:
+    return _QUIET[0]
+
+
+def info(text: str) -> None:
+    """An informational line on stdout ('wrote x.csv', 'session 3: notes saved'), not with
+    --quiet. Results and errors are printed whatever the verbosity."""
+    if not _QUIET[0]:
+        print(text)
+
 
 def event_json(event: Event) -> dict[str, Any]:
     """An event as one JSON object: {"format": "disklab.event", "version": 1,

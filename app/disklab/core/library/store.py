@@ -496,6 +496,9 @@ class Library:
     def set_notes(self, session_id: int, text: str) -> None:
         self._write("UPDATE session SET notes = ? WHERE id = ?", (text, session_id))
 
+    def rename_session(self, session_id: int, name: str) -> None:
+        self._write("UPDATE session SET name = ? WHERE id = ?", (name, session_id))
+
     def add_tag(self, session_id: int, tag: str) -> None:
         self._write("INSERT OR IGNORE INTO tag (session_id, tag) VALUES (?, ?)", (session_id, tag))
 

@@ -2,7 +2,8 @@
 did before a crash, and the crash's traceback, are there to attach to a bug report.
 
 The window writes it (gui.app starts it and installs the exception hooks), and so does the
-command line (cli.main: each command, how it ended, a crash's traceback). Rotation keeps it small: 1 MiB, three old files.
+command line (cli.main: each command, how it ended, a crash's traceback). Rotation keeps it
+small: 1 MiB, three old files.
 """
 
 from __future__ import annotations

@@ -30,7 +30,12 @@ from disklab import __version__  # noqa: E402
 from disklab.cli import commands, exporting, gui_cmd, install, library_cmds, output  # noqa: E402
 from disklab.cli import devices as devices_cmd  # noqa: E402
 from disklab.cli.docs import SHELLS  # noqa: E402
-from disklab.core.errors import DisklabError, LibraryError, PlanError  # noqa: E402
+from disklab.core.errors import (  # noqa: E402
+    DisklabError,
+    LibraryError,
+    LibraryWriteError,
+    PlanError,
+)
 from disklab.core.logfile import install_exception_hooks, start_log  # noqa: E402
 from disklab.core.results.stats import ALPHA  # noqa: E402
 
@@ -263,6 +268,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         for problem in e.problems:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except LibraryWriteError as e:  # the machine's fault (disk full, I/O error), not the input
+        print(f"disklab: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except (LibraryError, DisklabError) as e:
         print(f"disklab: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

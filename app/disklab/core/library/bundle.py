@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from disklab.core.errors import LibraryError
+from disklab.core.errors import LibraryError, LibraryWriteError
 from disklab.core.library import schema
 from disklab.core.library.store import Library
 
@@ -188,7 +188,7 @@ def _transaction(db: sqlite3.Connection, path: Path) -> Iterator[None]:
             raise
         db.execute("COMMIT")
     except sqlite3.Error as e:
-        raise LibraryError(f"cannot write to {path}: {e}") from e
+        raise LibraryWriteError(f"cannot write to {path}: {e}") from e
 
 
 def _columns(db: sqlite3.Connection, table: str) -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any
 
 import psutil
 
-from disklab.core.errors import LibraryError
+from disklab.core.errors import LibraryError, LibraryWriteError
 from disklab.core.library import schema
 from disklab.core.library.recorder import SessionRecorder
 from disklab.core.library.writer import SessionWriter, mark_interrupted
@@ -487,7 +487,7 @@ class Library:
                 raise
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
-            raise LibraryError(f"cannot write to the library {self.path}: {e}") from e
+            raise LibraryWriteError(f"cannot write to the library {self.path}: {e}") from e
 
     def _write(self, sql: str, args: Sequence[Any]) -> None:
         with self._transaction():

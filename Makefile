@@ -63,6 +63,7 @@ bench: setup system-packages
 	$(PY) bench/run.py
 
 clean:
+	-test -x $(VENV)/bin/disklab && $(VENV)/bin/disklab install-desktop --user --remove
 	rm -rf $(VENV) build *.egg-info app/*.egg-info
 
 # The soak, by hand (not in CI): random SIGKILLs and cancels of real runs, hostile plans and

@@ -314,6 +314,12 @@ def test_install_desktop_for_one_user(installed: dict[str, Path]) -> None:
     assert (data / "icons/hicolor/scalable/apps/disklab.svg").is_file()
     assert (data / "man/man1/disklab.1").is_file()
     assert not (data / "polkit-1").exists()
+    mine = {p for p in data.rglob("*") if p.is_file()}
+    (data / "applications" / "other.desktop").write_text("[Desktop Entry]\n")
+    removed = _run(["disklab", "install-desktop", "--user", "--remove"], installed["cwd"], env)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.count("removed ") == len(mine) == 7
+    assert [p.name for p in data.rglob("*") if p.is_file()] == ["other.desktop"]
 
 
 def test_the_sdist_holds_resources_license_and_tests(installed: dict[str, Path]) -> None:

@@ -68,6 +68,14 @@ def test_what_is_not_a_disklab_file_is_refused_in_one_line(tmp_path: Path) -> No
             merge(lib, other)
         with pytest.raises(LibraryError, match="the library itself"):
             merge(lib, tmp_path / "l.sqlite3")
+        record_session(lib, [(CASE, [(Metric("write", 1.0, "B/s"),)] * 3)], name="x")
+        bundle = export_bundle(lib, [1], tmp_path / "x.disklab")
+        damaged = bytearray(bundle.read_bytes())
+        damaged[len(damaged) // 2:] = b"\xff" * (len(damaged) - len(damaged) // 2)
+        bundle.write_bytes(bytes(damaged))
+        with pytest.raises(LibraryError, match="x.disklab is damaged"):
+            merge(lib, bundle)
+        assert len(lib.list_sessions()) == 1
 
 
 def test_a_session_being_recorded_is_not_exported_and_not_merged(tmp_path: Path) -> None:

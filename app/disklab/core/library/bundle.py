@@ -162,7 +162,7 @@ def _schema_version(path: Path) -> int:
         finally:
             db.close()
     except sqlite3.DatabaseError as e:
-        raise LibraryError(f"{path} is not a DiskLab bundle or library "
+        raise LibraryError(f"{path} is damaged, or not a DiskLab bundle or library "
                            f"(SQLite says: {e})") from e
     if version == 0 or not has_session:
         raise LibraryError(f"{path} is an SQLite file but not a DiskLab bundle or library")
@@ -170,7 +170,17 @@ def _schema_version(path: Path) -> int:
 
 
 def _check_tables(db: sqlite3.Connection, path: Path) -> None:
-    names = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    """The tables a merge reads are there and the file is whole (a bundle cut short or
+    damaged in transit is said as such, not as a failing write into the library)."""
+    try:
+        check = db.execute("PRAGMA quick_check").fetchone()[0]
+        names = {n for (n,) in db.execute("SELECT name FROM sqlite_master "
+                                          "WHERE type = 'table'")}
+    except sqlite3.DatabaseError as e:
+        check, names = str(e), set()
+    if check != "ok":
+        said = [line for line in check.splitlines() if not line.startswith("***")] or [check]
+        raise LibraryError(f"{path} is damaged (SQLite says: {said[0]})")
     missing = {"session", *PLAIN_TABLES, *ID_TABLES, "series", "sample"} - names
     if missing:
         raise LibraryError(f"{path} is not a whole DiskLab library: it has no "

@@ -73,7 +73,7 @@ def test_what_is_not_a_disklab_file_is_refused_in_one_line(tmp_path: Path) -> No
         damaged = bytearray(bundle.read_bytes())
         damaged[len(damaged) // 2:] = b"\xff" * (len(damaged) - len(damaged) // 2)
         bundle.write_bytes(bytes(damaged))
-        with pytest.raises(LibraryError, match="x.disklab is damaged"):
+        with pytest.raises(LibraryError, match=r"x\.disklab is damaged"):
             merge(lib, bundle)
         assert len(lib.list_sessions()) == 1
 

@@ -8,13 +8,18 @@ run (stop_on_failure decides whether the session goes on after such a failure).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from disklab.core import proc
 from disklab.core.errors import DisklabError
@@ -49,10 +54,43 @@ def parse_probe(text: str) -> dict[str, Any]:
     return facts
 
 
+PROBE_DIR_PREFIX = "disklab-probe-"  # + the pid of the DiskLab that made it, + a random tail
+
+
+def stale_probe_dirs(base: str | None = None) -> list[str]:
+    """Remove the probe directories (in TMPDIR) of DiskLab processes that were killed before
+    removing theirs; one line per directory removed. Each is named with its maker's pid: one
+    whose process is gone, or is a newer process with that pid, is stale. Never raises."""
+    base = base or tempfile.gettempdir()
+    removed = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    for entry in entries:
+        m = re.fullmatch(re.escape(PROBE_DIR_PREFIX) + r"(\d+)-[A-Za-z0-9_]+", entry.name)
+        if m is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        with contextlib.suppress(OSError):
+            if _alive_since(int(m.group(1)), entry.stat(follow_symlinks=False).st_mtime):
+                continue
+            shutil.rmtree(entry.path)
+            removed.append(f"removed {entry.path}, a fio server probe's directory")
+    return removed
+
+
+def _alive_since(pid: int, made: float) -> bool:
+    """Is `pid` a live process that was already running at time `made`?"""
+    try:
+        return psutil.Process(pid).create_time() <= made + 1.0
+    except (psutil.Error, ValueError, OverflowError):
+        return False
+
+
 def probe(endpoint: HostEndpoint, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     """Run the probe job on one server; its facts, or HostError saying what went wrong."""
     name, where = endpoint.name, f"{endpoint.address},{endpoint.port}"
-    with tempfile.TemporaryDirectory(prefix="disklab-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{PROBE_DIR_PREFIX}{os.getpid()}-") as tmp:
         job = Path(tmp) / f"{name}.job"
         job.write_text(probe_job(endpoint.directory))
         try:

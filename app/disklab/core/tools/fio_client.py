@@ -116,8 +116,10 @@ def host_failures(output: ToolOutput, endpoints: list[HostEndpoint],
         if ep.name in seen:
             continue
         where = f"{ep.address},{ep.port}"
-        if (ep.address, ep.port) in refused:
-            failures[ep.name] = f"could not connect to its fio server ({where})"
+        if (ep.address, ep.port) in refused:  # a case runs only on a server that answered
+            failures[ep.name] = (f"its fio server ({where}) stopped answering during the run: "
+                                 "it answered at the session's start, now it refused the "
+                                 "connection")
         elif ep.address in gone:
             failures[ep.name] = f"its fio server ({where}) disconnected during the run"
         else:

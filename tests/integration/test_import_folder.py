@@ -145,3 +145,14 @@ def test_a_terminal_sees_a_progress_line_a_pipe_does_not(tmp_path: Path) -> None
     piped = disklab("import", str(SWEEP), "--session", "p",
                     "--library", str(tmp_path / "l2.sqlite3"))
     assert "reading" not in piped.stderr
+
+
+def test_a_folder_without_outputs_is_said_and_exits_2(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "todo.txt").write_text("buy disks\n")
+    done = disklab("import", str(folder), "--library", str(tmp_path / "l.sqlite3"))
+    assert done.returncode == 2
+    assert done.stderr == f"disklab import: {folder}: no iozone, fio, bonnie++ or dd output in it\n"
+    with Library.open(tmp_path / "l.sqlite3") as lib:
+        assert lib.list_sessions() == []

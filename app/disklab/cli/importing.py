@@ -90,6 +90,9 @@ def _import_outputs(args: argparse.Namespace, library: Library, paths: list[str]
     for name in read.skipped:
         say.line(f"{name}: skipped (no iozone, fio, bonnie++ or dd output)")
     if not read.runs:
+        if not read.problems:  # folders with nothing to import: said, not a silent success
+            say.problems += [Problem(p, "no iozone, fio, bonnie++ or dd output in it")
+                             for p in paths if Path(p).is_dir()]
         return [], read.skipped
     folder = len(paths) == 1 and Path(paths[0]).is_dir()
     if args.session or folder:

@@ -204,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda args: commands.completion_cmd(args, parser))
     p = sub.add_parser("manpage", help="print the man page disklab(1) in roff")
     p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser))
+    verbosity_options(parser)
     return parser
 
 
@@ -246,7 +247,6 @@ def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Log
 def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: Ctrl-C cancels commands
     parser = build_parser()
-    verbosity_options(parser)
     given = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(given)
     if not getattr(args, "func", None):

@@ -51,6 +51,9 @@ def test_an_older_library_merges_through_a_copy_and_is_not_changed(tmp_path: Pat
         assert [s["series"] for s in lib.samples(sid)] == ["app_bps", "app_bps"]
     assert digest(source) == before
     assert not (tmp_path / "old.sqlite3-wal").exists()
+    with Library.open(tmp_path / "l.sqlite3") as lib:  # migrated on a copy again: same UUID
+        assert merge(lib, source).present == [("old dd run", sid)]
+        assert len(lib.list_sessions()) == 1
 
 
 def test_what_is_not_a_disklab_file_is_refused_in_one_line(tmp_path: Path) -> None:

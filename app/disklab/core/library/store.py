@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import math
 import os
@@ -90,6 +91,7 @@ class Library:
         processes opening a new library at once do not both create it."""
         if self._version() == schema.CURRENT:
             return
+        self.db.create_function("disklab_uuid", 5, session_uuid, deterministic=True)
         self.db.execute("BEGIN IMMEDIATE")
         try:
             version = self._version()
@@ -572,6 +574,12 @@ def _split(text: str, start: int, end: int) -> Iterator[str]:
             return
         yield text[start:found.start()]
         start = found.end()
+
+
+def session_uuid(*what: Any) -> str:
+    """The UUID schema 4 gives a session recorded before it: derived from its id, name, start,
+    host and plan, so every migration of the same library gives the same one."""
+    return hashlib.sha256("\0".join(map(str, what)).encode()).hexdigest()[:32]
 
 
 def _process_alive(pid: int | None, started: float | None) -> bool:

@@ -1,11 +1,13 @@
-"""Tool outputs someone already had, read for `disklab import`: which files, which tool, the
-parameters each output states, and fio's per-interval logs beside a JSON output.
-
-Storing them is core.library.imports' work; the CLI says what happened. Nothing here writes.
+"""`disklab import` and a drop on the window: bundles and other libraries merged (by session
+UUID, core.library.bundle), and tool outputs someone already had: which files, which tool, the
+parameters each output states, fio's per-interval logs beside a JSON output, stored as
+sessions (core.library.imports). import_paths does it all and says what happened; the CLI and
+the window show it.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -15,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import tools
-from disklab.core.errors import DisklabError, Problem
-from disklab.core.library.imports import ImportedRun
+from disklab.core.errors import DisklabError, LibraryError, Problem
+from disklab.core.library import Library
+from disklab.core.library.bundle import is_sqlite_file, merge
+from disklab.core.library.imports import ImportedRun, import_runs
 from disklab.core.model import Metric
 from disklab.core.tools.base import ToolOutput
 
@@ -177,3 +181,96 @@ def _read_fio_log(path: Path, scale: float) -> Mapping[str, list[tuple[float, fl
     except OSError:
         return {}
     return by_direction
+
+
+@dataclass
+class ImportReport:
+    """What import_paths did: one line per thing done (for the user), the problems (each an
+    input that could not be imported), and the JSON rows of `disklab import --json`."""
+
+    lines: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    imported: list[dict[str, Any]] = field(default_factory=list)
+    merged: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def import_paths(library: Library, paths: Sequence[str], *, tool: str | None = None,
+                 session: str | None = None, config: str = "imported",
+                 progress: Callable[[int, int, str], None] | None = None) -> ImportReport:
+    """Bundles and libraries (SQLite files) merge; the other paths are tool outputs: with
+    `session` (or one folder) all of them one session, else one session per file (named
+    after it)."""
+    report = ImportReport()
+    outputs = [p for p in paths if Path(p).is_dir() or not is_sqlite_file(Path(p))]
+    for p in paths:
+        if p not in outputs:
+            _merge_one(library, Path(p), report)
+    if outputs:
+        _import_outputs(library, outputs, tool, session, config, progress, report)
+    return report
+
+
+def _merge_one(library: Library, path: Path, report: ImportReport) -> None:
+    """One bundle or library merged (a problem for one that cannot be: newer, not ours)."""
+    try:
+        done = merge(library, path)
+    except LibraryError as e:
+        report.problems.append(Problem(str(path), str(e).removeprefix(f"{path} ")))
+        report.merged.append({"file": str(path), "added": [], "present": [], "running": []})
+        return
+    say = report.lines.append
+    for sid, name in done.added:
+        say(f"{path}: session {name!r} -> session {sid}")
+    for name, sid in done.present:
+        say(f"{path}: session {name!r} is already in the library (session {sid})")
+    for name in done.running:
+        say(f"{path}: session {name!r} is still being recorded there: not imported")
+    if not (done.added or done.present or done.running):
+        say(f"{path}: no sessions in it")
+    report.merged.append({"file": str(path), "added": [sid for sid, _n in done.added],
+                          "present": [sid for _n, sid in done.present],
+                          "running": done.running})
+
+
+def _import_outputs(library: Library, paths: list[str], tool: str | None, session: str | None,
+                    config: str, progress: Callable[[int, int, str], None] | None,
+                    report: ImportReport) -> None:
+    """Tool outputs into sessions."""
+    read = read_outputs(paths, tool, progress)
+    report.problems += read.problems
+    report.skipped += read.skipped
+    report.lines += [f"{name}: skipped (no iozone, fio, bonnie++ or dd output)"
+                     for name in read.skipped]
+    if not read.runs:
+        if not read.problems:  # folders with nothing to import: said, not a silent success
+            report.problems += [Problem(p, "no iozone, fio, bonnie++ or dd output in it")
+                                for p in paths if Path(p).is_dir()]
+        return
+    if session or (len(paths) == 1 and Path(paths[0]).is_dir()):
+        groups = [(session or Path(paths[0]).resolve().name, read.runs)]
+    else:
+        groups = [(Path(r.source_path).name, [r]) for r in read.runs]
+    for name, runs in groups:
+        sources = [r.source_path for r in runs]
+        where = sources[0] if len(sources) == 1 else os.path.commonpath(
+            [str(Path(p).parent) for p in sources])
+        sid = import_runs(library, name=name, config=config, runs=runs,
+                          host={"imported_from": where}, plan_path=where)
+        report.lines.append(_summary(name, sid, runs))
+        report.imported += [{"file": r.source_path, "tool": r.tool, "session": sid,
+                             "metrics": len(r.metrics), "series": len(r.series)} for r in runs]
+
+
+def _summary(name: str, sid: int, runs: list[ImportedRun]) -> str:
+    cases = len({(r.tool, json.dumps(dict(r.params), sort_keys=True, default=str))
+                 for r in runs})
+    series = sum(len(r.series) for r in runs)
+    if len(runs) == 1:
+        r = runs[0]
+        extra = f", {series} series from its logs" if series else ""
+        return f"{r.source_path}: {r.tool}, {len(r.metrics)} figures{extra} -> session {sid}"
+    names = ", ".join(sorted({r.tool for r in runs}))
+    extra = f"; {series} series from fio logs" if series else ""
+    return (f"{len(runs)} outputs ({names}) -> session {sid} {name!r}: {cases} case(s), "
+            f"{len(runs) - cases} repeat(s) of the same parameters{extra}")

@@ -14,7 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QMimeData, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -35,6 +36,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from disklab.core.errors import DisklabError
+from disklab.core.importing import ImportReport, import_paths
 from disklab.core.library.schema import RESUMABLE
 from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
 from disklab.core.results.documents import write_session
@@ -51,12 +54,20 @@ from disklab.gui.state import Workbench
 PARAMS_WIDTH = 220  # px: the widest the parameters column opens (elided, full in the tooltip)
 
 
+def dropped_paths(mime: QMimeData) -> list[str]:
+    """The local files and folders of a drop (a bundle, a library, tool outputs)."""
+    if not mime.hasUrls():
+        return []
+    return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
+
+
 class LibraryPage(QWidget):
     title = "Library"
     session_opened = Signal(object)
 
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
+        self.setAcceptDrops(True)  # a bundle, a library or tool outputs: import_files
         self.wb = wb
         self.lib: Any = None
         self.current: dict[str, Any] | None = None
@@ -185,6 +196,31 @@ class LibraryPage(QWidget):
         if self.lib is not None:
             self.lib.close()
             self.lib = None
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = dropped_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.import_files(paths)
+
+    def import_files(self, paths: list[str]) -> ImportReport | None:
+        """Files dropped on the window: a bundle or another library merged, tool outputs (or
+        a folder of them) imported, as `disklab import` does (core.importing); what happened
+        is said above the session's details."""
+        try:
+            report = import_paths(self._library(), paths)
+        except DisklabError as e:
+            self.heading.setText(html.escape(f"Nothing imported: {e}"))
+            return None
+        self.refresh()
+        said = report.lines + [f"not imported: {p}" for p in report.problems]
+        self.heading.setText("<br>".join(html.escape(line) for line in said[:12])
+                             + (f"<br>… and {len(said) - 12} more" if len(said) > 12 else ""))
+        return report
 
     def refresh(self) -> None:
         selected = self.current["id"] if self.current else None

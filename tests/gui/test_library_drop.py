@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
@@ -58,3 +59,31 @@ def test_a_bundle_and_a_folder_dropped_on_the_window_are_imported(window, tmp_pa
     assert drop(window, [bundle])  # again: one copy
     assert "already in the library" in window.library.heading.text()
     assert not drop(window.library, [])  # nothing to import: the drag is refused
+
+
+SWEEP = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "fio-plot-sweep"
+
+
+@pytest.mark.skipif(not SWEEP.is_dir(), reason="the fio-plot sweep is not here")
+def test_a_runs_fio_logs_show_as_its_time_series_in_the_library(window, tmp_path: Path) -> None:
+    folder = tmp_path / "pm883"
+    folder.mkdir()
+    shutil.copy(SWEEP / "randread-16-1.json", folder)
+    for log in SWEEP.glob("randread-iodepth-16-numjobs-1_*.log"):
+        shutil.copy(log, folder)
+    assert drop(window, [folder])
+    page = window.library
+    with Library.open(window.wb.library_path) as lib:
+        sid = lib.find_session("pm883")["id"]
+    page.select_session(sid)
+    page.tabs.setCurrentWidget(page.chart_host)
+    titles = [page.chart_pick.itemText(i) for i in range(page.chart_pick.count())]
+    assert {"fio's logged throughput over time", "fio's logged IOPS over time",
+            "fio's logged latency over time"} <= set(titles)
+    iops = next(c for c in page.charts if c.title == "fio's logged IOPS over time")
+    [series] = iops.series
+    log = (SWEEP / "randread-iodepth-16-numjobs-1_iops.1.log").read_text().splitlines()
+    assert len(series.x) == len(log)
+    assert series.x[1] - series.x[0] == pytest.approx(0.25)
+    latency = next(c for c in page.charts if c.title == "fio's logged latency over time")
+    assert len(latency.series) == 3  # lat, clat, slat

@@ -93,6 +93,10 @@ def test_commands_that_read_never_create_a_library(tmp_path: Path) -> None:
         done = disklab(*args, "--library", str(typo))
         assert "no library at" in one_line(done, 2)
     assert not (tmp_path / "typo").exists()
+    fresh = {"XDG_DATA_HOME": str(tmp_path / "fresh"), "DISKLAB_LIBRARY": ""}
+    done = disklab("sessions", env=fresh)  # nothing recorded yet, the default place
+    assert done.returncode == 0 and done.stdout.startswith("no sessions yet")
+    assert not (tmp_path / "fresh").exists()
 
 
 def test_presets_and_an_unknown_plan_name_lists_them() -> None:

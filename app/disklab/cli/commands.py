@@ -320,6 +320,17 @@ def _show_setup(plan: Plan) -> None:
 
 
 def sessions(args: argparse.Namespace) -> int:
+    """The sessions, newest first. Where nothing was ever recorded (the default library not
+    made yet) that is said, exit 0; a --library or $DISKLAB_LIBRARY that names no file is a
+    mistake (exit 2): neither creates a library."""
+    path = _library_path(args)
+    if not path.exists() and not getattr(args, "library", None) \
+            and not os.environ.get("DISKLAB_LIBRARY"):
+        if args.json:
+            print(json.dumps(versioned("disklab.sessions", {"sessions": []}), indent=2))
+        else:
+            print(f"no sessions yet: nothing has been recorded ({path} does not exist)")
+        return EXIT_OK
     library = _open_library(args)
     try:
         rows = library.list_sessions()

@@ -775,8 +775,8 @@ def _record_server_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
         placed = server_files(run.case.params, run.target)
     except DisklabError:  # a host without a server: the case fails before any file is made
         return None
-    ssh = {name for name, s in ctx.servers.states.items() if s.ssh is not None}
-    return ctx.record.add(remote_step((ep, ep.name in ssh, paths) for ep, paths in placed))
+    ssh = {name: s.host for name, s in ctx.servers.states.items() if s.ssh is not None}
+    return ctx.record.add(remote_step((ep, ssh.get(ep.name), paths) for ep, paths in placed))
 
 
 def _cleanup(ctx: _Context, run: _Planned) -> list[str]:

@@ -188,7 +188,7 @@ class Servers:
                 self._failed(state, e, messages)
         reached = [s for s in self.states.values() if s.error is None]
         step = None if self.record is None else self.record.add(remote_step(
-            (s.endpoint, s.ssh is not None, probe_paths(s.endpoint))
+            (s.endpoint, s.host if s.ssh is not None else None, probe_paths(s.endpoint))
             for s in reached if s.endpoint is not None))
         with ThreadPoolExecutor(max_workers=max(1, min(len(reached), 8))) as pool:
             probes = {s.host.name: pool.submit(probe, s.endpoint) for s in reached

@@ -58,7 +58,8 @@ def test_a_bundle_and_a_folder_dropped_on_the_window_are_imported(window, tmp_pa
     assert "array.disklab: session &#x27;array host&#x27; -&gt; session" in said
     assert drop(window, [bundle])  # again: one copy
     assert "already in the library" in window.library.heading.text()
-    assert not drop(window.library, [])  # nothing to import: the drag is refused
+    assert drop(window.library.view, [bundle])  # on the sessions table: the window takes it
+    assert not drop(window, [])  # nothing to import: the drag is refused
 
 
 SWEEP = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "fio-plot-sweep"

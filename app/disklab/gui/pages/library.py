@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QMimeData, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -96,7 +95,6 @@ class LibraryPage(QWidget):
 
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
-        self.setAcceptDrops(True)  # a bundle, a library or tool outputs: import_files
         self.wb = wb
         self.lib: Any = None
         self.current: dict[str, Any] | None = None
@@ -226,20 +224,10 @@ class LibraryPage(QWidget):
             self.lib.close()
             self.lib = None
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if dropped_paths(event.mimeData()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        paths = dropped_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
-            self.import_files(paths)
-
     def import_files(self, paths: list[str]) -> ImportReport | None:
-        """Files dropped on the window: a bundle or another library merged, tool outputs (or
-        a folder of them) imported, as `disklab import` does (core.importing); what happened
-        is said above the session's details."""
+        """Files dropped on the window (MainWindow.dropEvent, wherever they land): a bundle or
+        another library merged, tool outputs (or a folder of them) imported, as `disklab
+        import` does (core.importing); what happened is said above the session's details."""
         try:
             report = import_paths(self._library(), paths)
         except DisklabError as e:

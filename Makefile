@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench setup system-packages clean desktop install
+.PHONY: run test lint bench setup system-packages clean desktop install dist
 
 # pyproject.toml gives ranges; constraints.txt the exact versions the tests ran with.
 $(STAMP): pyproject.toml constraints.txt
@@ -32,11 +32,24 @@ desktop:
 PREFIX ?= /usr/local
 DESTDIR ?=
 HELPER_PYTHON ?= $(PREFIX)/bin/python3
+# Without PYTHON on the command line, the checkout's venv (made by make run / make setup) when
+# there is one: the system python3 usually lacks psutil and platformdirs.
+INSTALL_PYTHON := $(if $(filter file,$(origin PYTHON)),$(if $(wildcard $(PY)),$(PY),$(PYTHON)),$(PYTHON))
 install:
-	PYTHONPATH=$(abspath app) $(PYTHON) -m disklab install-desktop --system \
+	@$(INSTALL_PYTHON) -c 'import psutil, platformdirs' 2>/dev/null || { echo "make install: \
+	$(INSTALL_PYTHON) cannot import DiskLab's dependencies (psutil, platformdirs): run make setup \
+	first, or give PYTHON=/path/to/a/python/that/has/them" >&2; exit 2; }
+	PYTHONPATH=$(abspath app) $(INSTALL_PYTHON) -m disklab install-desktop --system \
 		--prefix $(PREFIX) --destdir "$(DESTDIR)" --python $(HELPER_PYTHON)
 	if [ -z "$(DESTDIR)" ]; then PYTHONPATH=$(abspath app) $(PYTHON) -m disklab \
 		install-helper --python $(HELPER_PYTHON); fi
+
+# The wheel (and sdist) to install outside the checkout: pipx install 'dist/disklab-*.whl[gui]'.
+# Built by pip in an isolated environment (setuptools from the package index or pip's cache).
+dist: setup
+	rm -rf dist build
+	$(PY) -m pip wheel -q --no-deps -w dist .
+	@ls dist/disklab-*.whl
 
 system-packages:
 	bash scripts/install-system-packages.sh
@@ -56,6 +69,7 @@ bench: setup system-packages
 	$(PY) bench/run.py
 
 clean:
+	-test -x $(VENV)/bin/disklab && $(VENV)/bin/disklab install-desktop --user --remove
 	rm -rf $(VENV) build *.egg-info app/*.egg-info
 
 # The soak, by hand (not in CI): random SIGKILLs and cancels of real runs, hostile plans and

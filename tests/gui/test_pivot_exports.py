@@ -285,7 +285,7 @@ def test_cli_png_and_svg_of_a_chart_are_the_size_asked(session: tuple[Path, int]
            "PYTHONPATH": os.pathsep.join(sys.path)}
     for fmt in ("svg", "png"):
         subprocess.run([sys.executable, "-m", "disklab", "export", str(sid), "--format", fmt,
-                        "--size", "800x450", "-o", str(tmp_path / fmt), "--library",
+                        "--size", "800x450", "-o", f"{tmp_path / fmt}/", "--library",
                         str(library)], check=True, env=env, capture_output=True, timeout=120)
     svgs = sorted((tmp_path / "svg").glob("*.svg"))
     pngs = sorted((tmp_path / "png").glob("*.png"))

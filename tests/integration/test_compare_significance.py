@@ -285,7 +285,7 @@ def test_a_cancelled_run_is_left_out_of_the_means_by_default(cancelled, capsys) 
     md = run_cli(capsys, "compare", str(other), str(sid), "--library", str(library))
     assert "1 run excluded from the means" in md and f"1 run excluded ({status})" in md
     svg_dir = Path(library).parent / "cut-svg"
-    run_cli(capsys, "export", str(sid), "--format", "svg", "-o", str(svg_dir), "--library",
+    run_cli(capsys, "export", str(sid), "--format", "svg", "-o", f"{svg_dir}/", "--library",
             str(library))
     assert any(f"1 run excluded ({status}) from the means" in p.read_text()
                for p in svg_dir.glob("*.svg"))

@@ -289,3 +289,49 @@ def test_stop_on_failure_stops_at_a_failed_host(tmp_path: Path, servers: list[Se
     events = [json.loads(line)["event"] for line in done.stdout.splitlines()]
     assert events.count("CaseFailed") == 1 and "CaseFinished" not in events
     assert events.count("CaseStarted") == 1  # the h1 case never started
+
+
+def test_a_killed_run_leaves_a_servers_data_file_that_the_next_start_removes(
+        tmp_path: Path, servers: list[Server]) -> None:
+    """Issue 32's soak: a SIGKILL of DiskLab mid-case left the job's data file on the server
+    (fio unlinks it only at the job's end) and no later start removed it. It is recorded
+    before the case runs and the next start removes it through fio's client, saying so."""
+    h1 = servers[0]
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, servers[:1], '["h1"]', extra='runtime = "60s"\n'))
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    run = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                            "--library", str(tmp_path / "lib.sqlite3"), "--json"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(h1.directory.glob("*disklab-*.fio")):  # the server adds its address
+            assert run.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+        time.sleep(0.5)
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)  # DiskLab and its fio client, as a kill -9 of all
+        run.wait(10)
+    deadline = time.monotonic() + 30  # the server ends the job of a client that went away
+    while [p for p in fio_processes([h1.address]) if "--client" in p]:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    time.sleep(1.0)
+    left = sorted(p.name for p in h1.directory.glob("*disklab-*.fio"))
+    assert left, "the kill left nothing on the server: the test proves nothing"
+
+    nothing = tmp_path / "next"
+    nothing.mkdir()
+    other = tmp_path / "next.toml"
+    other.write_text(f'name = "next"\n[target]\ndirectory = "{nothing}"\n[[test]]\n'
+                     'tool = "engine"\nmode = "write"\nblock_size = "1m"\nsize = "1m"\n'
+                     "direct = false\n")
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", str(other),
+                           "--library", str(tmp_path / "lib.sqlite3"), "--json"],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    said = done.stderr.splitlines()  # cleanups before the session are said on stderr
+    assert any(f"removed {h1.directory}/{left[0]}" in m and "on host h1" in m for m in said), said
+    assert list(h1.directory.glob("*disklab-*")) == []
+    assert not list((tmp_path / "state").glob("**/setup-state-*.json"))

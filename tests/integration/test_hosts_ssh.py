@@ -146,3 +146,52 @@ def test_an_unknown_host_key_is_asked_through_the_callback(tmp_path: Path, sshd:
         assert "continue connecting" in question and "SHA256:" in question
     assert len(sshd.known_hosts.read_text().splitlines()) == 2  # ssh kept the accepted keys
     assert wait_gone(sshd, ports) == []
+
+
+def test_files_a_killed_run_left_on_ssh_hosts_are_removed_over_ssh_at_the_next_start(
+        tmp_path: Path, sshd: Sshd) -> None:
+    """Issue 32's soak: the servers' data files stayed after a SIGKILL (the servers end with
+    the SSH sessions, before fio unlinks). The next start logs in as the session did and
+    removes them, saying so."""
+    know_hosts(sshd)
+    ports = [free_port(), free_port()]
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text(tmp_path, sshd, ports, extra='runtime = "60s"\n'))
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    remotes = [tmp_path / "remote1", tmp_path / "remote2"]
+    run = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
+                            "--library", str(tmp_path / "lib.sqlite3")],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           stdin=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not all(list(r.glob("*disklab-*.fio")) for r in remotes):
+            assert run.poll() is None, "disklab ended before its case started"
+            assert time.monotonic() < deadline, "the servers made no data file"
+            time.sleep(0.1)
+        time.sleep(0.5)
+        run.send_signal(signal.SIGKILL)
+        run.wait(10)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait(10)
+    assert wait_gone(sshd, ports) == []
+    left = {r.name: sorted(p.name for p in r.glob("*disklab-*.fio")) for r in remotes}
+    assert all(left.values()), left  # what the soak found
+
+    nothing = tmp_path / "next"
+    nothing.mkdir()
+    other = tmp_path / "next.toml"
+    other.write_text(f'name = "next"\n[target]\ndirectory = "{nothing}"\n[[test]]\n'
+                     'tool = "engine"\nmode = "write"\nblock_size = "1m"\nsize = "1m"\n'
+                     "direct = false\n")
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", str(other),
+                           "--library", str(tmp_path / "lib.sqlite3")],
+                          capture_output=True, text=True, timeout=180, env=env,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    for remote, host in zip(remotes, ("s1", "s2"), strict=True):
+        assert any(f"{remote}/{left[remote.name][0]}" in line and f"on host {host} over SSH"
+                   in line for line in done.stderr.splitlines()), done.stderr
+        assert list(remote.glob("*disklab-*")) == []

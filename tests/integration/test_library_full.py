@@ -56,3 +56,24 @@ def test_a_full_library_disk_during_a_run_is_a_failure_not_bad_input(tmp_path: P
         assert not list(target.iterdir())  # nothing of the run is left on the target
     finally:
         teardown(fs)
+
+
+def test_an_import_into_a_full_library_is_a_failure_and_adds_nothing(tmp_path: Path) -> None:
+    """The machine's fault is exit 1 for `disklab import` too; the library keeps what it had."""
+    fs = make_scratch_fs(tmp_path, "ext4", size="32M")
+    try:
+        library = fs.mountpoint / "library.sqlite3"
+        Library.open(library).close()
+        outputs = Path(__file__).parents[1] / "fixtures" / "fio"  # ~1 MiB of fio outputs
+        _fill(fs.mountpoint, leave=64 << 10)
+        done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "import", str(outputs),
+                               "--session", "fio", "--library", str(library)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stderr
+        assert f"cannot write to the library {library}" in done.stderr
+        (fs.mountpoint / "filler").unlink()
+        with Library.open(library) as lib:
+            assert lib.list_sessions() == []
+    finally:
+        teardown(fs)

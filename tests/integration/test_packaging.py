@@ -195,6 +195,31 @@ def staged(installed: dict[str, Path]) -> Path:
     return dest
 
 
+def test_make_install_takes_the_checkouts_venv_else_says_what_it_needs(
+        installed: dict[str, Path]) -> None:
+    """Without PYTHON, `make install` uses the checkout's venv (what make run made); a Python
+    without DiskLab's dependencies is one line naming them, not a traceback."""
+    _need("make")
+    src, base = installed["src"], installed["base"]
+    (src / ".venv").symlink_to(installed["venv"])  # a venv with the dependencies
+    try:
+        dest = base / "stage-venv"
+        done = _run(["make", "-s", "install", f"DESTDIR={dest}", "PREFIX=/usr"], src,
+                    _env(installed))
+        assert done.returncode == 0, done.stderr
+        assert (dest / "usr/share/applications/org.disklab.DiskLab.desktop").is_file()
+    finally:
+        (src / ".venv").unlink()
+    bare = base / "bare"
+    assert _run([sys.executable, "-m", "venv", "--without-pip", str(bare)], base).returncode == 0
+    done = _run(["make", "-s", "install", f"DESTDIR={base / 'stage-bare'}", "PREFIX=/usr",
+                 f"PYTHON={bare / 'bin' / 'python'}"], src, _env(installed))
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    ours = [line for line in done.stderr.splitlines() if line.startswith("make install:")]
+    assert len(ours) == 1 and "psutil" in ours[0] and "make setup" in ours[0]
+    assert not (base / "stage-bare").exists()
+
+
 def test_make_install_stages_valid_desktop_files(staged: Path) -> None:
     _need("desktop-file-validate", "appstreamcli", "xmllint")
     desktop = staged / f"usr/share/applications/{APP_ID}.desktop"
@@ -292,6 +317,12 @@ def test_install_desktop_for_one_user(installed: dict[str, Path]) -> None:
     assert (data / "icons/hicolor/scalable/apps/disklab.svg").is_file()
     assert (data / "man/man1/disklab.1").is_file()
     assert not (data / "polkit-1").exists()
+    mine = {p for p in data.rglob("*") if p.is_file()}
+    (data / "applications" / "other.desktop").write_text("[Desktop Entry]\n")
+    removed = _run(["disklab", "install-desktop", "--user", "--remove"], installed["cwd"], env)
+    assert removed.returncode == 0, removed.stderr
+    assert removed.stdout.count("removed ") == len(mine) == 7
+    assert [p.name for p in data.rglob("*") if p.is_file()] == ["other.desktop"]
 
 
 def test_the_sdist_holds_resources_license_and_tests(installed: dict[str, Path]) -> None:

@@ -183,7 +183,9 @@ def test_a_refused_connection_is_named() -> None:
     output = _output("client_2servers_one-refused_terse.txt",
                      fixture_text("fio", "client", "client_2servers_one-refused_terse.stderr.txt"))
     metrics, failures = client_metrics(output, {"hosts": "h1+h9"}, endpoints)
-    assert failures == {"h9": "could not connect to its fio server (127.0.0.49,8765)"}
+    assert failures == {"h9": "its fio server (127.0.0.49,8765) stopped answering during the "
+                              "run: it answered at the session's start, now it refused the "
+                              "connection"}
     assert {m.params["host"] for m in metrics if m.params} == {"h1"}
 
 

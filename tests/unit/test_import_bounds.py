@@ -14,6 +14,7 @@ from disklab.cli.main import main
 from disklab.core import tools
 from disklab.core.errors import DisklabError, LibraryError, ParseError
 from disklab.core.library import Library
+from disklab.core.library.imports import import_session
 from disklab.core.model import Case, Metric
 from disklab.core.tools.base import ToolOutput
 from tests.helpers import FIXTURES, fixture_text
@@ -95,7 +96,7 @@ def test_every_number_made_huge_is_a_parse_error_or_a_storable_figure(tmp_path: 
                 for metric in metrics:
                     assert metric.value is None or _storable(metric.value), metric
                     assert all(_storable(v) for v in (metric.params or {}).values()), metric
-                library.import_session(name="x", tool=tool, config="c", source_path=name,
+                import_session(library, name="x", tool=tool, config="c", source_path=name,
                                        transcript="", metrics=metrics, params={}, host={})
     library.close()
     assert tried > 100
@@ -106,7 +107,7 @@ def test_the_library_refuses_a_value_it_cannot_store_with_a_library_error(
     """Whatever a parser lets through, SQLite never raises OverflowError at the recorder."""
     library = Library.open(tmp_path / "library.sqlite3")
     with pytest.raises(LibraryError, match="too large"):
-        library.import_session(name="x", tool="fio", config="c", source_path="f",
+        import_session(library, name="x", tool="fio", config="c", source_path="f",
                                transcript="", metrics=[Metric("bw", 10**400, "B/s")],
                                params={}, host={})
     writer = library.writer()

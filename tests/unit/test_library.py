@@ -15,6 +15,7 @@ import pytest
 
 from disklab.core.errors import LibraryError
 from disklab.core.library import Library, schema
+from disklab.core.library.imports import import_session
 from disklab.core.model import Case, Metric
 from disklab.core.session import library_path
 from tests.helpers import FIXTURES, record_session
@@ -53,11 +54,11 @@ def test_open_creates_parent_dirs_in_wal_with_synchronous_full(tmp_path: Path) -
         assert lib.path == path
         assert lib.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert lib.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 3
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 4
         assert lib.list_sessions() == []
     # reopening an up-to-date library changes nothing
     with Library.open(path) as lib:
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == 4
 
 
 # --- migration and refusal -------------------------------------------------------------------
@@ -175,14 +176,20 @@ def test_a_running_session_whose_process_is_gone_shows_as_interrupted(tmp_path: 
 
 # --- reading, editing, importing, deleting -----------------------------------------------------
 
-def test_find_session_by_id_or_newest_name(tmp_path: Path) -> None:
+def test_find_session_by_id_name_or_uuid_and_a_shared_name_is_refused_with_ids(
+        tmp_path: Path) -> None:
     with Library.open(tmp_path / "l.sqlite3") as lib:
         first = record(lib, "nightly")
         second = record(lib, "nightly")
         other = record(lib, "42")
         assert lib.find_session(str(first))["id"] == first
         assert lib.find_session(first)["id"] == first
-        assert lib.find_session("nightly")["id"] == second
+        with pytest.raises(LibraryError,
+                           match=f"2 sessions are named 'nightly': {first}, {second}"):
+            lib.find_session("nightly")
+        uuid = lib.session(second)["uuid"]
+        assert len(uuid) == 32 and uuid != lib.session(first)["uuid"]
+        assert lib.find_session(uuid)["id"] == second
         assert lib.find_session(str(other))["id"] == other
         with pytest.raises(LibraryError, match="no session 'weekly'"):
             lib.find_session("weekly")
@@ -215,7 +222,7 @@ def test_import_session_round_trip(tmp_path: Path) -> None:
                Metric("write", 1.25e8, "B/s", params={"record_size": 8192}),
                Metric("read", None, "B/s", note="too fast to measure")]
     with Library.open(path) as lib:
-        sid = lib.import_session(
+        sid = import_session(lib,
             name="old iozone", tool="iozone", config="xfs", source_path="/data/run.txt",
             transcript="line one\nline two\n", metrics=metrics, params={"file_size": 65536},
             host={"imported_from": "/data/run.txt"})

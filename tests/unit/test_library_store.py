@@ -23,6 +23,7 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.library import Library, schema
+from disklab.core.library.imports import import_session
 from disklab.core.model import Case, Metric
 from disklab.core.results.compare import comparison_for
 from disklab.core.results.documents import write_session_csv
@@ -156,7 +157,7 @@ def test_a_library_of_schema_version_1_is_migrated_and_keeps_its_sessions(
     db.commit()
     db.close()
     with Library.open(path) as lib:
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 3
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 4
         assert lib.results(1)[0]["mean"] == 42.0
         lib.add_tag(1, "baseline")
         lib.set_notes(1, "before the RAID rebuild")
@@ -191,7 +192,7 @@ def test_delete_import_compare_and_csv(tmp_path: Path) -> None:
         lines = out.read_text().splitlines()
         assert lines[0].startswith("session,config,tool,test,params,metric")
         assert any(",write,B/s,higher,2,100.0,0.0,0.0,100.0;100.0," in ln for ln in lines)
-        imported = lib.import_session(name="old log", tool="dd", config="ext4", source_path="/x",
+        imported = import_session(lib, name="old log", tool="dd", config="ext4", source_path="/x",
                                       transcript="a\nb", metrics=[Metric("copy", 3.0, "B/s")],
                                       params={}, host={})
         assert lib.session(imported)["status"] == "imported"

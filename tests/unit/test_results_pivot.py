@@ -171,7 +171,7 @@ def test_export_size_is_checked(lib: Library, tmp_path: Path,
               "--library", str(lib.path)])
     assert e.value.code == 2 and "--size" in capsys.readouterr().err
     assert main(["export", str(sid), "--format", "svg", "--size", "640x360", "-o",
-                 str(tmp_path / "charts"), "--library", str(lib.path)]) == 0
+                 f"{tmp_path / 'charts'}/", "--library", str(lib.path)]) == 0
     for path in (tmp_path / "charts").glob("*.svg"):
         assert 'width="640" height="360" viewBox="0 0 640 360"' in path.read_text()
 

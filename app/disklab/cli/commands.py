@@ -16,11 +16,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from disklab.cli import gui_cmd
+from disklab.cli import exporting, gui_cmd, importing, library_cmds
 from disklab.cli.docs import completion, manpage
 from disklab.cli.output import (
     TerminalView,
     event_json,
+    host_differences,
+    is_quiet,
     print_results,
     print_table,
     resume_lines,
@@ -48,22 +50,18 @@ from disklab.core.plan import (
 )
 from disklab.core.plan_schema import plan_schema_text
 from disklab.core.resources import find_plan
-from disklab.core.results.charts import session_charts, thinned_samples
 from disklab.core.results.compare import session_label
 from disklab.core.results.documents import (
-    SESSION_FORMATS,
     comparison_text,
     pivot_text,
     session_evidence,
     session_facts,
     session_json,
     table_text,
-    write_session,
 )
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import PivotKeyError, build_pivot, report_pivot, session_rows
 from disklab.core.results.stats import ALPHA
-from disklab.core.results.svg import HEIGHT, WIDTH, write_svgs
 from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
 from disklab.core.runner import plan_runs, tool_versions
@@ -75,7 +73,6 @@ from disklab.core.session import (
     tool_rows,
 )
 from disklab.core.targets import named_targets, partition_names
-from disklab.core.tools.base import ToolOutput
 from disklab.core.units import format_size
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -86,13 +83,30 @@ def _library_path(args: argparse.Namespace) -> Path:
     return library_path(getattr(args, "library", None))
 
 
-def _open_library(args: argparse.Namespace) -> Library:
-    return Library.open(_library_path(args))
+# The commands that only read the library: they never create one (a mistyped --library
+# would otherwise become an empty file, its directories, and an empty table)
+READ_ONLY = frozenset({"sessions", "show", "compare", "export"})
+
+
+def open_library(args: argparse.Namespace) -> Library:
+    """The library, created when missing, except for the commands that only read it: for
+    them a missing library is the user's mistake (LibraryError, exit 2)."""
+    path = _library_path(args)
+    if getattr(args, "command", None) in READ_ONLY and not path.exists():
+        raise LibraryError(f"no library at {path}: nothing has been recorded there (check "
+                           "--library and $DISKLAB_LIBRARY)")
+    return Library.open(path)
+
+
+_open_library = open_library  # the name the commands below use
 
 
 def _load(args: argparse.Namespace, target: str | None = None) -> CheckedPlan:
     """The plan named by args.plan: a file, or a preset's name ('quick')."""
-    return load_plan(find_plan(args.plan), target_dir=target or getattr(args, "target", None),
+    path = find_plan(args.plan)
+    if not path.exists() and os.sep not in str(args.plan):
+        raise DisklabError(library_cmds.unknown_plan(str(args.plan)))
+    return load_plan(path, target_dir=target or getattr(args, "target", None),
                      library=str(_library_path(args)))
 
 
@@ -144,7 +158,7 @@ def _record(start: Callable[[threading.Event], RecordedRun], library: Library, n
 
 def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library, name: str,
               as_json: bool) -> int:
-    view = None if as_json else TerminalView(sys.stderr)
+    view = None if as_json or is_quiet() else TerminalView(sys.stderr)
     with _CancelOnSignal() as cancel, start(cancel) as run:
         for event in run:
             if view is not None:
@@ -155,8 +169,9 @@ def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library,
             else:
                 print(json.dumps(event_json(event)), flush=True)
     status = run.status or "failed"
-    if view is not None and run.session_id is not None:
-        view.close()
+    if not as_json and run.session_id is not None:
+        if view is not None:
+            view.close()
         print(f"\nsession {run.session_id}: {name} ({status})")
         print_results(session_results(library, run.session_id))
     if status == "cancelled":
@@ -338,6 +353,17 @@ def _show_setup(plan: Plan) -> None:
 
 
 def sessions(args: argparse.Namespace) -> int:
+    """The sessions, newest first. Where nothing was ever recorded (the default library not
+    made yet) that is said, exit 0; a --library or $DISKLAB_LIBRARY that names no file is a
+    mistake (exit 2): neither creates a library."""
+    path = _library_path(args)
+    if not path.exists() and not getattr(args, "library", None) \
+            and not os.environ.get("DISKLAB_LIBRARY"):
+        if args.json:
+            print(json.dumps(versioned("disklab.sessions", {"sessions": []}), indent=2))
+        else:
+            print(f"no sessions yet: nothing has been recorded ({path} does not exist)")
+        return EXIT_OK
     library = _open_library(args)
     try:
         rows = library.list_sessions()
@@ -391,38 +417,9 @@ def show(args: argparse.Namespace) -> int:
 
 
 def export(args: argparse.Namespace) -> int:
-    """`disklab export SESSION --format html|md|csv|json|svg|png -o PATH [--size WxH]`.
-
-    html: one self-contained file (facts, results, inline SVG charts, plan, warnings); md: the
-    results table; csv/json: every figure in canonical units; svg/png: the charts, `-o` a file
-    for one chart or a directory for several. Only png imports the GUI (gui_cmd).
-    """
-    fmt = args.format
-    out = Path(args.output)
-    include = bool(getattr(args, "include_partial", False))
-    library = _open_library(args)
-    try:
-        sid = int(library.find_session(args.session)["id"])
-        if fmt in SESSION_FORMATS:
-            write_session(library, sid, out, fmt, include_partial=include)
-            print(f"wrote {out}")
-            return EXIT_OK
-        if fmt not in ("svg", "png"):
-            print(f"disklab: unknown format {fmt!r}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        specs = session_charts(session_results(library, sid, include).rows,
-                               thinned_samples(library, sid))
-    finally:
-        library.close()
-    if not specs:
-        print(f"disklab: session {sid} has no results to chart", file=sys.stderr)
-        return EXIT_FAILED
-    width, height = getattr(args, "size", None) or (WIDTH, HEIGHT)
-    if fmt == "png":
-        return gui_cmd.write_png_charts(specs, out, width, height)
-    for p in write_svgs(specs, out, width, height):
-        print(f"wrote {p}")
-    return EXIT_OK
+    """`disklab export SESSION... --format FORMAT -o FILE` (cli.exporting)."""
+    with _open_library(args) as library:
+        return exporting.export(args, library)
 
 
 def compare(args: argparse.Namespace) -> int:
@@ -455,6 +452,8 @@ def compare(args: argparse.Namespace) -> int:
         text = comparison_text(library, ids, baseline, fmt,
                                alpha=getattr(args, "alpha", None) or ALPHA,
                                include_partial=bool(getattr(args, "include_partial", False)))
+        if fmt == "md":  # sessions of several machines: what differs, above the table
+            text = host_differences([library.session(i) for i in ids]) + text
     finally:
         library.close()
     output = getattr(args, "output", None)
@@ -515,6 +514,8 @@ def compare_pivot(args: argparse.Namespace) -> int:
     title = "DiskLab: " + ", ".join(session_label(s) for s in sessions)
     facts = [f for s in sessions for f in session_facts(s)]
     text = pivot_text(pivot, fmt, title, facts, evidence)
+    if fmt in ("text", "md"):  # sessions of several machines: what differs, above the table
+        text = host_differences(sessions) + text
     output = getattr(args, "output", None)
     if output:
         Path(output).write_text(text, encoding="utf-8")
@@ -542,54 +543,10 @@ def tools_cmd(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _detect(text: str) -> str | None:
-    for name in ("fio", "bonnie", "iozone", "dd"):
-        if tools.get_adapter(name).sniff(text):
-            return name
-    return None
-
-
 def import_cmd(args: argparse.Namespace) -> int:
-    library = _open_library(args)
-    problems: list[Problem] = []
-    imported: list[dict[str, Any]] = []
-    try:
-        for name in args.files:
-            path = Path(name)
-            try:
-                text = path.read_bytes().decode("utf-8", errors="replace")
-            except OSError as e:
-                problems.append(Problem(name, f"cannot read: {e.strerror}"))
-                continue
-            tool = args.tool or _detect(text)
-            if tool is None:
-                problems.append(Problem(name, "not recognised as iozone, fio, bonnie++ or dd "
-                                              "output (use --tool to say which)"))
-                continue
-            adapter = tools.get_adapter(tool)
-            output = ToolOutput(stdout=text, stderr=text if tool == "dd" else "")
-            try:
-                metrics = adapter.parse_result(output, {})
-            except DisklabError as e:
-                problems.append(Problem(name, str(e)))
-                continue
-            sid = library.import_session(
-                name=args.session or path.name, tool=tool, config=args.config,
-                source_path=str(path.resolve()), transcript=text, metrics=metrics, params={},
-                host={"imported_from": str(path.resolve())},
-            )
-            imported.append({"file": name, "tool": tool, "session": sid,
-                             "metrics": len(metrics)})
-            if not args.json:
-                print(f"{name}: {tool}, {len(metrics)} figures -> session {sid}")
-    finally:
-        library.close()
-    if args.json:
-        print(json.dumps(versioned("disklab.import", {
-            "imported": imported, "problems": [str(p) for p in problems]}), indent=2))
-    for p in problems:
-        print(f"disklab import: {p}", file=sys.stderr)
-    return EXIT_BAD_INPUT if problems else EXIT_OK
+    """`disklab import PATH...` (cli.importing): bundles, libraries, tool outputs."""
+    with _open_library(args) as library:
+        return importing.import_cmd(args, library)
 
 
 def start(args: argparse.Namespace) -> int:

@@ -13,13 +13,27 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from disklab.cli.output import info
 from disklab.core.results.charts import ChartSpec
 from disklab.core.session import library_path
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-GUI_MISSING = ("disklab: the desktop window needs the GUI extras: "
-               "pip install -e '.[gui]' (make run does this)")
 GUI_EXTRAS = frozenset({"PySide6", "shiboken6", "pyqtgraph", "numpy"})  # the [gui] extra
+
+
+def gui_missing(what: str, e: ImportError) -> str:
+    """The one line said when the GUI extra is not installed: what needs it (the window, a
+    PNG chart) and how to add it to this install (a checkout's venv, or pip/pipx)."""
+    checkout = Path(__file__).resolve().parents[3]
+    if (checkout / "pyproject.toml").is_file() and (checkout / "Makefile").is_file():
+        how = f"in the checkout {checkout}: make run (or .venv/bin/pip install -e '.[gui]')"
+    elif os.environ.get("PIPX_HOME") or "/pipx/" in sys.prefix:
+        how = "pipx install --force 'dist/disklab-VERSION-py3-none-any.whl[gui]' (the wheel " \
+              "with its [gui] extra)"
+    else:
+        how = f"{Path(sys.executable).name} -m pip install 'disklab[gui]' (or the wheel with " \
+              "[gui] after its file name)"
+    return f"disklab: {what} needs the GUI extra (PySide6, pyqtgraph; missing: {e.name}): {how}"
 
 
 def _extras_missing(e: ImportError) -> bool:
@@ -44,7 +58,7 @@ def gui(args: argparse.Namespace) -> int:
     except ImportError as e:
         if not _extras_missing(e):
             raise
-        print(f"{GUI_MISSING} ({e})", file=sys.stderr)
+        print(gui_missing("the desktop window", e), file=sys.stderr)
         return EXIT_BAD_INPUT
     return run_gui(library_path(getattr(args, "library", None)))
 
@@ -59,22 +73,28 @@ def _offscreen_app() -> object:
     return chart_app()
 
 
-def write_png_charts(specs: Sequence[ChartSpec], out: Path, width: int = 1000,
+def write_png_charts(specs: Sequence[ChartSpec], paths: Sequence[Path], width: int = 1000,
                      height: int = 560) -> int:
-    """`disklab export --format png`: the charts' SVG (core.results.svg) rendered by Qt
-    offscreen at the same size (the one export that needs Qt; every other format is written by
-    core.results without it)."""
+    """`disklab export --format png`: each chart's SVG (core.results.svg) rendered by Qt
+    offscreen at the same size to its path (the one export that needs Qt; every other format
+    is written by core.results without it)."""
     try:
         _app = _offscreen_app()
-        from disklab.gui.export import write_charts
+        from disklab.gui.export import write_chart
     except ImportError as e:
         if not _extras_missing(e):
             raise
-        print(f"{GUI_MISSING} ({e})", file=sys.stderr)
+        print(gui_missing("a PNG chart", e), file=sys.stderr)
         return EXIT_BAD_INPUT
-    for p in write_charts(specs, out, "png", width, height):
-        print(f"wrote {p}")
+    for spec, path in zip(specs, paths, strict=True):
+        info(f"wrote {write_chart(spec, path, width, height)}")
     return EXIT_OK
+
+
+def main() -> int:
+    """The `disklab-gui` launcher: the window, or one line saying what is missing (the GUI
+    extra, a display) instead of a traceback."""
+    return gui(argparse.Namespace(library=None))
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:

@@ -55,6 +55,8 @@ def add_parser(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser)
                    help="staging root prepended to every path (packagers)")
     p.add_argument("--python", metavar="PATH", default=sys.executable,
                    help="interpreter the polkit helper runs (default: this one)")
+    p.add_argument("--remove", action="store_true",
+                   help="remove what the same install wrote (make clean does, for --user)")
     p.set_defaults(func=lambda args: install_desktop(args, parser))
     h = sub.add_parser("install-helper",
                        help="install the root-owned privileged helper sudo and pkexec start")
@@ -99,19 +101,35 @@ def desktop_entry(exec_command: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def shared_paths(share: Path) -> list[Path]:
+    """What install_shared writes under share/, in its order."""
+    return [share / "applications" / f"{APP_ID}.desktop",
+            share / "icons/hicolor/scalable/apps" / f"{ICON_NAME}.svg",
+            share / "metainfo" / f"{APP_ID}.metainfo.xml",
+            share / "man/man1/disklab.1",
+            share / "bash-completion/completions/disklab",
+            share / "zsh/site-functions/_disklab",
+            share / "fish/vendor_completions.d/disklab.fish"]
+
+
+def remove(paths: list[Path]) -> int:
+    """`install-desktop --remove`: the files an install wrote, those that are there."""
+    for path in paths:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        print(f"removed {path}")
+    return EXIT_OK
+
+
 def install_shared(share: Path, parser: argparse.ArgumentParser, exec_command: str) -> list[Path]:
     """The files under share/: desktop entry, icon, metainfo, man page, completions."""
     icon = resource("icons", f"{ICON_NAME}.svg").read_text(encoding="utf-8")
-    return [
-        _write(share / "applications" / f"{APP_ID}.desktop", desktop_entry(exec_command)),
-        _write(share / "icons/hicolor/scalable/apps" / f"{ICON_NAME}.svg", icon),
-        _write(share / "metainfo" / f"{APP_ID}.metainfo.xml",
-               resource(f"{APP_ID}.metainfo.xml").read_text(encoding="utf-8")),
-        _write(share / "man/man1/disklab.1", manpage(parser)),
-        _write(share / "bash-completion/completions/disklab", completion(parser, "bash")),
-        _write(share / "zsh/site-functions/_disklab", completion(parser, "zsh")),
-        _write(share / "fish/vendor_completions.d/disklab.fish", completion(parser, "fish")),
-    ]
+    texts = [desktop_entry(exec_command), icon,
+             resource(f"{APP_ID}.metainfo.xml").read_text(encoding="utf-8"), manpage(parser),
+             completion(parser, "bash"), completion(parser, "zsh"), completion(parser, "fish")]
+    return [_write(path, text) for path, text in zip(shared_paths(share), texts, strict=True)]
 
 
 def install_polkit(destdir: str, python: str) -> list[Path]:
@@ -134,11 +152,16 @@ def install_desktop(args: argparse.Namespace, parser: argparse.ArgumentParser) -
                   "(pkexec clears PATH)", file=sys.stderr)
             return EXIT_BAD_INPUT
         share = _staged(args.destdir, Path(args.prefix) / "share")
+        if args.remove:
+            return remove([*shared_paths(share), _staged(args.destdir, HELPER_LAUNCHER),
+                           _staged(args.destdir, f"{POLKIT_ACTIONS}/{POLICY}")])
         install_shared(share, parser, _exec_line(system=True))
         install_polkit(args.destdir, args.python)
         return EXIT_OK
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local/share")
     share = _staged(args.destdir, data_home)
+    if args.remove:
+        return remove(shared_paths(share))
     install_shared(share, parser, _exec_line(system=False))
     legacy = share / "applications" / LEGACY_DESKTOP
     if legacy.is_file() and "disklab gui" in legacy.read_text(encoding="utf-8", errors="replace"):

@@ -5,17 +5,39 @@ Exit codes: 0 success, 1 a case failed, 2 bad input, 130 cancelled.
 
 from __future__ import annotations
 
-import argparse
-import re
+import os
+import signal
 import sys
-from collections.abc import Sequence
 
-from disklab import __version__
-from disklab.cli import commands, gui_cmd, install
-from disklab.cli import devices as devices_cmd
-from disklab.cli.docs import SHELLS
-from disklab.core.errors import DisklabError, LibraryError, PlanError
-from disklab.core.results.stats import ALPHA
+
+def _cancelled_while_loading(signum: int, frame: object) -> None:
+    """Ctrl-C while the modules load (the first ~0.8 s): nothing is open or written yet, so
+    the process ends here with one line and exit 130 instead of an import's traceback."""
+    os.write(2, b"disklab: cancelled\n")
+    os._exit(130)
+
+
+signal.signal(signal.SIGINT, _cancelled_while_loading)
+
+import argparse  # noqa: E402  (after the handler: these imports are what Ctrl-C interrupts)
+import contextlib  # noqa: E402
+import logging  # noqa: E402
+import re  # noqa: E402
+import shlex  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
+
+from disklab import __version__  # noqa: E402
+from disklab.cli import commands, exporting, gui_cmd, install, library_cmds, output  # noqa: E402
+from disklab.cli import devices as devices_cmd  # noqa: E402
+from disklab.cli.docs import SHELLS  # noqa: E402
+from disklab.core.errors import (  # noqa: E402
+    DisklabError,
+    LibraryError,
+    LibraryWriteError,
+    PlanError,
+)
+from disklab.core.logfile import install_exception_hooks, start_log  # noqa: E402
+from disklab.core.results.stats import ALPHA  # noqa: E402
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 JSON_HELP = "print JSON (its format name and version first) instead of a table"
@@ -96,11 +118,15 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.show)
 
-    p = sub.add_parser("export", help="write a session as CSV, JSON, HTML, Markdown or its charts")
-    p.add_argument("session", metavar="SESSION")
-    p.add_argument("--format", choices=("csv", "json", "html", "md", "svg", "png"),
-                   required=True)
-    p.add_argument("-o", "--output", metavar="FILE", required=True)
+    p = sub.add_parser("export", help="write sessions as CSV, JSON, HTML, Markdown, samples, "
+                                      "charts or a bundle")
+    p.add_argument("sessions", nargs="+", metavar="SESSION",
+                   help="session id, name or UUID (several only for --format bundle)")
+    p.add_argument("--format", choices=exporting.FORMATS, required=True,
+                   help=exporting.FORMAT_HELP)
+    p.add_argument("-o", "--output", metavar="FILE", required=True,
+                   help="the file to write ('-': standard output, for text formats); for "
+                        "several charts an existing directory or a path ending with /")
     p.add_argument("--size", type=chart_size, default=None, metavar="WxH",
                    help="svg and png: each chart's size in pixels (default 1000x560); the "
                         "PNG and the SVG of a chart are the same size")
@@ -136,6 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     include_partial_option(p)
     library_option(p)
     p.set_defaults(func=commands.compare)
+
+    library_cmds.add_parsers(sub, library_option, commands.open_library)
 
     p = sub.add_parser("tools", help="installed tools and their versions")
     p.add_argument("--json", action="store_true", help=JSON_HELP)
@@ -176,15 +204,63 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=lambda args: commands.completion_cmd(args, parser))
     p = sub.add_parser("manpage", help="print the man page disklab(1) in roff")
     p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser))
+    verbosity_options(parser)
     return parser
 
 
+def verbosity_options(parser: argparse.ArgumentParser) -> None:
+    """--quiet and --verbose on the top parser and on every subcommand (before or after it)."""
+    def add(p: argparse.ArgumentParser, default: object) -> None:
+        group = p.add_mutually_exclusive_group()
+        group.add_argument("-q", "--quiet", action="store_true", default=default,
+                           help="print only results and errors")
+        group.add_argument("-v", "--verbose", action="store_true", default=default,
+                           help="also print what is logged (the log file's lines) on stderr")
+
+    add(parser, False)
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        for sub in {id(p): p for p in action.choices.values()}.values():
+            add(sub, argparse.SUPPRESS)
+            if sub._subparsers is not None:
+                for nested in sub._subparsers._group_actions:
+                    for q in {id(x): x for x in nested.choices.values()}.values():
+                        add(q, argparse.SUPPRESS)
+
+
+def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Logger:
+    """The CLI logs to the window's rotating log file (core.logfile): the command, how it
+    ended, and any crash's traceback. A log that cannot be written stops nothing."""
+    log = logging.getLogger("disklab")
+    with contextlib.suppress(OSError):
+        start_log()
+        install_exception_hooks()
+    if args.verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("disklab: %(levelname)s %(message)s"))
+        log.addHandler(handler)
+        log.setLevel(logging.DEBUG)
+    output.set_quiet(bool(args.quiet))
+    log.info("command line: disklab %s", shlex.join(argv))
+    return log
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: Ctrl-C cancels commands
     parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(given)
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_BAD_INPUT
+    log = _start_logging(args, given)
+    code = _dispatch(args)
+    log.info("disklab %s ended with exit code %d", args.command, code)
+    return code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the subcommand; what the user gave wrong is one line and exit 2 (an I/O fault 1,
+    Ctrl-C 130), never a traceback."""
     try:
         return int(args.func(args))
     except PlanError as e:
@@ -192,6 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for problem in e.problems:
             print(f"  {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except LibraryWriteError as e:  # the machine's fault (disk full, I/O error), not the input
+        print(f"disklab: {e}", file=sys.stderr)
+        return EXIT_FAILED
     except (LibraryError, DisklabError) as e:
         print(f"disklab: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -200,6 +279,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_CANCELLED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as e:  # a path the user gave (exit 2) or a failing disk (exit 1)
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"disklab: {where}{e.strerror or e}", file=sys.stderr)
+        return exporting.os_error_exit(e)
 
 
 if __name__ == "__main__":

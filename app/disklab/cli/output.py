@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,23 @@ from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
 from disklab.core.tools import get_adapter
 from disklab.core.units import human_rate
+
+_QUIET = [False]  # --quiet: the informational lines are not printed
+
+
+def set_quiet(quiet: bool) -> None:
+    _QUIET[0] = quiet
+
+
+def is_quiet() -> bool:
+    return _QUIET[0]
+
+
+def info(text: str) -> None:
+    """An informational line on stdout ('wrote x.csv', 'session 3: notes saved'), not with
+    --quiet. Results and errors are printed whatever the verbosity."""
+    if not _QUIET[0]:
+        print(text)
 
 
 def event_json(event: Event) -> dict[str, Any]:
@@ -172,3 +190,24 @@ class TerminalView:
         if self.live:
             self.out.write("\r\x1b[K")
             self.out.flush()
+
+
+# The machine facts a comparison of sessions from several hosts names when they differ
+HOST_FACTS = ("hostname", "distribution", "kernel", "machine", "cpu_model", "cpu_count",
+              "memory_bytes", "filesystem")
+
+
+def host_differences(sessions: Sequence[Mapping[str, Any]]) -> str:
+    """Lines for above a comparison of sessions recorded on different machines: each host
+    fact whose value is not the same in all of them, with each session's value; '' when the
+    sessions agree (one machine, or imported outputs without facts)."""
+    lines = []
+    for key in HOST_FACTS:
+        values = [(s.get("host") or {}).get(key) for s in sessions]
+        if len({json.dumps(v, sort_keys=True) for v in values}) > 1:
+            shown = "; ".join(f"{s['id']} {s['name']}: {'?' if v is None else v}"
+                              for s, v in zip(sessions, values, strict=True))
+            lines.append(f"- {key}: {shown}")
+    if not lines:
+        return ""
+    return "Host facts that differ between these sessions:\n" + "\n".join(lines) + "\n\n"

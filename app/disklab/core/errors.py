@@ -81,6 +81,11 @@ class LibraryError(DisklabError):
     """The session library cannot be opened, migrated or written."""
 
 
+class LibraryWriteError(LibraryError):
+    """A write the library refused for the machine's reasons (disk full, I/O error, locked):
+    not the user's input (the CLI's exit 1, not 2)."""
+
+
 class Cancelled(DisklabError):
     """The user (or a signal) cancelled the run."""
 

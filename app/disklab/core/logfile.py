@@ -1,8 +1,9 @@
 """DiskLab's log file: disklab.log in the XDG state directory, rotated, so that what the window
 did before a crash, and the crash's traceback, are there to attach to a bug report.
 
-The window writes it (gui.app starts it and installs the exception hooks); the command line
-prints to the terminal and needs no log. Rotation keeps it small: 1 MiB, three old files.
+The window writes it (gui.app starts it and installs the exception hooks), and so does the
+command line (cli.main: each command, how it ended, a crash's traceback). Rotation keeps it
+small: 1 MiB, three old files.
 """
 
 from __future__ import annotations

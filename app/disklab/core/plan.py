@@ -29,7 +29,7 @@ from disklab.core.model import AS_IS, PIVOT_KEYS, FsConfig, Plan, Report, Target
 from disklab.core.proc import which
 from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
-from disklab.core.system.mountinfo import same_filesystem
+from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.targets import (
     check_placements,
     limit_configs,
@@ -53,6 +53,12 @@ from disklab.core.units import (
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
             "config", "page_cache_limit", "hosts", "targets", "report"}
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
+# Filesystems that are the kernel's interfaces, not storage: a target directory there measures
+# nothing and writes into /sys or /proc (as root, settings)
+PSEUDO_FILESYSTEMS = frozenset({
+    "sysfs", "proc", "devtmpfs", "devpts", "cgroup", "cgroup2", "debugfs", "tracefs",
+    "securityfs", "configfs", "bpf", "pstore", "efivarfs", "fusectl", "mqueue", "binfmt_misc",
+    "autofs", "rpc_pipefs", "nsfs"})
 TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm", "partitions"}
 MIN_IMAGE = 64 << 20
@@ -368,6 +374,10 @@ def _directory_target(directory: Any, check: _Checker, base_dir: Path,
         check.error(f"{base}.directory", f"{path} does not exist")
     elif not path.is_dir():
         check.error(f"{base}.directory", f"{path} is not a directory")
+    elif (pseudo := mount_of(str(path))) is not None and pseudo.fstype in PSEUDO_FILESYSTEMS:
+        check.error(f"{base}.directory", f"{path} is on {pseudo.fstype} (mounted on "
+                    f"{pseudo.mountpoint}), the kernel's view of itself, not storage: give a "
+                    "directory on a disk's filesystem")
     elif not os.access(path, os.W_OK | os.X_OK):
         check.error(f"{base}.directory", f"{path} is not writable")
     return Target(kind="directory", path=str(path))

@@ -57,6 +57,7 @@ from disklab.core.events import (
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
 from disklab.core.fs.commands import preview_mountpoint
 from disklab.core.fs.options import journalled_data_seconds
+from disklab.core.hosts.leftovers import remote_step
 from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
@@ -79,7 +80,7 @@ from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
-from disklab.core.tools.fio_client import adapter_for, host_names
+from disklab.core.tools.fio_client import adapter_for, host_names, server_files
 from disklab.core.treeload.flush import syncfs
 from disklab.core.units import format_size
 
@@ -281,7 +282,8 @@ def run_plan(
                            for name, t in plan.targets.items()}
     limits = _limits(plan)
     controller = find_memory_controller() if limits else None
-    servers = Servers(used_hosts(plan), ask, cancel.is_set)
+    record = session_state(state_dir or tempfile.gettempdir())
+    servers = Servers(used_hosts(plan), ask, cancel.is_set, record=record)
     try:
         host_problems = servers.start(client_version=versions.get("fio"))
         if servers.states:
@@ -312,8 +314,7 @@ def run_plan(
                    controller=controller,
                    cgroups=CgroupRecord(state_dir or tempfile.gettempdir()),
                    only=only,
-                   record=session_state(state_dir or tempfile.gettempdir()),
-                   servers=servers)
+                   record=record, servers=servers)
     if via_helper:
         yield Notice(level="info", t=time.time(), message=(
             "the tools run as root through the privileged helper: the target is root's"))
@@ -719,6 +720,7 @@ def _run_case(
     started = time.monotonic()
     left: list[str] = []
     record = _record_files(ctx, run)
+    remote = _record_server_files(ctx, run)
     try:
         down = ctx.servers.failed(host_names(case.params)) if ctx.servers else {}
         if down:  # a host that could not be reached or started, or whose server ended
@@ -737,6 +739,8 @@ def _run_case(
     finally:
         # no yield here: the caller may be closing the generator
         left = _cleanup(ctx, run) + _remove_group(ctx, run)
+        if remote is not None and ctx.record is not None:  # the client ended: fio unlinked
+            ctx.record.remove(remote)
         if record is not None and ctx.record is not None:
             if left:  # what could not be removed stays recorded for the next start
                 still = {os.path.abspath(p) for p in left}
@@ -798,6 +802,19 @@ def _record_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
     if not new:
         return None
     return ctx.record.record_files(run.target.directory, new)
+
+
+def _record_server_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
+    """Record the data files a case's fio servers are about to make (core.hosts.leftovers):
+    a kill of this process leaves them on the servers, and the next start removes them."""
+    if ctx.record is None or ctx.servers is None or not host_names(run.case.params):
+        return None
+    try:
+        placed = server_files(run.case.params, run.target)
+    except DisklabError:  # a host without a server: the case fails before any file is made
+        return None
+    ssh = {name: s.host for name, s in ctx.servers.states.items() if s.ssh is not None}
+    return ctx.record.add(remote_step((ep, ssh.get(ep.name), paths) for ep, paths in placed))
 
 
 def _cleanup(ctx: _Context, run: _Planned) -> list[str]:

@@ -30,6 +30,8 @@ from disklab.core import tools
 from disklab.core.errors import PlanError, Problem
 from disklab.core.events import Event, Notice, SessionFinished
 from disklab.core.fs.apply import recover_leftovers
+from disklab.core.hosts.leftovers import recover_remote_files
+from disklab.core.hosts.servers import stale_probe_dirs
 from disklab.core.hosts.ssh import Ask
 from disklab.core.library import Library
 from disklab.core.matrix import run_count
@@ -253,7 +255,9 @@ class RecordedRun:
 
     def __iter__(self) -> Iterator[Event]:
         state = str(state_dir())
-        for line in recover_leftovers(state, library_path=str(self.library.path)):
+        for line in [*recover_remote_files(state),
+                     *recover_leftovers(state, library_path=str(self.library.path)),
+                     *stale_probe_dirs()]:
             yield Notice(level="warning", t=time.time(),
                          message=f"cleaned up after an earlier run: {line}")
         for event in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel,

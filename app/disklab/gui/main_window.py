@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
     QFrame,
@@ -51,7 +51,7 @@ from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
 from disklab.gui.pages.hosts import HostsPage
-from disklab.gui.pages.library import LibraryPage
+from disklab.gui.pages.library import LibraryPage, dropped_paths
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.pages.run import RunPage
 from disklab.gui.pages.target import TargetPage
@@ -145,6 +145,7 @@ class MainWindow(QMainWindow):
         self.quitting: str | None = None  # the signal that asked to quit, without asking
         self.setWindowTitle("DiskLab")
         self.setWindowIcon(app_icon())
+        self.setAcceptDrops(True)  # bundles, libraries, tool outputs: the Library imports them
         # replaced in tests; asks Save / Discard / Cancel otherwise
         self.ask_save: Callable[[], str] = self._ask_save
         self.draft_file = Path(self.settings.fileName()).with_name(DRAFT_FILE)
@@ -261,6 +262,18 @@ class MainWindow(QMainWindow):
             self.show_page("compare")
             return
         self.wb.compare_requested.emit([self.last_session])
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if dropped_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Files dropped anywhere on the window go to the Library page, which imports them."""
+        paths = dropped_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.show_page("library")
+            self.library.import_files(paths)
 
     def show_page(self, key: str) -> None:
         if key in self.pages:

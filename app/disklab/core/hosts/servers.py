@@ -8,19 +8,29 @@ run (stop_on_failure decides whether the session goes on after such a failure).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import psutil
 
 from disklab.core import proc
 from disklab.core.errors import DisklabError
+from disklab.core.hosts.leftovers import remote_step
 from disklab.core.hosts.ssh import Ask, HostError, SshServer, listening
 from disklab.core.model import Host, HostEndpoint, Plan
 
+if TYPE_CHECKING:
+    from disklab.core.fs.apply import StateFile
+
+PROBE_FILE = "disklab-probe.tmp"
 PROBE_TIMEOUT = 30.0  # seconds for the probe job on one host (connect, 1 MiB, report)
 _HELLO = re.compile(r"hostname=(?P<hostname>[^,]*), be=(?P<be>\d+), (?P<bits>\d+)-bit, "
                     r"os=(?P<os>[^,]*), arch=(?P<arch>[^,]*), fio=(?P<fio>[^,\s]*)")
@@ -29,12 +39,19 @@ _CPU = re.compile(r"cpu\s*: usr=(?P<usr>[0-9.]+)%, sys=(?P<sys>[0-9.]+)%")
 _JOB_ERROR = re.compile(r"err=\s*(?P<err>-?\d+)(?: \((?P<msg>[^)]*)\))?")
 
 
+def probe_paths(endpoint: HostEndpoint) -> list[str]:
+    """The file the probe job writes (and fio unlinks) in a host's directory, as the server
+    names it (after the address its client used) and as the job does."""
+    base = endpoint.directory.rstrip("/")
+    return [f"{base}/{endpoint.address}.{PROBE_FILE}", f"{base}/{PROBE_FILE}"]
+
+
 def probe_job(directory: str) -> str:
     """A 1 MiB write in the host's directory, removed by fio (unlink): proves the server runs
     jobs there, and its report names the machine, its OS, architecture, fio version and the
     disk under the directory."""
     return ("[disklab-probe]\nthread\nunlink=1\nrw=write\nbs=64k\nsize=1m\n"
-            f"directory={directory}\nfilename=disklab-probe.tmp\n")
+            f"directory={directory}\nfilename={PROBE_FILE}\n")
 
 
 def parse_probe(text: str) -> dict[str, Any]:
@@ -49,10 +66,43 @@ def parse_probe(text: str) -> dict[str, Any]:
     return facts
 
 
+PROBE_DIR_PREFIX = "disklab-probe-"  # + the pid of the DiskLab that made it, + a random tail
+
+
+def stale_probe_dirs(base: str | None = None) -> list[str]:
+    """Remove the probe directories (in TMPDIR) of DiskLab processes that were killed before
+    removing theirs; one line per directory removed. Each is named with its maker's pid: one
+    whose process is gone, or is a newer process with that pid, is stale. Never raises."""
+    base = base or tempfile.gettempdir()
+    removed = []
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return []
+    for entry in entries:
+        m = re.fullmatch(re.escape(PROBE_DIR_PREFIX) + r"(\d+)-[A-Za-z0-9_]+", entry.name)
+        if m is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        with contextlib.suppress(OSError):
+            if _alive_since(int(m.group(1)), entry.stat(follow_symlinks=False).st_mtime):
+                continue
+            shutil.rmtree(entry.path)
+            removed.append(f"removed {entry.path}, a fio server probe's directory")
+    return removed
+
+
+def _alive_since(pid: int, made: float) -> bool:
+    """Is `pid` a live process that was already running at time `made`?"""
+    try:
+        return psutil.Process(pid).create_time() <= made + 1.0
+    except (psutil.Error, ValueError, OverflowError):
+        return False
+
+
 def probe(endpoint: HostEndpoint, timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     """Run the probe job on one server; its facts, or HostError saying what went wrong."""
     name, where = endpoint.name, f"{endpoint.address},{endpoint.port}"
-    with tempfile.TemporaryDirectory(prefix="disklab-probe-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{PROBE_DIR_PREFIX}{os.getpid()}-") as tmp:
         job = Path(tmp) / f"{name}.job"
         job.write_text(probe_job(endpoint.directory))
         try:
@@ -118,10 +168,12 @@ class Servers:
     """The session's servers: start() reaches or starts each, close() stops what it started."""
 
     def __init__(self, hosts: Iterable[Host], ask: Ask | None = None,
-                 cancelled: Callable[[], bool] | None = None):
+                 cancelled: Callable[[], bool] | None = None,
+                 record: StateFile | None = None):
         self.states = {h.name: HostState(h) for h in hosts}
         self.ask = ask
         self.cancelled = cancelled
+        self.record = record  # the session's state file: the probe files, before the probes
 
     def start(self, client_version: str | None = None) -> list[str]:
         """Reach or start every host, then probe them all at once; returns one message per
@@ -135,9 +187,14 @@ class Servers:
             except HostError as e:
                 self._failed(state, e, messages)
         reached = [s for s in self.states.values() if s.error is None]
+        step = None if self.record is None else self.record.add(remote_step(
+            (s.endpoint, s.host if s.ssh is not None else None, probe_paths(s.endpoint))
+            for s in reached if s.endpoint is not None))
         with ThreadPoolExecutor(max_workers=max(1, min(len(reached), 8))) as pool:
             probes = {s.host.name: pool.submit(probe, s.endpoint) for s in reached
                       if s.endpoint is not None}
+        if step is not None and self.record is not None:  # the probes ended: fio unlinked
+            self.record.remove(step)
         for state in reached:
             try:
                 state.facts = probes[state.host.name].result()

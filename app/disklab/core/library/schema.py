@@ -14,6 +14,13 @@ it was computed at (`result_stamp`): the first look at a 10,000-run session read
 rows instead of grouping 30,000 metric rows. The metric rows stay the record; the summary is
 derived, written when a session's recorder closes, recomputed when its stamp no longer matches
 the session (a resume, added runs) and computed on first read for sessions recorded before it.
+
+Version 4 gives every session a UUID (`session.uuid`, 32 hex digits, unique): the id is only
+this library's number, the UUID names the session wherever it travels, so importing a bundle or
+merging a library twice keeps one session. Existing sessions get one derived from what they
+are (store.session_uuid: their id, name, start, host and plan), so that an older library merged
+twice (migrated on a copy each time) gives the same UUIDs; a trigger gives a random one to
+every new row, whoever inserts it.
 """
 
 from __future__ import annotations
@@ -183,6 +190,16 @@ MIGRATIONS: dict[int, str] = {
         session_id INTEGER PRIMARY KEY REFERENCES session(id) ON DELETE CASCADE,
         stamp TEXT NOT NULL
     );
+    """,
+    # 3 -> 4: a UUID per session (bundles and merged libraries import each session once)
+    4: """
+    ALTER TABLE session ADD COLUMN uuid TEXT;
+    UPDATE session SET uuid = disklab_uuid(id, name, started, host, plan_text)
+        WHERE uuid IS NULL;
+    CREATE UNIQUE INDEX session_uuid ON session(uuid);
+    CREATE TRIGGER session_uuid AFTER INSERT ON session WHEN NEW.uuid IS NULL BEGIN
+        UPDATE session SET uuid = lower(hex(randomblob(16))) WHERE id = NEW.id;
+    END;
     """,
 }
 

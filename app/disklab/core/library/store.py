@@ -1,5 +1,6 @@
 """The session library: one SQLite file. Opening, reading and the user's edits are here; the
-writes of a run being recorded are in writer.py. Together they hold the only SQL in DiskLab.
+writes of a run being recorded are in writer.py, imported outputs in imports.py, bundles and
+merged libraries in bundle.py. The library package holds the only SQL in DiskLab.
 
 WAL with synchronous=FULL: a committed session survives a power cut, and readers (the GUI's
 library page, `disklab sessions` in another terminal) never block the run that writes. Writes are
@@ -17,18 +18,16 @@ import os
 import re
 import sqlite3
 import struct
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from disklab.core.errors import LibraryError
+from disklab.core.errors import LibraryError, LibraryWriteError
 from disklab.core.library import schema
 from disklab.core.library.recorder import SessionRecorder
-from disklab.core.library.writer import SessionWriter, mark_interrupted, metric_rows, to_json
-from disklab.core.model import Metric
+from disklab.core.library.writer import SessionWriter, mark_interrupted
 from disklab.core.units import human_bytes
 
 
@@ -73,11 +72,26 @@ class Library:
             raise
         return lib
 
+    @classmethod
+    def new_file(cls, path: Path) -> Library:
+        """A new, empty library file at `path` in rollback-journal mode: one self-contained
+        file with no -wal beside it, what a bundle is (core.library.bundle). The caller
+        closes it."""
+        try:
+            db = sqlite3.connect(path, isolation_level=None)
+            lib = cls(path, db)
+            db.execute("PRAGMA journal_mode=DELETE")
+            lib._migrate()
+        except (OSError, sqlite3.Error) as e:
+            raise LibraryError(f"cannot write {path}: {e}") from e
+        return lib
+
     def _migrate(self) -> None:
         """Bring the file to schema.CURRENT. Under a write lock, re-reading the version, so two
         processes opening a new library at once do not both create it."""
         if self._version() == schema.CURRENT:
             return
+        self.db.create_function("disklab_uuid", 5, session_uuid, deterministic=True)
         self.db.execute("BEGIN IMMEDIATE")
         try:
             version = self._version()
@@ -104,10 +118,14 @@ class Library:
 
     def _script(self, sql: str) -> None:
         # executescript() would commit the open transaction; one statement at a time keeps
-        # the whole migration atomic.
-        for statement in (s.strip() for s in sql.split(";")):
-            if statement:
-                self.db.execute(statement)
+        # the whole migration atomic (a trigger's body holds ';': pieces join until complete).
+        statement = ""
+        for piece in sql.split(";"):
+            statement += piece + ";"
+            if sqlite3.complete_statement(statement):
+                if statement.strip(" \n;"):
+                    self.db.execute(statement)
+                statement = ""
 
     def _mark_interrupted(self) -> None:
         """A 'running' session whose process is gone was killed: mark it interrupted."""
@@ -179,13 +197,20 @@ class Library:
         return sessions
 
     def find_session(self, ref: str | int) -> dict[str, Any]:
-        """A session by id or by name (the newest of that name)."""
+        """A session by id, by name, or by UUID. A name several sessions share is refused
+        with their ids (LibraryError): taking one of them silently compared the wrong run."""
         row = None
         if isinstance(ref, int) or str(ref).isdigit():
             row = self.db.execute("SELECT id FROM session WHERE id = ?", (int(ref),)).fetchone()
         if row is None:
-            row = self.db.execute("SELECT id FROM session WHERE name = ? ORDER BY id DESC",
-                                  (str(ref),)).fetchone()
+            ids = [i for (i,) in self.db.execute(
+                "SELECT id FROM session WHERE name = ? ORDER BY id", (str(ref),))]
+            if len(ids) > 1:
+                raise LibraryError(f"{len(ids)} sessions are named {str(ref)!r}: "
+                                   f"{', '.join(map(str, ids))}; give one id")
+            row = (ids[0],) if ids else None
+        if row is None and re.fullmatch(r"[0-9a-f]{32}", str(ref)):
+            row = self.db.execute("SELECT id FROM session WHERE uuid = ?", (ref,)).fetchone()
         if row is None:
             raise LibraryError(f"no session {ref!r} in {self.path}")
         return self.session(row[0])
@@ -193,11 +218,12 @@ class Library:
     def session(self, session_id: int) -> dict[str, Any]:
         row = self.db.execute(
             "SELECT id, name, status, started, finished, host, repeats, notes, plan_text, "
-            "plan_path, warnings FROM session WHERE id = ?", (session_id,)).fetchone()
+            "plan_path, warnings, uuid FROM session WHERE id = ?", (session_id,)).fetchone()
         if row is None:
             raise LibraryError(f"no session {session_id} in {self.path}")
         d = self._session_row(row[:8])
         d["plan_text"], d["plan_path"], d["warnings"] = row[8], row[9], json.loads(row[10])
+        d["uuid"] = row[11]
         d["tags"] = [t for (t,) in self.db.execute(
             "SELECT tag FROM tag WHERE session_id = ? ORDER BY tag", (session_id,))]
         return d
@@ -463,7 +489,7 @@ class Library:
                 raise
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
-            raise LibraryError(f"cannot write to the library {self.path}: {e}") from e
+            raise LibraryWriteError(f"cannot write to the library {self.path}: {e}") from e
 
     def _write(self, sql: str, args: Sequence[Any]) -> None:
         with self._transaction():
@@ -471,6 +497,9 @@ class Library:
 
     def set_notes(self, session_id: int, text: str) -> None:
         self._write("UPDATE session SET notes = ? WHERE id = ?", (text, session_id))
+
+    def rename_session(self, session_id: int, name: str) -> None:
+        self._write("UPDATE session SET name = ? WHERE id = ?", (name, session_id))
 
     def add_tag(self, session_id: int, tag: str) -> None:
         self._write("INSERT OR IGNORE INTO tag (session_id, tag) VALUES (?, ?)", (session_id, tag))
@@ -485,34 +514,6 @@ class Library:
                           "run", "case_", "event", "tag"):
                 self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self.db.execute("DELETE FROM session WHERE id = ?", (session_id,))
-
-    def import_session(self, *, name: str, tool: str, config: str, source_path: str,
-                       transcript: str, metrics: Sequence[Metric], params: Mapping[str, Any],
-                       host: Mapping[str, Any]) -> int:
-        """Store a tool output someone already had as a session with status 'imported'."""
-        now = time.time()
-        digest = hashlib.sha1(f"{tool}\0{source_path}".encode()).hexdigest()[:10]
-        case_id = f"import-{tool}-{digest}"
-        with self._transaction():
-            cur = self.db.execute(
-                "INSERT INTO session (name, status, started, finished, host, plan_text, "
-                "plan_path, repeats, last_activity) VALUES (?, 'imported', ?, ?, ?, '', ?, 1, ?)",
-                (name, now, now, to_json(dict(host)), source_path, now))
-            sid = int(cur.lastrowid or 0)
-            self.db.execute(
-                "INSERT INTO case_ VALUES (?, ?, 0, ?, ?, 0, ?)",
-                (sid, case_id, config, tool, to_json(dict(params))))
-            self.db.execute(
-                "INSERT INTO run (session_id, case_id, repeat, argv, started, status) "
-                "VALUES (?, ?, 1, '[]', ?, 'imported')", (sid, case_id, now))
-            self.db.executemany(
-                "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", metric_rows(sid, case_id, 1, metrics))
-            self.db.executemany(  # one line at a time: a generator, never a list of them all
-                "INSERT INTO transcript VALUES (?, ?, 1, ?, ?, ?)",
-                ((sid, case_id, now, stream, line)
-                 for stream, line in capped_transcript(transcript, source_path)))
-        return sid
 
 
 class _SummarizingRecorder(SessionRecorder):
@@ -573,6 +574,12 @@ def _split(text: str, start: int, end: int) -> Iterator[str]:
             return
         yield text[start:found.start()]
         start = found.end()
+
+
+def session_uuid(*what: Any) -> str:
+    """The UUID schema 4 gives a session recorded before it: derived from its id, name, start,
+    host and plan, so every migration of the same library gives the same one."""
+    return hashlib.sha256("\0".join(map(str, what)).encode()).hexdigest()[:32]
 
 
 def _process_alive(pid: int | None, started: float | None) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from disklab.core.errors import LibraryError
+from disklab.core.errors import LibraryError, LibraryWriteError
 from disklab.core.library.schema import RESUMABLE
 from disklab.core.model import Case, Metric
 
@@ -91,7 +91,7 @@ def _writes(method: Callable[P, R]) -> Callable[P, R]:
             return method(*args, **kwargs)
         except sqlite3.Error as e:
             path = getattr(args[0], "path", "")
-            raise LibraryError(f"cannot write to the library {path}: {e}") from e
+            raise LibraryWriteError(f"cannot write to the library {path}: {e}") from e
 
     return wrapper
 

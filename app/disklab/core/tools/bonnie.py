@@ -13,7 +13,9 @@ of 1024 too), seeks and file operations are per second, latencies are printed as
 
 from __future__ import annotations
 
+import grp
 import math
+import pwd
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -136,6 +138,28 @@ _ERROR_HINTS = ("You must use", "Can't", "can't", "Error", "error", "exceeded", 
                 "File size should be", "Large File Support", "impossible")
 _USAGE = "bonnie++ [-d scratch-dir]"  # the usage banner it prints after an option error
 _CSV_LIKE = re.compile(r"^(?:1\.9\d|[2-9]\.\d+),\d+\.\d+[a-z]?,")  # format,version,...
+
+
+def _user_problems(user: Any) -> list[tuple[str, str]]:
+    """`user` (-u USER[:GROUP], a name or a number each) must exist on this machine, where
+    bonnie++ runs: otherwise it fails at run time with 'Can't find user'."""
+    if user is None or user == "root":
+        return []
+    text = str(user)
+    name, _sep, group = text.partition(":")
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}\$?", name) or (
+            group and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}", group)):
+        return [("user", f"{text!r} is not a user name or uid (USER or USER:GROUP)")]
+    try:
+        pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+    except (KeyError, OverflowError):
+        return [("user", f"no user {name!r} on this machine (bonnie++ -u runs as it)")]
+    if group:
+        try:
+            grp.getgrgid(int(group)) if group.isdigit() else grp.getgrnam(group)
+        except (KeyError, OverflowError):
+            return [("user", f"no group {group!r} on this machine")]
+    return []
 
 
 def sniff(text: str) -> bool:
@@ -472,7 +496,7 @@ class BonnieAdapter(ToolAdapter):
         return m.group(1) if m else super().parse_version(text)
 
     def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
-        problems = []
+        problems = _user_problems(params.get("user"))
         size, ram = params.get("size"), params.get("ram") or 0
         files = params.get("files", DEFAULT_FILES)
         if isinstance(size, int):

@@ -76,6 +76,30 @@ def job_text(params: Mapping[str, Any], directory: str, tag: str, host: str = ""
     return "\n".join(lines) + "\n"
 
 
+def server_files(params: Mapping[str, Any], target: RunTarget
+                 ) -> list[tuple[HostEndpoint, list[str]]]:
+    """The data files each server's job makes in its directory (job_text's filename_format,
+    one per job): what a killed run leaves on the servers, recorded before the case runs. A
+    server puts the address its client named it by before the file name ('127.0.0.21.disklab-
+    ...'); both spellings are listed (removing one that is not there makes nothing)."""
+    jobs = _param(params, "numjobs")
+    count = jobs if isinstance(jobs, int) and jobs > 0 else 1
+    return [(ep, [f"{ep.directory.rstrip('/')}/{prefix}disklab-{target.tag}.{j}.fio"
+                  for j in range(count) for prefix in (f"{ep.address}.", "")])
+            for ep in endpoints_of(params, target)]
+
+
+def unlink_job(paths: list[str]) -> str:
+    """A job file that removes `paths` on a server: each file opened (made, 4 KiB, when it is
+    not there), nothing measured (create_only) and unlinked at the job's end."""
+    lines = ["[global]", "thread", "size=4k", "create_only=1", "unlink=1"]
+    for i, path in enumerate(paths):
+        if not _SAFE_VALUE.match(path):
+            raise ToolError(f"a path cannot hold a line break: {path!r}")
+        lines += ["", f"[disklab-remove-{i}]", f"filename={path}"]
+    return "\n".join(lines) + "\n"
+
+
 def endpoints_of(params: Mapping[str, Any], target: RunTarget) -> list[HostEndpoint]:
     """The endpoints of the case's hosts, in the case's order; ToolError names a missing one."""
     known = {h.name: h for h in target.hosts}
@@ -116,8 +140,10 @@ def host_failures(output: ToolOutput, endpoints: list[HostEndpoint],
         if ep.name in seen:
             continue
         where = f"{ep.address},{ep.port}"
-        if (ep.address, ep.port) in refused:
-            failures[ep.name] = f"could not connect to its fio server ({where})"
+        if (ep.address, ep.port) in refused:  # a case runs only on a server that answered
+            failures[ep.name] = (f"its fio server ({where}) stopped answering during the run: "
+                                 "it answered at the session's start, now it refused the "
+                                 "connection")
         elif ep.address in gone:
             failures[ep.name] = f"its fio server ({where}) disconnected during the run"
         else:

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QMimeData, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -35,8 +35,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from disklab.core.errors import DisklabError
+from disklab.core.importing import (
+    FIO_LOG_CHARTS,
+    ImportReport,
+    fio_log_series_names,
+    import_paths,
+)
 from disklab.core.library.schema import RESUMABLE
-from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
+from disklab.core.results.charts import (
+    ChartSpec,
+    samples_chart,
+    session_charts,
+    thinned_samples,
+)
 from disklab.core.results.documents import write_session
 from disklab.core.results.facts import session_filesystems
 from disklab.core.results.partial import SessionResults, session_results
@@ -49,6 +61,32 @@ from disklab.gui.models import sessions_model, when
 from disklab.gui.state import Workbench
 
 PARAMS_WIDTH = 220  # px: the widest the parameters column opens (elided, full in the tooltip)
+
+
+def fio_log_charts(lib: Any, session_id: int, max_points: int = 4000) -> list[ChartSpec]:
+    """The time series of fio's own per-interval logs imported with a run (core.importing):
+    throughput, IOPS and latency over time, each series thinned to about `max_points`."""
+    samples = [s for s in lib.samples(session_id) if str(s["series"]).startswith("fio_")]
+    if not samples:
+        return []
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for s in samples:
+        by_name.setdefault(str(s["series"]), []).append(s)
+    thinned = [s for rows in by_name.values() for s in rows[::max(1, len(rows) // max_points)]]
+    charts = []
+    for title, suffix, unit in FIO_LOG_CHARTS:
+        names = fio_log_series_names(by_name, suffix)
+        chart = samples_chart(thinned, title, names, unit) if names else None
+        if chart is not None:
+            charts.append(chart)
+    return charts
+
+
+def dropped_paths(mime: QMimeData) -> list[str]:
+    """The local files and folders of a drop (a bundle, a library, tool outputs)."""
+    if not mime.hasUrls():
+        return []
+    return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
 
 
 class LibraryPage(QWidget):
@@ -186,6 +224,21 @@ class LibraryPage(QWidget):
             self.lib.close()
             self.lib = None
 
+    def import_files(self, paths: list[str]) -> ImportReport | None:
+        """Files dropped on the window (MainWindow.dropEvent, wherever they land): a bundle or
+        another library merged, tool outputs (or a folder of them) imported, as `disklab
+        import` does (core.importing); what happened is said above the session's details."""
+        try:
+            report = import_paths(self._library(), paths)
+        except DisklabError as e:
+            self.heading.setText(html.escape(f"Nothing imported: {e}"))
+            return None
+        self.refresh()
+        said = report.lines + [f"not imported: {p}" for p in report.problems]
+        self.heading.setText("<br>".join(html.escape(line) for line in said[:12])
+                             + (f"<br>… and {len(said) - 12} more" if len(said) > 12 else ""))
+        return report
+
     def refresh(self) -> None:
         selected = self.current["id"] if self.current else None
         try:
@@ -289,7 +342,8 @@ class LibraryPage(QWidget):
     def _session_charts(self, session_id: int) -> list[ChartSpec]:
         lib = self._library()
         rows = session_results(lib, session_id, self.include_partial.isChecked()).rows
-        return session_charts(rows, thinned_samples(lib, session_id))
+        return session_charts(rows, thinned_samples(lib, session_id)) + fio_log_charts(
+            lib, session_id)
 
     def _show_chart(self, index: int) -> None:
         self.chart.show_spec(self.charts[index] if 0 <= index < len(self.charts) else None)

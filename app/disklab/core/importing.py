@@ -1,0 +1,287 @@
+"""`disklab import` and a drop on the window: bundles and other libraries merged (by session
+UUID, core.library.bundle), and tool outputs someone already had: which files, which tool, the
+parameters each output states, fio's per-interval logs beside a JSON output, stored as
+sessions (core.library.imports). import_paths does it all and says what happened; the CLI and
+the window show it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from disklab.core import tools
+from disklab.core.errors import DisklabError, LibraryError, Problem
+from disklab.core.library import Library
+from disklab.core.library.bundle import is_sqlite_file, merge
+from disklab.core.library.imports import ImportedRun, import_runs
+from disklab.core.model import Metric
+from disklab.core.tools.base import ToolOutput
+
+TOOLS = ("fio", "bonnie", "iozone", "dd")  # the order sniffing tries them in
+# fio's per-interval logs: PREFIX_bw.1.log, PREFIX_clat.2.log, PREFIX_iops.log ...
+FIO_LOG = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.(?P<job>\d+))?\.log$")
+FIO_LOG_SERIES = {"bw": ("bw_bps", 1024.0), "iops": ("iops", 1.0), "lat": ("lat_ns", 1.0),
+                  "clat": ("clat_ns", 1.0), "slat": ("slat_ns", 1.0)}
+FIO_DIRECTIONS = {"0": "read", "1": "write", "2": "trim"}
+# The charts of an imported run's fio logs: (title, series name suffix, unit)
+FIO_LOG_CHARTS = (("fio's logged throughput over time", "bw_bps", "B/s"),
+                  ("fio's logged IOPS over time", "iops", "op/s"),
+                  ("fio's logged latency over time", "_ns", "ns"))
+
+
+def fio_log_series_names(names: Iterable[str], suffix: str) -> list[str]:
+    """The fio log series among `names` whose kind ends with `suffix` (bw_bps, iops, _ns),
+    in name order: fio_read_bw_bps, fio_write_bw_bps:2, ..."""
+    return sorted(n for n in names
+                  if n.startswith("fio_") and n.split(":")[0].endswith(suffix))
+MAX_LOG_POINTS = 2_000_000  # per file: a 1 ms log of a week-long run is 6e8 lines; keep the start
+
+
+@dataclass
+class ReadOutputs:
+    """What reading the paths gave: the runs, the problems of files named one by one (each
+    an error), the files of folders that are no tool output (skipped, named) and the
+    folders' fio logs that belong to no JSON output."""
+
+    runs: list[ImportedRun] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def expand(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
+    """Each file to read, with whether it was named itself (False: found in a folder, read
+    recursively in name order; hidden files and fio's logs are not outputs of their own)."""
+    for name in paths:
+        path = Path(name)
+        if not path.is_dir():
+            yield path, True
+            continue
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            for f in sorted(files):
+                if not f.startswith(".") and not FIO_LOG.match(f):
+                    yield Path(root, f), False
+
+
+def detect(text: str) -> str | None:
+    """The tool whose output `text` is, or None."""
+    for name in TOOLS:
+        if tools.get_adapter(name).sniff(text):
+            return name
+    return None
+
+
+def case_params(metrics: Sequence[Metric]) -> dict[str, Any]:
+    """The parameters a whole output states: those every figure of it has with one value
+    (fio's job options, iozone's file size, bonnie++'s size and files), never the job name."""
+    common: dict[str, Any] | None = None
+    for m in metrics:
+        params = {k: v for k, v in (m.params or {}).items() if k != "job"}
+        common = params if common is None else {
+            k: v for k, v in common.items() if k in params and params[k] == v}
+    return dict(sorted((common or {}).items()))
+
+
+def read_outputs(paths: Sequence[str], tool: str | None = None,
+                 progress: Callable[[int, int, str], None] | None = None) -> ReadOutputs:
+    """Read every file of `paths` (folders recursively) as a tool output. A file named
+    itself that is no output is a problem; one found in a folder is skipped."""
+    files = list(expand(paths))
+    out = ReadOutputs()
+    for done, (path, named) in enumerate(files, 1):
+        if progress is not None:
+            progress(done, len(files), str(path))
+        run, problem = read_output(path, tool)
+        if run is not None:
+            out.runs.append(run)
+        elif named or problem is None:
+            out.problems.append(problem or Problem(str(path), "no output"))
+        elif problem.message.startswith("not recognised"):
+            out.skipped.append(str(path))
+        else:
+            out.problems.append(problem)
+    return out
+
+
+def read_output(path: Path, tool: str | None = None
+                ) -> tuple[ImportedRun | None, Problem | None]:
+    """One file as an ImportedRun, or the problem that stops it (file, what is wrong)."""
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as e:
+        return None, Problem(str(path), f"cannot read: {e.strerror or e}")
+    name = tool or detect(text)
+    if name is None:
+        return None, Problem(str(path), "not recognised as iozone, fio, bonnie++ or dd output "
+                                        "(use --tool to say which)" + _own_export(text))
+    output = ToolOutput(stdout=text, stderr=text if name == "dd" else "")
+    try:
+        metrics = tools.get_adapter(name).parse_result(output, {})
+    except DisklabError as e:
+        return None, Problem(str(path), str(e))
+    series = fio_log_series(path, text) if name == "fio" else {}
+    return ImportedRun(name, case_params(metrics), str(path.resolve()), text, metrics,
+                       series), None
+
+
+def _own_export(text: str) -> str:
+    """A hint when the file is DiskLab's own JSON export, which holds results, not outputs."""
+    if '"format": "disklab.' in text[:200]:
+        return ("; this is DiskLab's own JSON export: to move a session between machines "
+                "export it with --format bundle and import the .disklab file")
+    return ""
+
+
+def fio_log_prefixes(text: str) -> set[str]:
+    """The file name prefixes of the per-interval logs a fio JSON output's jobs wrote
+    (write_bw_log, write_iops_log, write_lat_log: fio names them PREFIX_bw.N.log ...)."""
+    return {os.path.basename(str(m.group(1)).strip()) for m in re.finditer(
+        r'"write_(?:bw|iops|lat)_log"\s*:\s*"([^"]+)"', text)} - {"", "1", "0"}
+
+
+def fio_log_series(path: Path, text: str) -> dict[str, list[tuple[float, float]]]:
+    """The time series of fio's per-interval logs next to the JSON output `path`: series
+    fio_<direction>_<kind> (bw in B/s, iops, lat/clat/slat in ns; ':N' after a job's logs
+    when there are several jobs' logs), points (seconds from the start, value)."""
+    prefixes = fio_log_prefixes(text)
+    if not prefixes:
+        return {}
+    logs = []
+    try:
+        for entry in os.scandir(path.parent):
+            m = FIO_LOG.match(entry.name)
+            if m and m.group("prefix") in prefixes and entry.is_file():
+                logs.append((m.group("kind"), m.group("job") or "1", Path(entry.path)))
+    except OSError:
+        return {}
+    several = len({job for _k, job, _p in logs}) > 1
+    series: dict[str, list[tuple[float, float]]] = {}
+    for kind, job, log in sorted(logs, key=lambda x: (int(x[1]), x[0])):
+        name, scale = FIO_LOG_SERIES[kind]
+        for direction, points in _read_fio_log(log, scale).items():
+            series[f"fio_{direction}_{name}" + (f":{job}" if several else "")] = points
+    return series
+
+
+def _read_fio_log(path: Path, scale: float) -> Mapping[str, list[tuple[float, float]]]:
+    """One fio log: lines 'msec, value, direction, bs[, offset]' -> points per direction.
+    Lines that are not such a line are left out (a log cut short by a kill)."""
+    by_direction: dict[str, list[tuple[float, float]]] = {}
+    try:
+        with path.open(encoding="ascii", errors="replace") as fp:
+            for count, line in enumerate(fp):
+                if count >= MAX_LOG_POINTS:
+                    break
+                parts = line.split(",")
+                if len(parts) < 3:
+                    continue
+                try:
+                    t, value = float(parts[0]) / 1000.0, float(parts[1]) * scale
+                except ValueError:
+                    continue
+                direction = FIO_DIRECTIONS.get(parts[2].strip())
+                if direction is not None and t >= 0 and math.isfinite(value):
+                    by_direction.setdefault(direction, []).append((t, value))
+    except OSError:
+        return {}
+    return by_direction
+
+
+@dataclass
+class ImportReport:
+    """What import_paths did: one line per thing done (for the user), the problems (each an
+    input that could not be imported), and the JSON rows of `disklab import --json`."""
+
+    lines: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    imported: list[dict[str, Any]] = field(default_factory=list)
+    merged: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def import_paths(library: Library, paths: Sequence[str], *, tool: str | None = None,
+                 session: str | None = None, config: str = "imported",
+                 progress: Callable[[int, int, str], None] | None = None) -> ImportReport:
+    """Bundles and libraries (SQLite files) merge; the other paths are tool outputs: with
+    `session` (or one folder) all of them one session, else one session per file (named
+    after it)."""
+    report = ImportReport()
+    outputs = [p for p in paths if Path(p).is_dir() or not is_sqlite_file(Path(p))]
+    for p in paths:
+        if p not in outputs:
+            _merge_one(library, Path(p), report)
+    if outputs:
+        _import_outputs(library, outputs, tool, session, config, progress, report)
+    return report
+
+
+def _merge_one(library: Library, path: Path, report: ImportReport) -> None:
+    """One bundle or library merged (a problem for one that cannot be: newer, not ours)."""
+    try:
+        done = merge(library, path)
+    except LibraryError as e:
+        report.problems.append(Problem(str(path), str(e).removeprefix(f"{path} ")))
+        report.merged.append({"file": str(path), "added": [], "present": [], "running": []})
+        return
+    say = report.lines.append
+    for sid, name in done.added:
+        say(f"{path}: session {name!r} -> session {sid}")
+    for name, sid in done.present:
+        say(f"{path}: session {name!r} is already in the library (session {sid})")
+    for name in done.running:
+        say(f"{path}: session {name!r} is still being recorded there: not imported")
+    if not (done.added or done.present or done.running):
+        say(f"{path}: no sessions in it")
+    report.merged.append({"file": str(path), "added": [sid for sid, _n in done.added],
+                          "present": [sid for _n, sid in done.present],
+                          "running": done.running})
+
+
+def _import_outputs(library: Library, paths: list[str], tool: str | None, session: str | None,
+                    config: str, progress: Callable[[int, int, str], None] | None,
+                    report: ImportReport) -> None:
+    """Tool outputs into sessions."""
+    read = read_outputs(paths, tool, progress)
+    report.problems += read.problems
+    report.skipped += read.skipped
+    report.lines += [f"{name}: skipped (no iozone, fio, bonnie++ or dd output)"
+                     for name in read.skipped]
+    if not read.runs:
+        if not read.problems:  # folders with nothing to import: said, not a silent success
+            report.problems += [Problem(p, "no iozone, fio, bonnie++ or dd output in it")
+                                for p in paths if Path(p).is_dir()]
+        return
+    if session or (len(paths) == 1 and Path(paths[0]).is_dir()):
+        groups = [(session or Path(paths[0]).resolve().name, read.runs)]
+    else:
+        groups = [(Path(r.source_path).name, [r]) for r in read.runs]
+    for name, runs in groups:
+        sources = [r.source_path for r in runs]
+        where = sources[0] if len(sources) == 1 else os.path.commonpath(
+            [str(Path(p).parent) for p in sources])
+        sid = import_runs(library, name=name, config=config, runs=runs,
+                          host={"imported_from": where}, plan_path=where)
+        report.lines.append(_summary(name, sid, runs))
+        report.imported += [{"file": r.source_path, "tool": r.tool, "session": sid,
+                             "metrics": len(r.metrics), "series": len(r.series)} for r in runs]
+
+
+def _summary(name: str, sid: int, runs: list[ImportedRun]) -> str:
+    cases = len({(r.tool, json.dumps(dict(r.params), sort_keys=True, default=str))
+                 for r in runs})
+    series = sum(len(r.series) for r in runs)
+    if len(runs) == 1:
+        r = runs[0]
+        extra = f", {series} series from its logs" if series else ""
+        return f"{r.source_path}: {r.tool}, {len(r.metrics)} figures{extra} -> session {sid}"
+    names = ", ".join(sorted({r.tool for r in runs}))
+    extra = f"; {series} series from fio logs" if series else ""
+    return (f"{len(runs)} outputs ({names}) -> session {sid} {name!r}: {cases} case(s), "
+            f"{len(runs) - cases} repeat(s) of the same parameters{extra}")

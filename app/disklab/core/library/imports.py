@@ -1,0 +1,97 @@
+"""Storing tool outputs someone already had (`disklab import`): the SQL of an imported session.
+
+Outputs become one session with status 'imported'. Its cases are the distinct (tool,
+parameters) of the outputs, the parameters as each tool states them in its output (fio's job
+options, iozone's record and file sizes, bonnie++'s size and file count); outputs with the same
+parameters are repeats of one case, in the order given. A run may bring its own time series
+(fio's per-interval logs), stored as the run's samples like a live run's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from disklab.core.library.store import Library, capped_transcript
+from disklab.core.library.writer import metric_rows, to_json
+from disklab.core.model import Metric
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """One tool output to store: its tool, its parameters (what makes it a case), where it
+    was read from, its text (the transcript), its figures and its series: name -> (seconds
+    from the run's start, value) points."""
+
+    tool: str
+    params: Mapping[str, Any]
+    source_path: str
+    transcript: str
+    metrics: Sequence[Metric]
+    series: Mapping[str, Sequence[tuple[float, float]]] = field(default_factory=dict)
+
+
+def case_key(run: ImportedRun) -> str:
+    """The id of the case a run belongs to: its tool and parameters, so identical parameters
+    are one case (repeats) and the id is the same in every import of them."""
+    digest = hashlib.sha1(f"{run.tool}\0{to_json(dict(run.params))}".encode()).hexdigest()[:10]
+    return f"import-{run.tool}-{digest}"
+
+
+def import_runs(library: Library, *, name: str, config: str, runs: Sequence[ImportedRun],
+                host: Mapping[str, Any], plan_path: str = "") -> int:
+    """Store `runs` as one new imported session, in one transaction; returns its id."""
+    now = time.time()
+    cases: dict[str, tuple[ImportedRun, int]] = {}  # case id -> (first run, repeats so far)
+    placed: list[tuple[str, int, ImportedRun]] = []
+    for run in runs:
+        key = case_key(run)
+        first, repeats = cases.get(key, (run, 0))
+        cases[key] = (first, repeats + 1)
+        placed.append((key, repeats + 1, run))
+    db = library.db
+    with library._transaction():
+        cur = db.execute(
+            "INSERT INTO session (name, status, started, finished, host, plan_text, plan_path, "
+            "repeats, last_activity) VALUES (?, 'imported', ?, ?, ?, '', ?, ?, ?)",
+            (name, now, now, to_json(dict(host)), plan_path,
+             max((n for _run, n in cases.values()), default=1), now))
+        sid = int(cur.lastrowid or 0)
+        db.executemany("INSERT INTO case_ VALUES (?, ?, ?, ?, ?, 0, ?)",
+                       [(sid, key, idx, config, first.tool, to_json(dict(first.params)))
+                        for idx, (key, (first, _n)) in enumerate(cases.items())])
+        for order, (key, repeat, run) in enumerate(placed):
+            _store_run(library, sid, key, repeat, run, now + order * 1e-6)
+    return sid
+
+
+def _store_run(library: Library, sid: int, case_id: str, repeat: int, run: ImportedRun,
+               started: float) -> None:
+    """One run's row, figures, transcript and series, in the caller's transaction."""
+    db = library.db
+    db.execute("INSERT INTO run (session_id, case_id, repeat, argv, started, status) "
+               "VALUES (?, ?, ?, '[]', ?, 'imported')", (sid, case_id, repeat, started))
+    db.executemany(
+        "INSERT INTO metric (session_id, case_id, repeat, name, value, unit, note, params)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)", metric_rows(sid, case_id, repeat, run.metrics))
+    db.executemany(  # one line at a time: a generator, never a list of them all
+        "INSERT INTO transcript VALUES (?, ?, ?, ?, ?, ?)",
+        ((sid, case_id, repeat, started, stream, line)
+         for stream, line in capped_transcript(run.transcript, run.source_path)))
+    for series, points in run.series.items():
+        series_id = int(db.execute(
+            "INSERT INTO series (session_id, case_id, repeat, name) VALUES (?, ?, ?, ?)",
+            (sid, case_id, repeat, series)).lastrowid or 0)
+        db.executemany("INSERT INTO sample (session_id, series_id, t, value) VALUES (?, ?, ?, ?)",
+                       ((sid, series_id, started + t, v) for t, v in points))
+
+
+def import_session(library: Library, *, name: str, tool: str, config: str, source_path: str,
+                   transcript: str, metrics: Sequence[Metric], params: Mapping[str, Any],
+                   host: Mapping[str, Any]) -> int:
+    """One tool output as a one-run session (import_runs of one run)."""
+    return import_runs(library, name=name, config=config, host=host, plan_path=source_path,
+                       runs=[ImportedRun(tool, params, source_path, transcript, metrics)])

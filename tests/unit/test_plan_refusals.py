@@ -1,0 +1,42 @@
+"""`plan validate` refuses at validation what failed at run time before (issue 32's soak): a
+bonnie++ user or group this machine does not have, and a target directory on a filesystem
+that is the kernel's interface (/sys, /proc), not storage."""
+
+from __future__ import annotations
+
+import pwd
+from pathlib import Path
+
+import pytest
+
+from disklab.core.errors import PlanError
+from disklab.core.plan import parse_plan
+
+
+def bonnie_plan(directory: str, user: str) -> str:
+    return (f'name = "b"\n[target]\ndirectory = "{directory}"\n[[test]]\ntool = "bonnie"\n'
+            f'size = "64M"\nram = "32M"\nuser = "{user}"\n')
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(PlanError) as e:
+        parse_plan(text)
+    return [str(p) for p in e.value.problems]
+
+
+def test_a_bonnie_user_or_group_this_machine_lacks_is_refused(tmp_path: Path) -> None:
+    assert problems(bonnie_plan(str(tmp_path), "nosuchuser")) == [
+        "line 8: test[1].user: no user 'nosuchuser' on this machine (bonnie++ -u runs as it)"]
+    [line] = problems(bonnie_plan(str(tmp_path), "root:nosuchgroup"))
+    assert "no group 'nosuchgroup'" in line
+    [line] = problems(bonnie_plan(str(tmp_path), "a b;rm"))
+    assert "not a user name or uid" in line
+    someone = pwd.getpwall()[-1]
+    for user in (someone.pw_name, str(someone.pw_uid), f"{someone.pw_name}:{someone.pw_gid}"):
+        assert parse_plan(bonnie_plan(str(tmp_path), user)).plan.tests
+
+
+@pytest.mark.parametrize("directory", ["/sys", "/proc", "/sys/kernel"])
+def test_a_target_on_a_pseudo_filesystem_is_refused(directory: str) -> None:
+    [line] = problems(bonnie_plan(directory, "root"))
+    assert line.startswith("line 3: target.directory: ") and "not storage" in line

@@ -398,3 +398,55 @@ def test_sigkill_of_a_users_run_kills_the_root_tool_and_the_next_start_cleans_up
     finally:
         loops, mounts = clean_up(image)
     assert loops == [] and mounts == [] and not image.exists()
+
+
+RAW_SECTION_PLAN = """\
+name = "LUN, then filesystem, as a user"
+[target]
+image = {{ path = "{image}", size = "256m" }}
+
+[[config]]
+label = "ext4"
+fs = "ext4"
+
+[[test]]
+tool = "dd"
+raw = true
+mode = ["write", "read"]
+block_size = "1m"
+size = "16m"
+direct = true
+
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "16m"
+direct = true
+"""
+
+
+def test_a_user_runs_a_raw_section_on_the_image_the_helper_attached(user: User) -> None:
+    """The raw = true tests write the loop device the helper attached for this session (no
+    confirm needed: it is the helper's own), then the configuration is made on it."""
+    image = user.home / "lun.img"
+    plan = user.home / "raw-section.toml"
+    plan.write_text(RAW_SECTION_PLAN.format(image=image))
+    library = user.home / "lib" / "raw-section.sqlite3"
+    try:
+        done = user.disklab("run", str(plan), "--library", str(library), "--json")
+        failed = [line[:1500] for line in done.stdout.splitlines() if '"CaseFailed"' in line]
+        assert done.returncode == 0, done.stderr[-3000:] + "\n".join(failed)
+        events = events_of(done)
+        notices = [e["message"] for e in events if e["event"] == "Notice"]
+        assert any("run as root through the privileged helper" in n for n in notices)
+        applied = [e for e in events if e["event"] == "ConfigApplied"]
+        assert [e["config"] for e in applied] == ["raw device", "ext4"]
+        device = applied[0]["readback"]["device"]
+        raw = [e["argv"] for e in events
+               if e["event"] == "CaseStarted" and e["case"]["config"] == "raw device"]
+        assert [a for a in raw if f"of={device}" in a or f"if={device}" in a] == raw
+        assert len(raw) == 2
+    finally:
+        loops, mounts = clean_up(image)
+    assert loops == [] and mounts == [] and not image.exists()

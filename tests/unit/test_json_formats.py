@@ -20,6 +20,7 @@ from disklab.core.events import Notice
 from disklab.core.jsonformat import VERSIONS
 from disklab.core.library import Library
 from disklab.core.model import Case, Metric
+from disklab.core.plan import RAW_TOOLS
 from disklab.core.plan_schema import plan_schema, plan_schema_text
 from disklab.core.resources import preset_paths, resource
 from disklab.core.results.documents import comparison_text, write_session
@@ -103,7 +104,8 @@ def test_the_schema_knows_every_adapter_parameter() -> None:
         hosts = {"hosts"} if name == "fio" else set()  # fio --client on [hosts.*]
         assert set(then["properties"]) == {"tool", "page_cache_limit", "zip", *hosts,
                                            *tools.get_adapter(name).params,
-                                           *(["on"] if name in PLACED_TOOLS else [])}
+                                           *(["on"] if name in PLACED_TOOLS else []),
+                                           *(["raw"] if name in RAW_TOOLS else [])}
         assert then["additionalProperties"] is False
     iozone_tests = by_tool["iozone"]["properties"]["tests"]
     assert "write" in json.dumps(iozone_tests)  # a multi parameter's choices

@@ -40,7 +40,7 @@ from disklab.core.fs.commands import (
 )
 from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
-from disklab.core.model import SIZE_KEYS, Plan, Report
+from disklab.core.model import RAW_SECTION, SIZE_KEYS, Plan, Report
 from disklab.core.plan import (
     CheckedPlan,
     destroyed_devices,
@@ -338,6 +338,9 @@ def _show_setup(plan: Plan) -> None:
                 print("  setup:   " + command_line(argv))
             places = {stream: partition_device(device, i) for i, stream in enumerate(
                 partition_names(name, target.partitions), start=1)}
+        if plan.raw_section:
+            print(f"\n{RAW_SECTION} {device}: the raw = true tests read and write it, "
+                  "before any configuration is made")
         for config in plan.configs:
             for stream, on in places.items():
                 if config.targets and stream not in config.targets:

@@ -58,15 +58,18 @@ def point_count(spec: TestSpec) -> int:
 
 
 def run_count(plan: Plan) -> int:
-    """Runs of a whole plan (configurations x cases x repeats), counted without expanding. A
+    """Runs of a whole plan (sections x cases x repeats), counted without expanding. A
     configuration limited to some targets runs only the placements (`on`, an axis of its own,
     never zipped) on them: its share of each test's points is counted from that axis."""
-    if not any(c.targets for c in plan.configs):
-        return len(plan.configs) * sum(point_count(s) for s in plan.tests) * plan.repeats
     targets = named_targets(plan)
+    configs = {c.label: c for c in plan.configs}
     total = 0
-    for config in plan.configs:
-        for spec in plan.tests:
+    for label in plan.sections():
+        config = configs.get(label)
+        for spec in plan.section_tests(label):
+            if config is None or not config.targets:
+                total += point_count(spec)
+                continue
             on = spec.params.get(PLACEMENT_KEY)
             values = on if isinstance(on, tuple) else (on,)
             fitting = sum(fits(config, {PLACEMENT_KEY: v}, targets) for v in values)
@@ -81,20 +84,23 @@ def case_id(config: str, tool: str, params: dict[str, Any]) -> str:
 
 
 def expand(plan: Plan) -> list[Case]:
-    """All cases of a plan, in run order. Identical cases get '-2', '-3' suffixes."""
+    """All cases of a plan, in run order (the raw-device section first, then each
+    configuration). Identical cases get '-2', '-3' suffixes."""
     cases: list[Case] = []
     seen: dict[str, int] = {}
     targets = named_targets(plan)
-    for config in plan.configs:
-        for spec in plan.tests:
+    configs = {c.label: c for c in plan.configs}
+    for label in plan.sections():
+        config = configs.get(label)
+        for spec in plan.section_tests(label):
             for params in points(spec):
-                if not fits(config, params, targets):
+                if config is not None and not fits(config, params, targets):
                     continue  # a placement on a target this configuration is not made on
-                cid = case_id(config.label, spec.tool, params)
+                cid = case_id(label, spec.tool, params)
                 seen[cid] = seen.get(cid, 0) + 1
                 if seen[cid] > 1:
                     cid = f"{cid}-{seen[cid]}"
                 if PLACEMENT_KEY in params:  # the id stays the plan's; the params what runs
                     params = dict(tools.get_adapter(spec.tool).placed_params(params))
-                cases.append(Case(cid, len(cases), config.label, spec.tool, spec.index, params))
+                cases.append(Case(cid, len(cases), label, spec.tool, spec.index, params))
     return cases

@@ -84,6 +84,15 @@ class TestSpec:
     # groups of axes that advance together (zip = [["sync", "fsync"]]) instead of multiplying
     zips: tuple[tuple[str, ...], ...] = ()
     page_cache_limit: int | None = None  # bytes; overrides the plan's for this table's cases
+    # raw = true: on an image or format target, the cases run on the target's block device
+    # itself, in a section of their own (RAW_SECTION) before any configuration is made
+    raw: bool = False
+
+
+# The label of a plan's raw-device section: the runs of its `raw = true` tests, grouped and
+# compared as a configuration is (the SAN study measures the LUN, then the filesystem on it).
+RAW_SECTION = "raw device"
+RAW_KEY = "raw"  # the [[test]] key that puts a test in that section
 
 
 # Pivot keys every result row has (besides its parameters, which are keys too): a plan's
@@ -152,6 +161,24 @@ class Plan:
     targets: Mapping[str, Target] = field(default_factory=dict)
     # the plan's [report] table: the pivot its sessions open with (Compare, compare, HTML)
     report: Report | None = None
+
+    @property
+    def raw_section(self) -> bool:
+        """Whether the plan starts with a raw-device section: tests with raw = true on an
+        image or format target (on a device target every test is raw already)."""
+        return self.target.kind in ("image", "format") and any(t.raw for t in self.tests)
+
+    def sections(self) -> tuple[str, ...]:
+        """The labels the runs are grouped under, in run order: the raw-device section, then
+        each configuration."""
+        return ((RAW_SECTION,) if self.raw_section else ()) + tuple(c.label for c in self.configs)
+
+    def section_tests(self, label: str) -> tuple[TestSpec, ...]:
+        """The tests run in one section: the raw ones in the raw-device section, the others
+        (every test when there is no such section) in each configuration."""
+        if not self.raw_section:
+            return self.tests
+        return tuple(t for t in self.tests if t.raw == (label == RAW_SECTION))
 
     def page_cache_limit_of(self, test_index: int) -> int | None:
         """The page-cache limit of the cases of one [[test]] table: its own, else the plan's."""

@@ -25,7 +25,17 @@ from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.fs.options import config_from_toml, device_options, journalled_data_seconds
 from disklab.core.hosts.config import HOSTS_KEY, read_hosts, read_hosts_param
 from disklab.core.matrix import expand, point_count, points, run_count
-from disklab.core.model import AS_IS, PIVOT_KEYS, FsConfig, Plan, Report, Target, TestSpec
+from disklab.core.model import (
+    AS_IS,
+    PIVOT_KEYS,
+    RAW_KEY,
+    RAW_SECTION,
+    FsConfig,
+    Plan,
+    Report,
+    Target,
+    TestSpec,
+)
 from disklab.core.proc import which
 from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
@@ -449,14 +459,52 @@ def _raw_problem(tool: str, params: Mapping[str, Any]) -> tuple[str, str] | None
     return None
 
 
+def _raw_flags(raw_tests: list[Any], check: _Checker) -> dict[int, bool]:
+    """Each [[test]]'s `raw` (true: it runs on the target's block device), checked as a bool."""
+    flags: dict[int, bool] = {}
+    for i, t in enumerate(raw_tests):
+        if not isinstance(t, dict) or RAW_KEY not in t:
+            continue
+        if isinstance(t[RAW_KEY], bool):
+            flags[i] = t[RAW_KEY]
+        else:
+            check.error(f"test[{i + 1}].{RAW_KEY}", f"{t[RAW_KEY]!r} is not true or false")
+    return flags
+
+
+def _check_raw_section(plan: Plan, check: _Checker) -> None:
+    """Tests with raw = true: only where the target is a block device DiskLab may write (an
+    image it attaches, a format target already confirmed), one of them, with no placement."""
+    raw = [s for s in plan.tests if s.raw]
+    if not raw or plan.target.kind == "device":
+        return  # on a device target every test runs on the device anyway
+    key = f"test[{raw[0].index + 1}].{RAW_KEY}"
+    if plan.target.kind == "directory":
+        check.error(key, "a directory target has no device of its own: raw = true needs an "
+                    "image, format or device target")
+    elif plan.targets or plan.target.partitions:
+        check.error(key, "raw = true runs on the plan's one image or format target: not with "
+                    "several targets or partitions")
+    for i, config in enumerate(plan.configs, start=1):
+        if config.label == RAW_SECTION:
+            check.error(f"config[{i}].label", f"{RAW_SECTION!r} names the raw-device section "
+                        "of this plan's raw = true tests: give the configuration another label")
+
+
 def _check_raw(plan: Plan, check: _Checker) -> None:
-    """A device target: raw tools only, one stream, nothing larger than the device."""
-    if plan.target.kind != "device":
+    """What runs on a device (a device target's tests, the raw = true tests of an image or
+    format target): raw tools only, one stream, nothing larger than the device."""
+    _check_raw_section(plan, check)
+    if plan.target.kind != "device" and not plan.raw_section:
         return
     for spec in plan.tests:
+        if plan.target.kind != "device" and not spec.raw:
+            continue
         base = f"test[{spec.index + 1}]"
         for params in _points(spec):
             problem = _raw_problem(spec.tool, params)
+            if PLACEMENT_KEY in params:
+                problem = (PLACEMENT_KEY, "a raw device case is one stream on the device: no `on`")
             if problem is not None:
                 key, message = problem
                 check.error(f"{base}.tool" if key == "tool" else base, message)
@@ -716,10 +764,14 @@ def parse_plan(
                    for i, t in enumerate(raw_tests) if isinstance(t, dict) and HOSTS_KEY in t}
     raw_tests = [{k: v for k, v in t.items() if k != HOSTS_KEY} if isinstance(t, dict) else t
                  for t in raw_tests]
+    raw_flags = _raw_flags(raw_tests, check)
+    raw_tests = [{k: v for k, v in t.items() if k != RAW_KEY} if isinstance(t, dict) else t
+                 for t in raw_tests]
     raw_tests, placed = take_placements(raw_tests)
     specs = [s for i, t in enumerate(raw_tests) if (s := _read_test(i, t, check)) is not None]
     specs = place_tests(specs, placed, places, check)
-    specs = [replace(s, page_cache_limit=test_limits.get(s.index)) for s in specs]
+    specs = [replace(s, page_cache_limit=test_limits.get(s.index),
+                     raw=raw_flags.get(s.index, False)) for s in specs]
     specs = [_with_hosts(s, host_params.get(s.index)) for s in specs]
     plan = Plan(
         name=name,
@@ -851,7 +903,7 @@ def _check_run_count(plan: Plan, check: _Checker) -> None:
         return
     counts = [point_count(spec) for spec in plan.tests]
     biggest = max(range(len(counts)), key=counts.__getitem__)
-    cases = sum(counts) * len(plan.configs)
+    cases = runs // plan.repeats
     key = "repeats" if cases <= MAX_RUNS else f"test[{plan.tests[biggest].index + 1}]"
     check.error(key, f"the plan makes {runs} runs ({cases} case(s) x {plan.repeats} repeat(s)),"
                      f" more than the {MAX_RUNS} one session may have: use fewer values on the "

@@ -24,7 +24,8 @@ from disklab.core.fs.options import (
     MkfsOption,
 )
 from disklab.core.hosts.config import HOSTS_KEY, HOSTS_PARAM_SCHEMA, hosts_schema
-from disklab.core.plan import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS, ZIP_KEY
+from disklab.core.model import RAW_KEY
+from disklab.core.plan import CACHE_LIMIT, MIN_IMAGE, RAW_TOOLS, TARGET_KINDS, ZIP_KEY
 from disklab.core.targets import (
     CONFIG_TARGETS,
     MAX_PARTITIONS,
@@ -99,6 +100,11 @@ ZIP_SCHEMA = {"anyOf": [{"type": "array", "items": {"type": "string"}, "minItems
                              "multiplying: [[\"sync\", \"fsync\"]]"}
 
 
+RAW_SCHEMA = {"type": "boolean", "description": "run on the target's block device itself, "
+              "before any configuration is made (an image or format target's raw-device "
+              "section)"}
+
+
 def _test_schema() -> dict[str, Any]:
     """A [[test]] table: `tool` picks which parameters it may have."""
     branches = []
@@ -112,7 +118,8 @@ def _test_schema() -> dict[str, Any]:
                                **{k: param_schema(s) for k, s in adapter.params.items()},
                                CACHE_LIMIT: CACHE_LIMIT_SCHEMA, ZIP_KEY: ZIP_SCHEMA,
                                **({HOSTS_KEY: HOSTS_PARAM_SCHEMA} if name == "fio" else {}),
-                               **({PLACEMENT_KEY: ON_SCHEMA} if name in PLACED_TOOLS else {})},
+                               **({PLACEMENT_KEY: ON_SCHEMA} if name in PLACED_TOOLS else {}),
+                               **({RAW_KEY: RAW_SCHEMA} if name in RAW_TOOLS else {})},
                 "required": ["tool", *required],
                 "additionalProperties": False,
             },

@@ -191,10 +191,10 @@ def prepare_resume(library: Library, ref: str | int,
                           f"plan now says {plan.repeats}")
     complete = {(r["case_id"], r["repeat"]) for r in library.runs(sid) if r["status"] == "ok"}
     cases = expand(plan)
-    runs = tuple((case.id, repeat) for config in plan.configs
+    runs = tuple((case.id, repeat) for label in plan.sections()
                  for repeat in range(1, plan.repeats + 1)
                  for case in cases
-                 if case.config == config.label and (case.id, repeat) not in complete)
+                 if case.config == label and (case.id, repeat) not in complete)
     if not runs:
         raise ResumeError(f"cannot resume {what}: every case x repeat already has a complete "
                           "result")

@@ -55,13 +55,13 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
-from disklab.core.fs.commands import preview_mountpoint
+from disklab.core.fs.commands import preview_device, preview_mountpoint
 from disklab.core.fs.options import journalled_data_seconds
 from disklab.core.hosts.leftovers import remote_step
 from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
-from disklab.core.model import Case, HostEndpoint, Metric, Plan
+from disklab.core.model import RAW_SECTION, Case, HostEndpoint, Metric, Plan
 from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.privilege.protocol import CgroupCreate, DropCaches, ToolCleanup
@@ -75,7 +75,7 @@ from disklab.core.system.cgroups import (
     oom_kills,
     remove_group,
 )
-from disklab.core.system.devices import check_destructive, identity_of
+from disklab.core.system.devices import check_destructive, identity, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
@@ -148,7 +148,8 @@ def plan_runs(plan: Plan, python: str = sys.executable,
               as_root: bool = False,
               only: Collection[tuple[str, int]] | None = None,
               endpoints: tuple[HostEndpoint, ...] | None = None,
-              placements: Mapping[str, Mapping[str, str]] | None = None
+              placements: Mapping[str, Mapping[str, str]] | None = None,
+              raw_device: str | None = None,
               ) -> Iterator[_Planned]:
     """Every case x repeat with its command, in run order, one at a time (a plan may have
     100000 runs: their commands are made as they are needed, never all held): configuration
@@ -160,7 +161,9 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     (case id, repeat) pairs (a resumed session's runs without a complete result); `endpoints`:
     where the hosts' fio servers are reached (default: as the plan says, before any starts);
     `placements`: config label -> stream target name -> its directory, for the cases placed
-    with `on` (default: the directory targets' paths, else a preview mountpoint per target)."""
+    with `on` (default: the directory targets' paths, else a preview mountpoint per target);
+    `raw_device`: the device the raw-device section's cases run on (an image's loop device once
+    attached; default: as `plan show` previews it)."""
     cases = expand(plan)
     hosts = planned_endpoints(plan) if endpoints is None else endpoints
     is_root = as_root or os.geteuid() == 0
@@ -169,16 +172,20 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
         plan.target.kind) or preview_mountpoint()
     previews = _preview_directories(plan)
-    for config in plan.configs:
-        mine = [c for c in cases if c.config == config.label]
-        directory = (directories or {}).get(config.label, default)
-        placed = (placements or {}).get(config.label, previews)
+    for label in plan.sections():
+        mine = [c for c in cases if c.config == label]
+        directory = (directories or {}).get(label, default)
+        placed = (placements or {}).get(label, previews)
+        on = device
+        if label == RAW_SECTION:
+            on = raw_device or preview_device(plan.target.kind, plan.target.path)
+            directory = (directories or {}).get(label, tempfile.gettempdir())
         for repeat in range(1, plan.repeats + 1):
             for case in mine:
                 if only is not None and (case.id, repeat) not in only:
                     continue
                 target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
-                                   device=device, ram_bytes=ram, is_root=is_root,
+                                   device=on, ram_bytes=ram, is_root=is_root,
                                    python=python, hosts=hosts, directories=placed)
                 command = adapter_for(case.tool, case.params, hosts).build_command(
                     case.params, target)
@@ -422,14 +429,16 @@ def _helper_log(ctx: _Context) -> Iterator[LogLine]:
 
 
 def _run_config(ctx: _Context, label: str, directory: str,
-                placed: Mapping[str, str] | None = None) -> Iterator[Event]:
+                placed: Mapping[str, str] | None = None,
+                raw_device: str | None = None) -> Iterator[Event]:
     """Every run of one configuration, its filesystem mounted at `directory` (and, with
     several targets, each stream target's at `placed[name]`)."""
     state = ctx.state
     if placed is None:  # one target: every name `on` may use ("target") is this directory
         placed = {name: directory for name in stream_targets(named_targets(ctx.plan))}
     runs = (r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
-                                 ctx.only, ctx.endpoints, placements={label: placed})
+                                 ctx.only, ctx.endpoints, placements={label: placed},
+                                 raw_device=raw_device)
             if r.case.config == label)
     for run in runs:
         if _stopping(ctx):
@@ -474,6 +483,8 @@ def _recheck_device(ctx: _Context) -> str | None:
     """Why the raw device may not be written now (its identity or safety changed since the plan
     was confirmed: another device on the same path), or None. Checked before every raw case."""
     target = ctx.plan.target
+    if target.kind == "image":
+        return None  # the loop device of an image this session attached
     try:
         check_destructive(target.path, target.confirm, ctx.library_path)
     except DisklabError as e:
@@ -503,6 +514,8 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         else:
             device = plan.target.path
         needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
+        if RAW_SECTION in needed and not _stopping(ctx):
+            yield from _run_raw_section(ctx, device)
         for config in plan.configs:
             if _stopping(ctx):
                 break
@@ -645,18 +658,29 @@ def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any]
 
 
 def _run_raw(ctx: _Context) -> Iterator[Event]:
-    """A raw device: its identity and safety are checked again right before the runs and
-    before every case (the device may have been swapped since the plan was confirmed); result
-    files go to a temporary directory that is removed afterwards (the helper's own, when the
-    tools run through it)."""
+    """A raw device target: its identity and safety are checked again right before the runs
+    and before every case (the device may have been swapped since the plan was confirmed)."""
     plan = ctx.plan
-    label = plan.configs[0].label
     try:
         device = check_destructive(plan.target.path, plan.target.confirm, ctx.library_path)
     except DisklabError as e:
         yield Notice(level="error", message=f"{plan.target.path} refused: {e}", t=time.time())
         ctx.state.status = "failed"
         return
+    yield from _run_on_device(ctx, plan.configs[0].label, plan.target.path, identity_of(device))
+
+
+def _run_raw_section(ctx: _Context, device: str) -> Iterator[Event]:
+    """The raw = true tests of an image or format target, on its block device before any
+    configuration is made (the SAN study: the LUN first, then the filesystem on it). The device
+    is the one the target's confirm (or this session's attach) already covers."""
+    yield from _run_on_device(ctx, RAW_SECTION, device, identity(device), raw_device=device)
+
+
+def _run_on_device(ctx: _Context, label: str, path: str, ident: str,
+                   raw_device: str | None = None) -> Iterator[Event]:
+    """One section's cases on a block device; result files go to a temporary directory that
+    is removed afterwards (the helper's own, when the tools run through it)."""
     try:
         work = (ctx.helper().workdir if ctx.via_helper or ctx.record is None
                 else ctx.record.make_dir("disklab-raw-"))
@@ -665,11 +689,10 @@ def _run_raw(ctx: _Context) -> Iterator[Event]:
         ctx.state.status = "failed"
         return
     assert work is not None
-    yield ConfigApplied(config=label, readback={"device": plan.target.path,
-                                                "identity": identity_of(device)},
+    yield ConfigApplied(config=label, readback={"device": path, "identity": ident},
                         t=time.time())
     try:
-        yield from _run_config(ctx, label, work)
+        yield from _run_config(ctx, label, work, raw_device=raw_device)
     finally:
         if not ctx.via_helper:
             shutil.rmtree(work, ignore_errors=True)
@@ -893,7 +916,7 @@ def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess |
         return PrivilegedTool(
             ctx.helper(), run.case.tool, run.case.params, tag=run.target.tag,
             directory=run.target.directory, step=step, device=run.target.device,
-            confirm=target.confirm if target.kind == "device" else None,
+            confirm=target.confirm if target.kind in ("device", "format") else None,
             library_path=ctx.library_path,
             directories=run.target.directories if "on" in run.case.params else None)
     group = ctx.groups.get(run.target.tag)

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from disklab.core import tools
 from disklab.core.errors import Problem
+from disklab.core.plan import RAW_TOOLS
 from disklab.core.session import (
     ASSUMED_RATE,
     PlanSummary,
@@ -156,6 +157,7 @@ class MatrixPage(QWidget):
         lay.addWidget(sum_box)
 
         self.param_edits: dict[str, QLineEdit] = {}
+        self.raw_box: QCheckBox | None = None  # `raw`: the test runs on the target's device
         self.param_errors: dict[str, QLabel] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -262,6 +264,7 @@ class MatrixPage(QWidget):
             self.params_form.removeRow(0)
         self.param_edits.clear()
         self.param_errors.clear()
+        self.raw_box = None
         tests = self.wb.draft.tests
         if not 0 <= row < len(tests):
             return
@@ -273,6 +276,8 @@ class MatrixPage(QWidget):
             return
         if test.get("tool") in PLACED_TOOLS:  # where its streams run: first, it is the study
             self._on_field(test)
+        if test.get("tool") in RAW_TOOLS:
+            self._raw_field(test)
         for key, spec in adapter.params.items():
             edit = QLineEdit(field_text(test[key], spec.multi) if key in test else "")
             edit.setCursorPosition(0)  # a long axis shows its start, not its end
@@ -312,6 +317,29 @@ class MatrixPage(QWidget):
         edit.textEdited.connect(lambda text: self._param("hosts", text, True))
         self.params_form.addRow("hosts (fio --client)", edit)
         self.param_edits["hosts"] = edit
+
+    def _raw_field(self, test: dict[str, Any]) -> None:
+        """`raw`: the test runs on the target's block device itself, before any configuration
+        is made (an image's loop device, a format target's device): the raw-device section."""
+        box = QCheckBox("on the block device, before the filesystems")
+        box.setChecked(test.get("raw") is True)
+        box.setToolTip("raw = true: read and write the image's loop device or the format "
+                       "target's device itself, in a section of its own (\"raw device\") run "
+                       "before any configuration is made; one stream")
+        box.toggled.connect(self._raw_toggled)
+        self.params_form.addRow("raw device", box)
+        self.raw_box = box
+
+    def _raw_toggled(self, checked: bool) -> None:
+        row = self.tests.currentRow()
+        tests = self.wb.draft.tests
+        if not 0 <= row < len(tests):
+            return
+        if checked:
+            tests[row]["raw"] = True
+        else:
+            tests[row].pop("raw", None)
+        self._changed()
 
     def _on_field(self, test: dict[str, Any]) -> None:
         """`on`: the targets a test's streams run on, one name per stream joined by '+'
@@ -454,6 +482,9 @@ class MatrixPage(QWidget):
             if err is not None:
                 err.setText(message or "")
                 err.setVisible(bool(message))
+        if self.raw_box is not None:
+            mark_invalid(self.raw_box, "raw" in by_field)
+            self.raw_box.setToolTip(by_field.get("raw", self.raw_box.toolTip()))
         top = {p.key: p.message for p in self.summary.problems if p.severity == "error"}
         for key, widget in (("name", self.name), ("repeats", self.repeats)):
             mark_invalid(widget, key in top)

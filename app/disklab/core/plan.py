@@ -567,7 +567,7 @@ def _read_configs(doc: Mapping[str, Any], target: Target | None, check: _Checker
         if raw:
             check.error("config[1]", f"a {target.kind} target has no filesystem DiskLab makes; "
                         "configurations need an image or format target")
-        return (AS_IS if target.kind == "directory" else FsConfig(label="raw device"),)
+        return (AS_IS if target.kind == "directory" else FsConfig(label=RAW_SECTION),)
     if not raw:
         raw = [{"label": "ext4 defaults", "fs": "ext4"}]
     configs = []

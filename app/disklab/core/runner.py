@@ -177,7 +177,7 @@ def plan_runs(plan: Plan, python: str = sys.executable,
         directory = (directories or {}).get(label, default)
         placed = (placements or {}).get(label, previews)
         on = device
-        if label == RAW_SECTION:
+        if label == RAW_SECTION and plan.raw_section:  # (a device target's label is the same)
             on = raw_device or preview_device(plan.target.kind, plan.target.path)
             directory = (directories or {}).get(label, tempfile.gettempdir())
         for repeat in range(1, plan.repeats + 1):

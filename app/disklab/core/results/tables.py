@@ -13,7 +13,10 @@ from typing import Any
 
 from disklab.core.results.compare import (
     BASELINE,
+    BETTER,
+    NO_DIFFERENCE,
     ONE_RUN,
+    WORSE,
     Comparison,
     better_is_higher,
     delta_class,
@@ -21,6 +24,7 @@ from disklab.core.results.compare import (
 )
 from disklab.core.results.format import (
     MISSING,
+    display_unit,
     format_cv,
     format_delta,
     format_direction,
@@ -187,41 +191,90 @@ def config_diff_table(c: Comparison, diff: Sequence[tuple[str, Mapping[str, str]
                  tuple((k, *(v.get(r, MISSING) for r in c.rows)) for k, v in diff))
 
 
+# A compared cell's mark in text (the window and HTML colour the cell and add an arrow), each
+# explained once under the table.
+MARKS = {BETTER: "▲", WORSE: "▼", NO_DIFFERENCE: "≈", ONE_RUN: "†", BASELINE: "◆"}
+
+
+def _shared(p: Pivot) -> tuple[str | None, int | None]:
+    """The unit and the n every cell of a pivot shares (None where they differ): said once in
+    the heading, a cell then holds its figures alone ('45394', not '45394 op/s (n=1)')."""
+    units = {c.unit for c in p.cells.values() if c.mean is not None}
+    ns = {c.n for c in p.cells.values() if c.mean is not None}
+    return (units.pop() if len(units) == 1 else None), (ns.pop() if len(ns) == 1 else None)
+
+
+def _figure(value: float | None, unit: str, bare: bool) -> str:
+    text = format_value(value, unit)
+    return text.removesuffix(f" {display_unit(unit)[0]}") if bare else text
+
+
 def pivot_cell_text(p: Pivot, i: int, j: int) -> str:
-    """A pivot cell, parts separated by '; ': mean ± stddev (n, CV); but for the baseline,
-    the difference from it with Welch's p and verdict (Pivot.against); 'noisy'; the runs
-    left out. '449 MiB/s ± 18.8 MiB/s (n=3, CV 4.2 %); +12.2 %, p = 0.012: better'."""
+    """A pivot cell: its value, mean ± stddev with CV where repeats exist ('449 ± 18.8, CV
+    4.2 %'), n where cells differ in it, the unit where columns differ in it; asked to compare
+    (Pivot.baseline), the difference with a mark ('+12.2 % ▲', MARKS, explained under the
+    table); the runs left out."""
     cell = p.cell(i, j)
     if cell is None:
         return MISSING
     left_out = format_left_out(cell.excluded_why)
     if cell.mean is None:
         return "; ".join(filter(None, (MISSING, left_out)))
-    parts = [f"{format_mean_std(cell.mean, cell.stddev, cell.n, cell.unit)} "
-             f"({format_spread(cell.n, cell.cv)})"]
-    if cell.delta_pct is not None and cell.verdict not in ("", BASELINE):
-        w = cell.test
-        parts.append(f"{format_delta(cell.delta_pct)}: {ONE_RUN}" if w is None else
-                     f"{format_delta(cell.delta_pct)}, {format_p(w.p_value)}: {cell.verdict}")
+    unit, n = _shared(p)
+    bare = unit is not None
+    text = _figure(cell.mean, cell.unit, bare)
+    if cell.n >= 2 and cell.stddev is not None:
+        text += f" ± {_figure(cell.stddev, cell.unit, bare)}"
+    extra = [f"n={cell.n}"] if n is None else []
+    if cell.cv is not None:
+        extra.append(f"CV {format_cv(cell.cv)}")
+    if extra:
+        text += f" ({', '.join(extra)})"
+    if cell.verdict == BASELINE:
+        text += f" {MARKS[BASELINE]}"
+    elif cell.verdict in MARKS and cell.delta_pct is not None:
+        text += f" {format_delta(cell.delta_pct)} {MARKS[cell.verdict]}"
     if cell.noisy:
-        parts.append("noisy")
-    return "; ".join(filter(None, (*parts, left_out)))
+        text += " noisy"
+    return "; ".join(filter(None, (text, left_out)))
+
+
+def pivot_marks(p: Pivot) -> str:
+    """The footnote of a compared pivot: what each cell was compared with and what its mark
+    says; 'one run: no test possible' once for the whole table."""
+    if not p.baseline:
+        return ""
+    verdicts = {c.verdict for c in p.cells.values()}
+    other = "row" if p.against == "column" else "column"
+    lines = [f"{MARKS[BASELINE]} baseline {p.baseline}: each cell is compared with the cell of "
+             f"{p.baseline} in the same {other}, same metric and unit (difference in %)"]
+    if verdicts & {BETTER, WORSE, NO_DIFFERENCE}:
+        lines.append(f"{MARKS[BETTER]} significantly better, {MARKS[WORSE]} significantly "
+                     f"worse, {MARKS[NO_DIFFERENCE]} no significant difference (Welch's t-test, "
+                     f"p < {p.alpha:g})")
+    if ONE_RUN in verdicts:
+        lines.append(f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)")
+    return _lines(*lines)
 
 
 def pivot_heading(p: Pivot) -> str:
     """What a pivot says once above itself: the values every cell shares (tool, parameters),
-    the keys added to the columns, which way is better when all columns agree, the test."""
+    the metric, its unit and n when every cell shares them, which way is better when all
+    columns agree, the keys added to the columns."""
     ways = set(p.higher_is_better.values())
+    unit, n = _shared(p)
+    shared = ", ".join(filter(None, (
+        f"in {display_unit(unit)[0]}" if unit else "",
+        f"n={n} in every cell" if n is not None else "")))
     return _lines(
         f"every cell: {format_params(p.common)}" if p.common else "",
-        f"metric: {', '.join(p.metrics)}" if len(p.metrics) == 1 else "",
+        (f"metric: {', '.join(p.metrics)}" if len(p.metrics) == 1 else "")
+        + (f" ({shared})" if shared and len(p.metrics) == 1 else ""),
+        f"figures {shared}" if shared and len(p.metrics) != 1 else "",
         f"{format_direction(ways.pop())} in every column" if len(ways) == 1 else "",
         (f"added to the columns (they vary within a cell): {', '.join(p.added)}"
          if p.added else ""),
-        f"cells: mean ± stddev (n, CV); the other {p.against}s: difference from "
-        f"{p.baseline!r} and Welch's t-test at α = {p.alpha:g}"
-        if p.against and len(p.rows if p.against == "row" else p.columns) > 1
-        else "cells: mean ± stddev (n, CV)")
+        "cells: mean ± stddev over repeats (CV)" if n is None or n > 1 else "")
 
 
 def pivot_column_heading(p: Pivot, j: int) -> str:
@@ -233,7 +286,8 @@ def pivot_column_heading(p: Pivot, j: int) -> str:
 
 def pivot_table(p: Pivot) -> Table:
     """A pivot as a Table: first column the row labels, then one column per column label;
-    classes mark significant differences ('num better', 'num worse')."""
+    classes mark significant differences ('num better', 'num worse'); the heading above and
+    the marks' footnote (pivot_marks) in `note`."""
     rows, classes = [], []
     for i, row in enumerate(p.rows):
         rows.append((row, *(pivot_cell_text(p, i, j) for j in range(len(p.columns)))))
@@ -242,4 +296,4 @@ def pivot_table(p: Pivot) -> Table:
     corner = " / ".join(p.row_keys) + " \\ " + " / ".join(p.column_keys)
     return Table("Pivot (mean ± stddev over repeats)",
                  (corner, *(pivot_column_heading(p, j) for j in range(len(p.columns)))),
-                 tuple(rows), tuple(classes), note=pivot_heading(p))
+                 tuple(rows), tuple(classes), note=_lines(pivot_heading(p), pivot_marks(p)))

@@ -60,7 +60,10 @@ def test_comparison_deltas_and_colours() -> None:
     doc = comparison_json(c)
     b = next(d for d in doc["cells"] if d["configuration"] == "B" and d["test"] == col)
     assert b["significant"] is True and b["better"] == "higher" and b["verdict"] == "better"
-    assert b["ci_low"] == pytest.approx(cell.test.ci_low) and b["n"] == 3
+    assert b["delta_ci_low"] == pytest.approx(cell.test.ci_low) and b["n"] == 3
+    # the interval of the mean has its own name: it holds the mean, the difference's does not
+    assert b["mean_ci_low"] < b["mean"] < b["mean_ci_high"]
+    assert b["delta_ci_high"] < b["mean_ci_low"] and "ci_low" not in b
     assert b["cv"] == pytest.approx(2 / 110)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -22,6 +24,7 @@ from disklab.core.events import (
 )
 from disklab.core.jsonformat import versioned
 from disklab.core.model import Case
+from disklab.core.results.documents import table_text
 from disklab.core.results.format import format_params
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
@@ -49,15 +52,23 @@ def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> Non
             print("  ".join("-" * w for w in widths), file=out)
 
 
+def terminal_width() -> int:
+    """The width text tables fit: the terminal's, $COLUMNS when set, 0 (no limit) when the
+    output goes to a file or a pipe without it."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return shutil.get_terminal_size().columns
+    return 0
+
+
 def print_results(results: Sequence[Mapping[str, Any]] | SessionResults,
-                  out: TextIO | None = None) -> None:
+                  out: TextIO | None = None, width: int | None = None) -> None:
     """A session's headline figures as `disklab show` and the end of `disklab run` print them:
     the table's notes (the parameters every case shares, the runs left out of the means, the
-    hint for noisy figures), then the results table (core.results)."""
+    hint for noisy figures), then the results table (core.results), fitted to `width` (the
+    terminal's by default): the parameter and note columns wrap, the figures never."""
     table = results_table(results, all_metrics=False)
-    if table.note:
-        print(table.note, file=out or sys.stdout)
-    print_table([table.header, *table.rows], out)
+    text = table_text(table, terminal_width() if width is None else width)
+    (out or sys.stdout).write(text)
 
 
 def resume_lines(resumes: Sequence[Mapping[str, Any]]) -> list[str]:

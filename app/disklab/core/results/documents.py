@@ -12,6 +12,7 @@ import html
 import io
 import json
 import shlex
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +29,7 @@ from disklab.core.results.charts import (
     thinned_samples,
 )
 from disklab.core.results.compare import (
+    BASELINE,
     BETTER,
     WORSE,
     Comparison,
@@ -360,7 +362,8 @@ def _num(v: float | None) -> str:
 
 # a comparison cell's fields in JSON and CSV, in this order
 CELL_KEYS = ("configuration", "test", "unit", "better", "n", "mean", "stddev", "cv", "noisy",
-             "excluded", "excluded_why", "delta", "delta_pct", "ci_low", "ci_high", "ratio",
+             "mean_ci_low", "mean_ci_high", "excluded", "excluded_why", "delta", "delta_pct",
+             "delta_ci_low", "delta_ci_high", "ratio",
              "ratio_low", "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown")
 
 
@@ -370,14 +373,15 @@ def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
     df, t and p, `significant` and the verdict; `better` says which way is better."""
     cell = c.cells[(row, col)]
     w = cell.test
+    low, high = mean_interval(cell.mean, cell.stddev, cell.n, c.alpha)
     return {
         "configuration": row, "test": col, "unit": cell.unit,
         "better": "higher" if c.higher_is_better.get(col, True) else "lower",
         "n": cell.n, "mean": cell.mean, "stddev": cell.stddev, "cv": cell.cv,
-        "noisy": cell.noisy, "excluded": cell.excluded,
-        "excluded_why": format_left_out(cell.excluded_why),
+        "noisy": cell.noisy, "mean_ci_low": low, "mean_ci_high": high,
+        "excluded": cell.excluded, "excluded_why": format_left_out(cell.excluded_why),
         "delta": cell.delta, "delta_pct": cell.delta_pct,
-        "ci_low": w.ci_low if w else None, "ci_high": w.ci_high if w else None,
+        "delta_ci_low": w.ci_low if w else None, "delta_ci_high": w.ci_high if w else None,
         "ratio": w.ratio if w else None, "ratio_low": w.ratio_low if w else None,
         "ratio_high": w.ratio_high if w else None, "df": w.df if w else None,
         "t": w.t if w else None, "p_value": w.p_value if w else None,
@@ -468,10 +472,26 @@ def comparison_text(lib: Library, session_ids: Sequence[int], baseline: int | st
 PIVOT_FORMATS = ("text", "csv", "md", "html", "json")
 
 
+def compared_with(p: Pivot, i: int, j: int) -> str | None:
+    """The cell a compared cell was compared with, by its row and column labels ('iodepth=1 /
+    numjobs=4'); None for a cell that was not compared (no baseline, or none like it)."""
+    cell = p.cell(i, j)
+    if cell is None or not p.baseline or cell.verdict in ("", BASELINE):
+        return None
+    row, column = p.rows[i], p.columns[j]
+    parts = (f"{row} / {column}").split(" / ")
+    keys = [*p.row_keys, *p.column_keys]
+    if len(parts) == len(keys):
+        parts[keys.index(p.baseline_key)] = p.baseline_value
+    return " / ".join(parts)
+
+
 def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
     """One pivot cell as data, canonical units: mean, stddev, n, CV, the (1 - alpha)
-    confidence interval of the mean; but for the baseline (Pivot.against), the difference from
-    it, its interval, Welch's df, t and p and the verdict; `shown` as the tables write it."""
+    confidence interval of the mean (`mean_ci_*`); compared with a baseline (Pivot.baseline),
+    the difference, its interval (`delta_ci_*`), Welch's df, t and p, the verdict and the cell
+    it was compared with (`compared_with`, 'iodepth=1 / numjobs=4'); `shown` as the tables
+    write it."""
     cell = p.cell(i, j)
     if cell is None:
         return None
@@ -480,13 +500,14 @@ def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
     return {
         "mean": cell.mean, "stddev": cell.stddev, "n": cell.n, "unit": cell.unit,
         "better": "higher" if p.higher_is_better.get(j, True) else "lower",
-        "cv": cell.cv, "noisy": cell.noisy, "ci_low": low, "ci_high": high,
+        "cv": cell.cv, "noisy": cell.noisy, "mean_ci_low": low, "mean_ci_high": high,
         "excluded": cell.excluded, "excluded_why": format_left_out(cell.excluded_why),
         "delta": cell.delta, "delta_pct": cell.delta_pct,
         "delta_ci_low": w.ci_low if w else None, "delta_ci_high": w.ci_high if w else None,
         "df": w.df if w else None, "t": w.t if w else None,
         "p_value": w.p_value if w else None,
         "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
+        "compared_with": compared_with(p, i, j),
         "shown": pivot_cell_text(p, i, j),
     }
 
@@ -497,7 +518,7 @@ def pivot_json(p: Pivot) -> dict[str, Any]:
     return versioned("disklab.pivot", {
         "row_keys": list(p.row_keys), "column_keys": list(p.column_keys),
         "added_keys": list(p.added), "common": dict(p.common), "metrics": list(p.metrics),
-        "alpha": p.alpha, "baseline": p.baseline, "tested_along": p.against,
+        "alpha": p.alpha, "baseline": p.baseline, "compared_along": p.baseline_key or None,
         "rows": list(p.rows), "columns": list(p.columns),
         "cells": [[pivot_cell_json(p, i, j) for j in range(len(p.columns))]
                   for i in range(len(p.rows))],
@@ -525,14 +546,40 @@ def pivot_csv(p: Pivot) -> str:
     return out.getvalue()
 
 
-def table_text(table: Table) -> str:
-    """A Table for a terminal: its note, then left-aligned columns under a ruled header."""
+def _fit(widths: list[int], wrap: Sequence[int], width: int) -> list[int]:
+    """Column widths that fit `width` (two spaces between columns) by narrowing the columns
+    in `wrap` (labels, parameters, notes), widest first, never below 12 characters; figures
+    keep their width, so a table too wide even then is left wider than the terminal."""
+    widths = list(widths)
+    over = sum(widths) + 2 * (len(widths) - 1) - width
+    while over > 0:
+        wrappable = [i for i in wrap if i < len(widths) and widths[i] > 12]
+        if not wrappable:
+            break
+        i = max(wrappable, key=lambda k: widths[k])
+        cut = min(over, widths[i] - 12)
+        widths[i] -= cut
+        over -= cut
+    return widths
+
+
+def table_text(table: Table, width: int = 0) -> str:
+    """A Table for a terminal: its note, then left-aligned columns under a ruled header. With
+    a `width` (the terminal's), the label and parameter columns (Table.wrap) are wrapped onto
+    more lines until the table fits; figures are never cut."""
     rows = [table.header, *table.rows]
     widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
-    lines = [line for line in table.note.splitlines()]
+    if width:
+        widths = _fit(widths, table.wrap, width)
+    lines = [part for line in table.note.splitlines()
+             for part in (textwrap.wrap(line, width, subsequent_indent="  ") if width
+                          else [line])]
     for n, row in enumerate(rows):
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths,
-                                                               strict=False)).rstrip())
+        cells = [textwrap.wrap(str(c), w) or [""] if len(str(c)) > w else [str(c)]
+                 for c, w in zip(row, widths, strict=False)]
+        for k in range(max(len(c) for c in cells)):
+            lines.append("  ".join((c[k] if k < len(c) else "").ljust(w)
+                                   for c, w in zip(cells, widths, strict=False)).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
@@ -547,10 +594,10 @@ def pivot_html(p: Pivot, title: str = "DiskLab pivot",
 
 def pivot_text(p: Pivot, fmt: str, title: str = "DiskLab pivot",
                facts: Sequence[tuple[str, str]] = (),
-               sections: Sequence[tuple[str, str]] = ()) -> str:
-    """The pivot in one of PIVOT_FORMATS."""
+               sections: Sequence[tuple[str, str]] = (), width: int = 0) -> str:
+    """The pivot in one of PIVOT_FORMATS (text fitted to `width` columns when given)."""
     if fmt == "text":
-        return table_text(pivot_table(p))
+        return table_text(pivot_table(p), width)
     if fmt == "csv":
         return pivot_csv(p)
     if fmt == "md":

@@ -39,9 +39,10 @@ from disklab.core.results.format import (
     format_stddev,
     format_value,
 )
+from disklab.core.results.labels import case_labels
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.pivot import Pivot, cell_class
-from disklab.core.results.rows import constant_params, headline, point, row_params, row_stats
+from disklab.core.results.rows import headline, point, row_stats
 from disklab.core.results.stats import NOISY_CV, NOISY_MIN_N, cv, is_noisy
 
 RESULTS_HEADER = ("config", "tool", "metric", "direction", "parameters", "mean", "± stddev", "n",
@@ -61,6 +62,7 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     classes: tuple[tuple[str, ...], ...] = ()
     note: str = ""
+    wrap: tuple[int, ...] = (0,)  # columns a narrow terminal may wrap: labels, never figures
 
 
 def _lines(*texts: str) -> str:
@@ -91,7 +93,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
     if isinstance(results, SessionResults):
         results = results.rows
     rows = list(results) if all_metrics else headline(results)
-    common = constant_params(rows)
+    labels = case_labels(rows)
     header = RESULTS_HEADER
     if baseline_config is not None:
         header = (*header, f"Δ vs {baseline_config}")
@@ -109,7 +111,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
         notes.append(_left_out(r, counted))
         cells = (str(r.get("config") or ""), str(r.get("tool", "")), metric,
                  format_direction(better_is_higher(metric, unit)),
-                 format_params(row_params(r), skip=common), format_value(mean, unit),
+                 labels.label(r), format_value(mean, unit),
                  format_stddev(std, n, unit), str(n),
                  format_cv(cv(mean, std) if n >= 2 else None), "; ".join(filter(None, notes)))
         if baseline_config is not None:
@@ -117,8 +119,8 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
                      else format_delta(delta_pct(mean, base.get(point(r)))))
         out.append(cells)
     return Table("Results (mean ± stddev over repeats)", header, tuple(out),
-                 note=_lines(f"every case: {format_params(common)}" if common else "",
-                             excluded, NOISY_HINT if noisy else ""))
+                 note=_lines(labels.heading, excluded, NOISY_HINT if noisy else ""),
+                 wrap=(0, 4, 9))
 
 
 def cell_text(c: Comparison, row: str, col: str) -> str:

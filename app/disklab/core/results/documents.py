@@ -11,6 +11,7 @@ import csv
 import html
 import io
 import json
+import re
 import shlex
 import textwrap
 import time
@@ -103,18 +104,29 @@ def table_html(table: Table) -> str:
     return "\n".join(out)
 
 
-def table_markdown(table: Table) -> str:
-    """A Table as Markdown (for an experiment's README, a mail, a ticket), '|' in cells
-    escaped so a cell never splits; its note follows as a paragraph, so the document still
-    starts with the table a script may look for."""
-    def cell(text: str) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ")
+# What Markdown reads as markup (emphasis, code, links, headings, tables, escapes); '_' only at
+# a word's edge, where it can open emphasis ('block_size' stays as it is)
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|#~!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
-    lines = ["| " + " | ".join(map(cell, table.header)) + " |",
+
+def md_escape(text: str) -> str:
+    """Text as Markdown shows it literally: markup characters backslash-escaped, and what an
+    HTML renderer would read as a tag or an entity ('<script>', '&amp;') written as entities;
+    one line (a table cell never splits)."""
+    text = html.escape(str(text), quote=False).replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def table_markdown(table: Table) -> str:
+    """A Table as Markdown (for an experiment's README, a mail, a ticket), every cell and note
+    escaped (md_escape) so a name never becomes markup and a cell never splits; its note
+    follows as a paragraph, so the document still starts with the table a script may look
+    for."""
+    lines = ["| " + " | ".join(map(md_escape, table.header)) + " |",
              "|" + "---|" * len(table.header)]
-    lines += ["| " + " | ".join(map(cell, row)) + " |" for row in table.rows]
+    lines += ["| " + " | ".join(map(md_escape, row)) + " |" for row in table.rows]
     for line in table.note.splitlines():
-        lines += ["", line]
+        lines += ["", md_escape(line)]
     return "\n".join(lines) + "\n"
 
 
@@ -226,7 +238,8 @@ def session_evidence(lib: Library, session_id: int) -> list[tuple[str, str]]:
 
 def session_markdown(session: Mapping[str, Any], results: SessionResults) -> str:
     """A session's results as a Markdown heading and table."""
-    return (f"# Session {session['id']}: {session['name']} ({session['status']})\n\n"
+    return (f"# Session {session['id']}: {md_escape(session['name'])} "
+            f"({session['status']})\n\n"
             + table_markdown(results_table(results)))
 
 

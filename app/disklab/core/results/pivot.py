@@ -74,6 +74,10 @@ class Pivot:
     alpha: float = ALPHA
     baseline_key: str = ""  # the key compared along ('' : cells are values, no test)
     baseline_value: str = ""  # its value every other is compared with, as labelled: 'iodepth=1'
+    # each row's and column's values of its keys (16, 4096, 'ext2'): what a chart's axis reads
+    row_values: tuple[tuple[Any, ...], ...] = ()
+    column_values: tuple[tuple[Any, ...], ...] = ()
+    cell_metrics: Mapping[tuple[int, int], str] = field(default_factory=dict)
 
     def cell(self, i: int, j: int) -> Cell | None:
         return self.cells.get((i, j))
@@ -375,6 +379,7 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     column_index = {name: j for j, name in enumerate(col_labels)}
     cells: dict[tuple[int, int], Cell] = {}
     coords: dict[tuple[int, int], dict[str, str]] = {}
+    metric_of: dict[tuple[int, int], str] = {}
     ways: dict[int, list[bool]] = {}
     for k, r in enumerate(chosen):
         i, j = row_index[row_of[k]], column_index[column_of[k]]
@@ -382,6 +387,7 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
             continue  # the same case twice (two identical [[test]] tables): the first counts
         unit = str(r.get("unit", ""))
         cells[(i, j)] = row_cell(r, unit)
+        metric_of[(i, j)] = str(r.get("metric", ""))
         coords[(i, j)] = {key: labels.part(k, key) for key in (*row_keys, *all_columns)}
         ways.setdefault(j, []).append(better_is_higher(str(r.get("metric", "")), unit))
     better = {j: all(w) if len(set(w)) == 1 else True for j, w in ways.items()}
@@ -392,7 +398,10 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells,
                  _common(chosen, {*row_keys, *all_columns}), all_columns[len(column_keys):],
                  tuple(dict.fromkeys(str(r.get("metric", "")) for r in chosen)),
-                 better, alpha, key, value)
+                 better, alpha, key, value,
+                 tuple(tuple(value_of(first_row[t], k) for k in row_keys) for t in row_labels),
+                 tuple(tuple(value_of(first_col[t], k) for k in all_columns)
+                       for t in col_labels), metric_of)
 
 
 def _judge(cells: dict[tuple[int, int], Cell], coords: Mapping[tuple[int, int], dict[str, str]],

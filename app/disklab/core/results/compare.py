@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from disklab.core.results.format import FigureLabels, format_fact
+from disklab.core.results.labels import case_labels
 from disklab.core.results.partial import SessionResults, combined, session_results
-from disklab.core.results.rows import constant_params, is_headline, row_stats
+from disklab.core.results.rows import is_headline, row_params, row_stats
 from disklab.core.results.stats import ALPHA, Welch, cv, is_noisy, welch
 
 # a cell's verdict against the baseline
@@ -187,8 +188,10 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
     every = [(row_name(label, str(r.get("config") or ""), several), r)
              for label, results, several in _sessions_configs(sessions)
              for r in results if all_metrics or is_headline(r)]
-    common = constant_params(r for _row, r in every)
-    label_of = FigureLabels(common)
+    labels = case_labels([r for _row, r in every])
+    common = dict(labels.common)
+    # a column is named by its tool, metric and the parameters that differ (labels.py)
+    label_of = FigureLabels({k for _row, r in every for k in row_params(r)} - set(labels.keys))
     cells: dict[tuple[str, str], Cell] = {}
     rows: dict[str, None] = {}  # ordered sets: first seen first (a list's `in` made the
     columns: dict[str, None] = {}  # comparison of a 10,000-run session quadratic)

@@ -150,3 +150,13 @@ def case_labels(rows: Sequence[Mapping[str, Any]], skip: Iterable[str] = ()) -> 
             continue
         common[key] = value
     return CaseLabels(tuple(keys), common)
+
+
+def case_titles(cases: Sequence[Any]) -> tuple[list[str], str]:
+    """Titles for a plan's cases (model.Case: tool and params) as the Run page lists them:
+    the tool and the parameters that differ among the cases ('fio iodepth=16'), and the
+    heading of what every case shares (case_labels)."""
+    labels = case_labels([{"tool": c.tool, "params": c.params} for c in cases])
+    titles = [" ".join(filter(None, (c.tool, labels.label({"params": c.params}))))
+              for c in cases]
+    return titles, labels.heading

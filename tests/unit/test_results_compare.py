@@ -171,8 +171,20 @@ def test_config_diff_lists_only_what_differs() -> None:
         "ext4 ordered": {"fstype": "ext4", "options": "rw,data=ordered", "readahead": 128},
         "ext4 journal": {"fstype": "ext4", "options": "rw,data=journal", "readahead": 128},
     })
-    assert diff == [("options", {"ext4 ordered": "rw,data=ordered",
-                                 "ext4 journal": "rw,data=journal"})]
+    # a list shows only the items that differ, and the key says so
+    assert diff == [("options (items not in all)", {"ext4 ordered": "data=ordered",
+                                                    "ext4 journal": "data=journal"})]
+    diff = config_diff({
+        "ext2": {"readback.features": ["ext_attr", "dir_index", "filetype"], "fstype": "ext2"},
+        "ext4": {"readback.features": ["has_journal", "ext_attr", "dir_index", "filetype",
+                                       "extent"], "fstype": "ext4"},
+        "ext4 again": {"readback.features": ["has_journal", "ext_attr", "dir_index",
+                                             "filetype", "extent"], "fstype": "ext4"},
+    })
+    assert diff == [("readback.features (items not in all)",
+                     {"ext2": "(none)", "ext4": "has_journal,extent",
+                      "ext4 again": "has_journal,extent"}),
+                    ("fstype", {"ext2": "ext2", "ext4": "ext4", "ext4 again": "ext4"})]
 
 
 def test_markdown_escapes_the_pipe_in_cells() -> None:

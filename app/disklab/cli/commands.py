@@ -520,7 +520,9 @@ def compare_pivot(args: argparse.Namespace) -> int:
         print("disklab compare: no results " + ("match --where" if where else
                                                 "in these sessions"), file=sys.stderr)
         return EXIT_BAD_INPUT if where else EXIT_FAILED
-    title = "DiskLab: " + ", ".join(session_label(s) for s in sessions)
+    names = [session_label(s) for s in sessions]
+    title = "DiskLab: " + (", ".join(names) if len(names) <= 4 else
+                           f"{len(names)} sessions ({names[0]} … {names[-1]})")
     facts = [f for s in sessions for f in session_facts(s)]
     text = pivot_text(pivot, fmt, title, facts, evidence, width=terminal_width())
     output = getattr(args, "output", None)

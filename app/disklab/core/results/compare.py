@@ -355,21 +355,41 @@ def config_facts(lib: ResultsSource, sessions: Sequence[Mapping[str, Any]], c: C
     return out
 
 
+def _items(value: Any) -> list[str] | None:
+    """A value as a list of items when it is one: a list, or text of comma separated items
+    ('rw,relatime,data=ordered', a feature list); None otherwise."""
+    if isinstance(value, list | tuple):
+        return [format_fact(v) for v in value]
+    if isinstance(value, str) and "," in value and " " not in value.strip():
+        return value.split(",")
+    return None
+
+
 def config_diff(configs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str, str]]]:
-    """Which configuration values differ: [(key, {row: value})] for keys not equal everywhere.
+    """Which configuration values differ: [(key, {row: value})] for keys not equal everywhere,
+    nothing else. A list (mount options, filesystem features) shows only its items that are
+    not in every configuration ('data=journal', not 'rw,relatime,...,data=journal'), the key
+    then saying so ('readback.features (items not in all)').
 
     `configs` maps a row to its flattened facts (mkfs options, mount options, read-ahead, the
-    filesystem as read back)."""
-    keys: list[str] = []
+    filesystem as read back, the setup commands)."""
+    keys: dict[str, None] = {}
     for facts in configs.values():
-        for k in facts:
-            if k not in keys:
-                keys.append(k)
+        keys.update(dict.fromkeys(facts))
     out = []
     for k in keys:
-        values = {row: format_fact(facts.get(k)) for row, facts in configs.items()}
-        if len(set(values.values())) > 1:
-            out.append((k, values))
+        raw = {row: facts.get(k) for row, facts in configs.items()}
+        values = {row: format_fact(v) for row, v in raw.items()}
+        if len(set(values.values())) <= 1:
+            continue
+        items = {row: _items(v) for row, v in raw.items()}
+        if all(i is not None for i in items.values()):
+            shared = set.intersection(*(set(i or []) for i in items.values()))
+            if shared:
+                values = {row: ",".join(x for x in i or [] if x not in shared) or "(none)"
+                          for row, i in items.items()}
+                k = f"{k} (items not in all)"
+        out.append((k, values))
     return out
 
 

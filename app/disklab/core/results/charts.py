@@ -24,7 +24,7 @@ from disklab.core.results.format import (
     number,
 )
 from disklab.core.results.labels import case_labels, number_of
-from disklab.core.results.pivot import Pivot
+from disklab.core.results.pivot import Pivot, label_part
 from disklab.core.results.rows import is_headline, row_params, row_stats
 from disklab.core.units import format_size
 
@@ -401,11 +401,15 @@ def _bare(label: str, keys: Sequence[str]) -> str:
     return label
 
 
-def _numeric(values: Sequence[tuple[Any, ...]], keys: Sequence[str]) -> bool:
-    """Whether an axis is one numeric key with several values: a swept quantity."""
-    return (len(keys) == 1 and len({v[0] for v in values}) >= 2
-            and all(number_of(v[0]) is not None and not isinstance(v[0], bool)
-                    for v in values))
+def _swept(values: Sequence[tuple[Any, ...]], keys: Sequence[str]) -> int | None:
+    """The index of an axis' swept key: the first numeric key with several values (block
+    size, record size, queue depth), None when the axis has none."""
+    for k, key in enumerate(keys):
+        seen = {v[k] for v in values}
+        if key not in ("config", "session") and len(seen) >= 2 and all(
+                number_of(x) is not None and not isinstance(x, bool) for x in seen):
+            return k
+    return None
 
 
 def _pivot_groups(p: Pivot) -> dict[tuple[str, str], list[tuple[int, int]]]:
@@ -432,31 +436,38 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
     its unit, which way is better and n."""
     charts = []
     for (metric, unit), where in _pivot_groups(p).items():
-        rows_numeric = _numeric([p.row_values[i] for i, _j in where], p.row_keys)
-        cols_numeric = _numeric([p.column_values[j] for _i, j in where], p.column_keys)
-        if rows_numeric and cols_numeric:
+        on_rows = _swept([p.row_values[i] for i, _j in where], p.row_keys)
+        on_cols = _swept([p.column_values[j] for _i, j in where], p.column_keys)
+        if on_rows is not None and on_cols is not None and len(p.row_keys) == 1 == len(
+                p.column_keys):
             charts.append(_heatmap(p, metric, unit, where))
-        if rows_numeric:
-            charts.append(_pivot_lines(p, metric, unit, where, along_rows=True))
-        elif cols_numeric:
-            charts.append(_pivot_lines(p, metric, unit, where, along_rows=False))
+        if on_rows is not None:
+            charts.append(_pivot_lines(p, metric, unit, where, True, on_rows))
+        elif on_cols is not None:
+            charts.append(_pivot_lines(p, metric, unit, where, False, on_cols))
         else:
             charts.append(_pivot_bars(p, metric, unit, where))
     return charts
 
 
 def _pivot_lines(p: Pivot, metric: str, unit: str, where: Sequence[tuple[int, int]],
-                 along_rows: bool) -> ChartSpec:
-    """The cells as lines: x the rows' (or columns') numeric key, a line per column (row)."""
-    key = (p.row_keys if along_rows else p.column_keys)[0]
+                 along_rows: bool, k: int) -> ChartSpec:
+    """The cells as lines: x the rows' (or columns') swept key (its k-th), a line per value of
+    every other key (the other axis' label, the rest of this axis' keys: a configuration)."""
+    keys = p.row_keys if along_rows else p.column_keys
+    values = p.row_values if along_rows else p.column_values
     lines: dict[str, list[tuple[float, float, float, int]]] = {}
+    several = len({(j if along_rows else i) for i, j in where}) > 1
     for i, j in sorted(where, key=lambda ij: ij[::-1] if along_rows else ij):
         cell = p.cells[(i, j)]
-        x = number_of((p.row_values[i] if along_rows else p.column_values[j])[0])
-        name = p.columns[j] if along_rows else p.rows[i]
-        lines.setdefault(name, []).append((x or 0.0, cell.mean or 0.0, cell.stddev or 0.0,
-                                           cell.n))
-    return _line_chart(metric, unit, key, lines,
+        mine = values[i if along_rows else j]
+        rest = [label_part(key, v) for n, (key, v) in enumerate(zip(keys, mine, strict=True))
+                if n != k]
+        if several:
+            rest.append(p.columns[j] if along_rows else p.rows[i])
+        lines.setdefault(" / ".join(rest) or metric, []).append(
+            (number_of(mine[k]) or 0.0, cell.mean or 0.0, cell.stddev or 0.0, cell.n))
+    return _line_chart(metric, unit, keys[k], lines,
                        [p.higher_is_better.get(j, True) for _i, j in where], _pivot_common(p))
 
 

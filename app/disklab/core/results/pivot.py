@@ -293,7 +293,7 @@ def resolve_baseline(text: str, rows: Sequence[Mapping[str, Any]], keys: Sequenc
     key = key.strip()
     named = bool(eq) and key in keys
     value = (value if named else text).strip().strip("\"'")
-    if named and key in ("test", "metric"):
+    if eq and key in ("test", "metric"):
         raise BaselineError(f"--baseline {text!r}: tests and metrics are never compared with "
                             "each other; name a configuration or a parameter value")
     for k in [key] if named else keys:

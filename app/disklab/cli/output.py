@@ -25,10 +25,9 @@ from disklab.core.events import (
 from disklab.core.jsonformat import versioned
 from disklab.core.model import Case
 from disklab.core.results.documents import table_text
-from disklab.core.results.format import format_params
+from disklab.core.results.labels import case_titles
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
-from disklab.core.tools import get_adapter
 from disklab.core.units import human_rate
 
 
@@ -78,14 +77,6 @@ def resume_lines(resumes: Sequence[Mapping[str, Any]]) -> list[str]:
             f"{r['previous_status']}; {r['complete']} complete run(s) kept)" for r in resumes]
 
 
-def _title(case: Case) -> str:
-    """The case's tool and the parameters that differ from the tool's defaults."""
-    specs = get_adapter(case.tool).params
-    shown = {k: v for k, v in case.params.items() if k not in specs or specs[k].default != v
-             or k in ("mode", "rw", "tests")}
-    return f"{case.config} | {case.tool} {format_params(shown)}"
-
-
 def _clock(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
@@ -105,23 +96,35 @@ class TerminalView:
         self.progress: Progress | None = None
         self.last_draw = 0.0
         self.total_runs = 0
+        self.titles: dict[str, str] = {}  # case id -> what differs among the cases
+
+    def _know(self, cases: tuple[Case, ...]) -> None:
+        """The cases' titles (core labels: the parameters that differ among them, a default
+        included when another case differs from it), and what they all share, said once."""
+        titles, common = case_titles(cases)
+        self.titles = {c.id: f"{c.config} | {t}" for c, t in zip(cases, titles, strict=True)}
+        if common:
+            print(common, file=self.out)
 
     def show(self, event: Event) -> None:
         if isinstance(event, SessionStarted):
             self.total_runs = len(event.cases) * event.repeats
             print(f"{event.name}: {len(event.cases)} cases x {event.repeats} repeats",
                   file=self.out)
+            self._know(event.cases)
         elif isinstance(event, SessionResumed):
             self.total_runs = len(event.runs)
             print(f"{event.name}: session {event.session_id} resumed ({event.previous_status}): "
                   f"{len(event.runs)} run(s) to do, {event.complete} complete run(s) kept",
                   file=self.out)
+            self._know(event.cases)
         elif isinstance(event, Notice):
             self._line(f"{event.level}: {event.message}")
         elif isinstance(event, CaseStarted):
             self.rate.clear()
             self.progress = None
-            self._line(f"[{event.run_index + 1}/{event.run_count}] {_title(event.case)}"
+            title = self.titles.get(event.case.id) or f"{event.case.config} | {event.case.tool}"
+            self._line(f"[{event.run_index + 1}/{event.run_count}] {title}"
                        f" (repeat {event.repeat})")
         elif isinstance(event, Sample):
             if event.series in ("app_rchar_bps", "app_wchar_bps", "device_read_bps",

@@ -5,6 +5,7 @@ mean and stddev of the values recorded, whatever the format."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import statistics
@@ -19,6 +20,7 @@ from disklab.core.plan import parse_plan, session_report
 from disklab.core.results.documents import pivot_json, pivot_text
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import BaselineError, PivotKeyError, build_pivot
+from disklab.core.results.tables import pivot_table
 from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
 
 MiB = 1 << 20
@@ -64,6 +66,10 @@ def test_config_by_test_is_two_by_two_with_the_recorded_means(lib: Library) -> N
     assert "150 ± 2.00 (CV 1.3 %) +50.0 % ▲" in table_text
     assert "◆ baseline a: each cell is compared with the cell of a in the same column" in table_text
     assert "▲ significantly better" in table_text
+    # the p-value and the interval of the difference in the tooltip (window, HTML title)
+    tip = pivot_table(p).tips[1][1]
+    assert tip.startswith("vs a: +50.0 %, 95 % CI +") and ": better" in tip and "p = " in tip
+    assert f'title="{html.escape(tip)}"' in pivot_text(p, "html")
 
 
 def test_a_parameter_as_rows_and_unchosen_dimensions_added(lib: Library) -> None:

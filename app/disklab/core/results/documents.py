@@ -97,7 +97,8 @@ def table_html(table: Table) -> str:
         out.append("<tr>")
         for j, cell in enumerate(row):
             cls = table.classes[i][j] if table.classes and i < len(table.classes) else ""
-            attr = f' class="{e(cls)}"' if cls else ""
+            tip = table.tips[i][j] if table.tips and i < len(table.tips) else ""
+            attr = (f' class="{e(cls)}"' if cls else "") + (f' title="{e(tip)}"' if tip else "")
             out.append(f"<td{attr}>{e(cell)}</td>")
         out.append("</tr>")
     out.append("</table>")

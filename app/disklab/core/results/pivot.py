@@ -256,8 +256,9 @@ def _matches(key: str, value: Any, wanted: str) -> bool:
     part = label_part(key, value)
     if wanted in (part, str(value), f"{key}={part}") or part == f"{key}={wanted}":
         return True
-    if key == "config" and str(value).startswith(f"{wanted} / "):
-        return True  # a session's label names its configurations in a comparison
+    if key == "config" and (str(value).startswith(f"{wanted} / ")
+                            or wanted.endswith(f" / {value}")):
+        return True  # a comparison names a configuration with its session: '3 raid / ext2'
     if isinstance(value, bool):
         return str(value).lower() == wanted.lower()
     a, b = number_of(value), number_of(wanted)

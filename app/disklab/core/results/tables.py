@@ -63,6 +63,7 @@ class Table:
     classes: tuple[tuple[str, ...], ...] = ()
     note: str = ""
     wrap: tuple[int, ...] = (0,)  # columns a narrow terminal may wrap: labels, never figures
+    tips: tuple[tuple[str, ...], ...] = ()  # same shape as rows: a cell's tooltip, or ''
 
 
 def _lines(*texts: str) -> str:
@@ -296,6 +297,24 @@ def pivot_table(p: Pivot) -> Table:
         classes.append(("", *(f"num {cell_class(p.cell(i, j))}"
                               for j in range(len(p.columns)))))
     corner = " / ".join(p.row_keys) + " \\ " + " / ".join(p.column_keys)
+    tips = tuple(("", *(pivot_cell_tip(p, i, j) for j in range(len(p.columns))))
+                 for i in range(len(p.rows)))
     return Table("Pivot (mean ± stddev over repeats)",
                  (corner, *(pivot_column_heading(p, j) for j in range(len(p.columns)))),
-                 tuple(rows), tuple(classes), note=_lines(pivot_heading(p), pivot_marks(p)))
+                 tuple(rows), tuple(classes), note=_lines(pivot_heading(p), pivot_marks(p)),
+                 tips=tips)
+
+
+def pivot_cell_tip(p: Pivot, i: int, j: int) -> str:
+    """A compared cell's tooltip: what it was compared with, the difference, its interval,
+    the p-value and the verdict ('vs a: +50.0 %, 95 % CI +41.3 … +58.7 MiB/s, p = 0.0036:
+    better'); '' for a cell that was not compared."""
+    cell = p.cell(i, j)
+    if cell is None or not p.baseline or cell.verdict in ("", BASELINE):
+        return ""
+    w = cell.test
+    if w is None:
+        return f"vs {p.baseline}: {format_delta(cell.delta_pct)}: {cell.verdict}"
+    return (f"vs {p.baseline}: {format_delta(cell.delta_pct)}, "
+            f"{format_interval(w.ci_low, w.ci_high, cell.unit, w.alpha)}, "
+            f"{format_p(w.p_value)}: {cell.verdict}")

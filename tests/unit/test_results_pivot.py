@@ -223,3 +223,22 @@ def test_sessions_and_configurations_as_keys_of_their_own(lib: Library) -> None:
     p = build_pivot(rows, ["config"], ["test"], baseline=f"{second} two configs")
     assert p.baseline_key == "config" and p.baseline == f"{second} two configs / a"
     assert p.cell(0, 0).verdict == "no significant difference"
+
+
+def test_show_fits_an_80_column_terminal_without_cutting_a_figure(
+        lib: Library, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    sid = _record(lib, REPORT_PLAN)
+    capsys.readouterr()
+    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    wide = capsys.readouterr().out  # to a pipe: nothing to fit
+    assert max(len(line) for line in wide.splitlines()) > 80
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    # what every row shares is said once instead of in a column; the figures are whole
+    assert "tool: engine" in out
+    for figure in ("100 MiB/s", "4.00 MiB/s", "0.0889 µs", "150 ± 2.00 (CV 1.3 %)"):
+        assert figure in out
+    assert out.count("mode=write") == 6  # the parameter column, every row

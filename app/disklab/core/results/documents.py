@@ -560,21 +560,37 @@ def pivot_csv(p: Pivot) -> str:
     return out.getvalue()
 
 
-def _fit(widths: list[int], wrap: Sequence[int], width: int) -> list[int]:
+def _fit(rows: Sequence[Sequence[str]], wrap: Sequence[int], width: int) -> list[int]:
     """Column widths that fit `width` (two spaces between columns) by narrowing the columns
-    in `wrap` (labels, parameters, notes), widest first, never below 12 characters; figures
-    keep their width, so a table too wide even then is left wider than the terminal."""
-    widths = list(widths)
+    in `wrap` (labels, parameters, notes), widest first, never below their longest word;
+    figures keep their width, so a table too wide even then is left wider than the
+    terminal."""
+    widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    floor = {i: max((len(w) for r in rows if i < len(r) for w in str(r[i]).split()),
+                    default=1) for i in wrap if i < len(widths)}
     over = sum(widths) + 2 * (len(widths) - 1) - width
     while over > 0:
-        wrappable = [i for i in wrap if i < len(widths) and widths[i] > 12]
+        wrappable = [i for i in floor if widths[i] > floor[i]]
         if not wrappable:
             break
-        i = max(wrappable, key=lambda k: widths[k])
-        cut = min(over, widths[i] - 12)
+        i = max(wrappable, key=lambda k: widths[k] - floor[k])
+        cut = min(over, widths[i] - floor[i], max(widths[i] // 4, 1))
         widths[i] -= cut
         over -= cut
     return widths
+
+
+def _without_constant(table: Table) -> tuple[list[Sequence[str]], str, list[int]]:
+    """A table's rows (header first) without the label columns that hold one value in every
+    row ('config: as is', said once instead) or nothing at all; that line; the label columns
+    left, renumbered."""
+    drop = {i for i in table.wrap if i < len(table.header) and len(table.rows) > 1
+            and len({r[i] for r in table.rows}) == 1}
+    said = "; ".join(f"{table.header[i]}: {table.rows[0][i]}" for i in sorted(drop)
+                     if table.rows[0][i])
+    keep = [i for i in range(len(table.header)) if i not in drop]
+    rows = [[r[i] for i in keep if i < len(r)] for r in (table.header, *table.rows)]
+    return rows, said, [keep.index(i) for i in table.wrap if i in keep]
 
 
 def table_text(table: Table, width: int = 0) -> str:
@@ -583,13 +599,17 @@ def table_text(table: Table, width: int = 0) -> str:
     more lines until the table fits; figures are never cut."""
     rows = [table.header, *table.rows]
     widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
-    if width:
-        widths = _fit(widths, table.wrap, width)
-    lines = [part for line in table.note.splitlines()
+    note = table.note
+    if width and sum(widths) + 2 * len(widths) > width:
+        rows, said, wrap = _without_constant(table)
+        note = "\n".join(filter(None, (note, said)))
+        widths = _fit(rows, wrap, width)
+    lines = [part for line in note.splitlines()
              for part in (textwrap.wrap(line, width, subsequent_indent="  ") if width
                           else [line])]
     for n, row in enumerate(rows):
-        cells = [textwrap.wrap(str(c), w) or [""] if len(str(c)) > w else [str(c)]
+        cells = [textwrap.wrap(str(c), w, break_long_words=False) or [""]
+                 if len(str(c)) > w else [str(c)]
                  for c, w in zip(row, widths, strict=False)]
         for k in range(max(len(c) for c in cells)):
             lines.append("  ".join((c[k] if k < len(c) else "").ljust(w)

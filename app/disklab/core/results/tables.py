@@ -121,7 +121,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
         out.append(cells)
     return Table("Results (mean ± stddev over repeats)", header, tuple(out),
                  note=_lines(labels.heading, excluded, NOISY_HINT if noisy else ""),
-                 wrap=(0, 4, 9))
+                 wrap=(0, 1, 2, 3, 4, 9))  # every column but the figures
 
 
 def cell_text(c: Comparison, row: str, col: str) -> str:

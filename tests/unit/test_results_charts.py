@@ -212,3 +212,35 @@ def test_latency_percentiles_get_a_chart_per_case() -> None:
     assert spec.categories == ("p50", "p99", "p99.9") and spec.y_label == "µs"
     assert spec.series[0].y == (1.0, 5.0, 9.0) and spec.better == "lower is better"
     assert "n=1 per point" in spec.note
+
+
+def test_the_studies_sweeps_draw_as_lines_by_their_report() -> None:
+    """The SAN study (rows tool, block_size, streams, queue_depth; columns test) and the
+    journal-size study (rows record_size, config): lines over the swept size, one per
+    configuration, one chart per test; the table in number order, record size major."""
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    san = [{"config": "xfs", "tool": "engine", "test": t, "metric": t, "unit": "B/s",
+            "params": {"mode": t, "block_size": b, "streams": 1, "queue_depth": q},
+            "n": 2, "mean": float(b * q), "stddev": 1.0, "values": []}
+           for t in ("write", "read") for b in (1 << 20, 4096, 65536) for q in (1, 8)]
+    charts = pivot_charts(build_pivot(san, ["tool", "block_size", "streams", "queue_depth"],
+                                      ["test"], metrics=["write", "read"]))
+    assert [(c.kind, c.x_label) for c in charts] == [("line", "block_size")] * 2
+    assert [c.title.split(" ")[0] for c in charts] == ["write", "read"]
+    assert [s.name for s in charts[0].series] == [
+        "engine / streams=1 / queue_depth=1", "engine / streams=1 / queue_depth=8"]
+    assert [t for _x, t in charts[0].x_ticks] == ["4k", "64k", "1m"] and charts[0].log_x
+
+    journal = [{"config": c, "tool": "iozone", "test": t, "metric": t, "unit": "B/s",
+                "params": {"record_size": r, "file_size": 1 << 26}, "n": 1,
+                "mean": float(r), "stddev": None, "values": []}
+               for c in ("Disk - 16MB", "Disk - 128MB") for r in (65536, 4096, 1 << 20)
+               for t in ("write", "read")]
+    p = build_pivot(journal, ["record_size", "config"], ["test"])
+    assert p.rows[:3] == ("record_size=4k / Disk - 16MB", "record_size=4k / Disk - 128MB",
+                          "record_size=64k / Disk - 16MB")
+    charts = pivot_charts(p)
+    assert [(c.kind, c.x_label) for c in charts] == [("line", "record_size")] * 2
+    assert [s.name for s in charts[0].series] == ["Disk - 16MB", "Disk - 128MB"]

@@ -96,7 +96,7 @@ class ChartSpec:
 
     def slug(self) -> str:
         """A file-name-safe name for exports."""
-        keep = "".join(c if c.isalnum() else "-" for c in self.title.lower())
+        keep = "".join(c if c.isascii() and c.isalnum() else "-" for c in self.title.lower())
         return "-".join(p for p in keep.split("-") if p)[:60] or "chart"
 
 

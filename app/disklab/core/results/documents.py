@@ -217,8 +217,12 @@ def session_html(session: Mapping[str, Any], results: SessionResults,
         sections.append(("Plan", str(session["plan_text"])))
     sections += list(evidence)
     pivot = report_pivot(results.rows, session_report(session.get("plan_text")))
-    charts = pivot_charts(pivot) + [c for c in session_charts(results.rows, samples)
-                                    if c.kind == "line"]
+    charts = pivot_charts(pivot)
+    # then the lines over time and over a swept parameter the pivot does not draw already,
+    # and the latency percentiles (the bars of every figure are the pivot's)
+    charts += [c for c in session_charts(results.rows, samples)
+               if (c.kind == "line" and not any(c.title.endswith(f" {d.title}") for d in charts))
+               or c.title.startswith("latency percentiles")]
     return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
                        session_facts(session), [pivot_table(pivot), results_table(results)],
                        charts, sections)

@@ -171,6 +171,9 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
         xmin, xmax = min(xs_all), max(xs_all)
         if xmax <= xmin:
             xmax = xmin + 1.0
+        if spec.x_ticks:  # a swept value at each end: room for its point and whisker
+            pad = (xmax - xmin) * 0.04
+            xmin, xmax = xmin - pad, xmax + pad
 
         def sx(v: float) -> float:
             if spec.log_x:
@@ -244,10 +247,12 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
             parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.8">'
                          f'<title>{esc(s.name)}</title></path>')
             for x, y, e in zip(s.x, s.y, s.err or [0.0] * len(s.x), strict=True):
-                if e:  # whiskers: ± 1 stddev
-                    parts.append(f'<line x1="{sx(x):.1f}" y1="{sy(y + e):.1f}" '
-                                 f'x2="{sx(x):.1f}" y2="{sy(max(y - e, 0.0)):.1f}" '
-                                 f'stroke="{colour}" stroke-width="1.2"/>')
+                if e:  # whiskers: ± 1 stddev, capped
+                    cx, hi, lo = sx(x), sy(y + e), sy(max(y - e, 0.0))
+                    parts.append(f'<path d="M{cx:.1f},{hi:.1f} L{cx:.1f},{lo:.1f} '
+                                 f'M{cx - 4:.1f},{hi:.1f} L{cx + 4:.1f},{hi:.1f} '
+                                 f'M{cx - 4:.1f},{lo:.1f} L{cx + 4:.1f},{lo:.1f}" '
+                                 f'fill="none" stroke="{colour}" stroke-width="1.2"/>')
             if len(s.x) <= 40:
                 for x, y in zip(s.x, s.y, strict=True):
                     parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" '

@@ -140,8 +140,8 @@ def cell_text(c: Comparison, row: str, col: str) -> str:
              f"({format_spread(cell.n, cell.cv)})"]
     if cell.verdict not in ("", BASELINE) and cell.delta_pct is not None:
         w = cell.test
-        if w is None:
-            parts.append(f"{format_delta(cell.delta_pct)}: {ONE_RUN}")
+        if w is None:  # the reason, once under the table (comparison_note)
+            parts.append(f"{format_delta(cell.delta_pct)} {MARKS[ONE_RUN]}")
         else:
             parts.append(f"{format_delta(cell.delta_pct)}, "
                          f"{format_interval(w.ci_low, w.ci_high, cell.unit, w.alpha)} "
@@ -172,6 +172,8 @@ def comparison_note(c: Comparison) -> str:
         f"{100 * (1 - c.alpha):g} % confidence interval of the difference excluding zero; "
         "otherwise no significant difference",
         f"in every test: {common}" if common else "",
+        f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)"
+        if any(cell.verdict == ONE_RUN for cell in c.cells.values()) else "",
         format_excluded(c.incomplete.reasons(), c.incomplete.included),
         NOISY_HINT if noisy else "")
 

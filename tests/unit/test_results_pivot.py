@@ -242,3 +242,27 @@ def test_show_fits_an_80_column_terminal_without_cutting_a_figure(
     for figure in ("100 MiB/s", "4.00 MiB/s", "0.0889 µs", "150 ± 2.00 (CV 1.3 %)"):
         assert figure in out
     assert out.count("mode=write") == 6  # the parameter column, every row
+
+
+def test_compare_baseline_is_a_session_a_configuration_or_a_value(
+        lib: Library, capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    base = ["compare", str(sid), "--library", str(lib.path), "--format", "json"]
+    for given in ("b", f"{sid} two configs / b"):  # a configuration, by its name or its row
+        assert main([*base, "--baseline", given]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["baseline"] == f"{sid} two configs / b"
+        a_write = next(c for c in doc["cells"] if c["configuration"].endswith("/ a")
+                       and c["test"] == "engine write")
+        assert a_write["verdict"] == "worse"  # a's 100 against b's 150, same test only
+    # a row or column value makes it a pivot, compared along that key
+    assert main([*base, "--rows", "config", "--baseline", "config=b"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "disklab.pivot" and doc["baseline"] == "b"
+    for bad in ("c", "config=c", "metric=write"):
+        assert main([*base, "--baseline", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("disklab compare: --baseline ") and "Traceback" not in err
+        assert err.count("\n") == 1
+    assert main([*base, "--where", "mode"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err

@@ -429,9 +429,14 @@ def compare(args: argparse.Namespace) -> int:
         baseline = _classic_baseline(library, getattr(args, "baseline", None), ids)
         if isinstance(baseline, int) and baseline not in ids:
             ids.insert(0, baseline)
-        text = comparison_text(library, ids, baseline, fmt,
-                               alpha=getattr(args, "alpha", None) or ALPHA,
-                               include_partial=bool(getattr(args, "include_partial", False)))
+        try:
+            text = comparison_text(library, ids, baseline, fmt,
+                                   alpha=getattr(args, "alpha", None) or ALPHA,
+                                   include_partial=bool(getattr(args, "include_partial",
+                                                                False)))
+        except ValueError as e:  # a baseline that names no row
+            print(f"disklab compare: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     finally:
         library.close()
     output = getattr(args, "output", None)

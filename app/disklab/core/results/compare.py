@@ -209,13 +209,7 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
             units[col] = unit
             better[col] = better_is_higher(metrics[col], unit)
         cells[(row, col)] = row_cell(r, unit)
-    base = None
-    if rows:
-        if baseline in rows:
-            base = baseline
-        else:
-            base = next((r for r in rows if baseline and r.startswith(f"{baseline} / ")),
-                        next(iter(rows)))
+    base = _baseline_row(list(rows), baseline)
     for (row, col), cell in list(cells.items()):
         ref = cells.get((base, col)) if base else None
         if ref is None:
@@ -227,6 +221,21 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
             cells[(row, col)] = judged(cell, ref, better[col], alpha)
     return Comparison(tuple(rows), tuple(columns), cells, base, units, better, common, metrics,
                       alpha)
+
+
+def _baseline_row(rows: list[str], baseline: str | None) -> str | None:
+    """The row a baseline names: itself, a session's first row ('3 raid' of '3 raid / ext2'),
+    or a configuration by its own name ('ext2'); the first row without one. ValueError naming
+    the rows when it names none (a typo is not silently the first row)."""
+    if not rows or not baseline:
+        return rows[0] if rows else None
+    if baseline in rows:
+        return baseline
+    named = [r for r in rows if r.startswith(f"{baseline} / ") or r.endswith(f" / {baseline}")]
+    if not named:
+        raise ValueError(f"--baseline {baseline!r}: no session or configuration of that name "
+                         f"(rows: {', '.join(rows)})")
+    return named[0]
 
 
 def delta_class(comparison: Comparison, row: str, col: str) -> str:

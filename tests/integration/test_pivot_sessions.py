@@ -84,7 +84,7 @@ def test_several_targets_give_the_placement_table(tmp_path: Path) -> None:
     # the plan's own [report] is the table `disklab compare` opens on
     opened = compare(library)
     assert opened["rows"] == ["on=a", "on=a+b"]
-    assert opened["columns"] == ["target=a", "target=all", "target=b"]
+    assert opened["columns"] == ["target=a", "target=b", "target=all"]  # "all" after them
     # `disklab show --json`: a row per target and the aggregate
     shown = disklab("show", "1", "--json", "--library", str(library))
     assert shown.returncode == 0, shown.stderr

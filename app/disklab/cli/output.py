@@ -23,9 +23,9 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.jsonformat import versioned
-from disklab.core.model import Case
+from disklab.core.model import Case, Metric
 from disklab.core.results.documents import table_text
-from disklab.core.results.labels import case_titles
+from disklab.core.results.labels import case_labels, case_titles
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
 from disklab.core.units import human_rate
@@ -75,6 +75,15 @@ def resume_lines(resumes: Sequence[Mapping[str, Any]]) -> list[str]:
     return [f"resumed {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(r['t']))}: "
             f"{r['runs']} run(s) without a complete result ran again (it was "
             f"{r['previous_status']}; {r['complete']} complete run(s) kept)" for r in resumes]
+
+
+def _figures(metrics: Sequence[Metric]) -> str:
+    """A finished case's throughputs, each named by what tells it apart from the others (the
+    target, the host: 'write target=a 374 MiB/s, write target=all 675 MiB/s')."""
+    main = [m for m in metrics if m.unit == "B/s" and ":" not in m.name and m.value]
+    labels = case_labels([{"params": dict(m.params or {})} for m in main])
+    return ", ".join(" ".join(filter(None, (m.name, labels.label({"params": m.params or {}}),
+                                             human_rate(m.value or 0.0)))) for m in main)
 
 
 def _clock(seconds: float | None) -> str:
@@ -137,8 +146,7 @@ class TerminalView:
             self.progress = event
             self._draw()
         elif isinstance(event, CaseFinished):
-            main = [m for m in event.metrics if m.unit == "B/s" and ":" not in m.name]
-            text = ", ".join(f"{m.name} {human_rate(m.value)}" for m in main if m.value)
+            text = _figures(event.metrics)
             self._line(f"    done in {event.duration:.1f} s: {text or 'no throughput figure'}")
         elif isinstance(event, CaseFailed):
             self._line(f"    FAILED: {event.error}")

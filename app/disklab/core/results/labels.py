@@ -29,6 +29,9 @@ from disklab.core.units import parse_size
 AGGREGATE = "all"
 # What the test is: said even at the tool's default (a 4k random read reads as one)
 ALWAYS_SAID = frozenset({"bs", "block_size", "rw", "mode", "tests", "test"})
+# A parameter that, when given, replaces another: the other is not said for that case (the
+# engine's per-stream block sizes make its block_size unused)
+REPLACES = {"stream_block_sizes": "block_size"}
 _MISSING = object()
 
 
@@ -102,6 +105,14 @@ def ordered(values: Iterable[Any]) -> list[Any]:
     return sorted(distinct, key=value_rank(distinct))
 
 
+def _in_use(params: dict[str, Any]) -> dict[str, Any]:
+    """A case's parameters without those another one given replaces (REPLACES)."""
+    for given, replaced in REPLACES.items():
+        if params.get(given):
+            params.pop(replaced, None)
+    return params
+
+
 def _param_keys(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Every parameter of the rows, first seen first: the plan's order of its axes."""
     keys: dict[str, None] = {}
@@ -120,7 +131,7 @@ class CaseLabels:
 
     def label(self, row: Mapping[str, Any]) -> str:
         """A case's label: its values of the varying parameters, 'iodepth=16 numjobs=2'."""
-        params = row_params(row)
+        params = _in_use(row_params(row))
         return format_params({k: params[k] for k in self.keys if k in params})
 
     @property
@@ -135,7 +146,7 @@ def case_labels(rows: Sequence[Mapping[str, Any]], skip: Iterable[str] = ()) -> 
     the heading unless it is the tool's default; `skip` names keys shown elsewhere (the axis
     of a chart, a pivot's rows)."""
     skip = set(skip)
-    params = [row_params(r) for r in rows]
+    params = [_in_use(row_params(r)) for r in rows]
     tools = {str(r.get("tool", "")) for r in rows}
     keys, common = [], {}
     for key in _param_keys(rows):

@@ -3,13 +3,17 @@
 Every reference study reports its figures this way: rows = journal size, columns = iozone test;
 rows = processes a, a+b, a+b+c, columns = write/rewrite/read/reread; rows = block size,
 columns = read/write. A pivot takes the results rows of one or several sessions and keys for
-its rows and its columns (model.PIVOT_KEYS, or any parameter name); each cell is the mean ±
-stddev with n, CV and, against the first configuration (row or column, baseline_axis), the
-difference and Welch's verdict (compare.judged), so a pivot says the same as a comparison.
+its rows and its columns (model.PIVOT_KEYS, or any parameter name), in the order of the keys
+given and each key's values in value order (labels.value_rank: 1, 2, 4, 16; 4k < 64k < 1m;
+"all" last); each cell is a value, the mean ± stddev with n and CV. Only when asked (a
+`baseline` such as 'iodepth=1' or 'config=ext2') is each cell tested against the cell with that
+value and every other key the same: the same metric, unit and test, never a delete time
+against a create time (compare.judged, Welch's test), so a pivot says the same as a comparison.
 
-What is the same in every row of the table is said once (`Pivot.common`, the heading), never in
-each label. A dimension that still varies inside a cell (a parameter not chosen, a second
-metric) is added to the columns rather than averaged away, and the note says so. `disklab
+What is the same in every row of the table is said once (`Pivot.common`, the heading; a tool's
+default nobody set is left out), never in each label. A dimension that still varies inside a
+cell (a parameter not chosen, a second metric) is added to the columns rather than averaged
+away, and the note says so. `--where KEY=VALUE` keeps the rows it names (filter_rows). `disklab
 compare --rows/--columns`, the Compare page and every export build their pivot here.
 """
 
@@ -56,11 +60,11 @@ class PivotKeyError(ValueError):
 
 @dataclass(frozen=True)
 class Pivot:
-    """Rows x columns of cells (compare.Cell: mean, stddev, n, CV, and against the first row
-    of the column its difference and Welch's verdict). Labels are text; `common` holds the
-    keys with one value in the whole table (the heading), `added` the keys that were added
-    to the columns because they varied inside a cell, `units` the display unit per column
-    when the column has one."""
+    """Rows x columns of cells (compare.Cell: mean, stddev, n, CV; compared with a baseline,
+    its difference and Welch's verdict). Labels are text; `common` holds the keys with one
+    value in the whole table (the heading), `added` the keys that were added to the columns
+    because they varied inside a cell; `row_values`/`column_values` the keys' values of each
+    row and column (a chart's axis), `cell_metrics` each cell's metric."""
 
     row_keys: tuple[str, ...]
     column_keys: tuple[str, ...]

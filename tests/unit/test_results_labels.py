@@ -69,3 +69,15 @@ def test_a_pivot_orders_rows_by_the_first_key_then_the_next() -> None:
     p = build_pivot(rows, ["config", "record_size"], ["test"])
     assert p.rows[:3] == ("Disk - 128MB / record_size=4k", "Disk - 128MB / record_size=64k",
                           "Disk - 128MB / record_size=1m")
+
+
+def test_a_parameter_another_tool_lacks_is_not_a_difference() -> None:
+    """The SAN study runs the engine and dd: dd has no queue depth or runtime, so they label
+    no dd case, and the engine's unset runtime is not said."""
+    engine = [{"tool": "engine", "params": {"mode": "write", "block_size": 1 << 20,
+                                            "queue_depth": q, "runtime": 0.0}}
+              for q in (1, 4)]
+    dd = [{"tool": "dd", "params": {"mode": "write", "block_size": 1 << 20}}]
+    labels = case_labels(engine + dd)
+    assert [labels.label(r) for r in engine + dd] == ["queue_depth=1", "queue_depth=4", ""]
+    assert labels.heading == "every case: mode=write block_size=1m"

@@ -142,22 +142,26 @@ class CaseLabels:
 
 def case_labels(rows: Sequence[Mapping[str, Any]], skip: Iterable[str] = ()) -> CaseLabels:
     """The labelling of these rows (CaseLabels): a parameter with more than one value among
-    them (a missing one counts as a value) labels each case; one with a single value goes to
-    the heading unless it is the tool's default; `skip` names keys shown elsewhere (the axis
-    of a chart, a pivot's rows)."""
+    them (missing counts as a value where the row's tool has the parameter) labels each case;
+    one with a single value goes to the heading unless it is the default of every tool that
+    has it; `skip` names
+    keys shown elsewhere (the axis of a chart, a pivot's rows)."""
     skip = set(skip)
     params = [_in_use(row_params(r)) for r in rows]
-    tools = {str(r.get("tool", "")) for r in rows}
     keys, common = [], {}
+    names = [str(r.get("tool", "")) for r in rows]
     for key in _param_keys(rows):
         if key in skip:
             continue
-        values = {repr(p.get(key, _MISSING)) for p in params}
+        # a case without the key counts only if its tool has it (dd has no queue depth)
+        having = {t for t, p in zip(names, params, strict=True) if key in p}
+        values = {repr(p.get(key, _MISSING)) for t, p in zip(names, params, strict=True)
+                  if t in having}
         if len(values) > 1:
             keys.append(key)
             continue
-        value = params[0].get(key)
-        if value is None or (len(tools) == 1 and is_default(next(iter(tools)), key, value)):
+        value = next(p[key] for p in params if key in p)
+        if value is None or all(is_default(t, key, value) for t in having):
             continue
         common[key] = value
     return CaseLabels(tuple(keys), common)
@@ -171,3 +175,10 @@ def case_titles(cases: Sequence[Any]) -> tuple[list[str], str]:
     titles = [" ".join(filter(None, (c.tool, labels.label({"params": c.params}))))
               for c in cases]
     return titles, labels.heading
+
+
+def unset_default(rows: Sequence[Mapping[str, Any]], key: str, value: Any) -> bool:
+    """Whether `value` of `key` is the default of every tool among `rows` that has the key:
+    nobody needs it said (fio's runtime=0.0 beside dd, which has no runtime)."""
+    tools = {str(r.get("tool", "")) for r in rows if key in row_params(r)}
+    return bool(tools) and all(is_default(t, key, value) for t in tools)

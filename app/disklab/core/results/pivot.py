@@ -35,7 +35,7 @@ from disklab.core.results.compare import (
     row_name,
 )
 from disklab.core.results.format import MISSING, format_params
-from disklab.core.results.labels import is_default, number_of, value_rank
+from disklab.core.results.labels import number_of, unset_default, value_rank
 from disklab.core.results.rows import is_headline, row_params
 from disklab.core.results.stats import ALPHA
 
@@ -344,13 +344,11 @@ def _common(chosen: Sequence[Mapping[str, Any]], shown: set[str]) -> dict[str, A
     """What every cell shares, for the heading; a tool's default nobody set is left out."""
     if not chosen:
         return {}
-    tools = {str(r.get("tool", "")) for r in chosen}
-    tool = next(iter(tools)) if len(tools) == 1 else ""
     first = chosen[0]
     return {k: value_of(first, k) for k in _dimensions(chosen)
             if k not in shown and not _varying(chosen, [k])
             and value_of(first, k) is not None and k not in ("metric", "session")
-            and not (k not in ROW_KEYS and is_default(tool, k, value_of(first, k)))}
+            and not (k not in ROW_KEYS and unset_default(chosen, k, value_of(first, k)))}
 
 
 def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("config",),

@@ -244,3 +244,11 @@ def test_the_studies_sweeps_draw_as_lines_by_their_report() -> None:
     charts = pivot_charts(p)
     assert [(c.kind, c.x_label) for c in charts] == [("line", "record_size")] * 2
     assert [s.name for s in charts[0].series] == ["Disk - 16MB", "Disk - 128MB"]
+
+
+def test_a_log_2_axis_where_the_values_double_or_span_far() -> None:
+    from disklab.core.results.charts import doubling
+
+    assert doubling([1, 2, 4, 8, 16, 32, 64]) and doubling([4096, 65536])
+    assert doubling([k << 10 for k in (64, 128, 256, 320, 512, 1024)])  # the SAN sweep
+    assert not doubling([1, 2, 3]) and not doubling([10, 20, 30, 40]) and not doubling([5])

@@ -138,13 +138,15 @@ def n_note(ns: Iterable[int]) -> str:
 
 
 def doubling(values: Sequence[float]) -> bool:
-    """Whether swept values double (1, 2, 4 ... or 4k, 8k, 16k, with steps of 2^k): drawn on
-    a log-2 axis, so each step is as wide as the next."""
+    """Whether swept values double (1, 2, 4 ... or 4k, 8k, 16k, with steps of 2^k), or span
+    16 times or more (64k ... 1m with a 320k among them): drawn on a log-2 axis, so each
+    doubling is as wide as the next and the small values are not crammed together."""
     xs = sorted({v for v in values if v > 0})
     if len(xs) < 2 or len(xs) != len(set(values)):
         return False
     steps = [math.log2(b / a) for a, b in itertools.pairwise(xs)]
-    return all(s >= 0.99 and abs(s - round(s)) < 0.01 for s in steps)
+    return all(s >= 0.99 and abs(s - round(s)) < 0.01 for s in steps) or (
+        len(xs) >= 3 and xs[-1] / xs[0] >= 16)
 
 
 def axis_ticks(key: str, values: Sequence[float]) -> tuple[tuple[float, str], ...]:
@@ -462,7 +464,7 @@ def _pivot_lines(p: Pivot, metric: str, unit: str, where: Sequence[tuple[int, in
         cell = p.cells[(i, j)]
         mine = values[i if along_rows else j]
         rest = [label_part(key, v) for n, (key, v) in enumerate(zip(keys, mine, strict=True))
-                if n != k]
+                if n != k and v is not None]  # dd has no queue depth: not 'queue_depth=–'
         if several:
             rest.append(p.columns[j] if along_rows else p.rows[i])
         lines.setdefault(" / ".join(rest) or metric, []).append(

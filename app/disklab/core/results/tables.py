@@ -214,7 +214,8 @@ def _figure(value: float | None, unit: str, bare: bool) -> str:
     return text.removesuffix(f" {display_unit(unit)[0]}") if bare else text
 
 
-def pivot_cell_text(p: Pivot, i: int, j: int) -> str:
+def pivot_cell_text(p: Pivot, i: int, j: int,
+                    shared: tuple[str | None, int | None] | None = None) -> str:
     """A pivot cell: its value, mean ± stddev with CV where repeats exist ('449 ± 18.8, CV
     4.2 %'), n where cells differ in it, the unit where columns differ in it; asked to compare
     (Pivot.baseline), the difference with a mark ('+12.2 % ▲', MARKS, explained under the
@@ -225,7 +226,7 @@ def pivot_cell_text(p: Pivot, i: int, j: int) -> str:
     left_out = format_left_out(cell.excluded_why)
     if cell.mean is None:
         return "; ".join(filter(None, (MISSING, left_out)))
-    unit, n = _shared(p)
+    unit, n = shared or _shared(p)  # a whole table passes it, worked out once
     bare = unit is not None
     text = _figure(cell.mean, cell.unit, bare)
     if cell.n >= 2 and cell.stddev is not None:
@@ -294,8 +295,9 @@ def pivot_table(p: Pivot) -> Table:
     classes mark significant differences ('num better', 'num worse'); the heading above and
     the marks' footnote (pivot_marks) in `note`."""
     rows, classes = [], []
+    shared = _shared(p)
     for i, row in enumerate(p.rows):
-        rows.append((row, *(pivot_cell_text(p, i, j) for j in range(len(p.columns)))))
+        rows.append((row, *(pivot_cell_text(p, i, j, shared) for j in range(len(p.columns)))))
         classes.append(("", *(f"num {cell_class(p.cell(i, j))}"
                               for j in range(len(p.columns)))))
     corner = " / ".join(p.row_keys) + " \\ " + " / ".join(p.column_keys)

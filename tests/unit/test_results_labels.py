@@ -36,6 +36,8 @@ def test_labels_follow_the_plans_axis_order_and_skip_what_is_replaced() -> None:
             {"tool": "engine", "params": {**mixed, "stream_block_sizes": None}}]
     labels = case_labels(rows)
     assert [labels.label(r) for r in rows] == ["stream_block_sizes=4k 1m", "block_size=1m"]
+    labels = case_labels(rows[:1])  # one case, its block_size replaced: said nowhere
+    assert labels.heading == "every case: mode=write streams=2 stream_block_sizes=4k 1m"
 
 
 def test_case_titles_for_the_run_page() -> None:

@@ -155,6 +155,8 @@ def case_labels(rows: Sequence[Mapping[str, Any]], skip: Iterable[str] = ()) -> 
             continue
         # a case without the key counts only if its tool has it (dd has no queue depth)
         having = {t for t, p in zip(names, params, strict=True) if key in p}
+        if not having:  # replaced in every case (REPLACES)
+            continue
         values = {repr(p.get(key, _MISSING)) for t, p in zip(names, params, strict=True)
                   if t in having}
         if len(values) > 1:

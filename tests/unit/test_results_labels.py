@@ -83,3 +83,14 @@ def test_a_parameter_another_tool_lacks_is_not_a_difference() -> None:
     labels = case_labels(engine + dd)
     assert [labels.label(r) for r in engine + dd] == ["queue_depth=1", "queue_depth=4", ""]
     assert labels.heading == "every case: mode=write block_size=1m"
+
+
+def test_ordering_survives_odd_values() -> None:
+    """Imported parameters can be anything: nan, infinities, huge ints, sizes that overflow,
+    text that looks like a number; none breaks the order or raises."""
+    odd = ["b", "nan", float("nan"), "inf", 10**400, "99999999999999999999999t", "-3", 5,
+           "4 k", "all", None, "a"]
+    got = ordered(odd)
+    assert got[:4] == ["-3", 5, "4 k", 10**400]  # the numbers, by value
+    assert got[-2:] == ["all", None] and len(got) == len(odd)
+    assert got[4:6] == ["b", "nan"]  # then text, as first seen

@@ -15,6 +15,7 @@ One home for both, so every table, chart, header and export names a case the sam
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -59,21 +60,24 @@ def is_default(tool: str, key: str, value: Any) -> bool:
 
 
 def number_of(value: Any) -> float | None:
-    """A value as a number when it reads as one: 16, 2.5, '16', '4k' (bytes), else None."""
+    """A value as a number when it reads as one: 16, 2.5, '16', '4k' (bytes), else None (and
+    for nan and infinities, which have no place in an order)."""
     if isinstance(value, bool):
         return None
+    number: float | None = None
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
+        if isinstance(value, int) and abs(value) > 1e300:  # beyond a float: at the ends
+            return 1e300 if value > 0 else -1e300
+        number = float(value)
+    elif isinstance(value, str):
         try:
-            return float(value)
+            number = float(value)
         except ValueError:
-            pass
-        try:
-            return float(parse_size(value))
-        except (DisklabError, ValueError):
-            return None
-    return None
+            try:
+                number = float(parse_size(value))
+            except (DisklabError, ValueError, OverflowError):
+                return None
+    return number if number is not None and math.isfinite(number) else None
 
 
 def value_rank(values: Iterable[Any]) -> Callable[[Any], tuple[int, float]]:

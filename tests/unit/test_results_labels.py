@@ -3,6 +3,9 @@ come in the order people read them."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from disklab.core.results.labels import case_labels, case_titles, ordered
 from disklab.core.results.pivot import build_pivot
 
@@ -94,3 +97,24 @@ def test_ordering_survives_odd_values() -> None:
     assert got[:4] == ["-3", 5, "4 k", 10**400]  # the numbers, by value
     assert got[-2:] == ["all", None] and len(got) == len(odd)
     assert got[4:6] == ["b", "nan"]  # then text, as first seen
+
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8),
+                   st.sampled_from(["4k", "all", "1m", "nan", "a+b"]),
+                   st.lists(st.text(max_size=3), max_size=2))
+KEYS = st.sampled_from(["block_size", "bs", "iodepth", "runtime", "stream_block_sizes",
+                        "mode", "target", "x"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["fio", "engine", "dd", "nosuch"]),
+                          st.dictionaries(KEYS, VALUES, max_size=5)), max_size=6))
+def test_labels_and_order_take_any_parameters(cases: list) -> None:
+    rows = [{"tool": tool, "params": params} for tool, params in cases]
+    labels = case_labels(rows)
+    texts = [labels.label(r) for r in rows]
+    assert all(isinstance(t, str) for t in texts)
+    for key in labels.keys:  # a label names only what differs
+        assert key not in labels.common
+    for r in rows:
+        ordered(list(r["params"].values()))

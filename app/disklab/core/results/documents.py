@@ -566,35 +566,41 @@ def pivot_csv(p: Pivot) -> str:
 
 def _fit(rows: Sequence[Sequence[str]], wrap: Sequence[int], width: int) -> list[int]:
     """Column widths that fit `width` (two spaces between columns) by narrowing the columns
-    in `wrap` (labels, parameters, notes), widest first, never below their longest word;
+    in `wrap` (labels, parameters, notes) in that order, each no further than its longest
+    word: the first named give way first (the parameters before a configuration's name);
     figures keep their width, so a table too wide even then is left wider than the
     terminal."""
     widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
-    floor = {i: max((len(w) for r in rows if i < len(r) for w in str(r[i]).split()),
-                    default=1) for i in wrap if i < len(widths)}
     over = sum(widths) + 2 * (len(widths) - 1) - width
-    while over > 0:
-        wrappable = [i for i in floor if widths[i] > floor[i]]
-        if not wrappable:
+    for i in wrap:
+        if over <= 0:
             break
-        i = max(wrappable, key=lambda k: widths[k] - floor[k])
-        cut = min(over, widths[i] - floor[i], max(widths[i] // 4, 1))
+        if i >= len(widths):
+            continue
+        floor = max((len(w) for r in rows if i < len(r) for w in str(r[i]).split()), default=1)
+        cut = min(over, max(widths[i] - floor, 0))
         widths[i] -= cut
         over -= cut
     return widths
 
 
 def _without_constant(table: Table) -> tuple[list[Sequence[str]], str, list[int]]:
-    """A table's rows (header first) without the label columns that hold one value in every
-    row ('config: as is', said once instead) or nothing at all; that line; the label columns
-    left, renumbered."""
-    drop = {i for i in table.wrap if i < len(table.header) and len(table.rows) > 1
-            and len({r[i] for r in table.rows}) == 1}
+    """A table's rows (header first) without the text columns that hold one value in every
+    row ('config: as is', said once instead) or nothing at all; that line; the columns that
+    may wrap, renumbered."""
+    drop = {i for i in range(len(table.header)) if len(table.rows) > 1
+            and len({r[i] for r in table.rows}) == 1 and _is_text(table, i)}
     said = "; ".join(f"{table.header[i]}: {table.rows[0][i]}" for i in sorted(drop)
                      if table.rows[0][i])
     keep = [i for i in range(len(table.header)) if i not in drop]
     rows = [[r[i] for i in keep if i < len(r)] for r in (table.header, *table.rows)]
     return rows, said, [keep.index(i) for i in table.wrap if i in keep]
+
+
+def _is_text(table: Table, i: int) -> bool:
+    """Whether a column holds names rather than figures: a label, a parameter or note column,
+    or a column of names (config, tool); not a mean, stddev, n, CV or a pivot's cell."""
+    return i in table.wrap or table.header[i] in ("config", "tool", "direction", "note")
 
 
 def table_text(table: Table, width: int = 0) -> str:

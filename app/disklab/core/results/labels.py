@@ -38,16 +38,12 @@ _MISSING = object()
 
 @functools.cache
 def _defaults(tool: str) -> tuple[tuple[str, Any], ...]:
+    """A tool's parameter defaults (none for a tool DiskLab does not know, e.g. an import)."""
     try:
         specs = get_adapter(tool).params
     except (DisklabError, KeyError, ImportError):
         return ()
     return tuple((k, s.default) for k, s in specs.items())
-
-
-def tool_defaults(tool: str) -> dict[str, Any]:
-    """A tool's parameter defaults ({} for a tool DiskLab does not know, e.g. an import)."""
-    return dict(_defaults(tool))
 
 
 def is_default(tool: str, key: str, value: Any) -> bool:
@@ -148,8 +144,7 @@ def case_labels(rows: Sequence[Mapping[str, Any]], skip: Iterable[str] = ()) -> 
     """The labelling of these rows (CaseLabels): a parameter with more than one value among
     them (missing counts as a value where the row's tool has the parameter) labels each case;
     one with a single value goes to the heading unless it is the default of every tool that
-    has it; `skip` names
-    keys shown elsewhere (the axis of a chart, a pivot's rows)."""
+    has it; `skip` names keys shown elsewhere (the axis of a chart, a pivot's rows)."""
     skip = set(skip)
     params = [_in_use(row_params(r)) for r in rows]
     keys, common = [], {}

@@ -22,6 +22,7 @@ import sys
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,16 +107,44 @@ class _Cells(HTMLParser):
             self.rows[-1][-1] += data
 
 
+def _rendered(svg_path: Path, png_path: Path) -> tuple[Any, int, int]:
+    """An SVG rendered by librsvg at its own size: (QImage, width, height)."""
+    from PySide6.QtGui import QImage
+
+    text = svg_path.read_text()
+    root = ET.fromstring(text)
+    assert "vector-effect" not in text
+    width, height = int(root.get("width")), int(root.get("height"))
+    assert (width, height) == (1000, 560) and root.get("viewBox") == "0 0 1000 560"
+    subprocess.run(["rsvg-convert", str(svg_path), "-o", str(png_path)], check=True)
+    image = QImage(str(png_path))
+    assert (image.width(), image.height()) == (width, height)
+    return image, width, height
+
+
+def _drawn(image: Any, bar: ET.Element, colour: Any) -> float:
+    """How tall a bar is drawn: walking up from the axis while the pixels are its colour."""
+    from PySide6.QtGui import QColor
+
+    x = float(bar.get("x")) + float(bar.get("width")) / 4
+    bottom = float(bar.get("y")) + float(bar.get("height"))
+    y = int(bottom) - 2
+    while y > 0 and _near(QColor(image.pixel(int(x), y)), colour):
+        y -= 1
+    return bottom - (y + 1)
+
+
 def pivot_cells(html_text: str) -> list[list[str]]:
     parser = _Cells()
     parser.feed(html_text)
     return [r for r in parser.rows if r]
 
 
-def compare_json(capsys: pytest.CaptureFixture[str], library: Path, sid: int) -> dict:
+def compare_json(capsys: pytest.CaptureFixture[str], library: Path, sid: int,
+                 *more: str) -> dict:
     capsys.readouterr()
     assert main(["compare", str(sid), "--rows", "config", "--columns", "test", "--format",
-                 "json", "--library", str(library)]) == 0
+                 "json", "--library", str(library), *more]) == 0
     return json.loads(capsys.readouterr().out)
 
 
@@ -165,6 +194,10 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
     assert page.rows_key.currentText() == "config" and page.cols_key.currentText() == "test"
     t = page.pivot_view
     assert (t.rowCount(), t.columnCount()) == (2, 2)
+    # the page compares along the configurations with the baseline chosen on it
+    doc = compare_json(capsys, library, sid, "--baseline", page.baseline.currentText())
+    assert doc["baseline"] == "ordered" and doc["cells"][1][0]["compared_with"] == (
+        "ordered / write")
     gui = [[t.item(i, j).text() for j in range(2)] for i in range(2)]
     assert [t.verticalHeaderItem(i).text() for i in range(2)] == doc["rows"]
     assert [[c["shown"].replace("; ", "\n") for c in r] for r in doc["cells"]] == gui
@@ -179,7 +212,7 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
     # and so does the CLI's HTML of the same pivot
     capsys.readouterr()
     assert main(["compare", str(sid), "--rows", "config", "--columns", "test", "--format",
-                 "html", "--library", str(library)]) == 0
+                 "html", "--baseline", "ordered", "--library", str(library)]) == 0
     assert [c[1:] for c in pivot_cells(capsys.readouterr().out)] == [c[1:] for c in cells]
 
     # the config diff: the option that differs, side by side, without noise
@@ -191,43 +224,32 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
                for v in vs.values())
     assert page.diff_table.columnCount() == 2
 
-    # the chart: its SVG rendered by librsvg, read pixel by pixel
-    page.chart_pick.setCurrentIndex(0)
-    spec = page.charts[0]
-    assert spec.categories == ("write", "read") and spec.better == "higher is better"
-    svg_path = Path(page.export("svg", str(tmp_path / "chart.svg")))
-    root = ET.fromstring(svg_path.read_text())
-    assert "vector-effect" not in svg_path.read_text()
-    width, height = int(root.get("width")), int(root.get("height"))
-    assert (width, height) == (1000, 560) and root.get("viewBox") == "0 0 1000 560"
-    png_path = tmp_path / "rsvg.png"
-    subprocess.run(["rsvg-convert", str(svg_path), "-o", str(png_path)], check=True)
-    image = QImage(str(png_path))
-    assert (image.width(), image.height()) == (width, height)
-    bars = [r for r in root.iter(f"{SVG_NS}rect") if r.find(f"{SVG_NS}title") is not None]
-    assert len(bars) == 4
-    per_px = []
-    for k, config in enumerate(doc["rows"]):
-        colour = QColor(PALETTE[k])
-        for j in range(2):
-            bar = bars[k * 2 + j]
-            x = float(bar.get("x")) + float(bar.get("width")) / 4
-            bottom = float(bar.get("y")) + float(bar.get("height"))
-            # walk up from the axis while the pixels are the series' colour: the drawn height
-            y = int(bottom) - 2
-            while y > 0 and _near(QColor(image.pixel(int(x), y)), colour):
-                y -= 1
-            drawn = bottom - (y + 1)
-            assert drawn >= 3, f"{config} {spec.categories[j]}: no bar in its colour"
+    # the charts, one per test (a write and a read never share an axis): each SVG rendered
+    # by librsvg, read pixel by pixel
+    for j, test in enumerate(doc["columns"]):
+        page.chart_pick.setCurrentIndex(j)
+        spec = page.charts[j]
+        assert spec.categories == (test,) and spec.better == "higher is better"
+        assert spec.title.startswith(f"{test} (MiB/s)") and "n=2 per point" in spec.note
+        svg_path = Path(page.export("svg", str(tmp_path / f"chart-{test}.svg")))
+        image, width, height = _rendered(svg_path, tmp_path / f"rsvg-{test}.png")
+        root = ET.fromstring(svg_path.read_text())
+        bars = [r for r in root.iter(f"{SVG_NS}rect") if r.find(f"{SVG_NS}title") is not None]
+        assert len(bars) == 2
+        per_px = []
+        for k, config in enumerate(doc["rows"]):
+            drawn = _drawn(image, bars[k], QColor(PALETTE[k]))
+            assert drawn >= 3, f"{config} {test}: no bar in its colour"
             per_px.append((doc["cells"][k][j]["mean"], drawn))
-    # heights proportional to the means: each bar within 2 px of the tallest one's scale
-    tallest_mean, tallest = max(per_px)
-    for mean, drawn in per_px:
-        assert drawn == pytest.approx(tallest * mean / tallest_mean, abs=2.0)
-    # the PNG the window exports is the same chart at the same size
-    png = QImage(page.export("png", str(tmp_path / "chart.png")))
-    assert (png.width(), png.height()) == (width, height)
-    _near_image(png, image)
+        # heights proportional to the means: each bar within 2 px of the tallest one's scale
+        tallest_mean, tallest = max(per_px)
+        for mean, drawn in per_px:
+            assert drawn == pytest.approx(tallest * mean / tallest_mean, abs=2.0)
+        # the PNG the window exports is the same chart at the same size
+        png = QImage(page.export("png", str(tmp_path / f"chart-{test}.png")))
+        assert (png.width(), png.height()) == (width, height)
+        _near_image(png, image)
+    png_path = tmp_path / "rsvg-write.png"
 
     # headless Chromium renders the report
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

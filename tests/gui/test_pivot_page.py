@@ -25,7 +25,11 @@ def test_pivot_opens_with_the_report_and_follows_the_combos(qtbot, window, libra
     t = page.pivot_view
     assert [t.verticalHeaderItem(i).text() for i in range(t.rowCount())] == ["write", "read"]
     assert [t.horizontalHeaderItem(j).text() for j in range(t.columnCount())] == ["a", "b"]
-    assert t.item(0, 1).text().startswith("150 MiB/s ± 2.00 MiB/s (n=3")
+    # the page's baseline (configuration a) compares b's write with a's write only
+    assert t.item(0, 1).text() == "150 ± 2.00 (CV 1.3 %) +50.0 % ▲"
+    assert t.item(0, 0).text() == "100 ± 4.00 (CV 4.0 %) ◆"
+    assert "◆ baseline 1 two configs / a" not in page.pivot_note.text()
+    assert "◆ baseline a: each cell is compared with the cell of a" in page.pivot_note.text()
     # the significant difference is coloured, along the configurations
     assert t.item(0, 1).background().color().green() > t.item(0, 1).background().color().red()
 
@@ -36,7 +40,8 @@ def test_pivot_opens_with_the_report_and_follows_the_combos(qtbot, window, libra
     page.show_pivot()
     capsys.readouterr()
     assert main(["compare", str(sid), "--rows", "config", "--columns", "mode", "--metric",
-                 "iops", "--format", "json", "--library", str(library_path)]) == 0
+                 "iops", "--baseline", page.baseline.currentText(), "--format", "json",
+                 "--library", str(library_path)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["rows"] == ["a", "b"] and doc["columns"] == ["mode=write", "mode=read"]
     gui = [[t.item(i, j).text() for j in range(t.columnCount())] for i in range(t.rowCount())]

@@ -9,6 +9,7 @@ bounded buffers behind the live plots.
 from __future__ import annotations
 
 import gc
+import math
 import re
 import xml.etree.ElementTree as ET
 
@@ -136,10 +137,14 @@ def test_chart_view_draws_bars_and_lines_and_exports(qtbot, tmp_path):
     view.show_spec(bars)
     svg = view.export(tmp_path / "bars.svg").read_text()
     assert ET.fromstring(svg) is not None and "<svg" in svg
-    line = ChartSpec("sweep", "line", "record_size (KiB)", "MiB/s",
-                     (Series("write", (4.0, 64.0, 1024.0), (50.0, 150.0, 300.0)),),
-                     log_x=True)
+    line = ChartSpec("sweep", "line", "record_size", "MiB/s",
+                     (Series("write", (4096.0, 65536.0, 1048576.0), (50.0, 150.0, 300.0)),),
+                     log_x=True, x_ticks=((4096.0, "4k"), (65536.0, "64k"), (1048576.0, "1m")))
     view.show_spec(line)
+    # the swept values as the plan spells them, where they lie on the log axis
+    ticks = view.plotItem.getAxis("bottom")._tickLevels
+    assert [t for _x, t in ticks[0]] == ["4k", "64k", "1m"]
+    assert ticks[0][0][0] == pytest.approx(math.log10(4096))
     assert view.export(tmp_path / "line.png").stat().st_size > 1000
     view.show_spec(None)
 

@@ -140,7 +140,7 @@ def test_the_same_plan_twice_is_no_significant_difference(same_twice, capsys) ->
     cells = [c for c in doc["cells"] if c["configuration"] == f"{b} same"]
     assert len(cells) >= 6
     for c in cells:  # the fields a script reads, in every compared cell
-        assert {"mean", "stddev", "n", "cv", "delta", "delta_pct", "ci_low", "ci_high",
+        assert {"mean", "stddev", "n", "cv", "delta", "delta_pct", "delta_ci_low", "delta_ci_high",
                 "p_value", "significant", "better"} <= c.keys()
         assert c["n"] == 3 and c["better"] in ("higher", "lower")
     tested = [c for c in cells if c["p_value"] is not None]
@@ -175,10 +175,11 @@ def test_json_agrees_with_an_independent_welch_test(same_twice, capsys) -> None:
         assert c["delta_pct"] == pytest.approx(100 * w["delta"] / statistics.fmean(base[metric]))
         assert c["p_value"] == pytest.approx(w["p"], abs=1e-6)
         # the interval: the difference ± q se, q the 97.5 % point of t with Welch's df
-        q = (c["ci_high"] - c["delta"]) / w["se"]
-        assert c["delta"] - c["ci_low"] == pytest.approx(c["ci_high"] - c["delta"], rel=1e-9)
+        q = (c["delta_ci_high"] - c["delta"]) / w["se"]
+        assert c["delta"] - c["delta_ci_low"] == pytest.approx(c["delta_ci_high"] - c["delta"],
+                                                               rel=1e-9)
         assert t_cdf_simpson(q, w["df"]) == pytest.approx(0.975, abs=1e-6)
-        excludes_zero = c["ci_low"] > 0 or c["ci_high"] < 0
+        excludes_zero = c["delta_ci_low"] > 0 or c["delta_ci_high"] < 0
         assert c["significant"] == (w["p"] < 0.05 and excludes_zero)
         if c["significant"]:
             assert c["verdict"] == ("better" if (w["delta"] > 0) == higher else "worse")
@@ -196,10 +197,11 @@ def test_alpha_is_the_users(same_twice, capsys) -> None:
     pairs = zip(loose["cells"], strict["cells"], strict=True)
     for lo, st in pairs:
         if lo["p_value"] is not None:
-            assert lo["significant"] == (lo["p_value"] < 0.5 and (lo["ci_low"] > 0 or
-                                                                   lo["ci_high"] < 0))
+            assert lo["significant"] == (lo["p_value"] < 0.5 and (lo["delta_ci_low"] > 0 or
+                                                                   lo["delta_ci_high"] < 0))
             assert st["significant"] == (st["p_value"] < 0.001)
-            assert lo["ci_high"] - lo["ci_low"] < st["ci_high"] - st["ci_low"]
+            assert (lo["delta_ci_high"] - lo["delta_ci_low"]
+                    < st["delta_ci_high"] - st["delta_ci_low"])
     capsys.readouterr()
     with pytest.raises(SystemExit) as bad:
         main(["compare", str(a), str(b), "--alpha", "2", "--library", str(library)])
@@ -222,7 +224,7 @@ def test_data_journal_against_ordered_on_rewrite_is_significant(scratch, capsys)
                 if c["configuration"] == journal and c["test"].split()[1] == "rewrite")
     assert cell["n"] == 5 and cell["better"] == "higher"
     assert cell["significant"] is True and cell["verdict"] == "worse", cell["shown"]
-    assert cell["p_value"] < 0.05 and cell["ci_high"] < 0 and cell["ratio_high"] < 1
+    assert cell["p_value"] < 0.05 and cell["delta_ci_high"] < 0 and cell["ratio_high"] < 1
     md = run_cli(capsys, "compare", str(sid), "--library", str(library))
     assert ": worse" in md
 

@@ -84,7 +84,7 @@ def test_several_targets_give_the_placement_table(tmp_path: Path) -> None:
     # the plan's own [report] is the table `disklab compare` opens on
     opened = compare(library)
     assert opened["rows"] == ["on=a", "on=a+b"]
-    assert opened["columns"] == ["target=a", "target=all", "target=b"]
+    assert opened["columns"] == ["target=a", "target=b", "target=all"]  # "all" after them
     # `disklab show --json`: a row per target and the aggregate
     shown = disklab("show", "1", "--json", "--library", str(library))
     assert shown.returncode == 0, shown.stderr
@@ -133,7 +133,7 @@ def test_several_hosts_give_the_scaling_table(tmp_path: Path,
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     doc = compare(library, "--rows", "hosts", "--columns", "host", "--metric", "write")
     assert doc["rows"] == ["hosts=h1", "hosts=h1+h2"]
-    assert sorted(doc["columns"]) == ["host=all", "host=h1", "host=h2"]
+    assert doc["columns"] == ["host=h1", "host=h2", "host=all"]  # the aggregate last
     cells = figures(doc)
     assert set(cells) == {("hosts=h1", "host=h1"), ("hosts=h1", "host=all"),
                           ("hosts=h1+h2", "host=h1"), ("hosts=h1+h2", "host=h2"),

@@ -80,8 +80,10 @@ def shown(library: Path, name: str) -> tuple[str, list[dict[str, Any]]]:
 
 
 def table_line(text: str, metric: str) -> str:
-    """The one line of `disklab show`'s table that holds `metric`."""
-    (line,) = [ln for ln in text.splitlines() if re.search(rf"\s{re.escape(metric)}\s", ln)]
+    """The one line of `disklab show`'s table that holds `metric` (its first column when the
+    table was fitted to a narrow terminal: the config and tool every row shares said above)."""
+    (line,) = [ln for ln in text.splitlines()
+               if re.search(rf"(^|\s){re.escape(metric)}\s", ln)]
     return line
 
 

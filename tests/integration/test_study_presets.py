@@ -86,6 +86,10 @@ def pivoted(report: dict[str, Any], tmp_path: Path) -> tuple[list[str], list[str
     assert (doc["row_keys"], doc["column_keys"]) == (report["rows"], report["columns"])
     assert (doc["rows"], doc["columns"]) == (list(p.rows), list(p.columns))
     assert all(any(c is not None for c in line) for line in doc["cells"])  # no empty row
+    # in number order, the first key major: 4k before 64k before 1m, never as text
+    first = [v[0] for v in p.row_values]
+    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in first):
+        assert first == sorted(first), (report["rows"][0], first)
     return list(p.rows), list(p.columns)
 
 

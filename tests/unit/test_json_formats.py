@@ -49,7 +49,7 @@ def test_exports_and_json_outputs_carry_format_and_version(
         out = write_session(lib, 1, tmp_path / "s.json", "json")
         assert _stamp(json.loads(out.read_text())) == ("disklab.session", 1)
         compared = json.loads(comparison_text(lib, [1, 2], 1, "json"))
-        assert _stamp(compared) == ("disklab.comparison", 1)
+        assert _stamp(compared) == ("disklab.comparison", 2)
 
     lib_arg = str(library)
     assert sessions(argparse.Namespace(json=True, library=lib_arg)) == 0

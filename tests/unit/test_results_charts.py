@@ -33,18 +33,28 @@ def test_sweep_chart_over_record_size() -> None:
     specs = sweep_charts(ROWS)
     assert len(specs) == 1
     spec = specs[0]
-    assert spec.kind == "line" and spec.log_x and spec.x_label == "record_size (KiB)"
-    assert [s.name for s in spec.series] == ["as is write"]  # one stream's row: no headline
-    assert spec.series[0].x == (4.0, 64.0)
+    assert spec.kind == "line" and spec.log_x and spec.x_label == "record_size"
+    assert [s.name for s in spec.series] == ["as is"]  # one stream's row: no headline
+    assert spec.series[0].x == (4096.0, 65536.0)
+    assert spec.x_ticks == ((4096.0, "4k"), (65536.0, "64k"))  # as the plan spells them
     assert spec.series[0].y == (100.0, 200.0)  # MiB/s
+    assert spec.series[0].err == (2.0, 4.0)  # whiskers ± 1 stddev
+    assert "n=3 per point; whiskers ± 1 stddev" in spec.note
+    svg = to_svg(spec)
+    assert ">4k<" in svg and ">64k<" in svg and ">MiB/s, higher is better<" in svg
     root = ET.fromstring(to_svg(spec))
     assert root.tag.endswith("svg")
     assert any(e.tag.endswith("path") for e in root.iter())
 
 
 def test_bar_titles_in_svg_write_the_figure_as_the_tables_do() -> None:
-    (spec,) = results_charts(ROWS)
-    assert spec.categories == ("write record_size=4k", "write record_size=64k")
+    # a swept record size is a line chart; a mode that is not numeric stays bars
+    assert results_charts(ROWS) == []
+    rows = [dict(ROWS[0], params={"mode": "write", "file_size": 1 << 20}),
+            dict(ROWS[1], params={"mode": "rewrite", "file_size": 1 << 20})]
+    (spec,) = results_charts(rows)
+    assert spec.categories == ("mode=write", "mode=rewrite")  # what differs, nothing else
+    assert "every bar: file_size=1m" in spec.note and "n=3 per point" in spec.note
     svg = to_svg(spec)
     assert f"as is: {format_value(ROWS[0]['mean'], 'B/s')}</title>" in svg
     # the value axis says which way is better
@@ -59,11 +69,12 @@ def test_comparison_and_session_charts() -> None:
     assert all(s.better == "higher is better" for s in sweep_charts(ROWS))
     samples = [{"t": float(t), "series": "app_wchar_bps", "value": 1e6} for t in range(5)]
     titles = [s.title for s in session_charts(ROWS, samples)]
-    assert titles[-1] == "Throughput over time" and len(titles) == 3
+    assert titles == ["iozone write (MiB/s) against record_size", "Throughput over time"]
 
 
 def test_write_svgs_one_file_or_a_directory(tmp_path: Path) -> None:
-    specs = results_charts(ROWS) + sweep_charts(ROWS)
+    samples = [{"t": float(t), "series": "app_wchar_bps", "value": 1e6} for t in range(5)]
+    specs = session_charts(ROWS, samples)
     one = write_svgs(specs[:1], tmp_path / "one.svg")
     assert one == [tmp_path / "one.svg"]
     many = write_svgs(specs, tmp_path / "dir")
@@ -147,3 +158,97 @@ def test_pivot_charts_one_per_unit() -> None:
                                       metrics=["throughput", "iops"]))
     assert [c.y_label for c in charts] == ["MiB/s", "op/s"]  # never one axis for both
     assert all(c.better == "higher is better" for c in charts)
+
+
+def _sweep(metric: str = "read:iops", unit: str = "op/s") -> list[dict]:
+    """An iodepth x numjobs sweep as fio-plot's benchmark data has it, one run per point."""
+    return [{"config": "imported", "tool": "fio", "test": "read", "metric": metric,
+             "unit": unit, "params": {"bs": 4096, "rw": "randread", "iodepth": d,
+                                      "numjobs": j, "runtime": 0.0},
+             "n": 1, "mean": 1000.0 * d + j, "stddev": None, "values": []}
+            for d in (1, 16, 2, 4) for j in (1, 2, 32)]
+
+
+def test_a_two_axis_sweep_is_a_heat_map_and_lines_in_number_order() -> None:
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    heat, lines = pivot_charts(build_pivot(_sweep(), ["iodepth"], ["numjobs"]))
+    assert heat.kind == "heatmap" and heat.rows == ("1", "2", "4", "16")
+    assert heat.categories == ("1", "2", "32")
+    assert heat.grid[3] == (16001.0, 16002.0, 16032.0)
+    svg = to_svg(heat)
+    texts = [e.text for e in _texts(svg)]
+    assert "16032" in texts and "op/s, higher is better" in texts  # values written in cells
+    assert "n=1 per cell" in heat.note
+    # the line chart: IOPS against iodepth, one line per numjobs, on a log-2 axis
+    assert lines.kind == "line" and lines.x_label == "iodepth" and lines.log_x
+    assert [s.name for s in lines.series] == ["numjobs=1", "numjobs=2", "numjobs=32"]
+    assert lines.series[0].x == (1.0, 2.0, 4.0, 16.0)
+    assert [t for _x, t in lines.x_ticks] == ["1", "2", "4", "16"]
+    assert lines.better == "higher is better" and "n=1 per point" in lines.note
+    # runtime=0.0 is fio's default: never said; bs=4k says what the test is
+    assert "runtime" not in lines.note and "bs=4k" in lines.note
+
+
+def test_one_chart_per_metric_never_two_quantities_on_one_axis() -> None:
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    rows = [dict(r, config=c, metric=m) for r in _sweep()[:1] for c in ("a", "b")
+            for m in ("read:iops", "write:iops")]
+    charts = pivot_charts(build_pivot(rows, ["config"], ["test"], metrics=["iops"]))
+    assert [c.title.split(" ")[0] for c in charts] == ["read:iops", "write:iops"]
+    c = compare_results([("A", _sweep()), ("B", _sweep("write:iops"))])
+    assert len({spec.title for spec in comparison_charts(c)}) == len(comparison_charts(c)) == 2
+
+
+def test_latency_percentiles_get_a_chart_per_case() -> None:
+    from disklab.core.results.charts import percentile_charts
+
+    rows = [dict(_sweep()[0], metric=f"read:lat_{p}", unit="ns", mean=v, case_id="c1")
+            for p, v in (("p99.9", 9000.0), ("p50", 1000.0), ("p99", 5000.0))]
+    (spec,) = percentile_charts(rows)
+    assert spec.categories == ("p50", "p99", "p99.9") and spec.y_label == "µs"
+    assert spec.series[0].y == (1.0, 5.0, 9.0) and spec.better == "lower is better"
+    assert "n=1 per point" in spec.note
+
+
+def test_the_studies_sweeps_draw_as_lines_by_their_report() -> None:
+    """The SAN study (rows tool, block_size, streams, queue_depth; columns test) and the
+    journal-size study (rows record_size, config): lines over the swept size, one per
+    configuration, one chart per test; the table in number order, record size major."""
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    san = [{"config": "xfs", "tool": "engine", "test": t, "metric": t, "unit": "B/s",
+            "params": {"mode": t, "block_size": b, "streams": 1, "queue_depth": q},
+            "n": 2, "mean": float(b * q), "stddev": 1.0, "values": []}
+           for t in ("write", "read") for b in (1 << 20, 4096, 65536) for q in (1, 8)]
+    charts = pivot_charts(build_pivot(san, ["tool", "block_size", "streams", "queue_depth"],
+                                      ["test"], metrics=["write", "read"]))
+    assert [(c.kind, c.x_label) for c in charts] == [("line", "block_size")] * 2
+    assert [c.title.split(" ")[0] for c in charts] == ["write", "read"]
+    assert [s.name for s in charts[0].series] == [
+        "engine / streams=1 / queue_depth=1", "engine / streams=1 / queue_depth=8"]
+    assert [t for _x, t in charts[0].x_ticks] == ["4k", "64k", "1m"] and charts[0].log_x
+
+    journal = [{"config": c, "tool": "iozone", "test": t, "metric": t, "unit": "B/s",
+                "params": {"record_size": r, "file_size": 1 << 26}, "n": 1,
+                "mean": float(r), "stddev": None, "values": []}
+               for c in ("Disk - 16MB", "Disk - 128MB") for r in (65536, 4096, 1 << 20)
+               for t in ("write", "read")]
+    p = build_pivot(journal, ["record_size", "config"], ["test"])
+    assert p.rows[:3] == ("record_size=4k / Disk - 16MB", "record_size=4k / Disk - 128MB",
+                          "record_size=64k / Disk - 16MB")
+    charts = pivot_charts(p)
+    assert [(c.kind, c.x_label) for c in charts] == [("line", "record_size")] * 2
+    assert [s.name for s in charts[0].series] == ["Disk - 16MB", "Disk - 128MB"]
+
+
+def test_a_log_2_axis_where_the_values_double_or_span_far() -> None:
+    from disklab.core.results.charts import doubling
+
+    assert doubling([1, 2, 4, 8, 16, 32, 64]) and doubling([4096, 65536])
+    assert doubling([k << 10 for k in (64, 128, 256, 320, 512, 1024)])  # the SAN sweep
+    assert not doubling([1, 2, 3]) and not doubling([10, 20, 30, 40]) and not doubling([5])

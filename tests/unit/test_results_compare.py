@@ -60,7 +60,10 @@ def test_comparison_deltas_and_colours() -> None:
     doc = comparison_json(c)
     b = next(d for d in doc["cells"] if d["configuration"] == "B" and d["test"] == col)
     assert b["significant"] is True and b["better"] == "higher" and b["verdict"] == "better"
-    assert b["ci_low"] == pytest.approx(cell.test.ci_low) and b["n"] == 3
+    assert b["delta_ci_low"] == pytest.approx(cell.test.ci_low) and b["n"] == 3
+    # the interval of the mean has its own name: it holds the mean, the difference's does not
+    assert b["mean_ci_low"] < b["mean"] < b["mean_ci_high"]
+    assert b["delta_ci_high"] < b["mean_ci_low"] and "ci_low" not in b
     assert b["cv"] == pytest.approx(2 / 110)
 
 
@@ -99,8 +102,9 @@ def test_one_run_on_either_side_is_no_test() -> None:
     cell = c.cells[("B", c.columns[0])]
     assert cell.verdict == "one run: no test possible" and cell.test is None
     assert delta_class(c, "B", c.columns[0]) == "same"
-    assert cell_text(c, "B", c.columns[0]).endswith("(n=3, CV 1.8 %); +10.0 %: one run: "
-                                                     "no test possible")
+    assert cell_text(c, "B", c.columns[0]).endswith("(n=3, CV 1.8 %); +10.0 % †")
+    # the reason is said once, under the table, not in every cell
+    assert comparison_table(c).note.count("† one run: no test possible") == 1
     assert cell_text(c, "A", c.columns[0]) == "100 MiB/s (n=1)"
     d = comparison_json(c)["cells"][-1]
     assert d["p_value"] is None and d["significant"] is False
@@ -168,8 +172,20 @@ def test_config_diff_lists_only_what_differs() -> None:
         "ext4 ordered": {"fstype": "ext4", "options": "rw,data=ordered", "readahead": 128},
         "ext4 journal": {"fstype": "ext4", "options": "rw,data=journal", "readahead": 128},
     })
-    assert diff == [("options", {"ext4 ordered": "rw,data=ordered",
-                                 "ext4 journal": "rw,data=journal"})]
+    # a list shows only the items that differ, and the key says so
+    assert diff == [("options (items not in all)", {"ext4 ordered": "data=ordered",
+                                                    "ext4 journal": "data=journal"})]
+    diff = config_diff({
+        "ext2": {"readback.features": ["ext_attr", "dir_index", "filetype"], "fstype": "ext2"},
+        "ext4": {"readback.features": ["has_journal", "ext_attr", "dir_index", "filetype",
+                                       "extent"], "fstype": "ext4"},
+        "ext4 again": {"readback.features": ["has_journal", "ext_attr", "dir_index",
+                                             "filetype", "extent"], "fstype": "ext4"},
+    })
+    assert diff == [("readback.features (items not in all)",
+                     {"ext2": "(none)", "ext4": "has_journal,extent",
+                      "ext4 again": "has_journal,extent"}),
+                    ("fstype", {"ext2": "ext2", "ext4": "ext4", "ext4 again": "ext4"})]
 
 
 def test_markdown_escapes_the_pipe_in_cells() -> None:

@@ -147,3 +147,18 @@ def test_session_markdown_escapes_the_pipe_and_html_holds_the_table(lib: Library
     assert "<td>95.4 MiB/s</td>" in html and "<svg" in html
     with pytest.raises(ValueError):
         write_session(lib, sid, tmp_path / "s.x", "x")
+
+
+def test_markdown_writes_names_literally_never_as_markup(lib: Library) -> None:
+    """A name holding HTML or Markdown markup reads as typed in a Markdown viewer: no script
+    runs, nothing turns bold, no link, no heading, no table cell splits."""
+    name = "<script>alert(1)</script> *bold* [x](http://e) #1 `code`"
+    sid = record(lib, name, {"<b>raid</b>|_x_": [(100e6, 2000.0)], "c": [(100e6, 2000.0)]})
+    md = session_markdown(lib.session(sid), lib.results(sid))
+    head = md.splitlines()[0]
+    assert "<script>" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in head
+    assert "\\*bold\\*" in head and "\\[x\\](http://e)" in head and "\\#1" in head
+    assert "\\`code\\`" in head
+    row = next(line for line in md.splitlines() if "raid" in line)
+    assert row.startswith("| &lt;b&gt;raid&lt;/b&gt;\\|\\_x\\_ | dd | write |")
+    assert "write:lat\\_mean" not in md and "write:lat_mean" in md  # inner _ as written

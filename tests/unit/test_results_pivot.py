@@ -5,6 +5,7 @@ mean and stddev of the values recorded, whatever the format."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import statistics
@@ -18,7 +19,8 @@ from disklab.core.library import Library
 from disklab.core.plan import parse_plan, session_report
 from disklab.core.results.documents import pivot_json, pivot_text
 from disklab.core.results.partial import session_results
-from disklab.core.results.pivot import PivotKeyError, build_pivot
+from disklab.core.results.pivot import BaselineError, PivotKeyError, build_pivot
+from disklab.core.results.tables import pivot_table
 from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
 
 MiB = 1 << 20
@@ -49,12 +51,25 @@ def test_config_by_test_is_two_by_two_with_the_recorded_means(lib: Library) -> N
             assert cell is not None and cell.n == 3
             assert cell.mean == pytest.approx(statistics.fmean(values))
             assert cell.stddev == pytest.approx(statistics.stdev(values))
-    # b writes 150 ± 2 against a's 100 ± 4: significantly better; reads: no difference
-    assert p.cell(1, 0).verdict == "better"
-    assert p.cell(1, 1).verdict == "no significant difference"
+    # cells are values: nothing is compared unless asked
+    assert all(c.verdict == "" for c in p.cells.values()) and p.baseline is None
     table_text = pivot_text(p, "text")
     assert "every cell: tool=engine block_size=1m size=64m" in table_text
-    assert "150 MiB/s ± 2.00 MiB/s (n=3, CV 1.3 %); +50.0 %" in table_text
+    assert "figures in MiB/s, n=3 in every cell" in table_text
+    assert "b              150 ± 2.00 (CV 1.3 %)  300" in table_text and "▲" not in table_text
+    # asked: b writes 150 ± 2 against a's 100 ± 4: significantly better; reads: no difference
+    p = build_pivot(session_results(lib, sid).rows, ["config"], ["test"], baseline="config=a")
+    assert p.cell(1, 0).verdict == "better"
+    assert p.cell(1, 1).verdict == "no significant difference"
+    assert p.cell(0, 0).verdict == "baseline"
+    table_text = pivot_text(p, "text")
+    assert "150 ± 2.00 (CV 1.3 %) +50.0 % ▲" in table_text
+    assert "◆ baseline a: each cell is compared with the cell of a in the same column" in table_text
+    assert "▲ significantly better" in table_text
+    # the p-value and the interval of the difference in the tooltip (window, HTML title)
+    tip = pivot_table(p).tips[1][1]
+    assert tip == "vs a: +50.0 %, 95 % CI +41.7 … +58.3 MiB/s, p < 0.001: better"
+    assert f'title="{html.escape(tip)}"' in pivot_text(p, "html")
 
 
 def test_a_parameter_as_rows_and_unchosen_dimensions_added(lib: Library) -> None:
@@ -78,16 +93,21 @@ def test_a_parameter_as_rows_and_unchosen_dimensions_added(lib: Library) -> None
 def test_cli_json_csv_md_html_show_the_same_figures(lib: Library, tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     sid = _record(lib)
-    base = [str(sid), "--library", str(lib.path), "--rows", "config", "--columns", "test"]
+    base = [str(sid), "--library", str(lib.path), "--rows", "config", "--columns", "test",
+            "--baseline", "a"]
     assert main(["compare", *base, "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["format"] == "disklab.pivot" and doc["version"] == 1
+    assert doc["format"] == "disklab.pivot" and doc["version"] == 2
+    assert doc["baseline"] == "a" and doc["compared_along"] == "config"
     assert doc["rows"] == ["a", "b"] and doc["columns"] == ["write", "read"]
     assert [len(r) for r in doc["cells"]] == [2, 2]
     cell = doc["cells"][1][0]
     assert cell["mean"] == pytest.approx(150 * MiB) and cell["n"] == 3
     assert cell["stddev"] == pytest.approx(2 * MiB) and cell["verdict"] == "better"
-    assert cell["ci_low"] < 150 * MiB < cell["ci_high"] and cell["p_value"] < 0.05
+    # the interval of the mean and that of the difference, named apart
+    assert cell["mean_ci_low"] < 150 * MiB < cell["mean_ci_high"] and cell["p_value"] < 0.05
+    assert 0 < cell["delta_ci_low"] < 50 * MiB < cell["delta_ci_high"]
+    assert cell["compared_with"] == "a / write" and "ci_low" not in cell
     assert main(["compare", *base, "--format", "csv"]) == 0
     lines = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     assert lines[0][:4] == ["config", "write mean (B/s)", "write stddev (B/s)", "write n"]
@@ -95,7 +115,7 @@ def test_cli_json_csv_md_html_show_the_same_figures(lib: Library, tmp_path: Path
     for fmt in ("md", "html", "text"):
         assert main(["compare", *base, "--format", fmt]) == 0
         out = capsys.readouterr().out
-        assert "150 MiB/s ± 2.00 MiB/s" in out and "300 MiB/s ± 10.0 MiB/s" in out
+        assert "150 ± 2.00" in out and "300 ± 10.0" in out and "MiB/s" in out
 
 
 def test_cli_unknown_key_exits_2_naming_it(lib: Library,
@@ -147,17 +167,23 @@ def test_show_prints_the_report_pivot_first(lib: Library,
     header = next(line for line in out.splitlines() if line.startswith("test \\ config"))
     assert header.split() == ["test", "\\", "config", "a", "b"]
     write_row = next(line for line in out.splitlines() if line.startswith("write "))
-    assert "100 MiB/s ± 4.00 MiB/s" in write_row and "150 MiB/s ± 2.00 MiB/s" in write_row
+    assert "100 ± 4.00" in write_row and "150 ± 2.00" in write_row
+    assert "figures in MiB/s, n=3 in every cell" in out
 
 
 def test_configurations_are_compared_never_tests(lib: Library) -> None:
-    """With configurations in the columns, each is tested against the first column of its
-    row; with tests in the rows and no configuration anywhere, nothing is tested."""
+    """With configurations in the columns, each is tested against the baseline's column of
+    its row; a test or metric is never a baseline; nothing is tested unless asked."""
     rows = session_results(lib, _record(lib)).rows
-    p = build_pivot(rows, ["test"], ["config"])
+    p = build_pivot(rows, ["test"], ["config"], baseline="a")
     assert p.against == "column" and p.baseline == "a"
     assert p.cell(0, 1).verdict == "better"  # b's write against a's write
     assert p.cell(1, 0).verdict == "baseline"  # a's read is a baseline, not 'worse than write'
+    p = build_pivot(rows, ["test"], ["config"], baseline="config=b")
+    assert p.cell(0, 0).verdict == "worse" and p.cell(0, 1).verdict == "baseline"
+    for bad in ("test=write", "metric=write", "write", "c"):
+        with pytest.raises(BaselineError):
+            build_pivot(rows, ["test"], ["config"], baseline=bad)
     only_a = [r for r in rows if r["config"] == "a"]
     p = build_pivot(only_a, ["test"], ["block_size"])
     assert p.against == "" and all(c.verdict == "" for c in p.cells.values())
@@ -190,4 +216,53 @@ def test_sessions_and_configurations_as_keys_of_their_own(lib: Library) -> None:
     p = build_pivot(rows, ["session"], ["config", "test"])
     assert p.rows == (f"{first} two configs", f"{second} two configs")
     assert p.columns == ("a / write", "a / read", "b / write", "b / read")
+    assert p.cell(1, 2).verdict == ""  # values unless asked
+    p = build_pivot(rows, ["session"], ["config", "test"], baseline=f"session={first} two configs")
     assert p.cell(1, 2).verdict == "no significant difference"  # the same figures twice
+    # a session as --baseline names its rows when config holds the sessions' names
+    p = build_pivot(rows, ["config"], ["test"], baseline=f"{second} two configs")
+    assert p.baseline_key == "config" and p.baseline == f"{second} two configs / a"
+    assert p.cell(0, 0).verdict == "no significant difference"
+
+
+def test_show_fits_an_80_column_terminal_without_cutting_a_figure(
+        lib: Library, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+        ) -> None:
+    sid = _record(lib, REPORT_PLAN)
+    capsys.readouterr()
+    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    wide = capsys.readouterr().out  # to a pipe: nothing to fit
+    assert max(len(line) for line in wide.splitlines()) > 80
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    # what every row shares is said once instead of in a column; the figures are whole
+    assert "tool: engine" in out
+    for figure in ("100 MiB/s", "4.00 MiB/s", "0.0889 µs", "150 ± 2.00 (CV 1.3 %)"):
+        assert figure in out
+    assert out.count("mode=write") == 6  # the parameter column, every row
+
+
+def test_compare_baseline_is_a_session_a_configuration_or_a_value(
+        lib: Library, capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _record(lib)
+    base = ["compare", str(sid), "--library", str(lib.path), "--format", "json"]
+    for given in ("b", f"{sid} two configs / b"):  # a configuration, by its name or its row
+        assert main([*base, "--baseline", given]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["baseline"] == f"{sid} two configs / b"
+        a_write = next(c for c in doc["cells"] if c["configuration"].endswith("/ a")
+                       and c["test"] == "engine write")
+        assert a_write["verdict"] == "worse"  # a's 100 against b's 150, same test only
+    # a row or column value makes it a pivot, compared along that key
+    assert main([*base, "--rows", "config", "--baseline", "config=b"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["format"] == "disklab.pivot" and doc["baseline"] == "b"
+    for bad in ("c", "config=c", "metric=write"):
+        assert main([*base, "--baseline", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("disklab compare: --baseline ") and "Traceback" not in err
+        assert err.count("\n") == 1
+    assert main([*base, "--where", "mode"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err

@@ -26,6 +26,7 @@ from disklab.cli.output import (
     print_results,
     print_table,
     resume_lines,
+    terminal_width,
 )
 from disklab.core import tools
 from disklab.core.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
@@ -60,7 +61,14 @@ from disklab.core.results.documents import (
     table_text,
 )
 from disklab.core.results.partial import session_results
-from disklab.core.results.pivot import PivotKeyError, build_pivot, report_pivot, session_rows
+from disklab.core.results.pivot import (
+    BaselineError,
+    PivotKeyError,
+    build_pivot,
+    parse_where,
+    report_pivot,
+    session_rows,
+)
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
@@ -412,7 +420,8 @@ def show(args: argparse.Namespace) -> int:
         results = session_results(library, session["id"], include)
         report = session_report(session.get("plan_text"))
         if report is not None:  # the table the plan asks for first, then every figure
-            print(table_text(pivot_table(report_pivot(results.rows, report))))
+            print(table_text(pivot_table(report_pivot(results.rows, report)),
+                             terminal_width()))
         print_results(results)
     finally:
         library.close()
@@ -430,9 +439,11 @@ def compare(args: argparse.Namespace) -> int:
     [--alpha P] [--include-partial]`.
 
     Expects args.sessions (ids or names: at least two, or one session with several
-    configurations, whose first configuration is then the baseline), args.baseline (id, name
-    or None: the first), args.format (default md), args.output (None: stdout), args.alpha (the
-    significance level, default 0.05), args.include_partial, args.library. Needs no Qt.
+    configurations, whose first configuration is then the baseline), args.baseline (a session
+    id or name, a configuration's row, or None: the first; a KEY=VALUE baseline, --where,
+    --rows, --columns or --metric make it a pivot), args.format (default md), args.output (None:
+    stdout), args.alpha (the significance level, default 0.05), args.include_partial,
+    args.library. Needs no Qt.
     """
     refs = list(args.sessions)
     if _pivot_asked(args):
@@ -448,13 +459,17 @@ def compare(args: argparse.Namespace) -> int:
             print("disklab compare: give at least two sessions, or one with several "
                   "configurations", file=sys.stderr)
             return EXIT_BAD_INPUT
-        baseline = (int(library.find_session(args.baseline)["id"])
-                    if getattr(args, "baseline", None) else ids[0])
-        if baseline not in ids:
+        baseline = _classic_baseline(library, getattr(args, "baseline", None), ids)
+        if isinstance(baseline, int) and baseline not in ids:
             ids.insert(0, baseline)
-        text = comparison_text(library, ids, baseline, fmt,
-                               alpha=getattr(args, "alpha", None) or ALPHA,
-                               include_partial=bool(getattr(args, "include_partial", False)))
+        try:
+            text = comparison_text(library, ids, baseline, fmt,
+                                   alpha=getattr(args, "alpha", None) or ALPHA,
+                                   include_partial=bool(getattr(args, "include_partial",
+                                                                False)))
+        except ValueError as e:  # a baseline that names no row
+            print(f"disklab compare: {e}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if fmt == "md":  # sessions of several machines: what differs, above the table
             text = host_differences([library.session(i) for i in ids]) + text
     finally:
@@ -468,6 +483,17 @@ def compare(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _classic_baseline(library: Library, ref: str | None, ids: list[int]) -> int | str:
+    """--baseline of a comparison of sessions: a session (id or name), else a row of the
+    comparison as it names it ('3 raid / ext2'); the first session without one."""
+    if not ref:
+        return ids[0]
+    try:
+        return int(library.find_session(ref)["id"])
+    except LibraryError:
+        return str(ref)
+
+
 def _keys(values: list[str] | None) -> list[str]:
     """--rows/--columns/--metric values: repeated or comma separated."""
     return [k.strip() for v in values or [] for k in v.split(",") if k.strip()]
@@ -475,15 +501,31 @@ def _keys(values: list[str] | None) -> list[str]:
 
 def _pivot_asked(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "rows", None) or getattr(args, "columns", None)
-                or getattr(args, "metric", None) or getattr(args, "format", None) == "text")
+                or getattr(args, "metric", None) or getattr(args, "where", None)
+                or "=" in str(getattr(args, "baseline", None) or "")
+                or getattr(args, "format", None) == "text")
+
+
+def _pivot_baseline(ref: str | None, sessions: list[dict[str, Any]], keys: list[str]
+                    ) -> str | None:
+    """--baseline of a pivot: KEY=VALUE or a value as given; a session (id or name) among
+    those compared becomes that session's value of `session` (or of `config`, which names the
+    sessions when there are several)."""
+    if not ref or "=" in ref:
+        return ref
+    for s in sessions:
+        if ref in (str(s["id"]), str(s["name"])):
+            return f"{'session' if 'session' in keys else 'config'}={session_label(s)}"
+    return ref
 
 
 def compare_pivot(args: argparse.Namespace) -> int:
-    """`disklab compare S... --rows KEYS --columns KEYS [--metric NAME...] [--format
-    text|csv|md|html|json]`: the sessions' results as a pivot table (core.results.pivot).
-    Keys not given come from the first session's [report] table, else rows = config and
-    columns = test; a session whose plan has a [report] table is always compared this way.
-    An unknown key exits 2 naming it and the valid ones."""
+    """`disklab compare S... --rows KEYS --columns KEYS [--metric NAME...] [--where K=V...]
+    [--baseline K=V] [--format text|csv|md|html|json]`: the sessions' results as a pivot
+    table (core.results.pivot). Keys not given come from the first session's [report] table,
+    else rows = config and columns = test; a session whose plan has a [report] table is always
+    compared this way. An unknown key, a --where without '=', a baseline no row or column has
+    exit 2 with one line naming it."""
     fmt = getattr(args, "format", None) or "text"
     include = bool(getattr(args, "include_partial", False))
     library = _open_library(args)
@@ -501,9 +543,12 @@ def compare_pivot(args: argparse.Namespace) -> int:
     finally:
         library.close()
     try:
+        where = [parse_where(w) for w in getattr(args, "where", None) or []]
         pivot = build_pivot(labelled, rows, columns, metrics,
-                            getattr(args, "alpha", None) or ALPHA)
-    except PivotKeyError as e:
+                            getattr(args, "alpha", None) or ALPHA,
+                            _pivot_baseline(getattr(args, "baseline", None), sessions,
+                                            [*rows, *columns]), where)
+    except (PivotKeyError, BaselineError, ValueError) as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not pivot.cells and metrics:
@@ -512,11 +557,14 @@ def compare_pivot(args: argparse.Namespace) -> int:
               f"sessions (they have: {', '.join(names)})", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not pivot.cells:
-        print("disklab compare: these sessions have no results", file=sys.stderr)
-        return EXIT_FAILED
-    title = "DiskLab: " + ", ".join(session_label(s) for s in sessions)
+        print("disklab compare: no results " + ("match --where" if where else
+                                                "in these sessions"), file=sys.stderr)
+        return EXIT_BAD_INPUT if where else EXIT_FAILED
+    names = [session_label(s) for s in sessions]
+    title = "DiskLab: " + (", ".join(names) if len(names) <= 4 else
+                           f"{len(names)} sessions ({names[0]} … {names[-1]})")
     facts = [f for s in sessions for f in session_facts(s)]
-    text = pivot_text(pivot, fmt, title, facts, evidence)
+    text = pivot_text(pivot, fmt, title, facts, evidence, width=terminal_width())
     if fmt in ("text", "md"):  # sessions of several machines: what differs, above the table
         text = host_differences(sessions) + text
     output = getattr(args, "output", None)

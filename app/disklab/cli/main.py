@@ -144,7 +144,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compare", help="compare sessions: mean ± stddev, differences and their "
                                        "significance (Welch's t-test)")
     p.add_argument("sessions", nargs="+", metavar="SESSION")
-    p.add_argument("--baseline", metavar="SESSION")
+    p.add_argument("--baseline", metavar="SESSION|KEY=VALUE",
+                   help="what the others are compared with: a session, a configuration "
+                        "('3 raid / ext2'), or a row or column value of the table "
+                        "(iodepth=1, config=ext2); cells are compared only with the cell of "
+                        "the same metric, test and other values. A pivot compares nothing "
+                        "unless asked")
+    p.add_argument("--where", action="append", metavar="KEY=VALUE",
+                   help="show only the results whose KEY is VALUE (repeatable: all must hold; "
+                        "iodepth=16, block_size=4k, config=ext2)")
     p.add_argument("--format", choices=("text", "md", "csv", "json", "html"), default=None,
                    help="md by default; text and the --rows/--columns pivot need no Qt either")
     p.add_argument("-o", "--output", metavar="FILE")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -22,11 +24,11 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.jsonformat import versioned
-from disklab.core.model import Case
-from disklab.core.results.format import format_params
+from disklab.core.model import Case, Metric
+from disklab.core.results.documents import table_text
+from disklab.core.results.labels import case_labels, case_titles
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
-from disklab.core.tools import get_adapter
 from disklab.core.units import human_rate
 
 _QUIET = [False]  # --quiet: the informational lines are not printed
@@ -67,15 +69,23 @@ def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> Non
             print("  ".join("-" * w for w in widths), file=out)
 
 
+def terminal_width() -> int:
+    """The width text tables fit: the terminal's, $COLUMNS when set, 0 (no limit) when the
+    output goes to a file or a pipe without it."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS"):
+        return shutil.get_terminal_size().columns
+    return 0
+
+
 def print_results(results: Sequence[Mapping[str, Any]] | SessionResults,
-                  out: TextIO | None = None) -> None:
+                  out: TextIO | None = None, width: int | None = None) -> None:
     """A session's headline figures as `disklab show` and the end of `disklab run` print them:
     the table's notes (the parameters every case shares, the runs left out of the means, the
-    hint for noisy figures), then the results table (core.results)."""
+    hint for noisy figures), then the results table (core.results), fitted to `width` (the
+    terminal's by default): the parameter and note columns wrap, the figures never."""
     table = results_table(results, all_metrics=False)
-    if table.note:
-        print(table.note, file=out or sys.stdout)
-    print_table([table.header, *table.rows], out)
+    text = table_text(table, terminal_width() if width is None else width)
+    (out or sys.stdout).write(text)
 
 
 def resume_lines(resumes: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -85,12 +95,13 @@ def resume_lines(resumes: Sequence[Mapping[str, Any]]) -> list[str]:
             f"{r['previous_status']}; {r['complete']} complete run(s) kept)" for r in resumes]
 
 
-def _title(case: Case) -> str:
-    """The case's tool and the parameters that differ from the tool's defaults."""
-    specs = get_adapter(case.tool).params
-    shown = {k: v for k, v in case.params.items() if k not in specs or specs[k].default != v
-             or k in ("mode", "rw", "tests")}
-    return f"{case.config} | {case.tool} {format_params(shown)}"
+def _figures(metrics: Sequence[Metric]) -> str:
+    """A finished case's throughputs, each named by what tells it apart from the others (the
+    target, the host: 'write target=a 374 MiB/s, write target=all 675 MiB/s')."""
+    main = [m for m in metrics if m.unit == "B/s" and ":" not in m.name and m.value]
+    labels = case_labels([{"params": dict(m.params or {})} for m in main])
+    return ", ".join(" ".join(filter(None, (m.name, labels.label({"params": m.params or {}}),
+                                             human_rate(m.value or 0.0)))) for m in main)
 
 
 def _clock(seconds: float | None) -> str:
@@ -112,23 +123,35 @@ class TerminalView:
         self.progress: Progress | None = None
         self.last_draw = 0.0
         self.total_runs = 0
+        self.titles: dict[str, str] = {}  # case id -> what differs among the cases
+
+    def _know(self, cases: tuple[Case, ...]) -> None:
+        """The cases' titles (core labels: the parameters that differ among them, a default
+        included when another case differs from it), and what they all share, said once."""
+        titles, common = case_titles(cases)
+        self.titles = {c.id: f"{c.config} | {t}" for c, t in zip(cases, titles, strict=True)}
+        if common:
+            print(common, file=self.out)
 
     def show(self, event: Event) -> None:
         if isinstance(event, SessionStarted):
             self.total_runs = len(event.cases) * event.repeats
             print(f"{event.name}: {len(event.cases)} cases x {event.repeats} repeats",
                   file=self.out)
+            self._know(event.cases)
         elif isinstance(event, SessionResumed):
             self.total_runs = len(event.runs)
             print(f"{event.name}: session {event.session_id} resumed ({event.previous_status}): "
                   f"{len(event.runs)} run(s) to do, {event.complete} complete run(s) kept",
                   file=self.out)
+            self._know(event.cases)
         elif isinstance(event, Notice):
             self._line(f"{event.level}: {event.message}")
         elif isinstance(event, CaseStarted):
             self.rate.clear()
             self.progress = None
-            self._line(f"[{event.run_index + 1}/{event.run_count}] {_title(event.case)}"
+            title = self.titles.get(event.case.id) or f"{event.case.config} | {event.case.tool}"
+            self._line(f"[{event.run_index + 1}/{event.run_count}] {title}"
                        f" (repeat {event.repeat})")
         elif isinstance(event, Sample):
             if event.series in ("app_rchar_bps", "app_wchar_bps", "device_read_bps",
@@ -141,8 +164,7 @@ class TerminalView:
             self.progress = event
             self._draw()
         elif isinstance(event, CaseFinished):
-            main = [m for m in event.metrics if m.unit == "B/s" and ":" not in m.name]
-            text = ", ".join(f"{m.name} {human_rate(m.value)}" for m in main if m.value)
+            text = _figures(event.metrics)
             self._line(f"    done in {event.duration:.1f} s: {text or 'no throughput figure'}")
         elif isinstance(event, CaseFailed):
             self._line(f"    FAILED: {event.error}")

@@ -14,13 +14,14 @@ from typing import Any
 VERSIONS: dict[str, int] = {
     "disklab.session": 1,      # export --format json: facts, results, runs, events, samples
     "disklab.results": 1,      # show --json: facts and results
-    "disklab.comparison": 1,   # compare --format json
+    "disklab.comparison": 2,   # compare --format json (2: ci_* -> mean_ci_* and delta_ci_*)
     "disklab.event": 1,        # run --json: one event per line
     "disklab.sessions": 1,     # sessions --json
     "disklab.tools": 1,        # tools --json
     "disklab.devices": 1,      # devices --json
     "disklab.import": 1,       # import --json
-    "disklab.pivot": 1,        # compare --rows/--columns --format json: a pivot table
+    "disklab.pivot": 2,        # compare --rows/--columns --format json: a pivot table
+    # (2: ci_* -> mean_ci_*, cells are values unless a baseline is named, compared_with)
 }
 
 

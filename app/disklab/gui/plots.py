@@ -849,6 +849,9 @@ class ChartView(pg.PlotWidget):
                           symbolBrush=PALETTE[k % len(PALETTE)])
             if spec.log_x:
                 item.setLogMode(x=True, y=False)
+            if spec.x_ticks:  # the swept values as the plan spells them (4k, 64k, 1m)
+                bottom.setTicks([[(float(np.log10(x)) if spec.log_x and x > 0 else x, text)
+                                  for x, text in spec.x_ticks]])
             for x, label in spec.markers:
                 pen = pg.mkPen((128, 128, 128), style=Qt.PenStyle.DashLine)
                 item.addItem(pg.InfiniteLine(pos=x, angle=90, label=label, pen=pen))

@@ -8,7 +8,9 @@ files written on a headless server, and compared in tests. Charts show headline 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import itertools
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -16,17 +18,22 @@ from disklab.core.model import SIZE_KEYS
 from disklab.core.results.compare import Comparison, better_is_higher
 from disklab.core.results.format import (
     display_unit,
-    figure_label,
     format_direction,
     format_left_out,
     format_params,
+    number,
 )
-from disklab.core.results.pivot import Pivot
-from disklab.core.results.rows import constant_params, is_headline, row_params, row_stats
+from disklab.core.results.labels import case_labels, number_of
+from disklab.core.results.pivot import Pivot, label_part
+from disklab.core.results.rows import is_headline, row_params, row_stats
+from disklab.core.units import format_size
 
 # Parameter keys that are matrix axes worth a line chart (x axis), in order of preference.
 SWEEP_KEYS = ("record_size", "block_size", "bs", "file_size", "size", "threads", "streams",
-              "processes", "numjobs", "queue_depth", "iodepth")
+              "processes", "numjobs", "queue_depth", "iodepth", "files", "files_per_dir",
+              "dirs", "journal_size", "read_ahead", "read_ahead_kb")
+# Latency percentiles, drawn per case in a chart of their own (the order is their value's)
+PERCENTILE_PREFIX = "lat_p"
 CHART_UNITS = ("B/s", "op/s")
 UNIT_NAMES = {"B/s": "throughput", "op/s": "IOPS", "ns": "latency", "%": "CPU"}
 
@@ -68,15 +75,18 @@ class ChartSpec:
     """What to draw, in display units (the builders scale B/s to MiB/s)."""
 
     title: str
-    kind: str  # "line" | "bar"
+    kind: str  # "line" | "bar" | "heatmap"
     x_label: str
     y_label: str
     series: tuple[Series, ...]
     categories: tuple[str, ...] = ()  # bar charts: label of each x index
     markers: tuple[tuple[float, str], ...] = ()  # vertical lines: (x, label), e.g. phases
     note: str = ""  # shown under the chart: tool versions, units
-    log_x: bool = False
+    log_x: bool = False  # a log-2 x axis: the swept values double
     better: str = ""  # which way is better: 'higher is better' (format_direction)
+    x_ticks: tuple[tuple[float, str], ...] = ()  # line charts: the swept values, as labelled
+    rows: tuple[str, ...] = ()  # heat maps: the label of each row of `grid` (top to bottom)
+    grid: tuple[tuple[float | None, ...], ...] = ()  # heat maps: values, rows x categories
 
     @property
     def axis_title(self) -> str:
@@ -86,7 +96,7 @@ class ChartSpec:
 
     def slug(self) -> str:
         """A file-name-safe name for exports."""
-        keep = "".join(c if c.isalnum() else "-" for c in self.title.lower())
+        keep = "".join(c if c.isascii() and c.isalnum() else "-" for c in self.title.lower())
         return "-".join(p for p in keep.split("-") if p)[:60] or "chart"
 
 
@@ -117,30 +127,63 @@ def _row_direction(r: Mapping[str, Any]) -> bool:
     return better_is_higher(str(r.get("metric", "")), str(r.get("unit", "")))
 
 
+def n_note(ns: Iterable[int]) -> str:
+    """How many runs each point or bar is the mean of: 'n=3 per point', 'n=1-3 per point';
+    and what its whiskers are when any has repeats."""
+    ns = sorted(set(ns))
+    if not ns:
+        return ""
+    text = f"n={ns[0]}" if len(ns) == 1 else f"n={ns[0]}-{ns[-1]}"
+    return f"{text} per point" + ("; whiskers ± 1 stddev" if ns[-1] >= 2 else "")
+
+
+def doubling(values: Sequence[float]) -> bool:
+    """Whether swept values double (1, 2, 4 ... or 4k, 8k, 16k, with steps of 2^k), or span
+    16 times or more (64k ... 1m with a 320k among them): drawn on a log-2 axis, so each
+    doubling is as wide as the next and the small values are not crammed together."""
+    xs = sorted({v for v in values if v > 0})
+    if len(xs) < 2 or len(xs) != len(set(values)):
+        return False
+    steps = [math.log2(b / a) for a, b in itertools.pairwise(xs)]
+    return all(s >= 0.99 and abs(s - round(s)) < 0.01 for s in steps) or (
+        len(xs) >= 3 and xs[-1] / xs[0] >= 16)
+
+
+def axis_ticks(key: str, values: Sequence[float]) -> tuple[tuple[float, str], ...]:
+    """The swept values as the x axis writes them: sizes in the plan's spelling ('4k', '1m'),
+    numbers as numbers."""
+    out = []
+    for v in sorted(set(values)):
+        text = (format_size(int(v)) if key in SIZE_KEYS and v == int(v)
+                else str(int(v)) if v == int(v) else number(v))
+        out.append((v, text))
+    return tuple(out)
+
+
+def _groups(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str],
+                                                        list[Mapping[str, Any]]]:
+    """Rows by (tool, metric, unit): one chart each, never two quantities on one axis."""
+    out: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((str(r.get("tool", "")), str(r.get("metric", "")), str(r["unit"])),
+                       []).append(r)
+    return out
+
+
 def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
                    series_key: str = "config") -> list[ChartSpec]:
-    """Grouped bar charts of a session's (or several sessions') results: one chart per tool and
-    unit; bars grouped by test and parameters, one bar colour per configuration."""
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for r in plottable(rows):
-        groups.setdefault((str(r.get("tool", "")), str(r["unit"])), []).append(r)
+    """A session's (or several sessions') results: one chart per tool, metric and unit; a
+    group with a numeric swept parameter is a line chart over it (sweep_charts), the others
+    grouped bars whose categories are the cases' labels (labels.case_labels: what differs),
+    one bar colour per configuration."""
     charts = []
-    for (tool, unit), members in groups.items():
+    for (tool, metric, unit), members in _groups(plottable(rows)).items():
+        if sweep_key(members) is not None:
+            continue  # drawn as lines by sweep_charts
         shown, div = display_unit(unit)
-        common = constant_params(members)
-
-        def category(r: Mapping[str, Any], common: Mapping[str, Any] = common) -> str:
-            return figure_label(r, skip=common).removeprefix(f"{r.get('tool', '')} ")
-
-        categories: list[str] = []
-        names: list[str] = []
-        for r in members:
-            cat = category(r)
-            if cat not in categories:
-                categories.append(cat)
-            name = str(r.get(series_key) or "")
-            if name not in names:
-                names.append(name)
+        labels = case_labels(members)
+        categories = list(dict.fromkeys(labels.label(r) or metric for r in members))
+        names = list(dict.fromkeys(str(r.get(series_key) or "") for r in members))
         series = []
         for name in names:
             xs, ys, es = [], [], []
@@ -148,18 +191,18 @@ def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
                 if str(r.get(series_key) or "") != name:
                     continue
                 mean, std, _n = row_stats(r)
-                xs.append(float(categories.index(category(r))))
+                xs.append(float(categories.index(labels.label(r) or metric)))
                 ys.append((mean or 0.0) / div)
                 es.append((std or 0.0) / div)
             series.append(Series(name or "results", tuple(xs), tuple(ys), tuple(es)))
         head = f"{title}: " if title else ""
         charts.append(ChartSpec(
-            title=f"{head}{tool} ({shown})", kind="bar", x_label="test",
+            title=f"{head}{tool} {metric} ({shown})", kind="bar", x_label="case",
             y_label=shown, better=direction([_row_direction(r) for r in members]),
             series=tuple(series), categories=tuple(categories),
-            note="mean over repeats, whiskers ± 1 stddev" + (
-                f"; every bar: {format_params(common)}" if common else "") + _left_out(members),
-        ))
+            note="; ".join(filter(None, (n_note(row_stats(r)[2] for r in members),
+                                         labels.heading.replace("every case", "every bar"))))
+            + _left_out(members)))
     return charts
 
 
@@ -169,50 +212,94 @@ def sweep_key(rows: Sequence[Mapping[str, Any]]) -> str | None:
     for key in SWEEP_KEYS:
         values = {row_params(r).get(key) for r in rows if key in row_params(r)}
         values.discard(None)
-        if len(values) > best_n and all(isinstance(v, int | float) for v in values):
+        if len(values) > best_n and all(isinstance(v, int | float) and not isinstance(v, bool)
+                                        for v in values):
             best, best_n = key, len(values)
     return best
 
 
 def sweep_charts(rows: Sequence[Mapping[str, Any]], key: str | None = None,
                  series_key: str = "config") -> list[ChartSpec]:
-    """Line charts of throughput over a swept parameter (record size, file size, threads):
-    one chart per tool and unit, one line per configuration x test x other parameters."""
-    rows = plottable(rows)
-    key = key or sweep_key(rows)
-    if key is None:
-        return []
-    common = constant_params(rows)
-    groups: dict[tuple[str, str], dict[str, list[tuple[float, float, float]]]] = {}
-    ways: dict[tuple[str, str], list[bool]] = {}
-    for r in rows:
-        params = row_params(r)
-        x = params.get(key)
-        if not isinstance(x, int | float) or isinstance(x, bool):
-            continue
-        mean, std, _n = row_stats(r)
-        rest = format_params(params, skip=(key, *common,
-                                           *(k for k, v in params.items() if v == r["metric"])))
-        name = " ".join(p for p in (str(r.get(series_key) or ""), str(r["metric"]), rest) if p)
-        lines = groups.setdefault((str(r.get("tool", "")), str(r["unit"])), {})
-        ways.setdefault((str(r.get("tool", "")), str(r["unit"])), []).append(_row_direction(r))
-        lines.setdefault(name, []).append((float(x), mean or 0.0, std or 0.0))
+    """Line charts over a swept parameter (block size, record size, queue depth, threads,
+    streams): one chart per tool, metric and unit, one line per configuration and other
+    varying parameters, whiskers ± 1 stddev, a log-2 axis where the values double."""
     charts = []
-    size_axis = key in SIZE_KEYS
-    for (tool, unit), lines in groups.items():
-        shown, div = display_unit(unit)
+    for (tool, metric, unit), members in _groups(plottable(rows)).items():
+        x_key = key or sweep_key(members)
+        if x_key is None:
+            continue
+        labels = case_labels(members, skip=(x_key,))
+        lines: dict[str, list[tuple[float, float, float, int]]] = {}
+        for r in members:
+            x = row_params(r).get(x_key)
+            if not isinstance(x, int | float) or isinstance(x, bool):
+                continue
+            mean, std, n = row_stats(r)
+            name = " ".join(p for p in (str(r.get(series_key) or ""), labels.label(r)) if p)
+            lines.setdefault(name or metric, []).append((float(x), mean or 0.0, std or 0.0, n))
+        if lines:
+            charts.append(_line_chart(f"{tool} {metric}", unit, x_key, lines,
+                                      [_row_direction(r) for r in members],
+                                      labels.heading.replace("every case", "every point")))
+    return charts
+
+
+def _line_chart(what: str, unit: str, x_key: str,
+                lines: Mapping[str, Sequence[tuple[float, float, float, int]]],
+                ways: Sequence[bool], common: str, left_out: str = "") -> ChartSpec:
+    """A line chart of (x, mean, stddev, n) points per line, in display units; x in the
+    swept key's own values, labelled as the plan spells them."""
+    shown, div = display_unit(unit)
+    series = []
+    xs_all: list[float] = []
+    ns: list[int] = []
+    for name, points in lines.items():
+        points = sorted(points)
+        xs_all += [p[0] for p in points]
+        ns += [p[3] for p in points]
+        series.append(Series(name, tuple(p[0] for p in points),
+                             tuple(p[1] / div for p in points),
+                             tuple((p[2] / div if p[3] >= 2 else 0.0) for p in points)))
+    return ChartSpec(
+        title=f"{what} ({shown}) against {x_key}", kind="line", x_label=x_key, y_label=shown,
+        better=direction(ways), series=tuple(series), log_x=doubling(xs_all),
+        x_ticks=axis_ticks(x_key, xs_all),
+        note="; ".join(filter(None, (n_note(ns), common))) + left_out)
+
+
+def percentile_charts(rows: Sequence[Mapping[str, Any]], limit: int = 16) -> list[ChartSpec]:
+    """Latency percentiles (p50, p99, p99.9 ... where the tool gives them) per case: one bar
+    chart each, a bar per percentile and a colour per test (read, write); at most `limit`."""
+    cases: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        suffix = str(r.get("metric", "")).partition(":")[2]
+        if suffix.startswith(PERCENTILE_PREFIX) and r.get("mean") is not None:
+            cases.setdefault(f"{r.get('config') or ''}\x00{r.get('case_id') or ''}",
+                             []).append(r)
+    labels = case_labels(rows)
+    charts = []
+    for members in list(cases.values())[:limit]:
+        shown, div = display_unit(str(members[0].get("unit", "")))
+        names = sorted({str(r["metric"]).partition(":")[2].removeprefix("lat_")
+                        for r in members}, key=lambda t: number_of(t[1:]) or 0.0)
+        tests = list(dict.fromkeys(str(r["metric"]).partition(":")[0] for r in members))
         series = []
-        for name, points in lines.items():
-            points.sort()
-            xs = tuple((p[0] / 1024 if size_axis else p[0]) for p in points)
-            series.append(Series(name, xs, tuple(p[1] / div for p in points),
-                                 tuple(p[2] / div for p in points)))
+        for test in tests:
+            points = sorted((float(names.index(str(r["metric"]).partition(":")[2]
+                                               .removeprefix("lat_"))), row_stats(r))
+                            for r in members if str(r["metric"]).partition(":")[0] == test)
+            series.append(Series(test, tuple(x for x, _s in points),
+                                 tuple((s[0] or 0.0) / div for _x, s in points),
+                                 tuple(((s[1] or 0.0) / div if s[2] >= 2 else 0.0)
+                                       for _x, s in points)))
+        first = members[0]
+        case = " ".join(filter(None, (str(first.get("config") or ""), str(first.get("tool")),
+                                      labels.label(first))))
         charts.append(ChartSpec(
-            title=f"{tool}: {shown} over {key}", kind="line",
-            x_label=f"{key} (KiB)" if size_axis else key,
-            y_label=shown, better=direction(ways[(tool, unit)]),
-            series=tuple(series), log_x=size_axis,
-        ))
+            title=f"latency percentiles ({shown}): {case}", kind="bar", x_label="percentile",
+            y_label=shown, better=format_direction(False), series=tuple(series),
+            categories=tuple(names),
+            note=n_note(row_stats(r)[2] for r in members)))
     return charts
 
 
@@ -263,9 +350,9 @@ def thinned_samples(lib: SamplesSource, session_id: int, max_points: int = 4000
 
 def session_charts(results: Sequence[Mapping[str, Any]],
                    samples: Sequence[Mapping[str, Any]] = ()) -> list[ChartSpec]:
-    """A session's charts: bars per tool and unit, lines over a swept parameter, and the
-    throughput over time."""
-    charts = results_charts(results) + sweep_charts(results)
+    """A session's charts: per tool, metric and unit bars or lines over a swept parameter,
+    the latency percentiles per case, and the throughput over time."""
+    charts = results_charts(results) + sweep_charts(results) + percentile_charts(results)
     ts = samples_chart(samples)
     if ts is not None:
         charts.append(ts)
@@ -273,16 +360,19 @@ def session_charts(results: Sequence[Mapping[str, Any]],
 
 
 def comparison_charts(c: Comparison) -> list[ChartSpec]:
-    """One grouped bar chart per unit: categories are tests, one bar per configuration."""
+    """One grouped bar chart per metric and unit (a 4k and a 1m test of one metric are
+    categories of its chart, never bars of two charts' quantities on one axis): categories
+    are the tests, one bar per configuration."""
     charts = []
-    by_unit: dict[str, list[str]] = {}
+    by_metric: dict[tuple[str, str], list[str]] = {}
     for col in c.columns:
-        unit = c.units.get(col, "")
-        if unit in CHART_UNITS and is_headline({"metric": c.metrics.get(col, "")}):
-            by_unit.setdefault(unit, []).append(col)
-    for unit, cols in by_unit.items():
+        unit, metric = c.units.get(col, ""), c.metrics.get(col, "")
+        if unit in CHART_UNITS and is_headline({"metric": metric}):
+            by_metric.setdefault((metric, unit), []).append(col)
+    for (metric, unit), cols in by_metric.items():
         shown, div = display_unit(unit)
         series = []
+        ns = []
         for row in c.rows:
             xs, ys, es = [], [], []
             for i, col in enumerate(cols):
@@ -291,15 +381,16 @@ def comparison_charts(c: Comparison) -> list[ChartSpec]:
                     continue
                 xs.append(float(i))
                 ys.append(cell.mean / div)
-                es.append((cell.stddev or 0.0) / div)
+                es.append((cell.stddev or 0.0) / div if cell.n >= 2 else 0.0)
+                ns.append(cell.n)
             series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
         common = format_params(c.common)
         charts.append(ChartSpec(
-            title=f"comparison ({shown})", kind="bar", x_label="test",
+            title=f"comparison: {metric} ({shown})", kind="bar", x_label="test",
             y_label=shown, better=direction([c.higher_is_better.get(col, True) for col in cols]),
             series=tuple(series), categories=tuple(cols),
-            note=f"baseline: {c.baseline}; whiskers ± 1 stddev" + (f"; all: {common}"
-                                                                   if common else "")
+            note="; ".join(filter(None, (f"baseline: {c.baseline}", n_note(ns),
+                                         f"all: {common}" if common else "")))
             + ("" if c.incomplete.included else _runs_left_out(c))))
     return charts
 
@@ -312,41 +403,121 @@ def _bare(label: str, keys: Sequence[str]) -> str:
     return label
 
 
-def pivot_charts(p: Pivot) -> list[ChartSpec]:
-    """A pivot's grouped bar charts, one per unit (mixed units never share an axis): the
-    categories are the pivot's columns, one bar colour per row; the chart says the common
-    values once in its title and which way is better on its axis."""
-    by_unit: dict[str, list[tuple[int, int]]] = {}
+def _swept(values: Sequence[tuple[Any, ...]], keys: Sequence[str]) -> int | None:
+    """The index of an axis' swept key: the first numeric key with several values (block
+    size, record size, queue depth), None when the axis has none."""
+    for k, key in enumerate(keys):
+        seen = {v[k] for v in values}
+        if key not in ("config", "session") and len(seen) >= 2 and all(
+                number_of(x) is not None and not isinstance(x, bool) for x in seen):
+            return k
+    return None
+
+
+def _pivot_groups(p: Pivot) -> dict[tuple[str, str], list[tuple[int, int]]]:
+    """The pivot's cells with a figure, by (metric, unit): one chart (or two) each."""
+    out: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for (i, j), cell in sorted(p.cells.items()):
         if cell.mean is not None:
-            by_unit.setdefault(cell.unit, []).append((i, j))
-    charts = []
+            out.setdefault((p.cell_metrics.get((i, j), ""), cell.unit), []).append((i, j))
+    return out
+
+
+def _pivot_common(p: Pivot) -> str:
     common = format_params(p.common)
     left_out = format_left_out(s for c in p.cells.values() for s in c.excluded_why)
-    left_out = f"; {left_out} from the means" if left_out else ""
-    for unit, where in by_unit.items():
-        shown, div = display_unit(unit)
-        cols = sorted({j for _i, j in where})
-        series = []
-        for i, row in enumerate(p.rows):
-            xs, ys, es = [], [], []
-            for k, j in enumerate(cols):
-                cell = p.cells.get((i, j))
-                if cell is None or cell.mean is None or cell.unit != unit:
-                    continue
-                xs.append(float(k))
-                ys.append(cell.mean / div)
-                es.append((cell.stddev or 0.0) / div if cell.n >= 2 else 0.0)
-            if xs:
-                series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
-        ways = [p.higher_is_better.get(j, True) for j in cols]
-        what = p.metrics[0] if len(p.metrics) == 1 else (
-            f"{UNIT_NAMES[unit]} ({shown})" if unit in UNIT_NAMES else shown)
-        charts.append(ChartSpec(
-            title=f"{what}: {' / '.join(p.row_keys)} by {' / '.join(p.column_keys)}",
-            kind="bar", x_label=" / ".join(p.column_keys), y_label=shown,
-            better=direction(ways), series=tuple(series),
-            categories=tuple(_bare(p.columns[j], p.column_keys) for j in cols),
-            note="mean over repeats, whiskers ± 1 stddev" + (
-                f"; every bar: {common}" if common else "") + left_out))
+    return "; ".join(filter(None, (f"every point: {common}" if common else "",
+                                   f"{left_out} from the means" if left_out else "")))
+
+
+def pivot_charts(p: Pivot) -> list[ChartSpec]:
+    """A pivot's charts, one per metric and unit, in the shape the field draws them: a
+    numeric row or column key (block size, queue depth, threads) is a line chart over it with
+    one line per value of the other axis; with both keys numeric (iodepth x numjobs) a heat
+    map with the values in the cells comes first; otherwise grouped bars. Each chart says
+    its unit, which way is better and n."""
+    charts = []
+    for (metric, unit), where in _pivot_groups(p).items():
+        on_rows = _swept([p.row_values[i] for i, _j in where], p.row_keys)
+        on_cols = _swept([p.column_values[j] for _i, j in where], p.column_keys)
+        if on_rows is not None and on_cols is not None and len(p.row_keys) == 1 == len(
+                p.column_keys):
+            charts.append(_heatmap(p, metric, unit, where))
+        if on_rows is not None:
+            charts.append(_pivot_lines(p, metric, unit, where, True, on_rows))
+        elif on_cols is not None:
+            charts.append(_pivot_lines(p, metric, unit, where, False, on_cols))
+        else:
+            charts.append(_pivot_bars(p, metric, unit, where))
     return charts
+
+
+def _pivot_lines(p: Pivot, metric: str, unit: str, where: Sequence[tuple[int, int]],
+                 along_rows: bool, k: int) -> ChartSpec:
+    """The cells as lines: x the rows' (or columns') swept key (its k-th), a line per value of
+    every other key (the other axis' label, the rest of this axis' keys: a configuration)."""
+    keys = p.row_keys if along_rows else p.column_keys
+    values = p.row_values if along_rows else p.column_values
+    lines: dict[str, list[tuple[float, float, float, int]]] = {}
+    several = len({(j if along_rows else i) for i, j in where}) > 1
+    for i, j in sorted(where, key=lambda ij: ij[::-1] if along_rows else ij):
+        cell = p.cells[(i, j)]
+        mine = values[i if along_rows else j]
+        rest = [label_part(key, v) for n, (key, v) in enumerate(zip(keys, mine, strict=True))
+                if n != k and v is not None]  # dd has no queue depth: not 'queue_depth=–'
+        if several:
+            rest.append(p.columns[j] if along_rows else p.rows[i])
+        lines.setdefault(" / ".join(rest) or metric, []).append(
+            (number_of(mine[k]) or 0.0, cell.mean or 0.0, cell.stddev or 0.0, cell.n))
+    return _line_chart(metric, unit, keys[k], lines,
+                       [p.higher_is_better.get(j, True) for _i, j in where], _pivot_common(p))
+
+
+def _heatmap(p: Pivot, metric: str, unit: str, where: Sequence[tuple[int, int]]) -> ChartSpec:
+    """The cells as a heat map: rows x columns as the table has them, each value written in
+    its cell, the colour its size."""
+    shown, div = display_unit(unit)
+    rows = sorted({i for i, _j in where})
+    cols = sorted({j for _i, j in where})
+    cells = set(where)
+    grid = tuple(tuple((p.cells[(i, j)].mean or 0.0) / div if (i, j) in cells else None
+                       for j in cols) for i in rows)
+    return ChartSpec(
+        title=f"{metric} ({shown}): {p.row_keys[0]} x {p.column_keys[0]}", kind="heatmap",
+        x_label=p.column_keys[0], y_label=shown, series=(),
+        better=direction([p.higher_is_better.get(j, True) for _i, j in where]),
+        categories=tuple(_bare(p.columns[j], p.column_keys) for j in cols),
+        rows=tuple(_bare(p.rows[i], p.row_keys) for i in rows), grid=grid,
+        note="; ".join(filter(None, (f"rows: {p.row_keys[0]}",
+                                     n_note(p.cells[ij].n for ij in where)
+                                     .replace("per point", "per cell")
+                                     .replace("; whiskers ± 1 stddev", ""),
+                                     _pivot_common(p)))))
+
+
+def _pivot_bars(p: Pivot, metric: str, unit: str, where: Sequence[tuple[int, int]]
+                ) -> ChartSpec:
+    """The cells as grouped bars: the columns are the categories, a colour per row."""
+    shown, div = display_unit(unit)
+    cols = sorted({j for _i, j in where})
+    cells = set(where)
+    series = []
+    for i, row in enumerate(p.rows):
+        xs, ys, es = [], [], []
+        for k, j in enumerate(cols):
+            if (i, j) not in cells:
+                continue
+            cell = p.cells[(i, j)]
+            xs.append(float(k))
+            ys.append((cell.mean or 0.0) / div)
+            es.append((cell.stddev or 0.0) / div if cell.n >= 2 else 0.0)
+        if xs:
+            series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
+    what = metric or (f"{UNIT_NAMES[unit]}" if unit in UNIT_NAMES else shown)
+    return ChartSpec(
+        title=f"{what} ({shown}): {' / '.join(p.row_keys)} by {' / '.join(p.column_keys)}",
+        kind="bar", x_label=" / ".join(p.column_keys), y_label=shown,
+        better=direction([p.higher_is_better.get(j, True) for j in cols]),
+        series=tuple(series), categories=tuple(_bare(p.columns[j], p.column_keys) for j in cols),
+        note="; ".join(filter(None, (n_note(p.cells[ij].n for ij in where),
+                                     _pivot_common(p).replace("every point", "every bar")))))

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from disklab.core.results.format import FigureLabels, format_fact
+from disklab.core.results.labels import case_labels
 from disklab.core.results.partial import SessionResults, combined, session_results
-from disklab.core.results.rows import constant_params, is_headline, row_stats
+from disklab.core.results.rows import is_headline, row_params, row_stats
 from disklab.core.results.stats import ALPHA, Welch, cv, is_noisy, welch
 
 # a cell's verdict against the baseline
@@ -187,8 +188,10 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
     every = [(row_name(label, str(r.get("config") or ""), several), r)
              for label, results, several in _sessions_configs(sessions)
              for r in results if all_metrics or is_headline(r)]
-    common = constant_params(r for _row, r in every)
-    label_of = FigureLabels(common)
+    labels = case_labels([r for _row, r in every])
+    common = dict(labels.common)
+    # a column is named by its tool, metric and the parameters that differ (labels.py)
+    label_of = FigureLabels({k for _row, r in every for k in row_params(r)} - set(labels.keys))
     cells: dict[tuple[str, str], Cell] = {}
     rows: dict[str, None] = {}  # ordered sets: first seen first (a list's `in` made the
     columns: dict[str, None] = {}  # comparison of a 10,000-run session quadratic)
@@ -206,13 +209,7 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
             units[col] = unit
             better[col] = better_is_higher(metrics[col], unit)
         cells[(row, col)] = row_cell(r, unit)
-    base = None
-    if rows:
-        if baseline in rows:
-            base = baseline
-        else:
-            base = next((r for r in rows if baseline and r.startswith(f"{baseline} / ")),
-                        next(iter(rows)))
+    base = _baseline_row(list(rows), baseline)
     for (row, col), cell in list(cells.items()):
         ref = cells.get((base, col)) if base else None
         if ref is None:
@@ -224,6 +221,21 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
             cells[(row, col)] = judged(cell, ref, better[col], alpha)
     return Comparison(tuple(rows), tuple(columns), cells, base, units, better, common, metrics,
                       alpha)
+
+
+def _baseline_row(rows: list[str], baseline: str | None) -> str | None:
+    """The row a baseline names: itself, a session's first row ('3 raid' of '3 raid / ext2'),
+    or a configuration by its own name ('ext2'); the first row without one. ValueError naming
+    the rows when it names none (a typo is not silently the first row)."""
+    if not rows or not baseline:
+        return rows[0] if rows else None
+    if baseline in rows:
+        return baseline
+    named = [r for r in rows if r.startswith(f"{baseline} / ") or r.endswith(f" / {baseline}")]
+    if not named:
+        raise ValueError(f"--baseline {baseline!r}: no session or configuration of that name "
+                         f"(rows: {', '.join(rows)})")
+    return named[0]
 
 
 def delta_class(comparison: Comparison, row: str, col: str) -> str:
@@ -352,21 +364,41 @@ def config_facts(lib: ResultsSource, sessions: Sequence[Mapping[str, Any]], c: C
     return out
 
 
+def _items(value: Any) -> list[str] | None:
+    """A value as a list of items when it is one: a list, or text of comma separated items
+    ('rw,relatime,data=ordered', a feature list); None otherwise."""
+    if isinstance(value, list | tuple):
+        return [format_fact(v) for v in value]
+    if isinstance(value, str) and "," in value and " " not in value.strip():
+        return value.split(",")
+    return None
+
+
 def config_diff(configs: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, dict[str, str]]]:
-    """Which configuration values differ: [(key, {row: value})] for keys not equal everywhere.
+    """Which configuration values differ: [(key, {row: value})] for keys not equal everywhere,
+    nothing else. A list (mount options, filesystem features) shows only its items that are
+    not in every configuration ('data=journal', not 'rw,relatime,...,data=journal'), the key
+    then saying so ('readback.features (items not in all)').
 
     `configs` maps a row to its flattened facts (mkfs options, mount options, read-ahead, the
-    filesystem as read back)."""
-    keys: list[str] = []
+    filesystem as read back, the setup commands)."""
+    keys: dict[str, None] = {}
     for facts in configs.values():
-        for k in facts:
-            if k not in keys:
-                keys.append(k)
+        keys.update(dict.fromkeys(facts))
     out = []
     for k in keys:
-        values = {row: format_fact(facts.get(k)) for row, facts in configs.items()}
-        if len(set(values.values())) > 1:
-            out.append((k, values))
+        raw = {row: facts.get(k) for row, facts in configs.items()}
+        values = {row: format_fact(v) for row, v in raw.items()}
+        if len(set(values.values())) <= 1:
+            continue
+        items = {row: _items(v) for row, v in raw.items()}
+        if all(i is not None for i in items.values()):
+            shared = set.intersection(*(set(i or []) for i in items.values()))
+            if shared:
+                values = {row: ",".join(x for x in i or [] if x not in shared) or "(none)"
+                          for row, i in items.items()}
+                k = f"{k} (items not in all)"
+        out.append((k, values))
     return out
 
 

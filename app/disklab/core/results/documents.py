@@ -11,7 +11,9 @@ import csv
 import html
 import io
 import json
+import re
 import shlex
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -28,6 +30,7 @@ from disklab.core.results.charts import (
     thinned_samples,
 )
 from disklab.core.results.compare import (
+    BASELINE,
     BETTER,
     WORSE,
     Comparison,
@@ -94,25 +97,37 @@ def table_html(table: Table) -> str:
         out.append("<tr>")
         for j, cell in enumerate(row):
             cls = table.classes[i][j] if table.classes and i < len(table.classes) else ""
-            attr = f' class="{e(cls)}"' if cls else ""
+            tip = table.tips[i][j] if table.tips and i < len(table.tips) else ""
+            attr = (f' class="{e(cls)}"' if cls else "") + (f' title="{e(tip)}"' if tip else "")
             out.append(f"<td{attr}>{e(cell)}</td>")
         out.append("</tr>")
     out.append("</table>")
     return "\n".join(out)
 
 
-def table_markdown(table: Table) -> str:
-    """A Table as Markdown (for an experiment's README, a mail, a ticket), '|' in cells
-    escaped so a cell never splits; its note follows as a paragraph, so the document still
-    starts with the table a script may look for."""
-    def cell(text: str) -> str:
-        return str(text).replace("|", "\\|").replace("\n", " ")
+# What Markdown reads as markup (emphasis, code, links, headings, tables, escapes); '_' only at
+# a word's edge, where it can open emphasis ('block_size' stays as it is)
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|#~!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
 
-    lines = ["| " + " | ".join(map(cell, table.header)) + " |",
+
+def md_escape(text: str) -> str:
+    """Text as Markdown shows it literally: markup characters backslash-escaped, and what an
+    HTML renderer would read as a tag or an entity ('<script>', '&amp;') written as entities;
+    one line (a table cell never splits)."""
+    text = html.escape(str(text), quote=False).replace("\n", " ")
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def table_markdown(table: Table) -> str:
+    """A Table as Markdown (for an experiment's README, a mail, a ticket), every cell and note
+    escaped (md_escape) so a name never becomes markup and a cell never splits; its note
+    follows as a paragraph, so the document still starts with the table a script may look
+    for."""
+    lines = ["| " + " | ".join(map(md_escape, table.header)) + " |",
              "|" + "---|" * len(table.header)]
-    lines += ["| " + " | ".join(map(cell, row)) + " |" for row in table.rows]
+    lines += ["| " + " | ".join(map(md_escape, row)) + " |" for row in table.rows]
     for line in table.note.splitlines():
-        lines += ["", line]
+        lines += ["", md_escape(line)]
     return "\n".join(lines) + "\n"
 
 
@@ -202,8 +217,12 @@ def session_html(session: Mapping[str, Any], results: SessionResults,
         sections.append(("Plan", str(session["plan_text"])))
     sections += list(evidence)
     pivot = report_pivot(results.rows, session_report(session.get("plan_text")))
-    charts = pivot_charts(pivot) + [c for c in session_charts(results.rows, samples)
-                                    if c.kind == "line"]
+    charts = pivot_charts(pivot)
+    # then the lines over time and over a swept parameter the pivot does not draw already,
+    # and the latency percentiles (the bars of every figure are the pivot's)
+    charts += [c for c in session_charts(results.rows, samples)
+               if (c.kind == "line" and not any(c.title.endswith(f" {d.title}") for d in charts))
+               or c.title.startswith("latency percentiles")]
     return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
                        session_facts(session), [pivot_table(pivot), results_table(results)],
                        charts, sections)
@@ -224,7 +243,8 @@ def session_evidence(lib: Library, session_id: int) -> list[tuple[str, str]]:
 
 def session_markdown(session: Mapping[str, Any], results: SessionResults) -> str:
     """A session's results as a Markdown heading and table."""
-    return (f"# Session {session['id']}: {session['name']} ({session['status']})\n\n"
+    return (f"# Session {session['id']}: {md_escape(session['name'])} "
+            f"({session['status']})\n\n"
             + table_markdown(results_table(results)))
 
 
@@ -360,7 +380,8 @@ def _num(v: float | None) -> str:
 
 # a comparison cell's fields in JSON and CSV, in this order
 CELL_KEYS = ("configuration", "test", "unit", "better", "n", "mean", "stddev", "cv", "noisy",
-             "excluded", "excluded_why", "delta", "delta_pct", "ci_low", "ci_high", "ratio",
+             "mean_ci_low", "mean_ci_high", "excluded", "excluded_why", "delta", "delta_pct",
+             "delta_ci_low", "delta_ci_high", "ratio",
              "ratio_low", "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown")
 
 
@@ -370,14 +391,15 @@ def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
     df, t and p, `significant` and the verdict; `better` says which way is better."""
     cell = c.cells[(row, col)]
     w = cell.test
+    low, high = mean_interval(cell.mean, cell.stddev, cell.n, c.alpha)
     return {
         "configuration": row, "test": col, "unit": cell.unit,
         "better": "higher" if c.higher_is_better.get(col, True) else "lower",
         "n": cell.n, "mean": cell.mean, "stddev": cell.stddev, "cv": cell.cv,
-        "noisy": cell.noisy, "excluded": cell.excluded,
-        "excluded_why": format_left_out(cell.excluded_why),
+        "noisy": cell.noisy, "mean_ci_low": low, "mean_ci_high": high,
+        "excluded": cell.excluded, "excluded_why": format_left_out(cell.excluded_why),
         "delta": cell.delta, "delta_pct": cell.delta_pct,
-        "ci_low": w.ci_low if w else None, "ci_high": w.ci_high if w else None,
+        "delta_ci_low": w.ci_low if w else None, "delta_ci_high": w.ci_high if w else None,
         "ratio": w.ratio if w else None, "ratio_low": w.ratio_low if w else None,
         "ratio_high": w.ratio_high if w else None, "df": w.df if w else None,
         "t": w.t if w else None, "p_value": w.p_value if w else None,
@@ -468,10 +490,26 @@ def comparison_text(lib: Library, session_ids: Sequence[int], baseline: int | st
 PIVOT_FORMATS = ("text", "csv", "md", "html", "json")
 
 
+def compared_with(p: Pivot, i: int, j: int) -> str | None:
+    """The cell a compared cell was compared with, by its row and column labels ('iodepth=1 /
+    numjobs=4'); None for a cell that was not compared (no baseline, or none like it)."""
+    cell = p.cell(i, j)
+    if cell is None or not p.baseline or cell.verdict in ("", BASELINE):
+        return None
+    row, column = p.rows[i], p.columns[j]
+    parts = (f"{row} / {column}").split(" / ")
+    keys = [*p.row_keys, *p.column_keys]
+    if len(parts) == len(keys):
+        parts[keys.index(p.baseline_key)] = p.baseline_value
+    return " / ".join(parts)
+
+
 def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
     """One pivot cell as data, canonical units: mean, stddev, n, CV, the (1 - alpha)
-    confidence interval of the mean; but for the baseline (Pivot.against), the difference from
-    it, its interval, Welch's df, t and p and the verdict; `shown` as the tables write it."""
+    confidence interval of the mean (`mean_ci_*`); compared with a baseline (Pivot.baseline),
+    the difference, its interval (`delta_ci_*`), Welch's df, t and p, the verdict and the cell
+    it was compared with (`compared_with`, 'iodepth=1 / numjobs=4'); `shown` as the tables
+    write it."""
     cell = p.cell(i, j)
     if cell is None:
         return None
@@ -480,13 +518,14 @@ def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
     return {
         "mean": cell.mean, "stddev": cell.stddev, "n": cell.n, "unit": cell.unit,
         "better": "higher" if p.higher_is_better.get(j, True) else "lower",
-        "cv": cell.cv, "noisy": cell.noisy, "ci_low": low, "ci_high": high,
+        "cv": cell.cv, "noisy": cell.noisy, "mean_ci_low": low, "mean_ci_high": high,
         "excluded": cell.excluded, "excluded_why": format_left_out(cell.excluded_why),
         "delta": cell.delta, "delta_pct": cell.delta_pct,
         "delta_ci_low": w.ci_low if w else None, "delta_ci_high": w.ci_high if w else None,
         "df": w.df if w else None, "t": w.t if w else None,
         "p_value": w.p_value if w else None,
         "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
+        "compared_with": compared_with(p, i, j),
         "shown": pivot_cell_text(p, i, j),
     }
 
@@ -497,7 +536,7 @@ def pivot_json(p: Pivot) -> dict[str, Any]:
     return versioned("disklab.pivot", {
         "row_keys": list(p.row_keys), "column_keys": list(p.column_keys),
         "added_keys": list(p.added), "common": dict(p.common), "metrics": list(p.metrics),
-        "alpha": p.alpha, "baseline": p.baseline, "tested_along": p.against,
+        "alpha": p.alpha, "baseline": p.baseline, "compared_along": p.baseline_key or None,
         "rows": list(p.rows), "columns": list(p.columns),
         "cells": [[pivot_cell_json(p, i, j) for j in range(len(p.columns))]
                   for i in range(len(p.rows))],
@@ -525,14 +564,66 @@ def pivot_csv(p: Pivot) -> str:
     return out.getvalue()
 
 
-def table_text(table: Table) -> str:
-    """A Table for a terminal: its note, then left-aligned columns under a ruled header."""
+def _fit(rows: Sequence[Sequence[str]], wrap: Sequence[int], width: int) -> list[int]:
+    """Column widths that fit `width` (two spaces between columns) by narrowing the columns
+    in `wrap` (labels, parameters, notes) in that order, each no further than its longest
+    word: the first named give way first (the parameters before a configuration's name);
+    figures keep their width, so a table too wide even then is left wider than the
+    terminal."""
+    widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    over = sum(widths) + 2 * (len(widths) - 1) - width
+    for i in wrap:
+        if over <= 0:
+            break
+        if i >= len(widths):
+            continue
+        floor = max((len(w) for r in rows if i < len(r) for w in str(r[i]).split()), default=1)
+        cut = min(over, max(widths[i] - floor, 0))
+        widths[i] -= cut
+        over -= cut
+    return widths
+
+
+def _without_constant(table: Table) -> tuple[list[Sequence[str]], str, list[int]]:
+    """A table's rows (header first) without the text columns that hold one value in every
+    row ('config: as is', said once instead) or nothing at all; that line; the columns that
+    may wrap, renumbered."""
+    drop = {i for i in range(len(table.header)) if len(table.rows) > 1
+            and len({r[i] for r in table.rows}) == 1 and _is_text(table, i)}
+    said = "; ".join(f"{table.header[i]}: {table.rows[0][i]}" for i in sorted(drop)
+                     if table.rows[0][i])
+    keep = [i for i in range(len(table.header)) if i not in drop]
+    rows = [[r[i] for i in keep if i < len(r)] for r in (table.header, *table.rows)]
+    return rows, said, [keep.index(i) for i in table.wrap if i in keep]
+
+
+def _is_text(table: Table, i: int) -> bool:
+    """Whether a column holds names rather than figures: a label, a parameter or note column,
+    or a column of names (config, tool); not a mean, stddev, n, CV or a pivot's cell."""
+    return i in table.wrap or table.header[i] in ("config", "tool", "direction", "note")
+
+
+def table_text(table: Table, width: int = 0) -> str:
+    """A Table for a terminal: its note, then left-aligned columns under a ruled header. With
+    a `width` (the terminal's), the label and parameter columns (Table.wrap) are wrapped onto
+    more lines until the table fits; figures are never cut."""
     rows = [table.header, *table.rows]
     widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
-    lines = [line for line in table.note.splitlines()]
+    note = table.note
+    if width and sum(widths) + 2 * len(widths) > width:
+        rows, said, wrap = _without_constant(table)
+        note = "\n".join(filter(None, (note, said)))
+        widths = _fit(rows, wrap, width)
+    lines = [part for line in note.splitlines()
+             for part in (textwrap.wrap(line, width, subsequent_indent="  ") if width
+                          else [line])]
     for n, row in enumerate(rows):
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths,
-                                                               strict=False)).rstrip())
+        cells = [textwrap.wrap(str(c), w, break_long_words=False) or [""]
+                 if len(str(c)) > w else [str(c)]
+                 for c, w in zip(row, widths, strict=False)]
+        for k in range(max(len(c) for c in cells)):
+            lines.append("  ".join((c[k] if k < len(c) else "").ljust(w)
+                                   for c, w in zip(cells, widths, strict=False)).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
@@ -547,10 +638,10 @@ def pivot_html(p: Pivot, title: str = "DiskLab pivot",
 
 def pivot_text(p: Pivot, fmt: str, title: str = "DiskLab pivot",
                facts: Sequence[tuple[str, str]] = (),
-               sections: Sequence[tuple[str, str]] = ()) -> str:
-    """The pivot in one of PIVOT_FORMATS."""
+               sections: Sequence[tuple[str, str]] = (), width: int = 0) -> str:
+    """The pivot in one of PIVOT_FORMATS (text fitted to `width` columns when given)."""
     if fmt == "text":
-        return table_text(pivot_table(p))
+        return table_text(pivot_table(p), width)
     if fmt == "csv":
         return pivot_csv(p)
     if fmt == "md":

@@ -3,19 +3,23 @@
 Every reference study reports its figures this way: rows = journal size, columns = iozone test;
 rows = processes a, a+b, a+b+c, columns = write/rewrite/read/reread; rows = block size,
 columns = read/write. A pivot takes the results rows of one or several sessions and keys for
-its rows and its columns (model.PIVOT_KEYS, or any parameter name); each cell is the mean ±
-stddev with n, CV and, against the first configuration (row or column, baseline_axis), the
-difference and Welch's verdict (compare.judged), so a pivot says the same as a comparison.
+its rows and its columns (model.PIVOT_KEYS, or any parameter name), in the order of the keys
+given and each key's values in value order (labels.value_rank: 1, 2, 4, 16; 4k < 64k < 1m;
+"all" last); each cell is a value, the mean ± stddev with n and CV. Only when asked (a
+`baseline` such as 'iodepth=1' or 'config=ext2') is each cell tested against the cell with that
+value and every other key the same: the same metric, unit and test, never a delete time
+against a create time (compare.judged, Welch's test), so a pivot says the same as a comparison.
 
-What is the same in every row of the table is said once (`Pivot.common`, the heading), never in
-each label. A dimension that still varies inside a cell (a parameter not chosen, a second
-metric) is added to the columns rather than averaged away, and the note says so. `disklab
+What is the same in every row of the table is said once (`Pivot.common`, the heading; a tool's
+default nobody set is left out), never in each label. A dimension that still varies inside a
+cell (a parameter not chosen, a second metric) is added to the columns rather than averaged
+away, and the note says so. `--where KEY=VALUE` keeps the rows it names (filter_rows). `disklab
 compare --rows/--columns`, the Compare page and every export build their pivot here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +35,7 @@ from disklab.core.results.compare import (
     row_name,
 )
 from disklab.core.results.format import MISSING, format_params
+from disklab.core.results.labels import number_of, unset_default, value_rank
 from disklab.core.results.rows import is_headline, row_params
 from disklab.core.results.stats import ALPHA
 
@@ -55,11 +60,11 @@ class PivotKeyError(ValueError):
 
 @dataclass(frozen=True)
 class Pivot:
-    """Rows x columns of cells (compare.Cell: mean, stddev, n, CV, and against the first row
-    of the column its difference and Welch's verdict). Labels are text; `common` holds the
-    keys with one value in the whole table (the heading), `added` the keys that were added
-    to the columns because they varied inside a cell, `units` the display unit per column
-    when the column has one."""
+    """Rows x columns of cells (compare.Cell: mean, stddev, n, CV; compared with a baseline,
+    its difference and Welch's verdict). Labels are text; `common` holds the keys with one
+    value in the whole table (the heading), `added` the keys that were added to the columns
+    because they varied inside a cell; `row_values`/`column_values` the keys' values of each
+    row and column (a chart's axis), `cell_metrics` each cell's metric."""
 
     row_keys: tuple[str, ...]
     column_keys: tuple[str, ...]
@@ -71,16 +76,27 @@ class Pivot:
     metrics: tuple[str, ...] = ()  # the metric names the table holds
     higher_is_better: Mapping[int, bool] = field(default_factory=dict)  # column -> way
     alpha: float = ALPHA
-    against: str = "row"  # baseline_axis: 'row', 'column' or '' (no test)
+    baseline_key: str = ""  # the key compared along ('' : cells are values, no test)
+    baseline_value: str = ""  # its value every other is compared with, as labelled: 'iodepth=1'
+    # each row's and column's values of its keys (16, 4096, 'ext2'): what a chart's axis reads
+    row_values: tuple[tuple[Any, ...], ...] = ()
+    column_values: tuple[tuple[Any, ...], ...] = ()
+    cell_metrics: Mapping[tuple[int, int], str] = field(default_factory=dict)
 
     def cell(self, i: int, j: int) -> Cell | None:
         return self.cells.get((i, j))
 
     @property
     def baseline(self) -> str | None:
-        """The row (or column) the others are tested against: the first; None without."""
-        labels = {"row": self.rows, "column": self.columns}.get(self.against) or ()
-        return labels[0] if labels else None
+        """What every compared cell was compared with ('iodepth=1'); None without a test."""
+        return self.baseline_value or None
+
+    @property
+    def against(self) -> str:
+        """'row' when the baseline is a row key's value, 'column' a column key's, '' none."""
+        if not self.baseline_key:
+            return ""
+        return "row" if self.baseline_key in self.row_keys else "column"
 
 
 def value_of(row: Mapping[str, Any], key: str) -> Any:
@@ -223,22 +239,84 @@ class _Labels:
         return any(repr(value_of(self.rows[i], key)) != first for i in group[1:])
 
 
-def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("config",),
-                column_keys: Sequence[str] = ("test",), metrics: Sequence[str] = (),
-                alpha: float = ALPHA) -> Pivot:
-    """The pivot of results rows (session_results(...).rows, or session_rows of several).
+class BaselineError(ValueError):
+    """A baseline a pivot cannot compare along: not a value of its rows or columns, or a
+    metric (a delete time is never judged against a create time)."""
 
-    Rows and columns are labelled by their keys' values in first-seen order; every dimension
-    that still varies within a cell is appended to the columns (Pivot.added). Each cell is
-    tested against the first row's cell of its column (compare.judged). PivotKeyError for a
-    key no row can have."""
-    row_keys, column_keys = tuple(row_keys), tuple(column_keys)
-    check_keys([*row_keys, *column_keys], rows)
-    if "session" in (*row_keys, *column_keys):  # session and config apart: 'a', not '3 x / a'
-        rows = [{**r, "config": r[CONFIG_NAME]} if CONFIG_NAME in r else r for r in rows]
-    chosen = select(rows, metrics)
+
+def parse_where(text: str) -> tuple[str, str]:
+    """'KEY=VALUE' (`--where`) as (key, value); ValueError naming the text otherwise."""
+    key, eq, value = text.partition("=")
+    if not eq or not key.strip():
+        raise ValueError(f"--where {text!r}: expected KEY=VALUE (e.g. iodepth=16)")
+    return key.strip(), value.strip().strip("\"'")
+
+
+def _matches(key: str, value: Any, wanted: str) -> bool:
+    """Whether a row's value of `key` is the one a person typed: its label ('4k', 'a'), its
+    'key=value' form or the same number or size ('4096' for 4k)."""
+    if value is None:
+        return False
+    part = label_part(key, value)
+    if wanted in (part, str(value), f"{key}={part}") or part == f"{key}={wanted}":
+        return True
+    if key == "config" and (str(value).startswith(f"{wanted} / ")
+                            or wanted.endswith(f" / {value}")):
+        return True  # a comparison names a configuration with its session: '3 raid / ext2'
+    if isinstance(value, bool):
+        return str(value).lower() == wanted.lower()
+    a, b = number_of(value), number_of(wanted)
+    return a is not None and a == b
+
+
+def filter_rows(rows: Sequence[Mapping[str, Any]], where: Sequence[tuple[str, str]]
+                ) -> list[Mapping[str, Any]]:
+    """The rows whose every (key, value) of `where` matches (`--where KEY=VALUE`, repeated:
+    all must hold); PivotKeyError for a key no row has."""
+    if not where:
+        return list(rows)
+    check_keys([k for k, _v in where], rows)
+    return [r for r in rows if all(_matches(k, value_of(r, k), v) for k, v in where)]
+
+
+def _order(labels: Sequence[str], first: Mapping[str, Mapping[str, Any]],
+           keys: Sequence[str], ranks: Mapping[str, Callable[[Any], tuple[int, float]]]
+           ) -> list[str]:
+    """Labels sorted by their keys' values, the first key major (rows = record_size, config:
+    every configuration within one record size)."""
+    def key(text: str) -> tuple[tuple[int, float], ...]:
+        return tuple(ranks[k](value_of(first[text], k)) for k in keys)
+    return sorted(labels, key=key)
+
+
+def resolve_baseline(text: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]
+                     ) -> tuple[str, str]:
+    """The (key, label part) a baseline names: 'iodepth=1', 'config="Disk - 16MB"', or a
+    bare value of one of `keys` ('ext2', '4k'). BaselineError when it names none, or names a
+    test or metric (cells of different metrics are never compared)."""
+    key, eq, value = text.partition("=")
+    key = key.strip()
+    named = bool(eq) and key in keys
+    value = (value if named else text).strip().strip("\"'")
+    if eq and key in ("test", "metric"):
+        raise BaselineError(f"--baseline {text!r}: tests and metrics are never compared with "
+                            "each other; name a configuration or a parameter value")
+    for k in [key] if named else keys:
+        if k in ("test", "metric"):
+            continue
+        for r in rows:
+            v = value_of(r, k)
+            if _matches(k, v, value):
+                return k, label_part(k, v)
+    shown = ", ".join(k for k in keys if k not in ("test", "metric"))
+    raise BaselineError(f"--baseline {text!r}: no row or column has that value (compare along "
+                        f"one of {shown or 'config'}: KEY=VALUE)")
+
+
+def _group(chosen: Sequence[Mapping[str, Any]], labels: _Labels, row_keys: tuple[str, ...],
+           column_keys: tuple[str, ...]) -> list[str]:
+    """The keys added to the columns so that no cell holds two different figures."""
     dims = _dimensions(chosen)
-    labels = _Labels(chosen)
     added: list[str] = []
     while True:
         groups: dict[tuple[str, str], list[int]] = {}
@@ -258,19 +336,53 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         if extra == "test" and any(labels.varies(g, "metric") for g in clash):
             extra = "metric"
         if extra is None:
-            break
+            return added
         added.append(extra)
-    all_columns = (*column_keys, *added)
-    common = {k: value_of(chosen[0], k) for k in dims
-              if chosen and k not in {*row_keys, *all_columns} and not _varying(chosen, [k])
-              and value_of(chosen[0], k) is not None and k not in ("metric", "session")}
+
+
+def _common(chosen: Sequence[Mapping[str, Any]], shown: set[str]) -> dict[str, Any]:
+    """What every cell shares, for the heading; a tool's default nobody set is left out."""
+    if not chosen:
+        return {}
+    first = chosen[0]
+    return {k: value_of(first, k) for k in _dimensions(chosen)
+            if k not in shown and not _varying(chosen, [k])
+            and value_of(first, k) is not None and k not in ("metric", "session")
+            and not (k not in ROW_KEYS and unset_default(chosen, k, value_of(first, k)))}
+
+
+def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("config",),
+                column_keys: Sequence[str] = ("test",), metrics: Sequence[str] = (),
+                alpha: float = ALPHA, baseline: str | None = None,
+                where: Sequence[tuple[str, str]] = ()) -> Pivot:
+    """The pivot of results rows (session_results(...).rows, or session_rows of several).
+
+    Rows and columns are ordered by their keys' values (labels.value_rank: numbers in number
+    order, the first key major); every dimension that still varies within a cell is appended to
+    the columns (Pivot.added). Cells are values; with `baseline` ('iodepth=1', 'config=a', a
+    bare value), each cell is tested against the cell with that value and every other key the
+    same (like with like: same metric, unit and test). `where` keeps the rows whose values
+    match. PivotKeyError for a key no row can have, BaselineError for a baseline it cannot
+    compare along."""
+    row_keys, column_keys = tuple(row_keys), tuple(column_keys)
+    check_keys([*row_keys, *column_keys], rows)
+    if "session" in (*row_keys, *column_keys):  # session and config apart: 'a', not '3 x / a'
+        rows = [{**r, "config": r[CONFIG_NAME]} if CONFIG_NAME in r else r for r in rows]
+    chosen = select(filter_rows(rows, where), metrics)
+    labels = _Labels(chosen)
+    all_columns = (*column_keys, *_group(chosen, labels, row_keys, column_keys))
     row_of = [labels.of(k, row_keys) for k in range(len(chosen))]
     column_of = [labels.of(k, all_columns) for k in range(len(chosen))]
-    row_labels = list(dict.fromkeys(row_of))
-    col_labels = list(dict.fromkeys(column_of))
+    first_row = {t: chosen[k] for k, t in reversed(list(enumerate(row_of)))}
+    first_col = {t: chosen[k] for k, t in reversed(list(enumerate(column_of)))}
+    ranks = {k: value_rank(value_of(r, k) for r in chosen) for k in (*row_keys, *all_columns)}
+    row_labels = _order(list(dict.fromkeys(row_of)), first_row, row_keys, ranks)
+    col_labels = _order(list(dict.fromkeys(column_of)), first_col, all_columns, ranks)
     row_index = {name: i for i, name in enumerate(row_labels)}
     column_index = {name: j for j, name in enumerate(col_labels)}
     cells: dict[tuple[int, int], Cell] = {}
+    coords: dict[tuple[int, int], dict[str, str]] = {}
+    metric_of: dict[tuple[int, int], str] = {}
     ways: dict[int, list[bool]] = {}
     for k, r in enumerate(chosen):
         i, j = row_index[row_of[k]], column_index[column_of[k]]
@@ -278,36 +390,38 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
             continue  # the same case twice (two identical [[test]] tables): the first counts
         unit = str(r.get("unit", ""))
         cells[(i, j)] = row_cell(r, unit)
+        metric_of[(i, j)] = str(r.get("metric", ""))
+        coords[(i, j)] = {key: labels.part(k, key) for key in (*row_keys, *all_columns)}
         ways.setdefault(j, []).append(better_is_higher(str(r.get("metric", "")), unit))
     better = {j: all(w) if len(set(w)) == 1 else True for j, w in ways.items()}
-    against = baseline_axis(row_keys, all_columns)
-    for (i, j), cell in list(cells.items()):
-        first = (0, j) if against == "row" else (i, 0)
-        ref = cells.get(first) if against else None
-        if ref is None:
+    key = value = ""
+    if baseline:
+        key, value = resolve_baseline(baseline, chosen, (*row_keys, *all_columns))
+        _judge(cells, coords, key, value, better, alpha)
+    return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells,
+                 _common(chosen, {*row_keys, *all_columns}), all_columns[len(column_keys):],
+                 tuple(dict.fromkeys(str(r.get("metric", "")) for r in chosen)),
+                 better, alpha, key, value,
+                 tuple(tuple(value_of(first_row[t], k) for k in row_keys) for t in row_labels),
+                 tuple(tuple(value_of(first_col[t], k) for k in all_columns)
+                       for t in col_labels), metric_of)
+
+
+def _judge(cells: dict[tuple[int, int], Cell], coords: Mapping[tuple[int, int], dict[str, str]],
+           key: str, value: str, better: Mapping[int, bool], alpha: float) -> None:
+    """Each cell against the cell with `key` at `value` and every other key the same (so the
+    same metric, test and unit), in place; a cell without such a partner stays a value."""
+    where = {tuple(sorted(c.items())): ij for ij, c in coords.items()}
+    for ij, cell in list(cells.items()):
+        ref_at = where.get(tuple(sorted({**coords[ij], key: value}.items())))
+        ref = cells.get(ref_at) if ref_at is not None else None
+        if ref is None or ref.unit != cell.unit:
             continue
-        if (i, j) == first:
-            cells[(i, j)] = cell.against(0.0 if cell.mean is not None else None,
-                                        0.0 if cell.mean else None, cell.test, BASELINE)
+        if ref_at == ij:
+            cells[ij] = cell.against(0.0 if cell.mean is not None else None,
+                                     0.0 if cell.mean else None, None, BASELINE)
         else:
-            cells[(i, j)] = judged(cell, ref, better[j], alpha)
-    return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells, common,
-                 tuple(added), tuple(dict.fromkeys(str(r.get("metric", "")) for r in chosen)),
-                 better, alpha, against)
-
-
-def baseline_axis(row_keys: Sequence[str], column_keys: Sequence[str]) -> str:
-    """Which cells a pivot tests against which: 'row' (each against the first row of its
-    column), 'column' (against the first column of its row) or '' (none). Configurations and
-    sessions are what a person compares; tests and metrics never are (a read against a write
-    says nothing), so the axis holding config or session is the one tested along."""
-    compared = {"config", "session"}
-    measures = {"test", "metric"}
-    if compared & set(row_keys):
-        return "row"
-    if compared & set(column_keys):
-        return "column"
-    return "" if measures & set(row_keys) else "row"
+            cells[ij] = judged(cell, ref, better[ij[1]], alpha)
 
 
 def report_pivot(rows: Sequence[Mapping[str, Any]], report: Report | None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from disklab.core.results.charts import PALETTE, ChartSpec
@@ -114,6 +114,8 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
     (GNOME's viewer, GIMP, rsvg-convert, LibreOffice) draws differently from browsers. Bars
     carry their values; the value axis says which way is better; labels never overlap."""
     esc = html.escape
+    if spec.kind == "heatmap":
+        return heatmap_svg(spec, width, height)
     left, right, top = 78, 24, 58
     names = [s.name for s in spec.series]
     legend = _legend(names, width - left - right)
@@ -169,6 +171,9 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
         xmin, xmax = min(xs_all), max(xs_all)
         if xmax <= xmin:
             xmax = xmin + 1.0
+        if spec.x_ticks:  # a swept value at each end: room for its point and whisker
+            pad = (xmax - xmin) * 0.04
+            xmin, xmax = xmin - pad, xmax + pad
 
         def sx(v: float) -> float:
             if spec.log_x:
@@ -226,14 +231,7 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
                     parts.append(f'<text transform="translate({mx + 3.5:.2f},{above:.2f}) '
                                  f'rotate(-90)" font-size="10">{esc(value)}</text>')
     else:
-        xt = sorted({x for s in spec.series for x in s.x})
-        if not spec.log_x:
-            xt = nice_ticks(xmin, xmax)
-        step = max(1, math.ceil(len(xt) / max(int(pw / 70), 2)))
-        for t in xt[::step]:
-            if spec.log_x or xmin <= t <= xmax:
-                parts.append(f'<text x="{sx(t):.1f}" y="{base + 15:.1f}" '
-                             f'text-anchor="middle">{tick_text(t)}</text>')
+        parts += _x_ticks(spec, sx, xmin, xmax, pw, base)
         for x, text in spec.markers:
             mx = sx(x)
             parts.append(f'<line x1="{mx:.1f}" y1="{top}" x2="{mx:.1f}" y2="{base:.1f}" '
@@ -248,6 +246,13 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
                          for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)))
             parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.8">'
                          f'<title>{esc(s.name)}</title></path>')
+            for x, y, e in zip(s.x, s.y, s.err or [0.0] * len(s.x), strict=True):
+                if e:  # whiskers: ± 1 stddev, capped
+                    cx, hi, lo = sx(x), sy(y + e), sy(max(y - e, 0.0))
+                    parts.append(f'<path d="M{cx:.1f},{hi:.1f} L{cx:.1f},{lo:.1f} '
+                                 f'M{cx - 4:.1f},{hi:.1f} L{cx + 4:.1f},{hi:.1f} '
+                                 f'M{cx - 4:.1f},{lo:.1f} L{cx + 4:.1f},{lo:.1f}" '
+                                 f'fill="none" stroke="{colour}" stroke-width="1.2"/>')
             if len(s.x) <= 40:
                 for x, y in zip(s.x, s.y, strict=True):
                     parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" '
@@ -269,6 +274,107 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
                      f'fill="#666666">{esc(line)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def _x_ticks(spec: ChartSpec, sx: Callable[[float], float], xmin: float, xmax: float,
+             pw: float, base: float) -> list[str]:
+    """A line chart's x tick labels: the spec's own (the swept values as the plan spells
+    them: '4k', '64k', '1m'), else round numbers; thinned so they never overlap."""
+    ticks = list(spec.x_ticks)
+    if not ticks:
+        xt = sorted({x for s in spec.series for x in s.x})
+        if not spec.log_x:
+            xt = nice_ticks(xmin, xmax)
+        ticks = [(t, tick_text(t)) for t in xt]
+    room = max((text_width(t, 11) for _x, t in ticks), default=0.0) + 12
+    step = max(1, math.ceil(len(ticks) / max(int(pw / max(room, 40)), 2)))
+    out = []
+    for t, text in ticks[::step]:
+        x = math.log2(t) if spec.log_x and t > 0 else t
+        if spec.log_x or xmin <= x <= xmax:
+            out.append(f'<text x="{sx(t):.1f}" y="{base + 15:.1f}" '
+                       f'text-anchor="middle">{html.escape(text)}</text>')
+    return out
+
+
+def _heat_colour(f: float) -> tuple[str, str]:
+    """The fill for a fraction 0..1 of the value range (light yellow to dark blue, readable in
+    grey scale) and the text colour that reads on it."""
+    stops = ((255, 255, 217), (127, 205, 187), (29, 145, 192), (12, 44, 132))
+    f = min(max(f, 0.0), 1.0) * (len(stops) - 1)
+    k = min(int(f), len(stops) - 2)
+    a, b, t = stops[k], stops[k + 1], f - k
+    rgb = tuple(round(a[c] + (b[c] - a[c]) * t) for c in range(3))
+    return "#" + "".join(f"{c:02x}" for c in rgb), ("#ffffff" if f > 1.6 else "#111111")
+
+
+def heatmap_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
+    """A heat map: `spec.grid` rows x `spec.categories` columns, every cell's value written in
+    it, the colour its size (a scale beside it); rows labelled on the left, columns below."""
+    esc = html.escape
+    left = 24 + int(max((text_width(r, 11) for r in spec.rows), default=20.0)) + 30
+    right, top = 110, 58
+    note_lines = wrap(spec.note, 10, width - left - right, 2) or (
+        [shorten(spec.note, 10, width - left - right)] if spec.note else [])
+    pw, ph = width - left - right, height - top - 44 - 14 * len(note_lines)
+    values = [v for row in spec.grid for v in row if v is not None]
+    lo, hi = (min(values), max(values)) if values else (0.0, 1.0)
+    cw, ch = pw / max(len(spec.categories), 1), ph / max(len(spec.rows), 1)
+    size = max(min(ch * 0.4, cw / 6, 13), 7)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif" '
+        'font-size="11">',
+        f"<desc>{esc(spec.note)}</desc>" if spec.note else "",
+        f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>',
+        f'<text x="{width / 2:.1f}" y="22" text-anchor="middle" font-size="15" '
+        f'font-weight="bold">{esc(shorten(spec.title, 15, width - 20))}</text>',
+        f'<text x="{width / 2:.1f}" y="40" text-anchor="middle" font-size="12" '
+        f'fill="#444">{esc(spec.axis_title)}</text>']
+    for i, row in enumerate(spec.grid):
+        y = top + i * ch
+        parts.append(f'<text x="{left - 6}" y="{y + ch / 2 + 4:.1f}" text-anchor="end">'
+                     f'{esc(spec.rows[i])}</text>')
+        for j, v in enumerate(row):
+            if v is None:
+                continue
+            fill, ink = _heat_colour((v - lo) / (hi - lo) if hi > lo else 0.5)
+            x = left + j * cw
+            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cw - 1:.1f}" '
+                         f'height="{ch - 1:.1f}" fill="{fill}"><title>{esc(spec.rows[i])} / '
+                         f'{esc(spec.categories[j])}: {number(v)} {esc(spec.y_label)}</title>'
+                         '</rect>')
+            parts.append(f'<text x="{x + cw / 2:.1f}" y="{y + ch / 2 + size * 0.35:.1f}" '
+                         f'text-anchor="middle" font-size="{size:.1f}" fill="{ink}">'
+                         f'{esc(number(v))}</text>')
+    base = top + len(spec.grid) * ch
+    for j, c in enumerate(spec.categories):
+        parts.append(f'<text x="{left + (j + 0.5) * cw:.1f}" y="{base + 15:.1f}" '
+                     f'text-anchor="middle">{esc(shorten(c, 11, cw))}</text>')
+    parts.append(f'<text x="{left + pw / 2:.1f}" y="{base + 32:.1f}" text-anchor="middle" '
+                 f'fill="#333333">{esc(spec.x_label)}</text>')
+    parts += _heat_scale(width - right + 20, top, ph, lo, hi, spec.y_label)
+    for n, line in enumerate(note_lines):
+        y = height - 8 - 14 * (len(note_lines) - 1 - n)
+        parts.append(f'<text x="{width - 24}" y="{y}" text-anchor="end" font-size="10" '
+                     f'fill="#666666">{esc(line)}</text>')
+    parts.append("</svg>")
+    return "\n".join(p for p in parts if p)
+
+
+def _heat_scale(x: float, top: float, ph: float, lo: float, hi: float, unit: str
+                ) -> list[str]:
+    """The colour scale beside a heat map: ten steps, its lowest and highest value."""
+    out = []
+    step = ph / 10
+    for k in range(10):
+        fill, _ink = _heat_colour(1.0 - (k + 0.5) / 10)
+        out.append(f'<rect x="{x:.1f}" y="{top + k * step:.1f}" width="16" '
+                   f'height="{step + 0.5:.1f}" fill="{fill}"/>')
+    out.append(f'<text x="{x + 20:.1f}" y="{top + 10:.1f}">{number(hi)}</text>')
+    out.append(f'<text x="{x + 20:.1f}" y="{top + ph:.1f}">{number(lo)}</text>')
+    out.append(f'<text x="{x + 20:.1f}" y="{top + ph / 2:.1f}">{html.escape(unit)}</text>')
+    return out
 
 
 def write_svgs(specs: Sequence[ChartSpec], out: str | Path, width: int = WIDTH,

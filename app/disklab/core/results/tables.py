@@ -13,7 +13,10 @@ from typing import Any
 
 from disklab.core.results.compare import (
     BASELINE,
+    BETTER,
+    NO_DIFFERENCE,
     ONE_RUN,
+    WORSE,
     Comparison,
     better_is_higher,
     delta_class,
@@ -21,6 +24,7 @@ from disklab.core.results.compare import (
 )
 from disklab.core.results.format import (
     MISSING,
+    display_unit,
     format_cv,
     format_delta,
     format_direction,
@@ -35,9 +39,10 @@ from disklab.core.results.format import (
     format_stddev,
     format_value,
 )
+from disklab.core.results.labels import case_labels
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.pivot import Pivot, cell_class
-from disklab.core.results.rows import constant_params, headline, point, row_params, row_stats
+from disklab.core.results.rows import headline, point, row_stats
 from disklab.core.results.stats import NOISY_CV, NOISY_MIN_N, cv, is_noisy
 
 RESULTS_HEADER = ("config", "tool", "metric", "direction", "parameters", "mean", "± stddev", "n",
@@ -57,6 +62,8 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     classes: tuple[tuple[str, ...], ...] = ()
     note: str = ""
+    wrap: tuple[int, ...] = (0,)  # columns a narrow terminal may wrap, first gives way first
+    tips: tuple[tuple[str, ...], ...] = ()  # same shape as rows: a cell's tooltip, or ''
 
 
 def _lines(*texts: str) -> str:
@@ -87,7 +94,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
     if isinstance(results, SessionResults):
         results = results.rows
     rows = list(results) if all_metrics else headline(results)
-    common = constant_params(rows)
+    labels = case_labels(rows)
     header = RESULTS_HEADER
     if baseline_config is not None:
         header = (*header, f"Δ vs {baseline_config}")
@@ -105,16 +112,18 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
         notes.append(_left_out(r, counted))
         cells = (str(r.get("config") or ""), str(r.get("tool", "")), metric,
                  format_direction(better_is_higher(metric, unit)),
-                 format_params(row_params(r), skip=common), format_value(mean, unit),
+                 labels.label(r), format_value(mean, unit),
                  format_stddev(std, n, unit), str(n),
                  format_cv(cv(mean, std) if n >= 2 else None), "; ".join(filter(None, notes)))
         if baseline_config is not None:
             cells = (*cells, "" if r.get("config") == baseline_config
                      else format_delta(delta_pct(mean, base.get(point(r)))))
         out.append(cells)
+    # a narrow terminal wraps the parameters, the notes and the direction; never a figure,
+    # and never a configuration's or a metric's name (what a reader searches the table for)
     return Table("Results (mean ± stddev over repeats)", header, tuple(out),
-                 note=_lines(f"every case: {format_params(common)}" if common else "",
-                             excluded, NOISY_HINT if noisy else ""))
+                 note=_lines(labels.heading, excluded, NOISY_HINT if noisy else ""),
+                 wrap=(4, 9, 3))
 
 
 def cell_text(c: Comparison, row: str, col: str) -> str:
@@ -133,8 +142,8 @@ def cell_text(c: Comparison, row: str, col: str) -> str:
              f"({format_spread(cell.n, cell.cv)})"]
     if cell.verdict not in ("", BASELINE) and cell.delta_pct is not None:
         w = cell.test
-        if w is None:
-            parts.append(f"{format_delta(cell.delta_pct)}: {ONE_RUN}")
+        if w is None:  # the reason, once under the table (comparison_note)
+            parts.append(f"{format_delta(cell.delta_pct)} {MARKS[ONE_RUN]}")
         else:
             parts.append(f"{format_delta(cell.delta_pct)}, "
                          f"{format_interval(w.ci_low, w.ci_high, cell.unit, w.alpha)} "
@@ -165,6 +174,8 @@ def comparison_note(c: Comparison) -> str:
         f"{100 * (1 - c.alpha):g} % confidence interval of the difference excluding zero; "
         "otherwise no significant difference",
         f"in every test: {common}" if common else "",
+        f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)"
+        if any(cell.verdict == ONE_RUN for cell in c.cells.values()) else "",
         format_excluded(c.incomplete.reasons(), c.incomplete.included),
         NOISY_HINT if noisy else "")
 
@@ -187,41 +198,91 @@ def config_diff_table(c: Comparison, diff: Sequence[tuple[str, Mapping[str, str]
                  tuple((k, *(v.get(r, MISSING) for r in c.rows)) for k, v in diff))
 
 
-def pivot_cell_text(p: Pivot, i: int, j: int) -> str:
-    """A pivot cell, parts separated by '; ': mean ± stddev (n, CV); but for the baseline,
-    the difference from it with Welch's p and verdict (Pivot.against); 'noisy'; the runs
-    left out. '449 MiB/s ± 18.8 MiB/s (n=3, CV 4.2 %); +12.2 %, p = 0.012: better'."""
+# A compared cell's mark in text (the window and HTML colour the cell and add an arrow), each
+# explained once under the table.
+MARKS = {BETTER: "▲", WORSE: "▼", NO_DIFFERENCE: "≈", ONE_RUN: "†", BASELINE: "◆"}
+
+
+def _shared(p: Pivot) -> tuple[str | None, int | None]:
+    """The unit and the n every cell of a pivot shares (None where they differ): said once in
+    the heading, a cell then holds its figures alone ('45394', not '45394 op/s (n=1)')."""
+    units = {c.unit for c in p.cells.values() if c.mean is not None}
+    ns = {c.n for c in p.cells.values() if c.mean is not None}
+    return (units.pop() if len(units) == 1 else None), (ns.pop() if len(ns) == 1 else None)
+
+
+def _figure(value: float | None, unit: str, bare: bool) -> str:
+    text = format_value(value, unit)
+    return text.removesuffix(f" {display_unit(unit)[0]}") if bare else text
+
+
+def pivot_cell_text(p: Pivot, i: int, j: int,
+                    shared: tuple[str | None, int | None] | None = None) -> str:
+    """A pivot cell: its value, mean ± stddev with CV where repeats exist ('449 ± 18.8, CV
+    4.2 %'), n where cells differ in it, the unit where columns differ in it; asked to compare
+    (Pivot.baseline), the difference with a mark ('+12.2 % ▲', MARKS, explained under the
+    table); the runs left out."""
     cell = p.cell(i, j)
     if cell is None:
         return MISSING
     left_out = format_left_out(cell.excluded_why)
     if cell.mean is None:
         return "; ".join(filter(None, (MISSING, left_out)))
-    parts = [f"{format_mean_std(cell.mean, cell.stddev, cell.n, cell.unit)} "
-             f"({format_spread(cell.n, cell.cv)})"]
-    if cell.delta_pct is not None and cell.verdict not in ("", BASELINE):
-        w = cell.test
-        parts.append(f"{format_delta(cell.delta_pct)}: {ONE_RUN}" if w is None else
-                     f"{format_delta(cell.delta_pct)}, {format_p(w.p_value)}: {cell.verdict}")
+    unit, n = shared or _shared(p)  # a whole table passes it, worked out once
+    bare = unit is not None
+    text = _figure(cell.mean, cell.unit, bare)
+    if cell.n >= 2 and cell.stddev is not None:
+        text += f" ± {_figure(cell.stddev, cell.unit, bare)}"
+    extra = [f"n={cell.n}"] if n is None else []
+    if cell.cv is not None:
+        extra.append(f"CV {format_cv(cell.cv)}")
+    if extra:
+        text += f" ({', '.join(extra)})"
+    if cell.verdict == BASELINE:
+        text += f" {MARKS[BASELINE]}"
+    elif cell.verdict in MARKS and cell.delta_pct is not None:
+        text += f" {format_delta(cell.delta_pct)} {MARKS[cell.verdict]}"
     if cell.noisy:
-        parts.append("noisy")
-    return "; ".join(filter(None, (*parts, left_out)))
+        text += " noisy"
+    return "; ".join(filter(None, (text, left_out)))
+
+
+def pivot_marks(p: Pivot) -> str:
+    """The footnote of a compared pivot: what each cell was compared with and what its mark
+    says; 'one run: no test possible' once for the whole table."""
+    if not p.baseline:
+        return ""
+    verdicts = {c.verdict for c in p.cells.values()}
+    other = "row" if p.against == "column" else "column"
+    lines = [f"{MARKS[BASELINE]} baseline {p.baseline}: each cell is compared with the cell of "
+             f"{p.baseline} in the same {other}, same metric and unit (difference in %)"]
+    if verdicts & {BETTER, WORSE, NO_DIFFERENCE}:
+        lines.append(f"{MARKS[BETTER]} significantly better, {MARKS[WORSE]} significantly "
+                     f"worse, {MARKS[NO_DIFFERENCE]} no significant difference (Welch's t-test, "
+                     f"p < {p.alpha:g})")
+    if ONE_RUN in verdicts:
+        lines.append(f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)")
+    return _lines(*lines)
 
 
 def pivot_heading(p: Pivot) -> str:
     """What a pivot says once above itself: the values every cell shares (tool, parameters),
-    the keys added to the columns, which way is better when all columns agree, the test."""
+    the metric, its unit and n when every cell shares them, which way is better when all
+    columns agree, the keys added to the columns."""
     ways = set(p.higher_is_better.values())
+    unit, n = _shared(p)
+    shared = ", ".join(filter(None, (
+        f"in {display_unit(unit)[0]}" if unit else "",
+        f"n={n} in every cell" if n is not None else "")))
     return _lines(
         f"every cell: {format_params(p.common)}" if p.common else "",
-        f"metric: {', '.join(p.metrics)}" if len(p.metrics) == 1 else "",
+        (f"metric: {', '.join(p.metrics)}" if len(p.metrics) == 1 else "")
+        + (f" ({shared})" if shared and len(p.metrics) == 1 else ""),
+        f"figures {shared}" if shared and len(p.metrics) != 1 else "",
         f"{format_direction(ways.pop())} in every column" if len(ways) == 1 else "",
         (f"added to the columns (they vary within a cell): {', '.join(p.added)}"
          if p.added else ""),
-        f"cells: mean ± stddev (n, CV); the other {p.against}s: difference from "
-        f"{p.baseline!r} and Welch's t-test at α = {p.alpha:g}"
-        if p.against and len(p.rows if p.against == "row" else p.columns) > 1
-        else "cells: mean ± stddev (n, CV)")
+        "cells: mean ± stddev over repeats (CV)" if n is None or n > 1 else "")
 
 
 def pivot_column_heading(p: Pivot, j: int) -> str:
@@ -233,13 +294,33 @@ def pivot_column_heading(p: Pivot, j: int) -> str:
 
 def pivot_table(p: Pivot) -> Table:
     """A pivot as a Table: first column the row labels, then one column per column label;
-    classes mark significant differences ('num better', 'num worse')."""
+    classes mark significant differences ('num better', 'num worse'); the heading above and
+    the marks' footnote (pivot_marks) in `note`."""
     rows, classes = [], []
+    shared = _shared(p)
     for i, row in enumerate(p.rows):
-        rows.append((row, *(pivot_cell_text(p, i, j) for j in range(len(p.columns)))))
+        rows.append((row, *(pivot_cell_text(p, i, j, shared) for j in range(len(p.columns)))))
         classes.append(("", *(f"num {cell_class(p.cell(i, j))}"
                               for j in range(len(p.columns)))))
     corner = " / ".join(p.row_keys) + " \\ " + " / ".join(p.column_keys)
+    tips = tuple(("", *(pivot_cell_tip(p, i, j) for j in range(len(p.columns))))
+                 for i in range(len(p.rows)))
     return Table("Pivot (mean ± stddev over repeats)",
                  (corner, *(pivot_column_heading(p, j) for j in range(len(p.columns)))),
-                 tuple(rows), tuple(classes), note=pivot_heading(p))
+                 tuple(rows), tuple(classes), note=_lines(pivot_heading(p), pivot_marks(p)),
+                 tips=tips)
+
+
+def pivot_cell_tip(p: Pivot, i: int, j: int) -> str:
+    """A compared cell's tooltip: what it was compared with, the difference, its interval,
+    the p-value and the verdict ('vs a: +50.0 %, 95 % CI +41.3 … +58.7 MiB/s, p = 0.0036:
+    better'); '' for a cell that was not compared."""
+    cell = p.cell(i, j)
+    if cell is None or not p.baseline or cell.verdict in ("", BASELINE):
+        return ""
+    w = cell.test
+    if w is None:
+        return f"vs {p.baseline}: {format_delta(cell.delta_pct)}: {cell.verdict}"
+    return (f"vs {p.baseline}: {format_delta(cell.delta_pct)}, "
+            f"{format_interval(w.ci_low, w.ci_high, cell.unit, w.alpha)}, "
+            f"{format_p(w.p_value)}: {cell.verdict}")

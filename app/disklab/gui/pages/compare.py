@@ -58,6 +58,7 @@ from disklab.core.results.compare import (
 from disklab.core.results.documents import compare_page_html, pivot_text, write_comparison
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
+    BaselineError,
     Pivot,
     PivotKeyError,
     build_pivot,
@@ -112,7 +113,7 @@ def common_prefix(labels: list[str]) -> str:
 
 def fill_table(t: QTableWidget, header: list[str], labels: list[str],
                cells: list[list[str]], colours: list[list[str]] | None = None,
-               width: int = CELL_WIDTH) -> None:
+               width: int = CELL_WIDTH, tips: list[list[str]] | None = None) -> None:
     """A read-only table that reads at 1280 px: wrapped headings without the part they all
     share, cells on lines of their own ('; ' parts), columns sized to their contents up to
     `width` px, the full text in tooltips."""
@@ -135,7 +136,8 @@ def fill_table(t: QTableWidget, header: list[str], labels: list[str],
     for i, row in enumerate(cells):
         for j, text in enumerate(row):
             item = QTableWidgetItem(text.replace("; ", "\n"))
-            item.setToolTip(text.replace("; ", "\n"))
+            tip = tips[i][j] if tips else ""
+            item.setToolTip(text.replace("; ", "\n") + (f"\n{tip}" if tip else ""))
             item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             colour = DELTA_COLOURS.get(colours[i][j]) if colours else None
             if colour is not None:
@@ -416,8 +418,15 @@ class ComparePage(QWidget):
         cols = tuple(k for k in cols if k not in rows) or (
             ("test",) if "test" not in rows else ("config",))
         metrics = tuple(self.metric_pick.currentData() or ())
+        # the baseline chosen on the page, along the configurations (core: like cells only)
+        baseline = (self.baseline.currentText() or None
+                    if {"config", "session"} & {*rows, *cols} else None)
         try:
-            return build_pivot(self.pivot_rows, rows, cols, metrics, self.alpha.value())
+            try:
+                return build_pivot(self.pivot_rows, rows, cols, metrics, self.alpha.value(),
+                                   baseline)
+            except BaselineError:
+                return build_pivot(self.pivot_rows, rows, cols, metrics, self.alpha.value())
         except PivotKeyError:
             return report_pivot(self.pivot_rows, None, self.alpha.value())
 
@@ -431,7 +440,8 @@ class ComparePage(QWidget):
         fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],
                    list(p.rows), [list(r[1:]) for r in table.rows],
                    [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
-                    for i in range(len(p.rows))])
+                    for i in range(len(p.rows))],
+                   tips=[list(r[1:]) for r in table.tips])
         self.pivot_note.setText("<br>".join(html.escape(line)
                                             for line in table.note.splitlines()))
         self.charts = pivot_charts(p) + list(self.comparison_charts)

@@ -60,6 +60,7 @@ from disklab.core.library import Library
 from disklab.core.privilege import password_needed
 from disklab.core.progress import readable_line
 from disklab.core.results.format import format_mean_std
+from disklab.core.results.labels import case_titles
 from disklab.core.resume import Resumption, prepare_resume
 from disklab.core.session import PlanSummary, check_plan, format_duration
 from disklab.core.units import human_rate
@@ -481,10 +482,12 @@ class RunPage(QWidget):
     def _on_session_started(self, ev: SessionStarted) -> None:
         self.repeats = ev.repeats
         self.table.setRowCount(len(ev.cases))
+        titles, common = case_titles(ev.cases)  # what differs among the cases (core labels)
+        self.table.setToolTip(common)
         for row, case in enumerate(ev.cases):
             self.rows[case.id] = row
             for col, text in enumerate((str(case.index + 1), "waiting", "", case.config,
-                                        case.title())):
+                                        titles[row])):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 self.table.setItem(row, col, item)
@@ -499,13 +502,15 @@ class RunPage(QWidget):
         todo: dict[str, int] = {}
         for case_id, _repeat in ev.runs:
             todo[case_id] = todo.get(case_id, 0) + 1
+        titles, common = case_titles(ev.cases)
+        self.table.setToolTip(common)
         for row, case in enumerate(ev.cases):
             self.rows[case.id] = row
             kept = self.kept[case.id] = ev.repeats - todo.get(case.id, 0)
             state = ("done (kept)" if not todo.get(case.id)
                      else f"waiting ({kept}/{ev.repeats} kept)" if kept else "waiting")
             for col, text in enumerate((str(case.index + 1), state, "", case.config,
-                                        case.title())):
+                                        titles[row])):
                 self.table.setItem(row, col, QTableWidgetItem(text))
         self._pending_log.append(
             f"[resumed] session {ev.session_id} ({ev.previous_status}): {len(ev.runs)} run(s) "

@@ -56,7 +56,7 @@ def test_a_missing_output_directory_is_one_line_exit_2_and_nothing_is_made(
                    "--library", str(library))
     assert "does not exist" in one_line(done, 2)
     done = disklab("compare", "a", "b", "-o", str(missing / "c.md"), "--library", str(library))
-    assert "No such file or directory" in one_line(done, 2)
+    assert "does not exist" in one_line(done, 2)
     assert not (tmp_path / "nonexistent").exists()
 
 
@@ -84,6 +84,23 @@ def test_o_dash_writes_text_to_stdout_and_refuses_binary(library: Path) -> None:
     assert "wrote" not in done.stdout
     done = disklab("export", "a", "--format", "bundle", "-o", "-", "--library", str(library))
     assert "not a text format" in one_line(done, 2)
+
+
+def test_compare_o_dash_is_standard_output_not_a_file_named_dash(library: Path,
+                                                                 tmp_path: Path) -> None:
+    done = disklab("compare", "a", "b", "-o", "-", "--library", str(library), cwd=tmp_path)
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    assert "a (baseline)" in done.stdout and "wrote" not in done.stdout
+    assert not (tmp_path / "-").exists()
+
+
+def test_a_tiny_alpha_is_taken_from_the_upper_tail(library: Path) -> None:
+    """--alpha 1e-16: 1 - alpha rounds to 1.0, whose quantile does not exist; the quantile is
+    taken from the tail itself, and the level is not printed as a false 100 %."""
+    done = disklab("compare", "a", "b", "--alpha", "1e-16", "--library", str(library))
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert "1 - 1e-16 confidence interval" in done.stdout
+    assert "100 % confidence" not in done.stdout
 
 
 def test_commands_that_read_never_create_a_library(tmp_path: Path) -> None:

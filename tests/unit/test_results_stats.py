@@ -8,6 +8,7 @@ import statistics
 
 import pytest
 
+from disklab.core.results import stats
 from disklab.core.results.stats import (
     betainc,
     cv,
@@ -149,3 +150,14 @@ def test_verdict_and_interval_never_disagree() -> None:
         for alpha in (0.01, 0.05, 0.2):
             w = welch(ma, sa, na, mb, sb, nb, alpha)
             assert w.significant == (w.ci_low > 0 or w.ci_high < 0), (ma, mb, alpha)
+
+
+@pytest.mark.parametrize("df", [1.0, 2.0, 3.5, 10.0, 120.0])
+@pytest.mark.parametrize("q", [0.05, 1e-3, 1e-7, 1e-12, 1e-16, 1e-100])
+def test_the_upper_tail_quantile_holds_where_one_minus_q_rounds_to_one(q: float,
+                                                                       df: float) -> None:
+    t = stats.t_upper_quantile(q, df)
+    assert t > 0
+    assert math.isclose(stats.t_sf2(t, df) / 2.0, q, rel_tol=1e-9)
+    if q >= 1e-6:
+        assert t == stats.t_quantile(1.0 - q, df)

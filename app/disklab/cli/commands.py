@@ -474,13 +474,7 @@ def compare(args: argparse.Namespace) -> int:
             text = host_differences([library.session(i) for i in ids]) + text
     finally:
         library.close()
-    output = getattr(args, "output", None)
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-        print(f"wrote {output}")
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
+    return exporting.emit(str(getattr(args, "output", None) or "-"), text)
 
 
 def _classic_baseline(library: Library, ref: str | None, ids: list[int]) -> int | str:
@@ -567,13 +561,7 @@ def compare_pivot(args: argparse.Namespace) -> int:
     text = pivot_text(pivot, fmt, title, facts, evidence, width=terminal_width())
     if fmt in ("text", "md"):  # sessions of several machines: what differs, above the table
         text = host_differences(sessions) + text
-    output = getattr(args, "output", None)
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-        print(f"wrote {output}")
-    else:
-        sys.stdout.write(text)
-    return EXIT_OK
+    return exporting.emit(str(getattr(args, "output", None) or "-"), text)
 
 
 def tools_cmd(args: argparse.Namespace) -> int:

@@ -52,10 +52,10 @@ def export(args: argparse.Namespace, library: Library) -> int:
         raise OutputError(f"--format {fmt} writes one session; give one (or --format bundle)")
     sid, include = ids[0], bool(getattr(args, "include_partial", False))
     if fmt == "samples":
-        return _emit(out, samples_csv(library, sid))
+        return emit(out, samples_csv(library, sid))
     if fmt in SESSION_FORMATS:
         if out == "-":
-            return _emit(out, _session_text(library, sid, fmt, include))
+            return emit(out, _session_text(library, sid, fmt, include))
         write_session(library, sid, _file(out), fmt, include_partial=include)
         info(f"wrote {out}")
         return EXIT_OK
@@ -106,7 +106,7 @@ def write_charts(specs: Sequence[ChartSpec], paths: Sequence[Path], fmt: str,
     return EXIT_OK
 
 
-def _emit(out: str, text: str) -> int:
+def emit(out: str, text: str) -> int:
     """A text to standard output (-o -) or to the file -o names."""
     if out == "-":
         sys.stdout.write(text)

@@ -224,3 +224,10 @@ def format_fact(value: Any) -> str:
     if isinstance(value, dict):
         return json.dumps(value, sort_keys=True)
     return str(value)
+
+
+def confidence_words(alpha: float) -> str:
+    """The (1 - alpha) confidence level as a reader expects it: "95 %", "99.9 %", and for an
+    alpha so small that 1 - alpha prints as 100 % (1e-16), "1 - 1e-16" instead of a false 100 %."""
+    level = f"{100 * (1 - alpha):g}"
+    return f"{level} %" if level != "100" else f"1 - {alpha:g}"

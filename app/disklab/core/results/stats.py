@@ -159,6 +159,32 @@ def t_quantile(p: float, df: float) -> float:
     return t
 
 
+def t_upper_quantile(q: float, df: float) -> float:
+    """The t with P(T > t) = q (0 < q < 1), from the upper tail itself.
+
+    Why not t_quantile(1 - q): for a tiny q (alpha = 1e-16) 1 - q rounds to 1.0 and the
+    quantile is lost; the tail probability (t_sf2) keeps full precision there, so the root is
+    found on it directly, bracketed and bisected on t (the tail falls monotonically)."""
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"a tail probability needs 0 < q < 1 (got {q})")
+    if q >= 1e-6:
+        return t_quantile(1.0 - q, df)
+    lo, hi = t_quantile(1.0 - 1e-6, df), 2.0
+    while hi <= lo or t_sf2(hi, df) / 2.0 > q:
+        hi *= 2.0
+        if hi > 1e300:
+            return math.inf
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if t_sf2(mid, df) / 2.0 > q:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
 def cv(mean: float | None, stddev: float | None) -> float | None:
     """The coefficient of variation stddev / |mean| (a fraction), None without both or at a
     zero mean."""
@@ -207,7 +233,7 @@ class Welch:
     def q(self) -> float:
         """The t quantile of the intervals (0 when neither side varies: the difference is
         exact)."""
-        return 0.0 if self.se == 0.0 else t_quantile(1.0 - self.alpha / 2.0, self.df)
+        return 0.0 if self.se == 0.0 else t_upper_quantile(self.alpha / 2.0, self.df)
 
     @property
     def ci_low(self) -> float:
@@ -262,7 +288,7 @@ def _beyond_quantile(abs_t: float, df: float, alpha: float) -> bool | None:
 @functools.lru_cache(maxsize=4096)
 def _critical_t(df: int, alpha: float) -> float:
     """The two-sided critical t at a whole df, computed once: a comparison asks for a few."""
-    return t_quantile(1.0 - alpha / 2.0, df)
+    return t_upper_quantile(alpha / 2.0, df)
 
 
 def welch(mean_a: float, sd_a: float, n_a: int, mean_b: float, sd_b: float, n_b: int,
@@ -317,5 +343,5 @@ def mean_interval(mean: float | None, stddev: float | None, n: int, alpha: float
     below two runs: how far the true mean may lie from the one measured."""
     if mean is None or stddev is None or n < 2:
         return None, None
-    half = t_quantile(1.0 - alpha / 2.0, n - 1) * stddev / math.sqrt(n)
+    half = t_upper_quantile(alpha / 2.0, n - 1) * stddev / math.sqrt(n)
     return mean - half, mean + half

@@ -24,6 +24,7 @@ from disklab.core.results.compare import (
 )
 from disklab.core.results.format import (
     MISSING,
+    confidence_words,
     display_unit,
     format_cv,
     format_delta,
@@ -171,7 +172,7 @@ def comparison_note(c: Comparison) -> str:
     common = format_params(c.common)
     return _lines(
         f"better or worse: Welch's t-test against the baseline, p < {c.alpha:g} and the "
-        f"{100 * (1 - c.alpha):g} % confidence interval of the difference excluding zero; "
+        f"{confidence_words(c.alpha)} confidence interval of the difference excluding zero; "
         "otherwise no significant difference",
         f"in every test: {common}" if common else "",
         f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)"

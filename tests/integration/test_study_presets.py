@@ -124,16 +124,65 @@ def table(report: dict[str, Any], rows: list[dict[str, Any]]
             {tuple(label(r, k) for k in report["columns"]) for r in pivoted})
 
 
+def assert_like_with_like(report: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """The preset's table as `disklab compare` prints it: every compared cell is compared with
+    the cell of the report's baseline configuration that has every other key the same (so the
+    same test and metric), and nothing else is compared."""
+    doc = compare_json(tmp_path)
+    base = report["baseline"].partition("=")[2]
+    assert doc["compared_along"] == "config" and doc["baseline"] == base
+    in_columns = "config" in doc["column_keys"]
+    keys = doc["column_keys"] if in_columns else doc["row_keys"]
+    at = keys.index("config")
+    compared = 0
+    for i, line in enumerate(doc["cells"]):
+        for j, cell in enumerate(line):
+            if cell is None or cell["verdict"] == "baseline":
+                continue
+            compared += 1
+            row, col = doc["rows"][i], doc["columns"][j]
+            mine = (col if in_columns else row).split(" / ")
+            theirs = [*mine[:at], base, *mine[at + 1:]]
+            other = (row, " / ".join(theirs)) if in_columns else (" / ".join(theirs), col)
+            assert cell["compared_with"] == " / ".join(other), (row, col, cell["compared_with"])
+    assert compared > 0
+    return doc
+
+
+def grouped(labels: list[str], key_at: int) -> list[str]:
+    """The values of one key of a pivot's labels ('a / b / c'), each run of equal values once:
+    how the table groups its rows."""
+    out: list[str] = []
+    for label in labels:
+        value = label.split(" / ")[key_at]
+        if not out or out[-1] != value:
+            out.append(value)
+    return out
+
+
 def test_journaling_cost_smoke_gives_the_per_filesystem_command_table(tmp_path: Path) -> None:
     report, rows = run_smoke("study-journaling-cost-sync-vs-buffered-smoke", tmp_path)
     row_labels, columns = table(report, rows)
     configs = ("ext4 no journal (UFS soft updates)", "ext4 ordered (UFS SU+J)",
                "ext4 data=journal (gjournal)")
     commands = {(64 * MiB, True, 0), (64 * MiB, False, 0), (8 * MiB, True, 0),
-                (8 * MiB, False, 0), (8 * MiB, False, 2)}
-    assert row_labels == {(c, *cmd) for c in configs for cmd in commands}
-    assert columns == {("write",), ("rewrite",), ("read",), ("reread",)}
+                (8 * MiB, False, 0)}
+    phases = ("write", "rewrite", "read", "reread")
+    assert row_labels == {(*cmd, t) for cmd in commands for t in phases} | {
+        (8 * MiB, False, 2, "write"), (8 * MiB, False, 2, "rewrite")}
+    assert columns == {(c,) for c in configs}
     assert_pivot(report, tmp_path, row_labels, columns)
+    doc = assert_like_with_like(report, tmp_path)
+    assert doc["columns"] == list(configs)  # the study's filesystems, in its order
+    # one block of rows per iozone command (each once, together), its phases in the study's
+    # order inside it
+    commands_shown = [r.rsplit(" / ", 1)[0] for r in doc["rows"]]
+    blocks = list(dict.fromkeys(commands_shown))
+    assert len(doc["rows"]) == 18 and len(blocks) == 5
+    assert commands_shown == [c for c in blocks for _ in range(commands_shown.count(c))]
+    for command in blocks:
+        block = [r.rsplit(" / ", 1)[1] for r in doc["rows"] if r.startswith(command + " / ")]
+        assert block == [p for p in phases if p in block], (command, block)
 
 
 def test_journal_size_smoke_gives_the_record_size_by_journal_tables(tmp_path: Path) -> None:
@@ -143,16 +192,27 @@ def test_journal_size_smoke_gives_the_record_size_by_journal_tables(tmp_path: Pa
     assert row_labels == {(r, j) for r in (MiB, 4 * MiB) for j in journals}
     assert columns == {(m,) for m in report["metrics"]} and len(columns) == 13
     assert_pivot(report, tmp_path, row_labels, columns)
+    doc = assert_like_with_like(report, tmp_path)
+    # the study's tables: one per record size, each journal size in it in the study's order
+    assert grouped(doc["rows"], 0) == ["record_size=1m", "record_size=4m"]
+    assert [r.split(" / ")[1] for r in doc["rows"]] == [*journals, *journals]
 
 
 def test_san_smoke_gives_the_block_size_by_read_write_table(tmp_path: Path) -> None:
     report, rows = run_smoke("study-san-stream-qd-blocksize-smoke", tmp_path)
     row_labels, columns = table(report, rows)
-    sweep = {("engine", bs * KiB, 5, 1) for bs in (64, 128, 256, 512, 1024)}
-    assert row_labels == {("engine", 320 * KiB, 1, 1), ("engine", 320 * KiB, 1, 4),
-                          ("dd", 320 * KiB, None, None), ("engine", 512 * KiB, 4, 1), *sweep}
+    xfs = "xfs su=64k sw=5 (StorNext stripe breadth 320k)"
+    sweep = {(xfs, "engine", bs * KiB, 5, 1) for bs in (64, 128, 256, 512, 1024)}
+    raw = "raw device"  # section 1 on the image's loop device itself, before the mkfs
+    assert row_labels == {(raw, "engine", 320 * KiB, 1, 1), (raw, "engine", 320 * KiB, 1, 4),
+                          (raw, "dd", 320 * KiB, None, None), (xfs, "engine", 512 * KiB, 4, 1),
+                          *sweep}
     assert columns == {("write",), ("read",)}
     assert_pivot(report, tmp_path, row_labels, columns)
+    doc = compare_json(tmp_path)
+    assert grouped(doc["rows"], 0) == [raw, xfs]  # the device, then the filesystem
+    assert all(c is None or (c["verdict"] != "baseline" and c["compared_with"] is None)
+               for line in doc["cells"] for c in line)  # the study compares nothing: values
     # section 4's streams, each with its own rate (Mio's stream[N] lines)
     streams = [r for r in rows if r["metric"] == "write:stream"
                and r["params"].get("streams") == 4]
@@ -174,11 +234,14 @@ def test_raid_smoke_gives_the_data_shape_by_filesystem_tables(tmp_path: Path) ->
     assert "mkfs.xfs -f -d su=131072,sw=10" in text and "blockdev --setra 256" in text
     assert "fs: ext2" in text and "has_journal: False" in text
     row_labels, columns = table(report, rows)
-    assert row_labels == {(10 * KiB, 50, 2), (MiB, 4, 1)}
+    assert row_labels == {(*shape, m) for shape in ((10 * KiB, 50, 2), (MiB, 4, 1))
+                          for m in report["metrics"]}
     configs = ("ext2 ra=4096", "ext3o ra=4096", "ext4o ra=256", "ext4o,nodelalloc ra=4096",
                "xfs ra=4096")
-    assert columns == {(c, m) for c in configs for m in report["metrics"]}
+    assert columns == {(c,) for c in configs}
     assert_pivot(report, tmp_path, row_labels, columns)
+    doc = assert_like_with_like(report, tmp_path)  # never a delete time against a create time
+    assert [r.split(" / ")[3] for r in doc["rows"]] == [*report["metrics"]] * 2
     # the placement table: two streams on one LUN against one on each of two, in the
     # configuration made on both LUNs only (the others skip placements they lack a target of)
     placed = compare_json(tmp_path, "--rows", "on,target", "--columns", "test", "--metric",
@@ -208,3 +271,5 @@ def test_data_journal_smoke_gives_per_thread_min_max_avg_per_mode(tmp_path: Path
     prow, pcol = pivoted(report, tmp_path)
     assert set(prow) == texts(row_labels, report["rows"])
     assert {"write:min_proc", "write:max_proc", "write:avg_proc"} <= set(pcol)
+    doc = assert_like_with_like(report, tmp_path)
+    assert doc["rows"] == ["data=ordered, 16m journal", "data=journal, 16m journal"]

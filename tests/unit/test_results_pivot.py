@@ -142,6 +142,35 @@ def test_the_plans_report_table_is_the_default(lib: Library,
                       )["cells"][0][1]["mean"] == doc["cells"][0][1]["mean"]
 
 
+@pytest.mark.parametrize(("line", "key", "words"), [
+    ('baseline = "ext4"', "report.baseline", "expected KEY=VALUE"),
+    ('baseline = "blocksize=4k"', "report.baseline", "unknown pivot key 'blocksize'"),
+    ('baseline = 3', "report.baseline", "is not KEY=VALUE text"),
+    ('where = ["mode"]', "report.where", "expected KEY=VALUE"),
+    ('title = ["a"]', "report.title", "is not text"),
+])
+def test_a_reports_baseline_where_and_title_are_checked_by_key(tmp_path: Path, line: str,
+                                                               key: str, words: str) -> None:
+    text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\n'
+            'mode = "write"\nsize = "1m"\n[report]\nrows = ["block_size"]\n'
+            f'columns = ["config"]\n{line}\n')
+    with pytest.raises(PlanError) as e:
+        parse_plan(text)
+    assert any(p.key == key and words in p.message for p in e.value.problems), e.value.problems
+
+
+def test_a_reports_baseline_and_where_shape_its_pivot(tmp_path: Path) -> None:
+    """The report's baseline compares like with like; its where keeps the rows it names."""
+    text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\n'
+            'mode = "write"\nsize = "1m"\n[report]\nrows = ["block_size"]\n'
+            'columns = ["config"]\nbaseline = "config=a"\nwhere = ["mode=write"]\n'
+            'title = "Table 1"\n')
+    report = parse_plan(text).plan.report
+    assert report is not None and report.baseline == "config=a"
+    assert report.where == (("mode", "write"),) and report.title == "Table 1"
+    assert session_report(text) == report
+
+
 def test_report_table_in_a_plan_is_checked(tmp_path: Path) -> None:
     text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\n'
             'mode = "write"\nsize = "1m"\n[report]\nrows = ["block_size"]\n'

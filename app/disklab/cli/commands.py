@@ -530,6 +530,8 @@ def compare_pivot(args: argparse.Namespace) -> int:
         rows = _keys(getattr(args, "rows", None)) or list(report.rows)
         columns = _keys(getattr(args, "columns", None)) or list(report.columns)
         metrics = _keys(getattr(args, "metric", None)) or list(report.metrics)
+        # the report's own layout: its baseline and filters too (not on a layout of the user's)
+        own = (rows, columns) == (list(report.rows), list(report.columns))
         labelled = session_rows([(session_label(s), session_results(library, s["id"],
                                                                     include).rows)
                                  for s in sessions])
@@ -537,11 +539,12 @@ def compare_pivot(args: argparse.Namespace) -> int:
     finally:
         library.close()
     try:
-        where = [parse_where(w) for w in getattr(args, "where", None) or []]
+        where = ([parse_where(w) for w in getattr(args, "where", None) or []]
+                 or (list(report.where) if own else []))
+        baseline = (_pivot_baseline(getattr(args, "baseline", None), sessions,
+                                    [*rows, *columns]) or (report.baseline if own else None))
         pivot = build_pivot(labelled, rows, columns, metrics,
-                            getattr(args, "alpha", None) or ALPHA,
-                            _pivot_baseline(getattr(args, "baseline", None), sessions,
-                                            [*rows, *columns]), where)
+                            getattr(args, "alpha", None) or ALPHA, baseline, where)
     except (PivotKeyError, BaselineError, ValueError) as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -557,10 +560,14 @@ def compare_pivot(args: argparse.Namespace) -> int:
     names = [session_label(s) for s in sessions]
     title = "DiskLab: " + (", ".join(names) if len(names) <= 4 else
                            f"{len(names)} sessions ({names[0]} … {names[-1]})")
+    if own and report.title:  # which table of the study this is
+        title += f" — {report.title}"
     facts = [f for s in sessions for f in session_facts(s)]
     text = pivot_text(pivot, fmt, title, facts, evidence, width=terminal_width())
     if fmt in ("text", "md"):  # sessions of several machines: what differs, above the table
         text = host_differences(sessions) + text
+        if own and report.title:  # the study's table this is, first
+            text = ("## " if fmt == "md" else "") + report.title + "\n\n" + text
     return exporting.emit(str(getattr(args, "output", None) or "-"), text)
 
 

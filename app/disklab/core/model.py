@@ -109,6 +109,11 @@ class Report:
     rows: tuple[str, ...] = ("config",)
     columns: tuple[str, ...] = ("test",)
     metrics: tuple[str, ...] = ()
+    # the cell every other is compared with, as `disklab compare --baseline` takes it
+    # ('config=ext4 no journal'): each cell only against the one with every other key the same
+    baseline: str | None = None
+    where: tuple[tuple[str, str], ...] = ()  # (key, value) filters, as --where KEY=VALUE
+    title: str = ""  # which table of the study the report reproduces, shown above it
 
 
 @dataclass(frozen=True)

@@ -1070,7 +1070,8 @@ def load_plan(path: str | os.PathLike[str], **kwargs: Any) -> CheckedPlan:
 
 # ---- the [report] table ----------------------------------------------------------------------
 
-REPORT_KEYS = ("rows", "columns", "metrics")
+REPORT_KEYS = ("rows", "columns", "metrics", "baseline", "where", "title")
+REPORT_LISTS = ("rows", "columns", "metrics")
 
 
 def report_keys(tool_names: Iterable[str]) -> list[str]:
@@ -1096,14 +1097,14 @@ def read_report(raw: Any, tool_names: Iterable[str], check: _Checker) -> Report 
             check.error(f"report.{key}", f"unknown key (known: {', '.join(REPORT_KEYS)})")
     valid = report_keys(tool_names)
     lists: dict[str, tuple[str, ...]] = {}
-    for key in REPORT_KEYS:
+    for key in (*REPORT_LISTS, "where"):
         value = raw.get(key, [])
         if isinstance(value, str):
             value = [value]
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
             check.error(f"report.{key}", f"{_short(value)} is not a list of names")
             value = []
-        if key != "metrics":
+        if key in ("rows", "columns"):
             for name in value:
                 if name not in valid:
                     check.error(f"report.{key}",
@@ -1112,8 +1113,34 @@ def read_report(raw: Any, tool_names: Iterable[str], check: _Checker) -> Report 
     both = set(lists["rows"]) & set(lists["columns"])
     if both:
         check.error("report.columns", f"{', '.join(sorted(both))} in both rows and columns")
+    where = tuple(p for w in lists["where"]
+                  if (p := _report_pair(w, "where", valid, check)) is not None)
+    baseline = raw.get("baseline")
+    if baseline is not None and (not isinstance(baseline, str)
+                                 or _report_pair(baseline, "baseline", valid, check) is None):
+        if not isinstance(baseline, str):
+            check.error("report.baseline", f"{_short(baseline)} is not KEY=VALUE text")
+        baseline = None
+    title = raw.get("title", "")
+    if not isinstance(title, str):
+        check.error("report.title", f"{_short(title)} is not text")
+        title = ""
     return Report(rows=lists["rows"] or ("config",), columns=lists["columns"] or ("test",),
-                  metrics=lists["metrics"])
+                  metrics=lists["metrics"], baseline=baseline, where=where, title=title)
+
+
+def _report_pair(text: str, key: str, valid: list[str], check: _Checker
+                 ) -> tuple[str, str] | None:
+    """A report's 'KEY=VALUE' (its baseline, each of its where filters), the key a pivot key."""
+    name, eq, value = text.partition("=")
+    name, value = name.strip(), value.strip().strip("\"'")
+    if not eq or not name or not value:
+        check.error(f"report.{key}", f"{text!r}: expected KEY=VALUE (e.g. config=ext4)")
+        return None
+    if name not in valid:
+        check.error(f"report.{key}", f"unknown pivot key {name!r} (valid: {', '.join(valid)})")
+        return None
+    return name, value
 
 
 def _tool_names(doc: Mapping[str, Any]) -> list[str]:

@@ -212,7 +212,15 @@ def _report_schema() -> dict[str, Any]:
                                                  "a parameter"},
                 "columns": {**names, "description": "pivot keys of the columns"},
                 "metrics": {**names, "description": "metric names ('write', 'write:iops') or "
-                                                    "suffixes ('iops', 'lat_mean')"}}}
+                                                    "suffixes ('iops', 'lat_mean')"},
+                "baseline": {"type": "string", "pattern": "^[^=]+=.+$",
+                             "description": "KEY=VALUE: the cell each other is compared with, "
+                                            "only where every other key is the same "
+                                            "(config=ext4)"},
+                "where": {"type": "array", "items": {"type": "string", "pattern": "^[^=]+=.+$"},
+                          "description": "KEY=VALUE filters of the rows shown"},
+                "title": {"type": "string",
+                          "description": "which table of the study it reproduces"}}}
 
 
 def plan_schema() -> dict[str, Any]:

@@ -431,8 +431,9 @@ def report_pivot(rows: Sequence[Mapping[str, Any]], report: Report | None,
     if report is None:
         return build_pivot(rows, alpha=alpha)
     try:
-        return build_pivot(rows, report.rows, report.columns, report.metrics, alpha)
-    except PivotKeyError:
+        return build_pivot(rows, report.rows, report.columns, report.metrics, alpha,
+                           report.baseline, report.where)
+    except (PivotKeyError, BaselineError):
         return build_pivot(rows, alpha=alpha)
 
 

@@ -23,6 +23,7 @@ from disklab.core.model import Case, Metric
 from disklab.core.plan import RAW_TOOLS
 from disklab.core.plan_schema import plan_schema, plan_schema_text
 from disklab.core.resources import preset_paths, resource
+from disklab.core.results import limits
 from disklab.core.results.documents import comparison_text, write_session
 from disklab.core.targets import PLACED_TOOLS
 from tests.helpers import fixture_text, record_session
@@ -59,8 +60,9 @@ def test_exports_and_json_outputs_carry_format_and_version(
 
     assert show(argparse.Namespace(json=True, library=lib_arg, session="a")) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert _stamp(shown) == ("disklab.results", 1)
+    assert _stamp(shown) == ("disklab.results", 2)
     assert shown["results"][0]["metric"] == "write"
+    assert shown["results"][0]["limited_by"][0]["kind"] in limits.KINDS
 
     assert tools_cmd(argparse.Namespace(json=True)) == 0
     assert _stamp(json.loads(capsys.readouterr().out)) == ("disklab.tools", 1)

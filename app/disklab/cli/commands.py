@@ -60,6 +60,7 @@ from disklab.core.results.documents import (
     session_json,
     table_text,
 )
+from disklab.core.results.limits import UNKNOWN, session_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     BaselineError,
@@ -410,7 +411,11 @@ def show(args: argparse.Namespace) -> int:
         session = library.find_session(args.session)
         if args.json:
             doc = session_json(library, session["id"], samples=False, include_partial=include)
-            shown = {"session": doc["session"], "results": doc["results"],
+            limits = session_limits(library, session["id"])
+            results = [{**r, "limited_by": [x.to_json() for x in
+                                            limits.get(str(r.get("case_id")), [UNKNOWN])]}
+                       for r in doc["results"]]
+            shown = {"session": doc["session"], "results": results,
                      "excluded": doc["excluded"], "resumed": library.resumes(session["id"])}
             print(json.dumps(versioned("disklab.results", shown), indent=2, default=str))
             return EXIT_OK
@@ -422,7 +427,7 @@ def show(args: argparse.Namespace) -> int:
         if report is not None:  # the table the plan asks for first, then every figure
             print(table_text(pivot_table(report_pivot(results.rows, report)),
                              terminal_width()))
-        print_results(results)
+        print_results(results, limits=session_limits(library, session["id"]))
     finally:
         library.close()
     return EXIT_OK

@@ -27,6 +27,7 @@ from disklab.core.jsonformat import versioned
 from disklab.core.model import Case, Metric
 from disklab.core.results.documents import table_text
 from disklab.core.results.labels import case_labels, case_titles
+from disklab.core.results.limits import Limit
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
 from disklab.core.units import human_rate
@@ -78,12 +79,13 @@ def terminal_width() -> int:
 
 
 def print_results(results: Sequence[Mapping[str, Any]] | SessionResults,
-                  out: TextIO | None = None, width: int | None = None) -> None:
+                  out: TextIO | None = None, width: int | None = None,
+                  limits: Mapping[str, Sequence[Limit]] | None = None) -> None:
     """A session's headline figures as `disklab show` and the end of `disklab run` print them:
     the table's notes (the parameters every case shares, the runs left out of the means, the
     hint for noisy figures), then the results table (core.results), fitted to `width` (the
     terminal's by default): the parameter and note columns wrap, the figures never."""
-    table = results_table(results, all_metrics=False)
+    table = results_table(results, all_metrics=False, limits=limits)
     text = table_text(table, terminal_width() if width is None else width)
     (out or sys.stdout).write(text)
 

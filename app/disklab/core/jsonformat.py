@@ -13,7 +13,7 @@ from typing import Any
 
 VERSIONS: dict[str, int] = {
     "disklab.session": 1,      # export --format json: facts, results, runs, events, samples
-    "disklab.results": 1,      # show --json: facts and results
+    "disklab.results": 2,      # show --json: facts and results (2: each result's limited_by)
     "disklab.comparison": 2,   # compare --format json (2: ci_* -> mean_ci_* and delta_ci_*)
     "disklab.event": 1,        # run --json: one event per line
     "disklab.sessions": 1,     # sessions --json

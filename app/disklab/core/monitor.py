@@ -28,28 +28,34 @@ from disklab.core.system.devices import device_for_path
 from disklab.core.system.sysfs import SECTOR
 from disklab.core.tools.base import ALL_TARGETS
 
+# One device's counters: sectors read, sectors written, io_ticks (ms the device had a request
+# in flight) and time_in_queue (ms requests spent in flight, summed over them): the kernel's
+# own evidence of how busy the device was (busy = d io_ticks / dt, requests in flight = d
+# time_in_queue / dt, Little's law), read from the same stat line as the byte counts.
+DiskCounters = tuple[int, int, int, int]
 
-def _diskstats() -> dict[str, tuple[int, int]]:
-    """name -> (sectors read, sectors written) from /proc/diskstats."""
+
+def _diskstats() -> dict[str, DiskCounters]:
+    """name -> DiskCounters from /proc/diskstats."""
     stats = {}
     for line in kept_files.read("/proc/diskstats").decode().splitlines():
         parts = line.split()
-        if len(parts) >= 10:
-            stats[parts[2]] = (int(parts[5]), int(parts[9]))
+        if len(parts) >= 14:
+            stats[parts[2]] = (int(parts[5]), int(parts[9]), int(parts[12]), int(parts[13]))
     return stats
 
 
-def _disk_sectors(names: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """name -> (sectors read, sectors written) of a few devices: each one's own sysfs stat file
-    (one device's counters, where /proc/diskstats makes the kernel print every device's, a
-    hundred loop devices on a test machine), else /proc/diskstats. Missing devices left out."""
-    out: dict[str, tuple[int, int]] = {}
+def _disk_sectors(names: Iterable[str]) -> dict[str, DiskCounters]:
+    """name -> DiskCounters of a few devices: each one's own sysfs stat file (one device's
+    counters, where /proc/diskstats makes the kernel print every device's, a hundred loop
+    devices on a test machine), else /proc/diskstats. Missing devices left out."""
+    out: dict[str, DiskCounters] = {}
     rest = []
     for name in names:
         try:
             fields = kept_files.read(f"/sys/class/block/{name.replace('/', '!')}/stat",
                                      512).split()
-            out[name] = (int(fields[2]), int(fields[6]))
+            out[name] = (int(fields[2]), int(fields[6]), int(fields[9]), int(fields[10]))
         except (OSError, ValueError, IndexError):
             rest.append(name)
     if rest:
@@ -57,6 +63,14 @@ def _disk_sectors(names: Iterable[str]) -> dict[str, tuple[int, int]]:
             stats = _diskstats()
             out.update((name, stats[name]) for name in rest if name in stats)
     return out
+
+
+def _cpu_times() -> tuple[int, int]:
+    """(busy, total) jiffies of every CPU of the machine, from /proc/stat's first line: busy
+    is everything but idle and iowait (a CPU waiting for I/O is free to compute)."""
+    fields = [int(v) for v in kept_files.read("/proc/stat", 512).split(b"\n", 1)[0].split()[1:]]
+    total = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
+    return total - fields[3] - fields[4], total
 
 
 def _meminfo() -> dict[str, int]:
@@ -94,7 +108,8 @@ class Monitor:
             self.set_pids(pids)
         self._seen: Mapping[int, TreeEntry] = {}
         self._debt: dict[int, list[int]] = {}  # pid -> io counted of its vanished children
-        self._disk_last: dict[str, tuple[int, int]] = {}
+        self._disk_last: dict[str, DiskCounters] = {}
+        self._cpu_last: tuple[int, int] | None = None
         self._last_t: float | None = None
         self.last_interval: float | None = None  # seconds covered by the last rates
         self._totals: dict[str, float] = {}
@@ -173,7 +188,9 @@ class Monitor:
         the tool's tree), app_rchar_bps, app_wchar_bps (bytes it passed to read/write, page cache
         included), cpu_pct (100 = one CPU), device_read_bps, device_write_bps (the device under
         the directory), backing_read_bps, backing_write_bps (the disk under a loop device's
-        image); and the levels dirty_bytes, writeback_bytes. The first call only primes the
+        image), device_busy_pct and device_in_flight (and backing_*: the kernel's io_ticks and
+        time_in_queue over the interval), machine_cpu_pct (every CPU: 100); and the levels
+        dirty_bytes, writeback_bytes. The first call only primes the
         counters and returns the levels."""
         now = time.monotonic()
         first = self._last_t is None
@@ -191,10 +208,21 @@ class Monitor:
                     self._totals[total_key] = self._totals.get(total_key, 0.0) + v
                 out["cpu_pct"] = cpu / dt * 100
         self._sample_disks(out, dt, first)
+        self._sample_machine(out)
         if not first and dt > 0:
             self.last_interval = dt
         self._last_t = now
         return out
+
+    def _sample_machine(self, out: dict[str, float]) -> None:
+        """machine_cpu_pct: how busy the machine's CPUs were since the last sample (100 = all
+        of them): a tool short of CPU on a loaded machine is limited by the others' work."""
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            now = _cpu_times()
+            if self._cpu_last is not None and now[1] > self._cpu_last[1]:
+                busy, total = (a - b for a, b in zip(now, self._cpu_last, strict=True))
+                out["machine_cpu_pct"] = 100.0 * busy / total
+            self._cpu_last = now
 
     def _sample_disks(self, out: dict[str, float], dt: float, first: bool) -> None:
         disks = []
@@ -209,10 +237,14 @@ class Monitor:
             if name not in stats:
                 continue
             if not first and dt > 0 and name in self._disk_last:
-                (r0, w0), (r1, w1) = self._disk_last[name], stats[name]
+                (r0, w0, t0, q0), (r1, w1, t1, q1) = self._disk_last[name], stats[name]
                 read, written = max(0, r1 - r0) * SECTOR, max(0, w1 - w0) * SECTOR
                 out[f"{prefix}_read_bps"] = read / dt
                 out[f"{prefix}_write_bps"] = written / dt
+                # ms of ticks over s of time: busy in % (capped: ticks and our clock differ a
+                # little), requests in flight on average
+                out[f"{prefix}_busy_pct"] = min(100.0, max(0, t1 - t0) / (dt * 1000) * 100)
+                out[f"{prefix}_in_flight"] = max(0, q1 - q0) / (dt * 1000)
                 for key, v in ((f"{prefix}_read_bytes", read), (f"{prefix}_write_bytes", written)):
                     self._totals[key] = self._totals.get(key, 0.0) + v
             self._disk_last[name] = stats[name]
@@ -246,7 +278,7 @@ class TargetDisks:
     def __init__(self, directories: Mapping[str, str]):
         self.devices = {name: dev for name, d in directories.items()
                         if (dev := _block_name(d)) is not None}
-        self._last: dict[str, tuple[int, int]] = {}
+        self._last: dict[str, DiskCounters] = {}
         self._last_t: float | None = None
 
     def sample(self) -> dict[str, float]:
@@ -260,7 +292,7 @@ class TargetDisks:
             if name not in stats:
                 continue
             if dt > 0 and target in self._last:
-                (r0, w0), (r1, w1) = self._last[target], stats[name]
+                (r0, w0, _t0, _q0), (r1, w1, _t1, _q1) = self._last[target], stats[name]
                 rates = max(0, r1 - r0) * SECTOR / dt, max(0, w1 - w0) * SECTOR / dt
                 out[f"device_read_bps:{target}"], out[f"device_write_bps:{target}"] = rates
                 per_device[name] = rates

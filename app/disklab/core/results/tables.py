@@ -41,6 +41,7 @@ from disklab.core.results.format import (
     format_value,
 )
 from disklab.core.results.labels import case_labels
+from disklab.core.results.limits import UNKNOWN, Limit, limits_text
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.pivot import Pivot, cell_class
 from disklab.core.results.rows import headline, point, row_stats
@@ -82,13 +83,16 @@ def _left_out(row: Mapping[str, Any], counted: bool) -> str:
 
 
 def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
-                  all_metrics: bool = True, baseline_config: str | None = None) -> Table:
+                  all_metrics: bool = True, baseline_config: str | None = None,
+                  limits: Mapping[str, Sequence[Limit]] | None = None) -> Table:
     """A session's results, one row per configuration, case and metric: which way is better,
     mean, stddev, n and coefficient of variation over the repeats. Parameters equal in every
     row are said once in `note`, and so are the runs left out of the means (given
     partial.SessionResults) and the hint for noisy figures. `all_metrics=False` keeps the
     headline figures (rows.is_headline). With `baseline_config`, a last column holds each
-    mean's delta against that configuration's mean for the same tool, parameters and metric."""
+    mean's delta against that configuration's mean for the same tool, parameters and metric.
+    With `limits` (case id -> core.results.limits verdicts), a "limited by" column says what
+    limited each row's runs."""
     counted = isinstance(results, SessionResults) and results.included
     excluded = (format_excluded(results.reasons(), results.included)
                 if isinstance(results, SessionResults) else "")
@@ -99,6 +103,8 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
     header = RESULTS_HEADER
     if baseline_config is not None:
         header = (*header, f"Δ vs {baseline_config}")
+    if limits is not None:
+        header = (*header, "limited by")
     base = {point(r): row_stats(r)[0] for r in rows if r.get("config") == baseline_config}
     out = []
     noisy = False
@@ -119,12 +125,15 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
         if baseline_config is not None:
             cells = (*cells, "" if r.get("config") == baseline_config
                      else format_delta(delta_pct(mean, base.get(point(r)))))
+        if limits is not None:
+            cells = (*cells, limits_text(limits.get(str(r.get("case_id")))
+                                         or [UNKNOWN]))
         out.append(cells)
     # a narrow terminal wraps the parameters, the notes and the direction; never a figure,
     # and never a configuration's or a metric's name (what a reader searches the table for)
     return Table("Results (mean ± stddev over repeats)", header, tuple(out),
                  note=_lines(labels.heading, excluded, NOISY_HINT if noisy else ""),
-                 wrap=(4, 9, 3))
+                 wrap=(4, 9, 3, *((len(header) - 1,) if limits is not None else ())))
 
 
 def cell_text(c: Comparison, row: str, col: str) -> str:

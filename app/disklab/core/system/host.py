@@ -92,6 +92,21 @@ def _fact(reader: Callable[[], Any]) -> Any:
         return None
 
 
+def _dirty_threshold() -> int | None:
+    """Bytes of dirty page cache at which the kernel starts to make writers wait: vm.dirty_bytes
+    when set, else vm.dirty_ratio % of the memory that can be dirtied (about MemAvailable).
+    Recorded with a session so that a write-back verdict (core.results.limits) can say how
+    close Dirty came to it."""
+    def vm(name: str) -> int:
+        with open(f"/proc/sys/vm/{name}", encoding="ascii") as f:
+            return int(f.read().strip())
+
+    if vm("dirty_bytes") > 0:
+        return vm("dirty_bytes")
+    available = _meminfo_kib("MemAvailable")  # in bytes
+    return None if available is None else available * vm("dirty_ratio") // 100
+
+
 def _machine_facts() -> dict[str, Any]:
     release = _fact(_os_release) or {}
     return {
@@ -103,6 +118,7 @@ def _machine_facts() -> dict[str, Any]:
         "cpu_model": _fact(_cpu_model),
         "cpu_count": _fact(os.cpu_count),
         "memory_bytes": _fact(lambda: _meminfo_kib("MemTotal")),
+        "dirty_threshold_bytes": _fact(_dirty_threshold),
         "python": _fact(platform.python_version),
         "python_executable": sys.executable or None,
     }

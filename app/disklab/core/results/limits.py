@@ -1,0 +1,262 @@
+"""What limited each run and each result row, said with the figures that show it.
+
+Every benchmark prints a number; this module says what the number measured: the device (busy
+all the time, its queue as deep as asked), the CPU (the tool's processes at a core per thread),
+the page cache (the tool read or wrote far more than reached the device), write-back (Dirty
+held at the kernel's threshold), or too little time. It reads only what a run records anyway
+(its samples of /proc and the device's stat line, its duration, the session's host facts), so
+judging costs no I/O on the target, and it says "nothing found" rather than guess.
+
+A verdict is a `Limit`: a kind, short words for a table column, and its evidence (the numbers
+the words come from), kept in the JSON (`limited_by`).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+# A device busy (io_ticks over the run's time) at or above this is the limit: above it the
+# device had a request in flight nearly all the time; a little under 100 is usual because the
+# tool needs time between two requests (and the kernel counts busy time in jiffies).
+DEVICE_BUSY_PCT = 90.0
+# The tool's processes at or above this share of one core per thread (or of every CPU of the
+# machine) are the limit: a thread that computes 90 % of the time waits for nothing else.
+CPU_SHARE = 0.9
+# Reads the device served under this share of what the tool read came from the page cache: a
+# tenth leaves room for read-ahead of a file that was mostly cached.
+CACHE_READ_SHARE = 0.10
+# Writes under this share reaching the device within the run were absorbed by the page cache
+# (written back after the tool's figure was taken).
+CACHE_WRITE_SHARE = 0.5
+# Dirty at or above this share of the kernel's dirty threshold is write-back throttling: the
+# kernel makes writers wait from about the threshold on (balance_dirty_pages).
+WRITEBACK_SHARE = 0.8
+# A run shorter than this, or with fewer samples than this, says more about its start than its
+# steady state (and gives the monitor too little to judge from).
+MIN_SECONDS = 1.0
+MIN_SAMPLES = 2
+# Bytes below which a read or write share says nothing (a run that barely read)
+MIN_BYTES = 1 << 20
+
+# The kinds, in the order a reader asks about them
+KINDS = ("too_short", "device", "cpu", "page_cache_read", "page_cache_write", "writeback",
+         "none", "unknown")
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One verdict: its kind (KINDS), the words a table shows, and the numbers behind them."""
+
+    kind: str
+    words: str
+    evidence: Mapping[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "words": self.words, "evidence": dict(self.evidence)}
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What a verdict needs of one run beside its samples."""
+
+    tool: str
+    duration: float | None
+    threads: int = 1  # processes or threads issuing I/O (streams, numjobs, threads)
+    queue_depth: int | None = None  # requests each keeps in flight, when the tool has one
+    cpus: int = 1  # the machine's CPUs
+    dirty_threshold: float | None = None  # bytes at which the kernel throttles writers
+    page_cache_limit: int | None = None
+
+
+def _series(samples: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = {}
+    for s in samples:
+        out.setdefault(str(s["series"]), []).append(float(s["value"]))
+    return out
+
+
+def run_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts) -> list[Limit]:
+    """The verdicts of one run from its samples ({series, value}): every limit found, or
+    too short, or nothing found. Rates are compared as sums over the same sample times."""
+    series = _series(samples)
+    rated = len(series.get("cpu_pct", series.get("device_write_bps", [])))
+    if (facts.duration is not None and facts.duration < MIN_SECONDS) or rated < MIN_SAMPLES:
+        return [Limit("too_short", f"too short to judge: {facts.duration or 0:.2f} s, "
+                      f"{rated} sample(s)", {"seconds": facts.duration or 0.0,
+                                             "samples": float(rated)})]
+    found = [limit for limit in (_device(series, facts), _cpu(series, facts),
+                                 _cache_read(series, facts), _cache_write(series, facts),
+                                 _writeback(series, facts)) if limit is not None]
+    return found or [Limit("none", "nothing found", {})]
+
+
+def _mean(values: list[float] | None) -> float | None:
+    return statistics.fmean(values) if values else None
+
+
+def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    busy = _mean(series.get("device_busy_pct"))
+    if busy is None or busy < DEVICE_BUSY_PCT:
+        return None
+    flight = _mean(series.get("device_in_flight")) or 0.0
+    asked = facts.queue_depth * facts.threads if facts.queue_depth else None
+    words = f"device busy {busy:.0f} %, {flight:.1f}"
+    words += f" of {asked} requests in flight" if asked else " requests in flight"
+    evidence = {"busy_pct": busy, "in_flight": flight}
+    if asked:
+        evidence["asked"] = float(asked)
+    return Limit("device", words, evidence)
+
+
+def _cpu(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    """The tool's processes at a core per thread, or the machine's CPUs all busy (a tool
+    that gets less than a core on a loaded machine waits for the CPU, not the device)."""
+    cpu = _mean(series.get("cpu_pct"))
+    machine = _mean(series.get("machine_cpu_pct"))
+    if cpu is None:
+        return None
+    per_thread = cpu / max(facts.threads, 1)
+    evidence = {"cpu_pct": cpu, "per_thread_pct": per_thread, "threads": float(facts.threads)}
+    if per_thread >= CPU_SHARE * 100:
+        return Limit("cpu", f"CPU: {facts.tool} at {per_thread:.0f} % of a core"
+                     + (f" per thread ({facts.threads})" if facts.threads > 1 else ""), evidence)
+    if machine is not None and machine >= CPU_SHARE * 100:
+        evidence["machine_cpu_pct"] = machine
+        return Limit("cpu", f"CPU: the machine's {facts.cpus} CPUs {machine:.0f} % busy "
+                     f"({facts.tool} at {per_thread:.0f} % of a core)", evidence)
+    return None
+
+
+def _share(series: Mapping[str, list[float]], device: str, app: str
+           ) -> tuple[float, float] | None:
+    """(device bytes / app bytes, app bytes/s summed) over the samples both have."""
+    dev, tool = series.get(device), series.get(app)
+    if not dev or not tool:
+        return None
+    n = min(len(dev), len(tool))
+    moved = math.fsum(tool[-n:])
+    if moved <= 0:
+        return None
+    return math.fsum(dev[-n:]) / moved, moved
+
+
+def _cache_read(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    share = _share(series, "device_read_bps", "app_rchar_bps")
+    if share is None or share[1] < MIN_BYTES or share[0] >= CACHE_READ_SHARE:
+        return None
+    words = f"read from the page cache: the device read {100 * share[0]:.0f} % of it"
+    if facts.page_cache_limit:
+        words += f" (page_cache_limit {facts.page_cache_limit >> 20} MiB)"
+    return Limit("page_cache_read", words, {"device_share": share[0]})
+
+
+def _cache_write(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    share = _share(series, "device_write_bps", "app_wchar_bps")
+    if share is None or share[1] < MIN_BYTES or share[0] >= CACHE_WRITE_SHARE:
+        return None
+    return Limit("page_cache_write", f"writes absorbed by the page cache: {100 * share[0]:.0f} "
+                 "% reached the device", {"device_share": share[0]})
+
+
+def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    dirty = series.get("dirty_bytes")
+    if not dirty or not facts.dirty_threshold:
+        return None
+    held = statistics.median(dirty)
+    if held < WRITEBACK_SHARE * facts.dirty_threshold:
+        return None
+    share = held / facts.dirty_threshold
+    return Limit("writeback", f"write-back throttling: Dirty held at {100 * share:.0f} % of "
+                 f"the kernel's threshold ({facts.dirty_threshold / (1 << 20):.0f} MiB)",
+                 {"dirty_bytes": held, "threshold": facts.dirty_threshold})
+
+
+UNKNOWN = Limit("unknown", "not known (imported)", {})
+
+
+def row_limits(per_run: Sequence[Sequence[Limit]]) -> list[Limit]:
+    """A result row's verdicts from its runs': each kind found in at least half of them, its
+    evidence the mean over those runs; "nothing found" when none is; "not known" without runs
+    (an imported result carries no samples)."""
+    if not per_run:
+        return [UNKNOWN]
+    kinds: dict[str, list[Limit]] = {}
+    for limits in per_run:
+        for limit in limits:
+            kinds.setdefault(limit.kind, []).append(limit)
+    out = []
+    for kind in KINDS:
+        found = kinds.get(kind, [])
+        if kind in ("none", "unknown") or 2 * len(found) < len(per_run):
+            continue
+        keys = set().union(*(f.evidence for f in found))
+        evidence = {k: statistics.fmean(f.evidence[k] for f in found if k in f.evidence)
+                    for k in sorted(keys)}
+        words = found[0].words if len(found) == len(per_run) else \
+            f"{found[0].words} ({len(found)} of {len(per_run)} runs)"
+        out.append(Limit(kind, words, evidence))
+    return out or [Limit("none", "nothing found", {})]
+
+
+def limits_text(limits: Sequence[Limit]) -> str:
+    """The short words of a row's verdicts, for a table column."""
+    return "; ".join(limit.words for limit in limits)
+
+
+class LimitsSource(Protocol):
+    """What session_limits reads of a library (core.library.Library has it)."""
+
+    def runs(self, session_id: int) -> list[dict[str, Any]]: ...
+    def cases(self, session_id: int) -> list[dict[str, Any]]: ...
+    def samples(self, session_id: int, case_id: str | None = None,
+                series: str | None = None) -> list[dict[str, Any]]: ...
+    def session(self, session_id: int) -> dict[str, Any]: ...
+
+
+# the parameters that say how many processes or threads issue I/O, and how deep each queue is
+THREAD_KEYS = ("streams", "numjobs", "threads")
+DEPTH_KEYS = ("queue_depth", "iodepth")
+
+
+def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
+    """case id -> its verdicts over the runs that completed (row_limits of each run's)."""
+    host = lib.session(session_id).get("host") or {}
+    cases = {c["case_id"]: c for c in lib.cases(session_id)}
+    by_run: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for s in lib.samples(session_id):
+        by_run.setdefault((s["case_id"], int(s["repeat"])), []).append(s)
+    per_case: dict[str, list[list[Limit]]] = {}
+    limits_of = host.get("page_cache_limit") or {}
+    for run in lib.runs(session_id):
+        case = cases.get(run["case_id"])
+        if case is None or run.get("status") != "ok":
+            continue
+        params = case.get("params") or {}
+        threads = next((int(params[k]) for k in THREAD_KEYS
+                        if isinstance(params.get(k), int) and params[k] > 0), 1)
+        depth = next((int(params[k]) for k in DEPTH_KEYS if isinstance(params.get(k), int)),
+                     None)
+        facts = RunFacts(tool=str(case.get("tool", "")), duration=run.get("duration"),
+                         threads=threads, queue_depth=depth,
+                         cpus=int(host.get("cpu_count") or 1),
+                         dirty_threshold=host.get("dirty_threshold_bytes"),
+                         page_cache_limit=_limit_of(limits_of, case))
+        samples = by_run.get((run["case_id"], int(run["repeat"])), [])
+        if not samples and run.get("duration") is None:
+            continue  # imported: no evidence
+        per_case.setdefault(run["case_id"], []).append(run_limits(samples, facts))
+    return {cid: row_limits(runs) for cid, runs in per_case.items()}
+
+
+def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | None:
+    """The page-cache limit a case ran under, as the session's host record keeps it."""
+    if not isinstance(recorded, Mapping):
+        return None
+    tests = recorded.get("tests") or {}
+    own = tests.get(str(case.get("test_index"))) if isinstance(tests, Mapping) else None
+    value = own if own is not None else recorded.get("plan")
+    return int(value) if isinstance(value, int | float) else None

@@ -6,6 +6,7 @@ by" column and `show --json` keeps each verdict's evidence."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import subprocess
@@ -65,6 +66,14 @@ def test_a_buffered_read_of_a_cached_file_is_the_page_cache(tmp_path: Path, work
     (cache,) = [x for x in limits if x["kind"] == "page_cache_read"]
     assert cache["evidence"]["device_share"] < 0.10
     assert cache["words"].startswith("read from the page cache: the device read")
+    # every export says it too: the HTML report's results table, CSV, Markdown, JSON
+    library = str(tmp_path / "lib.sqlite3")
+    for fmt in ("html", "csv", "md", "json"):
+        out = tmp_path / f"s.{fmt}"
+        done = disklab("export", "1", "--format", fmt, "-o", str(out), "--library", library)
+        assert done.returncode == 0, done.stderr
+        text = html.unescape(out.read_text())
+        assert "limited" in text and cache["words"] in text, fmt
 
 
 def test_direct_reads_at_queue_depth_8_are_the_device(tmp_path: Path, workdir: Path) -> None:

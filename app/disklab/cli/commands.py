@@ -60,7 +60,7 @@ from disklab.core.results.documents import (
     session_json,
     table_text,
 )
-from disklab.core.results.limits import UNKNOWN, session_limits
+from disklab.core.results.limits import session_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     BaselineError,
@@ -411,11 +411,7 @@ def show(args: argparse.Namespace) -> int:
         session = library.find_session(args.session)
         if args.json:
             doc = session_json(library, session["id"], samples=False, include_partial=include)
-            limits = session_limits(library, session["id"])
-            results = [{**r, "limited_by": [x.to_json() for x in
-                                            limits.get(str(r.get("case_id")), [UNKNOWN])]}
-                       for r in doc["results"]]
-            shown = {"session": doc["session"], "results": results,
+            shown = {"session": doc["session"], "results": doc["results"],
                      "excluded": doc["excluded"], "resumed": library.resumes(session["id"])}
             print(json.dumps(versioned("disklab.results", shown), indent=2, default=str))
             return EXIT_OK

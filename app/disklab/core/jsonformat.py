@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 VERSIONS: dict[str, int] = {
-    "disklab.session": 1,      # export --format json: facts, results, runs, events, samples
+    "disklab.session": 2,      # export --format json: a whole session (2: limited_by)
     "disklab.results": 2,      # show --json: facts and results (2: each result's limited_by)
     "disklab.comparison": 2,   # compare --format json (2: ci_* -> mean_ci_* and delta_ci_*)
     "disklab.event": 1,        # run --json: one event per line

@@ -47,6 +47,7 @@ from disklab.core.results.format import (
     format_left_out,
     format_mean_std,
 )
+from disklab.core.results.limits import UNKNOWN, Limit, limits_text, session_limits
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.pivot import Pivot, report_pivot
 from disklab.core.results.rows import row_stats
@@ -204,7 +205,8 @@ def config_sections(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]
 
 def session_html(session: Mapping[str, Any], results: SessionResults,
                  samples: Sequence[Mapping[str, Any]] = (),
-                 evidence: Sequence[tuple[str, str]] = ()) -> str:
+                 evidence: Sequence[tuple[str, str]] = (),
+                 limits: Mapping[str, Sequence[Limit]] | None = None) -> str:
     """A session as one self-contained HTML file: its pivot (the plan's [report] table, else
     configuration x test) and the pivot's charts first, then the full results table and the
     charts over time and over a swept parameter; the evidence after, collapsed: facts,
@@ -224,7 +226,8 @@ def session_html(session: Mapping[str, Any], results: SessionResults,
                if (c.kind == "line" and not any(c.title.endswith(f" {d.title}") for d in charts))
                or c.title.startswith("latency percentiles")]
     return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
-                       session_facts(session), [pivot_table(pivot), results_table(results)],
+                       session_facts(session),
+                       [pivot_table(pivot), results_table(results, limits=limits)],
                        charts, sections)
 
 
@@ -241,11 +244,12 @@ def session_evidence(lib: Library, session_id: int) -> list[tuple[str, str]]:
     return out + config_sections(lib.events(session_id))
 
 
-def session_markdown(session: Mapping[str, Any], results: SessionResults) -> str:
+def session_markdown(session: Mapping[str, Any], results: SessionResults,
+                     limits: Mapping[str, Sequence[Limit]] | None = None) -> str:
     """A session's results as a Markdown heading and table."""
     return (f"# Session {session['id']}: {md_escape(session['name'])} "
             f"({session['status']})\n\n"
-            + table_markdown(results_table(results)))
+            + table_markdown(results_table(results, limits=limits)))
 
 
 def write_session_csv(lib: Library, session_id: int, fp: TextIO,
@@ -256,14 +260,16 @@ def write_session_csv(lib: Library, session_id: int, fp: TextIO,
     notes, and `shown`: the mean ± stddev as every table writes it."""
     w = csv.writer(fp)
     w.writerow(["session", "config", "tool", "test", "params", "metric", "unit", "better", "n",
-                "mean", "stddev", "cv", "values", "excluded", "notes", "shown"])
+                "mean", "stddev", "cv", "values", "excluded", "notes", "shown", "limited_by"])
+    limits = session_limits(lib, session_id)
     for r in session_results(lib, session_id, include_partial).rows:
         w.writerow([session_id, r["config"], r["tool"], r["test"],
                     json.dumps(r["params"], sort_keys=True), r["metric"], r["unit"],
                     _better(r), r["n"], r["mean"], r["stddev"], _num(_cv(r)),
                     ";".join("" if v is None else repr(v) for v in r["values"]),
                     ";".join(f"{e['repeat']} {e['status']}" for e in r.get("excluded") or []),
-                    "; ".join(r.get("notes") or []), shown(r)])
+                    "; ".join(r.get("notes") or []), shown(r),
+                    limits_text(limits.get(str(r.get("case_id")), [UNKNOWN]))])
 
 
 def _better(row: Mapping[str, Any]) -> str:
@@ -300,11 +306,13 @@ def session_json(lib: Library, session_id: int, samples: bool = True,
     flag, direction and the values left out of its mean), the runs left out (`excluded`),
     runs, events, and the samples; stamped with its format name and version."""
     results = session_results(lib, session_id, include_partial)
+    limits = session_limits(lib, session_id)
     rows = []
     for r in results.rows:
         mean, std, n = row_stats(r)
         rows.append({**r, "cv": _cv(r), "noisy": is_noisy(mean, std, n), "better": _better(r),
-                     "shown": shown(r)})
+                     "shown": shown(r), "limited_by": [
+                         x.to_json() for x in limits.get(str(r.get("case_id")), [UNKNOWN])]})
     doc: dict[str, Any] = {
         "session": lib.session(session_id),
         "results": rows,
@@ -325,10 +333,12 @@ def write_session(lib: Library, session_id: int, path: str | Path, fmt: str,
     if fmt == "html":
         text = session_html(lib.session(session_id),
                             session_results(lib, session_id, include_partial),
-                            thinned_samples(lib, session_id), session_evidence(lib, session_id))
+                            thinned_samples(lib, session_id), session_evidence(lib, session_id),
+                            session_limits(lib, session_id))
     elif fmt == "md":
         text = session_markdown(lib.session(session_id),
-                                session_results(lib, session_id, include_partial))
+                                session_results(lib, session_id, include_partial),
+                                session_limits(lib, session_id))
     elif fmt == "csv":
         with path.open("w", newline="", encoding="utf-8") as fp:
             write_session_csv(lib, session_id, fp, include_partial)

@@ -89,7 +89,7 @@ def test_svg_and_png_charts_name_the_queue_depth(session: tuple[Path, str], tmp_
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     library, _plan = session
     lib = ("--library", str(library))
-    _run(capsys, "export", "1", "--format", "svg", "-o", str(tmp_path / "svg"), *lib)
+    _run(capsys, "export", "1", "--format", "svg", "-o", f"{tmp_path / 'svg'}/", *lib)
     svgs = {p.name: p.read_text() for p in (tmp_path / "svg").glob("*.svg")}
     sweep = [t for name, t in svgs.items() if "against-iodepth" in name]
     assert sweep, list(svgs)  # the queue depth is the x axis of a line chart
@@ -99,7 +99,7 @@ def test_svg_and_png_charts_name_the_queue_depth(session: tuple[Path, str], tmp_
     for text in svgs.values():
         for key in UNSET_DEFAULTS:
             assert f"{key}=" not in text
-    _run(capsys, "export", "1", "--format", "png", "-o", str(tmp_path / "png"), *lib)
+    _run(capsys, "export", "1", "--format", "png", "-o", f"{tmp_path / 'png'}/", *lib)
     assert sorted(p.stem for p in (tmp_path / "png").glob("*.png")) == sorted(
         Path(n).stem for n in svgs)
 

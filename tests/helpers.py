@@ -81,10 +81,18 @@ FLIPS = ('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '.', ',', ':', ';', '
 BAD_BYTES = (b"\xff", b"\xfe\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\xed\xa0\x80")
 MUTATIONS = ("delete", "duplicate", "truncate", "flip", "swap", "bytes", "cut_json")
 
-# derandomized so a failure reproduces, and long enough per example for the slow parsers
-HOSTILE = settings(max_examples=1000, deadline=timedelta(seconds=3), derandomize=True,
-                   database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                         HealthCheck.data_too_large])
+# derandomized so a failure reproduces, and long enough per example for the slow parsers; how
+# many examples: examples(), at the test session's profile
+HOSTILE = settings(deadline=timedelta(seconds=3), derandomize=True, database=None,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+LONG_EXAMPLES = 1000  # the "long" profile's (tests/conftest.py): the big fuzz runs
+
+
+def examples(full: int) -> int:
+    """A fuzz test's examples: `full` at the long profile (make test-long), the same share of
+    the profile's count at the CI profile of make test and make check. Called where a test is
+    decorated, after pytest loaded the profile (--hypothesis-profile)."""
+    return max(10, full * settings.default.max_examples // LONG_EXAMPLES)
 
 
 @st.composite

@@ -1,24 +1,26 @@
 """pytest plugin for `make check`: the tests that start no process, for the edit loop.
 
-Loaded with `-p tests.no_processes`. Every way this interpreter starts a process (subprocess and
-multiprocessing through fork_exec, pexpect's pty fork, os.fork, os.system, os.posix_spawn) is
-refused, and the test that tried is reported as skipped, whatever it did with the refusal (code
-under test may catch it and carry on): which tests start a process is found by running them,
-not kept in a list that goes stale. `make test` runs them all.
+Loaded with `-p tests.no_processes`. Every way this interpreter starts a process (subprocess
+and multiprocessing through fork_exec, which subprocess keeps under a name of its own; pexpect's
+pty fork, os.fork, os.system, os.posix_spawn) is refused, and the test that tried is reported as
+skipped, whatever it did with the refusal (code under test may catch it and carry on): which
+tests start a process is found by running them, not kept in a list that goes stale. `make test`
+runs them all.
 """
 
 from __future__ import annotations
 
 import _posixsubprocess
 import os
+import subprocess
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import pytest
 
 WHY = "starts a process (make check runs only the tests that start none; make test runs all)"
-SPAWNERS = ((_posixsubprocess, "fork_exec"), (os, "fork"), (os, "forkpty"), (os, "system"),
-            (os, "posix_spawn"), (os, "posix_spawnp"))
+SPAWNERS = ((subprocess, "_fork_exec"), (_posixsubprocess, "fork_exec"), (os, "fork"),
+            (os, "forkpty"), (os, "system"), (os, "posix_spawn"), (os, "posix_spawnp"))
 
 
 class StartsAProcess(BaseException):

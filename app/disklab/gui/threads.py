@@ -3,10 +3,10 @@ the GUI thread, questions from other threads asked in it, and Python's cycle col
 
 Why it is built this way (issue 26: a segfault of the GUI tests on a loaded machine):
 
-- A pool thread touches one Qt object only: the relay, made once in the GUI thread and never
-  deleted while the application lives (QCoreApplication waits for the thread pool before its
-  children go). It emits a call's number and nothing else. A relay per call, a child of the
-  page that asked, was freed with the page while the pool thread was still emitting on it.
+- A pool thread touches one Qt object only: the relay, which lives in the GUI thread and is
+  never deleted (a module global without a parent). It emits a call's number and nothing
+  else. A relay per call, a child of the page that asked, was freed with the page while the
+  pool thread was still emitting on it.
 - Every Python object of a call (the function and its closure, the result, the exception and
   its traceback, the callback and the page it is bound to) is held in `_calls`, which only the
   GUI thread empties: a pool thread never drops the last reference to anything, so no page's
@@ -29,7 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import shiboken6
-from PySide6.QtCore import QCoreApplication, QObject, QRunnable, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import (
+    QCoreApplication,
+    QObject,
+    QRunnable,
+    Qt,
+    QThread,
+    QThreadPool,
+    QTimer,
+    Signal,
+)
 
 GC_MS = 1000  # how often the GUI thread runs the cycle collector's due generations
 
@@ -59,10 +68,16 @@ class _Relay(QObject):
     asked = Signal(int)  # a question's number: ask it in the GUI thread
 
     def __init__(self) -> None:
-        super().__init__(QCoreApplication.instance())
-        self.gui_thread = threading.get_ident()
+        super().__init__()
+        app = QCoreApplication.instance()
+        if app is not None and self.thread() is not app.thread():
+            self.moveToThread(app.thread())  # first used by a run's thread: still the GUI's
         self.done.connect(self._finish, Qt.ConnectionType.QueuedConnection)
         self.asked.connect(self._ask, Qt.ConnectionType.QueuedConnection)
+
+    def in_its_thread(self) -> bool:
+        """Whether the caller runs in the GUI thread (this object's, which never changes)."""
+        return QThread.currentThread() is self.thread()
 
     def _finish(self, number: int) -> None:
         call = _calls.pop(number, None)
@@ -82,14 +97,17 @@ class _Relay(QObject):
 
 
 _relay: _Relay | None = None
+_making = threading.Lock()
 
 
 def _the_relay() -> _Relay:
-    """Made by the first call, which comes from the GUI thread (a page's button or timer)."""
+    """Made by the first call (from any thread; it lives in the GUI thread) and kept, without a
+    parent, for as long as the interpreter: it is never deleted under an emitting thread."""
     global _relay
-    if _relay is None or not shiboken6.isValid(_relay):
-        _relay = _Relay()
-    return _relay
+    with _making:
+        if _relay is None:
+            _relay = _Relay()
+        return _relay
 
 
 def _owner_alive(call: _Pending) -> bool:
@@ -137,7 +155,7 @@ def ask_in_gui_thread(fn: Callable[[], Any], owner: QObject | None = None,
     `owner` is gone, its calls were abandoned, or `declined` is set meanwhile (the question is
     declined, never left waiting: the GUI thread may itself be waiting for this thread)."""
     relay = _the_relay()
-    if threading.get_ident() == relay.gui_thread:
+    if relay.in_its_thread():
         return fn()
     number = next(_numbers)
     call = _calls[number] = _Pending(fn, None, owner)

@@ -8,17 +8,25 @@ for the tests that manage their own filesystems.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
-from tests.helpers import IS_ROOT, LONG_EXAMPLES, ScratchFs, make_scratch_fs, teardown
+from tests.helpers import (
+    IS_ROOT,
+    LONG_EXAMPLES,
+    XDG,
+    ScratchFs,
+    make_scratch_fs,
+    real_dirs,
+    snapshot,
+    teardown,
+)
 
 INSTALLER = "scripts/install-system-packages.sh"
 
@@ -32,34 +40,8 @@ settings.load_profile("ci")
 # ---------------------------------------------------------------------------------------------
 # the developer's own settings, library and state are never touched (issue 34)
 
-XDG = {"XDG_CONFIG_HOME": (".config", "DiskLab"), "XDG_DATA_HOME": (".local/share", "disklab"),
-       "XDG_STATE_HOME": (".local/state", "disklab")}
 REAL = pytest.StashKey[dict[str, dict[str, tuple[int, str]]]]()
 TEMP = pytest.StashKey[tuple[str, dict[str, str | None]]]()
-
-
-def real_dirs(env: Mapping[str, str]) -> dict[str, Path]:
-    """DiskLab's own directories in the user's settings, data and state, as `env` places them
-    (QSettings' DiskLab/DiskLab.conf, the default library, the log and crash records)."""
-    home = Path(env.get("HOME") or Path.home())
-    return {var: Path(env.get(var) or home / default) / name
-            for var, (default, name) in XDG.items()}
-
-
-def snapshot(dirs: Mapping[str, Path]) -> dict[str, dict[str, tuple[int, str]]]:
-    """Every file under each directory: its size and SHA-256 (nothing when it does not exist)."""
-    found: dict[str, dict[str, tuple[int, str]]] = {}
-    for top in dirs.values():
-        files: dict[str, tuple[int, str]] = {}
-        for path in sorted(top.rglob("*")) if top.is_dir() else []:
-            if path.is_file() and not path.is_symlink():
-                digest = hashlib.sha256()
-                with path.open("rb") as f:
-                    for block in iter(lambda f=f: f.read(1 << 20), b""):
-                        digest.update(block)
-                files[str(path.relative_to(top))] = (path.stat().st_size, digest.hexdigest())
-        found[str(top)] = files
-    return found
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -9,6 +9,7 @@ twice. The conftests take their helpers from here too.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -463,4 +464,41 @@ def child_pids(pid: int) -> set[int]:
     for tid in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{tid}/children") as f:
             found |= {int(c) for c in f.read().split()}
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# the user's own DiskLab directories (tests/conftest.py keeps the session out of them)
+
+XDG = {"XDG_CONFIG_HOME": (".config", "DiskLab"), "XDG_DATA_HOME": (".local/share", "disklab"),
+       "XDG_STATE_HOME": (".local/state", "disklab")}
+
+
+def real_dirs(env: Mapping[str, str]) -> dict[str, Path]:
+    """DiskLab's own directories in the user's settings, data and state, as `env` places them
+    (QSettings' DiskLab/DiskLab.conf, the default library, the log and crash records)."""
+    home = Path(env.get("HOME") or Path.home())
+    return {var: Path(env.get(var) or home / default) / name
+            for var, (default, name) in XDG.items()}
+
+
+def snapshot(dirs: Mapping[str, Path]) -> dict[str, dict[str, tuple[int, str]]]:
+    """Every file under each directory: its size and SHA-256 (nothing when it does not
+    exist)."""
+    found: dict[str, dict[str, tuple[int, str]]] = {}
+    for top in dirs.values():
+        files: dict[str, tuple[int, str]] = {}
+        for path in sorted(top.rglob("*")) if top.is_dir() else []:
+            if path.is_symlink() or not path.is_file():
+                continue
+            digest = hashlib.sha256()
+            try:
+                with path.open("rb") as f:
+                    for block in iter(lambda f=f: f.read(1 << 20), b""):
+                        digest.update(block)
+                    size = os.fstat(f.fileno()).st_size
+            except FileNotFoundError:  # removed meanwhile (another DiskLab's crash record)
+                continue
+            files[str(path.relative_to(top))] = (size, digest.hexdigest())
+        found[str(top)] = files
     return found

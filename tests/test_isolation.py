@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.session import library_path, state_dir
-from tests.conftest import snapshot
+from tests.helpers import snapshot
 
 
 def test_the_session_puts_settings_library_and_state_in_temporary_directories(

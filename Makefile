@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench setup system-packages clean desktop install dist
+.PHONY: run test test-long check lint bench setup system-packages clean desktop install dist
 
 # pyproject.toml gives ranges; constraints.txt the exact versions the tests ran with.
 $(STAMP): pyproject.toml constraints.txt
@@ -57,10 +57,25 @@ system-packages:
 run: setup
 	$(VENV)/bin/disklab start
 
+# Three tiers (README, "Tests"). make test: every module, unit, integration and GUI, with the
+# short form of each long test (the `long` marker is deselected in pyproject.toml), hypothesis
+# at its CI profile; the 15 slowest tests at the end.
 test: setup system-packages
 	$(VENV)/bin/ruff check app tests bench
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=15 tests
+
+# For a maintainer before a release: the long forms only (the 600-second progress matrix, the
+# full soak) and every fuzz test at the long hypothesis profile.
+test-long: setup system-packages
+	$(PY) -m pytest -q --durations=15 -m "long or hypothesis" --hypothesis-profile=long tests
+
+# The edit loop, under a minute: lint, import contracts and the unit tests that start no
+# process (tests/no_processes.py skips a test at its first fork or exec).
+check: setup
+	$(VENV)/bin/ruff check app tests bench
+	$(VENV)/bin/lint-imports
+	$(PY) -m pytest -q -p tests.no_processes --durations=5 tests/unit tests/test_isolation.py
 
 lint: setup
 	$(VENV)/bin/ruff check app tests bench

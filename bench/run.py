@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import platform
 import signal
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import psutil
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -49,10 +53,73 @@ class Row:
     details: dict
 
 
-def _collect(name: str, func: Callable[..., list[dict]], *args: object) -> list[Row]:
-    """Run one figure; a figure that breaks is reported, not fatal to the others."""
+FIGURE_LIMIT_S = 3600  # one figure's whole time, children included (--figure-timeout)
+XDG_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME")
+
+
+class FigureTimeout(Exception):
+    """A figure that did not end within its limit; says what it was waiting for."""
+
+
+@contextlib.contextmanager
+def own_directories() -> Iterator[None]:
+    """The figure and every process it starts get their own settings, data and state
+    directories (temporary XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME; no
+    DISKLAB_LIBRARY): a window a figure opens starts as on a fresh account, whatever the
+    user's own ~/.config/DiskLab says (a `page=target` there kept figure 6 waiting for ever),
+    and no figure writes the user's settings, library or log."""
+    saved = {var: os.environ.get(var) for var in (*XDG_VARS, "DISKLAB_LIBRARY")}
+    with tempfile.TemporaryDirectory(prefix="disklab-bench-xdg-") as base:
+        for var in XDG_VARS:
+            os.environ[var] = str(Path(base) / var.lower())
+        os.environ.pop("DISKLAB_LIBRARY", None)
+        try:
+            yield
+        finally:
+            for var, value in saved.items():
+                if value is None:
+                    os.environ.pop(var, None)
+                else:
+                    os.environ[var] = value
+
+
+def _waited_for() -> str:
+    """What a figure was waiting for when its time ran out: the processes it had started."""
     try:
-        return [Row(**r) for r in func(*args)]
+        children = psutil.Process().children(recursive=True)
+        running = [" ".join(" ".join(c.cmdline()).split())[:160] for c in children
+                   if c.is_running()]
+    except psutil.Error:
+        running = []
+    return ("its child processes " + "; ".join(f"[{c}]" for c in running) if running
+            else "its own work in the bench's process (no child process was running)")
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """FigureTimeout in the bench's main thread after `seconds`: a subprocess.run waited on
+    kills its child as the exception passes, and the scratch areas' finally blocks tear down."""
+    def expire(_signum: int, _frame: object) -> None:
+        raise FigureTimeout(f"timed out after {seconds} s while waiting for {_waited_for()}")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _collect(name: str, func: Callable[..., list[dict]], *args: object,
+             limit: int = FIGURE_LIMIT_S) -> list[Row]:
+    """Run one figure in its own directories and time limit; a figure that breaks or times
+    out is reported, not fatal to the others."""
+    try:
+        with own_directories(), time_limit(limit):
+            return [Row(**r) for r in func(*args)]
+    except FigureTimeout as e:
+        return [Row(name, "-", "-", f"not measured: {e}", {})]
     except Exception as e:  # report and go on: one broken figure must not hide the rest
         return [Row(name, "-", "-", f"not measured: {type(e).__name__}: {e}", {})]
 
@@ -71,7 +138,12 @@ def main() -> int:
                              "only: it cannot resolve 1 %% on a shared disk at any size)")
     parser.add_argument("--no-end-to-end", action="store_true",
                         help="skip figure 1e (report only) to save its ~5 minutes")
+    parser.add_argument("--figure-timeout", type=int, default=FIGURE_LIMIT_S,
+                        help="seconds one figure may take, children included; a figure past "
+                             "it is reported as not measured, with what it was waiting for, "
+                             "and the bench goes on (default %(default)s)")
     args = parser.parse_args()
+    collect = functools.partial(_collect, limit=args.figure_timeout)
     # a kill of the bench is a normal exit: the scratch areas' finally blocks unmount and detach
     signal.signal(signal.SIGTERM, lambda *_a: sys.exit(143))
     pairs = max(args.pairs, 5)
@@ -80,34 +152,34 @@ def main() -> int:
     rows: list[Row] = []
     if "1" in only:
         with scratch_ext4(options="noatime") as mnt:
-            rows += _collect("1 observer cost", observer_cost.run, mnt, pairs)
+            rows += collect("1 observer cost", observer_cost.run, mnt, pairs)
         if not args.no_end_to_end:
             base = "/dev/shm" if args.observer_backing == "ram" else "/var/tmp"
             with scratch_ext4(base=base) as mnt:
-                rows += _collect("1e observer effect", observer_effect.run, mnt, pairs,
+                rows += collect("1e observer effect", observer_effect.run, mnt, pairs,
                                  args.observer_size)
     with scratch_ext4() if {"2", "4"} & only else contextlib.nullcontext(None) as mnt:
         if "2" in only:
-            rows += _collect("2 app overhead", app_overhead.run, mnt)
+            rows += collect("2 app overhead", app_overhead.run, mnt)
         if "4" in only:
-            rows += _collect("4 engine / dd", engine_vs_dd.run, mnt, pairs, args.size)
-            rows += _collect("4 engine / fio", engine_vs_fio.run, mnt, pairs, args.size)
+            rows += collect("4 engine / dd", engine_vs_dd.run, mnt, pairs, args.size)
+            rows += collect("4 engine / fio", engine_vs_fio.run, mnt, pairs, args.size)
     if "3" in only or "6" in only:
-        rows += _collect("3/6 GUI", gui_figures.run, only)
+        rows += collect("3/6 GUI", gui_figures.run, only)
     if "5" in only:
-        rows += _collect("5 library", library_figures.run)
+        rows += collect("5 library", library_figures.run)
     if "7" in only:
-        rows += _collect("7 parsers", parser_rates.run)
+        rows += collect("7 parsers", parser_rates.run)
     if "8" in only:  # a scratch filesystem (and loop device) per fio server
         with contextlib.ExitStack() as stack:
             mounts = [stack.enter_context(scratch_ext4(size="1G"))
                       for _ in host_scaling.ADDRESSES]
-            rows += _collect("8 several hosts", host_scaling.run, mounts)
+            rows += collect("8 several hosts", host_scaling.run, mounts)
     if "9" in only:
         with scratch_ext4(size="2G") as mnt_a, scratch_ext4(size="2G") as mnt_b:
-            rows += _collect("9 several targets", target_skew.run, mnt_a, mnt_b)
+            rows += collect("9 several targets", target_skew.run, mnt_a, mnt_b)
     if "10" in only:
-        rows += _collect("10 pivot", pivot_figure.run)
+        rows += collect("10 pivot", pivot_figure.run)
 
     width = max(len(r.figure) for r in rows)
     print(f"\n{'figure'.ljust(width)}  {'value':>22}  {'target':>12}  verdict")

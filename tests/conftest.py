@@ -8,15 +8,87 @@ for the tests that manage their own filesystems.
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
-from tests.helpers import IS_ROOT, ScratchFs, make_scratch_fs, teardown
+from tests.helpers import (
+    IS_ROOT,
+    LONG_EXAMPLES,
+    XDG,
+    ScratchFs,
+    make_scratch_fs,
+    real_dirs,
+    snapshot,
+    teardown,
+)
 
 INSTALLER = "scripts/install-system-packages.sh"
+
+# Hypothesis: "ci" for make test and make check, "long" (--hypothesis-profile=long) for the big
+# fuzz runs of make test-long; a fuzz test's own count scales with it (helpers.examples)
+settings.register_profile("ci", max_examples=LONG_EXAMPLES // 10)
+settings.register_profile("long", max_examples=LONG_EXAMPLES)
+settings.load_profile("ci")
+
+
+# ---------------------------------------------------------------------------------------------
+# the developer's own settings, library and state are never touched (issue 34)
+
+REAL = pytest.StashKey[dict[str, dict[str, tuple[int, str]]]]()
+TEMP = pytest.StashKey[tuple[str, dict[str, str | None]]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Before anything is collected or started: the session's own XDG directories (inherited by
+    every process a test starts), the user's library variable set aside, and a snapshot of the
+    user's real directories to compare at the end (tests/test_isolation.py)."""
+    real = real_dirs(os.environ)
+    config.stash[REAL] = snapshot(real)
+    base = tempfile.mkdtemp(prefix="disklab-tests-xdg-")
+    saved = {var: os.environ.get(var) for var in (*XDG, "DISKLAB_LIBRARY")}
+    for var in XDG:
+        os.environ[var] = str(Path(base) / var.removeprefix("XDG_").lower())
+    os.environ.pop("DISKLAB_LIBRARY", None)
+    config.stash[TEMP] = (base, saved)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    base, saved = config.stash[TEMP]
+    for var, value in saved.items():
+        if value is None:
+            os.environ.pop(var, None)
+        else:
+            os.environ[var] = value
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The check of the user's directories runs last, after everything else did its work."""
+    last = [item for item in items if item.get_closest_marker("after_everything")]
+    items[:] = [item for item in items if item not in last] + last
+
+
+@pytest.fixture(scope="session")
+def real_settings(pytestconfig: pytest.Config) -> tuple[dict[str, Path], dict]:
+    """The user's real DiskLab directories and what they held when the session started."""
+    _base, saved = pytestconfig.stash[TEMP]
+    env = {**os.environ, **{k: v for k, v in saved.items() if v is not None}}
+    for var, value in saved.items():
+        if value is None:
+            env.pop(var, None)
+    return real_dirs(env), pytestconfig.stash[REAL]
+
+
+@pytest.fixture(scope="session")
+def session_xdg(pytestconfig: pytest.Config) -> Path:
+    """The temporary directory that holds this session's XDG config, data and state."""
+    return Path(pytestconfig.stash[TEMP][0])
 
 
 def _need_root_tools(*tools: str) -> None:

@@ -9,6 +9,7 @@ twice. The conftests take their helpers from here too.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -81,10 +82,18 @@ FLIPS = ('0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '.', ',', ':', ';', '
 BAD_BYTES = (b"\xff", b"\xfe\xff", b"\xc3", b"\xe2\x82", b"\x00", b"\xed\xa0\x80")
 MUTATIONS = ("delete", "duplicate", "truncate", "flip", "swap", "bytes", "cut_json")
 
-# derandomized so a failure reproduces, and long enough per example for the slow parsers
-HOSTILE = settings(max_examples=1000, deadline=timedelta(seconds=3), derandomize=True,
-                   database=None, suppress_health_check=[HealthCheck.too_slow,
-                                                         HealthCheck.data_too_large])
+# derandomized so a failure reproduces, and long enough per example for the slow parsers; how
+# many examples: examples(), at the test session's profile
+HOSTILE = settings(deadline=timedelta(seconds=3), derandomize=True, database=None,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+LONG_EXAMPLES = 1000  # the "long" profile's (tests/conftest.py): the big fuzz runs
+
+
+def examples(full: int) -> int:
+    """A fuzz test's examples: `full` at the long profile (make test-long), the same share of
+    the profile's count at the CI profile of make test and make check. Called where a test is
+    decorated, after pytest loaded the profile (--hypothesis-profile)."""
+    return max(10, full * settings.default.max_examples // LONG_EXAMPLES)
 
 
 @st.composite
@@ -455,4 +464,41 @@ def child_pids(pid: int) -> set[int]:
     for tid in os.listdir(f"/proc/{pid}/task"):
         with open(f"/proc/{pid}/task/{tid}/children") as f:
             found |= {int(c) for c in f.read().split()}
+    return found
+
+
+# ---------------------------------------------------------------------------------------------
+# the user's own DiskLab directories (tests/conftest.py keeps the session out of them)
+
+XDG = {"XDG_CONFIG_HOME": (".config", "DiskLab"), "XDG_DATA_HOME": (".local/share", "disklab"),
+       "XDG_STATE_HOME": (".local/state", "disklab")}
+
+
+def real_dirs(env: Mapping[str, str]) -> dict[str, Path]:
+    """DiskLab's own directories in the user's settings, data and state, as `env` places them
+    (QSettings' DiskLab/DiskLab.conf, the default library, the log and crash records)."""
+    home = Path(env.get("HOME") or Path.home())
+    return {var: Path(env.get(var) or home / default) / name
+            for var, (default, name) in XDG.items()}
+
+
+def snapshot(dirs: Mapping[str, Path]) -> dict[str, dict[str, tuple[int, str]]]:
+    """Every file under each directory: its size and SHA-256 (nothing when it does not
+    exist)."""
+    found: dict[str, dict[str, tuple[int, str]]] = {}
+    for top in dirs.values():
+        files: dict[str, tuple[int, str]] = {}
+        for path in sorted(top.rglob("*")) if top.is_dir() else []:
+            if path.is_symlink() or not path.is_file():
+                continue
+            digest = hashlib.sha256()
+            try:
+                with path.open("rb") as f:
+                    for block in iter(lambda f=f: f.read(1 << 20), b""):
+                        digest.update(block)
+                    size = os.fstat(f.fileno()).st_size
+            except FileNotFoundError:  # removed meanwhile (another DiskLab's crash record)
+                continue
+            files[str(path.relative_to(top))] = (size, digest.hexdigest())
+        found[str(top)] = files
     return found

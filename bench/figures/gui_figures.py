@@ -9,7 +9,11 @@ final plots (<= 16 ms, median of 5), and the longest gap between ticks of a 10 m
 the replay (<= 100 ms: the GUI thread never blocked longer).
 6: process start to the main window shown (its first frame, offscreen), median of 5 (< 1.0 s);
 importing disklab.gui alone; and (report) the start to the Run page's plots made: pyqtgraph is
-imported right after the first frame (gui/lazy.py), so the window appears without it.
+imported right after the first frame (gui/lazy.py), so the window appears without it. The
+window opens on whatever page a fresh account gets (the bench gives each figure its own empty
+settings: bench/run.py); the child then shows the Run page itself, as a user who goes to it at
+once, and waits for its plots at most PLOTS_LIMIT_S. Each child has CHILD_LIMIT_S; one that
+does not end says what it was waiting for.
 """
 
 from __future__ import annotations
@@ -71,11 +75,15 @@ REPLAY = textwrap.dedent("""
     os._exit(0)  # as in COLD: no teardown of a window that was never closed
 """)
 
+PLOTS_LIMIT_S = 60  # the Run page's plots, after it was shown
+CHILD_LIMIT_S = {"3": 900, "6": 120}  # one child process of the figure
+
 COLD = textwrap.dedent("""
-    import os, time
+    import os, sys, time
     t0 = time.perf_counter()
     import disklab.gui.app
     t_import = time.perf_counter() - t0
+    from PySide6.QtCore import QEventLoop
     from disklab.gui.app import make_app
     from disklab.gui.main_window import MainWindow
     from disklab.gui.state import Workbench
@@ -85,8 +93,14 @@ COLD = textwrap.dedent("""
     app.processEvents()  # the first frame: the window as the user first sees it
     t_shown, t = time.perf_counter() - t0, os.times()
     plots_first = w.run.plots.made  # made in that frame: pyqtgraph was in the start
-    while not w.run.plots.made:  # the Run page's plots, made right after the first frame
-        app.processEvents()
+    w.show_page("run")  # the user goes to the Run page at once, whatever page opened
+    deadline = time.perf_counter() + float(sys.argv[1])
+    while not w.run.plots.made and time.perf_counter() < deadline:
+        app.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 50)
+    if not w.run.plots.made:
+        print("the Run page's plots were not made", sys.argv[1], "s after it was shown",
+              "(the window opened on", w.current_page(), ")", file=sys.stderr, flush=True)
+        os._exit(3)
     t_plots = time.perf_counter() - t0
     print(t_import, t_shown, t.user + t.system, t_plots, int(plots_first), flush=True)
     # the window was never closed: tearing Qt down from the interpreter's exit crashes now and
@@ -95,11 +109,20 @@ COLD = textwrap.dedent("""
 """)
 
 
-def _python(code: str, env: dict[str, str]) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=env, timeout=900)
+def _python(code: str, env: dict[str, str], limit: int, waiting_for: str,
+            *args: str) -> str:
+    """The child's last line of output; RuntimeError naming what it waited for when it did not
+    end in `limit` seconds (it is killed) or failed."""
+    try:
+        done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                              text=True, env=env, timeout=limit)
+    except subprocess.TimeoutExpired as e:
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr
+        raise RuntimeError(f"its child did not end in {limit} s, waiting for {waiting_for}: "
+                           f"{(err or '')[-500:]}") from None
     if done.returncode != 0:
-        raise RuntimeError(f"exit status {done.returncode}: {done.stderr[-2000:]}")
+        raise RuntimeError(f"exit status {done.returncode} while waiting for {waiting_for}: "
+                           f"{done.stderr[-2000:]}")
     return done.stdout.strip().splitlines()[-1]
 
 
@@ -107,7 +130,8 @@ def run(only: set[str]) -> list[dict]:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     rows = []
     if "3" in only:
-        r = json.loads(_python(REPLAY, env))
+        r = json.loads(_python(REPLAY, env, CHILD_LIMIT_S["3"],
+                               "the 24 h replay into the live plots to end"))
         mb = r["rss_growth"] / 2**20
         draws_ms = [round(d * 1000, 2) for d in r["draws"]]
         draw_value, draw_verdict, draw_ci = judge(draws_ms, 16, higher_is_better=False, digits=1)
@@ -125,7 +149,9 @@ def run(only: set[str]) -> list[dict]:
         imports, shown, cpu, plotted, late = [], [], [], [], 0
         load = os.getloadavg()[0]
         for _ in range(5):
-            a, b, c, d, e = map(float, _python(COLD, env).split())
+            a, b, c, d, e = map(float, _python(
+                COLD, env, CHILD_LIMIT_S["6"], "the window's first frame, then the Run page's "
+                "plots", str(PLOTS_LIMIT_S)).split())
             imports.append(a)
             shown.append(b)
             cpu.append(c)

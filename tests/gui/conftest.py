@@ -15,6 +15,22 @@ import pytest
 pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
+
+@pytest.fixture(scope="package", autouse=True)
+def _gc_in_gui_thread(qapp) -> Iterator[None]:
+    """As in the application (gui.app.make_app, gui.threads): Python's cycle collector runs in
+    the GUI thread only, so no pool or run thread destroys a test's widgets; the tests after
+    these get Python's own collector back."""
+    from PySide6.QtCore import QThreadPool
+
+    from disklab.gui.threads import keep_gc_in_gui_thread, restore_gc
+
+    keep_gc_in_gui_thread()
+    yield
+    QThreadPool.globalInstance().waitForDone(30_000)
+    restore_gc()
+
+
 @pytest.fixture
 def library_path(tmp_path: Path) -> Path:
     # not on the target's directory: a separate dir (same filesystem is only a warning)
@@ -52,8 +68,8 @@ def window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
         w.wb.runs.wait(60000)
     w.library.close_library()
     w.compare.close_library()
-    # the window's short background calls (plan checks, device lists) end with its test: one
-    # still running in the pool while the next test builds its window and Python collects the
-    # last one's objects crashed the interpreter (seen once, in a CI run on a loaded machine)
+    # the window's short background calls (plan checks, device lists) end with its test, so
+    # that one test's calls do not run into the next (the application itself is safe either
+    # way: gui.threads, and tests/gui/test_close_while_busy.py)
     QThreadPool.globalInstance().waitForDone(30_000)
-    gc.collect()  # its cycles of Qt objects, in this thread, not in the next run's worker
+    gc.collect()  # its cycles of Qt objects, in this thread

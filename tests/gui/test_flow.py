@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from disklab.core.results.format import format_mean_std
 from disklab.core.session import check_plan
 from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.run import RESULT, STATUS
@@ -200,13 +201,20 @@ def test_session_json_of_results_is_what_the_table_shows(qtbot, window, target_d
     assert status == "finished"
     lib = window.wb.open_library()
     try:
-        results = [r for r in lib.results(session) if r["metric"] == "write"]
+        results = lib.results(session)
     finally:
         lib.close()
-    assert results[0]["n"] == 2
-    text = window.run.table.item(0, RESULT).text()
-    assert "±" in text  # two repeats: mean ± stddev
-    assert json.dumps(results, default=str)
+    # the session's results as JSON (what an export or `disklab show --json` hands on), read
+    # back: each case's row in the table shows the main figures those numbers make
+    rows = [r for r in json.loads(json.dumps(results, default=str)) if ":" not in r["metric"]]
+    assert {r["metric"] for r in rows} == {"write", "read"} and all(r["n"] == 2 for r in rows)
+    assert set(window.run.rows) == {r["case_id"] for r in rows}
+    for case_id, table_row in window.run.rows.items():
+        shown = window.run.table.item(table_row, RESULT).text().split("; ")
+        expected = [f"{r['metric']} {format_mean_std(r['mean'], r['stddev'], r['n'], r['unit'])}"
+                    for r in rows if r["case_id"] == case_id]
+        assert expected and all("±" in e for e in expected)  # two repeats: mean ± stddev
+        assert sorted(shown) == sorted(expected), (shown, expected)
 
 
 def test_every_event_reaches_the_page_in_order_before_the_run_ends(qtbot, window, target_dir):

@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtWidgets import QApplication, QInputDialog
+from PySide6.QtWidgets import QApplication, QInputDialog, QListWidgetItem
 
+from disklab.core import tools
 from disklab.core.plan import parse_plan
+from disklab.core.proc import which
 from disklab.core.system.devices import identity
 from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.main_window import PAGE_KEYS, MainWindow
+from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench
 from tests.helpers import Loops, engine_plan
 
@@ -122,14 +126,38 @@ def test_configs_page_two_configs_with_field_errors_and_argv_preview(qtbot, wind
     assert page.list.count() == 1 == len(window.wb.draft.configs)
 
 
+def _tool_items(page: MatrixPage) -> dict[str, QListWidgetItem]:
+    return {page.tools.item(i).data(Qt.ItemDataRole.UserRole): page.tools.item(i)
+            for i in range(page.tools.count())}
+
+
+def test_a_tool_that_is_not_installed_says_how_to_install_it(
+        qtbot, window, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """iozone really missing (a PATH of every other tool's executable, iozone left out): its
+    row says so, greyed, with the package to install; the others are as they were."""
+    before = {name: item.text() for name, item in _tool_items(window.matrix).items()}
+    assert "not installed" not in before["iozone"], "iozone is not installed here to begin with"
+    shadow = tmp_path / "bin"
+    shadow.mkdir()
+    for name in tools.tool_names():
+        executable = tools.get_adapter(name).executable
+        found = which(executable) if executable and name != "iozone" else None
+        if found:
+            (shadow / Path(found).name).symlink_to(found)
+    monkeypatch.setenv("PATH", str(shadow))
+    page = MatrixPage(window.wb)
+    qtbot.addWidget(page)
+    items = _tool_items(page)
+    assert items["iozone"].text() == "iozone — not installed"
+    assert items["iozone"].toolTip() == "install it with: sudo apt install iozone3"
+    assert {n: i.text() for n, i in items.items() if n != "iozone"} == {
+        n: text for n, text in before.items() if n != "iozone"}
+
+
 def test_matrix_page_tools_presets_and_problems(qtbot, window, target_dir):
     page = window.matrix
     names = [page.tools.item(i).data(Qt.ItemDataRole.UserRole) for i in range(page.tools.count())]
     assert "engine" in names
-    for i in range(page.tools.count()):
-        item = page.tools.item(i)
-        if "not installed" in item.text():
-            assert "apt install" in item.toolTip()
     assert page.preset.count() >= 2  # "(choose a preset)" and the presets
     page.load_file(page.preset.itemData(1))
     assert page.preset.currentIndex() == 1

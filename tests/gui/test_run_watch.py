@@ -2,8 +2,9 @@
 matrix (real worker, real built-in engine on a scratch directory), Esc with its confirmation,
 and nothing of the previous run left on the page.
 
-The matrix test is issue 13's done-when: a 10-minute time-based matrix, 8 cases of 75 s. It
-runs the real 10 minutes (MATRIX_SECONDS); while developing, set it lower.
+The matrix test is issue 13's done-when: a 10-minute time-based matrix, 8 cases of 75 s. That
+long form runs in `make test-long`; `make test` runs the same matrix at 80 s (8 cases of 10 s),
+with the same checks.
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.run import STATUS
 from tests.helpers import engine_plan
 
-MATRIX_SECONDS = 600.0  # the whole matrix: 8 cases x MATRIX_SECONDS / 8 of runtime each
+# the whole matrix: 8 cases of a CASES-th of it each; the long form is issue 13's 10 minutes
+MATRIX_SECONDS = (pytest.param(80.0, id="80s"),
+                  pytest.param(600.0, id="600s", marks=pytest.mark.long))
 CASES = 8
 
 MATRIX = """\
@@ -42,8 +45,10 @@ direct = false
 
 
 @pytest.mark.slow
-def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target_dir):
-    runtime = MATRIX_SECONDS / CASES
+@pytest.mark.parametrize("matrix_seconds", MATRIX_SECONDS)
+def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target_dir,
+                                                           matrix_seconds: float):
+    runtime = matrix_seconds / CASES
     window.wb.set_draft(PlanDraft.from_text(MATRIX.format(directory=target_dir,
                                                           runtime=runtime)))
     events: list[tuple[float, object]] = []
@@ -59,7 +64,7 @@ def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target
     watcher.setInterval(1000)
     watcher.timeout.connect(look)
     watcher.start()
-    with qtbot.waitSignal(window.run.finished, timeout=int(MATRIX_SECONDS * 1.5 + 120) * 1000
+    with qtbot.waitSignal(window.run.finished, timeout=int(matrix_seconds * 1.5 + 120) * 1000
                           ) as blocker:
         window.run.start()
     watcher.stop()
@@ -87,7 +92,7 @@ def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target
     t1, after_first = next((t, ev) for t, ev in progress if ev.runs_done == 1)
     assert after_first.overall == pytest.approx(1 / CASES, abs=0.05)
     assert after_first.overall_eta == pytest.approx(end - t1,
-                                                    abs=max(5.0, 0.15 * MATRIX_SECONDS))
+                                                    abs=max(5.0, 0.15 * matrix_seconds))
     # halfway through the time, the bar is about halfway
     start = events[0][0]
     middle = next(ev for t, ev in progress if t >= start + (end - start) / 2)
@@ -116,9 +121,11 @@ def test_escape_asks_then_cancels_and_the_next_start_shows_nothing_stale(qtbot, 
         run.start()
         qtbot.waitUntil(lambda: run.progress_seen > 0, timeout=20_000)
         # the current rates as large figures: the tool's syscalls, the device, its own report
-        qtbot.waitUntil(lambda: run.rate_labels["Application"].text().endswith("/s"),
-                        timeout=10_000)
-        assert run.rate_labels["Tool's report"].text().endswith("/s")
+        # (the tool's first report may come a refresh after the first sample on a loaded
+        # machine: each is waited for)
+        for rate in ("Application", "Tool's report"):
+            qtbot.waitUntil(lambda r=rate: run.rate_labels[r].text().endswith("/s"),
+                            timeout=10_000)
         # Esc asks first; "Keep running" keeps it running
         qtbot.keyClick(window.run.plots, Qt.Key.Key_Escape)
         qtbot.waitUntil(lambda: run.cancel_dialog is not None, timeout=5_000)

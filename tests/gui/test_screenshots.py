@@ -7,6 +7,7 @@ temporary dir; look at them after a change to the window.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel, QListWidget, QWidget
 
 from disklab.core.resources import resource
 from tests.helpers import engine_plan
@@ -21,6 +24,21 @@ from tests.helpers import engine_plan
 ROOT = Path(__file__).resolve().parents[2]
 INNER = "DISKLAB_SCREENSHOT_INNER"
 PAGES = ("target", "configs", "matrix", "run", "library", "compare", "hosts")
+MANIFEST = "shown.json"  # what the widget tree showed at each capture (inner run)
+def _visible_texts(widget: QWidget) -> list[str]:
+    """The texts of the labels, buttons, group boxes and list entries the user can see inside
+    `widget` now."""
+    texts = []
+    for child in widget.findChildren(QWidget):
+        if not child.isVisible():
+            continue
+        if isinstance(child, QLabel | QAbstractButton):
+            texts.append(child.text())
+        elif isinstance(child, QGroupBox):
+            texts.append(child.title())
+        elif isinstance(child, QListWidget):
+            texts += [child.item(i).text() for i in range(child.count())]
+    return [t for t in texts if t]
 
 
 def test_screenshots_of_every_page(tmp_path):
@@ -38,10 +56,35 @@ def test_screenshots_of_every_page(tmp_path):
          "-q", "-p", "no:cacheprovider", f"{__file__}::test_inner_take_screenshots"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # what the window showed at each capture, from its widget tree (no OCR): the page asked
+    # for was the one on screen, its entry current in the sidebar, its own texts visible
+    shown = json.loads((out / MANIFEST).read_text())
+    pixels: dict[str, bytes] = {}
     for page in PAGES:
         png = out / f"{page}.png"
         assert png.exists(), f"no screenshot of {page}"
-        assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
+        seen = shown[f"{page}.png"]
+        assert seen["page"] == page and seen["stacked"], seen  # that page's widget on top
+        assert seen["sidebar"].endswith(seen["title"]), seen  # and its entry current
+        others = set().union(*(shown[f"{p}.png"]["texts"] for p in PAGES if p != page))
+        assert set(seen["texts"]) - others, f"nothing of the {page} page's own was visible"
+        image = QImage(str(png))
+        assert (image.width(), image.height()) == tuple(seen["size"]), page
+        pixels[page] = _not_blank(image, page)
+    assert len(set(pixels.values())) == len(PAGES), "two pages' screenshots are the same"
+
+
+def _not_blank(image: QImage, page: str) -> bytes:
+    """The page's area (right of the sidebar) sampled on a 40 x 40 grid: many colours, not one
+    flat fill (a window grabbed before it was painted is one colour); the samples, to compare
+    pages by."""
+    xs = [200 + (image.width() - 210) * i // 40 for i in range(40)]
+    ys = [40 + (image.height() - 80) * j // 40 for j in range(40)]
+    samples = [image.pixel(x, y) for y in ys for x in xs]
+    assert len(set(samples)) >= 8, f"the {page} page's screenshot is blank"
+    flat = max(samples.count(c) for c in set(samples))
+    assert flat < 0.97 * len(samples), f"the {page} page's screenshot is one colour"
+    return b"".join(c.to_bytes(4, "little") for c in samples)
 
 
 @pytest.mark.skipif(not os.environ.get(INNER), reason="runs inside xvfb-run (the test above)")
@@ -91,7 +134,20 @@ def test_inner_take_screenshots(qtbot, tmp_path):
         assert blocker.args[1] == "finished", w.run.log.toPlainText()[-2000:]
         sessions.append(blocker.args[0])
     qtbot.wait(300)
-    shots = {"run": w.grab()}  # the run page as the last run left it: plots, table, log
+    shown: dict[str, dict] = {}
+
+    def capture(name: str) -> QPixmap:
+        """The window now, and what its widget tree showed (for the outer test)."""
+        key = w.current_page()
+        pixmap = w.grab()
+        shown[name] = {"page": key, "title": w.pages[key].title,
+                       "stacked": w.stack.currentWidget() is w.pages[key],
+                       "sidebar": w.sidebar.currentItem().text(),
+                       "texts": _visible_texts(w.pages[key]),
+                       "size": [pixmap.width(), pixmap.height()]}
+        return pixmap
+
+    shots = {"run": capture("run.png")}  # the run page as the last run left it
 
     w.show_page("matrix")
     if not with_image:
@@ -107,20 +163,20 @@ def test_inner_take_screenshots(qtbot, tmp_path):
             continue
         w.show_page(page)
         qtbot.wait(250)
-        shots[page] = w.grab()
+        shots[page] = capture(f"{page}.png")
     if not with_image:
         for c in configs:
             w.configs.add_config(dict(c))
     w.configs.list.setCurrentRow(w.configs.list.count() - 1)
     w.show_page("configs")
     qtbot.wait(300)
-    shots["configs"] = w.grab()
+    shots["configs"] = capture("configs.png")
     for page, pixmap in shots.items():
         assert pixmap.save(str(out / f"{page}.png"))
     w.compare.tabs.setCurrentIndex(1)
     w.show_page("compare")
     qtbot.wait(250)
-    w.grab().save(str(out / "compare-chart.png"))
+    assert capture("compare-chart.png").save(str(out / "compare-chart.png"))
     # two machines on the Hosts page (a loopback fio server each, as the host-scaling preset
     # has them), added last: the other pages show the plan without them
     for i in (1, 2):
@@ -128,6 +184,7 @@ def test_inner_take_screenshots(qtbot, tmp_path):
                                      "directory": f"/tmp/disklab-h{i}"}) is None
     w.show_page("hosts")
     qtbot.wait(250)
-    assert w.grab().save(str(out / "hosts.png"))
+    assert capture("hosts.png").save(str(out / "hosts.png"))
+    (out / MANIFEST).write_text(json.dumps(shown, indent=1))
     w.library.close_library()
     w.compare.close_library()

@@ -89,10 +89,9 @@ def groups() -> set[str]:
 def test_a_limited_buffered_read_comes_from_the_device(big_fs: ScratchFs, tmp_path: Path
                                                        ) -> None:
     """The same buffered 1 GiB read, re-read for 4 s: unlimited, the second pass on comes from
-    the page cache; limited to 128 MiB, every pass comes from the device (storage-level bytes
-    as many as the bytes read), at no more than about the direct-I/O rate. The kernel's
-    read-ahead keeps several requests in flight for a buffered reader, so the direct figure it is
-    held to has a few in flight too (queue_depth = 4)."""
+    the page cache; limited to 128 MiB, every pass comes from the device. Judged by what the
+    kernel counted for the tool's process (/proc/PID/io: the bytes it had read from storage
+    against the bytes its reads returned), not by its speed, which a loaded machine changes."""
     text = READS.format(directory=big_fs.mountpoint, repeats=REPEATS, runtime="4s")
     checked = parse_plan(text)
     assert not any("page cache" in w.message and "test[3]" in w.key for w in checked.warnings)
@@ -116,10 +115,10 @@ def test_a_limited_buffered_read_comes_from_the_device(big_fs: ScratchFs, tmp_pa
     assert len([e for e in events if isinstance(e, CaseStarted)]) == 3 * REPEATS
     assert groups() == set()  # every group is gone after its case
 
-    def bw(case_id: str) -> dict[int, float]:
-        return {e.repeat: m.value for e in events
-                if isinstance(e, CaseFinished) and e.case_id == case_id
-                for m in e.metrics if m.name == "read" and m.value}
+    def repeats(case_id: str) -> set[int]:
+        return {e.repeat for e in events if isinstance(e, CaseFinished)
+                and e.case_id == case_id and any(m.name == "read" and m.value
+                                                 for m in e.metrics)}
 
     def from_device(case_id: str, repeat: int) -> float:
         """Storage-level bytes over bytes read by the tool (1: all from the device)."""
@@ -129,19 +128,18 @@ def test_a_limited_buffered_read_comes_from_the_device(big_fs: ScratchFs, tmp_pa
         asked = sum(e.value for e in rows if e.series == "app_rchar_bps")
         return device / asked if asked else 0.0
 
-    direct, unlimited, capped = bw(cases[0]), bw(cases[1]), bw(cases[2])
+    direct, unlimited, capped = repeats(cases[0]), repeats(cases[1]), repeats(cases[2])
     assert len(direct) == len(unlimited) == len(capped) == REPEATS
-    figures = (direct, unlimited, capped,
-               {r: round(from_device(c, r), 2) for c in cases.values() for r in capped})
+    figures = {c: {r: round(from_device(c, r), 2) for r in capped} for c in cases.values()}
     # every limited read came from the device, all of it
     assert all(from_device(limited, r) > 0.8 for r in capped), figures
-    # Other tests on this machine drop the page cache now and then, which sends an unlimited
-    # read to the device too: the unlimited repeats that were served from the cache (their
-    # device bytes a small part of what they read) are the ones to compare with.
-    cached = [v for r, v in unlimited.items() if from_device(cases[1], r) < 0.5]
+    # without the limit, the same reads came from the page cache. Other tests on this machine
+    # drop the page cache now and then, which sends an unlimited read to the device too: one
+    # repeat served from the cache is enough to show the limit made the difference
+    cached = [r for r in unlimited if from_device(cases[1], r) < 0.5]
     assert cached, f"every unlimited read was sent to the device by a cache drop: {figures}"
-    assert max(capped.values()) < 0.5 * max(cached), figures
-    assert max(capped.values()) <= 1.5 * max(direct.values()), figures
+    # direct I/O never goes through the cache: every repeat read from the device
+    assert all(from_device(cases[0], r) > 0.8 for r in direct), figures
 
 
 KILLED = """\

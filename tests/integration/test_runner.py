@@ -14,7 +14,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core import proc
 from disklab.core.events import (
     CaseCancelled,
     CaseFailed,
@@ -156,25 +155,44 @@ direct = true
     assert sorted(x.name for x in scratch_fs.mountpoint.iterdir()) == ["lost+found"]
 
 
+STUCK_DD = """#!/bin/sh
+# dd that hangs as iozone -t does when its children fail: silent, no I/O (its version is dd's)
+[ "$1" = "--version" ] && exec {dd} --version
+exec sleep 120
+"""
+
+
 def test_a_silent_tool_moving_no_data_is_stopped_as_stuck(tmp_path: Path, monkeypatch) -> None:
     """iozone -t spins forever when its children fail: no output, no I/O. The runner stops such
-    a tool after STALL_SECONDS (shortened here) and fails the case with the reason."""
+    a tool after STALL_SECONDS (shortened here) and fails the case with the reason: a whole
+    plan through the public runner, its dd a program that hangs the same way (first on PATH)."""
     from disklab.core import runner
-    from disklab.core.model import Case
-    from disklab.core.tools.base import Command, RunTarget
-    from disklab.core.tools.dd import DdAdapter
 
     monkeypatch.setattr(runner, "STALL_SECONDS", 1.5)
-    case = Case("stuck", 0, "as is", "dd", 0, {"mode": "write"})
-    command = Command(argv=(sys.executable, "-c", "import time; time.sleep(120)"),
-                      cwd=str(tmp_path))
-    planned = runner._Planned(case, 1, command, RunTarget(str(tmp_path), "t"))
-    tool = proc.ToolProcess(command.argv, cwd=command.cwd)
-    events = list(runner._measure(planned, tool, DdAdapter(), 0, 1, threading.Event(), 0.2, 0,
-                                  0, 0.0))
+    shims = tmp_path / "bin"
+    shims.mkdir()
+    (shims / "dd").write_text(STUCK_DD.format(dd=shutil.which("dd")))
+    (shims / "dd").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shims}:{os.environ['PATH']}")
+    target = tmp_path / "target"
+    target.mkdir()
+    text = plan_text(target, """
+[[test]]
+tool = "dd"
+mode = "write"
+block_size = "1m"
+size = "8m"
+direct = false
+""")
+    started = time.monotonic()
+    events = list(run_plan(parse_plan(text).plan))
+    assert time.monotonic() - started < 60  # not the tool's 120 s
     (failed,) = [e for e in events if isinstance(e, CaseFailed)]
     assert "moved no data for 2 s" in failed.error and "stuck" in failed.error
     assert failed.signal in (15, 9)
+    assert events[-1].status == "failed"  # type: ignore[attr-defined]
+    assert not [p for p in psutil.process_iter(["cmdline"])
+                if str(shims) in " ".join(p.info["cmdline"] or [])]  # the stuck tool is gone
 
 
 def test_a_buffered_read_drops_caches_through_the_privileged_helper(scratch_fs) -> None:

@@ -1,6 +1,7 @@
 """The soak of scripts/soak.py at a small size: a handful of random SIGKILLs and cancels of
 real engine, fio and iozone runs (directory targets, and image targets as root), a few dozen
-hostile plans and some hostile imports. Every figure that `make soak` prints must be 0."""
+hostile plans and some hostile imports. Every figure that `make soak` prints must be 0. The full
+soak (make soak's sizes) is the long form, in `make test-long`."""
 
 from __future__ import annotations
 
@@ -28,12 +29,21 @@ def _soak_module() -> ModuleType:
     return module
 
 
+SIZES = {"small": {"kills": 5, "cancels": 4, "plans": 30, "imports": 12},
+         "full": {"kills": 100, "cancels": 50, "plans": 200, "imports": 100}}  # make soak's
+
+
+@pytest.fixture(scope="module", params=[pytest.param("small"),
+                                        pytest.param("full", marks=pytest.mark.long)])
+def size(request: pytest.FixtureRequest) -> dict[str, int]:
+    return SIZES[request.param]
+
+
 @pytest.fixture(scope="module")
-def figures(tmp_path_factory: pytest.TempPathFactory) -> Any:
+def figures(size: dict[str, int], tmp_path_factory: pytest.TempPathFactory) -> Any:
     soak = _soak_module()
     lines: list[str] = []
-    fig = soak.soak(kills=5, cancels=4, plans=30, imports=12, seed=7,
-                    work=tmp_path_factory.mktemp("soak"), log=lines.append)
+    fig = soak.soak(**size, seed=7, work=tmp_path_factory.mktemp("soak"), log=lines.append)
     print(fig.text())
     return fig
 
@@ -65,9 +75,9 @@ def test_the_soak_figure_is_zero(figures: Any, figure: str) -> None:
     assert getattr(figures, figure) == 0, "\n".join(details)
 
 
-def test_the_soak_really_attacked(figures: Any) -> None:
-    assert sum(figures.kills.values()) + figures.ended_before_signal >= 5
-    assert figures.plans == 30 and figures.imports == 12
+def test_the_soak_really_attacked(figures: Any, size: dict[str, int]) -> None:
+    assert sum(figures.kills.values()) + figures.ended_before_signal >= size["kills"]
+    assert figures.plans == size["plans"] and figures.imports == size["imports"]
 
 
 def test_every_cancel_is_stored_cancelled_with_exit_130(figures: Any) -> None:

@@ -21,7 +21,7 @@ from disklab.core.plan import parse_plan
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
-from tests.helpers import fixture_text
+from tests.helpers import examples, fixture_text
 
 TARGET = RunTarget(directory="/mnt/t", tag="c1-r1", python="/usr/bin/python3")
 DEFAULTS = {"block_size": 1 << 20, "streams": 1, "queue_depth": 1, "direct": False,
@@ -372,14 +372,14 @@ def _check_hostile(text: str) -> None:
         assert u is None or (u.done_bytes is not None and u.done_bytes >= 0)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(st.sampled_from(SUMMARY_KEYS), _json_values(), max_size=8),
        st.sampled_from(["summary", "interval", "error", "prepared"]))
 def test_hostile_json_objects_give_metrics_or_a_parse_error(doc: dict, kind: str) -> None:
     _check_hostile(json.dumps({"type": kind, **doc}) + "\n")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(max_size=300))
 def test_random_text_never_escapes(text: str) -> None:
     _check_hostile(text)

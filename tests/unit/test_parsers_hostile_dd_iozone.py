@@ -23,6 +23,7 @@ from tests.helpers import (
     EOL,
     FIXTURES,
     HOSTILE,
+    examples,
     fixture_bytes,
     fixture_text,
     lines_of,
@@ -261,7 +262,7 @@ def check_outcome(adapter: ToolAdapter, output: ToolOutput, params: dict) -> Non
             assert update is None or isinstance(update, ProgressUpdate)
 
 
-@HOSTILE
+@settings(HOSTILE, max_examples=examples(1000))
 @given(mutated(DD_TEXTS), st.sampled_from([0, 1, None]))
 def test_dd_mutated_fixtures(damaged: str, exit_status: int | None) -> None:
     check_outcome(dd, dd_out(damaged, exit_status), {})
@@ -269,7 +270,7 @@ def test_dd_mutated_fixtures(damaged: str, exit_status: int | None) -> None:
     check_outcome(dd, ToolOutput(stdout=damaged, stderr=damaged), {})  # as `disklab import`
 
 
-@settings(HOSTILE, max_examples=1200)
+@settings(HOSTILE, max_examples=examples(1200))
 @given(mutated(IOZONE_TEXTS), st.sampled_from([0, 13, None]))
 def test_iozone_mutated_fixtures(damaged: str, exit_status: int | None) -> None:
     check_outcome(iozone, ioz_out(damaged, exit_status), {})
@@ -277,7 +278,7 @@ def test_iozone_mutated_fixtures(damaged: str, exit_status: int | None) -> None:
     check_outcome(iozone, ioz_out(damaged, exit_status), {"auto": True, "tests": ("write",)})
 
 
-@settings(HOSTILE, max_examples=300)
+@settings(HOSTILE, max_examples=examples(300))
 @given(st.text(alphabet=st.sampled_from(list("0123456789 .+\t\n\r\"kBMG/s=:records copied"
                                              "inoutChildrensethroughputfor")), max_size=400))
 def test_random_text_in_the_formats_alphabet(junk: str) -> None:

@@ -20,7 +20,15 @@ from disklab.core.tools.bonnie import BonnieAdapter
 from disklab.core.tools.bonnie import sniff as bonnie_sniff
 from disklab.core.tools.fio import FioAdapter
 from disklab.core.tools.fio import sniff as fio_sniff
-from tests.helpers import EOL, HOSTILE, fixture_bytes, fixture_text, lines_of, mutated
+from tests.helpers import (
+    EOL,
+    HOSTILE,
+    examples,
+    fixture_bytes,
+    fixture_text,
+    lines_of,
+    mutated,
+)
 
 FOREIGN = ["throughput_t1_r4m_s256m_ext4_excel.txt", "auto_s64m_q16m_i0-1-2_ext4.txt"]
 UNITS = {"B/s", "op/s", "ns", "%"}
@@ -234,7 +242,7 @@ def check_outcome(adapter: ToolAdapter, output: ToolOutput, params: dict) -> Non
             assert update is None or isinstance(update, ProgressUpdate)
 
 
-@settings(HOSTILE, max_examples=1200)
+@settings(HOSTILE, max_examples=examples(1200))
 @given(mutated(FIO_TEXTS), st.booleans())
 def test_fio_mutated_fixtures(damaged: str, as_result_file: bool) -> None:
     output = (ToolOutput(stdout="", result_file=damaged, exit_status=0) if as_result_file
@@ -243,7 +251,7 @@ def test_fio_mutated_fixtures(damaged: str, as_result_file: bool) -> None:
     check_outcome(fio, output, {"rw": "randread", "size": 1 << 29})
 
 
-@settings(HOSTILE, max_examples=1000)
+@settings(HOSTILE, max_examples=examples(1000))
 @given(mutated(BONNIE_TEXTS), st.sampled_from([0, 1]))
 def test_bonnie_mutated_fixtures(damaged: str, exit_status: int) -> None:
     output = ToolOutput(stdout=damaged, exit_status=exit_status)

@@ -7,13 +7,13 @@ import json
 import math
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 
 from disklab.core import tools
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.results.rows import is_headline
 from disklab.core.tools.base import RunTarget, ToolOutput
-from tests.helpers import HOSTILE, fixture_text, mutated
+from tests.helpers import HOSTILE, examples, fixture_text, mutated
 
 PARAMS = {"dirs": 2, "files_per_dir": 300, "file_size": 65536, "block_size": 131072,
           "phases": ("create", "delete"), "sync": True}
@@ -82,7 +82,7 @@ def test_a_tree_beyond_the_bound_or_out_of_order_phases_are_refused() -> None:
     assert adapter.check({**PARAMS, "phases": ("delete", "create")})[0][0] == "phases"
 
 
-@HOSTILE
+@settings(HOSTILE, max_examples=examples(1000))
 @given(text=mutated({"tree": fixture_text("tree", "create-delete.jsonl")}))
 def test_damaged_output_gives_finite_metrics_or_a_named_error(text: str) -> None:
     adapter = tools.get_adapter("tree")

@@ -29,6 +29,7 @@ from disklab.gui.activity import log_activity
 from disklab.gui.main_window import MainWindow
 from disklab.gui.plot_theme import plot_options
 from disklab.gui.state import Workbench
+from disklab.gui.threads import keep_gc_in_gui_thread
 
 
 def is_dark() -> bool:
@@ -90,6 +91,7 @@ def make_app(argv: Sequence[str] | None = None) -> QApplication:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName(APP_ID)  # the installed .desktop file, for the Wayland app id
     apply_theme(app)
+    keep_gc_in_gui_thread()  # Qt objects are destroyed in the GUI thread only: gui.threads
     return app  # type: ignore[return-value]
 
 

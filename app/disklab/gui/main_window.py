@@ -56,7 +56,7 @@ from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.pages.run import RunPage
 from disklab.gui.pages.target import TargetPage
 from disklab.gui.state import Workbench
-from disklab.gui.threads import run_in_background
+from disklab.gui.threads import abandon_calls, run_in_background
 
 # The pages in the order of the work: (key, class). The window keeps each as an attribute of
 # that key (window.target, window.matrix...); a new page is one row here.
@@ -468,12 +468,17 @@ class MainWindow(QMainWindow):
         if self._autosaved != "discarded":
             self.autosave()
         self._autosave_timer.stop()
+        if self.wb.runs.running and not self.quitting and not self.ask(
+                "A run is going", "Cancel the run and close DiskLab? What finished is kept "
+                "in the library."):
+            event.ignore()
+            return
+        # the pages' plan checks and device lists still running report to nobody, and ssh's
+        # questions are declined (a run's worker waiting for an answer would never end)
+        abandon_calls(self)
+        self.hosts.questions.decline_all()
+        self._starting = False
         if self.wb.runs.running:
-            if not self.quitting and not self.ask(
-                    "A run is going", "Cancel the run and close DiskLab? What finished is kept "
-                    "in the library."):
-                event.ignore()
-                return
             self.run.cancel()
             self.wb.runs.wait(60000)
         self.save_state()

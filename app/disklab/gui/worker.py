@@ -116,7 +116,8 @@ class RunController(QObject):
         # Python's cycle collector runs in whichever thread happens to allocate: Qt objects
         # left in cycles (a closed window's plots) collected by the worker thread destroy
         # them there, and ~QObject holding Qt's connection lock while it waits for the GIL
-        # the GUI thread holds deadlocked a test run. Collected here, in the GUI thread.
+        # the GUI thread holds deadlocked a test run. The window runs the collector in the GUI
+        # thread only (gui.threads.keep_gc_in_gui_thread); what is due is collected here too.
         gc.collect()
         self.thread = QThread(self)
         self.thread.setObjectName("disklab-run")
@@ -157,7 +158,9 @@ class RunController(QObject):
         self.worker = None
         if thread is not None:
             thread.quit()
-            thread.wait(2000)  # the worker has returned from run(): this is immediate
+            # the worker emitted done as run()'s last act: this returns at once, and no later
+            # than the thread's end, so the worker's objects are released in this thread
+            thread.wait()
             thread.deleteLater()
         if worker is not None:
             worker.deleteLater()

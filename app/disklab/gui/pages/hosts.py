@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 from disklab.core.hosts.config import DEFAULT_PORT, is_loopback, read_hosts
 from disklab.core.hosts.servers import Servers
 from disklab.gui.state import Workbench
-from disklab.gui.threads import run_in_background
+from disklab.gui.threads import ask_in_gui_thread, run_in_background
 
 COLUMNS = ("Name", "Address", "Port", "Start", "Directory", "Status")
 SECURITY = ("<b>Security:</b> a fio server runs any job it is sent, unauthenticated, as the "
@@ -62,32 +62,25 @@ class _Problems:
 
 
 class SshQuestions(QObject):
-    """ssh's questions as dialogs. `ask` may be called from any thread: off the GUI thread it
-    hands the question to the GUI thread and waits for the person's answer."""
-
-    _asked = Signal(str, str, bool, object)  # host, question, secret, (event, answer box)
+    """ssh's questions as dialogs. `ask` may be called from any thread (a connection test in
+    the pool, a run's worker): the question is asked in the GUI thread (gui.threads) and the
+    asking thread waits for the person's answer; once the window closes (decline_all), every
+    question is declined at once, so no thread waits for a dialog that will not come."""
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.parent_widget = parent
-        self._asked.connect(self._show, Qt.ConnectionType.QueuedConnection)
+        self.declined = threading.Event()  # plain Python: read from any thread
 
     def ask(self, host: str, question: str, secret: bool) -> str | None:
-        if QThread.currentThread() is self.thread():
-            return self.dialog(host, question, secret)
-        done = threading.Event()
-        box: list[str | None] = [None]
-        self._asked.emit(host, question, secret, (done, box))
-        done.wait()
-        return box[0]
+        if self.declined.is_set():
+            return None
+        return ask_in_gui_thread(lambda: self.dialog(host, question, secret), self,
+                                 self.declined)
 
-    @Slot(str, str, bool, object)
-    def _show(self, host: str, question: str, secret: bool, reply: Any) -> None:
-        done, box = reply
-        try:
-            box[0] = self.dialog(host, question, secret)
-        finally:
-            done.set()
+    def decline_all(self) -> None:
+        """The window closes: questions waiting, and any asked later, get no answer."""
+        self.declined.set()
 
     def dialog(self, host: str, question: str, secret: bool) -> str | None:
         """The dialog itself (replaced in tests): yes/no for a host key, a hidden field for a

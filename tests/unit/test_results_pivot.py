@@ -9,6 +9,7 @@ import html
 import io
 import json
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from disklab.cli.main import main
 from disklab.core.errors import PlanError
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan, session_report
+from disklab.core.results.charts import pivot_charts
 from disklab.core.results.documents import pivot_json, pivot_text
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import BaselineError, PivotKeyError, build_pivot
@@ -295,3 +297,27 @@ def test_compare_baseline_is_a_session_a_configuration_or_a_value(
         assert err.count("\n") == 1
     assert main([*base, "--where", "mode"]) == 2
     assert "expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_a_reports_chart_and_x_choose_the_charts_shape(tmp_path: Path) -> None:
+    """chart = "bars" draws bars even over a numeric sweep; x names the swept key; a shape or
+    a key the report does not have is refused at its key."""
+    rows = [{"config": c, "tool": "fio", "test": "read", "metric": "read:iops", "unit": "op/s",
+             "params": {"iodepth": d, "numjobs": j}, "n": 1, "mean": float(d * j), "stddev": None,
+             "values": [float(d * j)]}
+            for c in ("a",) for d in (1, 2, 4) for j in (1, 2)]
+    p = build_pivot(rows, ("iodepth",), ("numjobs",))
+    assert [c.kind for c in pivot_charts(p)] == ["heatmap", "line"]
+    assert [c.kind for c in pivot_charts(replace(p, chart="bars"))] == ["bar"]
+    assert [c.kind for c in pivot_charts(replace(p, chart="heatmap"))] == ["heatmap"]
+    along = pivot_charts(replace(p, chart="lines", x="numjobs"))
+    assert [c.kind for c in along] == ["line"] and along[0].x_label == "numjobs"
+    text = (f'[target]\ndirectory = "{tmp_path}"\n[[test]]\ntool = "engine"\n'
+            'mode = "write"\nsize = "1m"\n[report]\nrows = ["block_size"]\n'
+            'columns = ["config"]\n')
+    report = parse_plan(text + 'chart = "lines"\nx = "block_size"\n').plan.report
+    assert report is not None and (report.chart, report.x) == ("lines", "block_size")
+    for line, key in (('chart = "pie"', "report.chart"), ('x = "iodepth"', "report.x")):
+        with pytest.raises(PlanError) as e:
+            parse_plan(text + line + "\n")
+        assert [p.key for p in e.value.problems] == [key]

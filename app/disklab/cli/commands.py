@@ -546,6 +546,8 @@ def compare_pivot(args: argparse.Namespace) -> int:
                                     [*rows, *columns]) or (report.baseline if own else None))
         pivot = build_pivot(labelled, rows, columns, metrics,
                             getattr(args, "alpha", None) or ALPHA, baseline, where)
+        if own:  # the report's chart shape and axis with its layout
+            pivot = dataclasses.replace(pivot, chart=report.chart, x=report.x)
     except (PivotKeyError, BaselineError, ValueError) as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -114,6 +114,8 @@ class Report:
     baseline: str | None = None
     where: tuple[tuple[str, str], ...] = ()  # (key, value) filters, as --where KEY=VALUE
     title: str = ""  # which table of the study the report reproduces, shown above it
+    chart: str = ""  # "lines", "bars" or "heatmap" ('' : as the data asks)
+    x: str = ""  # the key a line chart sweeps ('' : the first numeric key with several values)
 
 
 @dataclass(frozen=True)

@@ -1070,7 +1070,8 @@ def load_plan(path: str | os.PathLike[str], **kwargs: Any) -> CheckedPlan:
 
 # ---- the [report] table ----------------------------------------------------------------------
 
-REPORT_KEYS = ("rows", "columns", "metrics", "baseline", "where", "title")
+REPORT_KEYS = ("rows", "columns", "metrics", "baseline", "where", "title", "chart", "x")
+REPORT_CHARTS = ("lines", "bars", "heatmap")
 REPORT_LISTS = ("rows", "columns", "metrics")
 
 
@@ -1125,8 +1126,18 @@ def read_report(raw: Any, tool_names: Iterable[str], check: _Checker) -> Report 
     if not isinstance(title, str):
         check.error("report.title", f"{_short(title)} is not text")
         title = ""
+    chart = raw.get("chart", "")
+    if chart != "" and chart not in REPORT_CHARTS:
+        check.error("report.chart", f"{_short(chart)} is not a chart: one of "
+                    f"{', '.join(REPORT_CHARTS)}")
+        chart = ""
+    x = raw.get("x", "")
+    if x != "" and (not isinstance(x, str) or x not in (*lists["rows"], *lists["columns"])):
+        check.error("report.x", f"{_short(x)} is not one of the report's rows or columns")
+        x = ""
     return Report(rows=lists["rows"] or ("config",), columns=lists["columns"] or ("test",),
-                  metrics=lists["metrics"], baseline=baseline, where=where, title=title)
+                  metrics=lists["metrics"], baseline=baseline, where=where, title=title,
+                  chart=chart, x=x)
 
 
 def _report_pair(text: str, key: str, valid: list[str], check: _Checker

@@ -220,7 +220,11 @@ def _report_schema() -> dict[str, Any]:
                 "where": {"type": "array", "items": {"type": "string", "pattern": "^[^=]+=.+$"},
                           "description": "KEY=VALUE filters of the rows shown"},
                 "title": {"type": "string",
-                          "description": "which table of the study it reproduces"}}}
+                          "description": "which table of the study it reproduces"},
+                "chart": {"enum": ["lines", "bars", "heatmap"],
+                          "description": "the chart's shape (default: as the data asks)"},
+                "x": {"type": "string",
+                      "description": "the row or column key a line chart sweeps"}}}
 
 
 def plan_schema() -> dict[str, Any]:

@@ -403,10 +403,13 @@ def _bare(label: str, keys: Sequence[str]) -> str:
     return label
 
 
-def _swept(values: Sequence[tuple[Any, ...]], keys: Sequence[str]) -> int | None:
-    """The index of an axis' swept key: the first numeric key with several values (block
-    size, record size, queue depth), None when the axis has none."""
+def _swept(values: Sequence[tuple[Any, ...]], keys: Sequence[str], x: str = "") -> int | None:
+    """The index of an axis' swept key: `x` when the axis has it (a plan's [report] names
+    it), else the first numeric key with several values (block size, record size, queue
+    depth); None when the axis has none."""
     for k, key in enumerate(keys):
+        if x and key != x:
+            continue
         seen = {v[k] for v in values}
         if key not in ("config", "session") and len(seen) >= 2 and all(
                 number_of(x) is not None and not isinstance(x, bool) for x in seen):
@@ -438,11 +441,17 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
     its unit, which way is better and n."""
     charts = []
     for (metric, unit), where in _pivot_groups(p).items():
-        on_rows = _swept([p.row_values[i] for i, _j in where], p.row_keys)
-        on_cols = _swept([p.column_values[j] for _i, j in where], p.column_keys)
+        on_rows = _swept([p.row_values[i] for i, _j in where], p.row_keys, p.x)
+        on_cols = _swept([p.column_values[j] for _i, j in where], p.column_keys, p.x)
+        if p.x and on_rows is not None:
+            on_cols = None  # the report's x is on the rows: the columns are the lines
+        if p.chart == "bars":
+            on_rows = on_cols = None
         if on_rows is not None and on_cols is not None and len(p.row_keys) == 1 == len(
-                p.column_keys):
+                p.column_keys) and p.chart in ("", "heatmap"):
             charts.append(_heatmap(p, metric, unit, where))
+        if p.chart == "heatmap" and charts and charts[-1].kind == "heatmap":
+            continue  # asked for the map alone
         if on_rows is not None:
             charts.append(_pivot_lines(p, metric, unit, where, True, on_rows))
         elif on_cols is not None:

@@ -20,7 +20,7 @@ compare --rows/--columns`, the Compare page and every export build their pivot h
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from disklab.core.model import PIVOT_KEYS, Report
@@ -82,6 +82,10 @@ class Pivot:
     row_values: tuple[tuple[Any, ...], ...] = ()
     column_values: tuple[tuple[Any, ...], ...] = ()
     cell_metrics: Mapping[tuple[int, int], str] = field(default_factory=dict)
+    # the chart a plan's [report] asks for: "lines", "bars", "heatmap" ('' : chosen by the
+    # data), and the key its x axis sweeps ('' : the first numeric key with several values)
+    chart: str = ""
+    x: str = ""
 
     def cell(self, i: int, j: int) -> Cell | None:
         return self.cells.get((i, j))
@@ -431,10 +435,11 @@ def report_pivot(rows: Sequence[Mapping[str, Any]], report: Report | None,
     if report is None:
         return build_pivot(rows, alpha=alpha)
     try:
-        return build_pivot(rows, report.rows, report.columns, report.metrics, alpha,
-                           report.baseline, report.where)
+        p = build_pivot(rows, report.rows, report.columns, report.metrics, alpha,
+                        report.baseline, report.where)
     except (PivotKeyError, BaselineError):
         return build_pivot(rows, alpha=alpha)
+    return replace(p, chart=report.chart, x=report.x)
 
 
 def cell_class(cell: Cell | None) -> str:

@@ -600,3 +600,25 @@ def test_a_duplicated_row_is_refused() -> None:
     with pytest.raises(ParseError, match="each result once") as info:
         iozone.parse_result(ToolOutput(doubled), {})
     assert info.value.line == i + 2
+
+
+def test_degenerate_per_process_figures_are_flagged_not_passed_on_as_a_spread() -> None:
+    """min = max > avg, as iozone printed it for two 4 MiB writers: no two processes have
+    that; the per-process figures carry a note saying why they are not a spread."""
+    out = ToolOutput(fixture_text("iozone", "throughput_t2_r1m_s4m_degenerate.txt"), "",
+                     exit_status=0)
+    metrics = {m.name: m for m in IozoneAdapter().parse_result(
+        out, {"threads": 2, "file_size": 4 << 20, "record_size": 1 << 20, "tests": ("write",)})}
+    for name in ("write:min_proc", "write:max_proc", "write:avg_proc"):
+        assert metrics[name].note is not None and "min = max > avg" in metrics[name].note
+    assert metrics["write"].note is None  # the children's total is a figure
+    # a block whose figures can be true (min < avg < max) is not flagged
+    good = ToolOutput(fixture_text("iozone", "throughput_r64k_s2m_t2_i0-10.txt"), "",
+                      exit_status=0)
+    parsed = {m.name: m for m in IozoneAdapter().parse_result(
+        good, {"threads": 2, "file_size": 2 << 20, "record_size": 64 << 10})}
+    sane = [n.removesuffix(":min_proc") for n, m in parsed.items() if n.endswith(":min_proc")
+            and 0 < (m.value or 0) < (parsed[n.replace("min", "max")].value or 0)]
+    assert sane  # the fixture has such blocks
+    assert all(parsed[f"{b}:{k}"].note is None for b in sane
+               for k in ("min_proc", "max_proc", "avg_proc"))

@@ -259,6 +259,26 @@ class _Columns:
     ends: list[tuple[int, str]]
 
 
+DEGENERATE = ("iozone printed min = max > avg per process: the processes ran too briefly "
+              "for it to time them apart (small files); not a spread")
+DEGENERATE_ZERO = ("iozone printed a process at 0 and another at the children's total: the "
+                   "processes ran too briefly for it to time them apart (small files); not a "
+                   "spread")
+
+
+def _degenerate(values: dict[str, float]) -> str | None:
+    """The note for a block whose per-process figures cannot be true: a minimum equal to the
+    maximum above the average (iozone 3.x prints that for 4 MiB files), which no set of
+    processes has; None for figures that can be."""
+    low, high, mean = values["min_proc"], values["max_proc"], values["avg_proc"]
+    if high > 0 and abs(high - low) <= 1e-9 * high and mean < high * (1 - 1e-6):
+        return DEGENERATE
+    total = values.get("", 0.0)
+    if low == 0 and high > 0 and abs(high - total) <= 1e-9 * high:
+        return DEGENERATE_ZERO  # one process did all the work in iozone's count
+    return None
+
+
 class _Parser:
     """Reads an iozone output line by line. Raises ParseError at the first line that looks like
     iozone's but does not read; what it read before stays in `main`, for parse_partial."""
@@ -501,9 +521,11 @@ class _Parser:
         if self.partial and b.values[""] == 0:
             return  # every child failed (e.g. ENOSPC): 0 is not a measurement
         params = self._tp_params(b)
+        note = _degenerate(b.values)
         for key, suffix in (("", ""), ("parent", ":parent"), ("min_proc", ":min_proc"),
                             ("max_proc", ":max_proc"), ("avg_proc", ":avg_proc")):
             self._add(number, Metric(b.name + suffix, b.values[key] * KiB, UNIT_THROUGHPUT,
+                                     note=note if key.endswith("_proc") else None,
                                      params=params))
         self._add(number, Metric(f"{b.name}:min_xfer", b.values["min_xfer"] * KiB, UNIT_BYTES,
                                  params=params))

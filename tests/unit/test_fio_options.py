@@ -13,7 +13,7 @@ import pytest
 
 from disklab.core.tools.base import RunTarget
 from disklab.core.tools.fio import FioAdapter
-from disklab.core.tools.fio_client import job_text
+from disklab.core.tools.fio.client import job_text
 
 # options that say where and how DiskLab runs the job, not what the job does
 PLACE = ("name", "directory", "filename", "filename_format", "thread", "unlink", "output",

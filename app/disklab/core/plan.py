@@ -445,15 +445,12 @@ def _format_target(device: Any, confirm: Any, check: _Checker, library: str | No
     return Target(kind=kind, path=device, confirm=confirm, size=size)
 
 
-RAW_TOOLS = ("engine", "dd", "fio")  # the tools that can work on a device without a filesystem
-
-
 def _raw_problem(tool: str, params: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why a case cannot run on a raw device, as (key, message); None if it can. The plan
     loader and the privileged helper (case_params) ask this same question."""
-    if tool not in RAW_TOOLS:
+    if tool not in tools.raw_tools():
         return "tool", (f"{tool} needs a filesystem: on a raw device use "
-                        f"{', '.join(RAW_TOOLS)} (or a format target with configs)")
+                        f"{', '.join(tools.raw_tools())} (or a format target with configs)")
     if int(params.get("streams", 1) or 1) > 1 or int(params.get("numjobs", 1) or 1) > 1:
         return "streams", "a raw device is one stream: streams/numjobs = 1"
     return None

@@ -80,7 +80,7 @@ from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
-from disklab.core.tools.fio_client import adapter_for, host_names, server_files
+from disklab.core.tools.fio.client import adapter_for, host_names, server_files
 from disklab.core.treeload.flush import syncfs
 from disklab.core.units import format_size
 

@@ -55,6 +55,14 @@ class Capabilities:
     live_progress: bool = False  # prints progress of its own (else only the sampler shows rates)
     direct_io: bool = False
     tests: tuple[str, ...] = ()  # canonical test names it offers
+    # streams spread over several targets by a test's `on` ("a+b"): the plan's targets check,
+    # the schema's `on` key
+    placeable: bool = False
+    # works on a block device without a filesystem (a test's `raw = true`, a device target)
+    raw_device: bool = False
+    # `disklab import` reads its saved outputs: sniff() recognises them and parse_result()
+    # reads them without the plan's parameters; the `--tool` choices of `disklab import`
+    importable: bool = False
 
 
 @dataclass(frozen=True)
@@ -133,6 +141,9 @@ class ToolAdapter(ABC):
     package: ClassVar[str]  # Debian package that provides it
     capabilities: ClassVar[Capabilities]
     params: ClassVar[Mapping[str, ParamSpec]]
+    # where the tool stands in every list of tools (`disklab tools`, the schema, the window's
+    # choice of tool, the order `disklab import` sniffs in): lowest first
+    rank: ClassVar[int] = 100
 
     def version_argv(self) -> tuple[str, ...] | None:
         """argv that prints the version (None: no such thing)."""
@@ -198,6 +209,11 @@ class ToolAdapter(ABC):
 
     def progress_parser(self, params: Mapping[str, Scalar]) -> ProgressParser:
         return ProgressParser()
+
+    def saved_output(self, text: str) -> ToolOutput:
+        """A saved output file as parse_result reads it (`disklab import`): by default what the
+        tool printed on stdout; a tool that reports on stderr (dd) overrides this."""
+        return ToolOutput(stdout=text)
 
     def sniff(self, text: str) -> bool:
         """True when `text`, a whole saved output, is this tool's: how `disklab import` finds

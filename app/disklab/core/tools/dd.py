@@ -218,7 +218,9 @@ class DdAdapter(ToolAdapter):
     title = "dd (GNU coreutils)"
     executable = "dd"
     package = "coreutils"
-    capabilities = Capabilities(live_progress=True, direct_io=True, tests=("write", "read"))
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=("write", "read"),
+                                placeable=True, raw_device=True, importable=True)
+    rank = 1
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=("write", "read"),
                           help="write from /dev/zero, or read the file back to /dev/null"),
@@ -416,5 +418,11 @@ class DdAdapter(ToolAdapter):
             return _PlacedDdProgress(str(params.get("mode") or ""), total, placement(params))
         return _DdProgress(str(params.get("mode") or ""), total)
 
+    def saved_output(self, text: str) -> ToolOutput:
+        return ToolOutput(stdout=text, stderr=text)  # dd reports on stderr
+
     def sniff(self, text: str) -> bool:
         return sniff(text)
+
+
+ADAPTER = DdAdapter  # what the registry loads as tool 'dd'

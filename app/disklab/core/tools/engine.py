@@ -179,7 +179,9 @@ class EngineAdapter(ToolAdapter):
     title = "Built-in engine"
     executable = ""
     package = ""
-    capabilities = Capabilities(live_progress=True, direct_io=True, tests=tuple(METRIC.values()))
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=tuple(METRIC.values()),
+                                placeable=True, raw_device=True)
+    rank = 0
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=tuple(METRIC),
                           help="write, rewrite, read, randread or randwrite"),
@@ -416,3 +418,6 @@ def _with_io(summary: Mapping[str, Any], metrics: list[Metric]) -> list[Metric]:
 def _int(value: Any) -> int:
     """A checked plan's integer parameter (0 when absent or not an integer)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+ADAPTER = EngineAdapter  # what the registry loads as tool 'engine'

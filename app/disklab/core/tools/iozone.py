@@ -696,7 +696,9 @@ class IozoneAdapter(ToolAdapter):
     executable = "iozone"
     package = "iozone3"
     capabilities = Capabilities(live_progress=False, direct_io=True,
-                                tests=tuple(dict.fromkeys(COLUMN_ORDER + PHASE_ORDER)))
+                                tests=tuple(dict.fromkeys(COLUMN_ORDER + PHASE_ORDER)),
+                                placeable=True, importable=True)
+    rank = 2
     params: Mapping[str, ParamSpec] = {
         "tests": ParamSpec("choice", ("write", "read"), choices=tuple(TEST_NUMBER), multi=True,
                            help="-i: write (write+rewrite), read (read+reread), random, "
@@ -960,3 +962,6 @@ def placed_metrics(metrics: list[Metric], stdout: str, params: Mapping[str, Any]
         else:
             out.append(Metric(m.name, m.value, m.unit, m.note, {**extra, "target": "all"}))
     return out
+
+
+ADAPTER = IozoneAdapter  # what the registry loads as tool 'iozone'

@@ -98,7 +98,7 @@ PARAMS: Mapping[str, ParamSpec] = {
 }
 
 
-def _param(params: Mapping[str, Any], key: str) -> Any:
+def param_value(params: Mapping[str, Any], key: str) -> Any:
     """The plan's value, or the spec's default (plans fill defaults; direct callers may not)."""
     value = params.get(key)
     if value is None:
@@ -162,7 +162,7 @@ def _eta_phase(states: str | None) -> str:
     return "done"
 
 
-class _FioProgress(ProgressParser):
+class FioProgress(ProgressParser):
     """Reads the ETA lines fio prints on stdout with --eta=always."""
 
     def __init__(self, planned: int | None):
@@ -195,11 +195,11 @@ class _FioProgress(ProgressParser):
 
 
 # ---------------------------------------------------------------------------------------------
-# results: both the JSON and the normal report end up as a list of _Job
+# results: both the JSON and the normal report end up as a list of Job
 
 
 @dataclass
-class _Dir:
+class Direction:
     """One direction (read, write or trim) of one job, in canonical units."""
 
     bw: float  # B/s, over this job's own runtime
@@ -213,13 +213,13 @@ class _Dir:
 
 
 @dataclass
-class _Job:
+class Job:
     name: str
     group: int
     line: int | None
     error: int = 0
     error_text: str | None = None
-    dirs: dict[str, _Dir] = field(default_factory=dict)
+    dirs: dict[str, Direction] = field(default_factory=dict)
     usr: float | None = None
     sys: float | None = None
     options: dict[str, Scalar] = field(default_factory=dict)
@@ -235,7 +235,7 @@ def _line_of(text: str, pos: int) -> int:
     return text.count("\n", 0, pos) + 1
 
 
-def _finite(value: Any) -> float | None:
+def finite(value: Any) -> float | None:
     """A JSON number (or numeric string) as a finite float; None when it is anything else."""
     if isinstance(value, bool):
         return None
@@ -383,31 +383,31 @@ def _json_documents(text: str) -> tuple[Doc | None, Doc | None, ParseError | Non
     return last_jobs, last, first_error
 
 
-def _json_dir(doc_line: int, where: str, d: Any) -> _Dir | None:
+def _json_dir(doc_line: int, where: str, d: Any) -> Direction | None:
     """One direction of a job; None when it moved no data."""
     if not isinstance(d, dict):
         return None
-    io_bytes = _finite(d.get("io_bytes"))
+    io_bytes = finite(d.get("io_bytes"))
     if io_bytes is None:
-        kbytes = _finite(d.get("io_kbytes"))
+        kbytes = finite(d.get("io_kbytes"))
         io_bytes = kbytes * 1024 if kbytes is not None else None
-    total_ios = _finite(d.get("total_ios"))
+    total_ios = finite(d.get("total_ios"))
     if not io_bytes and not total_ios:
         return None
-    bw = _finite(d.get("bw_bytes"))
+    bw = finite(d.get("bw_bytes"))
     if bw is None:
-        kib = _finite(d.get("bw"))  # KiB/s in every fio 3.x and 2.x
+        kib = finite(d.get("bw"))  # KiB/s in every fio 3.x and 2.x
         if kib is None:
             raise ParseError(TOOL, doc_line, f"a number in {where}.bw_bytes or {where}.bw",
                              repr(d.get("bw_bytes")))
         bw = kib * 1024
-    out = _Dir(bw=bw, iops=_finite(d.get("iops")), ios=total_ios, io_bytes=io_bytes,
-               runtime_ms=_finite(d.get("runtime")))
+    out = Direction(bw=bw, iops=finite(d.get("iops")), ios=total_ios, io_bytes=io_bytes,
+               runtime_ms=finite(d.get("runtime")))
     # fio >= 3.0: *_ns in ns; fio 2.x: lat/clat in usec
     for key, attr in (("lat", "lat_mean"), ("clat", "clat_mean")):
-        mean = _finite(_get(d, f"{key}_ns", "mean"))
+        mean = finite(_get(d, f"{key}_ns", "mean"))
         if mean is None:
-            usec = _finite(_get(d, key, "mean"))
+            usec = finite(_get(d, key, "mean"))
             mean = usec * 1000 if usec is not None else None
         setattr(out, attr, mean)
     scale = 1.0
@@ -418,13 +418,13 @@ def _json_dir(doc_line: int, where: str, d: Any) -> _Dir | None:
         pct, scale = _get(d, "clat", "percentile"), 1000.0
     if isinstance(pct, dict):
         for suffix, key in PERCENTILES:
-            value = _finite(pct.get(key))
+            value = finite(pct.get(key))
             if value is not None:
                 out.percentiles[suffix] = value * scale
     return out
 
 
-def _json_jobs(doc_line: int, doc: dict[str, Any]) -> list[_Job]:
+def _json_jobs(doc_line: int, doc: dict[str, Any]) -> list[Job]:
     entries = doc.get("jobs")
     if entries is None:
         entries = doc.get("client_stats")  # fio --client
@@ -440,7 +440,7 @@ def _json_jobs(doc_line: int, doc: dict[str, Any]) -> list[_Job]:
         if name == "All clients" and len(entries) > 1:
             continue  # fio --client's sum over servers; the servers' own entries are kept
         group = entry.get("groupid")
-        job = _Job(name=str(name) if name is not None else f"job{i}",
+        job = Job(name=str(name) if name is not None else f"job{i}",
                    group=int(group) if isinstance(group, int) else 0, line=doc_line)
         error = entry.get("error")
         job.error = int(error) if isinstance(error, int) and not isinstance(error, bool) else 0
@@ -450,8 +450,8 @@ def _json_jobs(doc_line: int, doc: dict[str, Any]) -> list[_Job]:
             parsed = _json_dir(doc_line, f"jobs[{i}].{d}", entry.get(d))
             if parsed is not None:
                 job.dirs[d] = parsed
-        job.usr = _finite(entry.get("usr_cpu"))
-        job.sys = _finite(entry.get("sys_cpu"))
+        job.usr = finite(entry.get("usr_cpu"))
+        job.sys = finite(entry.get("sys_cpu"))
         job.options = _import_params(globals_, entry.get("job options"))
         jobs.append(job)
     if not jobs:
@@ -504,15 +504,15 @@ def _text_number(number: str, suffix: str, line: int, what: str, got: str) -> fl
     return value
 
 
-def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
+def _text_jobs(text: str) -> tuple[list[Job], dict[str, tuple[int, float]]]:
     """Job blocks of the last report in a normal output (--status-interval repeats the whole
     report; a block after a 'Run status group' starts a new one), and the run-status bandwidth
     per direction as a fallback."""
     headers: dict[str, dict[str, Scalar]] = {}
-    jobs: list[_Job] = []
+    jobs: list[Job] = []
     group_bw: dict[str, tuple[int, float]] = {}
-    job: _Job | None = None
-    current: _Dir | None = None
+    job: Job | None = None
+    current: Direction | None = None
     pct_scale: float | None = None
     seen_status = False
     skip = False
@@ -539,7 +539,7 @@ def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
             if len(m["err"]) > 9 or len(m["group"]) > 9:
                 raise ParseError(TOOL, number, "an error number and a group id fio prints "
                                  "(err= and groupid=, at most 9 digits)", line)
-            job = _Job(name=m["name"], group=int(m["group"]), line=number, error=int(m["err"]),
+            job = Job(name=m["name"], group=int(m["group"]), line=number, error=int(m["err"]),
                        error_text=emsg, options=dict(headers.get(m["name"], {})))
             jobs.append(job)
             continue
@@ -565,7 +565,7 @@ def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
                                  line)
             bw = _text_number(m["bw"], "", number, "a number after BW=", line) * scale
             iops = _text_number(m["iops"], m["isfx"], number, "a number after IOPS=", line)
-            current = _Dir(bw=bw, iops=iops)
+            current = Direction(bw=bw, iops=iops)
             if (t := _DIR_RUNTIME.search(line)) and int(t["ms"]) > 0:
                 current.runtime_ms = float(t["ms"])
                 seconds = current.runtime_ms / 1e3
@@ -612,7 +612,7 @@ def _text_jobs(text: str) -> tuple[list[_Job], dict[str, tuple[int, float]]]:
 # --- jobs -> metrics ------------------------------------------------------------------------------
 
 
-def _job_keys(jobs: list[_Job]) -> list[str]:
+def _job_keys(jobs: list[Job]) -> list[str]:
     """What Metric.params['job'] says: the name, or name.N (fio's $jobnum) when names repeat."""
     counts: dict[str, int] = {}
     for job in jobs:
@@ -628,7 +628,7 @@ def _job_keys(jobs: list[_Job]) -> list[str]:
     return keys
 
 
-def _dir_metrics(name: str, d: _Dir, params: Mapping[str, Scalar] | None,
+def _dir_metrics(name: str, d: Direction, params: Mapping[str, Scalar] | None,
                  note: str | None) -> list[Metric]:
     out = [Metric(name, d.bw, UNIT_THROUGHPUT, note, params)]
     if d.iops is not None:
@@ -643,7 +643,7 @@ def _dir_metrics(name: str, d: _Dir, params: Mapping[str, Scalar] | None,
     return out
 
 
-def _job_metrics(job: _Job, params: Mapping[str, Scalar] | None,
+def job_metrics(job: Job, params: Mapping[str, Scalar] | None,
                  note: str | None) -> list[Metric]:
     out: list[Metric] = []
     for d in DIRECTIONS:
@@ -656,14 +656,14 @@ def _job_metrics(job: _Job, params: Mapping[str, Scalar] | None,
     return out
 
 
-def _aggregate(jobs: list[_Job], group_bw: Mapping[str, float]) -> _Job:
+def _aggregate(jobs: list[Job], group_bw: Mapping[str, float]) -> Job:
     """Jobs of one group run side by side, each figure over its own runtime. The group's
     throughput is the total over the longest job's runtime (fio's own group figure, which the
     normal report's 'Run status group' line gives as `group_bw`): not the sum of the jobs'
     rates, which overstates it when one job finishes long before another. IOPS alike; latency
     means weigh by I/O count. Percentiles and CPU shares do not combine: the aggregate has none.
     Without the jobs' runtimes (an old fio), the rates add up."""
-    agg = _Job(name="all", group=jobs[0].group, line=jobs[0].line)
+    agg = Job(name="all", group=jobs[0].group, line=jobs[0].line)
     for d in DIRECTIONS:
         parts = [j.dirs[d] for j in jobs if d in j.dirs]
         if not parts:
@@ -671,11 +671,11 @@ def _aggregate(jobs: list[_Job], group_bw: Mapping[str, float]) -> _Job:
         timed = all(p.runtime_ms and p.io_bytes is not None for p in parts)
         wall = max(p.runtime_ms or 0.0 for p in parts) / 1e3 if timed else 0.0
         if d in group_bw:
-            out = _Dir(bw=group_bw[d])
+            out = Direction(bw=group_bw[d])
         elif wall:
-            out = _Dir(bw=sum(p.io_bytes or 0.0 for p in parts) / wall)
+            out = Direction(bw=sum(p.io_bytes or 0.0 for p in parts) / wall)
         else:
-            out = _Dir(bw=sum(p.bw for p in parts))
+            out = Direction(bw=sum(p.bw for p in parts))
         if wall and all(p.ios is not None for p in parts):
             out.iops = sum(p.ios or 0.0 for p in parts) / wall
         elif all(p.iops is not None for p in parts):
@@ -691,12 +691,12 @@ def _aggregate(jobs: list[_Job], group_bw: Mapping[str, float]) -> _Job:
     return agg
 
 
-def _common_options(jobs: list[_Job]) -> dict[str, Scalar]:
+def _common_options(jobs: list[Job]) -> dict[str, Scalar]:
     first = jobs[0].options
     return {k: v for k, v in first.items() if all(j.options.get(k) == v for j in jobs)}
 
 
-def _spread(jobs: list[_Job], params: Mapping[str, Scalar] | None,
+def _spread(jobs: list[Job], params: Mapping[str, Scalar] | None,
             note: str | None) -> list[Metric]:
     """NAME:min_proc, max_proc, avg_proc: the slowest, fastest and mean job of a direction,
     each over its own runtime (iozone's names for its processes, and the engine's for its
@@ -712,24 +712,24 @@ def _spread(jobs: list[_Job], params: Mapping[str, Scalar] | None,
     return out
 
 
-def _metrics(jobs: list[_Job], importing: bool, note: str | None = None,
+def _metrics(jobs: list[Job], importing: bool, note: str | None = None,
              group_bw: Mapping[str, float] | None = None) -> list[Metric]:
     if len(jobs) == 1:
         params = dict(jobs[0].options) if importing and jobs[0].options else None
-        return _job_metrics(jobs[0], params, note)
+        return job_metrics(jobs[0], params, note)
     out: list[Metric] = []
     for key, job in zip(_job_keys(jobs), jobs, strict=True):
         params: dict[str, Scalar] = dict(job.options) if importing else {}
         params["job"] = key
-        out += _job_metrics(job, params, note)
+        out += job_metrics(job, params, note)
     if len({j.group for j in jobs}) == 1:  # stonewalled groups ran one after another: no sum
         common = (_common_options(jobs) if importing else {}) or None
-        out += _job_metrics(_aggregate(jobs, group_bw or {}), common, note)
+        out += job_metrics(_aggregate(jobs, group_bw or {}), common, note)
         out += _spread(jobs, common, note)
     return out
 
 
-def _check_finite(metrics: list[Metric]) -> list[Metric]:
+def check_finite(metrics: list[Metric]) -> list[Metric]:
     for m in metrics:
         if m.value is not None and not math.isfinite(m.value):
             raise ParseError(TOOL, None, f"a finite number for {m.name}", repr(m.value))
@@ -749,7 +749,7 @@ def _fio_messages(*texts: str | None) -> list[str]:
 
 # ---------------------------------------------------------------------------------------------
 # a job's options, rendered once: fio's command line (--k=v, this module) and the job file that
-# fio --client sends each server (k=v, fio_client.py) are the same options in two spellings
+# fio --client sends each server (k=v, fio/client.py) are the same options in two spellings
 
 Option = tuple[str, str | None]  # (fio option, value); None: a flag ("time_based")
 LAYOUT_OPTIONS = ("rw", "bs", "size", "numjobs")  # what the --create_only=1 layout step needs
@@ -764,25 +764,25 @@ def job_options(params: Mapping[str, Any], placed: bool = False) -> list[Option]
     group_reporting."""
     rw = str(params["rw"])
     options: list[Option] = [
-        ("rw", rw), ("bs", str(int(_param(params, "bs")))), ("size", str(int(params["size"]))),
-        ("numjobs", str(int(_param(params, "numjobs")))),
-        ("iodepth", str(int(_param(params, "iodepth")))),
-        ("ioengine", str(_param(params, "ioengine"))),
-        ("direct", "1" if _param(params, "direct") else "0"),
+        ("rw", rw), ("bs", str(int(param_value(params, "bs")))), ("size", str(int(params["size"]))),
+        ("numjobs", str(int(param_value(params, "numjobs")))),
+        ("iodepth", str(int(param_value(params, "iodepth")))),
+        ("ioengine", str(param_value(params, "ioengine"))),
+        ("direct", "1" if param_value(params, "direct") else "0"),
     ]
     if rw in MIXED:
-        options.append(("rwmixread", str(int(_param(params, "rwmixread")))))
-    if _param(params, "end_fsync"):
+        options.append(("rwmixread", str(int(param_value(params, "rwmixread")))))
+    if param_value(params, "end_fsync"):
         options.append(("end_fsync", "1"))
-    if int(_param(params, "fsync")) > 0:
-        options.append(("fsync", str(int(_param(params, "fsync")))))
-    runtime = float(_param(params, "runtime"))
+    if int(param_value(params, "fsync")) > 0:
+        options.append(("fsync", str(int(param_value(params, "fsync")))))
+    runtime = float(param_value(params, "runtime"))
     if runtime > 0:
         options += [("runtime", _seconds_arg(runtime)), ("time_based", None)]
-    ramp = float(_param(params, "ramp_time"))
+    ramp = float(param_value(params, "ramp_time"))
     if ramp > 0:
         options.append(("ramp_time", _seconds_arg(ramp)))
-    if _param(params, "group_reporting"):
+    if param_value(params, "group_reporting"):
         options.append(("group_reporting", None))
     if placed:
         options = [(k, v) for k, v in options if k not in PER_JOB_OPTIONS]
@@ -804,7 +804,9 @@ class FioAdapter(ToolAdapter):
     title = "fio (flexible I/O tester)"
     executable = "fio"
     package = "fio"
-    capabilities = Capabilities(live_progress=True, direct_io=True, tests=DIRECTIONS)
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=DIRECTIONS,
+                                placeable=True, raw_device=True, importable=True)
+    rank = 3
     params: Mapping[str, ParamSpec] = PARAMS
 
     def version_argv(self) -> tuple[str, ...]:
@@ -815,12 +817,12 @@ class FioAdapter(ToolAdapter):
 
     def space_bytes(self, params: Mapping[str, Any]) -> int | None:
         """Each job has a file of its own: size x numjobs."""
-        size, jobs = _param(params, "size"), _param(params, "numjobs")
+        size, jobs = param_value(params, "size"), param_value(params, "numjobs")
         return size * jobs if isinstance(size, int) and isinstance(jobs, int) else None
 
     def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
         """fio allocates a buffer of bs per I/O in flight, per job."""
-        bs, depth, jobs = (_param(params, k) for k in ("bs", "iodepth", "numjobs"))
+        bs, depth, jobs = (param_value(params, k) for k in ("bs", "iodepth", "numjobs"))
         if all(isinstance(v, int) for v in (bs, depth, jobs)):
             return int(bs) * int(depth) * int(jobs)
         return None
@@ -836,7 +838,7 @@ class FioAdapter(ToolAdapter):
         return problems
 
     def _planned(self, params: Mapping[str, Any]) -> int | None:
-        size, jobs = _param(params, "size"), _param(params, "numjobs")
+        size, jobs = param_value(params, "size"), param_value(params, "numjobs")
         if isinstance(size, int) and isinstance(jobs, int):
             return size * jobs
         return None
@@ -850,7 +852,7 @@ class FioAdapter(ToolAdapter):
         base = f"disklab-{target.tag}"
         result = f"{target.directory}/{base}.json"
         common = ["fio", *as_arguments(job_options(params, placed=True))]
-        runtime = float(_param(params, "runtime"))
+        runtime = float(param_value(params, "runtime"))
         jobs: list[str] = []
         data = []
         for i, (name, directory) in enumerate(stream_directories(params, target)):
@@ -871,7 +873,7 @@ class FioAdapter(ToolAdapter):
         if placement(params) and target.device is None:
             return self._placed_command(params, target)
         rw = str(params["rw"])
-        numjobs = int(_param(params, "numjobs"))
+        numjobs = int(param_value(params, "numjobs"))
         base = f"disklab-{target.tag}"
         data = tuple(f"{target.directory}/{base}.{n}.fio" for n in range(numjobs))
         result = f"{target.directory}/{base}.json"
@@ -893,7 +895,7 @@ class FioAdapter(ToolAdapter):
             prepare=prepare, reads_after_prepare=bool(prepare),
         )
 
-    def _jobs(self, output: ToolOutput) -> tuple[list[_Job], str, dict[str, float]]:
+    def _jobs(self, output: ToolOutput) -> tuple[list[Job], str, dict[str, float]]:
         """The jobs of the last complete JSON document (result file first, then stdout), else
         of the normal report on stdout. Returns them, the text they came from and the normal
         report's group throughput per direction (fio's total over the longest runtime)."""
@@ -914,8 +916,8 @@ class FioAdapter(ToolAdapter):
                 return jobs, text, {d: bw for d, (_line, bw) in group_bw.items()}
             if group_bw:
                 first_line = min(line for line, _bw in group_bw.values())
-                job = _Job(name="all", group=0, line=first_line)
-                job.dirs = {d: _Dir(bw=bw) for d, (_line, bw) in group_bw.items()}
+                job = Job(name="all", group=0, line=first_line)
+                job.dirs = {d: Direction(bw=bw) for d, (_line, bw) in group_bw.items()}
                 return [job], text, {}
         messages = _fio_messages(output.stdout, output.stderr, output.result_file)
         if messages and output.exit_status:
@@ -941,7 +943,7 @@ class FioAdapter(ToolAdapter):
                 raise ParseError(TOOL, job.line, f"I/O results of job {job.name} "
                                  "(a read, write or trim that moved data)")
         note = "job error" if failed else None
-        return _check_finite(_metrics(jobs, importing=not params, note=note,
+        return check_finite(_metrics(jobs, importing=not params, note=note,
                                       group_bw=group_bw))
 
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
@@ -989,7 +991,7 @@ class FioAdapter(ToolAdapter):
             return []
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        return _FioProgress(self._planned(params))
+        return FioProgress(self._planned(params))
 
     def sniff(self, text: str) -> bool:
         return sniff(text)
@@ -998,3 +1000,6 @@ class FioAdapter(ToolAdapter):
 def placed_job(index: int, target: str) -> str:
     """The fio job name of stream `index` of a placed case, on target `target`."""
     return f"s{index}-{target}"
+
+
+ADAPTER = FioAdapter  # what the registry loads as tool 'fio'

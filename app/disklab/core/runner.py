@@ -61,7 +61,7 @@ from disklab.core.hosts.leftovers import remote_step
 from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
-from disklab.core.model import RAW_SECTION, Case, HostEndpoint, Metric, Plan
+from disklab.core.model import RAW_SECTION, Case, FsConfig, HostEndpoint, Metric, Plan
 from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.privilege.protocol import CgroupCreate, DropCaches, ToolCleanup
@@ -352,18 +352,30 @@ def _version_changes(resume: Resumption, versions: Mapping[str, str | None]) -> 
 
 def _run_target(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     plan = ctx.plan
-    if is_multi(plan):
-        yield from _run_several(ctx, state_dir)
-    elif plan.target.kind == "directory":
-        config = plan.configs[0].label
-        yield ConfigApplied(config=config, readback=filesystem_of(plan.target.path),
-                            t=time.time())
-        yield from _run_config(ctx, config, plan.target.path)
-        yield ConfigTornDown(config=config, t=time.time())
-    elif plan.target.kind == "device":
+    if plan.target.kind == "directory":
+        yield from _run_directories(ctx)
+    elif plan.target.kind == "device" and not is_multi(plan):
         yield from _run_raw(ctx)
     else:
         yield from _run_configs(ctx, state_dir)
+
+
+def _run_directories(ctx: _Context) -> Iterator[Event]:
+    """Directory targets, one or several: used as they are, the one configuration's cases run
+    with every stream target's files in its directory."""
+    plan = ctx.plan
+    label = plan.configs[0].label
+    readback = filesystem_of(plan.target.path)
+    placed = None  # one target: every name `on` may use is its directory
+    if is_multi(plan):
+        targets = named_targets(plan)
+        placed = {name: targets[parent].path
+                  for name, (parent, _n) in stream_targets(targets).items()}
+        readback = {**readback, "targets": {name: filesystem_of(path)
+                                            for name, path in placed.items()}}
+    yield ConfigApplied(config=label, readback=readback, t=time.time())
+    yield from _run_config(ctx, label, plan.target.path, placed)
+    yield ConfigTornDown(config=label, t=time.time())
 
 
 @dataclass
@@ -493,54 +505,35 @@ def _recheck_device(ctx: _Context) -> str | None:
 
 
 def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
-    """Image and format targets: make, mount and read back each configuration, run its cases,
-    undo it. Teardown runs whatever happens, without yielding (the caller may be closing us)."""
+    """Image and format targets, one or several (or the partitions of one): images attached,
+    partitioned when asked; then each configuration made on every target it names (each its own
+    mkfs, mount and read-back), its cases run with every stream target mounted, and undone.
+    Teardown runs whatever happens, without yielding (the caller may be closing us)."""
     plan = ctx.plan
+    single = not is_multi(plan)
+    targets = named_targets(plan)
     notes: list[str] = []
     scratch: Scratch | None = None
     mountpoints: list[str] = []
-    state_dir = state_dir or tempfile.gettempdir()
     try:
         if _stopping(ctx):
             return
-        priv = ctx.helper()
-        scratch = Scratch(priv, state_dir, ctx.library_path, log=notes.append,
-                          state=ctx.record)
-        if plan.target.kind == "image":
-            device = scratch.attach_image(plan.target.path, int(plan.target.size or 0))
-            yield Notice(level="info", t=time.time(), message=(
-                f"image {plan.target.path} on {device} (direct I/O): its figures also include "
-                "the filesystem that holds the image"))
-        else:
-            device = plan.target.path
+        scratch = Scratch(ctx.helper(), state_dir or tempfile.gettempdir(), ctx.library_path,
+                          log=notes.append, state=ctx.record)
+        devices = yield from _make_targets(ctx, scratch, targets, single)
         needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
-        if RAW_SECTION in needed and not _stopping(ctx):
-            yield from _run_raw_section(ctx, device)
+        if single and RAW_SECTION in needed and not _stopping(ctx):
+            yield from _run_raw_section(ctx, next(iter(devices.values()))[0])
         for config in plan.configs:
             if _stopping(ctx):
                 break
             if config.label not in needed:
                 continue  # a resumed session's configuration whose runs are all complete
-            mountpoint = scratch.mountpoint()  # the helper makes it in its own directory
-            mountpoints.append(mountpoint)
-            try:
-                readback = scratch.apply(config, device, mountpoint,
-                                         confirm=plan.target.confirm
-                                         if plan.target.kind == "format" else None)
-            except DisklabError as e:
-                yield from _config_failed(ctx, config.label, f"could not apply: {e}")
+            placed = yield from _apply_config(ctx, scratch, config, devices, mountpoints, notes)
+            if placed is None:
                 continue
-            finally:
-                while notes:
-                    yield Notice(level="warning", message=notes.pop(0), t=time.time())
-            mismatches = tuple(readback.get("mismatches") or ())
-            yield ConfigApplied(config=config.label, readback=readback, mismatches=mismatches,
-                                t=time.time())
-            yield from _helper_log(ctx)
-            for m in mismatches:
-                yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
-            yield from _run_config(ctx, config.label, mountpoint)
-            undone = scratch.release(device)
+            yield from _run_config(ctx, config.label, next(iter(placed.values())), placed)
+            undone = [line for name in placed for line in scratch.release(devices[name][0])]
             yield ConfigTornDown(config=config.label, t=time.time())
             for line in undone:
                 yield LogLine(case_id="", stream="disklab", text=line, t=time.time())
@@ -555,85 +548,52 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
                 os.rmdir(m)
 
 
-def _run_several(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
-    """Several targets (or the partitions of one): directories as they are; images and
-    devices made, partitioned when asked, and each configuration applied to every target it
-    names (each its own mkfs, mount and read-back), its cases run with every stream target
-    mounted, then undone. Teardown runs whatever happens, without yielding."""
-    plan = ctx.plan
-    targets = named_targets(plan)
-    streams = stream_targets(targets)
-    if plan.target.kind == "directory":
-        label = plan.configs[0].label
-        placed = {name: targets[parent].path for name, (parent, _n) in streams.items()}
-        readback = {**filesystem_of(plan.target.path),
-                    "targets": {name: filesystem_of(path) for name, path in placed.items()}}
-        yield ConfigApplied(config=label, readback=readback, t=time.time())
-        yield from _run_config(ctx, label, plan.target.path, placed)
-        yield ConfigTornDown(config=label, t=time.time())
-        return
-    notes: list[str] = []
-    scratch: Scratch | None = None
-    mountpoints: list[str] = []
-    try:
-        if _stopping(ctx):
-            return
-        scratch = Scratch(ctx.helper(), state_dir or tempfile.gettempdir(), ctx.library_path,
-                          log=notes.append, state=ctx.record)
-        devices = yield from _make_targets(ctx, scratch, targets)
-        needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
-        for config in plan.configs:
-            if _stopping(ctx):
-                break
-            if config.label not in needed:
-                continue
-            placed: dict[str, str] = {}
-            readbacks: dict[str, dict[str, Any]] = {}
-            failed = None
-            for name in config_targets(config, targets):
-                device, confirm = devices[name]
-                mountpoint = scratch.mountpoint()
-                mountpoints.append(mountpoint)
-                try:
-                    readbacks[name] = scratch.apply(config, device, mountpoint, confirm=confirm)
-                except DisklabError as e:
-                    failed = f"could not apply on target {name} ({device}): {e}"
-                    break
-                finally:
-                    while notes:
-                        yield Notice(level="warning", message=notes.pop(0), t=time.time())
-                placed[name] = mountpoint
-            if failed is not None:
-                for name in placed:
-                    scratch.release(devices[name][0])
-                yield from _config_failed(ctx, config.label, failed)
-                continue
-            mismatches = tuple(f"{name}: {m}" for name, rb in readbacks.items()
-                               for m in rb.get("mismatches") or ())
-            first = next(iter(readbacks.values()))
-            yield ConfigApplied(config=config.label, readback={**first, "targets": readbacks},
-                                mismatches=mismatches, t=time.time())
-            yield from _helper_log(ctx)
-            for m in mismatches:
-                yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
-            yield from _run_config(ctx, config.label, next(iter(placed.values())), placed)
-            undone = [line for name in placed for line in scratch.release(devices[name][0])]
-            yield ConfigTornDown(config=config.label, t=time.time())
-            for line in undone:
-                yield LogLine(case_id="", stream="disklab", text=line, t=time.time())
-    except DisklabError as e:
-        yield Notice(level="error", message=f"target setup failed: {e}", t=time.time())
-        ctx.state.status = "failed"
-    finally:
-        if scratch is not None:
-            scratch.teardown()
-        for m in mountpoints:
-            with contextlib.suppress(OSError):
-                os.rmdir(m)
+def _apply_config(ctx: _Context, scratch: Scratch, config: FsConfig,
+                  devices: Mapping[str, tuple[str, str | None]], mountpoints: list[str],
+                  notes: list[str]) -> Generator[Event, None, dict[str, str] | None]:
+    """Make `config` on each stream target it names and say what the kernel applied; stream
+    target -> its mountpoint, or None when one could not be made (its runs are failed, what
+    was made of it undone). One target's read-back is the configuration's own; several
+    targets' are under "targets", their mismatches named by target."""
+    single = not is_multi(ctx.plan)
+    placed: dict[str, str] = {}
+    readbacks: dict[str, dict[str, Any]] = {}
+    failed = None
+    for name in config_targets(config, named_targets(ctx.plan)):
+        device, confirm = devices[name]
+        mountpoint = scratch.mountpoint()  # the helper makes it in its own directory
+        mountpoints.append(mountpoint)
+        try:
+            readbacks[name] = scratch.apply(config, device, mountpoint, confirm=confirm)
+        except DisklabError as e:
+            failed = f"could not apply{'' if single else f' on target {name} ({device})'}: {e}"
+            break
+        finally:
+            while notes:  # what the making said (mkfs's warnings), before what follows
+                yield Notice(level="warning", message=notes.pop(0), t=time.time())
+        placed[name] = mountpoint
+    if failed is not None:
+        for made in placed:
+            scratch.release(devices[made][0])
+        yield from _config_failed(ctx, config.label, failed)
+        return None
+    first = next(iter(readbacks.values()))
+    if single:
+        readback, mismatches = first, tuple(first.get("mismatches") or ())
+    else:
+        readback = {**first, "targets": readbacks}
+        mismatches = tuple(f"{name}: {m}" for name, rb in readbacks.items()
+                           for m in rb.get("mismatches") or ())
+    yield ConfigApplied(config=config.label, readback=readback, mismatches=mismatches,
+                        t=time.time())
+    yield from _helper_log(ctx)
+    for m in mismatches:
+        yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
+    return placed
 
 
-def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any]
-                  ) -> Iterator[Event]:
+def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any], single: bool
+                  ) -> Generator[Event, None, dict[str, tuple[str, str | None]]]:
     """Attach each image, partition what asks for it; stream target -> (device, confirm)."""
     devices: dict[str, tuple[str, str | None]] = {}
     for name, target in targets.items():
@@ -641,6 +601,8 @@ def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any]
             device = scratch.attach_image(target.path, int(target.size or 0))
             confirm = None  # the identity read when DiskLab attached it
             yield Notice(level="info", t=time.time(), message=(
+                f"image {target.path} on {device} (direct I/O): its figures also include "
+                "the filesystem that holds the image" if single else
                 f"target {name}: image {target.path} on {device} (direct I/O)"))
         else:
             device, confirm = target.path, target.confirm
@@ -757,8 +719,8 @@ def _run_case(
                              duration=time.monotonic() - started, t=time.time())
             return "failed"
         outcome = yield from _explain_oom(ctx, run, _prepare_and_measure(
-            run, adapter, index, count, cancel, sample_interval, done_before, total_bytes, ctx,
-            started))
+            run, adapter, cancel, sample_interval,
+            _Share(done_before, total_bytes, ctx.state.overall), ctx, started))
     finally:
         # no yield here: the caller may be closing the generator
         left = _cleanup(ctx, run) + _remove_group(ctx, run)
@@ -949,18 +911,11 @@ def _start(p: proc.ToolProcess | PrivilegedTool | proc.ToolGroup, planned: tuple
                       text="ran as root by the privileged helper: " + " ".join(p.argv))
 
 
-def _prepare_and_measure(
-    run: _Planned,
-    adapter: ToolAdapter,
-    index: int,
-    count: int,
-    cancel: CancelFlag,
-    sample_interval: float,
-    done_before: int,
-    total_bytes: int,
-    ctx: _Context,
-    started: float,
-) -> Iterator[Event]:
+def _prepare_and_measure(run: _Planned, adapter: ToolAdapter, cancel: CancelFlag,
+                         sample_interval: float, share: _Share, ctx: _Context, started: float
+                         ) -> Iterator[Event]:
+    """The case's prepare steps (not measured), the layout synced and the caches dropped when
+    asked, then its measured step."""
     case, repeat, command = run.case, run.repeat, run.command
 
     def log(text: str) -> LogLine:
@@ -1013,8 +968,7 @@ def _prepare_and_measure(
         yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail="",
                          duration=time.monotonic() - started, t=time.time())
         return "failed"
-    return (yield from _measure(run, p, adapter, index, count, cancel, sample_interval,
-                                done_before, total_bytes, started, ctx.state.overall))
+    return (yield from _measure(run, p, adapter, cancel, sample_interval, share, started))
 
 
 def _sync_layout(run: _Planned) -> list[str]:
@@ -1058,35 +1012,132 @@ def _run_step(
     return p
 
 
-def _measure(
-    run: _Planned,
-    p: proc.ToolProcess | PrivilegedTool,
-    adapter: ToolAdapter,
-    index: int,
-    count: int,
-    cancel: CancelFlag,
-    sample_interval: float,
-    done_before: int,
-    total_bytes: int,
-    started: float,
-    overall: OverallProgress | None = None,
-) -> Iterator[Event]:
+@dataclass(frozen=True)
+class _Share:
+    """Where a case stands in its session, for its progress: the bytes of the runs before it
+    and of them all, and the session's overall tracker (None: by bytes only)."""
+
+    done_before: int
+    total_bytes: int
+    overall: OverallProgress | None = None
+
+
+@dataclass
+class Watched:
+    """What the case watcher saw of a measured step until it ended, as outcome() reads it."""
+
+    cancelled: bool = False  # the user cancelled: the tool was stopped
+    stalled: bool = False  # no output and no I/O for STALL_SECONDS: the tool was stopped
+    lost: DisklabError | None = None  # the privileged helper died, and its tool with it
+
+
+class _CaseWatch:
+    """The measured step's loop while its tool runs: its output lines and the progress they
+    give, the samplers every interval (and the overall ETA between the tool's lines), the
+    stall and cancel checks. It decides nothing about the case's result (outcome() does)."""
+
+    def __init__(self, run: _Planned, p: proc.ToolProcess | PrivilegedTool,
+                 adapter: ToolAdapter, cancel: CancelFlag, sample_interval: float,
+                 share: _Share) -> None:
+        self.case, self.repeat, self.p = run.case, run.repeat, p
+        self.parser = adapter.progress_parser(run.case.params)
+        self.cancel, self.interval, self.share = cancel, sample_interval, share
+        self.planned = run.command.planned_bytes
+        self.seen = Watched()
+        self.last: Progress | None = None  # the tool's last progress, repeated as time passes
+        # a raw device target's own counters; else the device under the files
+        self.monitor = Monitor(run.target.device or run.command.cwd or run.target.directory,
+                               pids=p.descendants)
+        self.monitor.sample()  # primed before the start, so that the tool's first bytes count
+        # several targets: each one's device rates too (a curve per target in the live plots)
+        names = set(str(run.case.params.get("on") or "").split("+")) - {""}
+        self.disks = TargetDisks({n: d for n, d in run.target.directories.items()
+                                  if n in names}) if names else None
+        if self.disks is not None:
+            self.disks.sample()
+        self.t0 = self.last_activity = time.monotonic()
+        self.last_moved = -1.0
+
+    def watch(self) -> Iterator[Event]:
+        """Follow the started tool to its end; what was seen is in `self.seen`."""
+        p = self.p
+        self.t0 = self.last_activity = time.monotonic()
+        next_sample = self.t0 + self.interval
+        slack = self.interval * SAMPLE_SLACK
+        try:
+            while not p.poll():
+                lines = p.read(max(0.0, next_sample + slack - time.monotonic()))
+                if lines:
+                    self.last_activity = time.monotonic()
+                yield from self._lines(lines)
+                now = time.monotonic()
+                if now >= next_sample - slack:
+                    next_sample = max(next_sample + self.interval, now + self.interval - slack)
+                    yield from self._sample(now)
+                if self.cancel.is_set() and not self.seen.cancelled:
+                    self.seen.cancelled = True
+                    yield self._log("cancelled: stopping the tool and its processes")
+                    p.terminate(TERM_GRACE)
+            p.wait()
+        except PrivilegeError as e:  # the helper died, and its tool with it (PDEATHSIG)
+            self.seen.lost = e
+        # a last sample closes the series, so that a case shorter than the interval has one
+        yield from _samples(self.monitor, self.case, self.repeat, self.disks)
+
+    def _log(self, text: str) -> LogLine:
+        return LogLine(case_id=self.case.id, stream="disklab", repeat=self.repeat,
+                       t=time.time(), text=text)
+
+    def _lines(self, lines: list[proc.OutputLine]) -> Iterator[Event]:
+        """The tool's lines into the transcript, and the progress they tell."""
+        case, repeat, share = self.case, self.repeat, self.share
+        for line in lines:
+            yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
+                          repeat=repeat, t=line.t)
+            for update in self.parser.feed_many(line.stream, line.text):
+                progress = _progress(case, repeat, update.done_bytes,
+                                     update.total_bytes or self.planned, update.phase,
+                                     update.message, time.monotonic() - self.t0,
+                                     share.done_before, share.total_bytes, share.overall,
+                                     target=update.target)
+                yield progress
+                if update.target is not None:  # one target's share: not the case's
+                    continue
+                self.last = progress
+                if update.rate is not None and update.rate >= 0:
+                    # the tool's own figure of its rate, beside the sampled counters
+                    yield Sample(case_id=case.id, series="tool_bps", value=update.rate,
+                                 repeat=repeat, t=line.t)
+
+    def _sample(self, now: float) -> Iterator[Event]:
+        """The samplers' figures; the overall ETA moved on; a stuck tool stopped."""
+        yield from _samples(self.monitor, self.case, self.repeat, self.disks)
+        share, last = self.share, self.last
+        if share.overall is not None and (last is None or now - self.t0 - last.elapsed >= 1.0):
+            # time passes between the tool's lines: the overall ETA moves on
+            self.last = _progress(self.case, self.repeat, last.done_bytes if last else None,
+                                  last.total_bytes if last else self.planned,
+                                  last.phase if last else None,
+                                  last.message if last else None, now - self.t0,
+                                  share.done_before, share.total_bytes, share.overall)
+            yield self.last
+        moved = sum(v for k, v in self.monitor.totals().items() if k.startswith("app_"))
+        if moved != self.last_moved:
+            self.last_moved, self.last_activity = moved, now
+        elif now - self.last_activity > STALL_SECONDS and not self.seen.stalled:
+            self.seen.stalled = True
+            yield self._log(f"no output and no I/O for {STALL_SECONDS:.0f} s: stopping the "
+                            "stuck tool")
+            self.p.terminate(TERM_GRACE)
+
+
+def _measure(run: _Planned, p: proc.ToolProcess | PrivilegedTool, adapter: ToolAdapter,
+             cancel: CancelFlag, sample_interval: float, share: _Share, started: float
+             ) -> Iterator[Event]:
+    """The measured step: started, watched to its end, its result file kept with the
+    transcript, and its outcome. Returns 'ok', 'failed' or 'cancelled'."""
     case, repeat, command = run.case, run.repeat, run.command
-    parser = adapter.progress_parser(case.params)
-    last: Progress | None = None  # the tool's last progress, repeated with time between lines
-    planned = command.planned_bytes
-    stall_seconds = STALL_SECONDS
-    # a raw device target's own counters; else the device under the files
-    monitor = Monitor(run.target.device or command.cwd or run.target.directory,
-                      pids=p.descendants)
-    monitor.sample()  # primed before the start, so that the tool's first bytes count
-    # several targets: each one's device rates too (a curve per target in the live plots)
-    names = set(str(case.params.get("on") or "").split("+")) - {""}
-    disks = TargetDisks({n: d for n, d in run.target.directories.items() if n in names}
-                        ) if names else None
-    if disks is not None:
-        disks.sample()
-    cancelled = False
+    watch = _CaseWatch(run, p, adapter, cancel, sample_interval, share)
     with p:
         try:
             yield from _start(p, command.argv, case, repeat)
@@ -1094,70 +1145,10 @@ def _measure(
             yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail="",
                              duration=time.monotonic() - started, t=time.time())
             return "failed"
-        t0 = time.monotonic()
-        next_sample = t0 + sample_interval
-        slack = sample_interval * SAMPLE_SLACK
-        last_activity, last_moved = t0, -1.0
-        stalled = False
-        lost: DisklabError | None = None
-        try:
-            while not p.poll():
-                now = time.monotonic()
-                lines = p.read(max(0.0, next_sample + slack - now))
-                if lines:
-                    last_activity = time.monotonic()
-                for line in lines:
-                    yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
-                                  repeat=repeat, t=line.t)
-                    for update in parser.feed_many(line.stream, line.text):
-                        progress = _progress(case, repeat, update.done_bytes,
-                                             update.total_bytes or planned, update.phase,
-                                             update.message, time.monotonic() - t0,
-                                             done_before, total_bytes, overall,
-                                             target=update.target)
-                        yield progress
-                        if update.target is not None:  # one target's share: not the case's
-                            continue
-                        last = progress
-                        if update.rate is not None and update.rate >= 0:
-                            # the tool's own figure of its rate, beside the sampled counters
-                            yield Sample(case_id=case.id, series="tool_bps", value=update.rate,
-                                         repeat=repeat, t=line.t)
-                now = time.monotonic()
-                if now >= next_sample - slack:
-                    next_sample = max(next_sample + sample_interval, now + sample_interval - slack)
-                    yield from _samples(monitor, case, repeat, disks)
-                    if overall is not None and (last is None or now - t0 - last.elapsed >= 1.0):
-                        # time passes between the tool's lines: the overall ETA moves on
-                        last = _progress(case, repeat, last.done_bytes if last else None,
-                                         last.total_bytes if last else planned,
-                                         last.phase if last else None,
-                                         last.message if last else None, now - t0,
-                                         done_before, total_bytes, overall)
-                        yield last
-                    totals = monitor.totals()
-                    moved = sum(v for k, v in totals.items() if k.startswith("app_"))
-                    if moved != last_moved:
-                        last_moved, last_activity = moved, now
-                    elif now - last_activity > stall_seconds and not stalled:
-                        stalled = True
-                        yield LogLine(case_id=case.id, stream="disklab", repeat=repeat,
-                                      t=time.time(), text=f"no output and no I/O for "
-                                      f"{stall_seconds:.0f} s: stopping the stuck tool")
-                        p.terminate(TERM_GRACE)
-                if cancel.is_set() and not cancelled:
-                    cancelled = True
-                    yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
-                                  text="cancelled: stopping the tool and its processes")
-                    p.terminate(TERM_GRACE)
-            p.wait()
-        except PrivilegeError as e:  # the helper died, and its tool with it (PDEATHSIG)
-            lost = e
-        # a last sample closes the series, so that a case shorter than the interval has one
-        yield from _samples(monitor, case, repeat, disks)
+        yield from watch.watch()
     duration = time.monotonic() - started
-    if lost is not None:
-        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(lost),
+    if watch.seen.lost is not None:
+        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(watch.seen.lost),
                          transcript_tail=p.tail(), duration=duration, t=time.time())
         return "failed"
     result_text = p.result_text if isinstance(p, PrivilegedTool) else None
@@ -1170,46 +1161,65 @@ def _measure(
             yield LogLine(case_id=case.id, stream="result", text=text, repeat=repeat, t=t)
     output = ToolOutput(stdout=p.output("stdout"), stderr=p.output("stderr"),
                         result_file=result_text, exit_status=p.returncode)
+    ended = outcome(case, repeat, adapter, output, watch.seen,
+                    Ending(p.tail(), p.signal, duration, time.time()))
+    if isinstance(ended, CaseFinished):
+        if share.overall is not None:  # measured and parsed: the run counts as done from here
+            share.overall.end_run(time.monotonic())
+        if command.planned_bytes:
+            yield _progress(case, repeat, command.planned_bytes, command.planned_bytes, "done",
+                            None, duration, share.done_before, share.total_bytes,
+                            share.overall)
+    yield ended
+    return ("ok" if isinstance(ended, CaseFinished)
+            else "cancelled" if isinstance(ended, CaseCancelled) else "failed")
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How the tool process ended, beside its output: for the case's end event."""
+
+    tail: str  # the transcript's last lines
+    signal: int | None
+    duration: float
+    t: float  # wall-clock time of the end event
+
+
+def outcome(case: Case, repeat: int, adapter: ToolAdapter, output: ToolOutput,
+            seen: Watched, ending: Ending) -> CaseFinished | CaseFailed | CaseCancelled:
+    """A measured step's end event, decided from its output and what the watcher saw, and
+    nothing else (no process, no clock: tested on its own). A cancelled case keeps what the
+    tool measured until then, flagged partial; a stuck, killed or failing tool fails the case
+    with its partial figures (a case on several hosts keeps each host's rows as the tool
+    flagged them); a report that does not parse fails it with the parser's words."""
+    status = output.exit_status
+    common = {"case_id": case.id, "repeat": repeat, "transcript_tail": ending.tail,
+              "exit_status": status, "duration": ending.duration, "t": ending.t}
     on_hosts = bool(host_names(case.params))  # each host's rows flagged by what became of it
-    if cancelled or stalled or p.returncode != 0:
+    if seen.cancelled or seen.stalled or status != 0:
         partial = adapter.parse_partial(output, case.params)
-        metrics = tuple(partial if on_hosts and not cancelled else _flag_partial(partial))
-        if cancelled:  # not a failure: what the tool measured until then is kept, partial
-            yield CaseCancelled(case_id=case.id, repeat=repeat, transcript_tail=p.tail(),
-                                exit_status=p.returncode, signal=p.signal, metrics=metrics,
-                                duration=duration, t=time.time())
-            return "cancelled"
-        if stalled:
-            error = (f"{case.tool} printed nothing and moved no data for {stall_seconds:.0f} s "
+        metrics = tuple(partial if on_hosts and not seen.cancelled else _flag_partial(partial))
+        if seen.cancelled:  # not a failure: what the tool measured until then is kept, partial
+            return CaseCancelled(signal=ending.signal, metrics=metrics, **common)
+        if seen.stalled:
+            error = (f"{case.tool} printed nothing and moved no data for {STALL_SECONDS:.0f} s "
                      "and was stopped (stuck)")
-        elif p.signal:
-            error = f"{case.tool} was killed by signal {p.signal}"
+        elif ending.signal:
+            error = f"{case.tool} was killed by signal {ending.signal}"
         else:
-            error = f"{case.tool} exited with status {p.returncode}"
+            error = f"{case.tool} exited with status {status}"
             try:
                 adapter.parse_result(output, case.params)
             except DisklabError as e:
                 error = f"{error}: {e}"
-        yield CaseFailed(case_id=case.id, repeat=repeat, error=error, transcript_tail=p.tail(),
-                         exit_status=p.returncode, signal=p.signal, metrics=metrics,
-                         duration=duration, t=time.time())
-        return "failed"
+        return CaseFailed(error=error, signal=ending.signal, metrics=metrics, **common)
     try:
         metrics = tuple(adapter.parse_result(output, case.params))
     except DisklabError as e:  # a host that failed keeps the others' figures
         kept = tuple(adapter.parse_partial(output, case.params)) if on_hosts else ()
-        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail=p.tail(),
-                         exit_status=p.returncode, duration=duration, metrics=kept,
-                         t=time.time())
-        return "failed"
-    if overall is not None:  # measured and parsed: the run counts as done from here
-        overall.end_run(time.monotonic())
-    if planned:
-        yield _progress(case, repeat, planned, planned, "done", None, duration,
-                        done_before, total_bytes, overall)
-    yield CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics,
-                       exit_status=p.returncode, duration=duration, t=time.time())
-    return "ok"
+        return CaseFailed(error=str(e), metrics=kept, **common)
+    return CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics, exit_status=status,
+                        duration=ending.duration, t=ending.t)
 
 
 def _samples(monitor: Monitor, case: Case, repeat: int,

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import tools
+from disklab.core.system.syncfs import syncfs
 from disklab.core.tools.base import RunTarget, ToolOutput
-from disklab.core.treeload.flush import syncfs
 
 from .common import judge, main_figure, with_defaults
 

@@ -170,8 +170,8 @@ def test_a_silent_tool_moving_no_data_is_stopped_as_stuck(tmp_path: Path, monkey
                       cwd=str(tmp_path))
     planned = runner._Planned(case, 1, command, RunTarget(str(tmp_path), "t"))
     tool = proc.ToolProcess(command.argv, cwd=command.cwd)
-    events = list(runner._measure(planned, tool, DdAdapter(), 0, 1, threading.Event(), 0.2, 0,
-                                  0, 0.0))
+    events = list(runner._measure(planned, tool, DdAdapter(), threading.Event(), 0.2,
+                                  runner._Share(0, 0), 0.0))
     (failed,) = [e for e in events if isinstance(e, CaseFailed)]
     assert "moved no data for 2 s" in failed.error and "stuck" in failed.error
     assert failed.signal in (15, 9)

@@ -78,10 +78,10 @@ from disklab.core.system.cgroups import (
 from disklab.core.system.devices import check_destructive, identity, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
+from disklab.core.system.syncfs import syncfs
 from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
 from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
 from disklab.core.tools.fio.client import adapter_for, host_names, server_files
-from disklab.core.treeload.flush import syncfs
 from disklab.core.units import format_size
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples: DESIGN.md asks for 250-1000 ms
@@ -277,16 +277,7 @@ def run_plan(
     run_count, total_bytes = work.runs, work.total_bytes
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
-    host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
-    host["tools"] = versions
-    # what a resume compares to refuse another machine or another target
-    host.update(host_identity())
-    host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
-                      "size": plan.target.size, "identity": target_identity(plan.target)}
-    if plan.targets:  # several targets: each one's facts, by name
-        host["targets"] = {name: {"kind": t.kind, "path": t.path, "size": t.size,
-                                  "partitions": t.partitions}
-                           for name, t in plan.targets.items()}
+    host = _host_record(plan, versions)
     limits = _limits(plan)
     controller = find_memory_controller() if limits else None
     record = session_state(state_dir or tempfile.gettempdir())
@@ -299,18 +290,9 @@ def run_plan(
         servers.close()
         raise
     if limits:  # the session says which figures were taken under a page-cache limit
-        host["page_cache_limit"] = {
-            "plan": plan.page_cache_limit, "tests": limits,
-            "controller": controller.to_json() if controller else None,
-            "made_by": "privileged helper" if via_helper else "disklab"}
-    if resume is None:
-        yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats,
-                             host=host, plan_text=plan.source, warnings=warnings, t=time.time())
-    else:
-        yield SessionResumed(session_id=resume.session_id, name=plan.name, cases=tuple(cases),
-                             repeats=plan.repeats, runs=resume.runs, complete=resume.complete,
-                             previous_status=resume.previous_status, host=host,
-                             plan_text=plan.source, t=time.time())
+        host["page_cache_limit"] = _limits_record(plan, limits, controller, via_helper)
+    yield _session_start(plan, cases, host, warnings, resume)
+    if resume is not None:
         warnings = (*warnings, *_version_changes(resume, versions))
     for w in (*warnings, *host_problems):
         yield Notice(level="warning", message=w, t=time.time())
@@ -339,6 +321,43 @@ def run_plan(
     elif state.status == "finished" and state.failed:
         state.status = "failed"
     yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
+
+
+def _host_record(plan: Plan, versions: Mapping[str, str | None]) -> dict[str, Any]:
+    """The session's record of where it ran: the host's facts, the tools' versions, and what
+    a resume compares to refuse another machine or another target."""
+    host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
+    host["tools"] = versions
+    host.update(host_identity())
+    host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
+                      "size": plan.target.size, "identity": target_identity(plan.target)}
+    if plan.targets:  # several targets: each one's facts, by name
+        host["targets"] = {name: {"kind": t.kind, "path": t.path, "size": t.size,
+                                  "partitions": t.partitions}
+                           for name, t in plan.targets.items()}
+    return host
+
+
+def _limits_record(plan: Plan, limits: Mapping[str, int], controller: MemoryController | None,
+                   via_helper: bool) -> dict[str, Any]:
+    """The session's record of its page-cache limits: the plan's, each test's, the memory
+    controller that held them and who made the groups."""
+    return {"plan": plan.page_cache_limit, "tests": limits,
+            "controller": controller.to_json() if controller else None,
+            "made_by": "privileged helper" if via_helper else "disklab"}
+
+
+def _session_start(plan: Plan, cases: list[Case], host: dict[str, Any],
+                   warnings: tuple[str, ...], resume: Resumption | None
+                   ) -> SessionStarted | SessionResumed:
+    """The session's first event: started, or the incomplete session `resume` taken up."""
+    if resume is None:
+        return SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats,
+                              host=host, plan_text=plan.source, warnings=warnings, t=time.time())
+    return SessionResumed(session_id=resume.session_id, name=plan.name, cases=tuple(cases),
+                          repeats=plan.repeats, runs=resume.runs, complete=resume.complete,
+                          previous_status=resume.previous_status, host=host,
+                          plan_text=plan.source, t=time.time())
 
 
 def _version_changes(resume: Resumption, versions: Mapping[str, str | None]) -> list[str]:

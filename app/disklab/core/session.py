@@ -1,8 +1,6 @@
 """What every front end does around a session, written once: the CLI and the window both use it.
+(Which library file and state directory: core.system.directories.)
 
-- `library_path`: which library file a command or the window uses (--library, then
-  $DISKLAB_LIBRARY, then library.sqlite3 in the XDG data directory).
-- `state_dir`: where crash-recovery records and the log file go (the XDG state directory).
 - `tool_rows`: the tools DiskLab has an adapter for, installed or how to install them.
 - `check_plan` / `PlanSummary` / `summary_text`: a plan's verdict before it runs (cases, runs,
   bytes, an estimated duration, its problems and warnings), so `disklab plan validate` and the
@@ -16,15 +14,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Self
-
-import platformdirs
 
 from disklab.core import tools
 from disklab.core.errors import PlanError, Problem
@@ -43,34 +38,10 @@ from disklab.core.progress import Work
 from disklab.core.resources import preset_paths
 from disklab.core.resume import Resumption
 from disklab.core.runner import CancelFlag, plan_runs, run_plan
+from disklab.core.system.directories import state_dir
 from disklab.core.units import MiB, human_bytes
 
-LIBRARY_ENV = "DISKLAB_LIBRARY"
 ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
-
-
-# --- the library file --------------------------------------------------------------------------
-
-def library_path(flag: str | os.PathLike[str] | None = None,
-                 env: Mapping[str, str] = os.environ) -> Path:
-    """The library file to use: the --library flag, else $DISKLAB_LIBRARY, else
-    library.sqlite3 in the XDG data directory. One rule for every command and the window, so
-    `disklab sessions` shows what the window recorded."""
-    if flag:
-        return Path(flag).expanduser()
-    if env.get(LIBRARY_ENV):
-        return Path(env[LIBRARY_ENV]).expanduser()
-    return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
-
-
-def state_dir() -> Path:
-    """Where DiskLab keeps what must outlive a crash: the records of the mounts and loop devices
-    a run set up (cleaned at the next start, whichever library that run used) and the log file.
-    The XDG state directory ($XDG_STATE_HOME/disklab, else ~/.local/state/disklab): state, not
-    data, so it is not beside a library the user copies or shares. Created on first use."""
-    path = Path(platformdirs.user_state_dir("disklab"))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 # --- preset plans ------------------------------------------------------------------------------

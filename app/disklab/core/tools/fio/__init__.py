@@ -555,58 +555,64 @@ def _text_jobs(text: str) -> tuple[list[Job], dict[str, tuple[int, float]]]:
             continue
         if job is None or skip:
             continue
-        if _DIR_START.match(line) and not _DIR_LINE.match(line):
-            raise ParseError(TOOL, number, "'read: IOPS=N, BW=N<unit>/s ...' (or write, trim)",
-                             line.strip())
-        if m := _DIR_LINE.match(line):
-            scale = _BYTE_SCALE.get(m["unit"])
-            if scale is None:
-                raise ParseError(TOOL, number, "a bandwidth in B/s, KiB/s, MiB/s, kB/s, MB/s...",
-                                 line)
-            bw = _text_number(m["bw"], "", number, "a number after BW=", line) * scale
-            iops = _text_number(m["iops"], m["isfx"], number, "a number after IOPS=", line)
-            current = Direction(bw=bw, iops=iops)
-            if (t := _DIR_RUNTIME.search(line)) and int(t["ms"]) > 0:
-                current.runtime_ms = float(t["ms"])
-                seconds = current.runtime_ms / 1e3
-                current.io_bytes, current.ios = bw * seconds, iops * seconds
-            job.dirs[m["dir"]] = current
-            pct_scale = None
-            continue
-        if current is not None and _LAT_START.match(line) and not _LAT_LINE.match(line):
-            raise ParseError(TOOL, number, "'lat (usec): min=N, max=N, avg=N, stdev=N'",
-                             line.strip())
-        if current is not None and (m := _LAT_LINE.match(line)):
-            value = _text_number(m["avg"], m["sfx"], number, "a number after avg=", line)
-            value *= _TIME_SCALE[m["unit"]]
-            if m["kind"] == "lat":
-                current.lat_mean = value
-            elif m["kind"] == "clat":
-                current.clat_mean = value
-            continue
-        if current is not None and (m := _PCT_HEAD.match(line)):
-            pct_scale = _TIME_SCALE[m["unit"]]
-            continue
-        if pct_scale is not None and line.lstrip().startswith("|"):
-            if line.count("th=[") != len(_PCT_ITEM.findall(line)):
-                raise ParseError(TOOL, number, "percentiles like '99.00th=[  233]'",
-                                 line.strip())
-            for item in _PCT_ITEM.finditer(line):
-                try:
-                    p = round(float(item["p"]), 2)
-                except ValueError:
-                    continue
-                if p in TEXT_PERCENTILES and current is not None:
-                    value = _text_number(item["v"], item["sfx"], number, "a percentile", line)
-                    current.percentiles[TEXT_PERCENTILES[p]] = value * pct_scale
-            continue
-        pct_scale = None
-        if _CPU_START.match(line) and not _CPU_LINE.match(line):
-            raise ParseError(TOOL, number, "'cpu : usr=N%, sys=N%, ...'", line.strip())
-        if m := _CPU_LINE.match(line):
-            job.usr = _text_number(m["usr"], "", number, "a number after usr=", line)
-            job.sys = _text_number(m["sys"], "", number, "a number after sys=", line)
+        current, pct_scale = _text_job_line(job, current, pct_scale, number, line)
     return jobs, group_bw
+
+
+def _text_job_line(job: Job, current: Direction | None, pct_scale: float | None, number: int,
+                   line: str) -> tuple[Direction | None, float | None]:
+    """One line inside a job block of fio's normal report, into `job`: a direction's figures,
+    its latencies, its percentiles, the job's CPU. Returns the direction being read and the
+    scale of the percentile lines that follow, for the next line."""
+    if _DIR_START.match(line) and not _DIR_LINE.match(line):
+        raise ParseError(TOOL, number, "'read: IOPS=N, BW=N<unit>/s ...' (or write, trim)",
+                         line.strip())
+    if m := _DIR_LINE.match(line):
+        scale = _BYTE_SCALE.get(m["unit"])
+        if scale is None:
+            raise ParseError(TOOL, number, "a bandwidth in B/s, KiB/s, MiB/s, kB/s, MB/s...",
+                             line)
+        bw = _text_number(m["bw"], "", number, "a number after BW=", line) * scale
+        iops = _text_number(m["iops"], m["isfx"], number, "a number after IOPS=", line)
+        current = Direction(bw=bw, iops=iops)
+        if (t := _DIR_RUNTIME.search(line)) and int(t["ms"]) > 0:
+            current.runtime_ms = float(t["ms"])
+            seconds = current.runtime_ms / 1e3
+            current.io_bytes, current.ios = bw * seconds, iops * seconds
+        job.dirs[m["dir"]] = current
+        return current, None
+    if current is not None and _LAT_START.match(line) and not _LAT_LINE.match(line):
+        raise ParseError(TOOL, number, "'lat (usec): min=N, max=N, avg=N, stdev=N'",
+                         line.strip())
+    if current is not None and (m := _LAT_LINE.match(line)):
+        value = _text_number(m["avg"], m["sfx"], number, "a number after avg=", line)
+        value *= _TIME_SCALE[m["unit"]]
+        if m["kind"] == "lat":
+            current.lat_mean = value
+        elif m["kind"] == "clat":
+            current.clat_mean = value
+        return current, pct_scale
+    if current is not None and (m := _PCT_HEAD.match(line)):
+        return current, _TIME_SCALE[m["unit"]]
+    if pct_scale is not None and line.lstrip().startswith("|"):
+        if line.count("th=[") != len(_PCT_ITEM.findall(line)):
+            raise ParseError(TOOL, number, "percentiles like '99.00th=[  233]'",
+                             line.strip())
+        for item in _PCT_ITEM.finditer(line):
+            try:
+                p = round(float(item["p"]), 2)
+            except ValueError:
+                continue
+            if p in TEXT_PERCENTILES and current is not None:
+                value = _text_number(item["v"], item["sfx"], number, "a percentile", line)
+                current.percentiles[TEXT_PERCENTILES[p]] = value * pct_scale
+        return current, pct_scale
+    if _CPU_START.match(line) and not _CPU_LINE.match(line):
+        raise ParseError(TOOL, number, "'cpu : usr=N%, sys=N%, ...'", line.strip())
+    if m := _CPU_LINE.match(line):
+        job.usr = _text_number(m["usr"], "", number, "a number after usr=", line)
+        job.sys = _text_number(m["sys"], "", number, "a number after sys=", line)
+    return current, None
 
 
 # --- jobs -> metrics ------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from pathlib import Path
 from disklab.core.events import CaseFailed, CaseStarted
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 
 from .common import judge
 from .devwatch import Watcher, first_write, stat_path

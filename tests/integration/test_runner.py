@@ -14,7 +14,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core import proc
 from disklab.core.events import (
     CaseCancelled,
     CaseFailed,
@@ -27,7 +26,8 @@ from disklab.core.events import (
 )
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.proc.tool import ToolProcess
+from disklab.core.run.runner import run_plan
 
 pytestmark = [pytest.mark.root]
 
@@ -159,19 +159,20 @@ direct = true
 def test_a_silent_tool_moving_no_data_is_stopped_as_stuck(tmp_path: Path, monkeypatch) -> None:
     """iozone -t spins forever when its children fail: no output, no I/O. The runner stops such
     a tool after STALL_SECONDS (shortened here) and fails the case with the reason."""
-    from disklab.core import runner
     from disklab.core.model import Case
+    from disklab.core.run import runner, watch
+    from disklab.core.run.planning import Planned
     from disklab.core.tools.base import Command, RunTarget
     from disklab.core.tools.dd import DdAdapter
 
-    monkeypatch.setattr(runner, "STALL_SECONDS", 1.5)
+    monkeypatch.setattr(watch, "STALL_SECONDS", 1.5)
     case = Case("stuck", 0, "as is", "dd", 0, {"mode": "write"})
     command = Command(argv=(sys.executable, "-c", "import time; time.sleep(120)"),
                       cwd=str(tmp_path))
-    planned = runner._Planned(case, 1, command, RunTarget(str(tmp_path), "t"))
-    tool = proc.ToolProcess(command.argv, cwd=command.cwd)
+    planned = Planned(case, 1, command, RunTarget(str(tmp_path), "t"))
+    tool = ToolProcess(command.argv, cwd=command.cwd)
     events = list(runner._measure(planned, tool, DdAdapter(), threading.Event(), 0.2,
-                                  runner._Share(0, 0), 0.0))
+                                  watch.Share(0, 0), 0.0))
     (failed,) = [e for e in events if isinstance(e, CaseFailed)]
     assert "moved no data for 2 s" in failed.error and "stuck" in failed.error
     assert failed.signal in (15, 9)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from disklab.core import tools
 from disklab.core.events import CaseCancelled, CaseFailed, CaseFinished
 from disklab.core.model import Case
-from disklab.core.runner import Ending, Watched, outcome
+from disklab.core.run.watch import Ending, Watched, outcome
 from disklab.core.tools.base import ToolOutput
 from tests.helpers import fixture_text
 

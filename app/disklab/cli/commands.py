@@ -64,9 +64,10 @@ from disklab.core.results.pivot import PivotKeyError, build_pivot, report_pivot,
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
-from disklab.core.runner import plan_runs, tool_versions
+from disklab.core.run.planning import plan_runs
+from disklab.core.run.recorded import RecordedRun
+from disklab.core.run.runner import tool_versions
 from disklab.core.session import (
-    RecordedRun,
     summarize,
     summary_text,
     tool_rows,

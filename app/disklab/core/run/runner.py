@@ -30,9 +30,7 @@ import time
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
-
-import psutil
+from typing import Any
 
 from disklab import __version__
 from disklab.core import proc, tools
@@ -48,25 +46,32 @@ from disklab.core.events import (
     Event,
     LogLine,
     Notice,
-    Progress,
-    Sample,
     SessionFinished,
     SessionResumed,
     SessionStarted,
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
-from disklab.core.fs.commands import preview_device, preview_mountpoint
 from disklab.core.fs.options import journalled_data_seconds
 from disklab.core.hosts.leftovers import remote_step
-from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
+from disklab.core.hosts.servers import Servers, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
-from disklab.core.model import RAW_SECTION, Case, FsConfig, HostEndpoint, Metric, Plan
-from disklab.core.monitor import Monitor, TargetDisks
+from disklab.core.model import RAW_SECTION, Case, FsConfig, HostEndpoint, Plan
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.privilege.protocol import CgroupCreate, DropCaches, ToolCleanup
-from disklab.core.progress import OverallProgress, Work
+from disklab.core.progress import OverallProgress
 from disklab.core.resume import Resumption, host_identity, target_identity
+from disklab.core.run.planning import Planned, plan_runs, planned_work, runtime_of
+from disklab.core.run.watch import (
+    TERM_GRACE,
+    CancelFlag,
+    CaseWatch,
+    Ending,
+    Share,
+    outcome,
+    overall_progress,
+    progress_event,
+)
 from disklab.core.system.cgroups import (
     MemoryController,
     create_group,
@@ -80,36 +85,17 @@ from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.syncfs import syncfs
 from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
-from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
+from disklab.core.tools.base import ToolAdapter, ToolOutput
 from disklab.core.tools.fio.client import adapter_for, host_names, server_files
 from disklab.core.units import format_size
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples: DESIGN.md asks for 250-1000 ms
-# A sample may be taken up to this share of the interval before or after its time, when the
-# tool's output wakes DiskLab anyway: one wake-up for both instead of two (the engine prints
-# every 0.5 s too). The times stay on a fixed grid, so the rate is 1/interval all the same.
-SAMPLE_SLACK = 0.2
-TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL on cancel
-# A tool that prints nothing and moves no byte for this long is stuck (iozone -t spins forever
-# when its children fail); long silences with I/O going on are normal and never stopped.
-STALL_SECONDS = 600.0
 
-
-class CancelFlag(Protocol):
-    def is_set(self) -> bool: ...
 
 
 class _Never:
     def is_set(self) -> bool:
         return False
-
-
-@dataclass(frozen=True)
-class _Planned:
-    case: Case
-    repeat: int
-    command: Command
-    target: RunTarget
 
 
 def tool_versions(names: set[str]) -> dict[str, str | None]:
@@ -141,92 +127,6 @@ def _drop_caches(ctx: _Context) -> str | None:
     except DisklabError as e:
         return f"caches not dropped ({e}): reads may come from memory"
     return None
-
-
-def plan_runs(plan: Plan, python: str = sys.executable,
-              directories: Mapping[str, str] | None = None,
-              as_root: bool = False,
-              only: Collection[tuple[str, int]] | None = None,
-              endpoints: tuple[HostEndpoint, ...] | None = None,
-              placements: Mapping[str, Mapping[str, str]] | None = None,
-              raw_device: str | None = None,
-              ) -> Iterator[_Planned]:
-    """Every case x repeat with its command, in run order, one at a time (a plan may have
-    100000 runs: their commands are made as they are needed, never all held): configuration
-    by configuration (each is made once), and within one, rounds of repeats. `directories` maps
-    a config label to where its filesystem is mounted (default: the plan's target directory;
-    for an image or a format target, preview_mountpoint, where a configuration is shown mounted
-    before a run: the tools' files are on the filesystem made there, never beside the image
-    file); `as_root`: the tools run through the privileged helper; `only`: just these
-    (case id, repeat) pairs (a resumed session's runs without a complete result); `endpoints`:
-    where the hosts' fio servers are reached (default: as the plan says, before any starts);
-    `placements`: config label -> stream target name -> its directory, for the cases placed
-    with `on` (default: the directory targets' paths, else a preview mountpoint per target);
-    `raw_device`: the device the raw-device section's cases run on (an image's loop device once
-    attached; default: as `plan show` previews it)."""
-    cases = expand(plan)
-    hosts = planned_endpoints(plan) if endpoints is None else endpoints
-    is_root = as_root or os.geteuid() == 0
-    ram = psutil.virtual_memory().total
-    device = plan.target.path if plan.target.kind == "device" else None
-    default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
-        plan.target.kind) or preview_mountpoint()
-    previews = _preview_directories(plan)
-    for label in plan.sections():
-        mine = [c for c in cases if c.config == label]
-        directory = (directories or {}).get(label, default)
-        placed = (placements or {}).get(label, previews)
-        on = device
-        if label == RAW_SECTION and plan.raw_section:  # (a device target's label is the same)
-            on = raw_device or preview_device(plan.target.kind, plan.target.path)
-            directory = (directories or {}).get(label, tempfile.gettempdir())
-        for repeat in range(1, plan.repeats + 1):
-            for case in mine:
-                if only is not None and (case.id, repeat) not in only:
-                    continue
-                target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
-                                   device=on, ram_bytes=ram, is_root=is_root,
-                                   python=python, hosts=hosts, directories=placed)
-                command = adapter_for(case.tool, case.params, hosts).build_command(
-                    case.params, target)
-                yield _Planned(case, repeat, command, target)
-
-
-def _preview_directories(plan: Plan) -> dict[str, str]:
-    """Stream target -> directory before a run: a directory target's path; for the targets
-    DiskLab mounts, a preview mountpoint per stream target (the run makes new ones)."""
-    targets = named_targets(plan)
-    out: dict[str, str] = {}
-    for name, (parent, _n) in stream_targets(targets).items():
-        target = targets[parent]
-        out[name] = (target.path if target.kind == "directory"
-                     else f"{preview_mountpoint()}-{name}")
-    return out
-
-
-def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False,
-               only: Collection[tuple[str, int]] | None = None) -> tuple[int, int]:
-    """(runs, planned bytes) of a whole plan (or of the `only` runs), counted one at a time."""
-    count = total = 0
-    for run in plan_runs(plan, python, as_root=as_root, only=only):
-        count += 1
-        total += run.command.planned_bytes or 0
-    return count, total
-
-
-def planned_work(plan: Plan, python: str = sys.executable, as_root: bool = False,
-                 only: Collection[tuple[str, int]] | None = None) -> Work:
-    """The runs of a whole plan (or of the `only` runs) counted by kind, time-based (a runtime
-    parameter) or size-based, for the overall progress and ETA (core.progress)."""
-    return Work.of((_runtime(run.case), run.command.planned_bytes)
-                   for run in plan_runs(plan, python, as_root=as_root, only=only))
-
-
-def _runtime(case: Case) -> float:
-    try:
-        return max(0.0, float(case.params.get("runtime") or 0))
-    except (TypeError, ValueError):
-        return 0.0
 
 
 @dataclass
@@ -482,14 +382,14 @@ def _run_config(ctx: _Context, label: str, directory: str,
                 state.status = "failed"
                 return
         if state.overall is not None:
-            state.overall.start_run(time.monotonic(), _runtime(run.case),
+            state.overall.start_run(time.monotonic(), runtime_of(run.case),
                                     run.command.planned_bytes)
         outcome = yield from _run_case(
             run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
         )
         if state.overall is not None and state.overall.end_run(time.monotonic()):
-            yield _overall_progress(run, state.overall)  # a run that ended without "done"
+            yield overall_progress(run, state.overall)  # a run that ended without "done"
         yield from _helper_log(ctx)
         state.index += 1
         state.done_bytes += run.command.planned_bytes or 0
@@ -700,11 +600,11 @@ def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:
         ctx.state.failed += 1
         ctx.state.index += 1
         if ctx.state.overall is not None:
-            ctx.state.overall.skip_run(_runtime(run.case), run.command.planned_bytes)
+            ctx.state.overall.skip_run(runtime_of(run.case), run.command.planned_bytes)
 
 
 def _run_case(
-    run: _Planned,
+    run: Planned,
     index: int,
     count: int,
     version: str | None,
@@ -739,7 +639,7 @@ def _run_case(
             return "failed"
         outcome = yield from _explain_oom(ctx, run, _prepare_and_measure(
             run, adapter, cancel, sample_interval,
-            _Share(done_before, total_bytes, ctx.state.overall), ctx, started))
+            Share(done_before, total_bytes, ctx.state.overall), ctx, started))
     finally:
         # no yield here: the caller may be closing the generator
         left = _cleanup(ctx, run) + _remove_group(ctx, run)
@@ -759,7 +659,7 @@ def _run_case(
     return outcome
 
 
-def _explain_oom(ctx: _Context, run: _Planned,
+def _explain_oom(ctx: _Context, run: Planned,
                  events: Generator[Event, None, str]) -> Generator[Event, None, str]:
     """The case's events, with a SIGKILL that the memory cgroup's OOM killer dealt said as such.
 
@@ -795,7 +695,7 @@ def _oom_words(plan: Plan, case: Case) -> str:
     return words
 
 
-def _record_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
+def _record_files(ctx: _Context, run: Planned) -> dict[str, Any] | None:
     """Record the files the case is about to create, before it runs, so that the next start
     removes them when this process is killed. Only files that are not there yet: DiskLab never
     claims a file it did not make. The tools run as root through the helper make theirs in
@@ -808,7 +708,7 @@ def _record_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
     return ctx.record.record_files(run.target.directory, new)
 
 
-def _record_server_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
+def _record_server_files(ctx: _Context, run: Planned) -> dict[str, Any] | None:
     """Record the data files a case's fio servers are about to make (core.hosts.leftovers):
     a kill of this process leaves them on the servers, and the next start removes them."""
     if ctx.record is None or ctx.servers is None or not host_names(run.case.params):
@@ -821,7 +721,7 @@ def _record_server_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
     return ctx.record.add(remote_step((ep, ssh.get(ep.name), paths) for ep, paths in placed))
 
 
-def _cleanup(ctx: _Context, run: _Planned) -> list[str]:
+def _cleanup(ctx: _Context, run: Planned) -> list[str]:
     """Remove a case's files (through the helper when its tool ran as root); the ones left."""
     if not ctx.via_helper:
         return remove_files(run.command.files)
@@ -837,7 +737,7 @@ def _limits(plan: Plan) -> dict[str, int]:
             if (limit := plan.page_cache_limit_of(s.index)) is not None}
 
 
-def _limit_page_cache(ctx: _Context, run: _Planned) -> Iterator[Event]:
+def _limit_page_cache(ctx: _Context, run: Planned) -> Iterator[Event]:
     """Make the case's memory cgroup when its test has a page-cache limit (through the helper
     when the tools run there); returns why it could not, or None."""
     limit = ctx.plan.page_cache_limit_of(run.case.test_index)
@@ -869,7 +769,7 @@ def _limit_page_cache(ctx: _Context, run: _Planned) -> Iterator[Event]:
     return None
 
 
-def _remove_group(ctx: _Context, run: _Planned) -> list[str]:
+def _remove_group(ctx: _Context, run: Planned) -> list[str]:
     """Remove the case's memory cgroup (the helper's tool_cleanup already removed its own);
     what is left. Never raises, never yields."""
     made = ctx.groups.pop(run.target.tag, None)
@@ -888,7 +788,7 @@ def _remove_group(ctx: _Context, run: _Planned) -> list[str]:
     return []
 
 
-def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess | PrivilegedTool:
+def _tool_process(ctx: _Context, run: Planned, step: int) -> proc.ToolProcess | PrivilegedTool:
     """The process of one step of a case (-1: the measured run, 0..: a prepare step): here, or
     as root through the session's helper, which builds the same argv from the same parameters."""
     command = run.command
@@ -930,8 +830,8 @@ def _start(p: proc.ToolProcess | PrivilegedTool | proc.ToolGroup, planned: tuple
                       text="ran as root by the privileged helper: " + " ".join(p.argv))
 
 
-def _prepare_and_measure(run: _Planned, adapter: ToolAdapter, cancel: CancelFlag,
-                         sample_interval: float, share: _Share, ctx: _Context, started: float
+def _prepare_and_measure(run: Planned, adapter: ToolAdapter, cancel: CancelFlag,
+                         sample_interval: float, share: Share, ctx: _Context, started: float
                          ) -> Iterator[Event]:
     """The case's prepare steps (not measured), the layout synced and the caches dropped when
     asked, then its measured step."""
@@ -990,7 +890,7 @@ def _prepare_and_measure(run: _Planned, adapter: ToolAdapter, cancel: CancelFlag
     return (yield from _measure(run, p, adapter, cancel, sample_interval, share, started))
 
 
-def _sync_layout(run: _Planned) -> list[str]:
+def _sync_layout(run: Planned) -> list[str]:
     """syncfs the filesystems a case's prepare steps laid its files out on; the directories
     synced. A layout's metadata (bitmaps, inode table, the directory's block) stays dirty in
     the page cache after the tool's own fsync's journal commit, and the kernel's flusher
@@ -1031,132 +931,13 @@ def _run_step(
     return p
 
 
-@dataclass(frozen=True)
-class _Share:
-    """Where a case stands in its session, for its progress: the bytes of the runs before it
-    and of them all, and the session's overall tracker (None: by bytes only)."""
-
-    done_before: int
-    total_bytes: int
-    overall: OverallProgress | None = None
-
-
-@dataclass
-class Watched:
-    """What the case watcher saw of a measured step until it ended, as outcome() reads it."""
-
-    cancelled: bool = False  # the user cancelled: the tool was stopped
-    stalled: bool = False  # no output and no I/O for STALL_SECONDS: the tool was stopped
-    lost: DisklabError | None = None  # the privileged helper died, and its tool with it
-
-
-class _CaseWatch:
-    """The measured step's loop while its tool runs: its output lines and the progress they
-    give, the samplers every interval (and the overall ETA between the tool's lines), the
-    stall and cancel checks. It decides nothing about the case's result (outcome() does)."""
-
-    def __init__(self, run: _Planned, p: proc.ToolProcess | PrivilegedTool,
-                 adapter: ToolAdapter, cancel: CancelFlag, sample_interval: float,
-                 share: _Share) -> None:
-        self.case, self.repeat, self.p = run.case, run.repeat, p
-        self.parser = adapter.progress_parser(run.case.params)
-        self.cancel, self.interval, self.share = cancel, sample_interval, share
-        self.planned = run.command.planned_bytes
-        self.seen = Watched()
-        self.last: Progress | None = None  # the tool's last progress, repeated as time passes
-        # a raw device target's own counters; else the device under the files
-        self.monitor = Monitor(run.target.device or run.command.cwd or run.target.directory,
-                               pids=p.descendants)
-        self.monitor.sample()  # primed before the start, so that the tool's first bytes count
-        # several targets: each one's device rates too (a curve per target in the live plots)
-        names = set(str(run.case.params.get("on") or "").split("+")) - {""}
-        self.disks = TargetDisks({n: d for n, d in run.target.directories.items()
-                                  if n in names}) if names else None
-        if self.disks is not None:
-            self.disks.sample()
-        self.t0 = self.last_activity = time.monotonic()
-        self.last_moved = -1.0
-
-    def watch(self) -> Iterator[Event]:
-        """Follow the started tool to its end; what was seen is in `self.seen`."""
-        p = self.p
-        self.t0 = self.last_activity = time.monotonic()
-        next_sample = self.t0 + self.interval
-        slack = self.interval * SAMPLE_SLACK
-        try:
-            while not p.poll():
-                lines = p.read(max(0.0, next_sample + slack - time.monotonic()))
-                if lines:
-                    self.last_activity = time.monotonic()
-                yield from self._lines(lines)
-                now = time.monotonic()
-                if now >= next_sample - slack:
-                    next_sample = max(next_sample + self.interval, now + self.interval - slack)
-                    yield from self._sample(now)
-                if self.cancel.is_set() and not self.seen.cancelled:
-                    self.seen.cancelled = True
-                    yield self._log("cancelled: stopping the tool and its processes")
-                    p.terminate(TERM_GRACE)
-            p.wait()
-        except PrivilegeError as e:  # the helper died, and its tool with it (PDEATHSIG)
-            self.seen.lost = e
-        # a last sample closes the series, so that a case shorter than the interval has one
-        yield from _samples(self.monitor, self.case, self.repeat, self.disks)
-
-    def _log(self, text: str) -> LogLine:
-        return LogLine(case_id=self.case.id, stream="disklab", repeat=self.repeat,
-                       t=time.time(), text=text)
-
-    def _lines(self, lines: list[proc.OutputLine]) -> Iterator[Event]:
-        """The tool's lines into the transcript, and the progress they tell."""
-        case, repeat, share = self.case, self.repeat, self.share
-        for line in lines:
-            yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
-                          repeat=repeat, t=line.t)
-            for update in self.parser.feed_many(line.stream, line.text):
-                progress = _progress(case, repeat, update.done_bytes,
-                                     update.total_bytes or self.planned, update.phase,
-                                     update.message, time.monotonic() - self.t0,
-                                     share.done_before, share.total_bytes, share.overall,
-                                     target=update.target)
-                yield progress
-                if update.target is not None:  # one target's share: not the case's
-                    continue
-                self.last = progress
-                if update.rate is not None and update.rate >= 0:
-                    # the tool's own figure of its rate, beside the sampled counters
-                    yield Sample(case_id=case.id, series="tool_bps", value=update.rate,
-                                 repeat=repeat, t=line.t)
-
-    def _sample(self, now: float) -> Iterator[Event]:
-        """The samplers' figures; the overall ETA moved on; a stuck tool stopped."""
-        yield from _samples(self.monitor, self.case, self.repeat, self.disks)
-        share, last = self.share, self.last
-        if share.overall is not None and (last is None or now - self.t0 - last.elapsed >= 1.0):
-            # time passes between the tool's lines: the overall ETA moves on
-            self.last = _progress(self.case, self.repeat, last.done_bytes if last else None,
-                                  last.total_bytes if last else self.planned,
-                                  last.phase if last else None,
-                                  last.message if last else None, now - self.t0,
-                                  share.done_before, share.total_bytes, share.overall)
-            yield self.last
-        moved = sum(v for k, v in self.monitor.totals().items() if k.startswith("app_"))
-        if moved != self.last_moved:
-            self.last_moved, self.last_activity = moved, now
-        elif now - self.last_activity > STALL_SECONDS and not self.seen.stalled:
-            self.seen.stalled = True
-            yield self._log(f"no output and no I/O for {STALL_SECONDS:.0f} s: stopping the "
-                            "stuck tool")
-            self.p.terminate(TERM_GRACE)
-
-
-def _measure(run: _Planned, p: proc.ToolProcess | PrivilegedTool, adapter: ToolAdapter,
-             cancel: CancelFlag, sample_interval: float, share: _Share, started: float
+def _measure(run: Planned, p: proc.ToolProcess | PrivilegedTool, adapter: ToolAdapter,
+             cancel: CancelFlag, sample_interval: float, share: Share, started: float
              ) -> Iterator[Event]:
     """The measured step: started, watched to its end, its result file kept with the
     transcript, and its outcome. Returns 'ok', 'failed' or 'cancelled'."""
     case, repeat, command = run.case, run.repeat, run.command
-    watch = _CaseWatch(run, p, adapter, cancel, sample_interval, share)
+    watch = CaseWatch(run, p, adapter, cancel, sample_interval, share)
     with p:
         try:
             yield from _start(p, command.argv, case, repeat)
@@ -1186,126 +967,9 @@ def _measure(run: _Planned, p: proc.ToolProcess | PrivilegedTool, adapter: ToolA
         if share.overall is not None:  # measured and parsed: the run counts as done from here
             share.overall.end_run(time.monotonic())
         if command.planned_bytes:
-            yield _progress(case, repeat, command.planned_bytes, command.planned_bytes, "done",
+            yield progress_event(case, repeat, command.planned_bytes, command.planned_bytes, "done",
                             None, duration, share.done_before, share.total_bytes,
                             share.overall)
     yield ended
     return ("ok" if isinstance(ended, CaseFinished)
             else "cancelled" if isinstance(ended, CaseCancelled) else "failed")
-
-
-@dataclass(frozen=True)
-class Ending:
-    """How the tool process ended, beside its output: for the case's end event."""
-
-    tail: str  # the transcript's last lines
-    signal: int | None
-    duration: float
-    t: float  # wall-clock time of the end event
-
-
-def outcome(case: Case, repeat: int, adapter: ToolAdapter, output: ToolOutput,
-            seen: Watched, ending: Ending) -> CaseFinished | CaseFailed | CaseCancelled:
-    """A measured step's end event, decided from its output and what the watcher saw, and
-    nothing else (no process, no clock: tested on its own). A cancelled case keeps what the
-    tool measured until then, flagged partial; a stuck, killed or failing tool fails the case
-    with its partial figures (a case on several hosts keeps each host's rows as the tool
-    flagged them); a report that does not parse fails it with the parser's words."""
-    status = output.exit_status
-    common = {"case_id": case.id, "repeat": repeat, "transcript_tail": ending.tail,
-              "exit_status": status, "duration": ending.duration, "t": ending.t}
-    on_hosts = bool(host_names(case.params))  # each host's rows flagged by what became of it
-    if seen.cancelled or seen.stalled or status != 0:
-        partial = adapter.parse_partial(output, case.params)
-        metrics = tuple(partial if on_hosts and not seen.cancelled else _flag_partial(partial))
-        if seen.cancelled:  # not a failure: what the tool measured until then is kept, partial
-            return CaseCancelled(signal=ending.signal, metrics=metrics, **common)
-        if seen.stalled:
-            error = (f"{case.tool} printed nothing and moved no data for {STALL_SECONDS:.0f} s "
-                     "and was stopped (stuck)")
-        elif ending.signal:
-            error = f"{case.tool} was killed by signal {ending.signal}"
-        else:
-            error = f"{case.tool} exited with status {status}"
-            try:
-                adapter.parse_result(output, case.params)
-            except DisklabError as e:
-                error = f"{error}: {e}"
-        return CaseFailed(error=error, signal=ending.signal, metrics=metrics, **common)
-    try:
-        metrics = tuple(adapter.parse_result(output, case.params))
-    except DisklabError as e:  # a host that failed keeps the others' figures
-        kept = tuple(adapter.parse_partial(output, case.params)) if on_hosts else ()
-        return CaseFailed(error=str(e), metrics=kept, **common)
-    return CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics, exit_status=status,
-                        duration=ending.duration, t=ending.t)
-
-
-def _samples(monitor: Monitor, case: Case, repeat: int,
-             disks: TargetDisks | None = None) -> Iterator[Sample]:
-    t = time.time()
-    for series, value in monitor.sample().items():
-        yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
-    if disks is not None:  # device_write_bps:a, ... (several targets)
-        for series, value in disks.sample().items():
-            yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
-
-
-def _flag_partial(metrics: list[Metric]) -> list[Metric]:
-    return [
-        m if m.note and "partial" in m.note
-        else Metric(m.name, m.value, m.unit, f"partial{': ' + m.note if m.note else ''}", m.params)
-        for m in metrics
-    ]
-
-
-def _progress(
-    case: Case,
-    repeat: int,
-    done: int | None,
-    total: int | None,
-    phase: str | None,
-    message: str | None,
-    elapsed: float,
-    done_before: int,
-    total_bytes: int,
-    tracker: OverallProgress | None = None,
-    target: str | None = None,
-) -> Progress:
-    """Progress with the ETA of this case (the time left of a time-based case, else bytes left
-    at the rate so far) and the session's overall share and ETA (core.progress; by bytes only
-    without a tracker). A target's own progress (several targets) is that target's bytes: no
-    ETA, no overall."""
-    if target is not None:
-        return Progress(case_id=case.id, done_bytes=done, total_bytes=total, phase=phase,
-                        message=message, repeat=repeat, elapsed=elapsed, t=time.time(),
-                        target=target)
-    eta = fraction = None
-    runtime = _runtime(case)
-    if runtime > 0:
-        fraction = min(1.0, elapsed / runtime) if phase != "done" else 1.0
-        eta = max(0.0, runtime - elapsed) if phase != "done" else 0.0
-    elif done is not None and total:
-        fraction = min(1.0, done / total)
-        if done and elapsed > 0:
-            eta = max(0.0, (total - done) * elapsed / done)
-    overall = overall_eta = None
-    runs_done = None
-    if tracker is not None:
-        tracker.update(measured=elapsed if phase != "done" else None, done_bytes=done)
-        est = tracker.estimate(time.monotonic())
-        overall, overall_eta, runs_done = est.fraction, est.eta, est.runs_done
-    elif total_bytes:
-        overall = min(1.0, (done_before + (done or 0)) / total_bytes)
-    return Progress(case_id=case.id, done_bytes=done, total_bytes=total, phase=phase,
-                    message=message, repeat=repeat, elapsed=elapsed, eta=eta, overall=overall,
-                    overall_eta=overall_eta, fraction=fraction, runs_done=runs_done,
-                    t=time.time())
-
-
-def _overall_progress(run: _Planned, tracker: OverallProgress) -> Progress:
-    """After a run ended: the overall share and ETA with that run counted as done."""
-    est = tracker.estimate(time.monotonic())
-    return Progress(case_id=run.case.id, done_bytes=None, total_bytes=None, phase=None,
-                    repeat=run.repeat, overall=est.fraction, overall_eta=est.eta,
-                    runs_done=est.runs_done, t=time.time())

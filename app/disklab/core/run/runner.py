@@ -32,7 +32,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from disklab import __version__
 from disklab.core import proc, tools
 from disklab.core.cleanup import remove_files
 from disklab.core.errors import DisklabError, PrivilegeError
@@ -59,6 +58,8 @@ from disklab.core.matrix import expand
 from disklab.core.model import RAW_SECTION, Case, FsConfig, HostEndpoint, Plan
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.privilege.protocol import CgroupCreate, DropCaches, ToolCleanup
+from disklab.core.proc.group import ToolGroup
+from disklab.core.proc.tool import ToolProcess
 from disklab.core.progress import OverallProgress
 from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.run.planning import Planned, plan_runs, planned_work, runtime_of
@@ -104,8 +105,8 @@ def tool_versions(names: set[str]) -> dict[str, str | None]:
     for name in sorted(names):
         adapter = tools.get_adapter(name)
         argv = adapter.version_argv()
-        if name == "engine":
-            versions[name] = f"disklab {__version__}"
+        if adapter.builtin_version() is not None:
+            versions[name] = adapter.builtin_version()
             continue
         if argv is None:
             versions[name] = None
@@ -788,7 +789,7 @@ def _remove_group(ctx: _Context, run: Planned) -> list[str]:
     return []
 
 
-def _tool_process(ctx: _Context, run: Planned, step: int) -> proc.ToolProcess | PrivilegedTool:
+def _tool_process(ctx: _Context, run: Planned, step: int) -> ToolProcess | PrivilegedTool:
     """The process of one step of a case (-1: the measured run, 0..: a prepare step): here, or
     as root through the session's helper, which builds the same argv from the same parameters."""
     command = run.command
@@ -803,21 +804,21 @@ def _tool_process(ctx: _Context, run: Planned, step: int) -> proc.ToolProcess | 
     group = ctx.groups.get(run.target.tag)
     cgroup = group[0] if group is not None else None
     if step < 0 and command.group:  # several processes, released together
-        return proc.ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
+        return ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
                               cgroup=cgroup, timing_file=command.result_file)
     if step >= 0:
-        return proc.ToolProcess(command.prepare[step], cwd=command.cwd,
+        return ToolProcess(command.prepare[step], cwd=command.cwd,
                                 env=dict(command.env) or None, cgroup=cgroup)
-    return proc.ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
+    return ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
                             pty=command.needs_pty, cgroup=cgroup)
 
 
-def _start(p: proc.ToolProcess | PrivilegedTool | proc.ToolGroup, planned: tuple[str, ...],
+def _start(p: ToolProcess | PrivilegedTool | ToolGroup, planned: tuple[str, ...],
            case: Case, repeat: int) -> Iterator[Event]:
     """Start a step's process; when the helper ran another argv than the one announced (its
     own interpreter for the engine), the transcript says so (rule 8: the argv that ran)."""
     p.start()
-    if isinstance(p, proc.ToolGroup):  # every stream's own argv, and their common start
+    if isinstance(p, ToolGroup):  # every stream's own argv, and their common start
         for name, argv in p.members:
             yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
                           text=f"stream on {name}: " + " ".join(argv))
@@ -914,7 +915,7 @@ def _sync_layout(run: Planned) -> list[str]:
 
 
 def _run_step(
-    p: proc.ToolProcess | PrivilegedTool, argv: tuple[str, ...], case: Case, repeat: int,
+    p: ToolProcess | PrivilegedTool, argv: tuple[str, ...], case: Case, repeat: int,
     cancel: CancelFlag
 ) -> Iterator[Event]:
     """Run an unmeasured preparation step to its end; None if cancelled."""
@@ -931,7 +932,7 @@ def _run_step(
     return p
 
 
-def _measure(run: Planned, p: proc.ToolProcess | PrivilegedTool, adapter: ToolAdapter,
+def _measure(run: Planned, p: ToolProcess | PrivilegedTool, adapter: ToolAdapter,
              cancel: CancelFlag, sample_interval: float, share: Share, started: float
              ) -> Iterator[Event]:
     """The measured step: started, watched to its end, its result file kept with the

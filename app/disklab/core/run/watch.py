@@ -23,6 +23,7 @@ from disklab.core.events import (
 from disklab.core.model import Case, Metric
 from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.privilege import PrivilegedTool
+from disklab.core.proc.tool import ToolProcess
 from disklab.core.progress import OverallProgress
 from disklab.core.run.planning import Planned, runtime_of
 from disklab.core.tools.base import ToolAdapter, ToolOutput
@@ -66,7 +67,7 @@ class CaseWatch:
     give, the samplers every interval (and the overall ETA between the tool's lines), the
     stall and cancel checks. It decides nothing about the case's result (outcome() does)."""
 
-    def __init__(self, run: Planned, p: proc.ToolProcess | PrivilegedTool,
+    def __init__(self, run: Planned, p: ToolProcess | PrivilegedTool,
                  adapter: ToolAdapter, cancel: CancelFlag, sample_interval: float,
                  share: Share) -> None:
         self.case, self.repeat, self.p = run.case, run.repeat, p

@@ -28,7 +28,7 @@ _cache: dict[str, ToolAdapter] = {}
 _TEXT_ATTRIBUTES = ("name", "title", "executable", "package")
 _METHODS = ("version_argv", "parse_version", "check", "is_buffered", "reads", "file_size",
             "uses_direct_io", "build_command", "parse_result", "parse_partial",
-            "progress_parser", "sniff", "saved_output")
+            "progress_parser", "sniff", "saved_output", "builtin_version")
 
 
 def _modules() -> list[str]:

@@ -149,6 +149,11 @@ class ToolAdapter(ABC):
         """argv that prints the version (None: no such thing)."""
         return None
 
+    def builtin_version(self) -> str | None:
+        """The version of a tool that ships with DiskLab (the built-in engine), without running
+        anything; None for a tool found on PATH (version_argv asks it)."""
+        return None
+
     def parse_version(self, text: str) -> str | None:
         return text.strip().splitlines()[0] if text.strip() else None
 

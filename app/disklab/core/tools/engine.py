@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from disklab import __version__
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import UNIT_NS, UNIT_OPS, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
@@ -208,6 +209,9 @@ class EngineAdapter(ToolAdapter):
             "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
                               "instead of block_size: a slow and a fast stream side by side"),
     }
+
+    def builtin_version(self) -> str:
+        return f"disklab {__version__}"  # the engine is DiskLab's own
 
     def reads(self, params: Mapping[str, Any]) -> bool:
         return str(params.get("mode")) in READS

@@ -80,6 +80,17 @@ class RunTarget:
     # several targets (a test's `on`): target name -> the directory its streams' files go to
     directories: Mapping[str, str] = field(default_factory=dict)
 
+    @property
+    def stem(self) -> str:
+        """What every file of this case and repeat is named from, disklab-TAG: one spelling
+        for every adapter, so that a case's files are told apart from any other's."""
+        return f"disklab-{self.tag}"
+
+    def file(self, suffix: str = "", directory: str | None = None) -> str:
+        """A file of this case: DIRECTORY/disklab-TAG + `suffix`, in the target's directory
+        unless another (a placed stream's target) is given."""
+        return f"{self.directory if directory is None else directory}/{self.stem}{suffix}"
+
 
 @dataclass(frozen=True)
 class Command:

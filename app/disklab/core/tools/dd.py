@@ -267,7 +267,7 @@ class DdAdapter(ToolAdapter):
                                                       tag=f"{target.tag}-{i}"))
                    for i, (_name, directory) in enumerate(stream_directories(params, target))]
         names = placement(params)
-        timing = f"{target.directory}/disklab-{target.tag}.group.json"
+        timing = target.file(".group.json")
         return Command(members[0].argv, cwd=target.directory,
                        files=(*(f for c in members for f in c.files), timing),
                        result_file=timing,
@@ -282,7 +282,7 @@ class DdAdapter(ToolAdapter):
         bs, size = int(params["block_size"]), int(params["size"])
         count = size // bs
         raw = target.device is not None  # a raw device: written and read in place
-        path = target.device or f"{target.directory}/disklab-{target.tag}.dd"
+        path = target.device or target.file(".dd")
         files = () if raw else (path,)
         direct = bool(params.get("direct"))
         if params["mode"] == "write":

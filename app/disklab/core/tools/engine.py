@@ -259,10 +259,10 @@ class EngineAdapter(ToolAdapter):
         streams = int(params.get("streams", 1))
         raw = target.device is not None  # a raw device: one stream, read as it is
         files = ((target.device,) if raw else
-                 tuple(f"{target.directory}/disklab-{target.tag}-{i}" for i in range(streams)))
+                 tuple(target.file(f"-{i}") for i in range(streams)))
         placed = stream_directories(params, target)
         if placed and not raw:  # one stream per name of `on`, its file on that target
-            files = tuple(f"{directory}/disklab-{target.tag}-{i}"
+            files = tuple(target.file(f"-{i}", directory)
                           for i, (_name, directory) in enumerate(placed))
         base = [target.python, "-m", "disklab.core.engine", "--mode", mode]
         for f in files:

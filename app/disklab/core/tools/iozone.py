@@ -829,14 +829,14 @@ class IozoneAdapter(ToolAdapter):
                           ("excel", "-R"), ("ops", "-O")):
             if params.get(key, self.params[key].default):
                 argv.append(flag)
-        base = f"{target.directory}/disklab-{target.tag}"
+        base = target.file()
         placed = stream_directories(params, target)
         if placed and not auto:
             # several targets: one process per name of `on`, its file on that target's
             # filesystem (the RAID study's -F spread); -C prints each child's bytes and rate
             # (the per-target figures), -x lets every child finish its file (no stonewall),
             # so that the aggregate is every byte over the wall time
-            files = tuple(f"{directory}/disklab-{target.tag}-{i}.ioz"
+            files = tuple(target.file(f"-{i}.ioz", directory)
                           for i, (_name, directory) in enumerate(placed))
             argv += ["-C", "-x", "-t", str(len(files)), "-F", *files]
             return Command(tuple(argv), cwd=target.directory, files=files,

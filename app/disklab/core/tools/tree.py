@@ -131,7 +131,7 @@ class TreeAdapter(ToolAdapter):
         return problems
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
-        root = f"{target.directory}/disklab-{target.tag}-tree"
+        root = target.file("-tree")
         argv = [target.python, "-m", "disklab.core.treeload", "--root", root,
                 "--dirs", str(int(params.get("dirs", 10))),
                 "--files-per-dir", str(int(params.get("files_per_dir", 1000))),

@@ -855,7 +855,7 @@ class FioAdapter(ToolAdapter):
         --filename. fio starts a group's jobs together; no group_reporting, so each job's
         figures come back (the per-target rows)."""
         rw = str(params["rw"])
-        base = f"disklab-{target.tag}"
+        base = target.stem
         result = f"{target.directory}/{base}.json"
         common = ["fio", *as_arguments(job_options(params, placed=True))]
         runtime = float(param_value(params, "runtime"))
@@ -880,7 +880,7 @@ class FioAdapter(ToolAdapter):
             return self._placed_command(params, target)
         rw = str(params["rw"])
         numjobs = int(param_value(params, "numjobs"))
-        base = f"disklab-{target.tag}"
+        base = target.stem
         data = tuple(f"{target.directory}/{base}.{n}.fio" for n in range(numjobs))
         result = f"{target.directory}/{base}.json"
         where = ([f"--filename={target.device}"] if target.device else

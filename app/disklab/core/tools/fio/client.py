@@ -84,7 +84,7 @@ def server_files(params: Mapping[str, Any], target: RunTarget
     ...'); both spellings are listed (removing one that is not there makes nothing)."""
     jobs = param_value(params, "numjobs")
     count = jobs if isinstance(jobs, int) and jobs > 0 else 1
-    return [(ep, [f"{ep.directory.rstrip('/')}/{prefix}disklab-{target.tag}.{j}.fio"
+    return [(ep, [f"{ep.directory.rstrip('/')}/{prefix}{target.stem}.{j}.fio"
                   for j in range(count) for prefix in (f"{ep.address}.", "")])
             for ep in endpoints_of(params, target)]
 
@@ -112,7 +112,7 @@ def endpoints_of(params: Mapping[str, Any], target: RunTarget) -> list[HostEndpo
 def client_command(params: Mapping[str, Any], target: RunTarget) -> Command:
     """`fio --client=A,P job.A --client=B,P job.B --output-format=terse --output=FILE`, the job
     files written locally (in the case's directory) by the runner before it starts."""
-    base = f"{target.directory}/disklab-{target.tag}"
+    base = target.file()
     argv: list[str] = ["fio"]
     inputs = []
     for ep in endpoints_of(params, target):

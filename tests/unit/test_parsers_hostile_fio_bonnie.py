@@ -19,7 +19,7 @@ from disklab.core.tools.base import ToolAdapter, ToolOutput
 from disklab.core.tools.bonnie import BonnieAdapter
 from disklab.core.tools.bonnie import sniff as bonnie_sniff
 from disklab.core.tools.fio import FioAdapter
-from disklab.core.tools.fio import sniff as fio_sniff
+from disklab.core.tools.fio.output import sniff as fio_sniff
 from tests.helpers import EOL, HOSTILE, fixture_bytes, fixture_text, lines_of, mutated
 
 FOREIGN = ["throughput_t1_r4m_s256m_ext4_excel.txt", "auto_s64m_q16m_i0-1-2_ext4.txt"]

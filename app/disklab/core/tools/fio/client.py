@@ -30,18 +30,15 @@ from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import Command, ProgressParser, RunTarget, ToolAdapter, ToolOutput
-from disklab.core.tools.fio import (
-    PERCENTILES,
+from disklab.core.tools.fio import FioAdapter
+from disklab.core.tools.fio.options import PERCENTILES, as_job_lines, job_options, param_value
+from disklab.core.tools.fio.output import (
     Direction,
-    FioAdapter,
     FioProgress,
     Job,
-    as_job_lines,
     check_finite,
     finite,
     job_metrics,
-    job_options,
-    param_value,
 )
 
 TOOL = "fio"

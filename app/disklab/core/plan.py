@@ -445,6 +445,11 @@ def _format_target(device: Any, confirm: Any, check: _Checker, library: str | No
     return Target(kind=kind, path=device, confirm=confirm, size=size)
 
 
+# The Test matrix page (gui/pages/matrix.py, another developer's file in issue 31) still reads
+# these names; new code asks tools.raw_tools() / tools.placeable_tools().
+RAW_TOOLS = tools.ToolsWith("raw_device")
+
+
 def _raw_problem(tool: str, params: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why a case cannot run on a raw device, as (key, message); None if it can. The plan
     loader and the privileged helper (case_params) ask this same question."""

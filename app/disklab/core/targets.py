@@ -27,6 +27,9 @@ NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # no '+' (the separator), no path ch
 MAX_TARGETS = 16
 MAX_PARTITIONS = 16
 MAX_STREAMS = 64  # streams of one placement ("a+a+...")
+# for gui/pages/matrix.py (another developer's file in issue 31); new code asks
+# tools.placeable_tools()
+PLACED_TOOLS = tools.ToolsWith("placeable")
 CONFIG_TARGETS = "targets"  # in a [[config]]: the targets it is applied to
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from disklab.core.errors import AdapterError
 from disklab.core.tools.base import Capabilities, ParamSpec, ToolAdapter
@@ -51,6 +51,26 @@ def placeable_tools() -> list[str]:
 def raw_tools() -> list[str]:
     """Tools that work on a block device without a filesystem (`raw = true`, device targets)."""
     return [n for n in tool_names() if get_adapter(n).capabilities.raw_device]
+
+
+class ToolsWith:
+    """The tools with one capability, asked of the registry at each use (`name in it`, a loop):
+    a container for code that tests membership, always as the adapters say."""
+
+    def __init__(self, fact: str) -> None:
+        self.fact = fact
+
+    def _names(self) -> list[str]:
+        return [n for n in tool_names() if getattr(get_adapter(n).capabilities, self.fact)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
 
 
 def importable_tools() -> list[str]:

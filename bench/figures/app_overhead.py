@@ -65,7 +65,7 @@ HEADLESS = CPU + textwrap.dedent("""
     from pathlib import Path
     from disklab.core.library import Library
     from disklab.core.plan import parse_plan
-    from disklab.core.runner import run_plan
+    from disklab.core.run.runner import run_plan
     plan = parse_plan(Path(sys.argv[1]).read_text()).plan
     lib = Library.open(sys.argv[2])
     rec = lib.recorder()

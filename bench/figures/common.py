@@ -14,7 +14,7 @@ from typing import Any
 from disklab.core import tools
 from disklab.core.events import CaseFailed, CaseFinished
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 from disklab.core.tools.base import REQUIRED, RunTarget, ToolOutput
 
 

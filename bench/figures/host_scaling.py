@@ -1,5 +1,5 @@
 """Figure 8: several hosts. A fio job run through DiskLab (a plan with [hosts.*] and the fio
-`hosts` parameter: fio --client, core/tools/fio_client.py) against 1, 2, 4 and 8 fio servers
+`hosts` parameter: fio --client, core/tools/fio/client.py) against 1, 2, 4 and 8 fio servers
 this figure starts on loopback addresses 127.0.0.101-108 (each server in a directory on a
 scratch ext4 of its own, on a loop device of its own), recorded into a real library.
 
@@ -39,7 +39,7 @@ from pathlib import Path
 from disklab.core.events import CaseFailed, CaseStarted
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 
 from .common import judge
 from .devwatch import Watcher, first_write, stat_path

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import tools
+from disklab.core.system.syncfs import syncfs
 from disklab.core.tools.base import RunTarget, ToolOutput
-from disklab.core.treeload.flush import syncfs
 
 from .common import judge, main_figure, with_defaults
 
@@ -173,7 +173,7 @@ HEADLESS = SNAP + textwrap.dedent("""
     from pathlib import Path
     from disklab.core.library import Library
     from disklab.core.plan import parse_plan
-    from disklab.core.runner import run_plan
+    from disklab.core.run.runner import run_plan
     plan = parse_plan(Path(sys.argv[1]).read_text()).plan
     lib = Library.open(sys.argv[2])
     rec = lib.recorder()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from disklab.core.events import CaseFailed, CaseFinished, CaseStarted
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 
 from .common import judge
 from .devwatch import Watcher, first_write, stat_path

@@ -22,7 +22,7 @@ from disklab.core.library import Library
 from disklab.core.plan import parse_plan
 from disklab.core.results.format import format_mean_std, format_spread, format_value
 from disklab.core.results.rows import row_stats
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
 from tests.helpers import engine_plan

@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor
 from disklab.core.events import CaseStarted
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 from disklab.gui.pages.compare import DELTA_COLOURS
 from tests.helpers import engine_plan
 

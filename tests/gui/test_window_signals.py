@@ -17,7 +17,7 @@ import pytest
 
 from disklab.core.fs.apply import STATE_PREFIX, StateFile
 from disklab.core.library import Library
-from disklab.core.session import state_dir
+from disklab.core.system.directories import state_dir
 from disklab.gui.draft import PlanDraft
 from tests.helpers import engine_plan
 

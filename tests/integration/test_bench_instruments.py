@@ -15,7 +15,7 @@ from bench.figures.host_scaling import fio_total
 
 from disklab.core.model import HostEndpoint
 from disklab.core.tools.base import ToolOutput
-from disklab.core.tools.fio_client import client_metrics
+from disklab.core.tools.fio.client import client_metrics
 from tests.helpers import IS_ROOT, fixture_text, make_scratch_fs, teardown
 
 

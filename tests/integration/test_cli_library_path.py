@@ -1,5 +1,5 @@
 """Which library the real `disklab` uses: --library beats $DISKLAB_LIBRARY beats the XDG data
-directory (core.session.library_path), for a command that writes and one that reads."""
+directory (core.system.directories.library_path), for a command that writes and one that reads."""
 
 from __future__ import annotations
 

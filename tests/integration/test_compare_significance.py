@@ -23,7 +23,7 @@ from disklab.cli.main import main
 from disklab.core.events import CaseStarted
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 from tests.helpers import IS_ROOT, ScratchFs, engine_plan, make_scratch_fs, teardown
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="makes loop devices and mounts (root)")

@@ -153,6 +153,6 @@ def test_a_folder_without_outputs_is_said_and_exits_2(tmp_path: Path) -> None:
     (folder / "todo.txt").write_text("buy disks\n")
     done = disklab("import", str(folder), "--library", str(tmp_path / "l.sqlite3"))
     assert done.returncode == 2
-    assert done.stderr == f"disklab import: {folder}: no iozone, fio, bonnie++ or dd output in it\n"
+    assert done.stderr == f"disklab import: {folder}: no dd, iozone, fio or bonnie++ output in it\n"
     with Library.open(tmp_path / "l.sqlite3") as lib:
         assert lib.list_sessions() == []

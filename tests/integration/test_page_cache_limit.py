@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core import proc
 from disklab.core.errors import SafetyError, ToolError
 from disklab.core.events import CaseFinished, CaseStarted, LogLine, Sample, SessionStarted
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.proc.tool import ToolProcess
+from disklab.core.run.runner import run_plan
 from disklab.core.system.cgroups import (
     create_group,
     find_memory_controller,
@@ -265,7 +265,7 @@ def test_a_tool_is_in_its_group_before_it_runs_a_single_instruction() -> None:
     name = group_name("proc-test")
     path = create_group(CONTROLLER, name, 64 << 20)
     try:
-        with proc.ToolProcess(["cat", "/proc/self/cgroup"], cgroup=str(path)) as p:
+        with ToolProcess(["cat", "/proc/self/cgroup"], cgroup=str(path)) as p:
             p.start()
             p.wait(30)
             text = p.output("stdout")
@@ -277,7 +277,7 @@ def test_a_tool_is_in_its_group_before_it_runs_a_single_instruction() -> None:
         remove_group(path)
     assert not path.exists()
     with pytest.raises(ToolError, match=f"memory cgroup {path}"):
-        proc.ToolProcess(["true"], cgroup=str(path)).start()
+        ToolProcess(["true"], cgroup=str(path)).start()
 
 
 def test_only_disklab_groups_in_a_cgroup_hierarchy_are_removed(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from disklab.core import direct_io
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.events import CaseFinished, LogLine, Sample
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 from tests.helpers import ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]

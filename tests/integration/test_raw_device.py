@@ -99,7 +99,7 @@ def test_a_device_swapped_between_two_raw_cases_stops_the_run(loop_device: str,
     loop number after the first case is refused, and nothing is written to it."""
     from disklab.core.events import CaseFinished, CaseStarted, Notice, SessionFinished
     from disklab.core.plan import parse_plan
-    from disklab.core.runner import run_plan
+    from disklab.core.run.runner import run_plan
 
     text = f"""\
 name = "swapped"

@@ -26,7 +26,8 @@ from disklab.core.events import (
 )
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.runner import run_plan
+from disklab.core.proc.tool import ToolProcess
+from disklab.core.run.runner import run_plan
 
 pytestmark = [pytest.mark.root]
 
@@ -166,9 +167,9 @@ def test_a_silent_tool_moving_no_data_is_stopped_as_stuck(tmp_path: Path, monkey
     """iozone -t spins forever when its children fail: no output, no I/O. The runner stops such
     a tool after STALL_SECONDS (shortened here) and fails the case with the reason: a whole
     plan through the public runner, its dd a program that hangs the same way (first on PATH)."""
-    from disklab.core import runner
+    from disklab.core.run import watch
 
-    monkeypatch.setattr(runner, "STALL_SECONDS", 1.5)
+    monkeypatch.setattr(watch, "STALL_SECONDS", 1.5)
     shims = tmp_path / "bin"
     shims.mkdir()
     (shims / "dd").write_text(STUCK_DD.format(dd=shutil.which("dd")))

@@ -9,7 +9,7 @@ import pytest
 
 from disklab.core.events import CaseFinished, LogLine, Sample
 from disklab.core.plan import parse_plan
-from disklab.core.runner import SAMPLE_INTERVAL, run_plan
+from disklab.core.run.runner import SAMPLE_INTERVAL, run_plan
 
 pytestmark = [pytest.mark.root]
 

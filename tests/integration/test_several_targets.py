@@ -25,7 +25,7 @@ from disklab.core.events import CaseFailed, CaseFinished, LogLine
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
 from disklab.core.privilege import Privileged
-from disklab.core.runner import run_plan
+from disklab.core.run.runner import run_plan
 from tests.helpers import Loops
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]

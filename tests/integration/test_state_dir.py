@@ -13,7 +13,8 @@ from disklab.core.events import Notice
 from disklab.core.fs.apply import STATE_PREFIX
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.session import RecordedRun, state_dir
+from disklab.core.run.recorded import RecordedRun
+from disklab.core.system.directories import state_dir
 from tests.helpers import engine_plan
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.errors import ParseError, ToolError
-from disklab.core.proc import ToolProcess
+from disklab.core.proc.tool import ToolProcess
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.dd import DdAdapter, sniff
 from tests.helpers import FIXTURES, fixture_text

@@ -17,7 +17,8 @@ from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import Metric
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
-from disklab.core.tools.fio import FioAdapter, sniff
+from disklab.core.tools.fio import FioAdapter
+from disklab.core.tools.fio.output import sniff
 from disklab.core.units import GiB, KiB, MiB
 from tests.helpers import FIXTURES, fixture_text
 

@@ -1,8 +1,8 @@
-"""fio's job options are rendered once (tools.fio.job_options) and spelt three ways: the command
-line of a local case, the common options of a case placed on several targets, and the job file
-fio --client sends each server. These tests hold the three to the same options for the same
-parameters, the job file as fio itself reads it (`fio --showcmd`, which prints a job file's
-command-line equivalent)."""
+"""fio's job options are rendered once (tools.fio.options.job_options) and spelt three ways:
+the command line of a local case, the common options of a case placed on several targets, and
+the job file fio --client sends each server. These tests hold the three to the same options
+for the same parameters, the job file as fio itself reads it (`fio --showcmd`, which prints a
+job file's command-line equivalent)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from disklab.core.tools.base import RunTarget
 from disklab.core.tools.fio import FioAdapter
-from disklab.core.tools.fio_client import job_text
+from disklab.core.tools.fio.client import job_text
 
 # options that say where and how DiskLab runs the job, not what the job does
 PLACE = ("name", "directory", "filename", "filename_format", "thread", "unlink", "output",

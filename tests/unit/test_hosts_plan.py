@@ -12,7 +12,7 @@ from disklab.core.matrix import expand
 from disklab.core.model import HostEndpoint
 from disklab.core.plan import parse_plan
 from disklab.core.tools.base import RunTarget, ToolOutput
-from disklab.core.tools.fio_client import (
+from disklab.core.tools.fio.client import (
     FioClientAdapter,
     client_command,
     client_metrics,

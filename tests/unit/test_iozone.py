@@ -15,7 +15,7 @@ import pytest
 
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import Metric
-from disklab.core.proc import ToolProcess
+from disklab.core.proc.tool import ToolProcess
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.iozone import IozoneAdapter, planned_bytes, sniff

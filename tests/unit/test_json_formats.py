@@ -20,12 +20,10 @@ from disklab.core.events import Notice
 from disklab.core.jsonformat import VERSIONS
 from disklab.core.library import Library
 from disklab.core.model import Case, Metric
-from disklab.core.plan import RAW_TOOLS
 from disklab.core.plan_schema import plan_schema, plan_schema_text
 from disklab.core.resources import preset_paths, resource
 from disklab.core.results import limits
 from disklab.core.results.documents import comparison_text, write_session
-from disklab.core.targets import PLACED_TOOLS
 from tests.helpers import fixture_text, record_session
 
 
@@ -102,12 +100,14 @@ def test_the_schema_knows_every_adapter_parameter() -> None:
     branches = schema["properties"]["test"]["items"]["allOf"]
     by_tool = {b["if"]["properties"]["tool"]["const"]: b["then"] for b in branches}
     assert set(by_tool) == set(tools.tool_names())
+    placed = {"iozone", "fio", "engine", "dd"}  # streams spread by `on`
+    raw = {"engine", "dd", "fio"}  # a device without a filesystem
     for name, then in by_tool.items():
         hosts = {"hosts"} if name == "fio" else set()  # fio --client on [hosts.*]
         assert set(then["properties"]) == {"tool", "page_cache_limit", "zip", *hosts,
                                            *tools.get_adapter(name).params,
-                                           *(["on"] if name in PLACED_TOOLS else []),
-                                           *(["raw"] if name in RAW_TOOLS else [])}
+                                           *(["on"] if name in placed else []),
+                                           *(["raw"] if name in raw else [])}
         assert then["additionalProperties"] is False
     iozone_tests = by_tool["iozone"]["properties"]["tests"]
     assert "write" in json.dumps(iozone_tests)  # a multi parameter's choices

@@ -17,7 +17,7 @@ from disklab.core.errors import LibraryError
 from disklab.core.library import Library, schema
 from disklab.core.library.imports import import_session
 from disklab.core.model import Case, Metric
-from disklab.core.session import library_path
+from disklab.core.system.directories import library_path
 from tests.helpers import FIXTURES, record_session
 
 LIBRARIES = FIXTURES / "library"

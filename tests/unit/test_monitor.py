@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.monitor import Monitor
-from disklab.core.proc import ToolProcess
+from disklab.core.proc.tool import ToolProcess
 from disklab.core.system.mountinfo import filesystem_of
 
 MiB = 1 << 20

@@ -19,7 +19,7 @@ from disklab.core.tools.base import ToolAdapter, ToolOutput
 from disklab.core.tools.bonnie import BonnieAdapter
 from disklab.core.tools.bonnie import sniff as bonnie_sniff
 from disklab.core.tools.fio import FioAdapter
-from disklab.core.tools.fio import sniff as fio_sniff
+from disklab.core.tools.fio.output import sniff as fio_sniff
 from tests.helpers import (
     EOL,
     HOSTILE,

@@ -16,7 +16,8 @@ import psutil
 import pytest
 
 from disklab.core.errors import ToolError
-from disklab.core.proc import TOKEN_VAR, OutputLine, ToolProcess, run, which
+from disklab.core.proc import TOKEN_VAR, OutputLine, run, which
+from disklab.core.proc.tool import ToolProcess
 
 GIVE_UP = 30.0  # a hung test fails instead of hanging; never asserted as a duration
 

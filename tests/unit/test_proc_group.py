@@ -10,8 +10,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core import proc
 from disklab.core.errors import ToolError
+from disklab.core.proc.group import ToolGroup
 
 
 def test_members_start_together_after_the_release(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ def test_members_start_together_after_the_release(tmp_path: Path) -> None:
     # that a group started one by one would show it
     members = [("a", ["date", "+%s.%N"]), ("b", ["date", "+%s.%N"]),
                ("c", ["date", "+%s.%N"]), ("a", ["sleep", "0.2"])]
-    with proc.ToolGroup(members, timing_file=str(timing)) as group:
+    with ToolGroup(members, timing_file=str(timing)) as group:
         group.start()
         lines = []
         while not group.poll():
@@ -40,7 +40,7 @@ def test_members_start_together_after_the_release(tmp_path: Path) -> None:
 
 def test_a_member_that_cannot_start_stops_the_group() -> None:
     before = {p.pid for p in psutil.process_iter()}
-    group = proc.ToolGroup([("a", ["sleep", "30"]), ("b", ["/nonexistent/tool"])])
+    group = ToolGroup([("a", ["sleep", "30"]), ("b", ["/nonexistent/tool"])])
     with pytest.raises(ToolError, match="nonexistent"):
         group.start()
     time.sleep(0.2)
@@ -50,7 +50,7 @@ def test_a_member_that_cannot_start_stops_the_group() -> None:
 
 
 def test_terminate_stops_every_member() -> None:
-    with proc.ToolGroup([("a", ["sleep", "30"]), ("b", ["sleep", "30"])]) as group:
+    with ToolGroup([("a", ["sleep", "30"]), ("b", ["sleep", "30"])]) as group:
         group.start()
         pids = group.pids
         group.terminate(1.0)

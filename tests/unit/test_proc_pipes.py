@@ -1,4 +1,4 @@
-"""proc.ToolProcess with real child processes: line splitting, kills, stdin, bounded output."""
+"""ToolProcess with real child processes: line splitting, kills, stdin, bounded output."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import psutil
 import pytest
 
 from disklab.core.errors import ToolError
-from disklab.core.proc import ToolProcess, run
+from disklab.core.proc import run
+from disklab.core.proc.tool import ToolProcess
 
 
 def script(body: str) -> list[str]:

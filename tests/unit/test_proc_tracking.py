@@ -23,7 +23,8 @@ import psutil
 import pytest
 
 from disklab.core.monitor import Monitor
-from disklab.core.proc import ToolProcess, which
+from disklab.core.proc import which
+from disklab.core.proc.tool import ToolProcess
 
 GIVE_UP = 30.0  # a hung test fails instead of hanging; never asserted as a duration
 LAST_PID = Path("/proc/sys/kernel/ns_last_pid")

@@ -11,7 +11,7 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.matrix import expand, run_count
 from disklab.core.plan import parse_plan
-from disklab.core.runner import plan_runs
+from disklab.core.run.planning import plan_runs
 from disklab.core.targets import stream_targets
 
 TWO = """\

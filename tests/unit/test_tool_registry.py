@@ -119,3 +119,13 @@ def test_tools_json_reports_capabilities(capsys: pytest.CaptureFixture[str]) -> 
     assert rows["fio"]["capabilities"]["direct_io"] is True
     assert rows["engine"]["capabilities"]["tests"] == list(
         tools.get_adapter("engine").capabilities.tests)
+
+
+def test_every_tool_package_is_installed_by_the_setup_script() -> None:
+    # the adapter names its Debian package; the script a fresh machine runs must install it
+    script = (Path(__file__).parents[2] / "scripts" / "install-system-packages.sh").read_text()
+    code = "\n".join(line.split("#", 1)[0] for line in script.splitlines())
+    listed = set(code.split("PACKAGES=(", 1)[1].split(")", 1)[0].split())
+    assert {"fio", "xvfb", "linux-perf"} <= listed  # the whole list was read
+    packages = {tools.get_adapter(n).package for n in tools.tool_names()} - {""}
+    assert packages - {"coreutils"} <= listed  # coreutils (dd) is essential on Debian

@@ -73,14 +73,15 @@ from disklab.core.results.pivot import (
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
 from disklab.core.resume import prepare_resume
-from disklab.core.runner import plan_runs, tool_versions
+from disklab.core.run.planning import plan_runs
+from disklab.core.run.recorded import RecordedRun
+from disklab.core.run.runner import tool_versions
 from disklab.core.session import (
-    RecordedRun,
-    library_path,
     summarize,
     summary_text,
     tool_rows,
 )
+from disklab.core.system.directories import library_path
 from disklab.core.targets import named_targets, partition_names
 from disklab.core.units import format_size
 
@@ -88,7 +89,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
 
 def _library_path(args: argparse.Namespace) -> Path:
-    """--library, else $DISKLAB_LIBRARY, else the XDG default (core.session.library_path)."""
+    """--library, else $DISKLAB_LIBRARY, else the XDG default
+    (core.system.directories.library_path)."""
     return library_path(getattr(args, "library", None))
 
 

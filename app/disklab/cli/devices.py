@@ -14,8 +14,8 @@ import sys
 
 from disklab.cli.output import print_table
 from disklab.core.jsonformat import versioned
-from disklab.core.session import library_path
 from disklab.core.system.devices import identity_of, list_devices
+from disklab.core.system.directories import library_path
 from disklab.core.units import human_bytes
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from disklab.cli.output import info
 from disklab.core.results.charts import ChartSpec
-from disklab.core.session import library_path
+from disklab.core.system.directories import library_path
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 GUI_EXTRAS = frozenset({"PySide6", "shiboken6", "pyqtgraph", "numpy"})  # the [gui] extra

@@ -30,6 +30,7 @@ from disklab import __version__  # noqa: E402
 from disklab.cli import commands, exporting, gui_cmd, install, library_cmds, output  # noqa: E402
 from disklab.cli import devices as devices_cmd  # noqa: E402
 from disklab.cli.docs import SHELLS  # noqa: E402
+from disklab.core import tools  # noqa: E402
 from disklab.core.errors import (  # noqa: E402
     DisklabError,
     LibraryError,
@@ -179,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("import", help="store existing iozone/fio/bonnie++/dd outputs as sessions")
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--tool", choices=("iozone", "fio", "bonnie", "dd"))
+    p.add_argument("--tool", choices=tools.importable_tools())
     p.add_argument("--session", metavar="NAME", help="session name (default: the file name)")
     p.add_argument("--config", metavar="LABEL", default="imported",
                    help="configuration label of the results")

@@ -22,7 +22,7 @@ import threading
 
 from disklab.core.engine.probe import direct_io_refusal
 from disklab.core.system.mountinfo import MountEntry, mount_of
-from disklab.core.treeload.flush import syncfs
+from disklab.core.system.syncfs import syncfs
 
 _answers: dict[MountEntry, str | None] = {}
 _lock = threading.Lock()  # the GUI checks in a thread pool: two checks at once probe once

@@ -22,9 +22,7 @@ from disklab.core.library import Library
 from disklab.core.library.bundle import is_sqlite_file, merge
 from disklab.core.library.imports import ImportedRun, import_runs
 from disklab.core.model import Metric
-from disklab.core.tools.base import ToolOutput
 
-TOOLS = ("fio", "bonnie", "iozone", "dd")  # the order sniffing tries them in
 # fio's per-interval logs: PREFIX_bw.1.log, PREFIX_clat.2.log, PREFIX_iops.log ...
 FIO_LOG = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.(?P<job>\d+))?\.log$")
 FIO_LOG_SERIES = {"bw": ("bw_bps", 1024.0), "iops": ("iops", 1.0), "lat": ("lat_ns", 1.0),
@@ -72,7 +70,7 @@ def expand(paths: Sequence[str]) -> Iterator[tuple[Path, bool]]:
 
 def detect(text: str) -> str | None:
     """The tool whose output `text` is, or None."""
-    for name in TOOLS:
+    for name in tools.importable_tools():
         if tools.get_adapter(name).sniff(text):
             return name
     return None
@@ -119,16 +117,23 @@ def read_output(path: Path, tool: str | None = None
         return None, Problem(str(path), f"cannot read: {e.strerror or e}")
     name = tool or detect(text)
     if name is None:
-        return None, Problem(str(path), "not recognised as iozone, fio, bonnie++ or dd output "
+        return None, Problem(str(path), f"not recognised as {_importable()} output "
                                         "(use --tool to say which)" + _own_export(text))
-    output = ToolOutput(stdout=text, stderr=text if name == "dd" else "")
+    adapter = tools.get_adapter(name)
     try:
-        metrics = tools.get_adapter(name).parse_result(output, {})
+        metrics = adapter.parse_result(adapter.saved_output(text), {})
     except DisklabError as e:
         return None, Problem(str(path), str(e))
     series = fio_log_series(path, text) if name == "fio" else {}
     return ImportedRun(name, case_params(metrics), str(path.resolve()), text, metrics,
                        series), None
+
+
+def _importable() -> str:
+    """The tools `disklab import` recognises, as their executables are known: 'dd, iozone,
+    fio or bonnie++'."""
+    names = [tools.get_adapter(n).executable or n for n in tools.importable_tools()]
+    return ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else "".join(names)
 
 
 def _own_export(text: str) -> str:
@@ -251,11 +256,11 @@ def _import_outputs(library: Library, paths: list[str], tool: str | None, sessio
     read = read_outputs(paths, tool, progress)
     report.problems += read.problems
     report.skipped += read.skipped
-    report.lines += [f"{name}: skipped (no iozone, fio, bonnie++ or dd output)"
+    report.lines += [f"{name}: skipped (no {_importable()} output)"
                      for name in read.skipped]
     if not read.runs:
         if not read.problems:  # folders with nothing to import: said, not a silent success
-            report.problems += [Problem(p, "no iozone, fio, bonnie++ or dd output in it")
+            report.problems += [Problem(p, f"no {_importable()} output in it")
                                 for p in paths if Path(p).is_dir()]
         return
     if session or (len(paths) == 1 and Path(paths[0]).is_dir()):

@@ -17,7 +17,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 
 from disklab import __version__
-from disklab.core.session import state_dir
+from disklab.core.system.directories import state_dir
 
 LOGGER = "disklab"
 LOG_NAME = "disklab.log"

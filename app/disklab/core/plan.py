@@ -445,15 +445,17 @@ def _format_target(device: Any, confirm: Any, check: _Checker, library: str | No
     return Target(kind=kind, path=device, confirm=confirm, size=size)
 
 
-RAW_TOOLS = ("engine", "dd", "fio")  # the tools that can work on a device without a filesystem
+# The Test matrix page (gui/pages/matrix.py, another developer's file in issue 31) still reads
+# these names; new code asks tools.raw_tools() / tools.placeable_tools().
+RAW_TOOLS = tools.ToolsWith("raw_device")
 
 
 def _raw_problem(tool: str, params: Mapping[str, Any]) -> tuple[str, str] | None:
     """Why a case cannot run on a raw device, as (key, message); None if it can. The plan
     loader and the privileged helper (case_params) ask this same question."""
-    if tool not in RAW_TOOLS:
+    if tool not in tools.raw_tools():
         return "tool", (f"{tool} needs a filesystem: on a raw device use "
-                        f"{', '.join(RAW_TOOLS)} (or a format target with configs)")
+                        f"{', '.join(tools.raw_tools())} (or a format target with configs)")
     if int(params.get("streams", 1) or 1) > 1 or int(params.get("numjobs", 1) or 1) > 1:
         return "streams", "a raw device is one stream: streams/numjobs = 1"
     return None
@@ -749,6 +751,34 @@ def parse_plan(
     configs = _read_configs(doc, target, check, library)
     places = named if named is not None else {"target": target} if target else {}
     configs = limit_configs(configs, config_limits, places, check)
+    specs, host_params, cache_limit, hosts = _read_tests(doc, places, base_dir, check)
+    plan = Plan(
+        name=name,
+        target=target or Target("directory", ""),
+        tests=tuple(specs),
+        configs=configs,
+        repeats=max(repeats, 1),
+        drop_caches=drop_caches,
+        stop_on_failure=stop_on_failure,
+        source=text,
+        path=path,
+        page_cache_limit=cache_limit,
+        hosts=hosts,
+        targets=named or {},
+        report=read_report(doc.get("report"), [s.tool for s in specs], check),
+    )
+    _check_plan(plan, check, host_params, library, cgroup_root, target is not None)
+    if check.errors:
+        raise PlanError(check.errors)
+    return CheckedPlan(plan, tuple(check.warnings))
+
+
+def _read_tests(doc: Mapping[str, Any], places: Mapping[str, Target], base_dir: Path,
+                check: _Checker) -> tuple[list[TestSpec], dict[int, Any], Any, Any]:
+    """The [[test]] tables, each with its page-cache limit, `hosts`, `raw` and placement read
+    apart from the tool's parameters; each test's hosts by test index; the plan's own
+    page-cache limit and [hosts.*] (read here, in this order, so that problems come in the
+    order of the plan's reading)."""
     raw_tests = doc.get("test", [])
     if not isinstance(raw_tests, list) or not raw_tests:
         check.error("test", "no tests: add at least one [[test]] table")
@@ -773,46 +803,37 @@ def parse_plan(
     specs = [replace(s, page_cache_limit=test_limits.get(s.index),
                      raw=raw_flags.get(s.index, False)) for s in specs]
     specs = [_with_hosts(s, host_params.get(s.index)) for s in specs]
-    plan = Plan(
-        name=name,
-        target=target or Target("directory", ""),
-        tests=tuple(specs),
-        configs=configs,
-        repeats=max(repeats, 1),
-        drop_caches=drop_caches,
-        stop_on_failure=stop_on_failure,
-        source=text,
-        path=path,
-        page_cache_limit=cache_limit,
-        hosts=hosts,
-        targets=named or {},
-        report=read_report(doc.get("report"), [s.tool for s in specs], check),
-    )
-    if target is not None and target.kind != "directory":
+    return specs, host_params, cache_limit, hosts
+
+
+def _check_plan(plan: Plan, check: _Checker, host_params: Mapping[int, Any],
+                library: str | None, cgroup_root: str, has_target: bool) -> None:
+    """The checks of the plan as a whole, once its parts are read: hosts and the target,
+    targets and placements, raw sections, the page-cache limit, the run count, each case,
+    the resources, and the warnings; each later check only on a plan without errors (and
+    those about the target only when it could be read: `has_target`)."""
+    if has_target and plan.target.kind != "directory":
         for i in host_params:  # the client here needs no root, nor a filesystem made for it
             check.error(f"test[{i + 1}].{HOSTS_KEY}", "a test on hosts runs in each host's "
                         "directory: the plan's [target] must be a directory here (where the "
                         "client keeps its job files), not an image or a device")
-    if drop_caches and host_params:
+    if plan.drop_caches and host_params:
         check.warn("drop_caches", "drops this machine's page cache only, not the hosts': on "
                    "each host fio drops the cache of the job's own files before it reads "
                    "(invalidate=1)")
-    if target is not None and not check.errors:
+    if has_target and not check.errors:
         _check_targets(plan, check)
-    if target is not None:
+    if has_target:
         _check_raw(plan, check)
         _check_cache_limit(plan, check, cgroup_root)
     if not check.errors:
         _check_run_count(plan, check)
     if not check.errors:
         _check_cases(plan, check)
-    if not check.errors and target is not None:
+    if not check.errors and has_target:
         _check_resources(plan, check)
-    if not check.errors and target is not None:
+    if not check.errors and has_target:
         _warn(plan, check, library)
-    if check.errors:
-        raise PlanError(check.errors)
-    return CheckedPlan(plan, tuple(check.warnings))
 
 
 def _with_hosts(spec: TestSpec, value: tuple[str, ...] | str | None) -> TestSpec:

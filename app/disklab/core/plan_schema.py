@@ -25,13 +25,12 @@ from disklab.core.fs.options import (
 )
 from disklab.core.hosts.config import HOSTS_KEY, HOSTS_PARAM_SCHEMA, hosts_schema
 from disklab.core.model import RAW_KEY
-from disklab.core.plan import CACHE_LIMIT, MIN_IMAGE, RAW_TOOLS, TARGET_KINDS, ZIP_KEY
+from disklab.core.plan import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS, ZIP_KEY
 from disklab.core.targets import (
     CONFIG_TARGETS,
     MAX_PARTITIONS,
     MAX_TARGETS,
     NAME,
-    PLACED_TOOLS,
 )
 from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
 
@@ -118,8 +117,10 @@ def _test_schema() -> dict[str, Any]:
                                **{k: param_schema(s) for k, s in adapter.params.items()},
                                CACHE_LIMIT: CACHE_LIMIT_SCHEMA, ZIP_KEY: ZIP_SCHEMA,
                                **({HOSTS_KEY: HOSTS_PARAM_SCHEMA} if name == "fio" else {}),
-                               **({PLACEMENT_KEY: ON_SCHEMA} if name in PLACED_TOOLS else {}),
-                               **({RAW_KEY: RAW_SCHEMA} if name in RAW_TOOLS else {})},
+                               **({PLACEMENT_KEY: ON_SCHEMA}
+                                  if adapter.capabilities.placeable else {}),
+                               **({RAW_KEY: RAW_SCHEMA}
+                                  if adapter.capabilities.raw_device else {})},
                 "required": ["tool", *required],
                 "additionalProperties": False,
             },

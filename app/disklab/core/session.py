@@ -1,39 +1,23 @@
 """What every front end does around a session, written once: the CLI and the window both use it.
+(Which library file and state directory: core.system.directories.)
 
-- `library_path`: which library file a command or the window uses (--library, then
-  $DISKLAB_LIBRARY, then library.sqlite3 in the XDG data directory).
-- `state_dir`: where crash-recovery records and the log file go (the XDG state directory).
 - `tool_rows`: the tools DiskLab has an adapter for, installed or how to install them.
 - `check_plan` / `PlanSummary` / `summary_text`: a plan's verdict before it runs (cases, runs,
   bytes, an estimated duration, its problems and warnings), so `disklab plan validate` and the
   Test matrix page say the same thing about the same plan.
 - `presets`: the plans shipped with DiskLab (the Matrix page's list, `disklab start`'s quick look;
   core.resources finds them inside the installed package).
-- `RecordedRun`: run a checked plan and store every event in the library as it comes; the CLI
-  prints the events, the GUI worker hands them to the window. `RecordedRun.resuming` takes up
-  an incomplete session in place (core.resume checks that it may).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Self
-
-import platformdirs
 
 from disklab.core import tools
 from disklab.core.errors import PlanError, Problem
-from disklab.core.events import Event, Notice, SessionFinished
-from disklab.core.fs.apply import recover_leftovers
-from disklab.core.hosts.leftovers import recover_remote_files
-from disklab.core.hosts.servers import stale_probe_dirs
-from disklab.core.hosts.ssh import Ask
-from disklab.core.library import Library
 from disklab.core.matrix import run_count
 from disklab.core.model import Plan
 from disklab.core.plan import CheckedPlan, parse_plan
@@ -41,36 +25,10 @@ from disklab.core.privilege import password_needed
 from disklab.core.proc import which
 from disklab.core.progress import Work
 from disklab.core.resources import preset_paths
-from disklab.core.resume import Resumption
-from disklab.core.runner import CancelFlag, plan_runs, run_plan
+from disklab.core.run.planning import plan_runs
 from disklab.core.units import MiB, human_bytes
 
-LIBRARY_ENV = "DISKLAB_LIBRARY"
 ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
-
-
-# --- the library file --------------------------------------------------------------------------
-
-def library_path(flag: str | os.PathLike[str] | None = None,
-                 env: Mapping[str, str] = os.environ) -> Path:
-    """The library file to use: the --library flag, else $DISKLAB_LIBRARY, else
-    library.sqlite3 in the XDG data directory. One rule for every command and the window, so
-    `disklab sessions` shows what the window recorded."""
-    if flag:
-        return Path(flag).expanduser()
-    if env.get(LIBRARY_ENV):
-        return Path(env[LIBRARY_ENV]).expanduser()
-    return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
-
-
-def state_dir() -> Path:
-    """Where DiskLab keeps what must outlive a crash: the records of the mounts and loop devices
-    a run set up (cleaned at the next start, whichever library that run used) and the log file.
-    The XDG state directory ($XDG_STATE_HOME/disklab, else ~/.local/state/disklab): state, not
-    data, so it is not beside a library the user copies or shares. Created on first use."""
-    path = Path(platformdirs.user_state_dir("disklab"))
-    path.mkdir(parents=True, exist_ok=True)
-    return path
 
 
 # --- preset plans ------------------------------------------------------------------------------
@@ -209,78 +167,3 @@ def _moved(summary: PlanSummary) -> str:
 
 
 # --- run and record ----------------------------------------------------------------------------
-
-class RecordedRun:
-    """Run a checked plan and keep it in the library: iterate for the events, each stored
-    before it is handed on, so what a front end shows is what the library holds.
-
-    The first events may be warnings that an earlier, killed session's leftovers (mounts, loop
-    devices) were cleaned up; they come before SessionStarted and are not stored, because they
-    belong to no session. Use it as a context manager (or call close()) so that a session that
-    stops early is still marked as such in the library. `library` stays the caller's: open it
-    on the thread that iterates (SQLite connections are not shared between threads).
-    """
-
-    def __init__(self, plan: Plan, library: Library, *, warnings: tuple[str, ...] = (),
-                 cancel: CancelFlag | None = None,
-                 password: Callable[[], str] | None = None,
-                 resume: Resumption | None = None,
-                 ask: Ask | None = None) -> None:
-        self.plan = plan
-        self.library = library
-        self.warnings = warnings
-        self.cancel = cancel
-        self.password = password
-        self.resume = resume
-        self.ask = ask  # ssh's questions for hosts started over SSH (core.hosts.ssh)
-        self.recorder = library.recorder()
-        self.status: str | None = None  # SessionFinished's status once it came
-        self._closed = False
-
-    @classmethod
-    def resuming(cls, resumption: Resumption, library: Library, *,
-                 cancel: CancelFlag | None = None,
-                 password: Callable[[], str] | None = None,
-                 ask: Ask | None = None) -> RecordedRun:
-        """Resume the session core.resume.prepare_resume checked: the same session, its plan,
-        only the case x repeat pairs without a complete result; the first event is
-        SessionResumed, and the library records when and how many runs."""
-        return cls(resumption.plan, library, warnings=resumption.warnings, cancel=cancel,
-                   password=password, resume=resumption, ask=ask)
-
-    @property
-    def session_id(self) -> int | None:
-        """The library's id of the session, from its SessionStarted on."""
-        return self.recorder.session_id
-
-    def __iter__(self) -> Iterator[Event]:
-        state = str(state_dir())
-        for line in [*recover_remote_files(state),
-                     *recover_leftovers(state, library_path=str(self.library.path)),
-                     *stale_probe_dirs()]:
-            yield Notice(level="warning", t=time.time(),
-                         message=f"cleaned up after an earlier run: {line}")
-        for event in run_plan(self.plan, warnings=self.warnings, cancel=self.cancel,
-                              state_dir=state, library_path=str(self.library.path),
-                              password=self.password, resume=self.resume, ask=self.ask):
-            self.recorder.handle(event)
-            if isinstance(event, SessionFinished):
-                self.status = event.status
-            yield event
-
-    def close(self) -> None:
-        """Write what is buffered; a session without its SessionFinished becomes
-        'interrupted', or 'cancelled' when the cancel had been asked (a second Ctrl-C stops
-        at once, and the teardown still runs as the runner is closed). Safe to call twice."""
-        if not self._closed:
-            self._closed = True
-            cancelled = self.cancel is not None and self.cancel.is_set()
-            if cancelled and self.status is None:
-                self.status = "cancelled"
-            self.recorder.close(cancelled=cancelled)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
+from disklab.core import tools
 from disklab.core.model import FsConfig, Plan, Target, TestSpec
 from disklab.core.tools.base import ALL_TARGETS, PLACEMENT_KEY
 
@@ -26,7 +27,9 @@ NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # no '+' (the separator), no path ch
 MAX_TARGETS = 16
 MAX_PARTITIONS = 16
 MAX_STREAMS = 64  # streams of one placement ("a+a+...")
-PLACED_TOOLS = ("iozone", "fio", "engine", "dd")  # tools that can spread streams over targets
+# for gui/pages/matrix.py (another developer's file in issue 31); new code asks
+# tools.placeable_tools()
+PLACED_TOOLS = tools.ToolsWith("placeable")
 CONFIG_TARGETS = "targets"  # in a [[config]]: the targets it is applied to
 
 
@@ -178,9 +181,9 @@ def place_tests(specs: list[TestSpec], placed: Mapping[int, Any],
             continue
         key = f"test[{spec.index + 1}].{PLACEMENT_KEY}"
         raw = placed[spec.index]
-        if spec.tool not in PLACED_TOOLS:
+        if spec.tool not in tools.placeable_tools():
             check.error(key, f"{spec.tool} runs one process on one target: `on` is for "
-                        f"{', '.join(PLACED_TOOLS)}")
+                        f"{', '.join(tools.placeable_tools())}")
             out.append(spec)
             continue
         if spec.tool == "iozone" and spec.params.get("auto") is True:

@@ -145,8 +145,8 @@ class SignalBridge(QObject):
 def open_window(library: str | Path | None = None) -> tuple[QApplication, MainWindow]:
     """The application and its shown window, with the desktop's theme and the Unix signals
     wired (run_gui runs its event loop). `library` None: the default
-    (core.session.library_path). What the window does, and any exception nobody caught, go to
-    the log file in the XDG state directory (core.logfile)."""
+    (core.system.directories.library_path). What the window does, and any exception nobody
+    caught, go to the log file in the XDG state directory (core.logfile)."""
     start_log()
     install_exception_hooks()
     app = make_app()

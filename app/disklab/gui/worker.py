@@ -26,7 +26,7 @@ from disklab.core.hosts.ssh import Ask
 from disklab.core.library import Library
 from disklab.core.model import Plan
 from disklab.core.resume import Resumption
-from disklab.core.session import RecordedRun
+from disklab.core.run.recorded import RecordedRun
 
 DRAIN_MS = 100  # how often the GUI takes the events that arrived, unless a page asks for less
 

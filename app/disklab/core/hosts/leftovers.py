@@ -7,7 +7,7 @@ mid-job) leaves them. Like the local files of a case (core.fs.apply's `files` st
 recorded in the session's state file before the job starts (a `remote-files` step: host,
 address, port, paths) and the step is dropped when the job ended. The next start, finding the
 state file of a dead session, removes them through fio's own client with a job that unlinks
-(core.tools.fio_client.unlink_job), and says so. A server that does not answer keeps its record
+(core.tools.fio.client.unlink_job), and says so. A server that does not answer keeps its record
 for a later start; on a host that was started over SSH (its server went with the killed
 session's SSH connection) they are removed over SSH, logging in as the session did without
 asking anything (BatchMode).
@@ -27,7 +27,7 @@ from disklab.core.errors import DisklabError
 from disklab.core.fs.apply import StateFile, leftover_files
 from disklab.core.hosts.ssh import listening
 from disklab.core.model import Host, HostEndpoint
-from disklab.core.tools.fio_client import unlink_job
+from disklab.core.tools.fio.client import unlink_job
 
 KIND = "remote-files"
 REMOVE_TIMEOUT = 20.0  # seconds for fio's client to connect, run the unlink job and report

@@ -15,7 +15,7 @@ Groups are made where this process's own group is (nested in it, so any limit of
 applies, and a delegated subtree is enough): in it for v1 and for a v2 group that already hands the
 controller to its children, else next to it (v2 allows no processes in a group whose children have
 controllers, so a sibling under the parent is the place). They are named disklab-PID-TAG and only
-such names are ever removed. No process is started here: placing one is core/proc.py's.
+such names are ever removed. No process is started here: placing one is core/proc/spawn.py's.
 """
 
 from __future__ import annotations

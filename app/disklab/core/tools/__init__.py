@@ -1,6 +1,12 @@
-"""Tool adapters, one module per tool, all behind tools.base.ToolAdapter.
+"""Tool adapters, one module (or package) per tool, all behind tools.base.ToolAdapter.
 
-The registry loads an adapter the first time a plan names its tool, and checks it against the
+Each module of this package but `base` is a tool of that name and names its adapter class
+`ADAPTER`; the adapter is the one home of the tool's facts (its parameters, its Capabilities:
+placeable, raw-device capable, importable; its Debian package; its rank in lists). Everything
+else that asks about tools (the plan's checks and schema, `disklab import` and its `--tool`
+choices, `disklab tools`, the window) asks here, so adding a tool is adding its module.
+
+The registry loads an adapter the first time it is asked for, and checks it against the
 interface then: a module that lacks a member fails with the adapter and the member named, at
 load, rather than with an AttributeError in the middle of a session.
 """
@@ -9,41 +15,76 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Mapping
+import pkgutil
+from collections.abc import Iterator, Mapping
 
 from disklab.core.errors import AdapterError
 from disklab.core.tools.base import Capabilities, ParamSpec, ToolAdapter
 
-# plan name -> (module, class). Imported when first used, so that `disklab tools` and a plan
-# load only the adapters they need.
-_REGISTRY: dict[str, tuple[str, str]] = {
-    "engine": ("disklab.core.tools.engine", "EngineAdapter"),
-    "dd": ("disklab.core.tools.dd", "DdAdapter"),
-    "iozone": ("disklab.core.tools.iozone", "IozoneAdapter"),
-    "fio": ("disklab.core.tools.fio", "FioAdapter"),
-    "bonnie": ("disklab.core.tools.bonnie", "BonnieAdapter"),
-    "tree": ("disklab.core.tools.tree", "TreeAdapter"),
-}
+_NOT_TOOLS = frozenset({"base"})  # modules of this package that are no tool
 _cache: dict[str, ToolAdapter] = {}
 
 # The interface: what the runner, the plan loader, `disklab import` and the GUI call.
 _TEXT_ATTRIBUTES = ("name", "title", "executable", "package")
 _METHODS = ("version_argv", "parse_version", "check", "is_buffered", "reads", "file_size",
             "uses_direct_io", "build_command", "parse_result", "parse_partial",
-            "progress_parser", "sniff")
+            "progress_parser", "sniff", "saved_output", "builtin_version")
+
+
+def _modules() -> list[str]:
+    """The tool modules of this package as they are on disk now (listed again at each call:
+    a directory listing, and a module added to the package's path is a tool at once)."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__)
+                  if m.name not in _NOT_TOOLS and not m.name.startswith("_"))
 
 
 def tool_names() -> list[str]:
-    """Tools that have an adapter in this build."""
-    return list(_REGISTRY)
+    """Tools that have an adapter in this build, by their rank (the built-in engine first)."""
+    return sorted(_modules(), key=lambda name: (get_adapter(name).rank, name))
+
+
+def placeable_tools() -> list[str]:
+    """Tools whose streams a test's `on` spreads over several targets."""
+    return [n for n in tool_names() if get_adapter(n).capabilities.placeable]
+
+
+def raw_tools() -> list[str]:
+    """Tools that work on a block device without a filesystem (`raw = true`, device targets)."""
+    return [n for n in tool_names() if get_adapter(n).capabilities.raw_device]
+
+
+class ToolsWith:
+    """The tools with one capability, asked of the registry at each use (`name in it`, a loop):
+    a container for code that tests membership, always as the adapters say."""
+
+    def __init__(self, fact: str) -> None:
+        self.fact = fact
+
+    def _names(self) -> list[str]:
+        return [n for n in tool_names() if getattr(get_adapter(n).capabilities, self.fact)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._names()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+def importable_tools() -> list[str]:
+    """Tools whose saved outputs `disklab import` reads, in the order it sniffs them."""
+    return [n for n in tool_names() if get_adapter(n).capabilities.importable]
 
 
 def get_adapter(name: str) -> ToolAdapter:
     """The adapter for a plan's `tool = NAME`; KeyError if there is none, AdapterError if its
     module does not implement the interface."""
     if name not in _cache:
-        module, cls = _REGISTRY[name]
-        _cache[name] = load_adapter(name, module, cls)
+        if name not in _modules():
+            raise KeyError(name)
+        _cache[name] = load_adapter(name, f"{__name__}.{name}", "ADAPTER")
     return _cache[name]
 
 

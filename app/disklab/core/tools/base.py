@@ -55,6 +55,14 @@ class Capabilities:
     live_progress: bool = False  # prints progress of its own (else only the sampler shows rates)
     direct_io: bool = False
     tests: tuple[str, ...] = ()  # canonical test names it offers
+    # streams spread over several targets by a test's `on` ("a+b"): the plan's targets check,
+    # the schema's `on` key
+    placeable: bool = False
+    # works on a block device without a filesystem (a test's `raw = true`, a device target)
+    raw_device: bool = False
+    # `disklab import` reads its saved outputs: sniff() recognises them and parse_result()
+    # reads them without the plan's parameters; the `--tool` choices of `disklab import`
+    importable: bool = False
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,17 @@ class RunTarget:
     hosts: tuple[HostEndpoint, ...] = ()
     # several targets (a test's `on`): target name -> the directory its streams' files go to
     directories: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def stem(self) -> str:
+        """What every file of this case and repeat is named from, disklab-TAG: one spelling
+        for every adapter, so that a case's files are told apart from any other's."""
+        return f"disklab-{self.tag}"
+
+    def file(self, suffix: str = "", directory: str | None = None) -> str:
+        """A file of this case: DIRECTORY/disklab-TAG + `suffix`, in the target's directory
+        unless another (a placed stream's target) is given."""
+        return f"{self.directory if directory is None else directory}/{self.stem}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -133,9 +152,17 @@ class ToolAdapter(ABC):
     package: ClassVar[str]  # Debian package that provides it
     capabilities: ClassVar[Capabilities]
     params: ClassVar[Mapping[str, ParamSpec]]
+    # where the tool stands in every list of tools (`disklab tools`, the schema, the window's
+    # choice of tool, the order `disklab import` sniffs in): lowest first
+    rank: ClassVar[int] = 100
 
     def version_argv(self) -> tuple[str, ...] | None:
         """argv that prints the version (None: no such thing)."""
+        return None
+
+    def builtin_version(self) -> str | None:
+        """The version of a tool that ships with DiskLab (the built-in engine), without running
+        anything; None for a tool found on PATH (version_argv asks it)."""
         return None
 
     def parse_version(self, text: str) -> str | None:
@@ -198,6 +225,11 @@ class ToolAdapter(ABC):
 
     def progress_parser(self, params: Mapping[str, Scalar]) -> ProgressParser:
         return ProgressParser()
+
+    def saved_output(self, text: str) -> ToolOutput:
+        """A saved output file as parse_result reads it (`disklab import`): by default what the
+        tool printed on stdout; a tool that reports on stderr (dd) overrides this."""
+        return ToolOutput(stdout=text)
 
     def sniff(self, text: str) -> bool:
         """True when `text`, a whole saved output, is this tool's: how `disklab import` finds

@@ -484,7 +484,9 @@ class BonnieAdapter(ToolAdapter):
     title = "bonnie++"
     executable = "bonnie++"
     package = "bonnie++"
-    capabilities = Capabilities(live_progress=True, direct_io=True, tests=IO_TESTS + FILE_TESTS)
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=IO_TESTS + FILE_TESTS,
+                                importable=True)
+    rank = 4
     params: Mapping[str, ParamSpec] = PARAMS
 
     def version_argv(self) -> tuple[str, ...]:
@@ -597,3 +599,6 @@ class BonnieAdapter(ToolAdapter):
 
     def sniff(self, text: str) -> bool:
         return sniff(text)
+
+
+ADAPTER = BonnieAdapter  # what the registry loads as tool 'bonnie'

@@ -218,7 +218,9 @@ class DdAdapter(ToolAdapter):
     title = "dd (GNU coreutils)"
     executable = "dd"
     package = "coreutils"
-    capabilities = Capabilities(live_progress=True, direct_io=True, tests=("write", "read"))
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=("write", "read"),
+                                placeable=True, raw_device=True, importable=True)
+    rank = 1
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=("write", "read"),
                           help="write from /dev/zero, or read the file back to /dev/null"),
@@ -265,7 +267,7 @@ class DdAdapter(ToolAdapter):
                                                       tag=f"{target.tag}-{i}"))
                    for i, (_name, directory) in enumerate(stream_directories(params, target))]
         names = placement(params)
-        timing = f"{target.directory}/disklab-{target.tag}.group.json"
+        timing = target.file(".group.json")
         return Command(members[0].argv, cwd=target.directory,
                        files=(*(f for c in members for f in c.files), timing),
                        result_file=timing,
@@ -280,7 +282,7 @@ class DdAdapter(ToolAdapter):
         bs, size = int(params["block_size"]), int(params["size"])
         count = size // bs
         raw = target.device is not None  # a raw device: written and read in place
-        path = target.device or f"{target.directory}/disklab-{target.tag}.dd"
+        path = target.device or target.file(".dd")
         files = () if raw else (path,)
         direct = bool(params.get("direct"))
         if params["mode"] == "write":
@@ -416,5 +418,11 @@ class DdAdapter(ToolAdapter):
             return _PlacedDdProgress(str(params.get("mode") or ""), total, placement(params))
         return _DdProgress(str(params.get("mode") or ""), total)
 
+    def saved_output(self, text: str) -> ToolOutput:
+        return ToolOutput(stdout=text, stderr=text)  # dd reports on stderr
+
     def sniff(self, text: str) -> bool:
         return sniff(text)
+
+
+ADAPTER = DdAdapter  # what the registry loads as tool 'dd'

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from disklab import __version__
 from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import UNIT_NS, UNIT_OPS, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
@@ -179,7 +180,9 @@ class EngineAdapter(ToolAdapter):
     title = "Built-in engine"
     executable = ""
     package = ""
-    capabilities = Capabilities(live_progress=True, direct_io=True, tests=tuple(METRIC.values()))
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=tuple(METRIC.values()),
+                                placeable=True, raw_device=True)
+    rank = 0
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=tuple(METRIC),
                           help="write, rewrite, read, randread or randwrite"),
@@ -206,6 +209,9 @@ class EngineAdapter(ToolAdapter):
             "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
                               "instead of block_size: a slow and a fast stream side by side"),
     }
+
+    def builtin_version(self) -> str:
+        return f"disklab {__version__}"  # the engine is DiskLab's own
 
     def reads(self, params: Mapping[str, Any]) -> bool:
         return str(params.get("mode")) in READS
@@ -253,10 +259,10 @@ class EngineAdapter(ToolAdapter):
         streams = int(params.get("streams", 1))
         raw = target.device is not None  # a raw device: one stream, read as it is
         files = ((target.device,) if raw else
-                 tuple(f"{target.directory}/disklab-{target.tag}-{i}" for i in range(streams)))
+                 tuple(target.file(f"-{i}") for i in range(streams)))
         placed = stream_directories(params, target)
         if placed and not raw:  # one stream per name of `on`, its file on that target
-            files = tuple(f"{directory}/disklab-{target.tag}-{i}"
+            files = tuple(target.file(f"-{i}", directory)
                           for i, (_name, directory) in enumerate(placed))
         base = [target.python, "-m", "disklab.core.engine", "--mode", mode]
         for f in files:
@@ -416,3 +422,6 @@ def _with_io(summary: Mapping[str, Any], metrics: list[Metric]) -> list[Metric]:
 def _int(value: Any) -> int:
     """A checked plan's integer parameter (0 when absent or not an integer)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+ADAPTER = EngineAdapter  # what the registry loads as tool 'engine'

@@ -718,7 +718,9 @@ class IozoneAdapter(ToolAdapter):
     executable = "iozone"
     package = "iozone3"
     capabilities = Capabilities(live_progress=False, direct_io=True,
-                                tests=tuple(dict.fromkeys(COLUMN_ORDER + PHASE_ORDER)))
+                                tests=tuple(dict.fromkeys(COLUMN_ORDER + PHASE_ORDER)),
+                                placeable=True, importable=True)
+    rank = 2
     params: Mapping[str, ParamSpec] = {
         "tests": ParamSpec("choice", ("write", "read"), choices=tuple(TEST_NUMBER), multi=True,
                            help="-i: write (write+rewrite), read (read+reread), random, "
@@ -849,14 +851,14 @@ class IozoneAdapter(ToolAdapter):
                           ("excel", "-R"), ("ops", "-O")):
             if params.get(key, self.params[key].default):
                 argv.append(flag)
-        base = f"{target.directory}/disklab-{target.tag}"
+        base = target.file()
         placed = stream_directories(params, target)
         if placed and not auto:
             # several targets: one process per name of `on`, its file on that target's
             # filesystem (the RAID study's -F spread); -C prints each child's bytes and rate
             # (the per-target figures), -x lets every child finish its file (no stonewall),
             # so that the aggregate is every byte over the wall time
-            files = tuple(f"{directory}/disklab-{target.tag}-{i}.ioz"
+            files = tuple(target.file(f"-{i}.ioz", directory)
                           for i, (_name, directory) in enumerate(placed))
             argv += ["-C", "-x", "-t", str(len(files)), "-F", *files]
             return Command(tuple(argv), cwd=target.directory, files=files,
@@ -982,3 +984,6 @@ def placed_metrics(metrics: list[Metric], stdout: str, params: Mapping[str, Any]
         else:
             out.append(Metric(m.name, m.value, m.unit, m.note, {**extra, "target": "all"}))
     return out
+
+
+ADAPTER = IozoneAdapter  # what the registry loads as tool 'iozone'

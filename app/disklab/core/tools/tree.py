@@ -92,6 +92,7 @@ class TreeAdapter(ToolAdapter):
     executable = ""
     package = ""
     capabilities = Capabilities(live_progress=True, tests=PHASES)
+    rank = 5
     params: Mapping[str, ParamSpec] = {
         "dirs": ParamSpec("int", 10, minimum=1, maximum=MAX_DIRS, help="directories"),
         "files_per_dir": ParamSpec("int", 1000, minimum=1, maximum=MAX_FILES_PER_DIR,
@@ -130,7 +131,7 @@ class TreeAdapter(ToolAdapter):
         return problems
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
-        root = f"{target.directory}/disklab-{target.tag}-tree"
+        root = target.file("-tree")
         argv = [target.python, "-m", "disklab.core.treeload", "--root", root,
                 "--dirs", str(int(params.get("dirs", 10))),
                 "--files-per-dir", str(int(params.get("files_per_dir", 1000))),
@@ -189,3 +190,6 @@ def _phase_metrics(p: Mapping[str, Any], note: str | None) -> list[Metric]:
 def _int(value: Any) -> int:
     """A checked plan's integer parameter (0 when absent or not an integer)."""
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+ADAPTER = TreeAdapter  # what the registry loads as tool 'tree'

@@ -9,24 +9,12 @@ delete timing started from.
 
 from __future__ import annotations
 
-import ctypes
 import os
 from pathlib import Path
 
+from disklab.core.system.syncfs import syncfs
+
 DROP_CACHES = "/proc/sys/vm/drop_caches"
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def syncfs(path: str) -> None:
-    """syncfs(2) on the filesystem holding `path` (Python has no os.syncfs): only this
-    filesystem's dirty data, not every mount's, is written inside a timing."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        if _libc.syncfs(fd) != 0:
-            err = ctypes.get_errno()
-            raise OSError(err, os.strerror(err), path)
-    finally:
-        os.close(fd)
 
 
 def device_of(path: str) -> tuple[str | None, str]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from disklab.core.treeload.flush import syncfs
+from disklab.core.system.syncfs import syncfs
 
 
 @dataclass

@@ -30,11 +30,8 @@ import time
 from collections.abc import Callable, Collection, Generator, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import psutil
-
-from disklab import __version__
 from disklab.core import proc, tools
 from disklab.core.cleanup import remove_files
 from disklab.core.errors import DisklabError, PrivilegeError
@@ -48,25 +45,34 @@ from disklab.core.events import (
     Event,
     LogLine,
     Notice,
-    Progress,
-    Sample,
     SessionFinished,
     SessionResumed,
     SessionStarted,
 )
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
-from disklab.core.fs.commands import preview_device, preview_mountpoint
 from disklab.core.fs.options import journalled_data_seconds
 from disklab.core.hosts.leftovers import remote_step
-from disklab.core.hosts.servers import Servers, planned_endpoints, used_hosts
+from disklab.core.hosts.servers import Servers, used_hosts
 from disklab.core.hosts.ssh import Ask
 from disklab.core.matrix import expand
-from disklab.core.model import RAW_SECTION, Case, HostEndpoint, Metric, Plan
-from disklab.core.monitor import Monitor, TargetDisks
+from disklab.core.model import RAW_SECTION, Case, FsConfig, HostEndpoint, Plan
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.privilege.protocol import CgroupCreate, DropCaches, ToolCleanup
-from disklab.core.progress import OverallProgress, Work
+from disklab.core.proc.group import ToolGroup
+from disklab.core.proc.tool import ToolProcess
+from disklab.core.progress import OverallProgress
 from disklab.core.resume import Resumption, host_identity, target_identity
+from disklab.core.run.planning import Planned, plan_runs, planned_work, runtime_of
+from disklab.core.run.watch import (
+    TERM_GRACE,
+    CancelFlag,
+    CaseWatch,
+    Ending,
+    Share,
+    outcome,
+    overall_progress,
+    progress_event,
+)
 from disklab.core.system.cgroups import (
     MemoryController,
     create_group,
@@ -78,38 +84,19 @@ from disklab.core.system.cgroups import (
 from disklab.core.system.devices import check_destructive, identity, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
+from disklab.core.system.syncfs import syncfs
 from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
-from disklab.core.tools.base import Command, RunTarget, ToolAdapter, ToolOutput
-from disklab.core.tools.fio_client import adapter_for, host_names, server_files
-from disklab.core.treeload.flush import syncfs
+from disklab.core.tools.base import ToolAdapter, ToolOutput
+from disklab.core.tools.fio.client import adapter_for, host_names, server_files
 from disklab.core.units import format_size
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples: DESIGN.md asks for 250-1000 ms
-# A sample may be taken up to this share of the interval before or after its time, when the
-# tool's output wakes DiskLab anyway: one wake-up for both instead of two (the engine prints
-# every 0.5 s too). The times stay on a fixed grid, so the rate is 1/interval all the same.
-SAMPLE_SLACK = 0.2
-TERM_GRACE = 5.0  # seconds between SIGTERM and SIGKILL on cancel
-# A tool that prints nothing and moves no byte for this long is stuck (iozone -t spins forever
-# when its children fail); long silences with I/O going on are normal and never stopped.
-STALL_SECONDS = 600.0
 
-
-class CancelFlag(Protocol):
-    def is_set(self) -> bool: ...
 
 
 class _Never:
     def is_set(self) -> bool:
         return False
-
-
-@dataclass(frozen=True)
-class _Planned:
-    case: Case
-    repeat: int
-    command: Command
-    target: RunTarget
 
 
 def tool_versions(names: set[str]) -> dict[str, str | None]:
@@ -118,8 +105,8 @@ def tool_versions(names: set[str]) -> dict[str, str | None]:
     for name in sorted(names):
         adapter = tools.get_adapter(name)
         argv = adapter.version_argv()
-        if name == "engine":
-            versions[name] = f"disklab {__version__}"
+        if adapter.builtin_version() is not None:
+            versions[name] = adapter.builtin_version()
             continue
         if argv is None:
             versions[name] = None
@@ -141,92 +128,6 @@ def _drop_caches(ctx: _Context) -> str | None:
     except DisklabError as e:
         return f"caches not dropped ({e}): reads may come from memory"
     return None
-
-
-def plan_runs(plan: Plan, python: str = sys.executable,
-              directories: Mapping[str, str] | None = None,
-              as_root: bool = False,
-              only: Collection[tuple[str, int]] | None = None,
-              endpoints: tuple[HostEndpoint, ...] | None = None,
-              placements: Mapping[str, Mapping[str, str]] | None = None,
-              raw_device: str | None = None,
-              ) -> Iterator[_Planned]:
-    """Every case x repeat with its command, in run order, one at a time (a plan may have
-    100000 runs: their commands are made as they are needed, never all held): configuration
-    by configuration (each is made once), and within one, rounds of repeats. `directories` maps
-    a config label to where its filesystem is mounted (default: the plan's target directory;
-    for an image or a format target, preview_mountpoint, where a configuration is shown mounted
-    before a run: the tools' files are on the filesystem made there, never beside the image
-    file); `as_root`: the tools run through the privileged helper; `only`: just these
-    (case id, repeat) pairs (a resumed session's runs without a complete result); `endpoints`:
-    where the hosts' fio servers are reached (default: as the plan says, before any starts);
-    `placements`: config label -> stream target name -> its directory, for the cases placed
-    with `on` (default: the directory targets' paths, else a preview mountpoint per target);
-    `raw_device`: the device the raw-device section's cases run on (an image's loop device once
-    attached; default: as `plan show` previews it)."""
-    cases = expand(plan)
-    hosts = planned_endpoints(plan) if endpoints is None else endpoints
-    is_root = as_root or os.geteuid() == 0
-    ram = psutil.virtual_memory().total
-    device = plan.target.path if plan.target.kind == "device" else None
-    default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
-        plan.target.kind) or preview_mountpoint()
-    previews = _preview_directories(plan)
-    for label in plan.sections():
-        mine = [c for c in cases if c.config == label]
-        directory = (directories or {}).get(label, default)
-        placed = (placements or {}).get(label, previews)
-        on = device
-        if label == RAW_SECTION and plan.raw_section:  # (a device target's label is the same)
-            on = raw_device or preview_device(plan.target.kind, plan.target.path)
-            directory = (directories or {}).get(label, tempfile.gettempdir())
-        for repeat in range(1, plan.repeats + 1):
-            for case in mine:
-                if only is not None and (case.id, repeat) not in only:
-                    continue
-                target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
-                                   device=on, ram_bytes=ram, is_root=is_root,
-                                   python=python, hosts=hosts, directories=placed)
-                command = adapter_for(case.tool, case.params, hosts).build_command(
-                    case.params, target)
-                yield _Planned(case, repeat, command, target)
-
-
-def _preview_directories(plan: Plan) -> dict[str, str]:
-    """Stream target -> directory before a run: a directory target's path; for the targets
-    DiskLab mounts, a preview mountpoint per stream target (the run makes new ones)."""
-    targets = named_targets(plan)
-    out: dict[str, str] = {}
-    for name, (parent, _n) in stream_targets(targets).items():
-        target = targets[parent]
-        out[name] = (target.path if target.kind == "directory"
-                     else f"{preview_mountpoint()}-{name}")
-    return out
-
-
-def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False,
-               only: Collection[tuple[str, int]] | None = None) -> tuple[int, int]:
-    """(runs, planned bytes) of a whole plan (or of the `only` runs), counted one at a time."""
-    count = total = 0
-    for run in plan_runs(plan, python, as_root=as_root, only=only):
-        count += 1
-        total += run.command.planned_bytes or 0
-    return count, total
-
-
-def planned_work(plan: Plan, python: str = sys.executable, as_root: bool = False,
-                 only: Collection[tuple[str, int]] | None = None) -> Work:
-    """The runs of a whole plan (or of the `only` runs) counted by kind, time-based (a runtime
-    parameter) or size-based, for the overall progress and ETA (core.progress)."""
-    return Work.of((_runtime(run.case), run.command.planned_bytes)
-                   for run in plan_runs(plan, python, as_root=as_root, only=only))
-
-
-def _runtime(case: Case) -> float:
-    try:
-        return max(0.0, float(case.params.get("runtime") or 0))
-    except (TypeError, ValueError):
-        return 0.0
 
 
 @dataclass
@@ -277,16 +178,7 @@ def run_plan(
     run_count, total_bytes = work.runs, work.total_bytes
     cases = expand(plan)
     versions = tool_versions({c.tool for c in cases})
-    host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
-    host["tools"] = versions
-    # what a resume compares to refuse another machine or another target
-    host.update(host_identity())
-    host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
-                      "size": plan.target.size, "identity": target_identity(plan.target)}
-    if plan.targets:  # several targets: each one's facts, by name
-        host["targets"] = {name: {"kind": t.kind, "path": t.path, "size": t.size,
-                                  "partitions": t.partitions}
-                           for name, t in plan.targets.items()}
+    host = _host_record(plan, versions)
     limits = _limits(plan)
     controller = find_memory_controller() if limits else None
     record = session_state(state_dir or tempfile.gettempdir())
@@ -299,18 +191,9 @@ def run_plan(
         servers.close()
         raise
     if limits:  # the session says which figures were taken under a page-cache limit
-        host["page_cache_limit"] = {
-            "plan": plan.page_cache_limit, "tests": limits,
-            "controller": controller.to_json() if controller else None,
-            "made_by": "privileged helper" if via_helper else "disklab"}
-    if resume is None:
-        yield SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats,
-                             host=host, plan_text=plan.source, warnings=warnings, t=time.time())
-    else:
-        yield SessionResumed(session_id=resume.session_id, name=plan.name, cases=tuple(cases),
-                             repeats=plan.repeats, runs=resume.runs, complete=resume.complete,
-                             previous_status=resume.previous_status, host=host,
-                             plan_text=plan.source, t=time.time())
+        host["page_cache_limit"] = _limits_record(plan, limits, controller, via_helper)
+    yield _session_start(plan, cases, host, warnings, resume)
+    if resume is not None:
         warnings = (*warnings, *_version_changes(resume, versions))
     for w in (*warnings, *host_problems):
         yield Notice(level="warning", message=w, t=time.time())
@@ -341,6 +224,43 @@ def run_plan(
     yield SessionFinished(status=state.status, failed_cases=state.failed, t=time.time())
 
 
+def _host_record(plan: Plan, versions: Mapping[str, str | None]) -> dict[str, Any]:
+    """The session's record of where it ran: the host's facts, the tools' versions, and what
+    a resume compares to refuse another machine or another target."""
+    host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
+    host["tools"] = versions
+    host.update(host_identity())
+    host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
+                      "size": plan.target.size, "identity": target_identity(plan.target)}
+    if plan.targets:  # several targets: each one's facts, by name
+        host["targets"] = {name: {"kind": t.kind, "path": t.path, "size": t.size,
+                                  "partitions": t.partitions}
+                           for name, t in plan.targets.items()}
+    return host
+
+
+def _limits_record(plan: Plan, limits: Mapping[str, int], controller: MemoryController | None,
+                   via_helper: bool) -> dict[str, Any]:
+    """The session's record of its page-cache limits: the plan's, each test's, the memory
+    controller that held them and who made the groups."""
+    return {"plan": plan.page_cache_limit, "tests": limits,
+            "controller": controller.to_json() if controller else None,
+            "made_by": "privileged helper" if via_helper else "disklab"}
+
+
+def _session_start(plan: Plan, cases: list[Case], host: dict[str, Any],
+                   warnings: tuple[str, ...], resume: Resumption | None
+                   ) -> SessionStarted | SessionResumed:
+    """The session's first event: started, or the incomplete session `resume` taken up."""
+    if resume is None:
+        return SessionStarted(name=plan.name, cases=tuple(cases), repeats=plan.repeats,
+                              host=host, plan_text=plan.source, warnings=warnings, t=time.time())
+    return SessionResumed(session_id=resume.session_id, name=plan.name, cases=tuple(cases),
+                          repeats=plan.repeats, runs=resume.runs, complete=resume.complete,
+                          previous_status=resume.previous_status, host=host,
+                          plan_text=plan.source, t=time.time())
+
+
 def _version_changes(resume: Resumption, versions: Mapping[str, str | None]) -> list[str]:
     """A tool whose version changed since the session started: its resumed figures come from
     another program than its earlier ones."""
@@ -352,18 +272,30 @@ def _version_changes(resume: Resumption, versions: Mapping[str, str | None]) -> 
 
 def _run_target(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
     plan = ctx.plan
-    if is_multi(plan):
-        yield from _run_several(ctx, state_dir)
-    elif plan.target.kind == "directory":
-        config = plan.configs[0].label
-        yield ConfigApplied(config=config, readback=filesystem_of(plan.target.path),
-                            t=time.time())
-        yield from _run_config(ctx, config, plan.target.path)
-        yield ConfigTornDown(config=config, t=time.time())
-    elif plan.target.kind == "device":
+    if plan.target.kind == "directory":
+        yield from _run_directories(ctx)
+    elif plan.target.kind == "device" and not is_multi(plan):
         yield from _run_raw(ctx)
     else:
         yield from _run_configs(ctx, state_dir)
+
+
+def _run_directories(ctx: _Context) -> Iterator[Event]:
+    """Directory targets, one or several: used as they are, the one configuration's cases run
+    with every stream target's files in its directory."""
+    plan = ctx.plan
+    label = plan.configs[0].label
+    readback = filesystem_of(plan.target.path)
+    placed = None  # one target: every name `on` may use is its directory
+    if is_multi(plan):
+        targets = named_targets(plan)
+        placed = {name: targets[parent].path
+                  for name, (parent, _n) in stream_targets(targets).items()}
+        readback = {**readback, "targets": {name: filesystem_of(path)
+                                            for name, path in placed.items()}}
+    yield ConfigApplied(config=label, readback=readback, t=time.time())
+    yield from _run_config(ctx, label, plan.target.path, placed)
+    yield ConfigTornDown(config=label, t=time.time())
 
 
 @dataclass
@@ -451,14 +383,14 @@ def _run_config(ctx: _Context, label: str, directory: str,
                 state.status = "failed"
                 return
         if state.overall is not None:
-            state.overall.start_run(time.monotonic(), _runtime(run.case),
+            state.overall.start_run(time.monotonic(), runtime_of(run.case),
                                     run.command.planned_bytes)
         outcome = yield from _run_case(
             run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,
         )
         if state.overall is not None and state.overall.end_run(time.monotonic()):
-            yield _overall_progress(run, state.overall)  # a run that ended without "done"
+            yield overall_progress(run, state.overall)  # a run that ended without "done"
         yield from _helper_log(ctx)
         state.index += 1
         state.done_bytes += run.command.planned_bytes or 0
@@ -493,54 +425,35 @@ def _recheck_device(ctx: _Context) -> str | None:
 
 
 def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
-    """Image and format targets: make, mount and read back each configuration, run its cases,
-    undo it. Teardown runs whatever happens, without yielding (the caller may be closing us)."""
+    """Image and format targets, one or several (or the partitions of one): images attached,
+    partitioned when asked; then each configuration made on every target it names (each its own
+    mkfs, mount and read-back), its cases run with every stream target mounted, and undone.
+    Teardown runs whatever happens, without yielding (the caller may be closing us)."""
     plan = ctx.plan
+    single = not is_multi(plan)
+    targets = named_targets(plan)
     notes: list[str] = []
     scratch: Scratch | None = None
     mountpoints: list[str] = []
-    state_dir = state_dir or tempfile.gettempdir()
     try:
         if _stopping(ctx):
             return
-        priv = ctx.helper()
-        scratch = Scratch(priv, state_dir, ctx.library_path, log=notes.append,
-                          state=ctx.record)
-        if plan.target.kind == "image":
-            device = scratch.attach_image(plan.target.path, int(plan.target.size or 0))
-            yield Notice(level="info", t=time.time(), message=(
-                f"image {plan.target.path} on {device} (direct I/O): its figures also include "
-                "the filesystem that holds the image"))
-        else:
-            device = plan.target.path
+        scratch = Scratch(ctx.helper(), state_dir or tempfile.gettempdir(), ctx.library_path,
+                          log=notes.append, state=ctx.record)
+        devices = yield from _make_targets(ctx, scratch, targets, single)
         needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
-        if RAW_SECTION in needed and not _stopping(ctx):
-            yield from _run_raw_section(ctx, device)
+        if single and RAW_SECTION in needed and not _stopping(ctx):
+            yield from _run_raw_section(ctx, next(iter(devices.values()))[0])
         for config in plan.configs:
             if _stopping(ctx):
                 break
             if config.label not in needed:
                 continue  # a resumed session's configuration whose runs are all complete
-            mountpoint = scratch.mountpoint()  # the helper makes it in its own directory
-            mountpoints.append(mountpoint)
-            try:
-                readback = scratch.apply(config, device, mountpoint,
-                                         confirm=plan.target.confirm
-                                         if plan.target.kind == "format" else None)
-            except DisklabError as e:
-                yield from _config_failed(ctx, config.label, f"could not apply: {e}")
+            placed = yield from _apply_config(ctx, scratch, config, devices, mountpoints, notes)
+            if placed is None:
                 continue
-            finally:
-                while notes:
-                    yield Notice(level="warning", message=notes.pop(0), t=time.time())
-            mismatches = tuple(readback.get("mismatches") or ())
-            yield ConfigApplied(config=config.label, readback=readback, mismatches=mismatches,
-                                t=time.time())
-            yield from _helper_log(ctx)
-            for m in mismatches:
-                yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
-            yield from _run_config(ctx, config.label, mountpoint)
-            undone = scratch.release(device)
+            yield from _run_config(ctx, config.label, next(iter(placed.values())), placed)
+            undone = [line for name in placed for line in scratch.release(devices[name][0])]
             yield ConfigTornDown(config=config.label, t=time.time())
             for line in undone:
                 yield LogLine(case_id="", stream="disklab", text=line, t=time.time())
@@ -555,85 +468,52 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
                 os.rmdir(m)
 
 
-def _run_several(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
-    """Several targets (or the partitions of one): directories as they are; images and
-    devices made, partitioned when asked, and each configuration applied to every target it
-    names (each its own mkfs, mount and read-back), its cases run with every stream target
-    mounted, then undone. Teardown runs whatever happens, without yielding."""
-    plan = ctx.plan
-    targets = named_targets(plan)
-    streams = stream_targets(targets)
-    if plan.target.kind == "directory":
-        label = plan.configs[0].label
-        placed = {name: targets[parent].path for name, (parent, _n) in streams.items()}
-        readback = {**filesystem_of(plan.target.path),
-                    "targets": {name: filesystem_of(path) for name, path in placed.items()}}
-        yield ConfigApplied(config=label, readback=readback, t=time.time())
-        yield from _run_config(ctx, label, plan.target.path, placed)
-        yield ConfigTornDown(config=label, t=time.time())
-        return
-    notes: list[str] = []
-    scratch: Scratch | None = None
-    mountpoints: list[str] = []
-    try:
-        if _stopping(ctx):
-            return
-        scratch = Scratch(ctx.helper(), state_dir or tempfile.gettempdir(), ctx.library_path,
-                          log=notes.append, state=ctx.record)
-        devices = yield from _make_targets(ctx, scratch, targets)
-        needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
-        for config in plan.configs:
-            if _stopping(ctx):
-                break
-            if config.label not in needed:
-                continue
-            placed: dict[str, str] = {}
-            readbacks: dict[str, dict[str, Any]] = {}
-            failed = None
-            for name in config_targets(config, targets):
-                device, confirm = devices[name]
-                mountpoint = scratch.mountpoint()
-                mountpoints.append(mountpoint)
-                try:
-                    readbacks[name] = scratch.apply(config, device, mountpoint, confirm=confirm)
-                except DisklabError as e:
-                    failed = f"could not apply on target {name} ({device}): {e}"
-                    break
-                finally:
-                    while notes:
-                        yield Notice(level="warning", message=notes.pop(0), t=time.time())
-                placed[name] = mountpoint
-            if failed is not None:
-                for name in placed:
-                    scratch.release(devices[name][0])
-                yield from _config_failed(ctx, config.label, failed)
-                continue
-            mismatches = tuple(f"{name}: {m}" for name, rb in readbacks.items()
-                               for m in rb.get("mismatches") or ())
-            first = next(iter(readbacks.values()))
-            yield ConfigApplied(config=config.label, readback={**first, "targets": readbacks},
-                                mismatches=mismatches, t=time.time())
-            yield from _helper_log(ctx)
-            for m in mismatches:
-                yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
-            yield from _run_config(ctx, config.label, next(iter(placed.values())), placed)
-            undone = [line for name in placed for line in scratch.release(devices[name][0])]
-            yield ConfigTornDown(config=config.label, t=time.time())
-            for line in undone:
-                yield LogLine(case_id="", stream="disklab", text=line, t=time.time())
-    except DisklabError as e:
-        yield Notice(level="error", message=f"target setup failed: {e}", t=time.time())
-        ctx.state.status = "failed"
-    finally:
-        if scratch is not None:
-            scratch.teardown()
-        for m in mountpoints:
-            with contextlib.suppress(OSError):
-                os.rmdir(m)
+def _apply_config(ctx: _Context, scratch: Scratch, config: FsConfig,
+                  devices: Mapping[str, tuple[str, str | None]], mountpoints: list[str],
+                  notes: list[str]) -> Generator[Event, None, dict[str, str] | None]:
+    """Make `config` on each stream target it names and say what the kernel applied; stream
+    target -> its mountpoint, or None when one could not be made (its runs are failed, what
+    was made of it undone). One target's read-back is the configuration's own; several
+    targets' are under "targets", their mismatches named by target."""
+    single = not is_multi(ctx.plan)
+    placed: dict[str, str] = {}
+    readbacks: dict[str, dict[str, Any]] = {}
+    failed = None
+    for name in config_targets(config, named_targets(ctx.plan)):
+        device, confirm = devices[name]
+        mountpoint = scratch.mountpoint()  # the helper makes it in its own directory
+        mountpoints.append(mountpoint)
+        try:
+            readbacks[name] = scratch.apply(config, device, mountpoint, confirm=confirm)
+        except DisklabError as e:
+            failed = f"could not apply{'' if single else f' on target {name} ({device})'}: {e}"
+            break
+        finally:
+            while notes:  # what the making said (mkfs's warnings), before what follows
+                yield Notice(level="warning", message=notes.pop(0), t=time.time())
+        placed[name] = mountpoint
+    if failed is not None:
+        for made in placed:
+            scratch.release(devices[made][0])
+        yield from _config_failed(ctx, config.label, failed)
+        return None
+    first = next(iter(readbacks.values()))
+    if single:
+        readback, mismatches = first, tuple(first.get("mismatches") or ())
+    else:
+        readback = {**first, "targets": readbacks}
+        mismatches = tuple(f"{name}: {m}" for name, rb in readbacks.items()
+                           for m in rb.get("mismatches") or ())
+    yield ConfigApplied(config=config.label, readback=readback, mismatches=mismatches,
+                        t=time.time())
+    yield from _helper_log(ctx)
+    for m in mismatches:
+        yield Notice(level="warning", message=f"{config.label}: {m}", t=time.time())
+    return placed
 
 
-def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any]
-                  ) -> Iterator[Event]:
+def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any], single: bool
+                  ) -> Generator[Event, None, dict[str, tuple[str, str | None]]]:
     """Attach each image, partition what asks for it; stream target -> (device, confirm)."""
     devices: dict[str, tuple[str, str | None]] = {}
     for name, target in targets.items():
@@ -641,6 +521,8 @@ def _make_targets(ctx: _Context, scratch: Scratch, targets: Mapping[str, Any]
             device = scratch.attach_image(target.path, int(target.size or 0))
             confirm = None  # the identity read when DiskLab attached it
             yield Notice(level="info", t=time.time(), message=(
+                f"image {target.path} on {device} (direct I/O): its figures also include "
+                "the filesystem that holds the image" if single else
                 f"target {name}: image {target.path} on {device} (direct I/O)"))
         else:
             device, confirm = target.path, target.confirm
@@ -719,11 +601,11 @@ def _config_failed(ctx: _Context, label: str, error: str) -> Iterator[Event]:
         ctx.state.failed += 1
         ctx.state.index += 1
         if ctx.state.overall is not None:
-            ctx.state.overall.skip_run(_runtime(run.case), run.command.planned_bytes)
+            ctx.state.overall.skip_run(runtime_of(run.case), run.command.planned_bytes)
 
 
 def _run_case(
-    run: _Planned,
+    run: Planned,
     index: int,
     count: int,
     version: str | None,
@@ -757,8 +639,8 @@ def _run_case(
                              duration=time.monotonic() - started, t=time.time())
             return "failed"
         outcome = yield from _explain_oom(ctx, run, _prepare_and_measure(
-            run, adapter, index, count, cancel, sample_interval, done_before, total_bytes, ctx,
-            started))
+            run, adapter, cancel, sample_interval,
+            Share(done_before, total_bytes, ctx.state.overall), ctx, started))
     finally:
         # no yield here: the caller may be closing the generator
         left = _cleanup(ctx, run) + _remove_group(ctx, run)
@@ -778,7 +660,7 @@ def _run_case(
     return outcome
 
 
-def _explain_oom(ctx: _Context, run: _Planned,
+def _explain_oom(ctx: _Context, run: Planned,
                  events: Generator[Event, None, str]) -> Generator[Event, None, str]:
     """The case's events, with a SIGKILL that the memory cgroup's OOM killer dealt said as such.
 
@@ -814,7 +696,7 @@ def _oom_words(plan: Plan, case: Case) -> str:
     return words
 
 
-def _record_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
+def _record_files(ctx: _Context, run: Planned) -> dict[str, Any] | None:
     """Record the files the case is about to create, before it runs, so that the next start
     removes them when this process is killed. Only files that are not there yet: DiskLab never
     claims a file it did not make. The tools run as root through the helper make theirs in
@@ -827,7 +709,7 @@ def _record_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
     return ctx.record.record_files(run.target.directory, new)
 
 
-def _record_server_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
+def _record_server_files(ctx: _Context, run: Planned) -> dict[str, Any] | None:
     """Record the data files a case's fio servers are about to make (core.hosts.leftovers):
     a kill of this process leaves them on the servers, and the next start removes them."""
     if ctx.record is None or ctx.servers is None or not host_names(run.case.params):
@@ -840,7 +722,7 @@ def _record_server_files(ctx: _Context, run: _Planned) -> dict[str, Any] | None:
     return ctx.record.add(remote_step((ep, ssh.get(ep.name), paths) for ep, paths in placed))
 
 
-def _cleanup(ctx: _Context, run: _Planned) -> list[str]:
+def _cleanup(ctx: _Context, run: Planned) -> list[str]:
     """Remove a case's files (through the helper when its tool ran as root); the ones left."""
     if not ctx.via_helper:
         return remove_files(run.command.files)
@@ -856,7 +738,7 @@ def _limits(plan: Plan) -> dict[str, int]:
             if (limit := plan.page_cache_limit_of(s.index)) is not None}
 
 
-def _limit_page_cache(ctx: _Context, run: _Planned) -> Iterator[Event]:
+def _limit_page_cache(ctx: _Context, run: Planned) -> Iterator[Event]:
     """Make the case's memory cgroup when its test has a page-cache limit (through the helper
     when the tools run there); returns why it could not, or None."""
     limit = ctx.plan.page_cache_limit_of(run.case.test_index)
@@ -888,7 +770,7 @@ def _limit_page_cache(ctx: _Context, run: _Planned) -> Iterator[Event]:
     return None
 
 
-def _remove_group(ctx: _Context, run: _Planned) -> list[str]:
+def _remove_group(ctx: _Context, run: Planned) -> list[str]:
     """Remove the case's memory cgroup (the helper's tool_cleanup already removed its own);
     what is left. Never raises, never yields."""
     made = ctx.groups.pop(run.target.tag, None)
@@ -907,7 +789,7 @@ def _remove_group(ctx: _Context, run: _Planned) -> list[str]:
     return []
 
 
-def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess | PrivilegedTool:
+def _tool_process(ctx: _Context, run: Planned, step: int) -> ToolProcess | PrivilegedTool:
     """The process of one step of a case (-1: the measured run, 0..: a prepare step): here, or
     as root through the session's helper, which builds the same argv from the same parameters."""
     command = run.command
@@ -922,21 +804,21 @@ def _tool_process(ctx: _Context, run: _Planned, step: int) -> proc.ToolProcess |
     group = ctx.groups.get(run.target.tag)
     cgroup = group[0] if group is not None else None
     if step < 0 and command.group:  # several processes, released together
-        return proc.ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
+        return ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
                               cgroup=cgroup, timing_file=command.result_file)
     if step >= 0:
-        return proc.ToolProcess(command.prepare[step], cwd=command.cwd,
+        return ToolProcess(command.prepare[step], cwd=command.cwd,
                                 env=dict(command.env) or None, cgroup=cgroup)
-    return proc.ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
+    return ToolProcess(command.argv, cwd=command.cwd, env=dict(command.env) or None,
                             pty=command.needs_pty, cgroup=cgroup)
 
 
-def _start(p: proc.ToolProcess | PrivilegedTool | proc.ToolGroup, planned: tuple[str, ...],
+def _start(p: ToolProcess | PrivilegedTool | ToolGroup, planned: tuple[str, ...],
            case: Case, repeat: int) -> Iterator[Event]:
     """Start a step's process; when the helper ran another argv than the one announced (its
     own interpreter for the engine), the transcript says so (rule 8: the argv that ran)."""
     p.start()
-    if isinstance(p, proc.ToolGroup):  # every stream's own argv, and their common start
+    if isinstance(p, ToolGroup):  # every stream's own argv, and their common start
         for name, argv in p.members:
             yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
                           text=f"stream on {name}: " + " ".join(argv))
@@ -949,18 +831,11 @@ def _start(p: proc.ToolProcess | PrivilegedTool | proc.ToolGroup, planned: tuple
                       text="ran as root by the privileged helper: " + " ".join(p.argv))
 
 
-def _prepare_and_measure(
-    run: _Planned,
-    adapter: ToolAdapter,
-    index: int,
-    count: int,
-    cancel: CancelFlag,
-    sample_interval: float,
-    done_before: int,
-    total_bytes: int,
-    ctx: _Context,
-    started: float,
-) -> Iterator[Event]:
+def _prepare_and_measure(run: Planned, adapter: ToolAdapter, cancel: CancelFlag,
+                         sample_interval: float, share: Share, ctx: _Context, started: float
+                         ) -> Iterator[Event]:
+    """The case's prepare steps (not measured), the layout synced and the caches dropped when
+    asked, then its measured step."""
     case, repeat, command = run.case, run.repeat, run.command
 
     def log(text: str) -> LogLine:
@@ -1013,11 +888,10 @@ def _prepare_and_measure(
         yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail="",
                          duration=time.monotonic() - started, t=time.time())
         return "failed"
-    return (yield from _measure(run, p, adapter, index, count, cancel, sample_interval,
-                                done_before, total_bytes, started, ctx.state.overall))
+    return (yield from _measure(run, p, adapter, cancel, sample_interval, share, started))
 
 
-def _sync_layout(run: _Planned) -> list[str]:
+def _sync_layout(run: Planned) -> list[str]:
     """syncfs the filesystems a case's prepare steps laid its files out on; the directories
     synced. A layout's metadata (bitmaps, inode table, the directory's block) stays dirty in
     the page cache after the tool's own fsync's journal commit, and the kernel's flusher
@@ -1041,7 +915,7 @@ def _sync_layout(run: _Planned) -> list[str]:
 
 
 def _run_step(
-    p: proc.ToolProcess | PrivilegedTool, argv: tuple[str, ...], case: Case, repeat: int,
+    p: ToolProcess | PrivilegedTool, argv: tuple[str, ...], case: Case, repeat: int,
     cancel: CancelFlag
 ) -> Iterator[Event]:
     """Run an unmeasured preparation step to its end; None if cancelled."""
@@ -1058,35 +932,13 @@ def _run_step(
     return p
 
 
-def _measure(
-    run: _Planned,
-    p: proc.ToolProcess | PrivilegedTool,
-    adapter: ToolAdapter,
-    index: int,
-    count: int,
-    cancel: CancelFlag,
-    sample_interval: float,
-    done_before: int,
-    total_bytes: int,
-    started: float,
-    overall: OverallProgress | None = None,
-) -> Iterator[Event]:
+def _measure(run: Planned, p: ToolProcess | PrivilegedTool, adapter: ToolAdapter,
+             cancel: CancelFlag, sample_interval: float, share: Share, started: float
+             ) -> Iterator[Event]:
+    """The measured step: started, watched to its end, its result file kept with the
+    transcript, and its outcome. Returns 'ok', 'failed' or 'cancelled'."""
     case, repeat, command = run.case, run.repeat, run.command
-    parser = adapter.progress_parser(case.params)
-    last: Progress | None = None  # the tool's last progress, repeated with time between lines
-    planned = command.planned_bytes
-    stall_seconds = STALL_SECONDS
-    # a raw device target's own counters; else the device under the files
-    monitor = Monitor(run.target.device or command.cwd or run.target.directory,
-                      pids=p.descendants)
-    monitor.sample()  # primed before the start, so that the tool's first bytes count
-    # several targets: each one's device rates too (a curve per target in the live plots)
-    names = set(str(case.params.get("on") or "").split("+")) - {""}
-    disks = TargetDisks({n: d for n, d in run.target.directories.items() if n in names}
-                        ) if names else None
-    if disks is not None:
-        disks.sample()
-    cancelled = False
+    watch = CaseWatch(run, p, adapter, cancel, sample_interval, share)
     with p:
         try:
             yield from _start(p, command.argv, case, repeat)
@@ -1094,70 +946,10 @@ def _measure(
             yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail="",
                              duration=time.monotonic() - started, t=time.time())
             return "failed"
-        t0 = time.monotonic()
-        next_sample = t0 + sample_interval
-        slack = sample_interval * SAMPLE_SLACK
-        last_activity, last_moved = t0, -1.0
-        stalled = False
-        lost: DisklabError | None = None
-        try:
-            while not p.poll():
-                now = time.monotonic()
-                lines = p.read(max(0.0, next_sample + slack - now))
-                if lines:
-                    last_activity = time.monotonic()
-                for line in lines:
-                    yield LogLine(case_id=case.id, stream=line.stream, text=line.text,
-                                  repeat=repeat, t=line.t)
-                    for update in parser.feed_many(line.stream, line.text):
-                        progress = _progress(case, repeat, update.done_bytes,
-                                             update.total_bytes or planned, update.phase,
-                                             update.message, time.monotonic() - t0,
-                                             done_before, total_bytes, overall,
-                                             target=update.target)
-                        yield progress
-                        if update.target is not None:  # one target's share: not the case's
-                            continue
-                        last = progress
-                        if update.rate is not None and update.rate >= 0:
-                            # the tool's own figure of its rate, beside the sampled counters
-                            yield Sample(case_id=case.id, series="tool_bps", value=update.rate,
-                                         repeat=repeat, t=line.t)
-                now = time.monotonic()
-                if now >= next_sample - slack:
-                    next_sample = max(next_sample + sample_interval, now + sample_interval - slack)
-                    yield from _samples(monitor, case, repeat, disks)
-                    if overall is not None and (last is None or now - t0 - last.elapsed >= 1.0):
-                        # time passes between the tool's lines: the overall ETA moves on
-                        last = _progress(case, repeat, last.done_bytes if last else None,
-                                         last.total_bytes if last else planned,
-                                         last.phase if last else None,
-                                         last.message if last else None, now - t0,
-                                         done_before, total_bytes, overall)
-                        yield last
-                    totals = monitor.totals()
-                    moved = sum(v for k, v in totals.items() if k.startswith("app_"))
-                    if moved != last_moved:
-                        last_moved, last_activity = moved, now
-                    elif now - last_activity > stall_seconds and not stalled:
-                        stalled = True
-                        yield LogLine(case_id=case.id, stream="disklab", repeat=repeat,
-                                      t=time.time(), text=f"no output and no I/O for "
-                                      f"{stall_seconds:.0f} s: stopping the stuck tool")
-                        p.terminate(TERM_GRACE)
-                if cancel.is_set() and not cancelled:
-                    cancelled = True
-                    yield LogLine(case_id=case.id, stream="disklab", repeat=repeat, t=time.time(),
-                                  text="cancelled: stopping the tool and its processes")
-                    p.terminate(TERM_GRACE)
-            p.wait()
-        except PrivilegeError as e:  # the helper died, and its tool with it (PDEATHSIG)
-            lost = e
-        # a last sample closes the series, so that a case shorter than the interval has one
-        yield from _samples(monitor, case, repeat, disks)
+        yield from watch.watch()
     duration = time.monotonic() - started
-    if lost is not None:
-        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(lost),
+    if watch.seen.lost is not None:
+        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(watch.seen.lost),
                          transcript_tail=p.tail(), duration=duration, t=time.time())
         return "failed"
     result_text = p.result_text if isinstance(p, PrivilegedTool) else None
@@ -1170,113 +962,15 @@ def _measure(
             yield LogLine(case_id=case.id, stream="result", text=text, repeat=repeat, t=t)
     output = ToolOutput(stdout=p.output("stdout"), stderr=p.output("stderr"),
                         result_file=result_text, exit_status=p.returncode)
-    on_hosts = bool(host_names(case.params))  # each host's rows flagged by what became of it
-    if cancelled or stalled or p.returncode != 0:
-        partial = adapter.parse_partial(output, case.params)
-        metrics = tuple(partial if on_hosts and not cancelled else _flag_partial(partial))
-        if cancelled:  # not a failure: what the tool measured until then is kept, partial
-            yield CaseCancelled(case_id=case.id, repeat=repeat, transcript_tail=p.tail(),
-                                exit_status=p.returncode, signal=p.signal, metrics=metrics,
-                                duration=duration, t=time.time())
-            return "cancelled"
-        if stalled:
-            error = (f"{case.tool} printed nothing and moved no data for {stall_seconds:.0f} s "
-                     "and was stopped (stuck)")
-        elif p.signal:
-            error = f"{case.tool} was killed by signal {p.signal}"
-        else:
-            error = f"{case.tool} exited with status {p.returncode}"
-            try:
-                adapter.parse_result(output, case.params)
-            except DisklabError as e:
-                error = f"{error}: {e}"
-        yield CaseFailed(case_id=case.id, repeat=repeat, error=error, transcript_tail=p.tail(),
-                         exit_status=p.returncode, signal=p.signal, metrics=metrics,
-                         duration=duration, t=time.time())
-        return "failed"
-    try:
-        metrics = tuple(adapter.parse_result(output, case.params))
-    except DisklabError as e:  # a host that failed keeps the others' figures
-        kept = tuple(adapter.parse_partial(output, case.params)) if on_hosts else ()
-        yield CaseFailed(case_id=case.id, repeat=repeat, error=str(e), transcript_tail=p.tail(),
-                         exit_status=p.returncode, duration=duration, metrics=kept,
-                         t=time.time())
-        return "failed"
-    if overall is not None:  # measured and parsed: the run counts as done from here
-        overall.end_run(time.monotonic())
-    if planned:
-        yield _progress(case, repeat, planned, planned, "done", None, duration,
-                        done_before, total_bytes, overall)
-    yield CaseFinished(case_id=case.id, repeat=repeat, metrics=metrics,
-                       exit_status=p.returncode, duration=duration, t=time.time())
-    return "ok"
-
-
-def _samples(monitor: Monitor, case: Case, repeat: int,
-             disks: TargetDisks | None = None) -> Iterator[Sample]:
-    t = time.time()
-    for series, value in monitor.sample().items():
-        yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
-    if disks is not None:  # device_write_bps:a, ... (several targets)
-        for series, value in disks.sample().items():
-            yield Sample(case_id=case.id, series=series, value=value, repeat=repeat, t=t)
-
-
-def _flag_partial(metrics: list[Metric]) -> list[Metric]:
-    return [
-        m if m.note and "partial" in m.note
-        else Metric(m.name, m.value, m.unit, f"partial{': ' + m.note if m.note else ''}", m.params)
-        for m in metrics
-    ]
-
-
-def _progress(
-    case: Case,
-    repeat: int,
-    done: int | None,
-    total: int | None,
-    phase: str | None,
-    message: str | None,
-    elapsed: float,
-    done_before: int,
-    total_bytes: int,
-    tracker: OverallProgress | None = None,
-    target: str | None = None,
-) -> Progress:
-    """Progress with the ETA of this case (the time left of a time-based case, else bytes left
-    at the rate so far) and the session's overall share and ETA (core.progress; by bytes only
-    without a tracker). A target's own progress (several targets) is that target's bytes: no
-    ETA, no overall."""
-    if target is not None:
-        return Progress(case_id=case.id, done_bytes=done, total_bytes=total, phase=phase,
-                        message=message, repeat=repeat, elapsed=elapsed, t=time.time(),
-                        target=target)
-    eta = fraction = None
-    runtime = _runtime(case)
-    if runtime > 0:
-        fraction = min(1.0, elapsed / runtime) if phase != "done" else 1.0
-        eta = max(0.0, runtime - elapsed) if phase != "done" else 0.0
-    elif done is not None and total:
-        fraction = min(1.0, done / total)
-        if done and elapsed > 0:
-            eta = max(0.0, (total - done) * elapsed / done)
-    overall = overall_eta = None
-    runs_done = None
-    if tracker is not None:
-        tracker.update(measured=elapsed if phase != "done" else None, done_bytes=done)
-        est = tracker.estimate(time.monotonic())
-        overall, overall_eta, runs_done = est.fraction, est.eta, est.runs_done
-    elif total_bytes:
-        overall = min(1.0, (done_before + (done or 0)) / total_bytes)
-    return Progress(case_id=case.id, done_bytes=done, total_bytes=total, phase=phase,
-                    message=message, repeat=repeat, elapsed=elapsed, eta=eta, overall=overall,
-                    overall_eta=overall_eta, fraction=fraction, runs_done=runs_done,
-                    t=time.time())
-
-
-def _overall_progress(run: _Planned, tracker: OverallProgress) -> Progress:
-    """After a run ended: the overall share and ETA with that run counted as done."""
-    est = tracker.estimate(time.monotonic())
-    return Progress(case_id=run.case.id, done_bytes=None, total_bytes=None, phase=None,
-                    repeat=run.repeat, overall=est.fraction, overall_eta=est.eta,
-                    runs_done=est.runs_done, t=time.time())
+    ended = outcome(case, repeat, adapter, output, watch.seen,
+                    Ending(p.tail(), p.signal, duration, time.time()))
+    if isinstance(ended, CaseFinished):
+        if share.overall is not None:  # measured and parsed: the run counts as done from here
+            share.overall.end_run(time.monotonic())
+        if command.planned_bytes:
+            yield progress_event(case, repeat, command.planned_bytes, command.planned_bytes, "done",
+                            None, duration, share.done_before, share.total_bytes,
+                            share.overall)
+    yield ended
+    return ("ok" if isinstance(ended, CaseFinished)
+            else "cancelled" if isinstance(ended, CaseCancelled) else "failed")

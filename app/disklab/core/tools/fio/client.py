@@ -17,7 +17,7 @@ How fio behaves here (measured with fio 3.33, two servers on 127.0.0.2 and 127.0
   absent from the report is reported by name, and the others' figures are kept. A server that
   refuses the job (its directory missing) prints '<host> fio: ...' lines and no result.
 - `unlink=1`: the servers remove their test files when the job ends; `thread`: a server's jobs
-  are threads of its job process (see fio.py on setsid).
+  are threads of its job process (see fio/__init__.py on setsid).
 """
 
 from __future__ import annotations
@@ -30,18 +30,15 @@ from disklab.core.errors import ParseError, ToolError
 from disklab.core.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import Command, ProgressParser, RunTarget, ToolAdapter, ToolOutput
-from disklab.core.tools.fio import (
-    PERCENTILES,
-    FioAdapter,
-    _check_finite,
-    _Dir,
-    _finite,
-    _FioProgress,
-    _Job,
-    _job_metrics,
-    _param,
-    as_job_lines,
-    job_options,
+from disklab.core.tools.fio import FioAdapter
+from disklab.core.tools.fio.options import PERCENTILES, as_job_lines, job_options, param_value
+from disklab.core.tools.fio.output import (
+    Direction,
+    FioProgress,
+    Job,
+    check_finite,
+    finite,
+    job_metrics,
 )
 
 TOOL = "fio"
@@ -82,9 +79,9 @@ def server_files(params: Mapping[str, Any], target: RunTarget
     one per job): what a killed run leaves on the servers, recorded before the case runs. A
     server puts the address its client named it by before the file name ('127.0.0.21.disklab-
     ...'); both spellings are listed (removing one that is not there makes nothing)."""
-    jobs = _param(params, "numjobs")
+    jobs = param_value(params, "numjobs")
     count = jobs if isinstance(jobs, int) and jobs > 0 else 1
-    return [(ep, [f"{ep.directory.rstrip('/')}/{prefix}disklab-{target.tag}.{j}.fio"
+    return [(ep, [f"{ep.directory.rstrip('/')}/{prefix}{target.stem}.{j}.fio"
                   for j in range(count) for prefix in (f"{ep.address}.", "")])
             for ep in endpoints_of(params, target)]
 
@@ -112,7 +109,7 @@ def endpoints_of(params: Mapping[str, Any], target: RunTarget) -> list[HostEndpo
 def client_command(params: Mapping[str, Any], target: RunTarget) -> Command:
     """`fio --client=A,P job.A --client=B,P job.B --output-format=terse --output=FILE`, the job
     files written locally (in the case's directory) by the runner before it starts."""
-    base = f"{target.directory}/disklab-{target.tag}"
+    base = target.file()
     argv: list[str] = ["fio"]
     inputs = []
     for ep in endpoints_of(params, target):
@@ -121,7 +118,7 @@ def client_command(params: Mapping[str, Any], target: RunTarget) -> Command:
         argv += [f"--client={ep.address},{ep.port}", path]
     result = f"{base}.terse"
     argv += ["--output-format=terse", "--terse-version=3", f"--output={result}", "--eta=always"]
-    size, jobs = _param(params, "size"), _param(params, "numjobs")
+    size, jobs = param_value(params, "size"), param_value(params, "numjobs")
     planned = size * jobs * len(inputs) if isinstance(size, int) and isinstance(jobs, int) \
         else None
     return Command(argv=tuple(argv), cwd=target.directory,
@@ -162,19 +159,19 @@ _TERSE_FIELDS = _CPU + 2
 
 
 def _terse_number(fields: list[str], i: int, line: int, what: str) -> float:
-    value = _finite(fields[i].rstrip("%"))
+    value = finite(fields[i].rstrip("%"))
     if value is None:
         raise ParseError(TOOL, line, f"a number for {what} (terse field {i + 1})", fields[i])
     return value
 
 
-def _terse_dir(fields: list[str], start: int, line: int, d: str) -> _Dir | None:
+def _terse_dir(fields: list[str], start: int, line: int, d: str) -> Direction | None:
     """One direction of a terse line; None when it moved nothing. Sizes KiB, times usec."""
     kib = _terse_number(fields, start, line, f"{d} KiB")
     iops = _terse_number(fields, start + 2, line, f"{d} IOPS")
     if not kib and not iops:
         return None
-    out = _Dir(bw=_terse_number(fields, start + 1, line, f"{d} KiB/s") * 1024, iops=iops,
+    out = Direction(bw=_terse_number(fields, start + 1, line, f"{d} KiB/s") * 1024, iops=iops,
                io_bytes=kib * 1024,
                runtime_ms=_terse_number(fields, start + 3, line, f"{d} runtime"))
     out.clat_mean = _terse_number(fields, start + 10, line, f"{d} clat mean") * 1000
@@ -182,13 +179,13 @@ def _terse_dir(fields: list[str], start: int, line: int, d: str) -> _Dir | None:
     wanted = {float(key): suffix for suffix, key in PERCENTILES}
     for item in fields[start + 12:start + 32]:
         pct, _, value = item.partition("%=")
-        p, v = _finite(pct), _finite(value)
+        p, v = finite(pct), finite(value)
         if p is not None and v is not None and p in wanted:
             out.percentiles[wanted[p]] = v * 1000
     return out
 
 
-def terse_jobs(text: str) -> list[_Job]:
+def terse_jobs(text: str) -> list[Job]:
     """The jobs of fio's terse v3 report ('3;fio-3.33;NAME;GROUP;ERROR;...'), in order; the
     disk lines (';vda;...') and the client's messages around them are skipped."""
     jobs = []
@@ -203,7 +200,7 @@ def terse_jobs(text: str) -> list[_Job]:
         error = _terse_number(fields, 4, number, "the error")
         if not error.is_integer() or not -(2**31) <= error < 2**31:
             raise ParseError(TOOL, number, "an error number", fields[4])
-        job = _Job(name=fields[2], group=int(_terse_number(fields, 3, number, "the group")),
+        job = Job(name=fields[2], group=int(_terse_number(fields, 3, number, "the group")),
                    line=number, error=int(error))
         for d, start in _DIRS:
             parsed = _terse_dir(fields, start, number, d)
@@ -224,7 +221,7 @@ def client_metrics(output: ToolOutput, params: Mapping[str, Any],
     hosts_value = "+".join(ep.name for ep in endpoints)
     by_job = {job_name(ep.name): ep.name for ep in endpoints}
     jobs = terse_jobs(output.result_file or "") or terse_jobs(output.stdout)
-    per_host: dict[str, list[_Job]] = {}
+    per_host: dict[str, list[Job]] = {}
     totals = [j for j in jobs if j.name == ALL_CLIENTS]
     for job in jobs:
         if job.name == ALL_CLIENTS:
@@ -243,15 +240,15 @@ def client_metrics(output: ToolOutput, params: Mapping[str, Any],
             row: dict[str, Scalar] = {"host": ep.name, "hosts": hosts_value}
             if len(per_host[ep.name]) > 1:
                 row["job"] = job.name
-            metrics += _job_metrics(job, row, f"job error {job.error}" if job.error else None)
+            metrics += job_metrics(job, row, f"job error {job.error}" if job.error else None)
     all_row: dict[str, Scalar] = {"host": ALL, "hosts": hosts_value}
     note = f"partial: {', '.join(sorted(failures))} failed" if failures else None
     if totals:
-        metrics += _job_metrics(totals[-1], all_row, note)
+        metrics += job_metrics(totals[-1], all_row, note)
     elif len(endpoints) == 1 and len(per_host.get(endpoints[0].name, [])) == 1 and not failures:
         # one server, one job: fio prints no "All clients", that job's figures are the total
-        metrics += _job_metrics(per_host[endpoints[0].name][0], all_row, None)
-    return _check_finite(metrics), failures
+        metrics += job_metrics(per_host[endpoints[0].name][0], all_row, None)
+    return check_finite(metrics), failures
 
 
 def failure_text(failures: Mapping[str, str]) -> str:
@@ -262,7 +259,7 @@ class _ClientProgress(ProgressParser):
     """fio's ETA line (all hosts together), and the client's messages about a host."""
 
     def __init__(self, planned: int | None):
-        self.eta = _FioProgress(planned)
+        self.eta = FioProgress(planned)
 
     def feed(self, stream: str, line: str) -> ProgressUpdate | None:
         text = line.strip()
@@ -302,7 +299,7 @@ class FioClientAdapter(FioAdapter):
             return []
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        size, jobs = _param(params, "size"), _param(params, "numjobs")
+        size, jobs = param_value(params, "size"), param_value(params, "numjobs")
         hosts = len(host_names(params))
         planned = size * jobs * hosts if isinstance(size, int) and isinstance(jobs, int) \
             else None

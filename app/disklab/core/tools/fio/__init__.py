@@ -1,0 +1,272 @@
+"""Adapter of fio: argv builder, JSON and normal-output parsers, ETA-line progress.
+
+How fio is run (measured on fio 3.33; tests/fixtures/fio/README.md has the captures):
+- `--thread` always: without it every job is a forked process that calls setsid(), so killing
+  fio's process group leaves the jobs doing I/O, re-parented to init.
+- `--output-format=json --output=FILE --eta=always`: the JSON goes to FILE while stdout keeps one
+  '\\r'-terminated ETA line a second. JSON on stdout suppresses the ETA lines entirely, even with
+  --eta=always. `--eta-newline` adds nothing: the runner splits lines on '\\r' as well.
+- The JSON is not always pure JSON: fio writes error lines ('fio: pid=..., err=28/...') and
+  'fio: terminating on signal 15' into the same stream before the document, and
+  --status-interval concatenates documents; the parser takes the last complete document.
+- Read-type jobs lay out their files in an unmeasured `--create_only=1` step first, so that the
+  runner can drop the page cache before a buffered read.
+- Without --group_reporting each job's figures are fio's own, over that job's runtime (a slow
+  job shows as slow), one row per job ({"job": name}). Jobs of one group also give the group's
+  NAME, the total over the longest runtime as fio's 'Run status group' line has it (not the sum
+  of the jobs' rates), and NAME:min_proc/max_proc/avg_proc, the slowest, fastest and mean job,
+  named as iozone's per-process and the engine's per-stream figures.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from disklab.core.errors import ParseError, ToolError
+from disklab.core.model import (
+    UNIT_THROUGHPUT,
+    Metric,
+)
+from disklab.core.tools.base import (
+    Capabilities,
+    Command,
+    ParamSpec,
+    ProgressParser,
+    RunTarget,
+    StreamFigures,
+    ToolAdapter,
+    ToolOutput,
+    placement,
+    placement_metrics,
+    stream_directories,
+)
+from disklab.core.tools.fio.options import (
+    DIRECTIONS,
+    LAYOUT_OPTIONS,
+    PARAMS,
+    READS_FIRST,
+    TOOL,
+    as_arguments,
+    job_options,
+    param_value,
+)
+from disklab.core.tools.fio.output import (
+    Direction,
+    FioProgress,
+    Job,
+    check_finite,
+    fio_messages,
+    jobs_metrics,
+    json_documents,
+    json_jobs,
+    sniff,
+    text_jobs,
+)
+
+
+class FioAdapter(ToolAdapter):
+    name = "fio"
+    title = "fio (flexible I/O tester)"
+    executable = "fio"
+    package = "fio"
+    capabilities = Capabilities(live_progress=True, direct_io=True, tests=DIRECTIONS,
+                                placeable=True, raw_device=True, importable=True)
+    rank = 3
+    params: Mapping[str, ParamSpec] = PARAMS
+
+    def version_argv(self) -> tuple[str, ...]:
+        return ("fio", "--version")
+
+    def reads(self, params: Mapping[str, Any]) -> bool:
+        return str(params.get("rw")) not in ("write", "randwrite", "trim", "randtrim")
+
+    def space_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """Each job has a file of its own: size x numjobs."""
+        size, jobs = param_value(params, "size"), param_value(params, "numjobs")
+        return size * jobs if isinstance(size, int) and isinstance(jobs, int) else None
+
+    def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """fio allocates a buffer of bs per I/O in flight, per job."""
+        bs, depth, jobs = (param_value(params, k) for k in ("bs", "iodepth", "numjobs"))
+        if all(isinstance(v, int) for v in (bs, depth, jobs)):
+            return int(bs) * int(depth) * int(jobs)
+        return None
+
+    def check(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        problems = []
+        rw, bs = params.get("rw"), params.get("bs")
+        if rw in ("trim", "randtrim"):
+            problems.append(("rw", "fio trims block devices only: on a file in a directory it "
+                                   "fails with 'Inappropriate ioctl for device' (err=25)"))
+        if params.get("direct") and isinstance(bs, int) and bs % 512:
+            problems.append(("bs", f"direct I/O needs a multiple of 512 bytes, not {bs}"))
+        return problems
+
+    def _planned(self, params: Mapping[str, Any]) -> int | None:
+        size, jobs = param_value(params, "size"), param_value(params, "numjobs")
+        if isinstance(size, int) and isinstance(jobs, int):
+            return size * jobs
+        return None
+
+    def _placed_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
+        """One job per name of `on`, its file on that target: the options before the first
+        --name are fio's global section, each --name starts a job with its --directory and
+        --filename. fio starts a group's jobs together; no group_reporting, so each job's
+        figures come back (the per-target rows)."""
+        rw = str(params["rw"])
+        base = target.stem
+        result = f"{target.directory}/{base}.json"
+        common = ["fio", *as_arguments(job_options(params, placed=True))]
+        runtime = float(param_value(params, "runtime"))
+        jobs: list[str] = []
+        data = []
+        for i, (name, directory) in enumerate(stream_directories(params, target)):
+            jobs += [f"--name={placed_job(i, name)}", f"--directory={directory}",
+                     f"--filename={base}-{i}.fio"]
+            data.append(f"{directory}/{base}-{i}.fio")
+        output = ["--thread", "--output-format=json", f"--output={result}", "--eta=always"]
+        prepare: tuple[tuple[str, ...], ...] = ()
+        if rw in READS_FIRST:
+            prepare = ((*common, "--thread", "--create_only=1", *jobs),)
+        size = int(params["size"])
+        return Command(argv=(*common, *output, *jobs), cwd=target.directory,
+                       files=(*data, result), result_file=result,
+                       planned_bytes=size * len(data) if runtime <= 0 else None,
+                       prepare=prepare, reads_after_prepare=bool(prepare))
+
+    def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
+        if placement(params) and target.device is None:
+            return self._placed_command(params, target)
+        rw = str(params["rw"])
+        numjobs = int(param_value(params, "numjobs"))
+        base = target.stem
+        data = tuple(f"{target.directory}/{base}.{n}.fio" for n in range(numjobs))
+        result = f"{target.directory}/{base}.json"
+        where = ([f"--filename={target.device}"] if target.device else
+                 [f"--directory={target.directory}",
+                  f"--filename_format={base}.$jobnum.fio"])  # fio expands $jobnum; no shell
+        if target.device:
+            data = ()  # a raw device: every job on it, nothing to remove afterwards
+        options = job_options(params)
+        job = ["fio", "--name=disklab", *where]
+        output = ["--thread", "--output-format=json", f"--output={result}", "--eta=always"]
+        prepare: tuple[tuple[str, ...], ...] = ()
+        if rw in READS_FIRST and not target.device:
+            layout = [(k, v) for k, v in options if k in LAYOUT_OPTIONS]
+            prepare = ((*job, *as_arguments(layout), "--thread", "--create_only=1"),)
+        return Command(
+            argv=(*job, *as_arguments(options), *output), cwd=target.directory,
+            files=(*data, result), result_file=result, planned_bytes=self._planned(params),
+            prepare=prepare, reads_after_prepare=bool(prepare),
+        )
+
+    def _jobs(self, output: ToolOutput) -> tuple[list[Job], str, dict[str, float]]:
+        """The jobs of the last complete JSON document (result file first, then stdout), else
+        of the normal report on stdout. Returns them, the text they came from and the normal
+        report's group throughput per direction (fio's total over the longest runtime)."""
+        first_error: ParseError | None = None
+        for text in (output.result_file, output.stdout):
+            if not text or not text.strip():
+                continue
+            with_jobs, last, error = json_documents(text)
+            if with_jobs is not None:
+                return json_jobs(*with_jobs), text, {}
+            if last is not None:
+                line, doc = last
+                raise ParseError(TOOL, line, "a 'jobs' list in fio's JSON document",
+                                 ", ".join(list(doc)[:6]))
+            first_error = first_error or error
+            jobs, group_bw = text_jobs(text)
+            if jobs:
+                return jobs, text, {d: bw for d, (_line, bw) in group_bw.items()}
+            if group_bw:
+                first_line = min(line for line, _bw in group_bw.values())
+                job = Job(name="all", group=0, line=first_line)
+                job.dirs = {d: Direction(bw=bw) for d, (_line, bw) in group_bw.items()}
+                return [job], text, {}
+        messages = fio_messages(output.stdout, output.stderr, output.result_file)
+        if messages and output.exit_status:
+            raise ToolError("; ".join(messages[:3]))
+        if first_error is not None:
+            raise first_error
+        raise ParseError(TOOL, None, "a fio JSON document ('{' ... \"jobs\") or fio's normal "
+                         "report ('NAME: (groupid=N, jobs=N): err= 0: ...')")
+
+    def _parse(self, output: ToolOutput, params: Mapping[str, Any], strict: bool) -> list[Metric]:
+        jobs, text, group_bw = self._jobs(output)
+        failed = [j for j in jobs if j.error]
+        if failed and strict:
+            job = failed[0]
+            reason = job.error_text
+            if not reason and job.error > 0:
+                reason = os.strerror(job.error)
+            messages = fio_messages(text, output.stdout, output.stderr)
+            detail = f": {messages[0]}" if messages else ""
+            raise ToolError(f"fio job {job.name} failed with error {job.error} ({reason}){detail}")
+        for job in jobs:
+            if not job.dirs and not job.error:
+                raise ParseError(TOOL, job.line, f"I/O results of job {job.name} "
+                                 "(a read, write or trim that moved data)")
+        note = "job error" if failed else None
+        return check_finite(jobs_metrics(jobs, importing=not params, note=note,
+                                      group_bw=group_bw))
+
+    def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        metrics = self._parse(output, params, strict=True)
+        if placement(params):
+            return self._placed(output, params, metrics)
+        return metrics
+
+    def _placed(self, output: ToolOutput, params: Mapping[str, Any],
+                metrics: list[Metric]) -> list[Metric]:
+        """A placed case: each direction's per-target and "all" rows from the jobs' own bytes
+        and runtimes (the jobs of one group start together); fio's per-job rows carry their
+        target, its other aggregate figures the target "all"."""
+        names = placement(params)
+        jobs, _text, _bw = self._jobs(output)
+        if len(jobs) != len(names):
+            raise ParseError(TOOL, None, f"{len(names)} jobs (one per target placed)",
+                             str(len(jobs)))
+        by_job = {placed_job(i, n): n for i, n in enumerate(names)}
+        out: list[Metric] = []
+        for d in DIRECTIONS:
+            parts = [(n, j.dirs[d]) for n, j in zip(names, jobs, strict=True) if d in j.dirs]
+            if not parts:
+                continue
+            # fio's report does not say when each job started (no per-job start time in its
+            # JSON): start None, so no start skew is stored as if it had been measured (a 0
+            # would be a claim; bench figure 9 measures fio's on the devices)
+            streams = [StreamFigures(n, float(p.io_bytes or 0.0), None,
+                                     (p.runtime_ms or 0.0) / 1e3) for n, p in parts]
+            out += placement_metrics(d, streams, UNIT_THROUGHPUT)
+        for m in metrics:
+            job = (m.params or {}).get("job")
+            if job is not None:
+                out.append(Metric(m.name, m.value, m.unit, m.note,
+                                  {**(m.params or {}), "target": by_job.get(str(job), "?")}))
+            elif m.name not in DIRECTIONS:
+                out.append(Metric(m.name, m.value, m.unit, m.note,
+                                  {**(m.params or {}), "target": "all"}))
+        return out
+
+    def parse_partial(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
+        try:
+            return self._parse(output, params, strict=False)
+        except Exception:
+            return []
+
+    def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
+        return FioProgress(self._planned(params))
+
+    def sniff(self, text: str) -> bool:
+        return sniff(text)
+
+
+def placed_job(index: int, target: str) -> str:
+    """The fio job name of stream `index` of a placed case, on target `target`."""
+    return f"s{index}-{target}"
+
+
+ADAPTER = FioAdapter  # what the registry loads as tool 'fio'

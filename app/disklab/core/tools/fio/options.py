@@ -1,0 +1,123 @@
+"""fio's options: the parameters a plan gives a fio test, and the job options rendered once
+(job_options) and spelt as command-line arguments or job-file lines."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from disklab.core.tools.base import (
+    MAX_BLOCK,
+    MAX_COUNT,
+    MAX_FILE,
+    MAX_SECONDS,
+    REQUIRED,
+    ParamSpec,
+)
+
+TOOL = "fio"
+RW_CHOICES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
+READS_FIRST = ("read", "randread", "rw", "randrw", "trim", "randtrim")  # need a laid-out file
+MIXED = ("rw", "randrw")
+ENGINES = ("psync", "sync", "libaio", "io_uring", "posixaio", "mmap", "pvsync2")
+DIRECTIONS = ("read", "write", "trim")
+# metric suffix -> fio's percentile key (clat_ns.percentile)
+PERCENTILES = (("lat_p50", "50.000000"), ("lat_p99", "99.000000"), ("lat_p99.9", "99.900000"))
+TEXT_PERCENTILES = {50.0: "lat_p50", 99.0: "lat_p99", 99.9: "lat_p99.9"}
+JOB_KEYS = ("rw", "bs", "size", "numjobs", "iodepth", "ioengine", "direct")
+SIZE_OPTIONS = ("bs", "size")
+MAX_JOBS = 1024  # jobs of one case, a thread and a file each (fio 3.33 refuses 4096: "maximum
+# number of jobs reached")
+MAX_IODEPTH = 65536  # the most in flight libaio (aio-max-nr) and io_uring take
+
+PARAMS: Mapping[str, ParamSpec] = {
+    "rw": ParamSpec("choice", REQUIRED, choices=RW_CHOICES, help="--rw: the I/O pattern"),
+    "bs": ParamSpec("size", 4096, minimum=1, maximum=MAX_BLOCK, help="--bs: bytes per I/O"),
+    "size": ParamSpec("size", REQUIRED, minimum=1, maximum=MAX_FILE,
+                      help="--size: bytes per job; each job has a file of its own"),
+    "numjobs": ParamSpec("int", 1, minimum=1, maximum=MAX_JOBS,
+                         help="--numjobs: jobs (threads), one file each"),
+    "iodepth": ParamSpec("int", 1, minimum=1, maximum=MAX_IODEPTH,
+                         help="--iodepth: I/Os in flight per job"),
+    "ioengine": ParamSpec("choice", "psync", choices=ENGINES, help="--ioengine"),
+    "direct": ParamSpec("bool", False, help="--direct=1: O_DIRECT, bypass the page cache"),
+    "end_fsync": ParamSpec("bool", False, help="--end_fsync=1: fsync at the end, timed"),
+    "fsync": ParamSpec("int", 0, minimum=0, maximum=MAX_COUNT,
+                       help="--fsync=N: fsync every N writes (0: never)"),
+    "runtime": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
+                         help="--runtime with --time_based (0: run until size is done)"),
+    "rwmixread": ParamSpec("int", 70, minimum=0, maximum=100,
+                           help="--rwmixread: % reads of rw and randrw"),
+    "group_reporting": ParamSpec("bool", True,
+                                 help="--group_reporting: one result for all jobs"),
+    "ramp_time": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
+                           help="--ramp_time: run this long before measuring"),
+}
+
+
+def param_value(params: Mapping[str, Any], key: str) -> Any:
+    """The plan's value, or the spec's default (plans fill defaults; direct callers may not)."""
+    value = params.get(key)
+    if value is None:
+        default = PARAMS[key].default
+        return None if default is REQUIRED else default
+    return value
+
+
+def _seconds_arg(seconds: float) -> str:
+    """fio time values: whole seconds as '30s', anything finer in milliseconds ('1500ms')."""
+    if float(seconds).is_integer():
+        return f"{int(seconds)}s"
+    return f"{round(seconds * 1000)}ms"
+
+
+# ---------------------------------------------------------------------------------------------
+# a job's options, rendered once: fio's command line (--k=v, this module) and the job file that
+# fio --client sends each server (k=v, fio/client.py) are the same options in two spellings
+
+Option = tuple[str, str | None]  # (fio option, value); None: a flag ("time_based")
+LAYOUT_OPTIONS = ("rw", "bs", "size", "numjobs")  # what the --create_only=1 layout step needs
+PER_JOB_OPTIONS = ("numjobs", "group_reporting")  # not in a placed case: one job per stream,
+# each reported on its own (its target's row)
+
+
+def job_options(params: Mapping[str, Any], placed: bool = False) -> list[Option]:
+    """The options of the case's job, in one order, from its checked parameters (every value
+    an int or a choice: nothing a line break or an option of fio's could hide in). `placed`:
+    the common options of a case placed on several targets, without numjobs and
+    group_reporting."""
+    rw = str(params["rw"])
+    options: list[Option] = [
+        ("rw", rw), ("bs", str(int(param_value(params, "bs")))), ("size", str(int(params["size"]))),
+        ("numjobs", str(int(param_value(params, "numjobs")))),
+        ("iodepth", str(int(param_value(params, "iodepth")))),
+        ("ioengine", str(param_value(params, "ioengine"))),
+        ("direct", "1" if param_value(params, "direct") else "0"),
+    ]
+    if rw in MIXED:
+        options.append(("rwmixread", str(int(param_value(params, "rwmixread")))))
+    if param_value(params, "end_fsync"):
+        options.append(("end_fsync", "1"))
+    if int(param_value(params, "fsync")) > 0:
+        options.append(("fsync", str(int(param_value(params, "fsync")))))
+    runtime = float(param_value(params, "runtime"))
+    if runtime > 0:
+        options += [("runtime", _seconds_arg(runtime)), ("time_based", None)]
+    ramp = float(param_value(params, "ramp_time"))
+    if ramp > 0:
+        options.append(("ramp_time", _seconds_arg(ramp)))
+    if param_value(params, "group_reporting"):
+        options.append(("group_reporting", None))
+    if placed:
+        options = [(k, v) for k, v in options if k not in PER_JOB_OPTIONS]
+    return options
+
+
+def as_arguments(options: list[Option]) -> list[str]:
+    """fio's command-line spelling: --key=value, --flag."""
+    return [f"--{k}" if v is None else f"--{k}={v}" for k, v in options]
+
+
+def as_job_lines(options: list[Option]) -> list[str]:
+    """A job file's spelling: key=value, flag."""
+    return [k if v is None else f"{k}={v}" for k, v in options]

@@ -26,7 +26,6 @@ from disklab.core.events import (
 )
 from disklab.core.library import Library
 from disklab.core.plan import parse_plan
-from disklab.core.proc.tool import ToolProcess
 from disklab.core.run.runner import run_plan
 
 pytestmark = [pytest.mark.root]

@@ -14,7 +14,6 @@ page while a run goes.
 from __future__ import annotations
 
 import contextlib
-import statistics
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -59,8 +58,8 @@ from disklab.core.events import (
 from disklab.core.library import Library
 from disklab.core.privilege import password_needed
 from disklab.core.progress import readable_line
-from disklab.core.results.format import format_mean_std
 from disklab.core.results.labels import case_titles
+from disklab.core.results.live import LiveResults
 from disklab.core.resume import Resumption, prepare_resume
 from disklab.core.session import PlanSummary, check_plan, format_duration
 from disklab.core.units import human_rate
@@ -101,8 +100,8 @@ class RunPage(QWidget):
         self.wb = wb
         self.rows: dict[str, int] = {}
         self.repeats = 1
-        self.results: dict[str, dict[str, list[float]]] = {}
-        self.units: dict[str, str] = {}
+        self.live = LiveResults()  # the figures, made as the library makes them (core)
+        self.done: dict[str, int] = {}  # complete runs per case
         self.failures: dict[str, str] = {}
         self.kept: dict[str, int] = {}  # a resumed session's complete repeats per case
         self.phase: dict[str, str | None] = {}
@@ -424,8 +423,8 @@ class RunPage(QWidget):
         self._run_index = self._run_count = 0
         self.table.setRowCount(0)
         self.rows.clear()
-        self.results.clear()
-        self.units.clear()
+        self.live = LiveResults()
+        self.done.clear()
         self.failures.clear()
         self.kept.clear()
         self.phase.clear()
@@ -459,6 +458,8 @@ class RunPage(QWidget):
         elif isinstance(ev, CaseCancelled):
             self._set_cell(ev.case_id, STATUS, "cancelled (partial figures kept)",
                            QColor(190, 120, 0))
+            self.live.add_partial(ev.case_id, ev.metrics)
+            self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
         elif isinstance(ev, SessionStarted):
             self._on_session_started(ev)
         elif isinstance(ev, SessionResumed):
@@ -481,6 +482,7 @@ class RunPage(QWidget):
 
     def _on_session_started(self, ev: SessionStarted) -> None:
         self.repeats = ev.repeats
+        self.live = LiveResults(ev.cases, ev.repeats)
         self.table.setRowCount(len(ev.cases))
         titles, common = case_titles(ev.cases)  # what differs among the cases (core labels)
         self.table.setToolTip(common)
@@ -498,6 +500,7 @@ class RunPage(QWidget):
         """The table as for a new session; each case says how many of its repeats the session
         already had complete (kept, not run again)."""
         self.repeats = ev.repeats
+        self.live = LiveResults(ev.cases, ev.repeats)
         self.table.setRowCount(len(ev.cases))
         todo: dict[str, int] = {}
         for case_id, _repeat in ev.runs:
@@ -591,12 +594,9 @@ class RunPage(QWidget):
                 label.setText(text)
 
     def _on_case_finished(self, ev: CaseFinished) -> None:
-        per = self.results.setdefault(ev.case_id, {})
-        for m in ev.metrics:
-            if m.value is not None:
-                per.setdefault(m.name, []).append(m.value)
-                self.units[m.name] = m.unit
-        runs = max((len(v) for v in per.values()), default=0) + self.kept.get(ev.case_id, 0)
+        self.live.add(ev.case_id, ev.repeat, ev.metrics)
+        self.done[ev.case_id] = self.done.get(ev.case_id, 0) + 1
+        runs = self.done[ev.case_id] + self.kept.get(ev.case_id, 0)
         state = "done" if runs >= self.repeats else f"done {runs}/{self.repeats}"
         self._set_cell(ev.case_id, STATUS, state, QColor(30, 140, 60))
         self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
@@ -619,18 +619,9 @@ class RunPage(QWidget):
         self._pending_log.append(text)
 
     def result_text(self, case_id: str) -> str:
-        """Main figures of a case: mean ± stddev over the repeats done (throughput first)."""
-        per = self.results.get(case_id, {})
-        names = sorted(per, key=lambda n: (":" in n, self.units.get(n) != "B/s", n))
-        main = [n for n in names if ":" not in n]
-        parts = []
-        for name in (main or names)[:2]:
-            values = per[name]
-            unit = self.units.get(name, "")
-            std = statistics.stdev(values) if len(values) >= 2 else None
-            parts.append(f"{name} "
-                         f"{format_mean_std(statistics.fmean(values), std, len(values), unit)}")
-        return "; ".join(parts)
+        """A case's figures as the library will give them (core.results.live): per target
+        where it has several, mean ± stddev over the repeats done."""
+        return self.live.text(case_id)
 
     def _set_cell(self, case_id: str, col: int, text: str, colour: QColor | None = None) -> None:
         row = self.rows.get(case_id)

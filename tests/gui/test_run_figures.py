@@ -105,3 +105,30 @@ def test_a_cancelled_case_shows_its_partial_figure(qtbot, window, tmp_path: Path
     assert any(m.value is not None for m in cancelled[0].metrics)  # the engine reports
     cell = window.run.table.item(0, 2).text()
     assert "MiB/s" in cell and "partial" in cell, cell
+
+
+def test_the_overall_line_at_the_start_and_after_a_cancel_mid_matrix(qtbot, window,
+                                                                      tmp_path: Path) -> None:
+    # four time-based cases; cancelled in the third: two complete, one cancelled, of four
+    from disklab.core.events import CaseStarted
+
+    target = tmp_path / "t"
+    target.mkdir()
+    events: list[object] = []
+    window.wb.runs.event.connect(events.append)
+    window.wb.set_draft(PlanDraft.from_text(
+        f'name = "matrix"\n[target]\ndirectory = "{target}"\n[[test]]\ntool = "engine"\n'
+        'mode = "write"\nblock_size = ["64k", "128k", "256k", "512k"]\nsize = "8m"\n'
+        'runtime = "2s"\n'))
+    window.run.start()
+    qtbot.waitUntil(lambda: window.wb.runs.running, timeout=60_000)
+    assert "no run going" not in window.run.overall.format()  # set-up: not "no run going"
+    qtbot.waitUntil(lambda: sum(isinstance(e, CaseStarted) for e in events) == 3,
+                    timeout=90_000)
+    qtbot.wait(700)
+    window.run.cancel()
+    qtbot.waitUntil(lambda: not window.wb.runs.running and window.run.session_id is not None,
+                    timeout=60_000)
+    text = window.run.overall.format()
+    assert "2 of 4 runs complete" in text and "1 cancelled" in text, text
+    assert "ETA" not in text

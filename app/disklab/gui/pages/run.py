@@ -102,6 +102,7 @@ class RunPage(QWidget):
         self.repeats = 1
         self.live = LiveResults()  # the figures, made as the library makes them (core)
         self.done: dict[str, int] = {}  # complete runs per case
+        self.cancelled_runs = self.failed_runs = 0
         self.failures: dict[str, str] = {}
         self.kept: dict[str, int] = {}  # a resumed session's complete repeats per case
         self.phase: dict[str, str | None] = {}
@@ -320,6 +321,7 @@ class RunPage(QWidget):
                                  f"({resumption.name!r}): {len(resumption.runs)} run(s) to do…")
         self.wb.runs.start(resumption.plan, resumption.warnings, self.wb.library_path,
                            password, resume=resumption)
+        self.overall.setFormat("overall: setting up")
         self._arm_escape()
         self.plots.driven = True  # redrawn by _flush, in the same wake-up
         self.started.emit()
@@ -350,6 +352,7 @@ class RunPage(QWidget):
         self.state_label.setText(f"Running {summary.plan.name!r}…")
         self.wb.runs.start(summary.plan, tuple(summary.warnings), self.wb.library_path,
                            password)
+        self.overall.setFormat("overall: setting up")  # not "no run going" beside Running
         self._arm_escape()
         self.plots.driven = True  # redrawn by _flush, in the same wake-up
         self.started.emit()
@@ -425,6 +428,7 @@ class RunPage(QWidget):
         self.rows.clear()
         self.live = LiveResults()
         self.done.clear()
+        self.cancelled_runs = self.failed_runs = 0
         self.failures.clear()
         self.kept.clear()
         self.phase.clear()
@@ -459,6 +463,7 @@ class RunPage(QWidget):
             self._set_cell(ev.case_id, STATUS, "cancelled (partial figures kept)",
                            QColor(190, 120, 0))
             self.live.add_partial(ev.case_id, ev.metrics)
+            self.cancelled_runs += 1
             self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
         elif isinstance(ev, SessionStarted):
             self._on_session_started(ev)
@@ -581,6 +586,18 @@ class RunPage(QWidget):
                 text += f" · ETA {format_duration(ev.overall_eta)}"
             self.overall.setFormat(text)
 
+    def _ended_text(self, status: str) -> str:
+        """The overall bar once the session ended: its complete runs, and those cancelled or
+        failed, counted as such (not "6 of 8 runs done" with one of them cancelled)."""
+        total = self._run_count or self.repeats * len(self.rows)
+        complete = sum(self.done.values())
+        text = f"{status} · {complete} of {total} runs complete"
+        if self.cancelled_runs:
+            text += f" · {self.cancelled_runs} cancelled"
+        if self.failed_runs:
+            text += f" · {self.failed_runs} failed"
+        return text
+
     def _show_rates(self) -> None:
         """The current rates as large figures, once per refresh and only when they moved."""
         if not self._rates_changed:
@@ -604,6 +621,7 @@ class RunPage(QWidget):
 
     def _on_case_failed(self, ev: CaseFailed) -> None:
         self.failures[ev.case_id] = ev.error
+        self.failed_runs += 1
         self._set_cell(ev.case_id, STATUS, f"failed: {ev.error}", QColor(200, 40, 40))
         # the reason in the log whatever the tool printed (a host that went away, a tool
         # that could not start: no transcript), and what it printed last when it did
@@ -663,6 +681,7 @@ class RunPage(QWidget):
             self.status = "cancelled"
         elif self.status == "running":
             self.status = "failed"
+        self.overall.setFormat(self._ended_text(self.status))
         for label in self.rate_labels.values():
             label.setText("–")
         failed = len(self.failures)

@@ -56,6 +56,7 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.library import Library
+from disklab.core.live_rates import app_rate_blind_spot
 from disklab.core.privilege import password_needed
 from disklab.core.progress import readable_line
 from disklab.core.results.labels import case_titles
@@ -85,6 +86,8 @@ RATES = (
     ("Tool's report", "The rate the tool itself prints (fio status, engine intervals, "
      "dd progress); none for tools that print no rate", ("tool_bps",)),
 )
+APPLICATION = RATES[0][0]
+NOT_SEEN = "not seen"  # the Application figure of a tool whose I/O rchar/wchar do not count
 COLS = ("#", "status", "result", "config", "case")
 STATUS, RESULT = 1, 2
 
@@ -118,6 +121,7 @@ class RunPage(QWidget):
         self._run_index = 0
         self._rates: dict[str, float] = {}  # series -> latest value
         self._rates_changed = False
+        self._blind: str | None = None  # why the Application rate cannot see this case's I/O
         self.cancel_dialog: QMessageBox | None = None
 
         lay = QVBoxLayout(self)
@@ -526,6 +530,12 @@ class RunPage(QWidget):
 
     def _on_case_started(self, ev: CaseStarted) -> None:
         self._case_started = time.monotonic()
+        # the figures and the tool's line are this case's from now: not the previous case's
+        # last report while this one sets up, nor a line joining the two
+        self._rates.clear()
+        self._rates_changed = True
+        self.plots.break_line("tool_bps", ev.t)
+        self._blind = app_rate_blind_spot(ev.case.tool, ev.case.params)
         self._run_count = ev.run_count
         self._run_index = ev.run_index
         self.phase[ev.case.id] = None
@@ -603,10 +613,13 @@ class RunPage(QWidget):
         if not self._rates_changed:
             return
         self._rates_changed = False
-        for title, _tip, series in RATES:
+        for title, tip, series in RATES:
             values = [self._rates[s] for s in series if s in self._rates]
             text = human_rate(sum(values)) if values else "–"
             label = self.rate_labels[title]
+            if title == APPLICATION:  # said, not a near-zero figure, when it cannot see
+                text = NOT_SEEN if self._blind else text
+                label.setToolTip(self._blind or tip)
             if label.text() != text:
                 label.setText(text)
 

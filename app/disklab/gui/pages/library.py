@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTableWidget,
@@ -135,6 +136,12 @@ class LibraryPage(QWidget):
         dl = QVBoxLayout(detail)
         dl.setContentsMargins(0, 0, 0, 0)
         self.heading = QLabel("Select a session.")
+        # wrapped to the room it has, never asking for more: a session's long "every case"
+        # line made the window 1346 px wide, and that width was kept for the next start
+        self.heading.setWordWrap(True)
+        self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.heading.setMinimumWidth(1)
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         dl.addWidget(self.heading)
         edit = QHBoxLayout()
         self.notes = QLineEdit()

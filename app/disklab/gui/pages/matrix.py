@@ -402,13 +402,32 @@ class MatrixPage(QWidget):
         path, _ = QFileDialog.getOpenFileName(self, "Open plan", "", "Plans (*.toml)")
         self.load_file(path)
 
-    def _save(self) -> None:
+    def _save(self) -> bool:
+        """Save to the plan's own file without asking (a plan opened or saved before), or ask
+        where (a new plan, a shipped preset). True when saved. Close's "Save" opened a file
+        dialog on the same file and then "Replace?": three dialogs for one save."""
+        path = self.wb.draft.path
+        if path and path not in {str(p) for p in presets()}:
+            try:
+                self.wb.draft.save(path)
+            except OSError as e:
+                QMessageBox.warning(self, "Not saved", f"Cannot write {path}: {e}")
+                return False
+            self.wb.draft_saved.emit()
+            return True
+        return self._save_as()
+
+    def _save_as(self) -> bool:
+        """Ask where to save the plan (the file dialog asks before replacing a file)."""
         start = self.wb.draft.path or f"{self.wb.draft.get('name', 'plan')}.toml"
         if start in {str(p) for p in presets()}:  # a shipped preset is not saved over
             start = f"{self.wb.draft.get('name', 'plan')}.toml"
         path, _ = QFileDialog.getSaveFileName(self, "Save plan", start, "Plans (*.toml)")
-        if path:
-            self.wb.draft.save(path)
+        if not path:
+            return False
+        self.wb.draft.save(path)
+        self.wb.draft_saved.emit()
+        return True
 
     # --- checking
     def validate(self) -> None:

@@ -69,6 +69,10 @@ class LiveResults:
             out.append(row)
         return out
 
+    def all_rows(self) -> list[dict[str, Any]]:
+        """Every case's rows so far, in the order the cases finished first."""
+        return [row for case_id in self._groups for row in self.rows(case_id)]
+
     def text(self, case_id: str) -> str:
         """The case's cell: its headline figures, per target where it has several:
         'write target=a 716 MiB/s ± 20.1 MiB/s; target=b 777 MiB/s; target=all 1330 MiB/s'.

@@ -22,6 +22,7 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -63,6 +64,8 @@ from disklab.core.results.labels import case_titles
 from disklab.core.results.live import LiveResults
 from disklab.core.resume import Resumption, prepare_resume
 from disklab.core.session import PlanSummary, check_plan, format_duration
+from disklab.core.standard_set import NAME as STANDARD_NAME
+from disklab.core.standard_set import UNIT_NOTE, Tile, standard_tiles
 from disklab.core.units import human_rate
 from disklab.gui.lazy import live_plots
 from disklab.gui.state import Workbench
@@ -185,6 +188,9 @@ class RunPage(QWidget):
             self.rate_labels[title] = value
         rates.addStretch(1)
         lay.addLayout(rates)
+        self.tiles = StandardTiles()  # the standard set's eight figures; hidden otherwise
+        self.tiles.hide()
+        lay.addWidget(self.tiles)
 
         split = QSplitter(Qt.Orientation.Vertical)
         upper = QSplitter(Qt.Orientation.Horizontal)
@@ -228,6 +234,7 @@ class RunPage(QWidget):
         wb.runs.error.connect(self._on_error)
         wb.runs.finished.connect(self._on_finished)
         wb.resume_requested.connect(self.resume)
+        wb.run_requested.connect(self.start)
 
     # --- control
     def set_refresh(self, seconds: int, keep: bool = False) -> None:
@@ -492,6 +499,8 @@ class RunPage(QWidget):
     def _on_session_started(self, ev: SessionStarted) -> None:
         self.repeats = ev.repeats
         self.live = LiveResults(ev.cases, ev.repeats)
+        self.tiles.setVisible(ev.name == STANDARD_NAME)
+        self.tiles.show_tiles(standard_tiles(()))
         self.table.setRowCount(len(ev.cases))
         titles, common = case_titles(ev.cases)  # what differs among the cases (core labels)
         self.table.setToolTip(common)
@@ -630,6 +639,8 @@ class RunPage(QWidget):
         state = "done" if runs >= self.repeats else f"done {runs}/{self.repeats}"
         self._set_cell(ev.case_id, STATUS, state, QColor(30, 140, 60))
         self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
+        if self.tiles.isVisible():
+            self.tiles.show_tiles(standard_tiles(self.live.all_rows()))
         self.case_done.emit(ev.case_id)
 
     def _on_case_failed(self, ev: CaseFailed) -> None:
@@ -786,3 +797,46 @@ class ElidedLabel(QLabel):
                                    self.width())
         painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter
                                           | Qt.AlignmentFlag.AlignLeft), shown)
+
+
+class StandardTiles(QWidget):
+    """The standard set's eight figures as large tiles, as KDiskMark shows them: a column per
+    test, read above write, each filling in as its case finishes (mean of the repeats so far,
+    MB/s as KDiskMark computes it, and IOPS)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(4)
+        big = QFont()
+        big.setPointSizeF(big.pointSizeF() * 2.0)
+        big.setBold(True)
+        self.labels: dict[tuple[str, str], tuple[QLabel, QLabel]] = {}
+        for col, tile in enumerate(standard_tiles(())[::2]):
+            for row, direction in enumerate(("read", "write")):
+                box = QWidget()
+                box.setStyleSheet("background:#eef3f8; border-radius:4px;")
+                v = QVBoxLayout(box)
+                v.setContentsMargins(6, 2, 6, 2)
+                v.setSpacing(0)
+                v.addWidget(QLabel(f"{tile.test} {direction}"))
+                value = QLabel("–")
+                value.setFont(big)
+                detail = QLabel("MB/s")
+                detail.setToolTip(UNIT_NOTE)
+                v.addWidget(value)
+                v.addWidget(detail)
+                grid.addWidget(box, row, col)
+                self.labels[(tile.test, direction)] = (value, detail)
+        self.setToolTip(UNIT_NOTE)
+
+    def show_tiles(self, tiles: list[Tile]) -> None:
+        for tile in tiles:
+            value, detail = self.labels[(tile.test, tile.direction)]
+            value.setText(tile.text)
+            detail.setText(tile.detail)
+
+    def shown(self) -> dict[tuple[str, str], str]:
+        """What each tile says (its figure), for whoever reads the page."""
+        return {key: value.text() for key, (value, _detail) in self.labels.items()}

@@ -345,7 +345,17 @@ class ConfigsPage(QWidget):
         self._add_field("scheduler", "I/O scheduler", sched)
         self._check(c)
 
-    def _fs_changed(self, _text: str) -> None:
+    def _fs_changed(self, text: str) -> None:
+        row = self.list.currentRow()
+        configs = self._configs()
+        label = self.fields.get("label")
+        if 0 <= row < len(configs) and isinstance(label, QLineEdit):
+            # the label the page gave ("ext4 #3") follows the filesystem chosen ("xfs #3");
+            # a label the user typed stays
+            old = str(configs[row].get("fs") or AS_IS)
+            number = label.text().removeprefix(f"{old} #")
+            if number != label.text() and number.isdigit():
+                label.setText(f"{text or AS_IS} #{number}")
         self._store()
         # rebuild after this signal returns: the combo box emitting it is part of the form
         QTimer.singleShot(0, lambda: self._show(self.list.currentRow()))

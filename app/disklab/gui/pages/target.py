@@ -75,6 +75,7 @@ class TargetPage(QWidget):
         self.free: dict[str, int] = {}
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
         self.current: str | None = None  # the target edited: [targets.NAME]; None: [target]
+        self._image_of: str | None = None  # the target whose image the image field holds
         lay = QVBoxLayout(self)
         self.start_hint = QLabel(
             "<b>Start here.</b> 1. Choose where the tests run (a directory is the quickest). "
@@ -279,6 +280,10 @@ class TargetPage(QWidget):
         self.partitions.setValue(min(_whole(target.get("partitions")), MAX_PARTITIONS))
         if "format" not in target:
             self._confirmed = None  # a confirmation is of one target's device
+        if "image" not in target and self._image_of != self.current:
+            # another target shown: not the last one's image (two targets on one file)
+            self.image_dir.setText(scratch_image(self.current))
+        self._image_of = self.current
         if "image" in target:
             self.image_radio.setChecked(True)
             image = target["image"]
@@ -312,7 +317,8 @@ class TargetPage(QWidget):
         self.box.setTitle(f"Target {self.current}" if self.current else "Target")
         if names:
             self.targets_note.setText(
-                f"{len(names)} targets. A test's <b>on</b> (Test matrix) places its streams: "
+                f"{len(names)} target{'s' if len(names) != 1 else ''}. A test's <b>on</b> "
+                "(Test matrix) places its streams: "
                 f"{html.escape(names[0])} runs one stream on {html.escape(names[0])}"
                 + (f", {html.escape('+'.join(names[:2]))} one on each of "
                    f"{html.escape(' and '.join(names[:2]))}" if len(names) > 1 else "")
@@ -498,6 +504,13 @@ class TargetPage(QWidget):
 
 
 INVALID = "border: 2px solid #d33;"
+
+
+def scratch_image(name: str | None) -> str:
+    """The scratch image a target starts with when "Scratch image" is chosen: one of its
+    own per named target (a new target took the first one's path: two targets on one file)."""
+    return (f"/var/tmp/disklab-scratch-{name}.img" if name
+            else "/var/tmp/disklab-scratch.img")
 
 
 def mark_invalid(widget: QWidget, invalid: bool) -> None:

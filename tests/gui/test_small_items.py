@@ -1,0 +1,50 @@
+"""The small things a new user saw wrong (issue 29, point 8), each as the user sees it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QComboBox, QLineEdit
+
+from disklab.gui.draft import PlanDraft
+
+
+def test_one_named_target_is_one_target(window, tmp_path: Path) -> None:
+    window.wb.set_draft(PlanDraft.from_text(
+        f'name = "one"\n[targets.a]\ndirectory = "{tmp_path}"\n'))
+    window.show_page("target")
+    note = window.target.targets_note.text()
+    assert note.startswith("1 target.") and "1 targets" not in note, note
+
+
+def test_a_new_target_does_not_take_the_first_ones_image(window) -> None:
+    page = window.target
+    window.show_page("target")
+    page.set_image("/var/tmp/first.img", 2)
+    page.add_target()
+    page.image_radio.setChecked(True)
+    page._apply()
+    images = [t.get("image", {}).get("path") for t in window.wb.draft.doc["targets"].values()]
+    assert images[0] == "/var/tmp/first.img"
+    assert images[1] and images[1] != images[0], images
+
+
+def test_the_label_the_page_gave_follows_the_filesystem(qtbot, window) -> None:
+    page = window.configs
+    window.show_page("configs")
+    page.add_config()
+    fs = page.fields["fs"]
+    assert isinstance(fs, QComboBox)
+    label = page.fields["label"]
+    assert isinstance(label, QLineEdit) and label.text() == "ext4 #1"
+    fs.setCurrentText("xfs")
+    qtbot.wait(50)
+    assert window.wb.draft.configs[0]["label"] == "xfs #1"
+    # a label the user typed stays
+    label = page.fields["label"]
+    label.setText("my fast one")
+    label.editingFinished.emit()
+    page._store()
+    page.fields["fs"].setCurrentText("ext4")
+    qtbot.wait(50)
+    assert window.wb.draft.configs[0]["label"] == "my fast one"

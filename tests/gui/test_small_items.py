@@ -48,3 +48,36 @@ def test_the_label_the_page_gave_follows_the_filesystem(qtbot, window) -> None:
     page.fields["fs"].setCurrentText("ext4")
     qtbot.wait(50)
     assert window.wb.draft.configs[0]["label"] == "my fast one"
+
+
+def test_an_export_says_where_it_went_and_the_next_opens_there(qtbot, window, tmp_path: Path,
+                                                               library_path: Path,
+                                                               monkeypatch) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    from disklab.cli.main import main
+    from tests.helpers import engine_plan
+
+    target = tmp_path / "t"
+    target.mkdir()
+    plan = tmp_path / "plan.toml"
+    plan.write_text(engine_plan(target, name="exported", runtime="0.5s"))
+    assert main(["run", str(plan), "--library", str(library_path)]) == 0
+    out = tmp_path / "reports"
+    out.mkdir()
+    asked: list[str] = []
+
+    def dialog(_parent, _title, start, _filter):  # the user types a path in the dialog
+        asked.append(start)
+        return str(out / Path(start).name), ""
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", dialog)
+    window.show_page("library")
+    window.library.refresh()
+    assert window.library.select_session(1)
+    window.library._export("html")
+    assert (out / "disklab-session-1.html").is_file()
+    message = window.statusBar().currentMessage()
+    assert "Exported session 1" in message and str(out) in message, message
+    window.library._export("csv")
+    assert Path(asked[-1]).parent == out  # opened where the last export went

@@ -207,6 +207,7 @@ class MainWindow(QMainWindow):
         self._autosave_timer.start()
         self._autosaved: str | None = None
         self.wb.draft_changed.connect(self.show_title)
+        self.wb.status.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.wb.draft_saved.connect(self.show_title)
         self._restore()
         self.show_title()

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -76,7 +75,7 @@ from disklab.core.results.tables import (
     pivot_table,
     row_heading,
 )
-from disklab.gui.export import write_chart
+from disklab.gui.export import ask_export_path, write_chart
 from disklab.gui.state import Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
@@ -442,6 +441,7 @@ class ComparePage(QWidget):
             return
         self.pivot = p = self._build_pivot()
         table = pivot_table(p)  # the text every export writes
+        self.pivot_view.horizontalScrollBar().setValue(0)  # a new pivot starts at its left
         fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],
                    list(p.rows), [list(r[1:]) for r in table.rows],
                    [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
@@ -517,10 +517,9 @@ class ComparePage(QWidget):
         if self.comparison is None:
             return
         ext = fmt.removeprefix("pivot-")
-        path, _ = QFileDialog.getSaveFileName(self, "Export", f"disklab-comparison.{ext}",
-                                              f"*.{ext}")
+        path = ask_export_path(self, "Export", f"disklab-comparison.{ext}", ext)
         if path:
-            self.export(fmt, path)
+            self.wb.status.emit(f"Exported to {self.export(fmt, path)}")
 
     def export(self, fmt: str, path: str) -> str:
         """Write what the page shows: png/svg (the chart shown, as core.results.svg draws

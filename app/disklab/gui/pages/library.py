@@ -18,7 +18,6 @@ from PySide6.QtCore import QMimeData, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -56,7 +55,7 @@ from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.gui.draft import PlanDraft
-from disklab.gui.export import write_chart, write_charts
+from disklab.gui.export import ask_export_path, write_chart, write_charts
 from disklab.gui.lazy import chart_view
 from disklab.gui.models import sessions_model, when
 from disklab.gui.state import Workbench
@@ -448,10 +447,10 @@ class LibraryPage(QWidget):
         if not self.current:
             return
         sid = self.current["id"]
-        path, _ = QFileDialog.getSaveFileName(self, f"Export session {sid}",
-                                              f"disklab-session-{sid}.{fmt}", f"*.{fmt}")
+        path = ask_export_path(self, f"Export session {sid}", f"disklab-session-{sid}.{fmt}",
+                               fmt)
         if path:
-            self.export(fmt, path)
+            self.wb.status.emit(f"Exported session {sid} to {self.export(fmt, path)}")
 
     def export(self, fmt: str, path: str) -> str:
         sid = self.current["id"] if self.current else None

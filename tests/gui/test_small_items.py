@@ -81,3 +81,36 @@ def test_an_export_says_where_it_went_and_the_next_opens_there(qtbot, window, tm
     assert "Exported session 1" in message and str(out) in message, message
     window.library._export("csv")
     assert Path(asked[-1]).parent == out  # opened where the last export went
+
+
+def test_nothing_jumps(qtbot, window, tmp_path: Path, library_path: Path) -> None:
+    # the Target page's form stays put when the Start-here banner goes
+    from disklab.cli.main import main
+    from tests.helpers import engine_plan
+
+    window.resize(1280, 820)
+    window.show_page("target")
+    page = window.target
+    page.show_start_hint(True)
+    qtbot.wait(20)
+    before = page.box.mapTo(window, page.box.rect().topLeft()).y()
+    page.set_directory(str(tmp_path))
+    qtbot.wait(20)
+    assert not page.start_hint.isVisible()
+    assert page.box.mapTo(window, page.box.rect().topLeft()).y() == before
+    # the Library's tabs stay put whatever the session's heading says
+    for i, name in enumerate(("short", "a much longer name " * 12)):
+        target = tmp_path / f"t{i}"
+        target.mkdir()
+        plan = tmp_path / f"plan{i}.toml"
+        plan.write_text(engine_plan(target, name=name.strip(), runtime="0.5s"))
+        assert main(["run", str(plan), "--library", str(library_path)]) == 0
+    window.show_page("library")
+    lib = window.library
+    lib.refresh()
+    tops = []
+    for sid in (1, 2):
+        assert lib.select_session(sid)
+        qtbot.wait(20)
+        tops.append(lib.tabs.mapTo(window, lib.tabs.rect().topLeft()).y())
+    assert tops[0] == tops[1], tops

@@ -89,6 +89,9 @@ def dropped_paths(mime: QMimeData) -> list[str]:
     return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
 
 
+HEADING_LINES = 5  # the session heading's height: name, resumes and the notes under it
+
+
 class LibraryPage(QWidget):
     title = "Library"
     session_opened = Signal(object)
@@ -140,6 +143,10 @@ class LibraryPage(QWidget):
         self.heading.setWordWrap(True)
         self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.heading.setMinimumWidth(1)
+        # a fixed height (HEADING_LINES lines), the tabs below never move with its line count
+        self.heading.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.heading.setFixedHeight(self.heading.fontMetrics().lineSpacing() * HEADING_LINES
+                                    + 4)
         self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         dl.addWidget(self.heading)
         edit = QHBoxLayout()
@@ -384,6 +391,7 @@ class LibraryPage(QWidget):
                 item.setToolTip(text)
                 t.setItem(i, j, item)
         t.setSortingEnabled(True)
+        self.heading.setToolTip(self.heading.text())  # all of it, beyond its fixed lines
         params = RESULTS_HEADER.index("parameters")
         t.resizeColumnToContents(params)
         t.setColumnWidth(params, min(t.columnWidth(params), PARAMS_WIDTH))

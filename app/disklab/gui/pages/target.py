@@ -85,6 +85,11 @@ class TargetPage(QWidget):
         self.start_hint.setStyleSheet("background:#e8f1fb; border:1px solid #9cc1e8; "
                                       "padding:6px; color:#123;")
         self.start_hint.hide()
+        # its room kept once shown: hiding it at the first choice moved the form up 48 px
+        # under the user's pointer
+        policy = self.start_hint.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.start_hint.setSizePolicy(policy)
         lay.addWidget(self.start_hint)
         intro = QLabel("<b>Where the tests run.</b> A directory on a mounted filesystem is never "
                        "formatted; a scratch image or a device is formatted for each "

@@ -12,7 +12,6 @@ F5 checks the plan first: with problems, they are listed at the top of the page 
 from __future__ import annotations
 
 import contextlib
-import re
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -45,6 +44,7 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
+from disklab.core.plan_keys import PlanKey
 from disklab.core.resources import icon_path
 from disklab.core.session import PlanSummary, check_plan
 from disklab.gui.draft import PlanDraft
@@ -75,7 +75,7 @@ def page_of_problem(key: str) -> str:
     """The page whose field a plan key belongs to: target.* on Target, config[N].* on
     Configurations, a key named like a page (hosts.h1.address on a Hosts page) on that page,
     everything else (tests, name, repeats, caches) on the Test matrix."""
-    head = re.split(r"[.\[]", key, maxsplit=1)[0]
+    head = PlanKey.parse(key).section
     page = PROBLEM_PAGES.get(head, head)
     return page if page in PAGE_KEYS else "matrix"
 

@@ -10,7 +10,6 @@ test parameter is also shown at its field, and a click on a listed problem goes 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -38,6 +37,7 @@ from PySide6.QtWidgets import (
 from disklab.core import tools
 from disklab.core.errors import Problem
 from disklab.core.plan import RAW_TOOLS
+from disklab.core.plan_keys import PlanKey
 from disklab.core.session import (
     ASSUMED_RATE,
     PlanSummary,
@@ -53,7 +53,6 @@ from disklab.gui.pages.target import mark_invalid
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 
-TEST_KEY = re.compile(r"test\[(\d+)\](?:\.([A-Za-z_]+))?")
 FIELD_KEYS = ("name", "repeats", "drop_caches", "stop_on_failure")
 
 
@@ -491,9 +490,9 @@ class MatrixPage(QWidget):
         row = self.tests.currentRow()
         by_field: dict[str, str] = {}
         for p in self.summary.problems:
-            m = TEST_KEY.fullmatch(p.key)
-            if m and m.group(2) and int(m.group(1)) == row + 1 and p.severity == "error":
-                by_field.setdefault(m.group(2), p.message)
+            key = PlanKey.parse(p.key)
+            if key.field and key.of("test") == row and p.severity == "error":
+                by_field.setdefault(key.field, p.message)
         for key, edit in self.param_edits.items():
             message = by_field.get(key)
             mark_invalid(edit, bool(message))
@@ -521,12 +520,12 @@ class MatrixPage(QWidget):
     def focus_problem(self, key: str) -> None:
         """Select the test a key names and put the focus in its field (test[2].block_size),
         or on the plan's own field (name, repeats...); 'test' alone: the tools to add one."""
-        m = TEST_KEY.match(key)
-        if m:
-            row = int(m.group(1)) - 1
+        planned = PlanKey.parse(key)
+        row = planned.of("test")
+        if row is not None:
             if 0 <= row < self.tests.count():
                 self.tests.setCurrentRow(row)
-            field = m.group(2)
+            field = planned.field
             edit = self.param_edits.get(field or "")
             if edit is not None:
                 self.params_scroll.ensureWidgetVisible(edit)

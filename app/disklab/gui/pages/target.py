@@ -15,8 +15,6 @@ there too. An image or a device may be split into GPT partitions (targets a1, a2
 from __future__ import annotations
 
 import html
-import os
-import shutil
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -44,24 +42,12 @@ from PySide6.QtWidgets import (
 from disklab.core.session import PlanSummary
 from disklab.core.standard_set import standard_plan
 from disklab.core.system.devices import Device, describe, identity_of, list_devices
+from disklab.core.system.space import directory_space, free_space
 from disklab.core.targets import MAX_PARTITIONS
 from disklab.core.units import GiB, human_bytes, parse_size
 from disklab.gui.draft import PlanDraft
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
-
-
-def free_space(devices: list[Device]) -> dict[str, int]:
-    """Free bytes of each mounted device's filesystem (statvfs of its first mountpoint)."""
-    out = {}
-    for d in devices:
-        for mp in d.mountpoints:
-            try:
-                out[d.path] = shutil.disk_usage(mp).free
-            except OSError:
-                continue
-            break
-    return out
 
 
 class TargetPage(QWidget):
@@ -433,17 +419,15 @@ class TargetPage(QWidget):
         if not path:
             self.dir_info.setText("")
             return
-        if not os.path.isdir(path):
-            self.dir_info.setText(f"<span style='color:#c33'>{path} does not exist</span>")
-            return
-        try:
-            usage = shutil.disk_usage(path)
-        except OSError as e:
-            self.dir_info.setText(str(e))
-            return
-        writable = os.access(path, os.W_OK | os.X_OK)
-        self.dir_info.setText(f"free {human_bytes(usage.free)} of {human_bytes(usage.total)}"
-                              + ("" if writable else " — not writable"))
+        space = directory_space(path)
+        if not space.exists:
+            self.dir_info.setText(f"<span style='color:#c33'>{html.escape(path)} does not "
+                                  "exist</span>")
+        elif space.error:
+            self.dir_info.setText(html.escape(space.error))
+        else:
+            self.dir_info.setText(f"free {human_bytes(space.free)} of {human_bytes(space.total)}"
+                                  + ("" if space.writable else " — not writable"))
 
     # --- devices
     def refresh_devices(self) -> None:

@@ -132,10 +132,10 @@ def test_plan_summary_of_a_time_based_plan_says_its_time(tmp_path):
 
 def test_readable_log_lines():
     assert readable_line('{"type":"interval","elapsed":2.0,"bytes":2147483648,"ops":2}') == (
-        "2.0 s: 2 GiB done, 1.0 GiB/s on average")
+        "2.0 s: 2 GiB done, 1024 MiB/s on average")  # one rate formatter (issue 29)
     summary = ('{"type":"summary","mode":"write","bytes":1073741824,"ops":1,"seconds":2.0,'
                '"bw":536870912,"iops":1000,"lat_ns":{"mean":131171.0}}')
-    assert readable_line(summary) == ("result write: 1 GiB in 2.0 s = 512.0 MiB/s, 1000 IOPS, "
+    assert readable_line(summary) == ("result write: 1 GiB in 2.0 s = 512 MiB/s, 1000 IOPS, "
                                       "mean latency 131 µs")
     assert readable_line("plain text {not json}") == "plain text {not json}"
     big = '{"jobs": [' + ", ".join(['{"a": 1}'] * 100) + "]}"

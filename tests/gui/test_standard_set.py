@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -116,6 +117,11 @@ def test_eight_tiles_say_what_the_session_stored(qtbot, window, tmp_path: Path,
         detail = page.tiles.labels[(label, r["metric"])][1].text()
         assert detail.startswith("MB/s") and "IOPS" in detail
     assert re.search(r"SEQ1M Q8T1", " ".join(k for k, _d in tiles))
+    shots = os.environ.get("DISKLAB_SCREENSHOTS")  # `make screenshots`: the tiles, looked at
+    if shots:
+        window.resize(1280, 820)
+        qtbot.wait(100)
+        assert window.grab().save(str(Path(shots) / "run-standard-set.png"))
     window.show_page("library")
     window.library.refresh()
     assert window.library.select_session(page.session_id)

@@ -70,8 +70,9 @@ def test_window_state_is_remembered(qtbot, library_path, tmp_path):
     again.ask_save = lambda: "discard"
     again.close()
     assert not again.isVisible()
-    third = window()  # discarded: the next start begins anew
-    assert third.wb.draft.is_blank and third.current_page() == "target"
+    third = window()  # discarded: the next start shows the plan as last saved in its file
+    assert third.wb.draft.path == str(tmp_path / "plan.toml")
+    assert third.wb.draft.tests == [{"tool": "engine"}] and not third.wb.draft.modified
     for w in (again, third):
         w.library.close_library()
         w.compare.close_library()

@@ -223,6 +223,19 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
     assert all("\n" not in v and not v.startswith("[") for vs in diff.values()
                for v in vs.values())
     assert page.diff_table.columnCount() == 2
+    # readable at 1280 px: both configurations side by side in the table's width, and the
+    # value that differs from the first configuration's marked
+    from disklab.gui.pages.compare import DIFF_MARK
+
+    page.tabs.setCurrentWidget(page.diff_table)
+    page._fill_diff()
+    t = page.diff_table
+    used = t.verticalHeader().width() + sum(t.columnWidth(j) for j in range(2))
+    assert used <= t.width(), (used, t.width())
+    keys = [t.verticalHeaderItem(i).toolTip() for i in range(t.rowCount())]
+    mount = keys.index("plan.mount")
+    assert t.item(mount, 1).background().color() == DIFF_MARK
+    assert t.item(mount, 1).font().bold() and not t.item(mount, 0).font().bold()
 
     # the charts, one per test (a write and a read never share an axis): each SVG rendered
     # by librsvg, read pixel by pixel

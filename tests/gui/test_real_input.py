@@ -179,7 +179,7 @@ def test_a_comparison_by_real_keys_and_clicks(tmp_path):
     started = time.monotonic()
     try:
         desk.start_app(library)
-        win = desk.window("^DiskLab$")
+        win = desk.window(" — DiskLab$")  # the title names the plan: "new plan — DiskLab"
         desk.xdo("windowfocus", "--sync", win)
         time.sleep(1.0)
         desk.shot("real-target")

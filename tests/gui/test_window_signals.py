@@ -23,7 +23,7 @@ from tests.helpers import engine_plan
 
 WINDOW = """
 import sys
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 from disklab.gui.app import open_window
 from disklab.gui.draft import PlanDraft
 
@@ -36,6 +36,19 @@ def seen(ev):
         print("case started", flush=True)
 
 window.wb.runs.event.connect(seen)
+
+
+class Hidden(QObject):
+    def eventFilter(self, obj, event):
+        if obj is window and event.type() == QEvent.Type.Hide:
+            worker = window.wb.runs.worker
+            ended = worker is None or worker.ended.is_set()
+            print(f"hidden, run ended: {ended}", flush=True)
+        return False
+
+
+hidden = Hidden()
+window.installEventFilter(hidden)
 QTimer.singleShot(0, window.run.start)
 sys.exit(app.exec())
 """
@@ -74,6 +87,12 @@ def test_a_signal_cancels_the_run_and_quits_within_seconds(tmp_path: Path, sig: 
         assert tools_running(target)
         os.kill(window.pid, sig)
         sent = time.monotonic()
+        # the window leaves the screen at once, before the teardown (issue 29, point 10)
+        ready, _, _ = select.select([window.stdout], [], [], 10)
+        assert ready, "the window was not hidden within 10 s"
+        # before the run has ended: the teardown goes on without a window
+        assert window.stdout.readline().strip() == "hidden, run ended: False"
+        gone = time.monotonic() - sent
         code = window.wait(timeout=10)
         took = time.monotonic() - sent
     finally:
@@ -84,6 +103,7 @@ def test_a_signal_cancels_the_run_and_quits_within_seconds(tmp_path: Path, sig: 
     assert code == 0, stderr
     assert "asked:" not in stderr and "Traceback" not in stderr, stderr
     assert took < 10
+    assert gone < 2.0, gone  # hidden first: the teardown goes on without a window
     assert list(target.iterdir()) == []  # the case's files were removed
     assert tools_running(target) == []
     assert not list(library.parent.glob("setup-state-*"))

@@ -1018,8 +1018,9 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
     under_test = {"directory": plan.target.path,
                   "image": str(Path(plan.target.path).parent)}.get(plan.target.kind)
     if library and under_test and same_filesystem(library, under_test):
-        check.warn(
-            f"target.{plan.target.kind}",
+        check.warn(  # the key of the target's own table: targets.a.image in a [targets] plan
+            f"targets.{next(iter(plan.targets))}.{plan.target.kind}" if plan.targets
+            else f"target.{plan.target.kind}",
             f"the library ({library}) is on the filesystem under test: its commits add a little "
             "I/O to the measurement; point it elsewhere with --library PATH or DISKLAB_LIBRARY",
         )

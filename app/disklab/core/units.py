@@ -95,12 +95,29 @@ def human_bytes(n: float) -> str:
     return f"{int(n)} B"
 
 
+def number(v: float) -> str:
+    """A figure with three significant digits, whole numbers kept whole, no exponent:
+    11403, 255, 86.5, 2.50, 0.0123 (core.results.format writes every figure with it)."""
+    if not math.isfinite(v):
+        return "–"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:.0f}"
+    if a >= 10:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    if a == 0:
+        return "0"
+    decimals = min(2 - math.floor(math.log10(a)), 12)
+    return f"{v:.{decimals}f}"
+
+
 def human_rate(bps: float) -> str:
-    """B/s for people in MiB/s (or KiB/s, GiB/s), as fio and most GUIs print it."""
-    for unit, scale in (("GiB/s", GiB), ("MiB/s", MiB), ("KiB/s", KiB)):
-        if abs(bps) >= scale:
-            return f"{bps / scale:.1f} {unit}"
-    return f"{bps:.0f} B/s"
+    """B/s for people, as every table writes a rate (core.results.format.format_value): MiB/s
+    always, three significant digits. 1.5e9 B/s was '1.4 GiB/s' on the Run page and in the
+    terminal but '1431 MiB/s' in every table; now it is '1431 MiB/s' everywhere."""
+    return f"{number(bps / MiB)} MiB/s"
 
 
 def parse_duration(value: str | int | float) -> float:

@@ -13,10 +13,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import QByteArray, QSettings, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
 
 from disklab.core.results.charts import ChartSpec
 from disklab.core.results.svg import HEIGHT, WIDTH, to_svg
@@ -68,3 +68,19 @@ def write_charts(specs: Sequence[ChartSpec], out: str | Path, fmt: str = "png",
     out.mkdir(parents=True, exist_ok=True)
     return [write_chart(spec, out / f"{i:02d}-{spec.slug()}.{fmt}", width, height)
             for i, spec in enumerate(specs, start=1)]
+
+
+EXPORT_DIR_KEY = "export/dir"  # QSettings: the folder the last export went to
+
+
+def ask_export_path(parent: QWidget | None, title: str, name: str, ext: str) -> str | None:
+    """Where to write an export: a save dialog that opens in the folder of the last export
+    (not the start folder each time), remembered for the next one."""
+    settings = QSettings()
+    folder = str(settings.value(EXPORT_DIR_KEY, "") or "")
+    start = str(Path(folder) / name) if folder else name
+    path, _ = QFileDialog.getSaveFileName(parent, title, start, f"*.{ext}")
+    if not path:
+        return None
+    settings.setValue(EXPORT_DIR_KEY, str(Path(path).parent))
+    return path

@@ -72,8 +72,10 @@ def time_step(span: float, pixels: float) -> float:
 
 
 def nice_step(span: float, pixels: float) -> float:
-    """1, 2 or 5 x a power of ten, about one per Y_TICK_PX pixels."""
-    want = span / max(1.0, pixels / Y_TICK_PX)
+    """1, 2 or 5 x a power of ten, about one per Y_TICK_PX pixels, and never more than the
+    span: a short plot (the Device plot at 1280 x 820) with a range of 0-1200 got a step of
+    2000, and its axis said only "0" for minutes."""
+    want = span / max(2.0, pixels / Y_TICK_PX)  # at least two steps: a scale, not one mark
     exp = math.floor(math.log10(want)) if want > 0 else 0
     for m in (1.0, 2.0, 5.0, 10.0):
         if m * 10.0 ** exp >= want:
@@ -279,7 +281,7 @@ class LiveCanvas(QWidget):
             pts[:, 1] += r.bottom()
             painter.setClipRect(r.adjusted(0, -1, 1, 1))
             painter.setPen(curve.pen)
-            painter.drawPolyline(poly)
+            _draw_finite(painter, poly, pts)
         painter.setClipping(False)
         for p in self.panels:
             if not p.legend:
@@ -456,3 +458,17 @@ def _points(poly: QPolygonF) -> np.ndarray:
     n = poly.size()
     buffer = shiboken6.VoidPtr(poly.data(), n * 16, True)
     return np.frombuffer(buffer, dtype=np.float64).reshape((n, 2))
+
+
+def _draw_finite(painter: QPainter, poly: QPolygonF, pts: np.ndarray) -> None:
+    """The polyline, broken where a value is missing (NaN: the end of one case's report): one
+    call for a curve without gaps, one a piece for the rare curve with some."""
+    gaps = np.flatnonzero(~np.isfinite(pts[:, 1]))
+    if not len(gaps):
+        painter.drawPolyline(poly)
+        return
+    start = 0
+    for end in (*gaps.tolist(), len(pts)):
+        if end - start >= 2:
+            painter.drawPolyline([QPointF(x, y) for x, y in pts[start:end]])
+        start = end + 1

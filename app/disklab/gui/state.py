@@ -18,6 +18,9 @@ from disklab.gui.worker import RunController
 
 class Workbench(QObject):
     draft_changed = Signal()  # the plan was edited or replaced
+    draft_saved = Signal()  # the plan was written to its file
+    status = Signal(str)  # a page says what it did (an export written): the status bar
+    run_requested = Signal()  # a page asks the Run page to start the plan (one click)
     library_changed = Signal()  # a session was added, edited or deleted
     compare_requested = Signal(list)  # session ids to open in the Compare page
     page_requested = Signal(str)  # a page asks to be shown ("run", "library", ...)

@@ -30,7 +30,27 @@ def session_device(session: Mapping[str, Any]) -> str:
     shown = " ".join(p for p in (str(dev.get("name") or ""), str(dev.get("model") or "")) if p)
     if shown:
         return shown
-    target = _plan_target(session.get("plan_text"))
+    shown = _target_device(_plan_target(session.get("plan_text")))
+    if shown:
+        return shown
+    # several targets ([targets.NAME]): each one's device, by name ('a: /dev/sdb, b: ...')
+    named = (session.get("host") or {}).get("targets") or _plan_targets(session.get("plan_text"))
+    parts = []
+    for name, facts in named.items() if isinstance(named, dict) else ():
+        if not isinstance(facts, dict):
+            continue
+        if "kind" in facts:  # the host facts the runner recorded: kind and path
+            kind, path = str(facts.get("kind") or ""), facts.get("path")
+            text = (f"image {path}" if kind == "image" else str(path or "")) if path else ""
+        else:
+            text = _target_device(facts)
+        if text:
+            parts.append(f"{name}: {text}")
+    return ", ".join(parts)
+
+
+def _target_device(target: Mapping[str, Any]) -> str:
+    """The device of one [target] table: a format or device target's path, 'image FILE'."""
     for kind in ("format", "device"):
         value = target.get(kind)
         if isinstance(value, str):
@@ -40,6 +60,17 @@ def session_device(session: Mapping[str, Any]) -> str:
     image = target.get("image")
     path = image.get("path") if isinstance(image, dict) else image
     return f"image {path}" if isinstance(path, str) else ""
+
+
+def _plan_targets(plan_text: str | None) -> dict[str, Any]:
+    """A plan's [targets.NAME] tables ({} for none or an unreadable plan)."""
+    if not plan_text:
+        return {}
+    try:
+        targets = tomllib.loads(plan_text).get("targets")
+    except (tomllib.TOMLDecodeError, ValueError, RecursionError):
+        return {}
+    return targets if isinstance(targets, dict) else {}
 
 
 def session_filesystems(session: Mapping[str, Any], events: Iterable[Mapping[str, Any]]) -> str:

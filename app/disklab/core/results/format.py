@@ -20,7 +20,7 @@ from typing import Any
 
 from disklab.core.model import SIZE_KEYS
 from disklab.core.results.rows import row_params
-from disklab.core.units import MiB, format_size
+from disklab.core.units import MiB, format_size, number
 
 MISSING = "–"  # a figure that is not there (not measured, or no baseline to compare with)
 
@@ -34,24 +34,6 @@ def display_unit(unit: str) -> tuple[str, float]:
     if unit == "B":
         return "MiB", float(MiB)
     return unit, 1.0
-
-
-def number(v: float) -> str:
-    """A figure with three significant digits, whole numbers kept whole, no exponent:
-    11403, 255, 86.5, 2.50, 0.0123."""
-    if not math.isfinite(v):
-        return MISSING
-    a = abs(v)
-    if a >= 100:
-        return f"{v:.0f}"
-    if a >= 10:
-        return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.2f}"
-    if a == 0:
-        return "0"
-    decimals = min(2 - math.floor(math.log10(a)), 12)
-    return f"{v:.{decimals}f}"
 
 
 def format_value(value: float | None, unit: str) -> str:

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -76,10 +75,13 @@ from disklab.core.results.tables import (
     pivot_table,
     row_heading,
 )
-from disklab.gui.export import write_chart
+from disklab.gui.export import ask_export_path, write_chart
 from disklab.gui.state import Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
+DIFF_MARK = QColor(252, 232, 178)  # a configuration value that differs from the first's
+DIFF_MIN_WIDTH = 160  # px: a config diff column is never narrower
+DIFF_ROOM = 1000  # px: the diff table's width before it is first shown (at 1280 px)
 CELL_WIDTH = 300  # px: the widest a column opens; longer text is elided, whole in the tooltip
 HEADER_LINE = 28  # characters per line of a column heading
 # the export choices: (format given to export(), text)
@@ -254,6 +256,8 @@ class ComparePage(QWidget):
         self.tabs.addTab(self.diff_table, "Config diff")
         rl.addWidget(self.tabs, 1)
         self.tabs.currentChanged.connect(lambda _i: self._fill_table_if_shown())
+        # the diff's columns share the width it has once it is shown
+        self.tabs.currentChanged.connect(lambda _i: self._fill_diff_if_shown())
         ex = QHBoxLayout()
         self.export_pick = QComboBox()
         for fmt, text in EXPORTS:
@@ -437,6 +441,7 @@ class ComparePage(QWidget):
             return
         self.pivot = p = self._build_pivot()
         table = pivot_table(p)  # the text every export writes
+        self.pivot_view.horizontalScrollBar().setValue(0)  # a new pivot starts at its left
         fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],
                    list(p.rows), [list(r[1:]) for r in table.rows],
                    [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
@@ -468,18 +473,40 @@ class ComparePage(QWidget):
                    [list(r[1:]) for r in table.rows],
                    [[delta_class(c, row, col) for col in c.columns] for row in c.rows])
 
+    def _fill_diff_if_shown(self) -> None:
+        if self.comparison is not None and self.tabs.currentWidget() is self.diff_table:
+            self._fill_diff()
+
     def _fill_diff(self) -> None:
         """The configurations side by side, one column each, only the values that differ
-        (compare.config_facts leaves out noise: mountpoints, device names, raw dumps)."""
+        (compare.config_facts leaves out noise: mountpoints, device names, raw dumps). Read at
+        1280 px: every configuration's column shares the table's width (a list wraps at its
+        commas, never one very wide cell), and a value that differs from the first
+        configuration's is marked."""
         c = self.comparison
         assert c is not None
-        fill_table(self.diff_table, list(c.rows), [k for k, _v in self.diff],
-                   [[values.get(row, "–") for row in c.rows] for _k, values in self.diff],
-                   width=2 * CELL_WIDTH)
-        for i in range(self.diff_table.rowCount()):
-            for j in range(self.diff_table.columnCount()):
-                item = self.diff_table.item(i, j)
+        t = self.diff_table
+        cells = [[values.get(row, "–").replace(",", ", ") for row in c.rows]
+                 for _k, values in self.diff]
+        fill_table(t, list(c.rows), [k for k, _v in self.diff], cells)
+        # the room right of the key column (the viewport), or a guess before it is shown
+        room = t.viewport().width() if t.isVisible() else DIFF_ROOM - CELL_WIDTH
+        share = max(DIFF_MIN_WIDTH, (room - 2) // max(1, len(c.rows)))
+        first = wrapped(c.rows[0]) if c.rows else ""
+        for i, row in enumerate(cells):
+            for j, text in enumerate(row):
+                item = t.item(i, j)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+                if j and text != row[0]:
+                    item.setBackground(DIFF_MARK)
+                    item.setForeground(QColor(20, 20, 20))
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
+                    item.setToolTip(f"{text}\n(differs from {first})")
+        for j in range(t.columnCount()):
+            t.setColumnWidth(j, share)
+        t.resizeRowsToContents()
 
     def _show_chart(self, index: int) -> None:
         spec = self.charts[index] if 0 <= index < len(self.charts) else None
@@ -490,10 +517,9 @@ class ComparePage(QWidget):
         if self.comparison is None:
             return
         ext = fmt.removeprefix("pivot-")
-        path, _ = QFileDialog.getSaveFileName(self, "Export", f"disklab-comparison.{ext}",
-                                              f"*.{ext}")
+        path = ask_export_path(self, "Export", f"disklab-comparison.{ext}", ext)
         if path:
-            self.export(fmt, path)
+            self.wb.status.emit(f"Exported to {self.export(fmt, path)}")
 
     def export(self, fmt: str, path: str) -> str:
         """Write what the page shows: png/svg (the chart shown, as core.results.svg draws

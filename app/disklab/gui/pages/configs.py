@@ -11,7 +11,6 @@ show` prints) are previewed live.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +48,7 @@ from disklab.core.fs.options import (
     config_from_toml,
     device_options,
 )
+from disklab.core.plan_keys import PlanKey
 from disklab.core.system.devices import classify, identity_of
 from disklab.gui.draft import _scalar
 from disklab.gui.pages.target import ask_destroy, mark_invalid
@@ -78,11 +78,10 @@ def config_field(table: Mapping[str, Any], key: str) -> str:
     """The form field of a key inside one [[config]] table: 'mount[2]' is the field of the
     option it holds ('mount.commit' for 'commit=-5') when that option has its own field, else
     the other options' field 'mount'."""
-    m = re.fullmatch(r"mount\[(\d+)\]", key)
-    if m is None:
+    i = PlanKey.parse(key).of("mount")
+    if i is None or PlanKey.parse(key).rest:
         return "mount" if key.startswith("mount") else key
     mount = table.get("mount")
-    i = int(m.group(1)) - 1
     if isinstance(mount, list) and 0 <= i < len(mount):
         name = str(mount[i]).split("=", 1)[0].strip()
         if any(name == field[0] for field in MOUNT_FIELDS):
@@ -345,7 +344,17 @@ class ConfigsPage(QWidget):
         self._add_field("scheduler", "I/O scheduler", sched)
         self._check(c)
 
-    def _fs_changed(self, _text: str) -> None:
+    def _fs_changed(self, text: str) -> None:
+        row = self.list.currentRow()
+        configs = self._configs()
+        label = self.fields.get("label")
+        if 0 <= row < len(configs) and isinstance(label, QLineEdit):
+            # the label the page gave ("ext4 #3") follows the filesystem chosen ("xfs #3");
+            # a label the user typed stays
+            old = str(configs[row].get("fs") or AS_IS)
+            number = label.text().removeprefix(f"{old} #")
+            if number != label.text() and number.isdigit():
+                label.setText(f"{text or AS_IS} #{number}")
         self._store()
         # rebuild after this signal returns: the combo box emitting it is part of the form
         QTimer.singleShot(0, lambda: self._show(self.list.currentRow()))
@@ -479,17 +488,17 @@ class ConfigsPage(QWidget):
     def focus_problem(self, key: str) -> None:
         """Select the configuration a plan key names (config[2].mkfs.journal_size) and put the
         focus in its field."""
-        m = re.match(r"config\[(\d+)\]\.?(.*)", key)
-        if m is None:
+        planned = PlanKey.parse(key)
+        row = planned.of("config")
+        if row is None:
             self.list.setFocus()
             return
-        row = int(m.group(1)) - 1
         if 0 <= row < self.list.count():
             self.list.setCurrentRow(row)
             table = self._configs()[row]
         else:
             table = {}
-        field = config_field(table, m.group(2)) if m.group(2) else "label"
+        field = config_field(table, planned.rest) if planned.rest else "label"
         w = self.fields.get(field) or self.fields.get(field.split(".")[0]) \
             or self.fields.get("label")
         if w is not None:

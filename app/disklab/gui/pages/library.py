@@ -18,7 +18,6 @@ from PySide6.QtCore import QMimeData, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTableWidget,
@@ -55,7 +55,7 @@ from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.gui.draft import PlanDraft
-from disklab.gui.export import write_chart, write_charts
+from disklab.gui.export import ask_export_path, write_chart, write_charts
 from disklab.gui.lazy import chart_view
 from disklab.gui.models import sessions_model, when
 from disklab.gui.state import Workbench
@@ -87,6 +87,9 @@ def dropped_paths(mime: QMimeData) -> list[str]:
     if not mime.hasUrls():
         return []
     return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
+
+
+HEADING_LINES = 5  # the session heading's height: name, resumes and the notes under it
 
 
 class LibraryPage(QWidget):
@@ -135,6 +138,16 @@ class LibraryPage(QWidget):
         dl = QVBoxLayout(detail)
         dl.setContentsMargins(0, 0, 0, 0)
         self.heading = QLabel("Select a session.")
+        # wrapped to the room it has, never asking for more: a session's long "every case"
+        # line made the window 1346 px wide, and that width was kept for the next start
+        self.heading.setWordWrap(True)
+        self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.heading.setMinimumWidth(1)
+        # a fixed height (HEADING_LINES lines), the tabs below never move with its line count
+        self.heading.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.heading.setFixedHeight(self.heading.fontMetrics().lineSpacing() * HEADING_LINES
+                                    + 4)
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         dl.addWidget(self.heading)
         edit = QHBoxLayout()
         self.notes = QLineEdit()
@@ -378,6 +391,7 @@ class LibraryPage(QWidget):
                 item.setToolTip(text)
                 t.setItem(i, j, item)
         t.setSortingEnabled(True)
+        self.heading.setToolTip(self.heading.text())  # all of it, beyond its fixed lines
         params = RESULTS_HEADER.index("parameters")
         t.resizeColumnToContents(params)
         t.setColumnWidth(params, min(t.columnWidth(params), PARAMS_WIDTH))
@@ -441,10 +455,10 @@ class LibraryPage(QWidget):
         if not self.current:
             return
         sid = self.current["id"]
-        path, _ = QFileDialog.getSaveFileName(self, f"Export session {sid}",
-                                              f"disklab-session-{sid}.{fmt}", f"*.{fmt}")
+        path = ask_export_path(self, f"Export session {sid}", f"disklab-session-{sid}.{fmt}",
+                               fmt)
         if path:
-            self.export(fmt, path)
+            self.wb.status.emit(f"Exported session {sid} to {self.export(fmt, path)}")
 
     def export(self, fmt: str, path: str) -> str:
         sid = self.current["id"] if self.current else None

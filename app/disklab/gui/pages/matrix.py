@@ -10,7 +10,6 @@ test parameter is also shown at its field, and a click on a listed problem goes 
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -38,6 +37,7 @@ from PySide6.QtWidgets import (
 from disklab.core import tools
 from disklab.core.errors import Problem
 from disklab.core.plan import RAW_TOOLS
+from disklab.core.plan_keys import PlanKey
 from disklab.core.session import (
     ASSUMED_RATE,
     PlanSummary,
@@ -53,7 +53,6 @@ from disklab.gui.pages.target import mark_invalid
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 
-TEST_KEY = re.compile(r"test\[(\d+)\](?:\.([A-Za-z_]+))?")
 FIELD_KEYS = ("name", "repeats", "drop_caches", "stop_on_failure")
 
 
@@ -402,13 +401,32 @@ class MatrixPage(QWidget):
         path, _ = QFileDialog.getOpenFileName(self, "Open plan", "", "Plans (*.toml)")
         self.load_file(path)
 
-    def _save(self) -> None:
+    def _save(self) -> bool:
+        """Save to the plan's own file without asking (a plan opened or saved before), or ask
+        where (a new plan, a shipped preset). True when saved. Close's "Save" opened a file
+        dialog on the same file and then "Replace?": three dialogs for one save."""
+        path = self.wb.draft.path
+        if path and path not in {str(p) for p in presets()}:
+            try:
+                self.wb.draft.save(path)
+            except OSError as e:
+                QMessageBox.warning(self, "Not saved", f"Cannot write {path}: {e}")
+                return False
+            self.wb.draft_saved.emit()
+            return True
+        return self._save_as()
+
+    def _save_as(self) -> bool:
+        """Ask where to save the plan (the file dialog asks before replacing a file)."""
         start = self.wb.draft.path or f"{self.wb.draft.get('name', 'plan')}.toml"
         if start in {str(p) for p in presets()}:  # a shipped preset is not saved over
             start = f"{self.wb.draft.get('name', 'plan')}.toml"
         path, _ = QFileDialog.getSaveFileName(self, "Save plan", start, "Plans (*.toml)")
-        if path:
-            self.wb.draft.save(path)
+        if not path:
+            return False
+        self.wb.draft.save(path)
+        self.wb.draft_saved.emit()
+        return True
 
     # --- checking
     def validate(self) -> None:
@@ -472,9 +490,9 @@ class MatrixPage(QWidget):
         row = self.tests.currentRow()
         by_field: dict[str, str] = {}
         for p in self.summary.problems:
-            m = TEST_KEY.fullmatch(p.key)
-            if m and m.group(2) and int(m.group(1)) == row + 1 and p.severity == "error":
-                by_field.setdefault(m.group(2), p.message)
+            key = PlanKey.parse(p.key)
+            if key.field and key.of("test") == row and p.severity == "error":
+                by_field.setdefault(key.field, p.message)
         for key, edit in self.param_edits.items():
             message = by_field.get(key)
             mark_invalid(edit, bool(message))
@@ -502,12 +520,12 @@ class MatrixPage(QWidget):
     def focus_problem(self, key: str) -> None:
         """Select the test a key names and put the focus in its field (test[2].block_size),
         or on the plan's own field (name, repeats...); 'test' alone: the tools to add one."""
-        m = TEST_KEY.match(key)
-        if m:
-            row = int(m.group(1)) - 1
+        planned = PlanKey.parse(key)
+        row = planned.of("test")
+        if row is not None:
             if 0 <= row < self.tests.count():
                 self.tests.setCurrentRow(row)
-            field = m.group(2)
+            field = planned.field
             edit = self.param_edits.get(field or "")
             if edit is not None:
                 self.params_scroll.ensureWidgetVisible(edit)

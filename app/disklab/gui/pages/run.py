@@ -14,7 +14,6 @@ page while a run goes.
 from __future__ import annotations
 
 import contextlib
-import statistics
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -23,6 +22,7 @@ from PySide6.QtCore import QSettings, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QShortcut, QTextCursor
 from PySide6.QtWidgets import (
     QComboBox,
+    QGridLayout,
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
@@ -57,12 +57,15 @@ from disklab.core.events import (
     SessionStarted,
 )
 from disklab.core.library import Library
+from disklab.core.live_rates import app_rate_blind_spot
 from disklab.core.privilege import password_needed
 from disklab.core.progress import readable_line
-from disklab.core.results.format import format_mean_std
 from disklab.core.results.labels import case_titles
+from disklab.core.results.live import LiveResults
 from disklab.core.resume import Resumption, prepare_resume
 from disklab.core.session import PlanSummary, check_plan, format_duration
+from disklab.core.standard_set import NAME as STANDARD_NAME
+from disklab.core.standard_set import UNIT_NOTE, Tile, standard_tiles
 from disklab.core.units import human_rate
 from disklab.gui.lazy import live_plots
 from disklab.gui.state import Workbench
@@ -86,6 +89,8 @@ RATES = (
     ("Tool's report", "The rate the tool itself prints (fio status, engine intervals, "
      "dd progress); none for tools that print no rate", ("tool_bps",)),
 )
+APPLICATION = RATES[0][0]
+NOT_SEEN = "not seen"  # the Application figure of a tool whose I/O rchar/wchar do not count
 COLS = ("#", "status", "result", "config", "case")
 STATUS, RESULT = 1, 2
 
@@ -101,8 +106,9 @@ class RunPage(QWidget):
         self.wb = wb
         self.rows: dict[str, int] = {}
         self.repeats = 1
-        self.results: dict[str, dict[str, list[float]]] = {}
-        self.units: dict[str, str] = {}
+        self.live = LiveResults()  # the figures, made as the library makes them (core)
+        self.done: dict[str, int] = {}  # complete runs per case
+        self.cancelled_runs = self.failed_runs = 0
         self.failures: dict[str, str] = {}
         self.kept: dict[str, int] = {}  # a resumed session's complete repeats per case
         self.phase: dict[str, str | None] = {}
@@ -118,6 +124,7 @@ class RunPage(QWidget):
         self._run_index = 0
         self._rates: dict[str, float] = {}  # series -> latest value
         self._rates_changed = False
+        self._blind: str | None = None  # why the Application rate cannot see this case's I/O
         self.cancel_dialog: QMessageBox | None = None
 
         lay = QVBoxLayout(self)
@@ -181,6 +188,9 @@ class RunPage(QWidget):
             self.rate_labels[title] = value
         rates.addStretch(1)
         lay.addLayout(rates)
+        self.tiles = StandardTiles()  # the standard set's eight figures; hidden otherwise
+        self.tiles.hide()
+        lay.addWidget(self.tiles)
 
         split = QSplitter(Qt.Orientation.Vertical)
         upper = QSplitter(Qt.Orientation.Horizontal)
@@ -224,6 +234,7 @@ class RunPage(QWidget):
         wb.runs.error.connect(self._on_error)
         wb.runs.finished.connect(self._on_finished)
         wb.resume_requested.connect(self.resume)
+        wb.run_requested.connect(self.start)
 
     # --- control
     def set_refresh(self, seconds: int, keep: bool = False) -> None:
@@ -321,6 +332,7 @@ class RunPage(QWidget):
                                  f"({resumption.name!r}): {len(resumption.runs)} run(s) to do…")
         self.wb.runs.start(resumption.plan, resumption.warnings, self.wb.library_path,
                            password, resume=resumption)
+        self.overall.setFormat("overall: setting up")
         self._arm_escape()
         self.plots.driven = True  # redrawn by _flush, in the same wake-up
         self.started.emit()
@@ -351,6 +363,7 @@ class RunPage(QWidget):
         self.state_label.setText(f"Running {summary.plan.name!r}…")
         self.wb.runs.start(summary.plan, tuple(summary.warnings), self.wb.library_path,
                            password)
+        self.overall.setFormat("overall: setting up")  # not "no run going" beside Running
         self._arm_escape()
         self.plots.driven = True  # redrawn by _flush, in the same wake-up
         self.started.emit()
@@ -424,8 +437,9 @@ class RunPage(QWidget):
         self._run_index = self._run_count = 0
         self.table.setRowCount(0)
         self.rows.clear()
-        self.results.clear()
-        self.units.clear()
+        self.live = LiveResults()
+        self.done.clear()
+        self.cancelled_runs = self.failed_runs = 0
         self.failures.clear()
         self.kept.clear()
         self.phase.clear()
@@ -459,6 +473,9 @@ class RunPage(QWidget):
         elif isinstance(ev, CaseCancelled):
             self._set_cell(ev.case_id, STATUS, "cancelled (partial figures kept)",
                            QColor(190, 120, 0))
+            self.live.add_partial(ev.case_id, ev.metrics)
+            self.cancelled_runs += 1
+            self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
         elif isinstance(ev, SessionStarted):
             self._on_session_started(ev)
         elif isinstance(ev, SessionResumed):
@@ -481,6 +498,9 @@ class RunPage(QWidget):
 
     def _on_session_started(self, ev: SessionStarted) -> None:
         self.repeats = ev.repeats
+        self.live = LiveResults(ev.cases, ev.repeats)
+        self.tiles.setVisible(ev.name == STANDARD_NAME)
+        self.tiles.show_tiles(standard_tiles(()))
         self.table.setRowCount(len(ev.cases))
         titles, common = case_titles(ev.cases)  # what differs among the cases (core labels)
         self.table.setToolTip(common)
@@ -498,6 +518,7 @@ class RunPage(QWidget):
         """The table as for a new session; each case says how many of its repeats the session
         already had complete (kept, not run again)."""
         self.repeats = ev.repeats
+        self.live = LiveResults(ev.cases, ev.repeats)
         self.table.setRowCount(len(ev.cases))
         todo: dict[str, int] = {}
         for case_id, _repeat in ev.runs:
@@ -518,6 +539,12 @@ class RunPage(QWidget):
 
     def _on_case_started(self, ev: CaseStarted) -> None:
         self._case_started = time.monotonic()
+        # the figures and the tool's line are this case's from now: not the previous case's
+        # last report while this one sets up, nor a line joining the two
+        self._rates.clear()
+        self._rates_changed = True
+        self.plots.break_line("tool_bps", ev.t)
+        self._blind = app_rate_blind_spot(ev.case.tool, ev.case.params)
         self._run_count = ev.run_count
         self._run_index = ev.run_index
         self.phase[ev.case.id] = None
@@ -578,32 +605,47 @@ class RunPage(QWidget):
                 text += f" · ETA {format_duration(ev.overall_eta)}"
             self.overall.setFormat(text)
 
+    def _ended_text(self, status: str) -> str:
+        """The overall bar once the session ended: its complete runs, and those cancelled or
+        failed, counted as such (not "6 of 8 runs done" with one of them cancelled)."""
+        total = self._run_count or self.repeats * len(self.rows)
+        complete = sum(self.done.values())
+        text = f"{status} · {complete} of {total} runs complete"
+        if self.cancelled_runs:
+            text += f" · {self.cancelled_runs} cancelled"
+        if self.failed_runs:
+            text += f" · {self.failed_runs} failed"
+        return text
+
     def _show_rates(self) -> None:
         """The current rates as large figures, once per refresh and only when they moved."""
         if not self._rates_changed:
             return
         self._rates_changed = False
-        for title, _tip, series in RATES:
+        for title, tip, series in RATES:
             values = [self._rates[s] for s in series if s in self._rates]
             text = human_rate(sum(values)) if values else "–"
             label = self.rate_labels[title]
+            if title == APPLICATION:  # said, not a near-zero figure, when it cannot see
+                text = NOT_SEEN if self._blind else text
+                label.setToolTip(self._blind or tip)
             if label.text() != text:
                 label.setText(text)
 
     def _on_case_finished(self, ev: CaseFinished) -> None:
-        per = self.results.setdefault(ev.case_id, {})
-        for m in ev.metrics:
-            if m.value is not None:
-                per.setdefault(m.name, []).append(m.value)
-                self.units[m.name] = m.unit
-        runs = max((len(v) for v in per.values()), default=0) + self.kept.get(ev.case_id, 0)
+        self.live.add(ev.case_id, ev.repeat, ev.metrics)
+        self.done[ev.case_id] = self.done.get(ev.case_id, 0) + 1
+        runs = self.done[ev.case_id] + self.kept.get(ev.case_id, 0)
         state = "done" if runs >= self.repeats else f"done {runs}/{self.repeats}"
         self._set_cell(ev.case_id, STATUS, state, QColor(30, 140, 60))
         self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
+        if self.tiles.isVisible():
+            self.tiles.show_tiles(standard_tiles(self.live.all_rows()))
         self.case_done.emit(ev.case_id)
 
     def _on_case_failed(self, ev: CaseFailed) -> None:
         self.failures[ev.case_id] = ev.error
+        self.failed_runs += 1
         self._set_cell(ev.case_id, STATUS, f"failed: {ev.error}", QColor(200, 40, 40))
         # the reason in the log whatever the tool printed (a host that went away, a tool
         # that could not start: no transcript), and what it printed last when it did
@@ -619,18 +661,9 @@ class RunPage(QWidget):
         self._pending_log.append(text)
 
     def result_text(self, case_id: str) -> str:
-        """Main figures of a case: mean ± stddev over the repeats done (throughput first)."""
-        per = self.results.get(case_id, {})
-        names = sorted(per, key=lambda n: (":" in n, self.units.get(n) != "B/s", n))
-        main = [n for n in names if ":" not in n]
-        parts = []
-        for name in (main or names)[:2]:
-            values = per[name]
-            unit = self.units.get(name, "")
-            std = statistics.stdev(values) if len(values) >= 2 else None
-            parts.append(f"{name} "
-                         f"{format_mean_std(statistics.fmean(values), std, len(values), unit)}")
-        return "; ".join(parts)
+        """A case's figures as the library will give them (core.results.live): per target
+        where it has several, mean ± stddev over the repeats done."""
+        return self.live.text(case_id)
 
     def _set_cell(self, case_id: str, col: int, text: str, colour: QColor | None = None) -> None:
         row = self.rows.get(case_id)
@@ -672,6 +705,7 @@ class RunPage(QWidget):
             self.status = "cancelled"
         elif self.status == "running":
             self.status = "failed"
+        self.overall.setFormat(self._ended_text(self.status))
         for label in self.rate_labels.values():
             label.setText("–")
         failed = len(self.failures)
@@ -763,3 +797,46 @@ class ElidedLabel(QLabel):
                                    self.width())
         painter.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter
                                           | Qt.AlignmentFlag.AlignLeft), shown)
+
+
+class StandardTiles(QWidget):
+    """The standard set's eight figures as large tiles, as KDiskMark shows them: a column per
+    test, read above write, each filling in as its case finishes (mean of the repeats so far,
+    MB/s as KDiskMark computes it, and IOPS)."""
+
+    def __init__(self, parent: QWidget | None = None):
+        super().__init__(parent)
+        grid = QGridLayout(self)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setSpacing(4)
+        big = QFont()
+        big.setPointSizeF(big.pointSizeF() * 2.0)
+        big.setBold(True)
+        self.labels: dict[tuple[str, str], tuple[QLabel, QLabel]] = {}
+        for col, tile in enumerate(standard_tiles(())[::2]):
+            for row, direction in enumerate(("read", "write")):
+                box = QWidget()
+                box.setStyleSheet("background:#eef3f8; border-radius:4px;")
+                v = QVBoxLayout(box)
+                v.setContentsMargins(6, 2, 6, 2)
+                v.setSpacing(0)
+                v.addWidget(QLabel(f"{tile.test} {direction}"))
+                value = QLabel("–")
+                value.setFont(big)
+                detail = QLabel("MB/s")
+                detail.setToolTip(UNIT_NOTE)
+                v.addWidget(value)
+                v.addWidget(detail)
+                grid.addWidget(box, row, col)
+                self.labels[(tile.test, direction)] = (value, detail)
+        self.setToolTip(UNIT_NOTE)
+
+    def show_tiles(self, tiles: list[Tile]) -> None:
+        for tile in tiles:
+            value, detail = self.labels[(tile.test, tile.direction)]
+            value.setText(tile.text)
+            detail.setText(tile.detail)
+
+    def shown(self) -> dict[tuple[str, str], str]:
+        """What each tile says (its figure), for whoever reads the page."""
+        return {key: value.text() for key, (value, _detail) in self.labels.items()}

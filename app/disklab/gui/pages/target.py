@@ -15,8 +15,6 @@ there too. An image or a device may be split into GPT partitions (targets a1, a2
 from __future__ import annotations
 
 import html
-import os
-import shutil
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -31,6 +29,7 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QRadioButton,
     QSpinBox,
@@ -41,24 +40,14 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core.session import PlanSummary
+from disklab.core.standard_set import standard_plan
 from disklab.core.system.devices import Device, describe, identity_of, list_devices
+from disklab.core.system.space import directory_space, free_space
 from disklab.core.targets import MAX_PARTITIONS
 from disklab.core.units import GiB, human_bytes, parse_size
+from disklab.gui.draft import PlanDraft
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
-
-
-def free_space(devices: list[Device]) -> dict[str, int]:
-    """Free bytes of each mounted device's filesystem (statvfs of its first mountpoint)."""
-    out = {}
-    for d in devices:
-        for mp in d.mountpoints:
-            try:
-                out[d.path] = shutil.disk_usage(mp).free
-            except OSError:
-                continue
-            break
-    return out
 
 
 class TargetPage(QWidget):
@@ -72,6 +61,7 @@ class TargetPage(QWidget):
         self.free: dict[str, int] = {}
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
         self.current: str | None = None  # the target edited: [targets.NAME]; None: [target]
+        self._image_of: str | None = None  # the target whose image the image field holds
         lay = QVBoxLayout(self)
         self.start_hint = QLabel(
             "<b>Start here.</b> 1. Choose where the tests run (a directory is the quickest). "
@@ -81,12 +71,28 @@ class TargetPage(QWidget):
         self.start_hint.setStyleSheet("background:#e8f1fb; border:1px solid #9cc1e8; "
                                       "padding:6px; color:#123;")
         self.start_hint.hide()
+        # its room kept once shown: hiding it at the first choice moved the form up 48 px
+        # under the user's pointer
+        policy = self.start_hint.sizePolicy()
+        policy.setRetainSizeWhenHidden(True)
+        self.start_hint.setSizePolicy(policy)
         lay.addWidget(self.start_hint)
         intro = QLabel("<b>Where the tests run.</b> A directory on a mounted filesystem is never "
                        "formatted; a scratch image or a device is formatted for each "
                        "configuration.")
         intro.setWordWrap(True)
         lay.addWidget(intro)
+        quick = QHBoxLayout()
+        self.standard_button = QPushButton("Run the standard set")
+        self.standard_button.setToolTip(
+            "One click to a first result: KDiskMark's four tests (SEQ1M Q8T1, SEQ1M Q1T1, "
+            "RND4K Q32T1, RND4K Q1T1), read and write, on the target chosen below, by fio "
+            "(or the built-in engine without fio); eight figures in MB/s and IOPS on the Run "
+            "page, and a session in the Library like any other. Replaces the plan.")
+        self.standard_button.clicked.connect(lambda: self.run_standard_set())
+        quick.addWidget(self.standard_button)
+        quick.addWidget(QLabel("KDiskMark's four tests, read and write, on this target"), 1)
+        lay.addLayout(quick)
 
         names = QHBoxLayout()
         self.target_list = QComboBox()
@@ -188,6 +194,28 @@ class TargetPage(QWidget):
         self.load_draft()
         self.refresh_devices()
 
+    def run_standard_set(self, **overrides: Any) -> None:
+        """The standard set (core.standard_set) on the target chosen here, run at once;
+        `overrides` (size, runtime, repeats) make it smaller. A plan with tests and unsaved
+        changes is not replaced without asking (a window-modal box: the event loop runs)."""
+        draft = self.wb.draft
+        if not (draft.modified and draft.tests):
+            self._run_standard(overrides)
+            return
+        box = QMessageBox(QMessageBox.Icon.Question, "Replace the plan?",
+                          "The plan has tests and changes that are not saved. Replace it with "
+                          "the standard set?", QMessageBox.StandardButton.Yes
+                          | QMessageBox.StandardButton.No, self)
+        box.accepted.connect(lambda: self._run_standard(overrides))
+        box.finished.connect(box.deleteLater)
+        box.open()
+
+    def _run_standard(self, overrides: dict[str, Any]) -> None:
+        target = dict(self.wb.draft.target_table(self.current))
+        self.wb.set_draft(PlanDraft(standard_plan(target, **overrides)))
+        self.wb.page_requested.emit("run")
+        self.wb.run_requested.emit()
+
     def show_start_hint(self, shown: bool) -> None:
         self.start_hint.setVisible(shown)
 
@@ -243,6 +271,10 @@ class TargetPage(QWidget):
         self.partitions.setValue(min(_whole(target.get("partitions")), MAX_PARTITIONS))
         if "format" not in target:
             self._confirmed = None  # a confirmation is of one target's device
+        if "image" not in target and self._image_of != self.current:
+            # another target shown: not the last one's image (two targets on one file)
+            self.image_dir.setText(scratch_image(self.current))
+        self._image_of = self.current
         if "image" in target:
             self.image_radio.setChecked(True)
             image = target["image"]
@@ -276,7 +308,8 @@ class TargetPage(QWidget):
         self.box.setTitle(f"Target {self.current}" if self.current else "Target")
         if names:
             self.targets_note.setText(
-                f"{len(names)} targets. A test's <b>on</b> (Test matrix) places its streams: "
+                f"{len(names)} target{'s' if len(names) != 1 else ''}. A test's <b>on</b> "
+                "(Test matrix) places its streams: "
                 f"{html.escape(names[0])} runs one stream on {html.escape(names[0])}"
                 + (f", {html.escape('+'.join(names[:2]))} one on each of "
                    f"{html.escape(' and '.join(names[:2]))}" if len(names) > 1 else "")
@@ -386,17 +419,15 @@ class TargetPage(QWidget):
         if not path:
             self.dir_info.setText("")
             return
-        if not os.path.isdir(path):
-            self.dir_info.setText(f"<span style='color:#c33'>{path} does not exist</span>")
-            return
-        try:
-            usage = shutil.disk_usage(path)
-        except OSError as e:
-            self.dir_info.setText(str(e))
-            return
-        writable = os.access(path, os.W_OK | os.X_OK)
-        self.dir_info.setText(f"free {human_bytes(usage.free)} of {human_bytes(usage.total)}"
-                              + ("" if writable else " — not writable"))
+        space = directory_space(path)
+        if not space.exists:
+            self.dir_info.setText(f"<span style='color:#c33'>{html.escape(path)} does not "
+                                  "exist</span>")
+        elif space.error:
+            self.dir_info.setText(html.escape(space.error))
+        else:
+            self.dir_info.setText(f"free {human_bytes(space.free)} of {human_bytes(space.total)}"
+                                  + ("" if space.writable else " — not writable"))
 
     # --- devices
     def refresh_devices(self) -> None:
@@ -462,6 +493,13 @@ class TargetPage(QWidget):
 
 
 INVALID = "border: 2px solid #d33;"
+
+
+def scratch_image(name: str | None) -> str:
+    """The scratch image a target starts with when "Scratch image" is chosen: one of its
+    own per named target (a new target took the first one's path: two targets on one file)."""
+    return (f"/var/tmp/disklab-scratch-{name}.img" if name
+            else "/var/tmp/disklab-scratch.img")
 
 
 def mark_invalid(widget: QWidget, invalid: bool) -> None:

@@ -1,0 +1,129 @@
+"""The live rates and plots say what they can see (issue 29, points 3 and 4).
+
+- fio's libaio engine submits with io_submit, which rchar/wchar do not count: the Application
+  figure says "not seen" and why, never a near-zero rate beside a disk busy writing;
+- the tool's own report belongs to its case: the figure is cleared when the next case starts,
+  and its dashed line is broken between cases (a real engine case, then a real fio case);
+- one colour per direction on both rate plots; a short plot's y axis keeps a scale.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QColor
+
+from disklab.core import proc
+from disklab.core.events import CaseStarted
+from disklab.gui.draft import PlanDraft
+from disklab.gui.livepaint import nice_step, ticks
+from disklab.gui.plots import PALETTE, LivePlots, step_up
+
+PLAN = """\
+name = "engine then fio libaio"
+
+[target]
+directory = "{target}"
+
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "96m"
+runtime = "3s"
+
+[[test]]
+tool = "fio"
+rw = "write"
+bs = "64k"
+size = "96m"
+ioengine = "libaio"
+iodepth = 8
+direct = true
+runtime = "3s"
+"""
+
+
+def test_async_fio_and_the_tool_report_between_cases(qtbot, window, tmp_path: Path) -> None:
+    if proc.which("fio") is None:
+        pytest.skip("fio is not installed")
+    target = tmp_path / "t"
+    target.mkdir()
+    events: list[object] = []
+    window.wb.runs.event.connect(events.append)
+    window.wb.set_draft(PlanDraft.from_text(PLAN.format(target=target)))
+    page = window.run
+    page.start()
+    qtbot.waitUntil(lambda: "cannot run" in page.state_label.text()
+                    or sum(isinstance(e, CaseStarted) for e in events) == 2, timeout=90_000)
+    assert "cannot run" not in page.state_label.text(), page.state_label.text()
+    # the engine's last report is not shown while fio sets up: cleared at its start
+    page._flush()
+    assert page.rate_labels["Tool's report"].text() == "–"
+    qtbot.waitUntil(lambda: page.rate_labels["Device"].text() != "–", timeout=30_000)
+    application = page.rate_labels["Application"]
+    assert application.text() == "not seen"
+    assert "io_submit" in application.toolTip()
+    qtbot.waitUntil(lambda: not window.wb.runs.running, timeout=90_000)
+    assert page.status == "finished", page.log.toPlainText()[-2000:]
+    # the dashed line of the tool's report is broken between the engine's case and fio's
+    t, y = page.plots.series_data("tool_bps")
+    second = next(e.t for e in events if isinstance(e, CaseStarted) and e.case.tool == "fio")
+    gap = np.flatnonzero(np.isnan(y))
+    assert len(gap) == 1
+    assert t[gap[0]] <= second - page.plots.t0 + 1e-6
+    assert np.isfinite(y[:gap[0]]).all() and np.isfinite(y[gap[0] + 1:]).all()
+
+
+def test_the_line_is_not_drawn_across_the_break(qtbot) -> None:
+    plots = LivePlots(which=("app",))
+    qtbot.addWidget(plots)
+    plots.resize(800, 300)
+    plots.show()
+    mib = 1 << 20
+    for s in range(6):
+        plots.add_sample("tool_bps", 100.0 + s, 1300 * mib)
+    plots.break_line("tool_bps", 105.5)
+    for s in range(6, 12):
+        plots.add_sample("tool_bps", 100.0 + s, 100 * mib)
+    plots.redraw()
+    canvas = plots.canvas
+    image = canvas.grab().toImage()
+    panel = canvas.by_key["app"]
+    x = round(canvas.to_px(5.5)) if hasattr(canvas, "to_px") else None
+    assert x is not None
+    pen = QColor(PALETTE[3])
+    column = [QColor(image.pixel(x, yy)) for yy in range(int(panel.rect.top()) + 2,
+                                                            int(panel.rect.bottom()) - 2)]
+    near = [c for c in column if abs(c.red() - pen.red()) + abs(c.green() - pen.green())
+            + abs(c.blue() - pen.blue()) < 60]
+    assert not near  # nothing of the tool's line between 1300 at 5 s and 100 at 6 s
+    # while each side is drawn
+    left = [QColor(image.pixel(round(canvas.to_px(2.5)), yy))
+            for yy in range(int(panel.rect.top()), int(panel.rect.bottom()))]
+    assert any(abs(c.red() - pen.red()) + abs(c.green() - pen.green())
+               + abs(c.blue() - pen.blue()) < 60 for c in left)
+
+
+def test_one_colour_per_direction_on_both_rate_plots(qtbot) -> None:
+    plots = LivePlots()
+    qtbot.addWidget(plots)
+    curves = plots.curves
+    for direction in ("write", "read"):
+        app = curves[f"app_{'wchar' if direction == 'write' else 'rchar'}_bps"]
+        dev = curves[f"device_{direction}_bps"]
+        assert app.opts["pen"].color() == dev.opts["pen"].color(), direction
+    assert (curves["app_wchar_bps"].opts["pen"].color()
+            != curves["app_rchar_bps"].opts["pen"].color())
+
+
+@pytest.mark.parametrize("pixels", [24, 40, 60, 90, 150, 400])
+def test_a_short_plot_keeps_a_scale(pixels: int) -> None:
+    # every range the frames grow to (round steps), at every plot height: at least two labels
+    for exp in range(-1, 6):
+        for m in (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0):
+            high = step_up(m * 10.0 ** exp)
+            marks = ticks(0.0, high, nice_step(high, pixels))
+            assert len(marks) >= 2, (high, pixels, marks)

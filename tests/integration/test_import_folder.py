@@ -6,6 +6,7 @@ refused with their ids."""
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
@@ -119,6 +120,16 @@ def test_fio_logs_beside_a_json_are_that_runs_time_series_and_export_as_csv(
     assert [(float(r["t_s"]), float(r["value"])) for r in rows[:2]] == [
         (int(line.split(",")[0]) / 1000, float(line.split(",")[1])) for line in iops_log[:2]]
 
+    # and as charts: the HTML report draws the run's logged throughput, IOPS and latency
+    page = tmp_path / "logs.html"
+    out = disklab("export", "logs", "--format", "html", "-o", str(page), "--library",
+                  str(library))
+    assert out.returncode == 0, out.stderr
+    text = html.unescape(page.read_text())
+    for title in ("fio's logged throughput over time", "fio's logged IOPS over time",
+                  "fio's logged latency over time"):
+        assert title in text, title
+
 
 def test_a_terminal_sees_a_progress_line_a_pipe_does_not(tmp_path: Path) -> None:
     main, child = pty.openpty()
@@ -156,3 +167,4 @@ def test_a_folder_without_outputs_is_said_and_exits_2(tmp_path: Path) -> None:
     assert done.stderr == f"disklab import: {folder}: no dd, iozone, fio or bonnie++ output in it\n"
     with Library.open(tmp_path / "l.sqlite3") as lib:
         assert lib.list_sessions() == []
+

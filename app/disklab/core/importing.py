@@ -11,7 +11,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,17 +28,6 @@ FIO_LOG = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.(?P<j
 FIO_LOG_SERIES = {"bw": ("bw_bps", 1024.0), "iops": ("iops", 1.0), "lat": ("lat_ns", 1.0),
                   "clat": ("clat_ns", 1.0), "slat": ("slat_ns", 1.0)}
 FIO_DIRECTIONS = {"0": "read", "1": "write", "2": "trim"}
-# The charts of an imported run's fio logs: (title, series name suffix, unit)
-FIO_LOG_CHARTS = (("fio's logged throughput over time", "bw_bps", "B/s"),
-                  ("fio's logged IOPS over time", "iops", "op/s"),
-                  ("fio's logged latency over time", "_ns", "ns"))
-
-
-def fio_log_series_names(names: Iterable[str], suffix: str) -> list[str]:
-    """The fio log series among `names` whose kind ends with `suffix` (bw_bps, iops, _ns),
-    in name order: fio_read_bw_bps, fio_write_bw_bps:2, ..."""
-    return sorted(n for n in names
-                  if n.startswith("fio_") and n.split(":")[0].endswith(suffix))
 MAX_LOG_POINTS = 2_000_000  # per file: a 1 ms log of a week-long run is 6e8 lines; keep the start
 
 

@@ -348,6 +348,41 @@ def thinned_samples(lib: SamplesSource, session_id: int, max_points: int = 4000
     return samples
 
 
+# The charts of an imported run's fio logs (core.importing names their series fio_DIRECTION_
+# KIND[:JOB]): (title, series name suffix, unit)
+FIO_LOG_CHARTS = (("fio's logged throughput over time", "bw_bps", "B/s"),
+                  ("fio's logged IOPS over time", "iops", "op/s"),
+                  ("fio's logged latency over time", "_ns", "ns"))
+
+
+def fio_log_series_names(names: Iterable[str], suffix: str) -> list[str]:
+    """The fio log series among `names` whose kind ends with `suffix` (bw_bps, iops, _ns),
+    in name order: fio_read_bw_bps, fio_write_bw_bps:2, ..."""
+    return sorted(n for n in names
+                  if n.startswith("fio_") and n.split(":")[0].endswith(suffix))
+
+
+def fio_log_charts(lib: SamplesSource, session_id: int, max_points: int = 4000
+                   ) -> list[ChartSpec]:
+    """The time series of fio's own per-interval logs imported with a run (core.importing):
+    throughput, IOPS and latency over time, each series thinned to about `max_points`; for
+    the Library page and the HTML report alike."""
+    samples = [s for s in lib.samples(session_id) if str(s["series"]).startswith("fio_")]
+    if not samples:
+        return []
+    by_name: dict[str, list[Mapping[str, Any]]] = {}
+    for s in samples:
+        by_name.setdefault(str(s["series"]), []).append(s)
+    thinned = [s for rows in by_name.values() for s in rows[::max(1, len(rows) // max_points)]]
+    charts = []
+    for title, suffix, unit in FIO_LOG_CHARTS:
+        names = fio_log_series_names(by_name, suffix)
+        chart = samples_chart(thinned, title, names, unit) if names else None
+        if chart is not None:
+            charts.append(chart)
+    return charts
+
+
 def session_charts(results: Sequence[Mapping[str, Any]],
                    samples: Sequence[Mapping[str, Any]] = ()) -> list[ChartSpec]:
     """A session's charts: per tool, metric and unit bars or lines over a swept parameter,

@@ -25,6 +25,7 @@ from disklab.core.plan import session_report
 from disklab.core.results.charts import (
     ChartSpec,
     comparison_charts,
+    fio_log_charts,
     pivot_charts,
     session_charts,
     thinned_samples,
@@ -206,7 +207,8 @@ def config_sections(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]
 def session_html(session: Mapping[str, Any], results: SessionResults,
                  samples: Sequence[Mapping[str, Any]] = (),
                  evidence: Sequence[tuple[str, str]] = (),
-                 limits: Mapping[str, Sequence[Limit]] | None = None) -> str:
+                 limits: Mapping[str, Sequence[Limit]] | None = None,
+                 more_charts: Sequence[ChartSpec] = ()) -> str:
     """A session as one self-contained HTML file: its pivot (the plan's [report] table, else
     configuration x test) and the pivot's charts first, then the full results table and the
     charts over time and over a swept parameter; the evidence after, collapsed: facts,
@@ -225,6 +227,7 @@ def session_html(session: Mapping[str, Any], results: SessionResults,
     charts += [c for c in session_charts(results.rows, samples)
                if (c.kind == "line" and not any(c.title.endswith(f" {d.title}") for d in charts))
                or c.title.startswith("latency percentiles")]
+    charts += list(more_charts)  # an imported run's own logs over time (fio_log_charts)
     return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
                        session_facts(session),
                        [pivot_table(pivot), results_table(results, limits=limits)],
@@ -334,7 +337,7 @@ def write_session(lib: Library, session_id: int, path: str | Path, fmt: str,
         text = session_html(lib.session(session_id),
                             session_results(lib, session_id, include_partial),
                             thinned_samples(lib, session_id), session_evidence(lib, session_id),
-                            session_limits(lib, session_id))
+                            session_limits(lib, session_id), fio_log_charts(lib, session_id))
     elif fmt == "md":
         text = session_markdown(lib.session(session_id),
                                 session_results(lib, session_id, include_partial),

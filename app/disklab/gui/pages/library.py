@@ -36,16 +36,11 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core.errors import DisklabError
-from disklab.core.importing import (
-    FIO_LOG_CHARTS,
-    ImportReport,
-    fio_log_series_names,
-    import_paths,
-)
+from disklab.core.importing import ImportReport, import_paths
 from disklab.core.library.schema import RESUMABLE
 from disklab.core.results.charts import (
     ChartSpec,
-    samples_chart,
+    fio_log_charts,
     session_charts,
     thinned_samples,
 )
@@ -61,25 +56,6 @@ from disklab.gui.models import sessions_model, when
 from disklab.gui.state import Workbench
 
 PARAMS_WIDTH = 220  # px: the widest the parameters column opens (elided, full in the tooltip)
-
-
-def fio_log_charts(lib: Any, session_id: int, max_points: int = 4000) -> list[ChartSpec]:
-    """The time series of fio's own per-interval logs imported with a run (core.importing):
-    throughput, IOPS and latency over time, each series thinned to about `max_points`."""
-    samples = [s for s in lib.samples(session_id) if str(s["series"]).startswith("fio_")]
-    if not samples:
-        return []
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for s in samples:
-        by_name.setdefault(str(s["series"]), []).append(s)
-    thinned = [s for rows in by_name.values() for s in rows[::max(1, len(rows) // max_points)]]
-    charts = []
-    for title, suffix, unit in FIO_LOG_CHARTS:
-        names = fio_log_series_names(by_name, suffix)
-        chart = samples_chart(thinned, title, names, unit) if names else None
-        if chart is not None:
-            charts.append(chart)
-    return charts
 
 
 def dropped_paths(mime: QMimeData) -> list[str]:

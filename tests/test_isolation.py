@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.session import library_path, state_dir
+from disklab.core.system.directories import library_path, state_dir
 from tests.helpers import snapshot
 
 

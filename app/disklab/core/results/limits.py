@@ -98,11 +98,20 @@ def _mean(values: list[float] | None) -> float | None:
     return statistics.fmean(values) if values else None
 
 
+def _steady(values: list[float] | None) -> float | None:
+    """The mean of a level over the run's steady state: with 4 samples or more the first and
+    the last are left out, because they cover partial intervals (the tool starting, its last
+    I/O before the closing sample) that dilute a device busy all the time in between."""
+    if values and len(values) >= 4:
+        values = values[1:-1]
+    return _mean(values)
+
+
 def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
-    busy = _mean(series.get("device_busy_pct"))
+    busy = _steady(series.get("device_busy_pct"))
     if busy is None or busy < DEVICE_BUSY_PCT:
         return None
-    flight = _mean(series.get("device_in_flight")) or 0.0
+    flight = _steady(series.get("device_in_flight")) or 0.0
     asked = facts.queue_depth * facts.threads if facts.queue_depth else None
     words = f"device busy {busy:.0f} %, {flight:.1f}"
     words += f" of {asked} requests in flight" if asked else " requests in flight"
@@ -115,8 +124,8 @@ def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
 def _cpu(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     """The tool's processes at a core per thread, or the machine's CPUs all busy (a tool
     that gets less than a core on a loaded machine waits for the CPU, not the device)."""
-    cpu = _mean(series.get("cpu_pct"))
-    machine = _mean(series.get("machine_cpu_pct"))
+    cpu = _steady(series.get("cpu_pct"))
+    machine = _steady(series.get("machine_cpu_pct"))
     if cpu is None:
         return None
     per_thread = cpu / max(facts.threads, 1)

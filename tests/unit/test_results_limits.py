@@ -69,5 +69,7 @@ def test_a_row_takes_the_kinds_of_at_least_half_its_runs() -> None:
     (row,) = row_limits([[device], [device2, cpu], [Limit("none", "nothing found")]])
     assert row.kind == "device" and row.evidence == {"busy_pct": 97.0}
     assert row.words == "device busy 99 % (2 of 3 runs)"
-    assert row_limits([[cpu], [device]]) != []
+    # half the runs each: both are said, with how many runs found them
+    assert [(x.kind, x.words) for x in row_limits([[cpu], [device]])] == [
+        ("device", "device busy 99 % (1 of 2 runs)"), ("cpu", "CPU (1 of 2 runs)")]
     assert [x.kind for x in row_limits([])] == ["unknown"]

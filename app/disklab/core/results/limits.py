@@ -226,6 +226,10 @@ class LimitsSource(Protocol):
     def session(self, session_id: int) -> dict[str, Any]: ...
 
 
+# the series the verdicts read (run_limits); a session's other series are never loaded for them
+JUDGED_SERIES = ("cpu_pct", "machine_cpu_pct", "device_busy_pct", "device_in_flight",
+                 "device_read_bps", "device_write_bps", "app_rchar_bps", "app_wchar_bps",
+                 "dirty_bytes")
 # the parameters that say how many processes or threads issue I/O, and how deep each queue is
 THREAD_KEYS = ("streams", "numjobs", "threads")
 DEPTH_KEYS = ("queue_depth", "iodepth")
@@ -236,8 +240,9 @@ def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]
     host = lib.session(session_id).get("host") or {}
     cases = {c["case_id"]: c for c in lib.cases(session_id)}
     by_run: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
-    for s in lib.samples(session_id):
-        by_run.setdefault((s["case_id"], int(s["repeat"])), []).append(s)
+    for name in JUDGED_SERIES:  # only what a verdict reads, not every series of a long run
+        for s in lib.samples(session_id, series=name):
+            by_run.setdefault((s["case_id"], int(s["repeat"])), []).append(s)
     per_case: dict[str, list[list[Limit]]] = {}
     limits_of = host.get("page_cache_limit") or {}
     for run in lib.runs(session_id):

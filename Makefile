@@ -83,7 +83,7 @@ check: setup
 # the tally. Not for a machine where others are timing things.
 RUNS ?= 20
 test-gui-hog: setup
-	$(PY) scripts/gui_hog.py --runs $(RUNS)
+	$(PY) scripts/gui_hog.py --runs $(RUNS) $(if $(MINUTES),--minutes $(MINUTES))
 
 lint: setup
 	$(VENV)/bin/ruff check app tests bench

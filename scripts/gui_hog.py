@@ -107,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20, help="rounds of tests/gui (20)")
     parser.add_argument("--cpus", type=int, default=os.cpu_count() or 2,
                         help="CPUs the hog keeps busy (all of them)")
+    parser.add_argument("--minutes", type=float,
+                        help="start no new round after this many minutes (the tally so far)")
     parser.add_argument("--logs", type=Path, help="where the output of a failed round is kept")
     parser.add_argument("pytest_args", nargs="*", default=["tests/gui"],
                         help="what pytest runs (tests/gui)")
@@ -121,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     hog = start_hog(args.cpus)
     print(f"hog: {args.cpus} CPUs busy (pids {', '.join(str(p.pid) for p in hog)})", flush=True)
     try:
+        started = time.monotonic()
         for number in range(1, args.runs + 1):
+            if args.minutes is not None and time.monotonic() - started > args.minutes * 60:
+                print(f"time is up ({args.minutes:g} minutes): no round {number}", flush=True)
+                break
             rounds.append(run_round(number, args.pytest_args, logs))
             print(describe(rounds[-1]), flush=True)
     finally:
@@ -130,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = sum(not r.ok and not r.crashed for r in rounds)
     tests_failed = sum(r.counts.get("failed", 0) + r.counts.get("error", 0) for r in rounds)
     mean = sum(r.seconds for r in rounds) / len(rounds)
+    if not rounds:
+        return 1
     print(f"\n{len(rounds)} rounds of {' '.join(args.pytest_args)} under a {args.cpus}-CPU hog, "
           f"{mean:.0f} s each: {crashes} crashed, {failed} failed without a crash "
           f"({tests_failed} failed tests in all)")

@@ -5,6 +5,7 @@ the alpha set on the page."""
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -34,14 +35,26 @@ def _record(library: Path, plan_text: str, cancel_in_repeat: int | None = None) 
     return int(rec.session_id)
 
 
-@pytest.fixture
-def sessions(library_path: Path, target_dir: Path) -> tuple[int, int]:
-    # the same parameters (a comparison's columns), the second cancelled halfway through its
-    # last repeat's write
-    whole = _record(library_path, engine_plan(target_dir, name="whole", repeats=3,
-                                              runtime="0.8s"))
-    cut = _record(library_path, engine_plan(target_dir, name="cut", repeats=3, runtime="0.8s"),
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int]:
+    """Two real sessions, recorded once for the module's tests: the same parameters (a
+    comparison's columns), the second cancelled halfway through its last repeat's write."""
+    base = tmp_path_factory.mktemp("significance-pages")
+    library, target = base / "library.sqlite3", base / "target"
+    target.mkdir()
+    whole = _record(library, engine_plan(target, name="whole", repeats=3, runtime="0.8s"))
+    cut = _record(library, engine_plan(target, name="cut", repeats=3, runtime="0.8s"),
                   cancel_in_repeat=3)
+    return library, whole, cut
+
+
+@pytest.fixture
+def sessions(library_path: Path, recorded: tuple[Path, int, int]) -> tuple[int, int]:
+    """A copy of the recorded library where the test's window opens it (ask for this before
+    `window`: the copy is made before the window opens the file)."""
+    library, whole, cut = recorded
+    assert not library_path.exists()
+    shutil.copyfile(library, library_path)
     return whole, cut
 
 
@@ -50,7 +63,7 @@ def _cells(table) -> list[list[str]]:
              for j in range(table.columnCount())] for i in range(table.rowCount())]
 
 
-def test_library_page_leaves_partial_runs_out_until_asked(window, sessions):
+def test_library_page_leaves_partial_runs_out_until_asked(sessions, window):
     _whole, cut = sessions
     page = window.library
     page.refresh()
@@ -69,7 +82,7 @@ def test_library_page_leaves_partial_runs_out_until_asked(window, sessions):
     assert "included in the means" in page.heading.text()
 
 
-def test_compare_page_counts_excluded_runs_and_colours_only_significance(window, sessions):
+def test_compare_page_counts_excluded_runs_and_colours_only_significance(sessions, window):
     whole, cut = sessions
     page = window.compare
     page.refresh()

@@ -46,83 +46,20 @@ ioengine = "psync"
 direct = true
 """
 
-REFERENCE = """\
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "256m"
-threads = 1
-sync = false
-fsync = false
+def iozone(file_size: str, threads: str, sync: bool) -> str:
+    """One iozone test of the plan: write and read at 4096k records, -o -e when `sync`."""
+    flag = str(sync).lower()
+    return (f'[[test]]\ntool = "iozone"\ntests = ["write", "read"]\nrecord_size = "4096k"\n'
+            f'file_size = "{file_size}"\nthreads = {threads}\nsync = {flag}\nfsync = {flag}\n\n')
 
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "256m"
-threads = 1
-sync = true
-fsync = true
 
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "75m"
-threads = [6, 7]
-sync = false
-fsync = false
-
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "75m"
-threads = [6, 7]
-sync = true
-fsync = true
-
-"""
-
-SHORT = """\
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "64m"
-threads = 1
-sync = false
-fsync = false
-
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "64m"
-threads = 1
-sync = true
-fsync = true
-
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "16m"
-threads = 6
-sync = false
-fsync = false
-
-[[test]]
-tool = "iozone"
-tests = ["write", "read"]
-record_size = "4096k"
-file_size = "16m"
-threads = 7
-sync = true
-fsync = true
-
-"""
+# the reference's: 256 MB at -t 1, 75 MB at -t 6 and 7, each without and with -o -e
+REFERENCE = "".join(iozone(size, threads, sync) for size, threads in (("256m", "1"),
+                                                                        ("75m", "[6, 7]"))
+                    for sync in (False, True))
+# every thread count and both -o -e settings in four cases, at a quarter of the sizes
+SHORT = (iozone("64m", "1", False) + iozone("64m", "1", True) + iozone("16m", "6", False)
+         + iozone("16m", "7", True))
 
 # the iozone tests of the plan and how many iozone cases they make
 FORMS = (pytest.param((SHORT, 4), id="short"),

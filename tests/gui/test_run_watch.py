@@ -88,11 +88,15 @@ def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target
     assert max(ev.overall for t, ev in progress if t < last_start) <= 1 - 1 / CASES + 0.05
     assert progress[-1][1].overall == 1.0 and progress[-1][1].overall_eta == 0.0
     assert progress[-1][1].runs_done == CASES
-    # by time: after the first case about 1/8 is done and the ETA is the 7 cases left
+    # by time: after the first case about 1/8 is done and the ETA is the 7 cases left: their
+    # runtime, and not more than the time they then took (on a loaded machine that time also
+    # holds each case's start and set-up, which grow with the load and no ETA can know: with
+    # both CPUs busy, 87 s against the 70 s of runtime)
     t1, after_first = next((t, ev) for t, ev in progress if ev.runs_done == 1)
     assert after_first.overall == pytest.approx(1 / CASES, abs=0.05)
-    assert after_first.overall_eta == pytest.approx(end - t1,
+    assert after_first.overall_eta == pytest.approx((CASES - 1) * runtime,
                                                     abs=max(5.0, 0.15 * matrix_seconds))
+    assert after_first.overall_eta <= end - t1 + 5.0
     # halfway through the time, the bar is about halfway
     start = events[0][0]
     middle = next(ev for t, ev in progress if t >= start + (end - start) / 2)

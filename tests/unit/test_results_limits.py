@@ -4,7 +4,11 @@ its named threshold, with its evidence; a row's verdict from its runs'; nothing 
 from __future__ import annotations
 
 from disklab.core.results import limits
+from disklab.core.results.compare import compare_results
+from disklab.core.results.documents import cell_json, pivot_cell_json, pivot_csv
 from disklab.core.results.limits import Limit, RunFacts, row_limits, run_limits
+from disklab.core.results.pivot import build_pivot
+from disklab.core.results.tables import comparison_table, pivot_table
 
 
 def samples(**series: list[float]) -> list[dict[str, object]]:
@@ -73,3 +77,46 @@ def test_a_row_takes_the_kinds_of_at_least_half_its_runs() -> None:
     assert [(x.kind, x.words) for x in row_limits([[cpu], [device]])] == [
         ("device", "device busy 99 % (1 of 2 runs)"), ("cpu", "CPU (1 of 2 runs)")]
     assert [x.kind for x in row_limits([])] == ["unknown"]
+
+
+def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
+    """Rows carrying their verdicts (with_limits) give each pivot and comparison cell its
+    verdict: one line under the table per kind, with the cells it names and its evidence as
+    ranges, the words and evidence in the cell's tooltip and in the JSON."""
+    device = Limit("device", "device busy 99 %, 7.8 of 8 requests in flight",
+                   {"busy_pct": 99.0, "in_flight": 7.8, "asked": 8.0})
+    device2 = Limit("device", "device busy 95 %, 7.1 of 8 requests in flight",
+                    {"busy_pct": 95.0, "in_flight": 7.1, "asked": 8.0})
+    cache = Limit("page_cache_read", "read from the page cache: the device read 2 % of it",
+                  {"device_share": 0.02})
+
+    def row(case: str, bs: int, mean: float) -> dict[str, object]:
+        return {"config": "ext4", "tool": "fio", "metric": "read", "unit": "B/s",
+                "case_id": case, "params": {"bs": bs}, "values": [mean], "mean": mean,
+                "stddev": None, "n": 1}
+
+    rows = limits.with_limits([row("a", 4096, 1e8), row("b", 65536, 2e8), row("c", 1 << 20,
+                                                                              3e9)],
+                              {"a": [device], "b": [device2], "c": [cache]})
+    p = build_pivot(rows, ("bs",), ("test",))
+    note = pivot_table(p).note
+    assert ("limited by: device (busy 95–99 %, 7.1–7.8 in flight): bs=4k, bs=64k; "
+            "reads from the page cache (the device read 2 %): bs=1m") in note
+    tip = pivot_table(p).tips[0][1]
+    assert "device busy 99 %, 7.8 of 8 requests in flight" in tip and "busy_pct 99 %" in tip
+    assert pivot_cell_json(p, 2, 0)["limited_by"] == [cache.to_json()]
+    assert pivot_csv(p).splitlines()[0].endswith("read limited by")
+    # an imported row (no verdicts of its case) is not known; rows never judged say nothing
+    unjudged = build_pivot([row("a", 4096, 1e8)], ("bs",), ("test",))
+    assert "limited by" not in pivot_table(unjudged).note
+    assert pivot_cell_json(unjudged, 0, 0)["limited_by"] is None
+    (imported,) = limits.with_limits([row("x", 4096, 1e8)], {})
+    assert limits.limits_of(imported) == (limits.UNKNOWN,)
+    # a comparison of two sessions: every cell device-limited, said once
+    same = limits.with_limits([row("a", 4096, 1e8), row("b", 4096, 2e8)],
+                              {"a": [device], "b": [device2]})
+    c = compare_results([("1 a", same[:1]), ("2 b", same[1:])])
+    table = comparison_table(c)
+    assert "limited by: device (busy 95–99 %, 7.1–7.8 in flight): every cell" in table.note
+    assert "busy_pct 95 %" in table.tips[1][1]
+    assert cell_json(c, "2 b", c.columns[0])["limited_by"] == [device2.to_json()]

@@ -244,26 +244,33 @@ def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]
         for s in lib.samples(session_id, series=name):
             by_run.setdefault((s["case_id"], int(s["repeat"])), []).append(s)
     per_case: dict[str, list[list[Limit]]] = {}
-    limits_of = host.get("page_cache_limit") or {}
     for run in lib.runs(session_id):
         case = cases.get(run["case_id"])
         if case is None or run.get("status") != "ok":
             continue
-        params = case.get("params") or {}
-        threads = next((int(params[k]) for k in THREAD_KEYS
-                        if isinstance(params.get(k), int) and params[k] > 0), 1)
-        depth = next((int(params[k]) for k in DEPTH_KEYS if isinstance(params.get(k), int)),
-                     None)
-        facts = RunFacts(tool=str(case.get("tool", "")), duration=run.get("duration"),
-                         threads=threads, queue_depth=depth,
-                         cpus=int(host.get("cpu_count") or 1),
-                         dirty_threshold=host.get("dirty_threshold_bytes"),
-                         page_cache_limit=_limit_of(limits_of, case))
+        facts = run_facts(case, run.get("duration"), host)
         samples = by_run.get((run["case_id"], int(run["repeat"])), [])
         if not samples and run.get("duration") is None:
             continue  # imported: no evidence
         per_case.setdefault(run["case_id"], []).append(run_limits(samples, facts))
     return {cid: row_limits(runs) for cid, runs in per_case.items()}
+
+
+def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str, Any]
+              ) -> RunFacts:
+    """A run's facts from its case (tool, params, test_index: a library case row or a
+    model.Case's fields), its duration and the session's host record: what session_limits
+    reads from the library and the Run page's live verdict (results.live) from the events."""
+    params = case.get("params") or {}
+    threads = next((int(params[k]) for k in THREAD_KEYS
+                    if isinstance(params.get(k), int) and params[k] > 0), 1)
+    depth = next((int(params[k]) for k in DEPTH_KEYS if isinstance(params.get(k), int)),
+                 None)
+    return RunFacts(tool=str(case.get("tool", "")), duration=duration,
+                    threads=threads, queue_depth=depth,
+                    cpus=int(host.get("cpu_count") or 1),
+                    dirty_threshold=host.get("dirty_threshold_bytes"),
+                    page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case))
 
 
 def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | None:
@@ -274,3 +281,116 @@ def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | Non
     own = tests.get(str(case.get("test_index"))) if isinstance(tests, Mapping) else None
     value = own if own is not None else recorded.get("plan")
     return int(value) if isinstance(value, int | float) else None
+
+
+# ---- said beside a figure: a column's short words, a cell's tooltip, a table's note --------
+
+# The short words of each kind, for a pivot's or a comparison's note (what limited which cells)
+SHORT = {"too_short": "too short", "device": "device", "cpu": "CPU",
+         "page_cache_read": "reads from the page cache",
+         "page_cache_write": "writes absorbed by the page cache",
+         "writeback": "write-back throttling", "none": "nothing found",
+         "unknown": "not known (imported)"}
+# A result row's verdicts ride with it into a pivot or a comparison under this key (with_limits)
+LIMITS_KEY = "_limited_by"
+# A note lists at most this many cells of one kind by name; the rest are counted
+NOTE_CELLS = 6
+
+
+def with_limits(rows: Iterable[Mapping[str, Any]], limits: Mapping[str, Sequence[Limit]]
+                ) -> list[dict[str, Any]]:
+    """Copies of result rows, each with its case's verdicts (session_limits) under
+    LIMITS_KEY; a row of a case without evidence (imported) is "not known"."""
+    return [{**r, LIMITS_KEY: tuple(limits.get(str(r.get("case_id"))) or (UNKNOWN,))}
+            for r in rows]
+
+
+def limits_of(row: Mapping[str, Any]) -> tuple[Limit, ...] | None:
+    """The verdicts a row carries (with_limits), None when it was never judged."""
+    found = row.get(LIMITS_KEY)
+    return tuple(found) if found is not None else None
+
+
+def _figure(value: float, key: str) -> str:
+    if key == "device_share":
+        return f"{100 * value:.0f} %"
+    if key in ("busy_pct", "cpu_pct", "per_thread_pct", "machine_cpu_pct", "util_pct"):
+        return f"{value:.0f} %"
+    if key in ("dirty_bytes", "threshold"):
+        return f"{value / (1 << 20):.0f} MiB"
+    if key == "seconds":
+        return f"{value:.2f} s"
+    return f"{value:.3g}"
+
+
+def limits_tip(limits: Sequence[Limit]) -> str:
+    """A cell's tooltip: 'limited by:' and each verdict's words, with its evidence figures
+    on the next line ('busy_pct 99 %, in_flight 7.82, asked 8')."""
+    lines = ["limited by:"]
+    for limit in limits:
+        lines.append(f"  {limit.words}")
+        if limit.evidence:
+            lines.append("    " + ", ".join(f"{k} {_figure(v, k)}"
+                                          for k, v in limit.evidence.items()))
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+# per kind, the evidence a note sums up over the cells it names, and how it is said
+_NOTE_EVIDENCE = {"device": (("busy_pct", "busy {} %"), ("in_flight", "{} in flight")),
+                  "cpu": (("per_thread_pct", "{} % of a core"),),
+                  "page_cache_read": (("device_share", "the device read {} %"),),
+                  "page_cache_write": (("device_share", "{} % reached the device"),),
+                  "writeback": (("dirty_share", "Dirty at {} % of the threshold"),),
+                  "too_short": (("seconds", "{} s"),)}
+
+
+def _span(values: list[float], scale: float, digits: int) -> str:
+    low, high = min(values) * scale, max(values) * scale
+    a, b = f"{low:.{digits}f}", f"{high:.{digits}f}"
+    return a if a == b else f"{a}–{b}"
+
+
+def _summed(kind: str, found: Sequence[Limit]) -> str:
+    """A kind's evidence over the cells it names, as ranges ('busy 97–99 %, 7.6–7.9 in
+    flight'); '' for kinds without figures."""
+    parts = []
+    for key, text in _NOTE_EVIDENCE.get(kind, ()):
+        if key == "dirty_share":
+            values = [x.evidence["dirty_bytes"] / x.evidence["threshold"] for x in found
+                      if x.evidence.get("threshold")]
+        else:
+            values = [x.evidence[key] for x in found if key in x.evidence]
+        if values:
+            scale = 100.0 if key in ("device_share", "dirty_share") else 1.0
+            parts.append(text.format(_span(values, scale, 1 if key == "in_flight" else
+                                            2 if key == "seconds" else 0)))
+    return ", ".join(parts)
+
+
+def limits_note(cells: Sequence[tuple[str, Sequence[Limit] | None]]) -> str:
+    """What a pivot or a comparison says under its table of what limited its cells, each
+    kind once with the cells it names (or 'every cell') and its evidence as ranges:
+    'limited by: device (busy 97–99 %, 7.6–7.9 in flight): 4k, 64k; reads from the page cache
+    (the device read 1 %): 1m'. '' when no cell was judged (rows without with_limits)."""
+    judged = [(name, limits) for name, limits in cells if limits is not None]
+    if not judged:
+        return ""
+    by_kind: dict[str, list[tuple[str, Limit]]] = {}
+    for name, limits in judged:
+        for limit in limits:
+            by_kind.setdefault(limit.kind, []).append((name, limit))
+    parts = []
+    for kind in KINDS:
+        found = by_kind.get(kind)
+        if not found:
+            continue
+        evidence = _summed(kind, [x for _n, x in found])
+        head = SHORT[kind] + (f" ({evidence})" if evidence else "")
+        names = list(dict.fromkeys(n for n, _x in found))
+        if len(names) == len(judged):
+            where = "every cell" if len(judged) > 1 else names[0]
+        else:
+            where = ", ".join(names[:NOTE_CELLS]) + (
+                f" and {len(names) - NOTE_CELLS} more" if len(names) > NOTE_CELLS else "")
+        parts.append(f"{head}: {where}")
+    return "limited by: " + "; ".join(parts)

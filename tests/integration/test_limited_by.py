@@ -124,11 +124,62 @@ def test_a_run_of_a_fifth_of_a_second_is_too_short(tmp_path: Path, workdir: Path
     assert limits[0]["evidence"]["seconds"] < 1.0
 
 
-def test_an_imported_result_is_not_known(tmp_path: Path) -> None:
-    fixture = Path(__file__).parents[1] / "fixtures" / "fio" / \
-        "seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json"
+def imported(tmp_path: Path, *paths: Path) -> dict[str, Any]:
+    """show --json of the session `disklab import` made of these outputs."""
     library = tmp_path / "lib.sqlite3"
-    done = disklab("import", str(fixture), "--library", str(library))
+    done = disklab("import", *map(str, paths), "--library", str(library))
     assert done.returncode == 0, done.stderr
-    doc = json.loads(disklab("show", "1", "--json", "--library", str(library)).stdout)
-    assert all(kinds(r["limited_by"]) == {"unknown"} for r in doc["results"])
+    return json.loads(disklab("show", "1", "--json", "--library", str(library)).stdout)
+
+
+FIO = Path(__file__).parents[1] / "fixtures" / "fio"
+SWEEP = Path("/work/shared/fixtures/fio-plot-sweep")
+
+
+def test_an_imported_result_without_evidence_is_not_known(tmp_path: Path) -> None:
+    # fio on btrfs lists no disk_util: nothing to judge from
+    doc = imported(tmp_path, FIO / "randread_4k_qd32_libaio_direct_btrfs_jsonplus.json")
+    assert all(r["limited_by"] == [{"kind": "unknown", "words": "not known (imported)",
+                                    "evidence": {}}] for r in doc["results"])
+
+
+def test_an_imported_fio_output_says_its_device_from_disk_util(tmp_path: Path) -> None:
+    """fio's disk_util (util, in_queue over the job's runtime) is the device's evidence: a
+    device under 90 % busy was not the limit (and what was is not known); at 90 % or more it
+    was, with its requests in flight against the queue asked for."""
+    doc = imported(tmp_path, FIO / "randread_4k_qd32_libaio_direct_ext4_jsonplus.json")
+    (verdict,) = doc["results"][0]["limited_by"]
+    assert verdict["kind"] == "unknown"  # util 89.7 % in the output
+    assert verdict["words"] == "not known (imported): not the device, busy 89 %"
+    assert verdict["evidence"]["busy_pct"] == pytest.approx(89.707649)
+
+
+@pytest.mark.skipif(not SWEEP.is_dir(), reason="the fio-plot sweep is not here")
+def test_the_imported_fio_plot_sweep_is_the_device_with_its_queue(tmp_path: Path) -> None:
+    """The real sweep of a Samsung PM883 (iodepth x numjobs, 60 s each): busy all the time
+    from two requests asked on, requests in flight following iodepth x numjobs up to the
+    device's own queue (~150), and the pivot's note says so."""
+    doc = imported(tmp_path, SWEEP)  # a folder: one session
+    by = {(r["params"]["iodepth"], r["params"]["numjobs"]): r["limited_by"]
+          for r in doc["results"] if r["metric"] == "read"}
+    (qd1,) = by[(1, 1)]
+    assert qd1["kind"] == "unknown" and qd1["evidence"]["busy_pct"] == pytest.approx(86.055006)
+    (qd64,) = by[(1, 64)]
+    assert qd64["kind"] == "device" and qd64["evidence"]["asked"] == 64
+    # in_queue 3799692 ms over the job's 60039 ms: 63.3 requests in flight of 64
+    assert qd64["evidence"]["in_flight"] == pytest.approx(3799692 / 60039)
+    assert qd64["words"] == ("device busy 100 %, 63.3 of 64 requests in flight "
+                             "(fio's disk_util)")
+    (deep,) = by[(64, 64)]  # 4096 asked, the device holds ~150
+    assert deep["kind"] == "device" and 140 < deep["evidence"]["in_flight"] < 160
+    text = disklab("compare", "1", "--rows", "numjobs", "--columns", "iodepth",
+                   "--where", "test=read", "--library", str(tmp_path / "lib.sqlite3"))
+    assert text.returncode == 0, text.stderr
+    assert ("limited by: device (busy 97–100 %, 1.8–154.7 in flight): every cell but "
+            "numjobs=1 / iodepth=1;") in " ".join(text.stdout.split())
+    pivot = json.loads(disklab("compare", "1", "--rows", "numjobs", "--columns", "iodepth",
+                               "--where", "test=read", "--format", "json", "--library",
+                               str(tmp_path / "lib.sqlite3")).stdout)
+    assert pivot["version"] == 3
+    assert pivot["cells"][0][0]["limited_by"][0]["kind"] == "unknown"
+    assert pivot["cells"][-1][-1]["limited_by"][0]["kind"] == "device"

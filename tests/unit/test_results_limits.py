@@ -100,7 +100,7 @@ def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
                               {"a": [device], "b": [device2], "c": [cache]})
     p = build_pivot(rows, ("bs",), ("test",))
     note = pivot_table(p).note
-    assert ("limited by: device (busy 95–99 %, 7.1–7.8 in flight): bs=4k, bs=64k; "
+    assert ("limited by: device (busy 95–99 %, 7.1–7.8 in flight): every cell but bs=1m; "
             "reads from the page cache (the device read 2 %): bs=1m") in note
     tip = pivot_table(p).tips[0][1]
     assert "device busy 99 %, 7.8 of 8 requests in flight" in tip and "busy_pct 99 %" in tip

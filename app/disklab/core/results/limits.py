@@ -189,8 +189,9 @@ UNKNOWN = Limit("unknown", "not known (imported)", {})
 
 def row_limits(per_run: Sequence[Sequence[Limit]]) -> list[Limit]:
     """A result row's verdicts from its runs': each kind found in at least half of them, its
-    evidence the mean over those runs; "nothing found" when none is; "not known" without runs
-    (an imported result carries no samples)."""
+    evidence the mean over those runs ("not known" too: an imported run whose device was not
+    the limit keeps its busy share); "nothing found" when none is; "not known" without runs
+    (an imported result that carries no evidence)."""
     if not per_run:
         return [UNKNOWN]
     kinds: dict[str, list[Limit]] = {}
@@ -200,7 +201,7 @@ def row_limits(per_run: Sequence[Sequence[Limit]]) -> list[Limit]:
     out = []
     for kind in KINDS:
         found = kinds.get(kind, [])
-        if kind in ("none", "unknown") or 2 * len(found) < len(per_run):
+        if kind == "none" or 2 * len(found) < len(per_run):
             continue
         keys = set().union(*(f.evidence for f in found))
         evidence = {k: statistics.fmean(f.evidence[k] for f in found if k in f.evidence)
@@ -226,10 +227,14 @@ class LimitsSource(Protocol):
     def session(self, session_id: int) -> dict[str, Any]: ...
 
 
+# An imported output's evidence of its device (ToolAdapter.device_evidence: fio's disk_util),
+# kept as one-point series of its run under these names: evidence key -> series
+IMPORTED_SERIES = {"busy_pct": "imported_device_busy_pct",
+                   "in_flight": "imported_device_in_flight"}
 # the series the verdicts read (run_limits); a session's other series are never loaded for them
 JUDGED_SERIES = ("cpu_pct", "machine_cpu_pct", "device_busy_pct", "device_in_flight",
                  "device_read_bps", "device_write_bps", "app_rchar_bps", "app_wchar_bps",
-                 "dirty_bytes")
+                 "dirty_bytes", *IMPORTED_SERIES.values())
 # the parameters that say how many processes or threads issue I/O, and how deep each queue is
 THREAD_KEYS = ("streams", "numjobs", "threads")
 DEPTH_KEYS = ("queue_depth", "iodepth")
@@ -246,12 +251,17 @@ def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]
     per_case: dict[str, list[list[Limit]]] = {}
     for run in lib.runs(session_id):
         case = cases.get(run["case_id"])
-        if case is None or run.get("status") != "ok":
+        if case is None or run.get("status") not in ("ok", "imported"):
             continue
         facts = run_facts(case, run.get("duration"), host)
         samples = by_run.get((run["case_id"], int(run["repeat"])), [])
+        if run.get("status") == "imported":
+            found = imported_limits(samples, facts)
+            if found is not None:
+                per_case.setdefault(run["case_id"], []).append(found)
+            continue
         if not samples and run.get("duration") is None:
-            continue  # imported: no evidence
+            continue  # no evidence
         per_case.setdefault(run["case_id"], []).append(run_limits(samples, facts))
     return {cid: row_limits(runs) for cid, runs in per_case.items()}
 
@@ -271,6 +281,28 @@ def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str
                     cpus=int(host.get("cpu_count") or 1),
                     dirty_threshold=host.get("dirty_threshold_bytes"),
                     page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case))
+
+
+def imported_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts
+                    ) -> list[Limit] | None:
+    """An imported run's verdict from the evidence its output carried (IMPORTED_SERIES): the
+    device when it was busy at DEVICE_BUSY_PCT or more (its requests in flight against the
+    queue asked for), else "not known" with the device's busy share kept (the device was not
+    the limit; what was, the output does not say). None without evidence."""
+    series = _series(samples)
+    busy = _mean(series.get(IMPORTED_SERIES["busy_pct"]))
+    if busy is None:
+        return None
+    flight = _mean(series.get(IMPORTED_SERIES["in_flight"]))
+    if busy < DEVICE_BUSY_PCT:
+        return [Limit("unknown", "not known (imported): not the device, busy "
+                      f"{math.floor(busy)} %",
+                      {"busy_pct": busy})]
+    device = _device({"device_busy_pct": [busy],
+                      "device_in_flight": [flight] if flight is not None else []}, facts)
+    if device is None:  # never: busy is at the threshold
+        return None
+    return [Limit("device", f"{device.words} (fio's disk_util)", dict(device.evidence))]
 
 
 def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | None:
@@ -341,7 +373,8 @@ _NOTE_EVIDENCE = {"device": (("busy_pct", "busy {} %"), ("in_flight", "{} in fli
                   "page_cache_read": (("device_share", "the device read {} %"),),
                   "page_cache_write": (("device_share", "{} % reached the device"),),
                   "writeback": (("dirty_share", "Dirty at {} % of the threshold"),),
-                  "too_short": (("seconds", "{} s"),)}
+                  "too_short": (("seconds", "{} s"),),
+                  "unknown": (("busy_pct", "device busy {} %"),)}
 
 
 def _span(values: list[float], scale: float, digits: int) -> str:
@@ -367,6 +400,12 @@ def _summed(kind: str, found: Sequence[Limit]) -> str:
     return ", ".join(parts)
 
 
+def _listed(names: Sequence[str]) -> str:
+    """Cells by name, at most NOTE_CELLS of them, the rest counted."""
+    return ", ".join(names[:NOTE_CELLS]) + (
+        f" and {len(names) - NOTE_CELLS} more" if len(names) > NOTE_CELLS else "")
+
+
 def limits_note(cells: Sequence[tuple[str, Sequence[Limit] | None]]) -> str:
     """What a pivot or a comparison says under its table of what limited its cells, each
     kind once with the cells it names (or 'every cell') and its evidence as ranges:
@@ -387,10 +426,12 @@ def limits_note(cells: Sequence[tuple[str, Sequence[Limit] | None]]) -> str:
         evidence = _summed(kind, [x for _n, x in found])
         head = SHORT[kind] + (f" ({evidence})" if evidence else "")
         names = list(dict.fromkeys(n for n, _x in found))
-        if len(names) == len(judged):
+        others = [n for n, _x in judged if n not in set(names)]
+        if not others:
             where = "every cell" if len(judged) > 1 else names[0]
+        elif len(others) < len(names):  # most cells: the few it is not said of
+            where = f"every cell but {_listed(others)}"
         else:
-            where = ", ".join(names[:NOTE_CELLS]) + (
-                f" and {len(names) - NOTE_CELLS} more" if len(names) > NOTE_CELLS else "")
+            where = _listed(names)
         parts.append(f"{head}: {where}")
     return "limited by: " + "; ".join(parts)

@@ -48,10 +48,13 @@ class LiveResults:
         self._verdicts: dict[str, list[list[Limit]]] = {}  # case id -> each run's verdicts
 
     def add_sample(self, case_id: str, repeat: int, series: str, value: float) -> None:
-        """A Sample of a run going on; only the series a verdict reads are kept."""
+        """A Sample of a run going on; only the series a verdict reads are kept, and only the
+        run going on's (runs follow each other: a run that failed leaves nothing behind)."""
         if series in JUDGED_SERIES:
-            self._samples.setdefault((case_id, repeat), []).append(
-                {"series": series, "value": value})
+            key = (case_id, repeat)
+            if key not in self._samples:
+                self._samples = {key: []}
+            self._samples[key].append({"series": series, "value": value})
 
     def limits(self, case_id: str) -> list[Limit] | None:
         """What limited the case's complete runs so far (limits.row_limits), None before one

@@ -94,6 +94,7 @@ APPLICATION = RATES[0][0]
 NOT_SEEN = "not seen"  # the Application figure of a tool whose I/O rchar/wchar do not count
 COLS = ("#", "status", "result", "config", "case", "limited by")
 STATUS, RESULT, LIMITED = 1, 2, 5
+LIMITED_WIDTH = 180  # px: "device busy 99 %, 7.8 of 8…" (the whole verdict on hover)
 
 
 class RunPage(QWidget):
@@ -204,6 +205,12 @@ class RunPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
                                                            ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        # what limited each case, beside its result (shown there, kept last in the model):
+        # its short words elided at a fixed width, the evidence in its tooltip
+        header = self.table.horizontalHeader()
+        header.moveSection(LIMITED, RESULT + 1)
+        header.setSectionResizeMode(LIMITED, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(LIMITED, LIMITED_WIDTH)
         # one line a case, its end elided (the whole title on hover): a wrapped title was cut
         # in half by the row's height
         self.table.setWordWrap(False)

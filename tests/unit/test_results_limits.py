@@ -58,6 +58,34 @@ def test_write_back_when_dirty_holds_near_the_threshold() -> None:
     assert limit.kind == "writeback" and limit.evidence["threshold"] == 400e6
     no_threshold = RunFacts(tool="fio", duration=10.0)
     assert run_limits(held, no_threshold)[0].kind == "none"
+    # a slow device: most of the held pages are under write-back, not dirty; the kernel
+    # throttles on their sum, judged while the tool wrote (not after it stopped)
+    queued = samples(cpu_pct=[10] * 4, dirty_bytes=[50e6, 60e6, 40e6, 0.0],
+                     writeback_bytes=[300e6, 290e6, 300e6, 20e6],
+                     app_wchar_bps=[9e6, 8e6, 8e6, 0.0])
+    (limit,) = run_limits(queued, FACTS)
+    assert limit.kind == "writeback" and limit.evidence["dirty_bytes"] == 350e6
+    assert limit.words == ("write-back throttling: Dirty + Writeback held at 88 % of the "
+                           "kernel's threshold (381 MiB)")
+    below = samples(cpu_pct=[10] * 3, dirty_bytes=[100e6] * 3,
+                    writeback_bytes=[limits.WRITEBACK_SHARE * 400e6 - 101e6] * 3)
+    assert run_limits(below, FACTS)[0].kind == "none"
+
+
+def test_the_queue_depth_asked_is_only_a_direct_run_s() -> None:
+    """Buffered I/O's requests are the kernel's (read-ahead, write-back): no depth was asked."""
+    direct = limits.run_facts({"tool": "engine", "params": {"queue_depth": 8, "direct": True,
+                                                            "streams": 2}}, 3.0, {})
+    assert (direct.queue_depth, direct.threads) == (8, 2)
+    buffered = limits.run_facts({"tool": "engine", "params": {"queue_depth": 8,
+                                                              "direct": False}}, 3.0, {})
+    assert buffered.queue_depth is None
+    fio = limits.run_facts({"tool": "fio", "params": {"iodepth": 4, "direct": 0}}, 3.0,
+                           {"page_cache_limit": {"tests": {"test[1]": 64 << 20}}})
+    assert fio.queue_depth is None and fio.page_cache_limit is None  # no test_index given
+    limited = limits.run_facts({"tool": "fio", "params": {}, "test_index": 0}, 3.0,
+                               {"page_cache_limit": {"tests": {"test[1]": 64 << 20}}})
+    assert limited.page_cache_limit == 64 << 20
 
 
 def test_too_short_and_too_few_samples() -> None:

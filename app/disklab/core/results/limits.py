@@ -32,9 +32,12 @@ CACHE_READ_SHARE = 0.10
 # Writes under this share reaching the device within the run were absorbed by the page cache
 # (written back after the tool's figure was taken).
 CACHE_WRITE_SHARE = 0.5
-# Dirty at or above this share of the kernel's dirty threshold is write-back throttling: the
-# kernel makes writers wait from about the threshold on (balance_dirty_pages).
-WRITEBACK_SHARE = 0.8
+# Dirty + Writeback at or above this share of the kernel's dirty threshold is write-back
+# throttling: the kernel lets writers run free up to midway between the background threshold
+# (half the dirty one unless set lower) and the dirty threshold, 3/4 of it, and from there
+# makes them wait, holding them about 7/8 of it (balance_dirty_pages' freerun and setpoint);
+# pages under write-back count with the dirty ones (a slow device holds many in its queue).
+WRITEBACK_SHARE = 0.75
 # A run shorter than this, or with fewer samples than this, says more about its start than its
 # steady state (and gives the monitor too little to judge from).
 MIN_SECONDS = 1.0
@@ -172,15 +175,26 @@ def _cache_write(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | 
 
 
 def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    """Dirty and Writeback pages (the kernel throttles writers on their sum) held at the
+    dirty threshold while the tool wrote: the median over the samples in which the tool's
+    processes wrote (all samples when none says), compared with WRITEBACK_SHARE of it."""
     dirty = series.get("dirty_bytes")
     if not dirty or not facts.dirty_threshold:
         return None
-    held = statistics.median(dirty)
+    back = series.get("writeback_bytes") or []
+    n = min(len(dirty), len(back)) if back else len(dirty)
+    held_at = [d + (back[-n:][i] if back else 0.0) for i, d in enumerate(dirty[-n:])]
+    wrote = series.get("app_wchar_bps") or []
+    if len(wrote) >= n:
+        writing = [h for h, w in zip(held_at, wrote[-n:], strict=True) if w > 0]
+        held_at = writing or held_at
+    held = statistics.median(held_at)
     if held < WRITEBACK_SHARE * facts.dirty_threshold:
         return None
     share = held / facts.dirty_threshold
-    return Limit("writeback", f"write-back throttling: Dirty held at {100 * share:.0f} % of "
-                 f"the kernel's threshold ({facts.dirty_threshold / (1 << 20):.0f} MiB)",
+    return Limit("writeback", "write-back throttling: Dirty + Writeback held at "
+                 f"{100 * share:.0f} % of the kernel's threshold "
+                 f"({facts.dirty_threshold / (1 << 20):.0f} MiB)",
                  {"dirty_bytes": held, "threshold": facts.dirty_threshold})
 
 
@@ -234,10 +248,11 @@ IMPORTED_SERIES = {"busy_pct": "imported_device_busy_pct",
 # the series the verdicts read (run_limits); a session's other series are never loaded for them
 JUDGED_SERIES = ("cpu_pct", "machine_cpu_pct", "device_busy_pct", "device_in_flight",
                  "device_read_bps", "device_write_bps", "app_rchar_bps", "app_wchar_bps",
-                 "dirty_bytes", *IMPORTED_SERIES.values())
+                 "dirty_bytes", "writeback_bytes", *IMPORTED_SERIES.values())
 # the parameters that say how many processes or threads issue I/O, and how deep each queue is
 THREAD_KEYS = ("streams", "numjobs", "threads")
 DEPTH_KEYS = ("queue_depth", "iodepth")
+BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was buffered
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
@@ -276,6 +291,8 @@ def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str
                     if isinstance(params.get(k), int) and params[k] > 0), 1)
     depth = next((int(params[k]) for k in DEPTH_KEYS if isinstance(params.get(k), int)),
                  None)
+    if params.get("direct") in BUFFERED:  # read-ahead and write-back make the device's queue
+        depth = None  # whatever the kernel chooses: no depth was asked of it
     return RunFacts(tool=str(case.get("tool", "")), duration=duration,
                     threads=threads, queue_depth=depth,
                     cpus=int(host.get("cpu_count") or 1),
@@ -309,8 +326,10 @@ def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | Non
     """The page-cache limit a case ran under, as the session's host record keeps it."""
     if not isinstance(recorded, Mapping):
         return None
-    tests = recorded.get("tests") or {}
-    own = tests.get(str(case.get("test_index"))) if isinstance(tests, Mapping) else None
+    tests = recorded.get("tests") or {}  # "test[N]" -> bytes (the runner's _limits_record)
+    index = case.get("test_index")
+    own = (tests.get(f"test[{int(index) + 1}]") if isinstance(tests, Mapping)
+           and isinstance(index, int) else None)
     value = own if own is not None else recorded.get("plan")
     return int(value) if isinstance(value, int | float) else None
 

@@ -35,6 +35,9 @@ def test_cpu_per_thread_or_the_whole_machine() -> None:
     assert run_limits(samples(cpu_pct=[200, 200]), four)[0].kind == "none"
     (limit,) = run_limits(samples(cpu_pct=[30, 30], machine_cpu_pct=[97, 99]), four)
     assert limit.kind == "cpu" and limit.evidence["machine_cpu_pct"] == 98
+    # a tool asleep on a busy machine was not waiting for a CPU
+    idle = samples(cpu_pct=[0.4, 0.4], machine_cpu_pct=[99, 99])
+    assert run_limits(idle, four)[0].kind == "none"
 
 
 def test_the_page_cache_read_and_write_shares() -> None:

@@ -26,6 +26,11 @@ DEVICE_BUSY_PCT = 90.0
 # The tool's processes at or above this share of one core per thread (or of every CPU of the
 # machine) are the limit: a thread that computes 90 % of the time waits for nothing else.
 CPU_SHARE = 0.9
+# A machine whose CPUs are all busy is a tool's limit only when the tool ran at least this
+# much of a core per thread: a tool that used less was asleep (on its I/O, on its own timers:
+# iozone's throughput mode waits seconds per phase), not waiting for a CPU; a runnable thread
+# on a saturated machine still gets its turn (2 CPUs shared by 15 runnable tasks: ~13 %).
+RUNNABLE_PCT = 5.0
 # Reads the device served under this share of what the tool read came from the page cache: a
 # tenth leaves room for read-ahead of a file that was mostly cached.
 CACHE_READ_SHARE = 0.10
@@ -136,7 +141,7 @@ def _cpu(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     if per_thread >= CPU_SHARE * 100:
         return Limit("cpu", f"CPU: {facts.tool} at {per_thread:.0f} % of a core"
                      + (f" per thread ({facts.threads})" if facts.threads > 1 else ""), evidence)
-    if machine is not None and machine >= CPU_SHARE * 100:
+    if machine is not None and machine >= CPU_SHARE * 100 and per_thread >= RUNNABLE_PCT:
         evidence["machine_cpu_pct"] = machine
         return Limit("cpu", f"CPU: the machine's {facts.cpus} CPUs {machine:.0f} % busy "
                      f"({facts.tool} at {per_thread:.0f} % of a core)", evidence)

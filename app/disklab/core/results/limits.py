@@ -393,7 +393,8 @@ def limits_tip(limits: Sequence[Limit]) -> str:
 
 # per kind, the evidence a note sums up over the cells it names, and how it is said
 _NOTE_EVIDENCE = {"device": (("busy_pct", "busy {} %"), ("in_flight", "{} in flight")),
-                  "cpu": (("per_thread_pct", "{} % of a core"),),
+                  "cpu": (("per_thread_pct", "{} % of a core"),
+                          ("machine_cpu_pct", "the machine's CPUs {} % busy")),
                   "page_cache_read": (("device_share", "the device read {} %"),),
                   "page_cache_write": (("device_share", "{} % reached the device"),),
                   "writeback": (("dirty_share", "Dirty at {} % of the threshold"),),

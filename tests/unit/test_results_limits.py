@@ -151,3 +151,20 @@ def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
     assert "limited by: device (busy 95–99 %, 7.1–7.8 in flight): every cell" in table.note
     assert "busy_pct 95 %" in table.tips[1][1]
     assert cell_json(c, "2 b", c.columns[0])["limited_by"] == [device2.to_json()]
+
+
+def test_a_note_names_whole_rows_or_columns_rather_than_their_cells() -> None:
+    """A case's figures fill a row or a column of a table: the note names the row or column
+    once, or the few it does not hold for."""
+    short = Limit("too_short", "t", {"seconds": 0.5})
+    cpu = Limit("cpu", "c", {"per_thread_pct": 95.0})
+    device = Limit("device", "d", {"busy_pct": 99.0})
+    cells = [(row, col, [short, *([cpu] if col.startswith("read") else [])])
+             for row in ("ordered", "journal") for col in ("write", "write:iops", "read")]
+    assert limits.limits_note(cells) == ("limited by: too short (0.50 s): every cell; "
+                                         "CPU (95 % of a core): read")
+    rows = [(row, col, [short] if row == "x" else [device]) for row in ("a", "b", "c", "x")
+            for col in ("w", "r")]
+    assert limits.limits_note(rows) == ("limited by: too short (0.50 s): x; "
+                                        "device (busy 99 %): every cell but x")
+    assert limits.limits_note([("a", "w", None)]) == ""

@@ -431,32 +431,74 @@ def _listed(names: Sequence[str]) -> str:
         f" and {len(names) - NOTE_CELLS} more" if len(names) > NOTE_CELLS else "")
 
 
-def limits_note(cells: Sequence[tuple[str, Sequence[Limit] | None]]) -> str:
-    """What a pivot or a comparison says under its table of what limited its cells, each
-    kind once with the cells it names (or 'every cell') and its evidence as ranges:
+Cell = tuple[str, str]  # a table cell by its row and column labels
+
+
+def limits_note(cells: Sequence[tuple[str, str, Sequence[Limit] | None]]) -> str:
+    """What a pivot or a comparison says under its table of what limited its cells (row
+    label, column label, verdicts; None: not judged), each kind once with where it holds
+    (_where: every cell, whole rows or columns, or cells) and its evidence as ranges:
     'limited by: device (busy 97–99 %, 7.6–7.9 in flight): 4k, 64k; reads from the page cache
     (the device read 1 %): 1m'. '' when no cell was judged (rows without with_limits)."""
-    judged = [(name, limits) for name, limits in cells if limits is not None]
+    judged = [((row, col), limits) for row, col, limits in cells if limits is not None]
     if not judged:
         return ""
-    by_kind: dict[str, list[tuple[str, Limit]]] = {}
-    for name, limits in judged:
+    by_kind: dict[str, list[tuple[Cell, Limit]]] = {}
+    for cell, limits in judged:
         for limit in limits:
-            by_kind.setdefault(limit.kind, []).append((name, limit))
+            by_kind.setdefault(limit.kind, []).append((cell, limit))
+    every = [cell for cell, _l in judged]
     parts = []
     for kind in KINDS:
         found = by_kind.get(kind)
         if not found:
             continue
-        evidence = _summed(kind, [x for _n, x in found])
+        evidence = _summed(kind, [x for _c, x in found])
         head = SHORT[kind] + (f" ({evidence})" if evidence else "")
-        names = list(dict.fromkeys(n for n, _x in found))
-        others = [n for n, _x in judged if n not in set(names)]
-        if not others:
-            where = "every cell" if len(judged) > 1 else names[0]
-        elif len(others) < len(names):  # most cells: the few it is not said of
-            where = f"every cell but {_listed(others)}"
-        else:
-            where = _listed(names)
-        parts.append(f"{head}: {where}")
+        parts.append(f"{head}: {_where([c for c, _x in found], every)}")
     return "limited by: " + "; ".join(parts)
+
+
+def _where(covered: Sequence[Cell], every: Sequence[Cell]) -> str:
+    """Where a kind holds, in the fewest names: 'every cell', whole rows or columns (a case's
+    figures are a row's or a column's cells), 'every cell but' the few it does not, or the
+    cells ('row / column'; only the label that differs when the table has one row or
+    column)."""
+    held = set(covered)
+    others = [c for c in every if c not in held]
+    if not others:
+        return "every cell" if len(every) > 1 else _cell_name(every[0], every)
+    rows = list(dict.fromkeys(r for r, _c in every))
+    columns = list(dict.fromkeys(c for _r, c in every))
+    if len(rows) > 1 and len(columns) > 1:
+        for axis, labels in ((0, rows), (1, columns)):
+            lines = {x: {c for c in every if c[axis] == x} for x in labels}
+            whole = [x for x in labels if lines[x] <= held]
+            rest = [x for x in labels if not lines[x] & held]
+            if held == set().union(*(lines[x] for x in whole)):  # whole lines, and only them
+                return (f"every cell but {_listed(rest)}" if len(rest) < len(whole)
+                        else _listed(whole))
+    if len(others) < len(held):  # most cells: the few it is not said of
+        return f"every cell but {_cells(others, every)}"
+    return _cells(list(dict.fromkeys(covered)), every)
+
+
+def _cells(cells: Sequence[Cell], every: Sequence[Cell]) -> str:
+    """Cells by name, those of one row said once with their columns: 'journal (write,
+    write:iops), ordered (read)'."""
+    if len({c for _r, c in every}) == 1 or len({r for r, _c in every}) == 1:
+        return _listed([_cell_name(c, every) for c in cells])
+    by_row: dict[str, list[str]] = {}
+    for row, col in cells:
+        by_row.setdefault(row, []).append(col)
+    return _listed([f"{row} ({', '.join(cols)})" for row, cols in by_row.items()])
+
+
+def _cell_name(cell: Cell, every: Sequence[Cell]) -> str:
+    """A cell as a note names it: its row and column labels, only the one that tells it apart
+    when the table has a single row or column."""
+    if len({c for _r, c in every}) == 1:
+        return cell[0]
+    if len({r for r, _c in every}) == 1:
+        return cell[1]
+    return f"{cell[0]} / {cell[1]}"

@@ -191,18 +191,8 @@ def comparison_note(c: Comparison) -> str:
         if any(cell.verdict == ONE_RUN for cell in c.cells.values()) else "",
         format_excluded(c.incomplete.reasons(), c.incomplete.included),
         NOISY_HINT if noisy else "",
-        limits_note([(_cell_name(c.rows, c.columns, row, col), c.limits.get((row, col)))
+        limits_note([(row, col, c.limits.get((row, col)))
                      for row in c.rows for col in c.columns if (row, col) in c.cells]))
-
-
-def _cell_name(rows: Sequence[str], columns: Sequence[str], row: str, col: str) -> str:
-    """A cell as a note names it: its row and column labels, only the one that tells it apart
-    when the table has a single row or column."""
-    if len(columns) == 1:
-        return row
-    if len(rows) == 1:
-        return col
-    return f"{row} / {col}"
 
 
 def comparison_table(c: Comparison) -> Table:
@@ -332,8 +322,8 @@ def pivot_table(p: Pivot) -> Table:
     corner = " / ".join(p.row_keys) + " \\ " + " / ".join(p.column_keys)
     tips = tuple(("", *(pivot_cell_tip(p, i, j) for j in range(len(p.columns))))
                  for i in range(len(p.rows)))
-    limited = limits_note([(_cell_name(p.rows, p.columns, p.rows[i], p.columns[j]),
-                            p.cell_limits.get((i, j))) for (i, j) in sorted(p.cells)])
+    limited = limits_note([(p.rows[i], p.columns[j], p.cell_limits.get((i, j)))
+                           for (i, j) in sorted(p.cells)])
     return Table("Pivot (mean ± stddev over repeats)",
                  (corner, *(pivot_column_heading(p, j) for j in range(len(p.columns)))),
                  tuple(rows), tuple(classes),

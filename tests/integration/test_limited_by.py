@@ -192,8 +192,10 @@ def test_the_imported_fio_plot_sweep_is_the_device_with_its_queue(tmp_path: Path
     text = disklab("compare", "1", "--rows", "numjobs", "--columns", "iodepth",
                    "--where", "test=read", "--library", str(tmp_path / "lib.sqlite3"))
     assert text.returncode == 0, text.stderr
-    assert ("limited by: device (busy 97–100 %, 1.8–154.7 in flight): every cell but "
-            "numjobs=1 (iodepth=1);") in " ".join(text.stdout.split())
+    said = " ".join(text.stdout.split())  # a line each, wrapped to the terminal
+    assert ("limited by device (busy 97–100 %, 1.8–154.7 in flight): every cell but "
+            "numjobs=1 (iodepth=1) limited by not known (imported) (device busy 86 %): "
+            "numjobs=1 (iodepth=1)") in said
     pivot = json.loads(disklab("compare", "1", "--rows", "numjobs", "--columns", "iodepth",
                                "--where", "test=read", "--format", "json", "--library",
                                str(tmp_path / "lib.sqlite3")).stdout)

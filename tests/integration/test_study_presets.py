@@ -73,7 +73,7 @@ def assert_every_row_judged(library: Path) -> None:
     table = subprocess.run([sys.executable, "-m", "disklab.cli.main", "compare", "1",
                             "--format", "text", "--library", str(library)],
                            capture_output=True, text=True, timeout=60, check=True)
-    assert "limited by: " in table.stdout
+    assert "limited by " in table.stdout
 
 
 def label(row: dict[str, Any], key: str) -> Any:

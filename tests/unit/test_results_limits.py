@@ -131,8 +131,8 @@ def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
                               {"a": [device], "b": [device2], "c": [cache]})
     p = build_pivot(rows, ("bs",), ("test",))
     note = pivot_table(p).note
-    assert ("limited by: device (busy 95–99 %, 7.1–7.8 in flight): every cell but bs=1m; "
-            "reads from the page cache (the device read 2 %): bs=1m") in note
+    assert ("limited by device (busy 95–99 %, 7.1–7.8 in flight): every cell but bs=1m\n"
+            "limited by reads from the page cache (the device read 2 %): bs=1m") in note
     tip = pivot_table(p).tips[0][1]
     assert "device busy 99 %, 7.8 of 8 requests in flight" in tip and "busy_pct 99 %" in tip
     assert pivot_cell_json(p, 2, 0)["limited_by"] == [cache.to_json()]
@@ -148,7 +148,7 @@ def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
                               {"a": [device], "b": [device2]})
     c = compare_results([("1 a", same[:1]), ("2 b", same[1:])])
     table = comparison_table(c)
-    assert "limited by: device (busy 95–99 %, 7.1–7.8 in flight): every cell" in table.note
+    assert "limited by device (busy 95–99 %, 7.1–7.8 in flight): every cell" in table.note
     assert "busy_pct 95 %" in table.tips[1][1]
     assert cell_json(c, "2 b", c.columns[0])["limited_by"] == [device2.to_json()]
 
@@ -161,10 +161,10 @@ def test_a_note_names_whole_rows_or_columns_rather_than_their_cells() -> None:
     device = Limit("device", "d", {"busy_pct": 99.0})
     cells = [(row, col, [short, *([cpu] if col.startswith("read") else [])])
              for row in ("ordered", "journal") for col in ("write", "write:iops", "read")]
-    assert limits.limits_note(cells) == ("limited by: too short (0.50 s): every cell; "
-                                         "CPU (95 % of a core): read")
+    assert limits.limits_note(cells) == ("limited by too short (0.50 s): every cell\n"
+                                         "limited by CPU (95 % of a core): read")
     rows = [(row, col, [short] if row == "x" else [device]) for row in ("a", "b", "c", "x")
             for col in ("w", "r")]
-    assert limits.limits_note(rows) == ("limited by: too short (0.50 s): x; "
-                                        "device (busy 99 %): every cell but x")
+    assert limits.limits_note(rows) == ("limited by too short (0.50 s): x\n"
+                                        "limited by device (busy 99 %): every cell but x")
     assert limits.limits_note([("a", "w", None)]) == ""

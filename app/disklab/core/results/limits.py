@@ -437,9 +437,10 @@ Cell = tuple[str, str]  # a table cell by its row and column labels
 def limits_note(cells: Sequence[tuple[str, str, Sequence[Limit] | None]]) -> str:
     """What a pivot or a comparison says under its table of what limited its cells (row
     label, column label, verdicts; None: not judged), each kind once with where it holds
-    (_where: every cell, whole rows or columns, or cells) and its evidence as ranges:
-    'limited by: device (busy 97–99 %, 7.6–7.9 in flight): 4k, 64k; reads from the page cache
-    (the device read 1 %): 1m'. '' when no cell was judged (rows without with_limits)."""
+    (_where: every cell, whole rows or columns, or cells) and its evidence as ranges, a line
+    each: 'limited by device (busy 97–99 %, 7.6–7.9 in flight): 4k, 64k' and 'limited by reads
+    from the page cache (the device read 1 %): 1m'. '' when no cell was judged (rows without
+    with_limits)."""
     judged = [((row, col), limits) for row, col, limits in cells if limits is not None]
     if not judged:
         return ""
@@ -455,8 +456,8 @@ def limits_note(cells: Sequence[tuple[str, str, Sequence[Limit] | None]]) -> str
             continue
         evidence = _summed(kind, [x for _c, x in found])
         head = SHORT[kind] + (f" ({evidence})" if evidence else "")
-        parts.append(f"{head}: {_where([c for c, _x in found], every)}")
-    return "limited by: " + "; ".join(parts)
+        parts.append(f"limited by {head}: {_where([c for c, _x in found], every)}")
+    return "\n".join(parts)
 
 
 def _where(covered: Sequence[Cell], every: Sequence[Cell]) -> str:

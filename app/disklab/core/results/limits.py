@@ -87,14 +87,17 @@ def _series(samples: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
     return out
 
 
-def run_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts) -> list[Limit]:
+def run_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
+               seconds: float | None = None) -> list[Limit]:
     """The verdicts of one run from its samples ({series, value}): every limit found, or
-    too short, or nothing found. Rates are compared as sums over the same sample times."""
+    too short, or nothing found. Rates are compared as sums over the same sample times.
+    `seconds`: the run's duration when `facts` are its case's, shared by its runs."""
     series = _series(samples)
     rated = len(series.get("cpu_pct", series.get("device_write_bps", [])))
-    if (facts.duration is not None and facts.duration < MIN_SECONDS) or rated < MIN_SAMPLES:
-        return [Limit("too_short", f"too short to judge: {facts.duration or 0:.2f} s, "
-                      f"{rated} sample(s)", {"seconds": facts.duration or 0.0,
+    took = facts.duration if seconds is None else seconds
+    if (took is not None and took < MIN_SECONDS) or rated < MIN_SAMPLES:
+        return [Limit("too_short", f"too short to judge: {took or 0:.2f} s, "
+                      f"{rated} sample(s)", {"seconds": took or 0.0,
                                              "samples": float(rated)})]
     found = [limit for limit in (_device(series, facts), _cpu(series, facts),
                                  _cache_read(series, facts), _cache_write(series, facts),
@@ -239,7 +242,7 @@ def limits_text(limits: Sequence[Limit]) -> str:
 class LimitsSource(Protocol):
     """What session_limits reads of a library (core.library.Library has it)."""
 
-    def runs(self, session_id: int) -> list[dict[str, Any]]: ...
+    def run_ends(self, session_id: int) -> list[dict[str, Any]]: ...
     def cases(self, session_id: int) -> list[dict[str, Any]]: ...
     def samples(self, session_id: int, case_id: str | None = None,
                 series: str | None = None) -> list[dict[str, Any]]: ...
@@ -269,11 +272,14 @@ def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]
         for s in lib.samples(session_id, series=name):
             by_run.setdefault((s["case_id"], int(s["repeat"])), []).append(s)
     per_case: dict[str, list[list[Limit]]] = {}
-    for run in lib.runs(session_id):
+    of_case: dict[str, RunFacts] = {}  # a case's facts, worked out once for all its runs
+    for run in lib.run_ends(session_id):
         case = cases.get(run["case_id"])
         if case is None or run.get("status") not in ("ok", "imported"):
             continue
-        facts = run_facts(case, run.get("duration"), host)
+        facts = of_case.get(run["case_id"])
+        if facts is None:
+            facts = of_case[run["case_id"]] = run_facts(case, None, host)
         samples = by_run.get((run["case_id"], int(run["repeat"])), [])
         if run.get("status") == "imported":
             found = imported_limits(samples, facts)
@@ -282,7 +288,8 @@ def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]
             continue
         if not samples and run.get("duration") is None:
             continue  # no evidence
-        per_case.setdefault(run["case_id"], []).append(run_limits(samples, facts))
+        per_case.setdefault(run["case_id"], []).append(
+            run_limits(samples, facts, run.get("duration")))
     return {cid: row_limits(runs) for cid, runs in per_case.items()}
 
 

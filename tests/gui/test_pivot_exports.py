@@ -270,12 +270,13 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
         pytest.skip("chromium is not installed")
     shot = tmp_path / "report.png"
     subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                    "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1280,1400",
+                    "--hide-scrollbars", f"--screenshot={shot}", "--window-size=1280,2000",
                     html_path.as_uri()], check=True, capture_output=True, timeout=120)
     rendered = QImage(str(shot))
-    assert (rendered.width(), rendered.height()) == (1280, 1400)
+    # tall enough for both tables, their notes (what limited each cell too) and the chart
+    assert (rendered.width(), rendered.height()) == (1280, 2000)
     colours = {QColor(rendered.pixel(x, y)).name() for x in range(0, 1280, 4)
-               for y in range(0, 1400, 4)}
+               for y in range(0, 2000, 4)}
     assert PALETTE[0].lower() in colours and PALETTE[1].lower() in colours  # the bars
     keep = os.environ.get("DISKLAB_KEEP_RENDERS")  # a directory to look at them in
     if keep:

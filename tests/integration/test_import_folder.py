@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.library import Library
+from disklab.core.results.limits import IMPORTED_SERIES
 
 SWEEP = Path(__file__).parents[2].parent / "shared" / "fixtures" / "fio-plot-sweep"
 if not SWEEP.is_dir():
@@ -102,9 +103,14 @@ def test_fio_logs_beside_a_json_are_that_runs_time_series_and_export_as_csv(
     with Library.open(library) as lib:
         sid = lib.find_session("logs")["id"]
         case = next(c["case_id"] for c in lib.cases(sid) if c["params"]["iodepth"] == 16)
-        series = {s["series"] for s in lib.samples(sid)}
-        assert {s["case_id"] for s in lib.samples(sid)} == {case}
+        logged = [s for s in lib.samples(sid) if s["series"].startswith("fio_")]
+        series = {s["series"] for s in logged}
+        assert {s["case_id"] for s in logged} == {case}
         bw = lib.samples(sid, series="fio_read_bw_bps")
+        # each output's disk_util is one point of evidence per run (what limited it)
+        evidence = [s for s in lib.samples(sid) if not s["series"].startswith("fio_")]
+        assert sorted(s["series"] for s in evidence) == sorted(
+            [*IMPORTED_SERIES.values()] * 2)
     assert series == {"fio_read_bw_bps", "fio_read_iops", "fio_read_lat_ns",
                       "fio_read_clat_ns", "fio_read_slat_ns"}
     first = (SWEEP / "randread-iodepth-16-numjobs-1_bw.1.log").read_text().splitlines()

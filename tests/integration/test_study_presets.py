@@ -22,6 +22,7 @@ import pytest
 from disklab.core import tools
 from disklab.core.library import Library
 from disklab.core.resources import resource
+from disklab.core.results.limits import KINDS
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import build_pivot, label_part
 from disklab.core.units import KiB, MiB
@@ -51,7 +52,28 @@ def run_smoke(name: str, tmp_path: Path) -> tuple[dict[str, Any], list[dict[str,
     with Library.open(library) as lib:
         (session,) = lib.list_sessions()
         rows = lib.results(session["id"])
+    assert_every_row_judged(library)
     return tomllib.loads(text)["report"], rows
+
+
+def assert_every_row_judged(library: Path) -> None:
+    """Every result row of the smoke session says what limited it (issue 33): a verdict of
+    core.results.limits with its words, never "not known" (the runs were DiskLab's own, their
+    samples recorded), in `show --json` and in the study's table (compare's note)."""
+    shown = subprocess.run([sys.executable, "-m", "disklab.cli.main", "show", "1", "--json",
+                            "--library", str(library)], capture_output=True, text=True,
+                           timeout=60, check=True)
+    results = json.loads(shown.stdout)["results"]
+    assert results
+    for r in results:
+        assert r["limited_by"], r["metric"]
+        for verdict in r["limited_by"]:
+            assert verdict["kind"] in KINDS and verdict["kind"] != "unknown", verdict
+            assert verdict["words"], verdict
+    table = subprocess.run([sys.executable, "-m", "disklab.cli.main", "compare", "1",
+                            "--format", "text", "--library", str(library)],
+                           capture_output=True, text=True, timeout=60, check=True)
+    assert "limited by " in table.stdout
 
 
 def label(row: dict[str, Any], key: str) -> Any:

@@ -48,7 +48,7 @@ def test_exports_and_json_outputs_carry_format_and_version(
         out = write_session(lib, 1, tmp_path / "s.json", "json")
         assert _stamp(json.loads(out.read_text())) == ("disklab.session", 2)
         compared = json.loads(comparison_text(lib, [1, 2], 1, "json"))
-        assert _stamp(compared) == ("disklab.comparison", 2)
+        assert _stamp(compared) == ("disklab.comparison", 3)
 
     lib_arg = str(library)
     assert sessions(argparse.Namespace(json=True, library=lib_arg)) == 0

@@ -4,7 +4,11 @@ its named threshold, with its evidence; a row's verdict from its runs'; nothing 
 from __future__ import annotations
 
 from disklab.core.results import limits
+from disklab.core.results.compare import compare_results
+from disklab.core.results.documents import cell_json, pivot_cell_json, pivot_csv
 from disklab.core.results.limits import Limit, RunFacts, row_limits, run_limits
+from disklab.core.results.pivot import build_pivot
+from disklab.core.results.tables import comparison_table, pivot_table
 
 
 def samples(**series: list[float]) -> list[dict[str, object]]:
@@ -31,6 +35,9 @@ def test_cpu_per_thread_or_the_whole_machine() -> None:
     assert run_limits(samples(cpu_pct=[200, 200]), four)[0].kind == "none"
     (limit,) = run_limits(samples(cpu_pct=[30, 30], machine_cpu_pct=[97, 99]), four)
     assert limit.kind == "cpu" and limit.evidence["machine_cpu_pct"] == 98
+    # a tool asleep on a busy machine was not waiting for a CPU
+    idle = samples(cpu_pct=[0.4, 0.4], machine_cpu_pct=[99, 99])
+    assert run_limits(idle, four)[0].kind == "none"
 
 
 def test_the_page_cache_read_and_write_shares() -> None:
@@ -54,6 +61,34 @@ def test_write_back_when_dirty_holds_near_the_threshold() -> None:
     assert limit.kind == "writeback" and limit.evidence["threshold"] == 400e6
     no_threshold = RunFacts(tool="fio", duration=10.0)
     assert run_limits(held, no_threshold)[0].kind == "none"
+    # a slow device: most of the held pages are under write-back, not dirty; the kernel
+    # throttles on their sum, judged while the tool wrote (not after it stopped)
+    queued = samples(cpu_pct=[10] * 4, dirty_bytes=[50e6, 60e6, 40e6, 0.0],
+                     writeback_bytes=[300e6, 290e6, 300e6, 20e6],
+                     app_wchar_bps=[9e6, 8e6, 8e6, 0.0])
+    (limit,) = run_limits(queued, FACTS)
+    assert limit.kind == "writeback" and limit.evidence["dirty_bytes"] == 350e6
+    assert limit.words == ("write-back throttling: Dirty + Writeback held at 88 % of the "
+                           "kernel's threshold (381 MiB)")
+    below = samples(cpu_pct=[10] * 3, dirty_bytes=[100e6] * 3,
+                    writeback_bytes=[limits.WRITEBACK_SHARE * 400e6 - 101e6] * 3)
+    assert run_limits(below, FACTS)[0].kind == "none"
+
+
+def test_the_queue_depth_asked_is_only_a_direct_run_s() -> None:
+    """Buffered I/O's requests are the kernel's (read-ahead, write-back): no depth was asked."""
+    direct = limits.run_facts({"tool": "engine", "params": {"queue_depth": 8, "direct": True,
+                                                            "streams": 2}}, 3.0, {})
+    assert (direct.queue_depth, direct.threads) == (8, 2)
+    buffered = limits.run_facts({"tool": "engine", "params": {"queue_depth": 8,
+                                                              "direct": False}}, 3.0, {})
+    assert buffered.queue_depth is None
+    fio = limits.run_facts({"tool": "fio", "params": {"iodepth": 4, "direct": 0}}, 3.0,
+                           {"page_cache_limit": {"tests": {"test[1]": 64 << 20}}})
+    assert fio.queue_depth is None and fio.page_cache_limit is None  # no test_index given
+    limited = limits.run_facts({"tool": "fio", "params": {}, "test_index": 0}, 3.0,
+                               {"page_cache_limit": {"tests": {"test[1]": 64 << 20}}})
+    assert limited.page_cache_limit == 64 << 20
 
 
 def test_too_short_and_too_few_samples() -> None:
@@ -73,3 +108,63 @@ def test_a_row_takes_the_kinds_of_at_least_half_its_runs() -> None:
     assert [(x.kind, x.words) for x in row_limits([[cpu], [device]])] == [
         ("device", "device busy 99 % (1 of 2 runs)"), ("cpu", "CPU (1 of 2 runs)")]
     assert [x.kind for x in row_limits([])] == ["unknown"]
+
+
+def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
+    """Rows carrying their verdicts (with_limits) give each pivot and comparison cell its
+    verdict: one line under the table per kind, with the cells it names and its evidence as
+    ranges, the words and evidence in the cell's tooltip and in the JSON."""
+    device = Limit("device", "device busy 99 %, 7.8 of 8 requests in flight",
+                   {"busy_pct": 99.0, "in_flight": 7.8, "asked": 8.0})
+    device2 = Limit("device", "device busy 95 %, 7.1 of 8 requests in flight",
+                    {"busy_pct": 95.0, "in_flight": 7.1, "asked": 8.0})
+    cache = Limit("page_cache_read", "read from the page cache: the device read 2 % of it",
+                  {"device_share": 0.02})
+
+    def row(case: str, bs: int, mean: float) -> dict[str, object]:
+        return {"config": "ext4", "tool": "fio", "metric": "read", "unit": "B/s",
+                "case_id": case, "params": {"bs": bs}, "values": [mean], "mean": mean,
+                "stddev": None, "n": 1}
+
+    rows = limits.with_limits([row("a", 4096, 1e8), row("b", 65536, 2e8), row("c", 1 << 20,
+                                                                              3e9)],
+                              {"a": [device], "b": [device2], "c": [cache]})
+    p = build_pivot(rows, ("bs",), ("test",))
+    note = pivot_table(p).note
+    assert ("limited by device (busy 95–99 %, 7.1–7.8 in flight): every cell but bs=1m\n"
+            "limited by reads from the page cache (the device read 2 %): bs=1m") in note
+    tip = pivot_table(p).tips[0][1]
+    assert "device busy 99 %, 7.8 of 8 requests in flight" in tip and "busy_pct 99 %" in tip
+    assert pivot_cell_json(p, 2, 0)["limited_by"] == [cache.to_json()]
+    assert pivot_csv(p).splitlines()[0].endswith("read limited by")
+    # an imported row (no verdicts of its case) is not known; rows never judged say nothing
+    unjudged = build_pivot([row("a", 4096, 1e8)], ("bs",), ("test",))
+    assert "limited by" not in pivot_table(unjudged).note
+    assert pivot_cell_json(unjudged, 0, 0)["limited_by"] is None
+    (imported,) = limits.with_limits([row("x", 4096, 1e8)], {})
+    assert limits.limits_of(imported) == (limits.UNKNOWN,)
+    # a comparison of two sessions: every cell device-limited, said once
+    same = limits.with_limits([row("a", 4096, 1e8), row("b", 4096, 2e8)],
+                              {"a": [device], "b": [device2]})
+    c = compare_results([("1 a", same[:1]), ("2 b", same[1:])])
+    table = comparison_table(c)
+    assert "limited by device (busy 95–99 %, 7.1–7.8 in flight): every cell" in table.note
+    assert "busy_pct 95 %" in table.tips[1][1]
+    assert cell_json(c, "2 b", c.columns[0])["limited_by"] == [device2.to_json()]
+
+
+def test_a_note_names_whole_rows_or_columns_rather_than_their_cells() -> None:
+    """A case's figures fill a row or a column of a table: the note names the row or column
+    once, or the few it does not hold for."""
+    short = Limit("too_short", "t", {"seconds": 0.5})
+    cpu = Limit("cpu", "c", {"per_thread_pct": 95.0})
+    device = Limit("device", "d", {"busy_pct": 99.0})
+    cells = [(row, col, [short, *([cpu] if col.startswith("read") else [])])
+             for row in ("ordered", "journal") for col in ("write", "write:iops", "read")]
+    assert limits.limits_note(cells) == ("limited by too short (0.50 s): every cell\n"
+                                         "limited by CPU (95 % of a core): read")
+    rows = [(row, col, [short] if row == "x" else [device]) for row in ("a", "b", "c", "x")
+            for col in ("w", "r")]
+    assert limits.limits_note(rows) == ("limited by too short (0.50 s): x\n"
+                                        "limited by device (busy 99 %): every cell but x")
+    assert limits.limits_note([("a", "w", None)]) == ""

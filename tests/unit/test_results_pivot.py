@@ -99,7 +99,7 @@ def test_cli_json_csv_md_html_show_the_same_figures(lib: Library, tmp_path: Path
             "--baseline", "a"]
     assert main(["compare", *base, "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["format"] == "disklab.pivot" and doc["version"] == 2
+    assert doc["format"] == "disklab.pivot" and doc["version"] == 3
     assert doc["baseline"] == "a" and doc["compared_along"] == "config"
     assert doc["rows"] == ["a", "b"] and doc["columns"] == ["write", "read"]
     assert [len(r) for r in doc["cells"]] == [2, 2]

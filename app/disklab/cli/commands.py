@@ -60,7 +60,7 @@ from disklab.core.results.documents import (
     session_json,
     table_text,
 )
-from disklab.core.results.limits import session_limits
+from disklab.core.results.limits import session_limits, with_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     BaselineError,
@@ -422,10 +422,11 @@ def show(args: argparse.Namespace) -> int:
             print(line)
         results = session_results(library, session["id"], include)
         report = session_report(session.get("plan_text"))
+        limits = session_limits(library, session["id"])
         if report is not None:  # the table the plan asks for first, then every figure
-            print(table_text(pivot_table(report_pivot(results.rows, report)),
-                             terminal_width()))
-        print_results(results, limits=session_limits(library, session["id"]))
+            print(table_text(pivot_table(report_pivot(with_limits(results.rows, limits),
+                                                      report)), terminal_width()))
+        print_results(results, limits=limits)
     finally:
         library.close()
     return EXIT_OK
@@ -535,9 +536,9 @@ def compare_pivot(args: argparse.Namespace) -> int:
         metrics = _keys(getattr(args, "metric", None)) or list(report.metrics)
         # the report's own layout: its baseline and filters too (not on a layout of the user's)
         own = (rows, columns) == (list(report.rows), list(report.columns))
-        labelled = session_rows([(session_label(s), session_results(library, s["id"],
-                                                                    include).rows)
-                                 for s in sessions])
+        labelled = session_rows([(session_label(s), with_limits(
+            session_results(library, s["id"], include).rows, session_limits(library, s["id"])))
+            for s in sessions])
         evidence = [e for s in sessions for e in session_evidence(library, s["id"])]
     finally:
         library.close()

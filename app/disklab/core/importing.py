@@ -22,6 +22,7 @@ from disklab.core.library import Library
 from disklab.core.library.bundle import is_sqlite_file, merge
 from disklab.core.library.imports import ImportedRun, import_runs
 from disklab.core.model import Metric
+from disklab.core.results.limits import IMPORTED_SERIES
 
 # fio's per-interval logs: PREFIX_bw.1.log, PREFIX_clat.2.log, PREFIX_iops.log ...
 FIO_LOG = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.(?P<job>\d+))?\.log$")
@@ -114,6 +115,9 @@ def read_output(path: Path, tool: str | None = None
     except DisklabError as e:
         return None, Problem(str(path), str(e))
     series = fio_log_series(path, text) if name == "fio" else {}
+    # what the output says of its device, for the verdict of what limited it (one point)
+    series.update({IMPORTED_SERIES[k]: [(0.0, v)]
+                   for k, v in adapter.device_evidence(text).items() if k in IMPORTED_SERIES})
     return ImportedRun(name, case_params(metrics), str(path.resolve()), text, metrics,
                        series), None
 

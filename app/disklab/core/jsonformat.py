@@ -14,14 +14,16 @@ from typing import Any
 VERSIONS: dict[str, int] = {
     "disklab.session": 2,      # export --format json: a whole session (2: limited_by)
     "disklab.results": 2,      # show --json: facts and results (2: each result's limited_by)
-    "disklab.comparison": 2,   # compare --format json (2: ci_* -> mean_ci_* and delta_ci_*)
+    "disklab.comparison": 3,   # compare --format json (2: ci_* -> mean_ci_* and delta_ci_*;
+    # 3: each cell's limited_by)
     "disklab.event": 1,        # run --json: one event per line
     "disklab.sessions": 1,     # sessions --json
     "disklab.tools": 1,        # tools --json
     "disklab.devices": 1,      # devices --json
     "disklab.import": 1,       # import --json
-    "disklab.pivot": 2,        # compare --rows/--columns --format json: a pivot table
-    # (2: ci_* -> mean_ci_*, cells are values unless a baseline is named, compared_with)
+    "disklab.pivot": 3,        # compare --rows/--columns --format json: a pivot table
+    # (2: ci_* -> mean_ci_*, cells are values unless a baseline is named, compared_with;
+    # 3: each cell's limited_by)
 }
 
 

@@ -250,6 +250,14 @@ class Library:
             rows.append(d)
         return rows
 
+    def run_ends(self, session_id: int) -> list[dict[str, Any]]:
+        """Each run's case_id, repeat, status and duration: what a verdict of what limited it
+        needs (core.results.limits), without every run's argv and transcript (runs())."""
+        return [{"case_id": c, "repeat": r, "status": s, "duration": d}
+                for c, r, s, d in self.db.execute(
+                    "SELECT case_id, repeat, status, duration FROM run WHERE session_id = ? "
+                    "ORDER BY started, repeat", (session_id,))]
+
     def incomplete_runs(self, session_id: int, complete: frozenset[str]
                         ) -> list[dict[str, Any]]:
         """The runs whose status is not in `complete`: case_id, repeat, status, error. What

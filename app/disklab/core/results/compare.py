@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from disklab.core.results.format import FigureLabels, format_fact
 from disklab.core.results.labels import case_labels
+from disklab.core.results.limits import Limit, limits_of, session_limits, with_limits
 from disklab.core.results.partial import SessionResults, combined, session_results
 from disklab.core.results.rows import is_headline, row_params, row_stats
 from disklab.core.results.stats import ALPHA, Welch, cv, is_noisy, welch
@@ -40,6 +41,11 @@ class ResultsSource(Protocol):
     def incomplete_runs(self, session_id: int, complete: frozenset[str]
                         ) -> list[dict[str, Any]]: ...
     def events(self, session_id: int) -> list[dict[str, Any]]: ...
+    # what limits.session_limits reads (the verdicts of what limited each row)
+    def run_ends(self, session_id: int) -> list[dict[str, Any]]: ...
+    def cases(self, session_id: int) -> list[dict[str, Any]]: ...
+    def samples(self, session_id: int, case_id: str | None = None,
+                series: str | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -101,6 +107,8 @@ class Comparison:
     alpha: float = ALPHA
     # the runs that did not complete, of every session compared (partial.SessionResults)
     incomplete: SessionResults = field(default_factory=lambda: SessionResults([]))
+    # each cell's verdicts of what limited it (limits.with_limits rows), absent when not judged
+    limits: Mapping[tuple[str, str], tuple[Limit, ...]] = field(default_factory=dict)
 
 
 def better_is_higher(metric: str, unit: str) -> bool:
@@ -198,6 +206,7 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
     units: dict[str, str] = {}
     better: dict[str, bool] = {}
     metrics: dict[str, str] = {}
+    limited: dict[tuple[str, str], tuple[Limit, ...]] = {}
     for row, r in every:
         rows.setdefault(row)
         col = label_of(r)
@@ -209,6 +218,9 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
             units[col] = unit
             better[col] = better_is_higher(metrics[col], unit)
         cells[(row, col)] = row_cell(r, unit)
+        found = limits_of(r)
+        if found is not None:
+            limited[(row, col)] = found
     base = _baseline_row(list(rows), baseline)
     for (row, col), cell in list(cells.items()):
         ref = cells.get((base, col)) if base else None
@@ -220,7 +232,7 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
         else:
             cells[(row, col)] = judged(cell, ref, better[col], alpha)
     return Comparison(tuple(rows), tuple(columns), cells, base, units, better, common, metrics,
-                      alpha)
+                      alpha, limits=limited)
 
 
 def _baseline_row(rows: list[str], baseline: str | None) -> str | None:
@@ -268,7 +280,8 @@ def comparison_for(lib: ResultsSource, session_ids: Sequence[int],
             base_label = session_label(s)
         results = session_results(lib, s["id"], include_partial)
         counted.append(results)
-        labelled.append((session_label(s), results.rows))
+        labelled.append((session_label(s), with_limits(results.rows,
+                                                       session_limits(lib, s["id"]))))
     c = compare_results(labelled, base_label, all_metrics, alpha)
     return dataclasses.replace(c, incomplete=combined(counted)), sessions
 

@@ -48,7 +48,13 @@ from disklab.core.results.format import (
     format_left_out,
     format_mean_std,
 )
-from disklab.core.results.limits import UNKNOWN, Limit, limits_text, session_limits
+from disklab.core.results.limits import (
+    UNKNOWN,
+    Limit,
+    limits_text,
+    session_limits,
+    with_limits,
+)
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.pivot import Pivot, report_pivot
 from disklab.core.results.rows import row_stats
@@ -220,7 +226,8 @@ def session_html(session: Mapping[str, Any], results: SessionResults,
     if session.get("plan_text"):
         sections.append(("Plan", str(session["plan_text"])))
     sections += list(evidence)
-    pivot = report_pivot(results.rows, session_report(session.get("plan_text")))
+    rows = with_limits(results.rows, limits) if limits is not None else results.rows
+    pivot = report_pivot(rows, session_report(session.get("plan_text")))
     charts = pivot_charts(pivot)
     # then the lines over time and over a swept parameter the pivot does not draw already,
     # and the latency percentiles (the bars of every figure are the pivot's)
@@ -374,6 +381,7 @@ def comparison_csv(c: Comparison) -> str:
             if (row, col) not in c.cells:
                 continue
             d = cell_json(c, row, col)
+            d["limited_by"] = limits_text(c.limits.get((row, col), ()))
             w.writerow([row, col, *(_csv(d[k]) for k in keys), c.baseline or "", d["shown"]])
     return out.getvalue()
 
@@ -395,7 +403,8 @@ def _num(v: float | None) -> str:
 CELL_KEYS = ("configuration", "test", "unit", "better", "n", "mean", "stddev", "cv", "noisy",
              "mean_ci_low", "mean_ci_high", "excluded", "excluded_why", "delta", "delta_pct",
              "delta_ci_low", "delta_ci_high", "ratio",
-             "ratio_low", "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown")
+             "ratio_low", "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown",
+             "limited_by")
 
 
 def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
@@ -418,7 +427,13 @@ def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
         "t": w.t if w else None, "p_value": w.p_value if w else None,
         "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
         "shown": cell_text(c, row, col),
+        "limited_by": _limits_json(c.limits.get((row, col))),
     }
+
+
+def _limits_json(limits: Sequence[Limit] | None) -> list[dict[str, Any]] | None:
+    """A cell's verdicts as data ({kind, words, evidence}), None where it was not judged."""
+    return None if limits is None else [x.to_json() for x in limits]
 
 
 def comparison_json(c: Comparison) -> dict[str, Any]:
@@ -540,6 +555,7 @@ def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
         "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
         "compared_with": compared_with(p, i, j),
         "shown": pivot_cell_text(p, i, j),
+        "limited_by": _limits_json(p.cell_limits.get((i, j))),
     }
 
 
@@ -559,13 +575,16 @@ def pivot_json(p: Pivot) -> dict[str, Any]:
 
 def pivot_csv(p: Pivot) -> str:
     """The pivot as a spreadsheet lays it out: one line per row label, per column label its
-    mean, stddev and n in canonical units (the unit in the heading)."""
+    mean, stddev and n in canonical units (the unit in the heading), and what limited the
+    cell when its rows were judged (limits.with_limits)."""
     out = io.StringIO()
     w = csv.writer(out)
+    judged = bool(p.cell_limits)  # a column of what limited each cell, when judged
     head = [" / ".join(p.row_keys)]
     for j, col in enumerate(p.columns):
         unit = next((c.unit for (_i, jj), c in p.cells.items() if jj == j), "")
         head += [f"{col} mean ({unit})", f"{col} stddev ({unit})", f"{col} n"]
+        head += [f"{col} limited by"] if judged else []
     w.writerow(head)
     for i, row in enumerate(p.rows):
         line = [row]
@@ -573,6 +592,7 @@ def pivot_csv(p: Pivot) -> str:
             cell = p.cell(i, j)
             line += ["", "", ""] if cell is None else [_num(cell.mean), _num(cell.stddev),
                                                        str(cell.n)]
+            line += [limits_text(p.cell_limits.get((i, j), ()))] if judged else []
         w.writerow(line)
     return out.getvalue()
 

@@ -26,15 +26,23 @@ DEVICE_BUSY_PCT = 90.0
 # The tool's processes at or above this share of one core per thread (or of every CPU of the
 # machine) are the limit: a thread that computes 90 % of the time waits for nothing else.
 CPU_SHARE = 0.9
+# A machine whose CPUs are all busy is a tool's limit only when the tool ran at least this
+# much of a core per thread: a tool that used less was asleep (on its I/O, on its own timers:
+# iozone's throughput mode waits seconds per phase), not waiting for a CPU; a runnable thread
+# on a saturated machine still gets its turn (2 CPUs shared by 15 runnable tasks: ~13 %).
+RUNNABLE_PCT = 5.0
 # Reads the device served under this share of what the tool read came from the page cache: a
 # tenth leaves room for read-ahead of a file that was mostly cached.
 CACHE_READ_SHARE = 0.10
 # Writes under this share reaching the device within the run were absorbed by the page cache
 # (written back after the tool's figure was taken).
 CACHE_WRITE_SHARE = 0.5
-# Dirty at or above this share of the kernel's dirty threshold is write-back throttling: the
-# kernel makes writers wait from about the threshold on (balance_dirty_pages).
-WRITEBACK_SHARE = 0.8
+# Dirty + Writeback at or above this share of the kernel's dirty threshold is write-back
+# throttling: the kernel lets writers run free up to midway between the background threshold
+# (half the dirty one unless set lower) and the dirty threshold, 3/4 of it, and from there
+# makes them wait, holding them about 7/8 of it (balance_dirty_pages' freerun and setpoint);
+# pages under write-back count with the dirty ones (a slow device holds many in its queue).
+WRITEBACK_SHARE = 0.75
 # A run shorter than this, or with fewer samples than this, says more about its start than its
 # steady state (and gives the monitor too little to judge from).
 MIN_SECONDS = 1.0
@@ -79,14 +87,17 @@ def _series(samples: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
     return out
 
 
-def run_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts) -> list[Limit]:
+def run_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
+               seconds: float | None = None) -> list[Limit]:
     """The verdicts of one run from its samples ({series, value}): every limit found, or
-    too short, or nothing found. Rates are compared as sums over the same sample times."""
+    too short, or nothing found. Rates are compared as sums over the same sample times.
+    `seconds`: the run's duration when `facts` are its case's, shared by its runs."""
     series = _series(samples)
     rated = len(series.get("cpu_pct", series.get("device_write_bps", [])))
-    if (facts.duration is not None and facts.duration < MIN_SECONDS) or rated < MIN_SAMPLES:
-        return [Limit("too_short", f"too short to judge: {facts.duration or 0:.2f} s, "
-                      f"{rated} sample(s)", {"seconds": facts.duration or 0.0,
+    took = facts.duration if seconds is None else seconds
+    if (took is not None and took < MIN_SECONDS) or rated < MIN_SAMPLES:
+        return [Limit("too_short", f"too short to judge: {took or 0:.2f} s, "
+                      f"{rated} sample(s)", {"seconds": took or 0.0,
                                              "samples": float(rated)})]
     found = [limit for limit in (_device(series, facts), _cpu(series, facts),
                                  _cache_read(series, facts), _cache_write(series, facts),
@@ -133,7 +144,7 @@ def _cpu(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     if per_thread >= CPU_SHARE * 100:
         return Limit("cpu", f"CPU: {facts.tool} at {per_thread:.0f} % of a core"
                      + (f" per thread ({facts.threads})" if facts.threads > 1 else ""), evidence)
-    if machine is not None and machine >= CPU_SHARE * 100:
+    if machine is not None and machine >= CPU_SHARE * 100 and per_thread >= RUNNABLE_PCT:
         evidence["machine_cpu_pct"] = machine
         return Limit("cpu", f"CPU: the machine's {facts.cpus} CPUs {machine:.0f} % busy "
                      f"({facts.tool} at {per_thread:.0f} % of a core)", evidence)
@@ -172,15 +183,26 @@ def _cache_write(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | 
 
 
 def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    """Dirty and Writeback pages (the kernel throttles writers on their sum) held at the
+    dirty threshold while the tool wrote: the median over the samples in which the tool's
+    processes wrote (all samples when none says), compared with WRITEBACK_SHARE of it."""
     dirty = series.get("dirty_bytes")
     if not dirty or not facts.dirty_threshold:
         return None
-    held = statistics.median(dirty)
+    back = series.get("writeback_bytes") or []
+    n = min(len(dirty), len(back)) if back else len(dirty)
+    held_at = [d + (back[-n:][i] if back else 0.0) for i, d in enumerate(dirty[-n:])]
+    wrote = series.get("app_wchar_bps") or []
+    if len(wrote) >= n:
+        writing = [h for h, w in zip(held_at, wrote[-n:], strict=True) if w > 0]
+        held_at = writing or held_at
+    held = statistics.median(held_at)
     if held < WRITEBACK_SHARE * facts.dirty_threshold:
         return None
     share = held / facts.dirty_threshold
-    return Limit("writeback", f"write-back throttling: Dirty held at {100 * share:.0f} % of "
-                 f"the kernel's threshold ({facts.dirty_threshold / (1 << 20):.0f} MiB)",
+    return Limit("writeback", "write-back throttling: Dirty + Writeback held at "
+                 f"{100 * share:.0f} % of the kernel's threshold "
+                 f"({facts.dirty_threshold / (1 << 20):.0f} MiB)",
                  {"dirty_bytes": held, "threshold": facts.dirty_threshold})
 
 
@@ -189,8 +211,9 @@ UNKNOWN = Limit("unknown", "not known (imported)", {})
 
 def row_limits(per_run: Sequence[Sequence[Limit]]) -> list[Limit]:
     """A result row's verdicts from its runs': each kind found in at least half of them, its
-    evidence the mean over those runs; "nothing found" when none is; "not known" without runs
-    (an imported result carries no samples)."""
+    evidence the mean over those runs ("not known" too: an imported run whose device was not
+    the limit keeps its busy share); "nothing found" when none is; "not known" without runs
+    (an imported result that carries no evidence)."""
     if not per_run:
         return [UNKNOWN]
     kinds: dict[str, list[Limit]] = {}
@@ -200,7 +223,7 @@ def row_limits(per_run: Sequence[Sequence[Limit]]) -> list[Limit]:
     out = []
     for kind in KINDS:
         found = kinds.get(kind, [])
-        if kind in ("none", "unknown") or 2 * len(found) < len(per_run):
+        if kind == "none" or 2 * len(found) < len(per_run):
             continue
         keys = set().union(*(f.evidence for f in found))
         evidence = {k: statistics.fmean(f.evidence[k] for f in found if k in f.evidence)
@@ -219,20 +242,25 @@ def limits_text(limits: Sequence[Limit]) -> str:
 class LimitsSource(Protocol):
     """What session_limits reads of a library (core.library.Library has it)."""
 
-    def runs(self, session_id: int) -> list[dict[str, Any]]: ...
+    def run_ends(self, session_id: int) -> list[dict[str, Any]]: ...
     def cases(self, session_id: int) -> list[dict[str, Any]]: ...
     def samples(self, session_id: int, case_id: str | None = None,
                 series: str | None = None) -> list[dict[str, Any]]: ...
     def session(self, session_id: int) -> dict[str, Any]: ...
 
 
+# An imported output's evidence of its device (ToolAdapter.device_evidence: fio's disk_util),
+# kept as one-point series of its run under these names: evidence key -> series
+IMPORTED_SERIES = {"busy_pct": "imported_device_busy_pct",
+                   "in_flight": "imported_device_in_flight"}
 # the series the verdicts read (run_limits); a session's other series are never loaded for them
 JUDGED_SERIES = ("cpu_pct", "machine_cpu_pct", "device_busy_pct", "device_in_flight",
                  "device_read_bps", "device_write_bps", "app_rchar_bps", "app_wchar_bps",
-                 "dirty_bytes")
+                 "dirty_bytes", "writeback_bytes", *IMPORTED_SERIES.values())
 # the parameters that say how many processes or threads issue I/O, and how deep each queue is
 THREAD_KEYS = ("streams", "numjobs", "threads")
 DEPTH_KEYS = ("queue_depth", "iodepth")
+BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was buffered
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
@@ -244,33 +272,241 @@ def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]
         for s in lib.samples(session_id, series=name):
             by_run.setdefault((s["case_id"], int(s["repeat"])), []).append(s)
     per_case: dict[str, list[list[Limit]]] = {}
-    limits_of = host.get("page_cache_limit") or {}
-    for run in lib.runs(session_id):
+    of_case: dict[str, RunFacts] = {}  # a case's facts, worked out once for all its runs
+    for run in lib.run_ends(session_id):
         case = cases.get(run["case_id"])
-        if case is None or run.get("status") != "ok":
+        if case is None or run.get("status") not in ("ok", "imported"):
             continue
-        params = case.get("params") or {}
-        threads = next((int(params[k]) for k in THREAD_KEYS
-                        if isinstance(params.get(k), int) and params[k] > 0), 1)
-        depth = next((int(params[k]) for k in DEPTH_KEYS if isinstance(params.get(k), int)),
-                     None)
-        facts = RunFacts(tool=str(case.get("tool", "")), duration=run.get("duration"),
-                         threads=threads, queue_depth=depth,
-                         cpus=int(host.get("cpu_count") or 1),
-                         dirty_threshold=host.get("dirty_threshold_bytes"),
-                         page_cache_limit=_limit_of(limits_of, case))
+        facts = of_case.get(run["case_id"])
+        if facts is None:
+            facts = of_case[run["case_id"]] = run_facts(case, None, host)
         samples = by_run.get((run["case_id"], int(run["repeat"])), [])
+        if run.get("status") == "imported":
+            found = imported_limits(samples, facts)
+            if found is not None:
+                per_case.setdefault(run["case_id"], []).append(found)
+            continue
         if not samples and run.get("duration") is None:
-            continue  # imported: no evidence
-        per_case.setdefault(run["case_id"], []).append(run_limits(samples, facts))
+            continue  # no evidence
+        per_case.setdefault(run["case_id"], []).append(
+            run_limits(samples, facts, run.get("duration")))
     return {cid: row_limits(runs) for cid, runs in per_case.items()}
+
+
+def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str, Any]
+              ) -> RunFacts:
+    """A run's facts from its case (tool, params, test_index: a library case row or a
+    model.Case's fields), its duration and the session's host record: what session_limits
+    reads from the library and the Run page's live verdict (results.live) from the events."""
+    params = case.get("params") or {}
+    threads = next((int(params[k]) for k in THREAD_KEYS
+                    if isinstance(params.get(k), int) and params[k] > 0), 1)
+    depth = next((int(params[k]) for k in DEPTH_KEYS if isinstance(params.get(k), int)),
+                 None)
+    if params.get("direct") in BUFFERED:  # read-ahead and write-back make the device's queue
+        depth = None  # whatever the kernel chooses: no depth was asked of it
+    return RunFacts(tool=str(case.get("tool", "")), duration=duration,
+                    threads=threads, queue_depth=depth,
+                    cpus=int(host.get("cpu_count") or 1),
+                    dirty_threshold=host.get("dirty_threshold_bytes"),
+                    page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case))
+
+
+def imported_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts
+                    ) -> list[Limit] | None:
+    """An imported run's verdict from the evidence its output carried (IMPORTED_SERIES): the
+    device when it was busy at DEVICE_BUSY_PCT or more (its requests in flight against the
+    queue asked for), else "not known" with the device's busy share kept (the device was not
+    the limit; what was, the output does not say). None without evidence."""
+    series = _series(samples)
+    busy = _mean(series.get(IMPORTED_SERIES["busy_pct"]))
+    if busy is None:
+        return None
+    flight = _mean(series.get(IMPORTED_SERIES["in_flight"]))
+    if busy < DEVICE_BUSY_PCT:
+        return [Limit("unknown", "not known (imported): not the device, busy "
+                      f"{math.floor(busy)} %",
+                      {"busy_pct": busy})]
+    device = _device({"device_busy_pct": [busy],
+                      "device_in_flight": [flight] if flight is not None else []}, facts)
+    if device is None:  # never: busy is at the threshold
+        return None
+    return [Limit("device", f"{device.words} (fio's disk_util)", dict(device.evidence))]
 
 
 def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | None:
     """The page-cache limit a case ran under, as the session's host record keeps it."""
     if not isinstance(recorded, Mapping):
         return None
-    tests = recorded.get("tests") or {}
-    own = tests.get(str(case.get("test_index"))) if isinstance(tests, Mapping) else None
+    tests = recorded.get("tests") or {}  # "test[N]" -> bytes (the runner's _limits_record)
+    index = case.get("test_index")
+    own = (tests.get(f"test[{int(index) + 1}]") if isinstance(tests, Mapping)
+           and isinstance(index, int) else None)
     value = own if own is not None else recorded.get("plan")
     return int(value) if isinstance(value, int | float) else None
+
+
+# ---- said beside a figure: a column's short words, a cell's tooltip, a table's note --------
+
+# The short words of each kind, for a pivot's or a comparison's note (what limited which cells)
+SHORT = {"too_short": "too short", "device": "device", "cpu": "CPU",
+         "page_cache_read": "reads from the page cache",
+         "page_cache_write": "writes absorbed by the page cache",
+         "writeback": "write-back throttling", "none": "nothing found",
+         "unknown": "not known (imported)"}
+# A result row's verdicts ride with it into a pivot or a comparison under this key (with_limits)
+LIMITS_KEY = "_limited_by"
+# A note lists at most this many cells of one kind by name; the rest are counted
+NOTE_CELLS = 6
+
+
+def with_limits(rows: Iterable[Mapping[str, Any]], limits: Mapping[str, Sequence[Limit]]
+                ) -> list[dict[str, Any]]:
+    """Copies of result rows, each with its case's verdicts (session_limits) under
+    LIMITS_KEY; a row of a case without evidence (imported) is "not known"."""
+    return [{**r, LIMITS_KEY: tuple(limits.get(str(r.get("case_id"))) or (UNKNOWN,))}
+            for r in rows]
+
+
+def limits_of(row: Mapping[str, Any]) -> tuple[Limit, ...] | None:
+    """The verdicts a row carries (with_limits), None when it was never judged."""
+    found = row.get(LIMITS_KEY)
+    return tuple(found) if found is not None else None
+
+
+def _figure(value: float, key: str) -> str:
+    if key == "device_share":
+        return f"{100 * value:.0f} %"
+    if key in ("busy_pct", "cpu_pct", "per_thread_pct", "machine_cpu_pct", "util_pct"):
+        return f"{value:.0f} %"
+    if key in ("dirty_bytes", "threshold"):
+        return f"{value / (1 << 20):.0f} MiB"
+    if key == "seconds":
+        return f"{value:.2f} s"
+    return f"{value:.3g}"
+
+
+def limits_tip(limits: Sequence[Limit]) -> str:
+    """A cell's tooltip: 'limited by:' and each verdict's words, with its evidence figures
+    on the next line ('busy_pct 99 %, in_flight 7.82, asked 8')."""
+    lines = ["limited by:"]
+    for limit in limits:
+        lines.append(f"  {limit.words}")
+        if limit.evidence:
+            lines.append("    " + ", ".join(f"{k} {_figure(v, k)}"
+                                          for k, v in limit.evidence.items()))
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+# per kind, the evidence a note sums up over the cells it names, and how it is said
+_NOTE_EVIDENCE = {"device": (("busy_pct", "busy {} %"), ("in_flight", "{} in flight")),
+                  "cpu": (("per_thread_pct", "{} % of a core"),
+                          ("machine_cpu_pct", "the machine's CPUs {} % busy")),
+                  "page_cache_read": (("device_share", "the device read {} %"),),
+                  "page_cache_write": (("device_share", "{} % reached the device"),),
+                  "writeback": (("dirty_share", "Dirty at {} % of the threshold"),),
+                  "too_short": (("seconds", "{} s"),),
+                  "unknown": (("busy_pct", "device busy {} %"),)}
+
+
+def _span(values: list[float], scale: float, digits: int) -> str:
+    low, high = min(values) * scale, max(values) * scale
+    a, b = f"{low:.{digits}f}", f"{high:.{digits}f}"
+    return a if a == b else f"{a}–{b}"
+
+
+def _summed(kind: str, found: Sequence[Limit]) -> str:
+    """A kind's evidence over the cells it names, as ranges ('busy 97–99 %, 7.6–7.9 in
+    flight'); '' for kinds without figures."""
+    parts = []
+    for key, text in _NOTE_EVIDENCE.get(kind, ()):
+        if key == "dirty_share":
+            values = [x.evidence["dirty_bytes"] / x.evidence["threshold"] for x in found
+                      if x.evidence.get("threshold")]
+        else:
+            values = [x.evidence[key] for x in found if key in x.evidence]
+        if values:
+            scale = 100.0 if key in ("device_share", "dirty_share") else 1.0
+            parts.append(text.format(_span(values, scale, 1 if key == "in_flight" else
+                                            2 if key == "seconds" else 0)))
+    return ", ".join(parts)
+
+
+def _listed(names: Sequence[str]) -> str:
+    """Cells by name, at most NOTE_CELLS of them, the rest counted."""
+    return ", ".join(names[:NOTE_CELLS]) + (
+        f" and {len(names) - NOTE_CELLS} more" if len(names) > NOTE_CELLS else "")
+
+
+Cell = tuple[str, str]  # a table cell by its row and column labels
+
+
+def limits_note(cells: Sequence[tuple[str, str, Sequence[Limit] | None]]) -> str:
+    """What a pivot or a comparison says under its table of what limited its cells (row
+    label, column label, verdicts; None: not judged), each kind once with where it holds
+    (_where: every cell, whole rows or columns, or cells) and its evidence as ranges, a line
+    each: 'limited by device (busy 97–99 %, 7.6–7.9 in flight): 4k, 64k' and 'limited by reads
+    from the page cache (the device read 1 %): 1m'. '' when no cell was judged (rows without
+    with_limits)."""
+    judged = [((row, col), limits) for row, col, limits in cells if limits is not None]
+    if not judged:
+        return ""
+    by_kind: dict[str, list[tuple[Cell, Limit]]] = {}
+    for cell, limits in judged:
+        for limit in limits:
+            by_kind.setdefault(limit.kind, []).append((cell, limit))
+    every = [cell for cell, _l in judged]
+    parts = []
+    for kind in KINDS:
+        found = by_kind.get(kind)
+        if not found:
+            continue
+        evidence = _summed(kind, [x for _c, x in found])
+        head = SHORT[kind] + (f" ({evidence})" if evidence else "")
+        parts.append(f"limited by {head}: {_where([c for c, _x in found], every)}")
+    return "\n".join(parts)
+
+
+def _where(covered: Sequence[Cell], every: Sequence[Cell]) -> str:
+    """Where a kind holds, in the fewest names: 'every cell', whole rows or columns (a case's
+    figures are a row's or a column's cells), 'every cell but' the few it does not, or the
+    cells ('row / column'; only the label that differs when the table has one row or
+    column)."""
+    held = set(covered)
+    others = [c for c in every if c not in held]
+    if not others:
+        return "every cell" if len(every) > 1 else _cell_name(every[0], every)
+    rows = list(dict.fromkeys(r for r, _c in every))
+    columns = list(dict.fromkeys(c for _r, c in every))
+    if len(rows) > 1 and len(columns) > 1:
+        for axis, labels in ((0, rows), (1, columns)):
+            lines = {x: {c for c in every if c[axis] == x} for x in labels}
+            whole = [x for x in labels if lines[x] <= held]
+            rest = [x for x in labels if not lines[x] & held]
+            if held == set().union(*(lines[x] for x in whole)):  # whole lines, and only them
+                return (f"every cell but {_listed(rest)}" if len(rest) < len(whole)
+                        else _listed(whole))
+    if len(others) < len(held):  # most cells: the few it is not said of
+        return f"every cell but {_cells(others, every)}"
+    return _cells(list(dict.fromkeys(covered)), every)
+
+
+def _cells(cells: Sequence[Cell], every: Sequence[Cell]) -> str:
+    """Cells by name, those of one row said once with their columns: 'journal (write,
+    write:iops), ordered (read)'."""
+    if len({c for _r, c in every}) == 1 or len({r for r, _c in every}) == 1:
+        return _listed([_cell_name(c, every) for c in cells])
+    by_row: dict[str, list[str]] = {}
+    for row, col in cells:
+        by_row.setdefault(row, []).append(col)
+    return _listed([f"{row} ({', '.join(cols)})" for row, cols in by_row.items()])
+
+
+def _cell_name(cell: Cell, every: Sequence[Cell]) -> str:
+    """A cell as a note names it: its row and column labels, only the one that tells it apart
+    when the table has a single row or column."""
+    if len({c for _r, c in every}) == 1:
+        return cell[0]
+    if len({r for r, _c in every}) == 1:
+        return cell[1]
+    return f"{cell[0]} / {cell[1]}"

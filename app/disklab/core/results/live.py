@@ -5,7 +5,9 @@ in the page, and in the same way the library makes them (`Library.results`): one
 metric and parameter point (a several-target case has a row per target and one for "all"),
 mean and sample stddev by `rows.row_stats`, headline rows by `rows.headline`, text by
 `format.format_mean_std`. The Run table then says what `disklab show` says once the session is
-stored, never a mean pooled over the targets.
+stored, never a mean pooled over the targets. What limited each case (core.results.limits) is
+judged here too, as each run ends, from the samples the run's events carried: the same verdict
+`disklab show` gives once the session is stored.
 """
 
 from __future__ import annotations
@@ -17,6 +19,13 @@ from typing import Any
 from disklab.core.model import Case, Metric
 from disklab.core.results.format import format_mean_std
 from disklab.core.results.labels import case_labels, value_rank
+from disklab.core.results.limits import (
+    JUDGED_SERIES,
+    Limit,
+    row_limits,
+    run_facts,
+    run_limits,
+)
 from disklab.core.results.rows import headline, row_stats
 
 SHOWN_METRICS = 2  # a case's cell names its first two headline metrics (throughput first)
@@ -26,16 +35,42 @@ class LiveResults:
     """The complete runs' figures of a running session, per case (library-shaped rows), and
     the partial figures of runs stopped by a cancel or a failure, kept apart."""
 
-    def __init__(self, cases: Iterable[Case] = (), repeats: int = 1):
+    def __init__(self, cases: Iterable[Case] = (), repeats: int = 1,
+                 host: Mapping[str, Any] | None = None):
         self.cases = {c.id: c for c in cases}
         self.repeats = repeats
+        self.host = dict(host or {})  # the session's facts (CPUs, dirty threshold, limits)
         # case id -> (metric, params JSON) -> row under construction
         self._groups: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         self._partial: dict[str, list[Metric]] = {}
+        # (case id, repeat) -> the judged series' samples of the run going on
+        self._samples: dict[tuple[str, int], list[dict[str, Any]]] = {}
+        self._verdicts: dict[str, list[list[Limit]]] = {}  # case id -> each run's verdicts
 
-    def add(self, case_id: str, repeat: int, metrics: Iterable[Metric]) -> None:
-        """A complete run's metrics (CaseFinished)."""
+    def add_sample(self, case_id: str, repeat: int, series: str, value: float) -> None:
+        """A Sample of a run going on; only the series a verdict reads are kept, and only the
+        run going on's (runs follow each other: a run that failed leaves nothing behind)."""
+        if series in JUDGED_SERIES:
+            key = (case_id, repeat)
+            if key not in self._samples:
+                self._samples = {key: []}
+            self._samples[key].append({"series": series, "value": value})
+
+    def limits(self, case_id: str) -> list[Limit] | None:
+        """What limited the case's complete runs so far (limits.row_limits), None before one
+        ended."""
+        runs = self._verdicts.get(case_id)
+        return row_limits(runs) if runs else None
+
+    def add(self, case_id: str, repeat: int, metrics: Iterable[Metric],
+            duration: float | None = None) -> None:
+        """A complete run's metrics (CaseFinished); with its duration, its verdict too."""
         case = self.cases.get(case_id)
+        samples = self._samples.pop((case_id, repeat), [])
+        if duration is not None and case is not None:
+            facts = run_facts({"tool": case.tool, "params": case.params,
+                               "test_index": case.test_index}, duration, self.host)
+            self._verdicts.setdefault(case_id, []).append(run_limits(samples, facts))
         groups = self._groups.setdefault(case_id, {})
         for m in metrics:
             key = (m.name, json.dumps(dict(m.params or {}), sort_keys=True, default=str))

@@ -36,6 +36,7 @@ from disklab.core.results.compare import (
 )
 from disklab.core.results.format import MISSING, format_params
 from disklab.core.results.labels import number_of, unset_default, value_rank
+from disklab.core.results.limits import Limit, limits_of
 from disklab.core.results.rows import is_headline, row_params
 from disklab.core.results.stats import ALPHA
 
@@ -86,6 +87,8 @@ class Pivot:
     # data), and the key its x axis sweeps ('' : the first numeric key with several values)
     chart: str = ""
     x: str = ""
+    # each cell's verdicts of what limited it (limits.with_limits rows), absent when not judged
+    cell_limits: Mapping[tuple[int, int], tuple[Limit, ...]] = field(default_factory=dict)
 
     def cell(self, i: int, j: int) -> Cell | None:
         return self.cells.get((i, j))
@@ -387,6 +390,7 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     cells: dict[tuple[int, int], Cell] = {}
     coords: dict[tuple[int, int], dict[str, str]] = {}
     metric_of: dict[tuple[int, int], str] = {}
+    limited: dict[tuple[int, int], tuple[Limit, ...]] = {}
     ways: dict[int, list[bool]] = {}
     for k, r in enumerate(chosen):
         i, j = row_index[row_of[k]], column_index[column_of[k]]
@@ -395,6 +399,9 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         unit = str(r.get("unit", ""))
         cells[(i, j)] = row_cell(r, unit)
         metric_of[(i, j)] = str(r.get("metric", ""))
+        found = limits_of(r)
+        if found is not None:
+            limited[(i, j)] = found
         coords[(i, j)] = {key: labels.part(k, key) for key in (*row_keys, *all_columns)}
         ways.setdefault(j, []).append(better_is_higher(str(r.get("metric", "")), unit))
     better = {j: all(w) if len(set(w)) == 1 else True for j, w in ways.items()}
@@ -408,7 +415,7 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
                  better, alpha, key, value,
                  tuple(tuple(value_of(first_row[t], k) for k in row_keys) for t in row_labels),
                  tuple(tuple(value_of(first_col[t], k) for k in all_columns)
-                       for t in col_labels), metric_of)
+                       for t in col_labels), metric_of, cell_limits=limited)
 
 
 def _judge(cells: dict[tuple[int, int], Cell], coords: Mapping[tuple[int, int], dict[str, str]],

@@ -41,7 +41,7 @@ from disklab.core.results.format import (
     format_value,
 )
 from disklab.core.results.labels import case_labels
-from disklab.core.results.limits import UNKNOWN, Limit, limits_text
+from disklab.core.results.limits import UNKNOWN, Limit, limits_note, limits_text, limits_tip
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.pivot import Pivot, cell_class
 from disklab.core.results.rows import headline, point, row_stats
@@ -92,7 +92,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
     headline figures (rows.is_headline). With `baseline_config`, a last column holds each
     mean's delta against that configuration's mean for the same tool, parameters and metric.
     With `limits` (case id -> core.results.limits verdicts), a "limited by" column says what
-    limited each row's runs."""
+    limited each row's runs, its tooltip (`tips`) the evidence."""
     counted = isinstance(results, SessionResults) and results.included
     excluded = (format_excluded(results.reasons(), results.included)
                 if isinstance(results, SessionResults) else "")
@@ -107,6 +107,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
         header = (*header, "limited by")
     base = {point(r): row_stats(r)[0] for r in rows if r.get("config") == baseline_config}
     out = []
+    tips: list[tuple[str, ...]] = []  # the limited-by cell's evidence
     noisy = False
     for r in rows:
         mean, std, n = row_stats(r)
@@ -126,14 +127,16 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
             cells = (*cells, "" if r.get("config") == baseline_config
                      else format_delta(delta_pct(mean, base.get(point(r)))))
         if limits is not None:
-            cells = (*cells, limits_text(limits.get(str(r.get("case_id")))
-                                         or [UNKNOWN]))
+            found = limits.get(str(r.get("case_id"))) or [UNKNOWN]
+            cells = (*cells, limits_text(found))
+            tips.append(("",) * (len(cells) - 1) + (limits_tip(found),))
         out.append(cells)
     # a narrow terminal wraps the parameters, the notes and the direction; never a figure,
     # and never a configuration's or a metric's name (what a reader searches the table for)
     return Table("Results (mean ± stddev over repeats)", header, tuple(out),
                  note=_lines(labels.heading, excluded, NOISY_HINT if noisy else ""),
-                 wrap=(4, 9, 3, *((len(header) - 1,) if limits is not None else ())))
+                 wrap=(4, 9, 3, *((len(header) - 1,) if limits is not None else ())),
+                 tips=tuple(tips))
 
 
 def cell_text(c: Comparison, row: str, col: str) -> str:
@@ -187,7 +190,9 @@ def comparison_note(c: Comparison) -> str:
         f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)"
         if any(cell.verdict == ONE_RUN for cell in c.cells.values()) else "",
         format_excluded(c.incomplete.reasons(), c.incomplete.included),
-        NOISY_HINT if noisy else "")
+        NOISY_HINT if noisy else "",
+        limits_note([(row, col, c.limits.get((row, col)))
+                     for row in c.rows for col in c.columns if (row, col) in c.cells]))
 
 
 def comparison_table(c: Comparison) -> Table:
@@ -197,9 +202,11 @@ def comparison_table(c: Comparison) -> Table:
     for row in c.rows:
         rows.append((row_heading(c, row), *(cell_text(c, row, col) for col in c.columns)))
         classes.append(("", *(f"num {delta_class(c, row, col)}" for col in c.columns)))
+    tips = tuple(("", *(limits_tip(c.limits.get((row, col), ())) for col in c.columns))
+                 for row in c.rows)
     return Table("Comparison (mean ± stddev, difference from the baseline and its significance)",
                  ("configuration", *(column_heading(c, col) for col in c.columns)),
-                 tuple(rows), tuple(classes), note=comparison_note(c))
+                 tuple(rows), tuple(classes), note=comparison_note(c), tips=tips)
 
 
 def config_diff_table(c: Comparison, diff: Sequence[tuple[str, Mapping[str, str]]]) -> Table:
@@ -315,16 +322,23 @@ def pivot_table(p: Pivot) -> Table:
     corner = " / ".join(p.row_keys) + " \\ " + " / ".join(p.column_keys)
     tips = tuple(("", *(pivot_cell_tip(p, i, j) for j in range(len(p.columns))))
                  for i in range(len(p.rows)))
+    limited = limits_note([(p.rows[i], p.columns[j], p.cell_limits.get((i, j)))
+                           for (i, j) in sorted(p.cells)])
     return Table("Pivot (mean ± stddev over repeats)",
                  (corner, *(pivot_column_heading(p, j) for j in range(len(p.columns)))),
-                 tuple(rows), tuple(classes), note=_lines(pivot_heading(p), pivot_marks(p)),
-                 tips=tips)
+                 tuple(rows), tuple(classes),
+                 note=_lines(pivot_heading(p), pivot_marks(p), limited), tips=tips)
 
 
 def pivot_cell_tip(p: Pivot, i: int, j: int) -> str:
-    """A compared cell's tooltip: what it was compared with, the difference, its interval,
+    """A cell's tooltip: compared, what it was compared with, the difference, its interval,
     the p-value and the verdict ('vs a: +50.0 %, 95 % CI +41.3 … +58.7 MiB/s, p = 0.0036:
-    better'); '' for a cell that was not compared."""
+    better'); then what limited it, with the evidence (limits.limits_tip); '' for a cell with
+    neither."""
+    return _lines(_compared_tip(p, i, j), limits_tip(p.cell_limits.get((i, j), ())))
+
+
+def _compared_tip(p: Pivot, i: int, j: int) -> str:
     cell = p.cell(i, j)
     if cell is None or not p.baseline or cell.verdict in ("", BASELINE):
         return ""

@@ -231,6 +231,13 @@ class ToolAdapter(ABC):
         tool printed on stdout; a tool that reports on stderr (dd) overrides this."""
         return ToolOutput(stdout=text)
 
+    def device_evidence(self, text: str) -> dict[str, float]:
+        """What a saved output says of the device it ran on, for `disklab import`'s verdict of
+        what limited it: 'busy_pct' (the device's busy time over the run) and 'in_flight'
+        (its mean requests in flight) when the tool reports them (fio's disk_util); nothing
+        by default."""
+        return {}
+
     def sniff(self, text: str) -> bool:
         """True when `text`, a whole saved output, is this tool's: how `disklab import` finds
         the adapter when --tool is not given. False by default: output that cannot be imported

@@ -55,6 +55,7 @@ from disklab.core.results.compare import (
     session_label,
 )
 from disklab.core.results.documents import compare_page_html, pivot_text, write_comparison
+from disklab.core.results.limits import session_limits, with_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     BaselineError,
@@ -359,7 +360,8 @@ class ComparePage(QWidget):
             self.baseline.addItem(row, row)
         self.baseline.setCurrentIndex(max(self.baseline.findData(c.baseline), 0))
         self.baseline.blockSignals(False)
-        results = [(session_label(s), session_results(lib, s["id"], include).rows)
+        results = [(session_label(s), with_limits(session_results(lib, s["id"], include).rows,
+                                                  session_limits(lib, s["id"])))
                    for s in self.sessions]
         self.pivot_rows = session_rows(results)
         self._fill_keys()
@@ -471,7 +473,8 @@ class ComparePage(QWidget):
         table = comparison_table(c)  # the text every export writes
         fill_table(self.table, list(table.header[1:]), [row_heading(c, r) for r in c.rows],
                    [list(r[1:]) for r in table.rows],
-                   [[delta_class(c, row, col) for col in c.columns] for row in c.rows])
+                   [[delta_class(c, row, col) for col in c.columns] for row in c.rows],
+                   tips=[list(r[1:]) for r in table.tips])
 
     def _fill_diff_if_shown(self) -> None:
         if self.comparison is not None and self.tabs.currentWidget() is self.diff_table:

@@ -46,6 +46,7 @@ from disklab.core.results.charts import (
 )
 from disklab.core.results.documents import write_session
 from disklab.core.results.facts import session_filesystems
+from disklab.core.results.limits import session_limits
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
@@ -355,16 +356,21 @@ class LibraryPage(QWidget):
         return "\n".join(out)
 
     def _fill_results(self) -> None:
-        table = results_table(self.results)  # the text `disklab show` and the exports write
+        # the text `disklab show` and the exports write, with what limited each row
+        limits = session_limits(self._library(), self.current["id"]) if self.current else {}
+        table = results_table(self.results, limits=limits)
         for line in table.note.splitlines():  # shared parameters, runs left out, noise
             self.heading.setText(self.heading.text() + "<br>" + html.escape(line))
         t = self.results_table
         t.setSortingEnabled(False)
+        t.setColumnCount(len(table.header))
+        t.setHorizontalHeaderLabels(list(table.header))
         t.setRowCount(len(table.rows))
         for i, cells in enumerate(table.rows):
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(text)
+                tip = table.tips[i][j] if i < len(table.tips) else ""
+                item.setToolTip(f"{text}\n{tip}" if tip else text)
                 t.setItem(i, j, item)
         t.setSortingEnabled(True)
         self.heading.setToolTip(self.heading.text())  # all of it, beyond its fixed lines

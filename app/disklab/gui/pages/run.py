@@ -61,6 +61,7 @@ from disklab.core.live_rates import app_rate_blind_spot
 from disklab.core.privilege import password_needed
 from disklab.core.progress import readable_line
 from disklab.core.results.labels import case_titles
+from disklab.core.results.limits import limits_text, limits_tip
 from disklab.core.results.live import LiveResults
 from disklab.core.resume import Resumption, prepare_resume
 from disklab.core.session import PlanSummary, check_plan, format_duration
@@ -91,8 +92,9 @@ RATES = (
 )
 APPLICATION = RATES[0][0]
 NOT_SEEN = "not seen"  # the Application figure of a tool whose I/O rchar/wchar do not count
-COLS = ("#", "status", "result", "config", "case")
-STATUS, RESULT = 1, 2
+COLS = ("#", "status", "result", "config", "case", "limited by")
+STATUS, RESULT, LIMITED = 1, 2, 5
+LIMITED_WIDTH = 180  # px: "device busy 99 %, 7.8 of 8…" (the whole verdict on hover)
 
 
 class RunPage(QWidget):
@@ -203,6 +205,12 @@ class RunPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
                                                            ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
+        # what limited each case, beside its result (shown there, kept last in the model):
+        # its short words elided at a fixed width, the evidence in its tooltip
+        header = self.table.horizontalHeader()
+        header.moveSection(LIMITED, RESULT + 1)
+        header.setSectionResizeMode(LIMITED, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(LIMITED, LIMITED_WIDTH)
         # one line a case, its end elided (the whole title on hover): a wrapped title was cut
         # in half by the row's height
         self.table.setWordWrap(False)
@@ -455,6 +463,7 @@ class RunPage(QWidget):
         self.events_seen += 1
         if isinstance(ev, Sample):
             self.plots.add_sample(ev.series, ev.t, ev.value)
+            self.live.add_sample(ev.case_id, ev.repeat, ev.series, ev.value)
             if ev.series in RATE_SERIES:
                 self._rates[ev.series] = ev.value
                 self._rates_changed = True
@@ -498,7 +507,7 @@ class RunPage(QWidget):
 
     def _on_session_started(self, ev: SessionStarted) -> None:
         self.repeats = ev.repeats
-        self.live = LiveResults(ev.cases, ev.repeats)
+        self.live = LiveResults(ev.cases, ev.repeats, ev.host)
         self.tiles.setVisible(ev.name == STANDARD_NAME)
         self.tiles.show_tiles(standard_tiles(()))
         self.table.setRowCount(len(ev.cases))
@@ -518,7 +527,7 @@ class RunPage(QWidget):
         """The table as for a new session; each case says how many of its repeats the session
         already had complete (kept, not run again)."""
         self.repeats = ev.repeats
-        self.live = LiveResults(ev.cases, ev.repeats)
+        self.live = LiveResults(ev.cases, ev.repeats, ev.host)
         self.table.setRowCount(len(ev.cases))
         todo: dict[str, int] = {}
         for case_id, _repeat in ev.runs:
@@ -633,12 +642,13 @@ class RunPage(QWidget):
                 label.setText(text)
 
     def _on_case_finished(self, ev: CaseFinished) -> None:
-        self.live.add(ev.case_id, ev.repeat, ev.metrics)
+        self.live.add(ev.case_id, ev.repeat, ev.metrics, ev.duration)
         self.done[ev.case_id] = self.done.get(ev.case_id, 0) + 1
         runs = self.done[ev.case_id] + self.kept.get(ev.case_id, 0)
         state = "done" if runs >= self.repeats else f"done {runs}/{self.repeats}"
         self._set_cell(ev.case_id, STATUS, state, QColor(30, 140, 60))
         self._set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
+        self._show_limits(ev.case_id)
         if self.tiles.isVisible():
             self.tiles.show_tiles(standard_tiles(self.live.all_rows()))
         self.case_done.emit(ev.case_id)
@@ -659,6 +669,17 @@ class RunPage(QWidget):
             text += "\n  last lines of its output:\n" + "\n".join(
                 f"  {line}" for line in tail.splitlines())
         self._pending_log.append(text)
+
+    def _show_limits(self, case_id: str) -> None:
+        """What limited the case's runs so far (core.results.limits, judged as each run
+        ends), its evidence in the cell's tooltip."""
+        limits = self.live.limits(case_id)
+        if limits is None:
+            return
+        self._set_cell(case_id, LIMITED, limits_text(limits))
+        row = self.rows.get(case_id)
+        if row is not None:
+            self.table.item(row, LIMITED).setToolTip(limits_tip(limits))
 
     def result_text(self, case_id: str) -> str:
         """A case's figures as the library will give them (core.results.live): per target

@@ -57,6 +57,7 @@ from disklab.core.tools.fio.output import (
     FioProgress,
     Job,
     check_finite,
+    disk_util,
     fio_messages,
     jobs_metrics,
     json_documents,
@@ -212,6 +213,10 @@ class FioAdapter(ToolAdapter):
         note = "job error" if failed else None
         return check_finite(jobs_metrics(jobs, importing=not params, note=note,
                                       group_bw=group_bw))
+
+    def device_evidence(self, text: str) -> dict[str, float]:
+        """fio's disk_util: the device's busy share and its requests in flight (output.py)."""
+        return disk_util(text)
 
     def parse_result(self, output: ToolOutput, params: Mapping[str, Any]) -> list[Metric]:
         metrics = self._parse(output, params, strict=True)

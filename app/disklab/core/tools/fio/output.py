@@ -671,3 +671,33 @@ def fio_messages(*texts: str | None) -> list[str]:
             if s.startswith("fio: ") and s not in seen and "terminating on signal" not in s:
                 seen.append(s)
     return seen
+
+
+def disk_util(text: str) -> dict[str, float]:
+    """fio's disk_util of a JSON output as evidence of the device ({} without it): 'busy_pct'
+    (util, the device's io_ticks over fio's time), and 'in_flight' (in_queue, the weighted
+    time in queue in ms, over the longest job's runtime: Little's law, as the monitor counts
+    it; fio measures the disk over its whole run, so it reads a little high for a job with a
+    layout phase). The busiest device when several are listed."""
+    try:
+        found, _last, _error = json_documents(text)
+    except ParseError:
+        return {}
+    if found is None:
+        return {}
+    doc = found[1]
+    disks = [d for d in doc.get("disk_util") or [] if isinstance(d, dict)
+             and finite(d.get("util")) is not None]
+    if not disks:
+        return {}
+    disk = max(disks, key=lambda d: finite(d.get("util")) or 0.0)
+    out = {"busy_pct": finite(disk["util"]) or 0.0}
+    runtimes = [finite(_get(job, direction, "runtime")) or 0.0
+                for job in doc.get("jobs") or [] if isinstance(job, dict)
+                for direction in ("read", "write", "trim")]
+    runtime = max([*runtimes, *(finite(job.get("job_runtime")) or 0.0 for job in
+                                doc.get("jobs") or [] if isinstance(job, dict))], default=0.0)
+    in_queue = finite(disk.get("in_queue"))
+    if runtime > 0 and in_queue is not None:
+        out["in_flight"] = in_queue / runtime
+    return out

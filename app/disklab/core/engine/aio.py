@@ -23,6 +23,7 @@ import ctypes
 import errno
 import os
 import platform
+from collections.abc import Iterable
 from typing import Any
 
 # system call numbers per machine (arch/x86/entry/syscalls/syscall_64.tbl;
@@ -141,11 +142,12 @@ class AioPath:
     aio_data: the slot); a batch writes each request's offset into its iocb and its address
     into the pointer array, and submit_reap makes one io_submit of the batch and one
     io_getevents for at least one completion, whose slots and results are copied out of the
-    event array as two lists (one strided copy each)."""
+    event array as two lists (one strided copy each), handed to the loop zipped."""
 
     def __init__(self, fd: int, write: bool, block_size: int, buffer: Any, depth: int):
         self.depth, self.inflight = depth, 0
         self.batch_slot, self.batch_offset = [0] * depth, [0] * depth
+        self._errno = 0
         self._ctx = ctypes.c_ulong(0)
         _call("io_setup", depth, ctypes.addressof(self._ctx))
         self._raw = (ctypes.c_int64 * (_IOCB_WORDS * depth))()
@@ -175,32 +177,40 @@ class AioPath:
                      self._counts[depth], c(ctypes.addressof(self._events)),
                      c(ctypes.addressof(self._wait)))
 
-    def submit_reap(self, n: int) -> tuple[list[int], list[int]]:
+    def _send(self, n: int) -> list[int]:
+        """io_submit the batch's first n requests; returns the slots the kernel refused."""
         words, ptrw, addr, offset_word = self._words, self._ptrw, self._addr, self._offset_word
         slots, offsets = self.batch_slot, self.batch_offset
         for k in range(n):
             slot = slots[k]
             words[offset_word[slot]] = offsets[k]
             ptrw[k] = addr[slot]
-        if n:
-            nr, ctx = self._submit
-            r = self._call(nr, ctx, self._counts[n], self._first)  # inline: once a batch
-            taken = n if r == n else self._submit_rest(n, max(r, 0))
-            self.inflight += taken
-            if taken < n:  # refused: they come back as failed, the rest is reaped later
-                return slots[taken:n], [-ctypes.get_errno() or -errno.EIO] * (n - taken)
+        if not n:
+            return []
+        nr, ctx = self._submit
+        r = self._call(nr, ctx, self._counts[n], self._first)  # inline: once a batch
+        taken = n if r == n else self._submit_rest(n, max(r, 0))
+        self.inflight += taken
+        if taken < n:
+            self._errno = ctypes.get_errno() or errno.EIO
+        return slots[taken:n]
+
+    def submit_reap(self, n: int) -> Iterable[tuple[int, int]]:
+        refused = self._send(n)
+        if refused:  # they come back as failed now, what is in flight at the next reap
+            return [(slot, -self._errno) for slot in refused]
         if not self.inflight:
-            return [], []
+            return ()
         got = self._call(*self._get)
         if got < 0:
             code = ctypes.get_errno()
             if code == errno.EINTR:
-                return [], []
+                return ()
             raise OSError(code, f"io_getevents: {os.strerror(code)}")
         self.inflight -= got
-        evw = self._evw
-        return evw[0:got * _EVENT_WORDS:_EVENT_WORDS].tolist(), evw[
-            _RES_WORD:got * _EVENT_WORDS:_EVENT_WORDS].tolist()
+        evw, end = self._evw, got * _EVENT_WORDS
+        return zip(evw[0:end:_EVENT_WORDS].tolist(),  # noqa: B905 (as long by construction)
+                   evw[_RES_WORD:end:_EVENT_WORDS].tolist())
 
     def _submit_rest(self, n: int, done: int) -> int:
         """io_submit the pointers from `done` on, the kernel having taken fewer than asked;

@@ -120,12 +120,13 @@ class GridOrder:
 
     The first q * m blocks are a q x m grid: i -> (a, b) = divmod(i, m), block P[b] * q + Q[a],
     with P and Q shuffled; consecutive calls land a random multiple of q apart, anywhere in the
-    file. The last r < m blocks follow in an order of their own.
+    file. The last r < m blocks follow in an order of their own. `scale`: each index times it
+    (the block size: byte offsets, one multiplication less per request in the loop).
     """
 
-    def __init__(self, n: int, seed: int):
+    def __init__(self, n: int, seed: int, scale: int = 1):
         rng = random.Random(seed)
-        self.n = n
+        self.n, self.scale = n, scale
         self.m = max(1, math.isqrt(n))
         self.q = n // self.m
         self.grid = self.q * self.m
@@ -136,26 +137,27 @@ class GridOrder:
     def __getitem__(self, i: int) -> int:
         if i < self.grid:
             a, b = divmod(i, self.m)
-            return self.p[b] * self.q + self.pq[a]
-        return self.grid + self.tail[i - self.grid]
+            return (self.p[b] * self.q + self.pq[a]) * self.scale
+        return (self.grid + self.tail[i - self.grid]) * self.scale
 
     def __len__(self) -> int:
         return self.n
 
 
-def _shuffled(n: int, rng: random.Random) -> array:
-    table = list(range(n))
+def _shuffled(n: int, rng: random.Random, scale: int = 1) -> array:
+    table = list(range(0, n * scale, scale))  # the same permutation whatever the scale
     rng.shuffle(table)
     return array("q", table)
 
 
-def block_order(blocks: int, random_order: bool, seed: int) -> Sequence[int]:
-    """Block indices in the order a stream visits them (each once per pass)."""
+def block_order(blocks: int, random_order: bool, seed: int, scale: int = 1) -> Sequence[int]:
+    """Block indices in the order a stream visits them (each once per pass), times `scale`
+    (the block size: the loop's byte offsets)."""
     if not random_order:
-        return range(blocks)
+        return range(0, blocks * scale, scale)
     if blocks <= TABLE_LIMIT:
-        return _shuffled(blocks, random.Random(seed))
-    return GridOrder(blocks, seed)
+        return _shuffled(blocks, random.Random(seed), scale)
+    return GridOrder(blocks, seed, scale)
 
 
 def open_flags(job: Job) -> int:
@@ -290,7 +292,7 @@ class Runner:
             try:
                 for si, s in enumerate(self.streams):
                     order = block_order(job.size // s.block_size, job.mode in RANDOM_MODES,
-                                        job.seed + si)
+                                        job.seed + si, s.block_size)
                     together = self.io_path in iopath.ASYNC_PATHS
                     groups = (aio.aio_groups(qd, AIO_PROCESSES_PER_STREAM) if together
                               else slot_groups(qd))

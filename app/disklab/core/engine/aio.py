@@ -23,7 +23,7 @@ import ctypes
 import errno
 import os
 import platform
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 # system call numbers per machine (arch/x86/entry/syscalls/syscall_64.tbl;
@@ -144,10 +144,11 @@ class AioPath:
     io_getevents for at least one completion, whose slots and results are copied out of the
     event array as two lists (one strided copy each), handed to the loop zipped."""
 
+    submit_reap: Callable[[int], Iterable[tuple[int, int]]]  # made by _submitter
+
     def __init__(self, fd: int, write: bool, block_size: int, buffer: Any, depth: int):
         self.depth, self.inflight = depth, 0
         self.batch_slot, self.batch_offset = [0] * depth, [0] * depth
-        self._errno = 0
         self._ctx = ctypes.c_ulong(0)
         _call("io_setup", depth, ctypes.addressof(self._ctx))
         self._raw = (ctypes.c_int64 * (_IOCB_WORDS * depth))()
@@ -176,41 +177,44 @@ class AioPath:
         self._get = (c(nr["io_getevents"]), c(self._ctx.value), self._counts[1],
                      self._counts[depth], c(ctypes.addressof(self._events)),
                      c(ctypes.addressof(self._wait)))
+        self.submit_reap = self._submitter()
 
-    def _send(self, n: int) -> list[int]:
-        """io_submit the batch's first n requests; returns the slots the kernel refused."""
+    def _submitter(self) -> Callable[[int], Iterable[tuple[int, int]]]:
+        """submit_reap as a closure over the request blocks' views and the calls' arguments
+        (no attribute looked up a batch, as uring.UringPath's): write the batch's offsets and
+        pointers, one io_submit, one io_getevents, the events copied out as two lists."""
         words, ptrw, addr, offset_word = self._words, self._ptrw, self._addr, self._offset_word
         slots, offsets = self.batch_slot, self.batch_offset
-        for k in range(n):
-            slot = slots[k]
-            words[offset_word[slot]] = offsets[k]
-            ptrw[k] = addr[slot]
-        if not n:
-            return []
-        nr, ctx = self._submit
-        r = self._call(nr, ctx, self._counts[n], self._first)  # inline: once a batch
-        taken = n if r == n else self._submit_rest(n, max(r, 0))
-        self.inflight += taken
-        if taken < n:
-            self._errno = ctypes.get_errno() or errno.EIO
-        return slots[taken:n]
+        counts, first = self._counts, self._first
+        call, (sys_submit, ctx), get, evw = self._call, self._submit, self._get, self._evw
+        get_errno, rest = ctypes.get_errno, self._submit_rest
 
-    def submit_reap(self, n: int) -> Iterable[tuple[int, int]]:
-        refused = self._send(n)
-        if refused:  # they come back as failed now, what is in flight at the next reap
-            return [(slot, -self._errno) for slot in refused]
-        if not self.inflight:
-            return ()
-        got = self._call(*self._get)
-        if got < 0:
-            code = ctypes.get_errno()
-            if code == errno.EINTR:
+        def submit_reap(n: int) -> Iterable[tuple[int, int]]:
+            for k in range(n):
+                slot = slots[k]
+                words[offset_word[slot]] = offsets[k]
+                ptrw[k] = addr[slot]
+            if n:
+                r = call(sys_submit, ctx, counts[n], first)
+                taken = n if r == n else rest(n, max(r, 0))
+                self.inflight += taken
+                if taken < n:  # refused: they come back failed now, the rest at the next
+                    code = get_errno() or errno.EIO
+                    return [(slot, -code) for slot in slots[taken:n]]
+            if not self.inflight:
                 return ()
-            raise OSError(code, f"io_getevents: {os.strerror(code)}")
-        self.inflight -= got
-        evw, end = self._evw, got * _EVENT_WORDS
-        return zip(evw[0:end:_EVENT_WORDS].tolist(),  # noqa: B905 (as long by construction)
-                   evw[_RES_WORD:end:_EVENT_WORDS].tolist())
+            got = call(*get)
+            if got < 0:
+                code = get_errno()
+                if code == errno.EINTR:
+                    return ()
+                raise OSError(code, f"io_getevents: {os.strerror(code)}")
+            self.inflight -= got
+            end = got * _EVENT_WORDS
+            return zip(evw[0:end:_EVENT_WORDS].tolist(),  # noqa: B905 (as long by construction)
+                       evw[_RES_WORD:end:_EVENT_WORDS].tolist())
+
+        return submit_reap
 
     def _submit_rest(self, n: int, done: int) -> int:
         """io_submit the pointers from `done` on, the kernel having taken fewer than asked;

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -119,7 +120,7 @@ def _cell(row: dict[str, Any] | None) -> str:
         return "-"
     load = row.get("load") or {}
     where = f" (load {load['min']}-{load['max']})" if load else ""
-    verdict = str(row.get("verdict", "")).split(";")[0]
+    verdict = re.split("[;:]", str(row.get("verdict", "")))[0]  # ok, short, unresolved, info
     return f"{row.get('value', '-')} {verdict}{where}".replace("|", "/")
 
 

@@ -23,9 +23,7 @@ import ctypes
 import errno
 import os
 import platform
-from array import array
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 # system call numbers per machine (arch/x86/entry/syscalls/syscall_64.tbl;
@@ -144,12 +142,13 @@ class AioPath:
     aio_data: the slot); a batch writes each request's offset into its iocb and its address
     into the pointer array, and submit_reap makes one io_submit of the batch and one
     io_getevents for at least one completion, whose slots and results are copied out of the
-    event array as two lists (one strided copy each)."""
+    event array as two lists (one strided copy each), handed to the loop zipped."""
 
-    submit_reap: Callable[[Sequence[int], Sequence[int]], tuple[list[int], list[int]]]
+    submit_reap: Callable[[int], Iterable[tuple[int, int]]]  # made by _submitter
 
     def __init__(self, fd: int, write: bool, block_size: int, buffer: Any, depth: int):
         self.depth, self.inflight = depth, 0
+        self.batch_slot, self.batch_offset = [0] * depth, [0] * depth
         self._ctx = ctypes.c_ulong(0)
         _call("io_setup", depth, ctypes.addressof(self._ctx))
         self._raw = (ctypes.c_int64 * (_IOCB_WORDS * depth))()
@@ -180,40 +179,40 @@ class AioPath:
                      c(ctypes.addressof(self._wait)))
         self.submit_reap = self._submitter()
 
-    def _submitter(self) -> Callable[[Sequence[int], Sequence[int]], tuple[list[int], list[int]]]:
+    def _submitter(self) -> Callable[[int], Iterable[tuple[int, int]]]:
         """submit_reap as a closure over the request blocks' views and the calls' arguments
-        (no attribute looked up a batch, as uring.UringPath's): each request's offset into its
-        slot's iocb and the iocbs' addresses into the pointer array (C loops: map, an array),
-        one io_submit, one io_getevents, the events copied out as two lists."""
+        (no attribute looked up a batch, as uring.UringPath's): write the batch's offsets and
+        pointers, one io_submit, one io_getevents, the events copied out as two lists."""
         words, ptrw, addr, offset_word = self._words, self._ptrw, self._addr, self._offset_word
-        counts, first, set_word, consume = self._counts, self._first, words.__setitem__, \
-            deque(maxlen=0)
+        slots, offsets = self.batch_slot, self.batch_offset
+        counts, first = self._counts, self._first
         call, (sys_submit, ctx), get, evw = self._call, self._submit, self._get, self._evw
-        get_errno, rest, none = ctypes.get_errno, self._submit_rest, ([], [])
+        get_errno, rest = ctypes.get_errno, self._submit_rest
 
-        def submit_reap(slots: Sequence[int], offsets: Sequence[int]
-                        ) -> tuple[list[int], list[int]]:
-            n = len(slots)
+        def submit_reap(n: int) -> Iterable[tuple[int, int]]:
+            for k in range(n):
+                slot = slots[k]
+                words[offset_word[slot]] = offsets[k]
+                ptrw[k] = addr[slot]
             if n:
-                consume.extend(map(set_word, map(offset_word.__getitem__, slots), offsets))
-                ptrw[0:n] = array("Q", map(addr.__getitem__, slots))
                 r = call(sys_submit, ctx, counts[n], first)
                 taken = n if r == n else rest(n, max(r, 0))
                 self.inflight += taken
                 if taken < n:  # refused: they come back failed now, the rest at the next
                     code = get_errno() or errno.EIO
-                    return list(slots[taken:n]), [-code] * (n - taken)
+                    return [(slot, -code) for slot in slots[taken:n]]
             if not self.inflight:
-                return none
+                return ()
             got = call(*get)
             if got < 0:
                 code = get_errno()
                 if code == errno.EINTR:
-                    return none
+                    return ()
                 raise OSError(code, f"io_getevents: {os.strerror(code)}")
             self.inflight -= got
             end = got * _EVENT_WORDS
-            return (evw[0:end:_EVENT_WORDS].tolist(), evw[_RES_WORD:end:_EVENT_WORDS].tolist())
+            return zip(evw[0:end:_EVENT_WORDS].tolist(),  # noqa: B905 (as long by construction)
+                       evw[_RES_WORD:end:_EVENT_WORDS].tolist())
 
         return submit_reap
 

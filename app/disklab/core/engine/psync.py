@@ -8,7 +8,7 @@ depth 1, where one call a request is the least a request can cost (engine/iopath
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 
 class PsyncPath:
@@ -17,22 +17,21 @@ class PsyncPath:
 
     depth = 1
     inflight = 0  # a call returns with its request done
-    submit_reap: Callable[[Sequence[int], Sequence[int]], tuple[list[int], list[int]]]
+    submit_reap: Callable[[int], tuple[tuple[int, int], ...]]  # made in __init__
 
     def __init__(self, fd: int, write: bool, block: memoryview):
+        self.batch_slot, self.batch_offset = [0], [0]
         io, arg = (os.pwrite, block) if write else (os.preadv, [block])
-        slot, results, none = [0], [0], ([], [])
+        offsets = self.batch_offset
 
-        def submit_reap(slots: Sequence[int], offsets: Sequence[int]
-                        ) -> tuple[list[int], list[int]]:
+        def submit_reap(n: int) -> tuple[tuple[int, int], ...]:
             """The call itself; an OSError (the errno) is the run's, as the loop takes it.
-            A closure over its arguments and its two one-entry lists: at queue depth 1 the
-            time between two calls is what the device waits for, so nothing is looked up or
-            made in it."""
-            if not slots:
-                return none
-            results[0] = io(fd, arg, offsets[0])
-            return slot, results
+            A closure over its arguments: at queue depth 1 the time between two calls is
+            what the device waits for, so no attribute is looked up in it, and the one
+            completion is one pair (a zip of two lists costs 2.5 times as much)."""
+            if not n:
+                return ()
+            return ((0, io(fd, arg, offsets[0])),)
 
         self.submit_reap = submit_reap
 

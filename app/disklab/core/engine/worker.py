@@ -27,7 +27,6 @@ import time
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from disklab.core.engine import aio, iopath, loop, uring
 from disklab.core.engine.loop import (
@@ -135,9 +134,7 @@ class GridOrder:
         self.pq = _shuffled(self.q, rng)
         self.tail = _shuffled(n - self.grid, rng)
 
-    def __getitem__(self, i: int | slice) -> Any:
-        if isinstance(i, slice):  # the loop takes a batch's offsets as one slice
-            return [self[k] for k in range(*i.indices(self.n))]
+    def __getitem__(self, i: int) -> int:
         if i < self.grid:
             a, b = divmod(i, self.m)
             return (self.p[b] * self.q + self.pq[a]) * self.scale

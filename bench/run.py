@@ -16,6 +16,7 @@ import json
 import os
 import platform
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,6 +42,7 @@ from figures import (  # noqa: E402
     pivot_figure,
     target_skew,
 )
+from machine import LoadWatch, facts, keep_runs, side_by_side  # noqa: E402
 from scratch import scratch_ext4  # noqa: E402
 
 
@@ -51,6 +53,7 @@ class Row:
     target: str
     verdict: str  # "ok", "short", "unresolved: <interval>", "info..." or "not measured: <why>"
     details: dict
+    load: dict | None = None  # the 1-minute load average while the figure ran (machine.py)
 
 
 FIGURE_LIMIT_S = 3600  # one figure's whole time, children included (--figure-timeout)
@@ -113,15 +116,50 @@ def time_limit(seconds: int) -> Iterator[None]:
 
 def _collect(name: str, func: Callable[..., list[dict]], *args: object,
              limit: int = FIGURE_LIMIT_S) -> list[Row]:
-    """Run one figure in its own directories and time limit; a figure that breaks or times
-    out is reported, not fatal to the others."""
+    """Run one figure in its own directories and time limit, the load average watched while it
+    runs (each of its rows carries it); a figure that breaks or times out is reported, not fatal
+    to the others."""
+    watch = LoadWatch()
     try:
-        with own_directories(), time_limit(limit):
-            return [Row(**r) for r in func(*args)]
+        with watch.running(), own_directories(), time_limit(limit):
+            rows = [Row(**r) for r in func(*args)]
     except FigureTimeout as e:
-        return [Row(name, "-", "-", f"not measured: {e}", {})]
+        rows = [Row(name, "-", "-", f"not measured: {e}", {})]
     except Exception as e:  # report and go on: one broken figure must not hide the rest
-        return [Row(name, "-", "-", f"not measured: {type(e).__name__}: {e}", {})]
+        rows = [Row(name, "-", "-", f"not measured: {type(e).__name__}: {e}", {})]
+    for row in rows:
+        row.load = watch.summary()
+    return rows
+
+
+def _commit() -> str:
+    """The commit the bench ran at (with "+changes" when the work tree differs), or "?"."""
+    try:
+        head = subprocess.run(["git", "-C", str(HERE), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(HERE), "status", "--porcelain", "--", "."],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
+    return (head + ("+changes" if dirty else "")) if head else "?"
+
+
+def save(rows: list[Row], started: float, args: argparse.Namespace, machine: dict) -> None:
+    """results.json: this run (its rows, machine, command, commit) at the top level and last in
+    "runs", the earlier runs kept beside it (machine.keep_runs)."""
+    path = HERE / "results.json"
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        old = {}
+    run = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
+           "kernel": platform.release(), "cpus": os.cpu_count(),
+           "seconds": round(time.time() - started, 1), "commit": _commit(),
+           "command": ["bench/run.py", *sys.argv[1:]], "full": not args.only,
+           "machine": machine | {"loadavg_at_end": [float(x) for x in os.getloadavg()]},
+           "rows": [asdict(r) for r in rows]}
+    path.write_text(json.dumps(keep_runs(old, run), indent=2))
+    print(f"\nwrote {path}")
 
 
 def main() -> int:
@@ -142,7 +180,15 @@ def main() -> int:
                         help="seconds one figure may take, children included; a figure past "
                              "it is reported as not measured, with what it was waiting for, "
                              "and the bench goes on (default %(default)s)")
+    parser.add_argument("--table", action="store_true",
+                        help="print the last two full runs in results.json side by side (a "
+                             "markdown table, as bench/README.md shows them) and exit")
     args = parser.parse_args()
+    if args.table:
+        results = json.loads((HERE / "results.json").read_text())
+        print(side_by_side(results, full_only=True), end="")
+        return 0
+    machine = facts()
     collect = functools.partial(_collect, limit=args.figure_timeout)
     # a kill of the bench is a normal exit: the scratch areas' finally blocks unmount and detach
     signal.signal(signal.SIGTERM, lambda *_a: sys.exit(143))
@@ -185,16 +231,7 @@ def main() -> int:
     print(f"\n{'figure'.ljust(width)}  {'value':>22}  {'target':>12}  verdict")
     for r in rows:
         print(f"{r.figure.ljust(width)}  {r.value:>22}  {r.target:>12}  {r.verdict}")
-    out = {
-        "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "host": platform.node(),
-        "kernel": platform.release(),
-        "cpus": os.cpu_count(),
-        "seconds": round(time.time() - started, 1),
-        "rows": [asdict(r) for r in rows],
-    }
-    (HERE / "results.json").write_text(json.dumps(out, indent=2))
-    print(f"\nwrote {HERE / 'results.json'}")
+    save(rows, started, args, machine)
     return 0
 
 

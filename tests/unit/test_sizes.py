@@ -15,9 +15,6 @@ MAX_CLASS = 400
 
 # "path under core:qualified name" -> why it is longer, for now
 EXCEPTIONS: dict[str, str] = {
-    "engine/aio.py:run_slots": "the engine's I/O paths are to share one accounting loop behind "
-                               "a submit/reap interface (issue 31, not done yet)",
-    "engine/uring.py:run_slots": "the same loop as aio.run_slots (issue 31, not done yet)",
     "library/recorder.py:SessionRecorder.handle": "one dispatch over every event kind; the "
                                                   "library is outside this reshaping",
     "library/store.py:Library": "the only SQL reads (ARCHITECTURE.md); splitting it is the "

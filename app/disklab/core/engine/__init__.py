@@ -30,8 +30,10 @@ I/O path (--io, the summary's "io" and "io_why"; engine/iopath.py): O_DIRECT at 
 goes through io_uring (engine/uring.py: one process per stream keeps all its requests in
 flight, one io_uring_enter a batch both submitting and waiting), or Linux native AIO where
 io_uring is forbidden (engine/aio.py: io_submit and io_getevents a batch); everything else
-through the pread/pwrite workers (buffered AIO is synchronous on Linux). `--io psync`,
-`--io aio` or `--io uring` force one.
+through the pread/pwrite workers (engine/psync.py; buffered AIO is synchronous on Linux).
+`--io psync`, `--io aio` or `--io uring` force one. The three move requests behind one
+interface (engine/loop.py's IoPath: submit a batch, reap completions) under one accounting
+loop (engine/loop.py: what a completion counts, its latency, the samples, the next block).
 
 Limits: Python issues about half a million system calls per second per process, and the GIL is
 released only inside the calls (hence a worker process per CPU, or AIO). Work above that (4 KiB

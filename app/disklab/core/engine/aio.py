@@ -23,9 +23,7 @@ import ctypes
 import errno
 import os
 import platform
-import time
-from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 # system call numbers per machine (arch/x86/entry/syscalls/syscall_64.tbl;
@@ -138,155 +136,102 @@ def aio_groups(queue_depth: int, per_stream: int = 1) -> list[list[int]]:
     return [list(range(bounds[g], bounds[g + 1])) for g in range(n)]
 
 
-def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], group: int,
-              groups: int, wrap: bool, buffer: Any, slots: list[int], cap: int,
-              fields: list[memoryview], lat_out: memoryview, halt: memoryview,
-              kinds: tuple[int, int, int, int, int, int, int, int, int, int, int]) -> None:
-    """One process's share of a stream: blocks group, group + groups, ... of the stream's order
-    (wrapping around when time-based), len(slots) requests kept in flight.
+class AioPath:
+    """The Linux AIO path for loop.run (loop.IoPath): one context of `depth` requests, a
+    request block (struct iocb) per slot written once (its buffer block, file, opcode and
+    aio_data: the slot); a batch writes each request's offset into its iocb and its address
+    into the pointer array, and submit_reap makes one io_submit of the batch and one
+    io_getevents for at least one completion, whose slots and results are copied out of the
+    event array as two lists (one strided copy each), handed to the loop zipped."""
 
-    Counted only from completed events whose res is the whole block (a negative res is the
-    errno, a short one a full filesystem or a shrunk file: both end the run with what
-    completed). Latency: from the io_submit that carried a request to the io_getevents that
-    returned it. Counters go to the first slot's entries (the others stay 0: sums agree)."""
-    (f_ops, f_lat_sum, f_lat_max, f_started, f_ended, f_samples, f_err_kind, f_err_errno,
-     f_err_n, os_error, short) = kinds
-    qd = len(slots)
-    ti = slots[0]
-    bs = block_size
-    blocks = len(order)
-    ctx = ctypes.c_ulong(0)
-    _call("io_setup", qd, ctypes.addressof(ctx))
-    raw = (ctypes.c_int64 * (_IOCB_WORDS * qd))()
-    iocbs = (Iocb * qd).from_buffer(raw)
-    base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
-    opcode = IOCB_CMD_PWRITE if write else IOCB_CMD_PREAD
-    for k in range(qd):
-        cb = iocbs[k]
-        cb.aio_data, cb.aio_lio_opcode, cb.aio_fildes = k, opcode, fd
-        cb.aio_buf, cb.aio_nbytes = base + k * bs, bs
-    words = memoryview(raw).cast("B").cast("q")
-    addr = [ctypes.addressof(iocbs[k]) for k in range(qd)]
-    offset_word = [_IOCB_WORDS * k + _OFFSET_WORD for k in range(qd)]
-    ptrs = (ctypes.c_uint64 * qd)()
-    ptrw = memoryview(ptrs).cast("B").cast("Q")
-    ptrs_at = ctypes.addressof(ptrs)
-    events = (ctypes.c_int64 * (_EVENT_WORDS * qd))()
-    evw = memoryview(events).cast("B").cast("q")
-    events_at = ctypes.addressof(events)
-    wait = Timespec(0, WAIT_NS)
-    wait_at = ctypes.addressof(wait)
-    nr = _numbers() or {}
-    c = ctypes.c_long
-    sys_submit, sys_get, ctx_arg = c(nr["io_submit"]), c(nr["io_getevents"]), c(ctx.value)
-    counts = [c(k) for k in range(qd + 1)]
-    first_ptr = c(ptrs_at)
-    get_args = (sys_get, ctx_arg, counts[1], counts[qd], c(events_at), c(wait_at))
-    call = _untyped_syscall()
-    clock = time.perf_counter_ns
-    sub = [0] * qd
-    lat = array("q")
-    keep = lat.append
-    limit = cap * qd
-    mask = 0
-    done_ops = lat_sum = lat_max = 0
-    ops_field = fields[f_ops]
-    p = group  # the next position in the order (unbounded when wrapping)
+    submit_reap: Callable[[int], Iterable[tuple[int, int]]]  # made by _submitter
 
-    def fail(kind: int, code: int, n: int = 0) -> None:
-        if fields[f_err_kind][ti] == 0:
-            fields[f_err_errno][ti] = code
-            fields[f_err_n][ti] = n
-            fields[f_err_kind][ti] = kind
-        halt[0] = 1
+    def __init__(self, fd: int, write: bool, block_size: int, buffer: Any, depth: int):
+        self.depth, self.inflight = depth, 0
+        self.batch_slot, self.batch_offset = [0] * depth, [0] * depth
+        self._ctx = ctypes.c_ulong(0)
+        _call("io_setup", depth, ctypes.addressof(self._ctx))
+        self._raw = (ctypes.c_int64 * (_IOCB_WORDS * depth))()
+        iocbs = (Iocb * depth).from_buffer(self._raw)
+        base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
+        opcode = IOCB_CMD_PWRITE if write else IOCB_CMD_PREAD
+        for k in range(depth):
+            cb = iocbs[k]
+            cb.aio_data, cb.aio_lio_opcode, cb.aio_fildes = k, opcode, fd
+            cb.aio_buf, cb.aio_nbytes = base + k * block_size, block_size
+        self._words = memoryview(self._raw).cast("B").cast("q")
+        self._addr = [ctypes.addressof(iocbs[k]) for k in range(depth)]
+        self._offset_word = [_IOCB_WORDS * k + _OFFSET_WORD for k in range(depth)]
+        self._ptrs = (ctypes.c_uint64 * depth)()
+        self._ptrw = memoryview(self._ptrs).cast("B").cast("Q")
+        self._events = (ctypes.c_int64 * (_EVENT_WORDS * depth))()
+        self._evw = memoryview(self._events).cast("B").cast("q")
+        self._wait = Timespec(0, WAIT_NS)
+        nr = _numbers() or {}
+        c = ctypes.c_long
+        # the calls' arguments as ctypes longs built once, for an untyped syscall()
+        self._call = _untyped_syscall()
+        self._submit = (c(nr["io_submit"]), c(self._ctx.value))
+        self._counts = [c(k) for k in range(depth + 1)]
+        self._first = c(ctypes.addressof(self._ptrs))
+        self._get = (c(nr["io_getevents"]), c(self._ctx.value), self._counts[1],
+                     self._counts[depth], c(ctypes.addressof(self._events)),
+                     c(ctypes.addressof(self._wait)))
+        self.submit_reap = self._submitter()
 
-    def submit(n: int, done: int = 0) -> int:
-        """io_submit the first n pointers (`done` of them already taken); returns how many the
-        kernel took in all."""
-        while done < n:  # the kernel may take fewer than asked: the rest in the next call
-            r = call(sys_submit, ctx_arg, counts[n - done],
-                     first_ptr if not done else c(ptrs_at + 8 * done))
-            if r < 0:
-                code = ctypes.get_errno()
+    def _submitter(self) -> Callable[[int], Iterable[tuple[int, int]]]:
+        """submit_reap as a closure over the request blocks' views and the calls' arguments
+        (no attribute looked up a batch, as uring.UringPath's): write the batch's offsets and
+        pointers, one io_submit, one io_getevents, the events copied out as two lists."""
+        words, ptrw, addr, offset_word = self._words, self._ptrw, self._addr, self._offset_word
+        slots, offsets = self.batch_slot, self.batch_offset
+        counts, first = self._counts, self._first
+        call, (sys_submit, ctx), get, evw = self._call, self._submit, self._get, self._evw
+        get_errno, rest = ctypes.get_errno, self._submit_rest
+
+        def submit_reap(n: int) -> Iterable[tuple[int, int]]:
+            for k in range(n):
+                slot = slots[k]
+                words[offset_word[slot]] = offsets[k]
+                ptrw[k] = addr[slot]
+            if n:
+                r = call(sys_submit, ctx, counts[n], first)
+                taken = n if r == n else rest(n, max(r, 0))
+                self.inflight += taken
+                if taken < n:  # refused: they come back failed now, the rest at the next
+                    code = get_errno() or errno.EIO
+                    return [(slot, -code) for slot in slots[taken:n]]
+            if not self.inflight:
+                return ()
+            got = call(*get)
+            if got < 0:
+                code = get_errno()
                 if code == errno.EINTR:
+                    return ()
+                raise OSError(code, f"io_getevents: {os.strerror(code)}")
+            self.inflight -= got
+            end = got * _EVENT_WORDS
+            return zip(evw[0:end:_EVENT_WORDS].tolist(),  # noqa: B905 (as long by construction)
+                       evw[_RES_WORD:end:_EVENT_WORDS].tolist())
+
+        return submit_reap
+
+    def _submit_rest(self, n: int, done: int) -> int:
+        """io_submit the pointers from `done` on, the kernel having taken fewer than asked;
+        returns how many it took in all, fewer than n when it refused (errno left set)."""
+        nr, ctx = self._submit
+        at = ctypes.addressof(self._ptrs)
+        while done < n:
+            r = self._call(nr, ctx, self._counts[n - done], ctypes.c_long(at + 8 * done))
+            if r < 0:
+                if ctypes.get_errno() == errno.EINTR:
                     continue
-                fail(os_error, code)  # the requests not taken are not counted
                 return done
             done += r
         return done
 
-    fields[f_started][ti] = clock()
-    inflight = 0
-    try:
-        n = 0
-        while n < qd and not halt[0]:
-            if p >= blocks:
-                if not wrap:
-                    break
-                p %= blocks
-            words[offset_word[n]] = order[p] * bs
-            ptrw[n] = addr[n]
-            p += groups
-            n += 1
-        t = clock()
-        for k in range(n):
-            sub[k] = t
-        inflight = submit(n)
-        while inflight:
-            got = call(*get_args)
-            if got < 0:
-                code = ctypes.get_errno()
-                if code == errno.EINTR:
-                    continue
-                fail(os_error, code)
-                break
-            now = clock()
-            inflight -= got
-            n = 0
-            stop = halt[0]
-            for j in range(0, got * _EVENT_WORDS, _EVENT_WORDS):
-                slot = evw[j]
-                res = evw[j + _RES_WORD]
-                if res != bs:
-                    if res < 0:
-                        fail(os_error, -res)
-                    else:
-                        fail(short, 0, res)
-                    stop = 1
-                    continue
-                d = now - sub[slot]
-                done_ops += 1
-                lat_sum += d
-                if d > lat_max:
-                    lat_max = d
-                if not done_ops & mask:
-                    keep(d)
-                    if len(lat) >= limit:
-                        lat = lat[1::2]  # keep the samples of every 2nd sampled op
-                        keep = lat.append
-                        mask = mask * 2 + 1
-                if stop:
-                    continue
-                if p >= blocks:
-                    if not wrap:
-                        continue
-                    p %= blocks  # a time-based run wraps around the file
-                words[offset_word[slot]] = order[p] * bs
-                ptrw[n] = addr[slot]
-                sub[slot] = now  # the request's clock starts as it is prepared (fio's too)
-                p += groups
-                n += 1
-            ops_field[ti] = done_ops
-            if n:
-                r = call(sys_submit, ctx_arg, counts[n], first_ptr)  # inline: once a batch
-                inflight += n if r == n else submit(n, max(r, 0))
-    finally:
-        # the I/O ends at the last completion reaped: io_destroy waits for an RCU grace period
-        # (~30 ms), which fio's clock, stopped at its last completion, does not count either
-        fields[f_ended][ti] = clock()
-        _call("io_destroy", ctx.value)  # waits for whatever is still in flight
-        fields[f_lat_sum][ti] = lat_sum
-        fields[f_lat_max][ti] = lat_max
-        kept = min(len(lat), limit)
-        lat_out[ti * cap:ti * cap + kept] = lat[:kept]
-        fields[f_samples][ti] = kept
+    def close(self) -> None:
+        """io_destroy: waits for whatever is still in flight (and an RCU grace period)."""
+        if self._ctx.value:
+            _call("io_destroy", self._ctx.value)
+            self._ctx.value = 0

@@ -31,9 +31,8 @@ import errno
 import mmap
 import os
 import platform
-import time
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from typing import Any
 
 SYSCALLS = {"x86_64": {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}}
@@ -205,150 +204,128 @@ def unavailable() -> str | None:
     return None
 
 
-def run_slots(*, fd: int, write: bool, block_size: int, order: Sequence[int], group: int,
-              groups: int, wrap: bool, buffer: Any, slots: list[int], cap: int,
-              fields: list[memoryview], lat_out: memoryview, halt: memoryview,
-              kinds: tuple[int, int, int, int, int, int, int, int, int, int, int]) -> None:
-    """One process's share of a stream through one io_uring, len(slots) requests in flight:
-    the same contract as aio.run_slots (blocks group, group + groups, ... of the order; counted
-    from completions whose result is the whole block; latency from the call that submitted a
-    request to the one that returned it; counters in the first slot's entries).
+class UringPath:
+    """The io_uring path for loop.run (loop.IoPath): one ring of `depth` entries, the buffer
+    (a block per slot) and the file registered once where the kernel allows.
 
     Submission entry k belongs to request slot k for the whole run (its buffer, file and
-    user_data written once); a resubmission writes only the offset and the ring's index.
-    The bookkeeping of a completion (latency, samples, the next block) is aio.run_slots' own,
-    written again inline on purpose: a function call per request is what both loops exist to
-    avoid (each is measured against fio in bench figure 4)."""
-    (f_ops, f_lat_sum, f_lat_max, f_started, f_ended, f_samples, f_err_kind, f_err_errno,
-     f_err_n, os_error, short) = kinds
-    qd = len(slots)
-    ti = slots[0]
-    bs = block_size
-    blocks = len(order)
-    clock = time.perf_counter_ns
-    lat = array("q")
-    limit = cap * qd
-    done_ops = lat_sum = lat_max = 0
-    ring = Ring(qd)
-    base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
-    try:
+    user_data written once); a batch writes only each request's offset and the ring's index,
+    publishes the tail, and one io_uring_enter both submits it and waits for a completion. The
+    completions are read out of the ring as two lists (user_data: the slot; res), one strided
+    copy each, handed to the loop zipped, and the ring's head moved past them first."""
+
+    submit_reap: Callable[[int], Iterable[tuple[int, int]]]  # made by _submitter
+
+    def __init__(self, fd: int, write: bool, block_size: int, buffer: Any, depth: int):
+        self.depth, self.inflight = depth, 0
+        self.batch_slot, self.batch_offset = [0] * depth, [0] * depth
+        self.ring = ring = Ring(depth)
+        try:
+            self._layout(ring, fd, write, block_size, buffer)
+        except BaseException:
+            ring.close()
+            raise
+
+    def _layout(self, ring: Ring, fd: int, write: bool, bs: int, buffer: Any) -> None:
+        """Register, write the entries' fixed words, and keep every index the batch needs."""
+        base = ctypes.addressof(ctypes.c_char.from_buffer(buffer))
         fixed_buffer, fixed_file = ring.register(base, len(buffer), fd)
-        sqes, sq, cq, cq_res, cq64 = ring.sqes, ring.sq, ring.cq, ring.cq_res, ring.cq64
-        so, co = ring.params.sq_off, ring.params.cq_off  # byte offsets; the views index u32s
-        sq_tail_at, sq_array = so[_SQ_TAIL] // 4, so[_SQ_ARRAY] // 4
-        cq_head_at, cq_tail_at = co[_CQ_HEAD] // 4, co[_CQ_TAIL] // 4
-        sq_mask, cq_mask = sq[so[_SQ_MASK] // 4], cq[co[_CQ_MASK] // 4]
-        cqes = co[_CQ_CQES]
         if fixed_buffer:
             opcode = OP_WRITE_FIXED if write else OP_READ_FIXED  # buf_index 0 (word 5)
         else:
             opcode = OP_WRITE if write else OP_READ
         # word 0: opcode (byte 0), flags (byte 1), the file (bytes 4-7: its index when fixed)
         head_word = opcode | (SQE_FIXED_FILE << 8 | 0 << 32 if fixed_file else fd << 32)
-        for k in range(qd):
+        for k in range(self.depth):
             w = _SQE_WORDS * k
-            sqes[w:w + _SQE_WORDS] = array("q", [head_word, 0, base + k * bs, bs, k, 0, 0, 0])
-        offset_word = [_SQE_WORDS * k + 1 for k in range(qd)]
-        timeout = Timespec(0, WAIT_NS)
-        arg = GeteventsArg(ts=ctypes.addressof(timeout))
-        nr = _numbers() or {}
+            ring.sqes[w:w + _SQE_WORDS] = array("q", [head_word, 0, base + k * bs, bs, k, 0, 0,
+                                                      0])
+        so, co = ring.params.sq_off, ring.params.cq_off  # byte offsets; the views index u32s
+        self._offset_word = [_SQE_WORDS * k + 1 for k in range(self.depth)]
+        self._sq_tail_at, self._sq_array = so[_SQ_TAIL] // 4, so[_SQ_ARRAY] // 4
+        self._cq_head_at, self._cq_tail_at = co[_CQ_HEAD] // 4, co[_CQ_TAIL] // 4
+        self._sq_mask = ring.sq[so[_SQ_MASK] // 4]
+        self._cq_mask = ring.cq[co[_CQ_MASK] // 4]
+        self._cq_entries = self._cq_mask + 1
+        self._cqe_word = co[_CQ_CQES] // 8  # a completion's user_data, in cq64's words
+        self._res_int = co[_CQ_CQES] // 4 + 2  # its res, in cq_res's ints
+        self._tail, self._head = ring.sq[self._sq_tail_at], ring.cq[self._cq_head_at]
+        self._timeout = Timespec(0, WAIT_NS)
+        self._arg = GeteventsArg(ts=ctypes.addressof(self._timeout))
         c = ctypes.c_long
-        enter = _LIBC["syscall"]
-        enter.restype = ctypes.c_long
-        sys_enter, ring_fd, one = c(nr["io_uring_enter"]), c(ring.fd), c(1)
-        wait_flags, arg_at, arg_size = (c(ENTER_GETEVENTS | ENTER_EXT_ARG),
-                                        c(ctypes.addressof(arg)), c(ctypes.sizeof(arg)))
-        counts = [c(k) for k in range(qd + 1)]
-        sub = [0] * qd
-        keep = lat.append
-        mask = 0
-        ops_field = fields[f_ops]
-        p = group  # the next position in the order (unbounded when wrapping)
-        tail = sq[sq_tail_at]
-        head = cq[cq_head_at]
+        self._enter = _LIBC["syscall"]
+        self._enter.restype = c
+        # the call's arguments as ctypes longs built once: an untyped call passes them as
+        # they are, where argtypes converting ints costs twice as much a call (aio.py)
+        self._args = (c((_numbers() or {})["io_uring_enter"]), c(ring.fd))
+        self._wait = (c(1), c(ENTER_GETEVENTS | ENTER_EXT_ARG), c(ctypes.addressof(self._arg)),
+                      c(ctypes.sizeof(self._arg)))
+        self._counts = [c(k) for k in range(self.depth + 1)]
+        self.submit_reap = self._submitter()
 
-        def fail(kind: int, code: int, n: int = 0) -> None:
-            if fields[f_err_kind][ti] == 0:
-                fields[f_err_errno][ti] = code
-                fields[f_err_n][ti] = n
-                fields[f_err_kind][ti] = kind
-            halt[0] = 1
+    def _submitter(self) -> Callable[[int], Iterable[tuple[int, int]]]:
+        """submit_reap as a closure over the ring's views and indexes: a batch's one call
+        looks up no attribute (the methods it replaces cost the interpreter 270 bytecodes a
+        batch, as much as three requests' bookkeeping). It writes the batch into the
+        entries, publishes the tail, makes the one io_uring_enter that submits and waits, and
+        copies the completions out (`_completions`), the head moved past them."""
+        ring = self.ring
+        sqes, sq, cq = ring.sqes, ring.sq, ring.cq
+        sq_mask, sq_array, sq_tail_at = self._sq_mask, self._sq_array, self._sq_tail_at
+        cq_head_at, cq_tail_at = self._cq_head_at, self._cq_tail_at
+        offset_word, slots, offsets, counts = (self._offset_word, self.batch_slot,
+                                               self.batch_offset, self._counts)
+        enter, (nr, fd), (min_complete, flags, arg, size) = self._enter, self._args, self._wait
+        completions, get_errno = self._completions, ctypes.get_errno
+        cq64, cq_res, cq_mask, entries = ring.cq64, ring.cq_res, self._cq_mask, self._cq_entries
+        # where completion k's user_data and res are in cq64 / cq_res, for k in 0..entries
+        ud_at = [self._cqe_word + 2 * k for k in range(entries + 1)]
+        res_at = [self._res_int + 4 * k for k in range(entries + 1)]
+        tail, head, to_submit = self._tail, self._head, 0
 
-        fields[f_started][ti] = clock()
-        n = 0
-        while n < qd and not halt[0]:
-            if p >= blocks:
-                if not wrap:
-                    break
-                p %= blocks
-            sqes[offset_word[n]] = order[p] * bs
-            sq[sq_array + (tail & sq_mask)] = n
-            tail += 1
-            p += groups
-            n += 1
-        sq[sq_tail_at] = tail  # after the entries: x86-64 keeps the stores in order
-        t = clock()
-        for k in range(n):
-            sub[k] = t
-        inflight = to_submit = n
-        while inflight:
-            r = enter(sys_enter, ring_fd, counts[to_submit], one, wait_flags, arg_at, arg_size)
-            if r < 0:
-                code = ctypes.get_errno()
-                if code not in RETRY:
-                    fail(os_error, code)  # closing the ring cancels what is still in flight
-                    break
-            else:
-                to_submit -= r  # the kernel may take fewer: the rest go with the next call
-            now = clock()
-            end = cq[cq_tail_at]
-            stop = halt[0]
-            while head != end:
-                e = cqes + _CQE_BYTES * (head & cq_mask)
-                slot = cq64[e >> 3]
-                res = cq_res[(e >> 2) + 2]
-                head += 1
-                inflight -= 1
-                if res != bs:
-                    if res < 0:
-                        fail(os_error, -res)
-                    else:
-                        fail(short, 0, res)
-                    stop = 1
-                    continue
-                d = now - sub[slot]
-                done_ops += 1
-                lat_sum += d
-                if d > lat_max:
-                    lat_max = d
-                if not done_ops & mask:
-                    keep(d)
-                    if len(lat) >= limit:
-                        lat = lat[1::2]  # keep the samples of every 2nd sampled op
-                        keep = lat.append
-                        mask = mask * 2 + 1
-                if stop:
-                    continue
-                if p >= blocks:
-                    if not wrap:
-                        continue
-                    p %= blocks  # a time-based run wraps around the file
-                sqes[offset_word[slot]] = order[p] * bs
+        def submit_reap(n: int) -> Iterable[tuple[int, int]]:
+            nonlocal tail, head, to_submit
+            for k in range(n):
+                slot = slots[k]
+                sqes[offset_word[slot]] = offsets[k]
                 sq[sq_array + (tail & sq_mask)] = slot
                 tail += 1
-                sub[slot] = now  # the request's clock starts as it is prepared (fio's too)
-                p += groups
-                to_submit += 1
-                inflight += 1
-            cq[cq_head_at] = head  # the entries are read: the kernel may reuse them
-            sq[sq_tail_at] = tail
-            ops_field[ti] = done_ops
-    finally:
-        # the I/O ends at the last completion read (closing the ring is not timed, as in aio)
-        fields[f_ended][ti] = clock()
-        ring.close()
-        fields[f_lat_sum][ti] = lat_sum
-        fields[f_lat_max][ti] = lat_max
-        kept = min(len(lat), limit)
-        lat_out[ti * cap:ti * cap + kept] = lat[:kept]
-        fields[f_samples][ti] = kept
+            tail &= 0xFFFFFFFF
+            sq[sq_tail_at] = tail  # after the entries: x86-64 keeps the stores in order
+            to_submit += n
+            r = enter(nr, fd, counts[to_submit], min_complete, flags, arg, size)
+            if r >= 0:
+                to_submit -= r  # the kernel may take fewer: the rest go with the next call
+            elif get_errno() not in RETRY:
+                code = get_errno()
+                raise OSError(code, f"io_uring_enter: {os.strerror(code)}")
+            count = (cq[cq_tail_at] - head) & 0xFFFFFFFF
+            self.inflight += n - count
+            if not count:
+                return ()
+            at = head & cq_mask
+            end = at + count
+            if end <= entries:  # all before the ring's end: one strided copy each
+                done = zip(cq64[ud_at[at]:ud_at[end]:2].tolist(),  # noqa: B905 (as long)
+                           cq_res[res_at[at]:res_at[end]:4].tolist())
+            else:
+                done = completions(at, count)
+            head = (head + count) & 0xFFFFFFFF
+            cq[cq_head_at] = head  # copied out: the kernel may reuse the entries
+            return done
+
+        return submit_reap
+
+    def _completions(self, at: int, count: int) -> Iterable[tuple[int, int]]:
+        """`count` completions from ring entry `at` on that wrap around the ring's end, as
+        (slot, result) pairs: user_data and res copied out as two lists in two parts each."""
+        cq64, cq_res, w, i = self.ring.cq64, self.ring.cq_res, self._cqe_word, self._res_int
+        first = self._cq_entries - at
+        slots = cq64[w + 2 * at:w + 2 * (at + first):2].tolist()
+        results = cq_res[i + 4 * at:i + 4 * (at + first):4].tolist()
+        slots += cq64[w:w + 2 * (count - first):2].tolist()
+        results += cq_res[i:i + 4 * (count - first):4].tolist()
+        return zip(slots, results)  # noqa: B905 (as long by construction; strict costs)
+
+    def close(self) -> None:
+        self.ring.close()

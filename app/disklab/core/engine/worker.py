@@ -1,14 +1,14 @@
-"""The engine's hot loop: worker processes issuing pread/pwrite at offsets of a shared order.
+"""The engine's run: worker processes issuing a stream's requests at offsets of a shared order,
+each through one accounting loop (engine/loop.py) over its I/O path.
 
 Kept lean because the bench compares it with dd and fio: no allocation per operation (one
-page-aligned mmap buffer per slot, filled once with random bytes so that compressing
-filesystems do not flatter writes), counters each slot owns, one latency sample per
-operation until a cap, then every 2nd, 4th... (the mean stays exact: a running sum).
+page-aligned mmap buffer per worker, a block per slot, filled once with random bytes so that
+compressing filesystems do not flatter writes), counters each slot owns in shared memory.
 The queue slots run in worker processes forked from the engine, one per CPU (fio's psync engine
 runs a process per job the same way), so queue_depth slots keep that many calls in flight on a
 stream without all waiting for one GIL; with O_DIRECT at queue depth > 1 one process per stream
-keeps them all in flight through io_uring or Linux AIO instead (engine/uring.py, engine/aio.py;
-engine/iopath.py chooses).
+keeps them all in flight through io_uring or Linux AIO instead (engine/uring.py,
+engine/aio.py; the pread/pwrite calls are engine/psync.py; engine/iopath.py chooses).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
-import itertools
 import math
 import mmap
 import os
@@ -29,7 +28,22 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from disklab.core.engine import aio, iopath, uring
+from disklab.core.engine import aio, iopath, loop, uring
+from disklab.core.engine.loop import (
+    ENDED,
+    ERR_ERRNO,
+    ERR_KIND,
+    ERR_N,
+    FIELDS,
+    LAT_MAX,
+    LAT_SUM,
+    NO_ERROR,
+    OPS,
+    OS_ERROR,
+    SAMPLES,
+    STARTED,
+)
+from disklab.core.engine.psync import PsyncPath
 
 MAX_LATENCIES = 1 << 20  # latency samples kept per run, over all slots
 TABLE_LIMIT = 1 << 18  # random orders up to this many blocks are a shuffled table
@@ -106,12 +120,13 @@ class GridOrder:
 
     The first q * m blocks are a q x m grid: i -> (a, b) = divmod(i, m), block P[b] * q + Q[a],
     with P and Q shuffled; consecutive calls land a random multiple of q apart, anywhere in the
-    file. The last r < m blocks follow in an order of their own.
+    file. The last r < m blocks follow in an order of their own. `scale`: each index times it
+    (the block size: byte offsets, one multiplication less per request in the loop).
     """
 
-    def __init__(self, n: int, seed: int):
+    def __init__(self, n: int, seed: int, scale: int = 1):
         rng = random.Random(seed)
-        self.n = n
+        self.n, self.scale = n, scale
         self.m = max(1, math.isqrt(n))
         self.q = n // self.m
         self.grid = self.q * self.m
@@ -122,26 +137,27 @@ class GridOrder:
     def __getitem__(self, i: int) -> int:
         if i < self.grid:
             a, b = divmod(i, self.m)
-            return self.p[b] * self.q + self.pq[a]
-        return self.grid + self.tail[i - self.grid]
+            return (self.p[b] * self.q + self.pq[a]) * self.scale
+        return (self.grid + self.tail[i - self.grid]) * self.scale
 
     def __len__(self) -> int:
         return self.n
 
 
-def _shuffled(n: int, rng: random.Random) -> array:
-    table = list(range(n))
+def _shuffled(n: int, rng: random.Random, scale: int = 1) -> array:
+    table = list(range(0, n * scale, scale))  # the same permutation whatever the scale
     rng.shuffle(table)
     return array("q", table)
 
 
-def block_order(blocks: int, random_order: bool, seed: int) -> Sequence[int]:
-    """Block indices in the order a stream visits them (each once per pass)."""
+def block_order(blocks: int, random_order: bool, seed: int, scale: int = 1) -> Sequence[int]:
+    """Block indices in the order a stream visits them (each once per pass), times `scale`
+    (the block size: the loop's byte offsets)."""
     if not random_order:
-        return range(blocks)
+        return range(0, blocks * scale, scale)
     if blocks <= TABLE_LIMIT:
-        return _shuffled(blocks, random.Random(seed))
-    return GridOrder(blocks, seed)
+        return _shuffled(blocks, random.Random(seed), scale)
+    return GridOrder(blocks, seed, scale)
 
 
 def open_flags(job: Job) -> int:
@@ -276,7 +292,7 @@ class Runner:
             try:
                 for si, s in enumerate(self.streams):
                     order = block_order(job.size // s.block_size, job.mode in RANDOM_MODES,
-                                        job.seed + si)
+                                        job.seed + si, s.block_size)
                     together = self.io_path in iopath.ASYNC_PATHS
                     groups = (aio.aio_groups(qd, AIO_PROCESSES_PER_STREAM) if together
                               else slot_groups(qd))
@@ -372,13 +388,6 @@ class Runner:
         return b, o
 
 
-# Per slot, in shared memory: the counters the parent reads live, then what it reads at the end.
-(_OPS, _LAT_SUM, _LAT_MAX, _STARTED, _SAMPLES, _ERR_KIND, _ERR_ERRNO, _ERR_N,
- _ENDED) = range(9)
-_FIELDS = 16  # a slot's 9 fields in 128 bytes of their own (two cache lines, no neighbour's)
-_NO_ERROR, _OS_ERROR, _SHORT = 0, 1, 2
-
-
 class _SlotMemory:
     """One stream's shared counters and latency samples (cap per slot). Each slot's int64
     fields fill cache lines of their own, so that a slot's counter update per call does not
@@ -388,33 +397,33 @@ class _SlotMemory:
 
     def __init__(self, qd: int, cap: int):
         self.qd, self.cap = qd, cap
-        self.mem = mmap.mmap(-1, _FIELDS * qd * 8)
+        self.mem = mmap.mmap(-1, FIELDS * qd * 8)
         self.lat_mem = mmap.mmap(-1, max(qd * cap * 8, 8))
         view = memoryview(self.mem).cast("q")
-        self.fields = [view[f::_FIELDS] for f in range(_FIELDS)]
+        self.fields = [view[f::FIELDS] for f in range(FIELDS)]
         self.lat = memoryview(self.lat_mem).cast("q")
-        self.ops, self.lat_sum, self.lat_max = (self.fields[_OPS], self.fields[_LAT_SUM],
-                                                self.fields[_LAT_MAX])
+        self.ops, self.lat_sum, self.lat_max = (self.fields[OPS], self.fields[LAT_SUM],
+                                                self.fields[LAT_MAX])
 
     def first_start(self) -> float:
         """The first slot's start (perf_counter seconds; 0.0 when none started)."""
-        begun = [t for t in self.fields[_STARTED] if t]
+        begun = [t for t in self.fields[STARTED] if t]
         return min(begun) / 1e9 if begun else 0.0
 
     def last_end(self) -> float:
         """The last slot's end of I/O (perf_counter seconds; 0.0 when none recorded one)."""
-        ended = [t for t in self.fields[_ENDED] if t]
+        ended = [t for t in self.fields[ENDED] if t]
         return max(ended) / 1e9 if ended else 0.0
 
     def errors(self, s: StreamState, write: bool) -> None:
         """The first error a slot of the stream recorded, as the OSError it was."""
         for ti in range(self.qd):
-            kind = self.fields[_ERR_KIND][ti]
-            if kind == _NO_ERROR or s.error is not None:
+            kind = self.fields[ERR_KIND][ti]
+            if kind == NO_ERROR or s.error is not None:
                 continue
-            code = self.fields[_ERR_ERRNO][ti]
-            s.error = (OSError(code, os.strerror(code), s.path) if kind == _OS_ERROR
-                       else _short_transfer(write, self.fields[_ERR_N][ti], s.block_size, s.path))
+            code = self.fields[ERR_ERRNO][ti]
+            s.error = (OSError(code, os.strerror(code), s.path) if kind == OS_ERROR
+                       else _short_transfer(write, self.fields[ERR_N][ti], s.block_size, s.path))
 
     def collect(self, s: StreamState) -> None:
         """Copy the counters and samples out of shared memory (the report reads them after the
@@ -422,7 +431,7 @@ class _SlotMemory:
         s.ops, s.lat_sum, s.lat_max = (self.ops.tolist(), self.lat_sum.tolist(),
                                        self.lat_max.tolist())
         s.latencies = [array("q", self.lat[ti * self.cap:ti * self.cap
-                                           + self.fields[_SAMPLES][ti]])
+                                           + self.fields[SAMPLES][ti]])
                        for ti in range(self.qd)]
         if not s.started:
             s.started = self.first_start()
@@ -450,9 +459,9 @@ def _fork_group(runner: Runner, s: StreamState, mem: _SlotMemory, slots: list[in
                 async_group: tuple[int, int] | None = None) -> int:
     """Fork one worker process running `slots` (a thread each, or, with `async_group` = (its
     number, how many share the stream), all of them in flight through the run's asynchronous
-    path: uring.run_slots or aio.run_slots);
-    returns its pid. The child never returns: it runs its slots' share of the stream's calls
-    and leaves with os._exit (no atexit, no flush of buffers it inherited)."""
+    path: uring.UringPath or aio.AioPath), each under loop.run; returns its pid. The child
+    never returns: it runs its slots' share of the stream's calls and leaves with os._exit
+    (no atexit, no flush of buffers it inherited)."""
     parent = os.getpid()
     pid = os.fork()
     if pid:
@@ -481,14 +490,18 @@ def _thread_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
                   order: Sequence[int], cap: int, halt: memoryview, ready_w: int, go_r: int
                   ) -> None:
     """A pread/pwrite worker's life: one buffer cut in a block per slot (one mapping: huge
-    pages for all of them, see aligned_buffer), a thread per slot, ready, go, join."""
+    pages for all of them, see aligned_buffer), a thread per slot running the accounting loop
+    over its own psync path (slot ti: blocks ti, ti + depth, ...), ready, go, join."""
     bs = s.block_size
     buf = aligned_buffer(bs * len(slots), fill=job.mode in WRITE_MODES)
     whole = memoryview(buf)
-    threads = [threading.Thread(target=_slot_loop, daemon=True,
-                                args=(job, s, mem, ti, order, cap, whole[k * bs:(k + 1) * bs],
-                                      halt))
-               for k, ti in enumerate(slots)]
+    write = job.mode in WRITE_MODES
+    threads = [threading.Thread(
+        target=loop.run, daemon=True,
+        args=(PsyncPath(s.fd, write, whole[k * bs:(k + 1) * bs]),
+              loop.Share(order, ti, job.queue_depth, job.runtime > 0, bs, ti, cap, ti * cap),
+              mem.fields, mem.lat, halt))
+        for k, ti in enumerate(slots)]
     os.write(ready_w, b"r")
     os.close(ready_w)
     os.read(go_r, 1)  # end of file: the parent has started the clock
@@ -502,25 +515,29 @@ def _async_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
                  order: Sequence[int], cap: int, halt: memoryview, group: tuple[int, int],
                  ready_w: int, go_r: int, path: str) -> None:
     """An io_uring or AIO worker's life (`path`): one buffer of len(slots) blocks, ready, go,
-    its share of the stream's requests; an error of the system calls themselves (the ring or
-    the context refused) is recorded as a slot's."""
+    its share of the stream's requests (blocks group, group + groups, ... of the order, all
+    len(slots) in flight), counted in its first slot's entries; an error of the system calls
+    themselves (the ring or the context refused) is recorded as a slot's."""
     buf = aligned_buffer(s.block_size * len(slots), fill=job.mode in WRITE_MODES)
     os.write(ready_w, b"r")
     os.close(ready_w)
     os.read(go_r, 1)
+    ti = slots[0]
+    share = loop.Share(order, group[0], group[1], job.runtime > 0, s.block_size, ti,
+                       cap * len(slots), ti * cap)
     try:
-        run_slots = uring.run_slots if path == "uring" else aio.run_slots
-        run_slots(fd=s.fd, write=job.mode in WRITE_MODES, block_size=s.block_size,
-                  order=order, group=group[0], groups=group[1], wrap=job.runtime > 0,
-                  buffer=buf, slots=slots, cap=cap, fields=mem.fields, lat_out=mem.lat,
-                  halt=halt, kinds=(_OPS, _LAT_SUM, _LAT_MAX, _STARTED, _ENDED, _SAMPLES,
-                                    _ERR_KIND, _ERR_ERRNO, _ERR_N, _OS_ERROR, _SHORT))
+        kind = uring.UringPath if path == "uring" else aio.AioPath
+        io = kind(s.fd, job.mode in WRITE_MODES, s.block_size, buf, len(slots))
     except OSError as e:
-        ti = slots[0]
-        if not mem.fields[_ERR_KIND][ti]:
-            mem.fields[_ERR_ERRNO][ti] = e.errno or errno.EIO
-            mem.fields[_ERR_KIND][ti] = _OS_ERROR
+        if not mem.fields[ERR_KIND][ti]:
+            mem.fields[ERR_ERRNO][ti] = e.errno or errno.EIO
+            mem.fields[ERR_KIND][ti] = OS_ERROR
         halt[0] = 1
+        return
+    try:
+        loop.run(io, share, mem.fields, mem.lat, halt)
+    finally:
+        io.close()
 
 
 def _die_with(parent: int) -> None:
@@ -530,65 +547,6 @@ def _die_with(parent: int) -> None:
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
     if os.getppid() != parent:  # it died before the request
         os._exit(1)
-
-
-def _slot_loop(job: Job, s: StreamState, mem: _SlotMemory, ti: int, order: Sequence[int],
-               cap: int, buf: memoryview, halt: memoryview) -> None:
-    """One slot's calls: blocks ti, ti + depth, ... of the stream's order. Kept lean: no
-    allocation per call, one shared counter per call (bytes = whole blocks x block size), one
-    latency sample per call until the cap, then every 2nd, 4th... (the mean stays exact)."""
-    bs = s.block_size
-    write = job.mode in WRITE_MODES
-    view = buf  # this slot's block of its worker's buffer
-    io, arg = (os.pwrite, view) if write else (os.preadv, [view])
-    fd = s.fd
-    clock = time.perf_counter_ns
-    blocks = len(order)
-    wrap = job.runtime > 0
-    lat = array("q")
-    keep = lat.append
-    mask = 0  # a latency sample when done_ops & mask == 0: every op, then every 2nd...
-    ops_slot = mem.ops
-    done_ops = lat_sum = lat_max = 0
-    fields = mem.fields
-    fields[_STARTED][ti] = clock()
-    try:
-        for i in itertools.count(ti, job.queue_depth):
-            if halt[0]:
-                break
-            if i >= blocks:
-                if not wrap:
-                    break
-                i %= blocks
-            t0 = clock()
-            n = io(fd, arg, order[i] * bs)
-            d = clock() - t0
-            if n != bs:
-                fields[_ERR_N][ti] = n
-                fields[_ERR_KIND][ti] = _SHORT
-                halt[0] = 1
-                break
-            done_ops += 1
-            ops_slot[ti] = done_ops
-            lat_sum += d
-            if d > lat_max:
-                lat_max = d
-            if not done_ops & mask:
-                keep(d)
-                if len(lat) >= cap:
-                    lat = lat[1::2]  # keep the samples of every 2nd sampled op
-                    keep = lat.append
-                    mask = mask * 2 + 1
-    except OSError as e:
-        fields[_ERR_ERRNO][ti] = e.errno or errno.EIO
-        fields[_ERR_KIND][ti] = _OS_ERROR
-        halt[0] = 1
-    fields[_ENDED][ti] = clock()  # the slot's last call returned: its I/O ends here
-    fields[_LAT_SUM][ti] = lat_sum
-    fields[_LAT_MAX][ti] = lat_max
-    n = min(len(lat), cap)
-    mem.lat[ti * cap:ti * cap + n] = lat[:n]
-    fields[_SAMPLES][ti] = n
 
 
 def _short_transfer(write: bool, n: int, bs: int, path: str) -> OSError:

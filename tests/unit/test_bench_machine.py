@@ -1,0 +1,57 @@
+"""bench/machine.py: where a bench run was measured (issue 34 point 4). results.json keeps the
+earlier runs beside the latest and the records earlier passes left there; the side-by-side table
+shows the last two full runs with the load each figure ran at; the scratch disk's facts are
+the kernel's own (/sys)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bench.machine import LoadWatch, disk_of, facts, keep_runs, side_by_side
+
+
+def _run(when: str, value: str, full: bool = True, load: float = 1.0) -> dict:
+    command = ["bench/run.py"] + ([] if full else ["--only", "4"])
+    return {"when": when, "full": full, "command": command,
+            "machine": {"cpu_model": "Xeon", "cpus": 2, "kernel": "6.18",
+                        "scratch_disk": {"disk": "vda", "scheduler": "mq-deadline"}},
+            "rows": [{"figure": "4 engine/fio qd32", "value": value, "verdict": "ok; detail",
+                      "load": {"min": load, "max": load + 1}}]}
+
+
+def test_results_keep_earlier_runs_and_other_records() -> None:
+    old = {"when": "t0", "rows": [{"figure": "x"}], "kernel": "6.1", "pooled": {"a": 1}}
+    new = keep_runs(old, _run("t1", "0.97"))
+    assert new["when"] == "t1" and new["rows"][0]["value"] == "0.97"
+    assert new["pooled"] == {"a": 1}  # an earlier pass's record stays
+    assert [r["when"] for r in new["runs"]] == ["t0", "t1"]  # the run from before "runs"
+    for i in range(10):
+        new = keep_runs(new, _run(f"u{i}", "1.0"))
+    assert len(new["runs"]) == 6 and new["runs"][-1]["when"] == "u9"
+
+
+def test_the_table_puts_the_last_two_full_runs_side_by_side() -> None:
+    results = {"runs": [_run("a", "0.80"), _run("b", "0.96", load=3.0), _run("c", "0.5", False),
+                        _run("d", "0.99", load=0.5)]}
+    table = side_by_side(results)
+    assert "run A: b, Xeon x 2, kernel 6.18, disk vda (mq-deadline)" in table
+    assert "| 4 engine/fio qd32 | 0.96 ok (load 3.0-4.0) | 0.99 ok (load 0.5-1.5) |" in table
+    assert "run B: d," in table and "c, Xeon" not in table  # the partial run is left out
+    partial = side_by_side({"runs": [_run("p", "0.9", False)]})
+    assert "--only 4" in partial and "0.9 ok" in partial
+
+
+def test_the_scratch_disk_and_load_are_the_kernels() -> None:
+    here = disk_of("/var/tmp")
+    dev = os.stat("/var/tmp").st_dev
+    if Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}").exists():
+        sched = Path(f"/sys/block/{here['disk']}/queue/scheduler").read_text()
+        assert f"[{here['scheduler']}]" in sched or sched.strip() == here["scheduler"]
+    f = facts()
+    assert f["cpus"] == os.cpu_count() and f["kernel"] == os.uname().release
+    assert f["cpu_model"]
+    with LoadWatch(every=0.05).running() as watch:
+        pass
+    s = watch.summary()
+    assert s["min"] <= s["mean"] <= s["max"] and len(watch.samples) >= 2

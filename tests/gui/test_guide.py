@@ -124,8 +124,7 @@ def test_plan_kept_across_a_restart_and_a_signal(qtbot, library_path, tmp_path, 
     third = window()
     assert third.wb.draft.path == str(tmp_path / "kept.toml") and not third.wb.draft.modified
     for x in (again, third):
-        x.library.close_library()
-        x.compare.close_library()
+        x.wb.close_library()
 
 
 def test_devices_that_cannot_be_used_are_not_offered(qtbot, window):

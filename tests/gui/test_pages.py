@@ -74,8 +74,7 @@ def test_window_state_is_remembered(qtbot, library_path, tmp_path):
     assert third.wb.draft.path == str(tmp_path / "plan.toml")
     assert third.wb.draft.tests == [{"tool": "engine"}] and not third.wb.draft.modified
     for w in (again, third):
-        w.library.close_library()
-        w.compare.close_library()
+        w.wb.close_library()
 
 
 def test_target_page_directory_and_device_list(qtbot, window, tmp_path):

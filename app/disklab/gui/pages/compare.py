@@ -76,7 +76,7 @@ from disklab.core.results.tables import (
     row_heading,
 )
 from disklab.gui.export import ask_export_path, write_chart
-from disklab.gui.state import Workbench
+from disklab.gui.state import LibraryChange, Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
 DIFF_MARK = QColor(252, 232, 178)  # a configuration value that differs from the first's
@@ -160,7 +160,6 @@ class ComparePage(QWidget):
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.lib: Any = None
         self.comparison: Comparison | None = None
         self.sessions: list[dict[str, Any]] = []
         self.charts: list[ChartSpec] = []
@@ -274,19 +273,25 @@ class ComparePage(QWidget):
         split.addWidget(right)
         split.setSizes([260, 840])
         lay.addWidget(split)
-        wb.library_changed.connect(self.refresh)
+        wb.library_changed.connect(self.on_library_changed)
         wb.compare_requested.connect(self.compare_ids)
         self.refresh()
 
     def _library(self) -> Any:
-        if self.lib is None:
-            self.lib = self.wb.open_library()
-        return self.lib
+        return self.wb.library()  # the window's one Library
 
-    def close_library(self) -> None:
-        if self.lib is not None:
-            self.lib.close()
-            self.lib = None
+    def on_library_changed(self, change: LibraryChange) -> None:
+        """The session list always follows the library; the comparison shown is made again
+        only when one of its sessions was edited (a new name) or deleted, not when a session
+        was added or another one was edited."""
+        self.refresh()
+        shown = [int(s["id"]) for s in self.sessions]
+        if shown and change.kind != "added" and change.touches(shown):
+            if self.ticked_ids():
+                self.compare()
+            else:
+                self.sessions = []
+                self.heading.setText("The sessions compared here were deleted.")
 
     def refresh(self) -> None:
         ticked = set(self.ticked_ids())

@@ -75,7 +75,6 @@ class LibraryPage(QWidget):
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.lib: Any = None
         self.current: dict[str, Any] | None = None
         self.results: SessionResults = SessionResults([])
         self._places: dict[int, tuple[str | None, str]] = {}
@@ -200,18 +199,11 @@ class LibraryPage(QWidget):
         split.addWidget(detail)
         split.setSizes([260, 420])
         lay.addWidget(split, 1)
-        wb.library_changed.connect(self.refresh)
+        wb.library_changed.connect(lambda _change: self.refresh())  # its list shows them all
         self.refresh()
 
     def _library(self) -> Any:
-        if self.lib is None:
-            self.lib = self.wb.open_library()
-        return self.lib
-
-    def close_library(self) -> None:
-        if self.lib is not None:
-            self.lib.close()
-            self.lib = None
+        return self.wb.library()  # the window's one Library
 
     def import_files(self, paths: list[str]) -> ImportReport | None:
         """Files dropped on the window (MainWindow.dropEvent, wherever they land): a bundle or
@@ -222,7 +214,7 @@ class LibraryPage(QWidget):
         except DisklabError as e:
             self.heading.setText(html.escape(f"Nothing imported: {e}"))
             return None
-        self.refresh()
+        self.wb.changed("added")  # the Library's list, Compare's list (sessions it shows stay)
         said = report.lines + [f"not imported: {p}" for p in report.problems]
         self.heading.setText("<br>".join(html.escape(line) for line in said[:12])
                              + (f"<br>… and {len(said) - 12} more" if len(said) > 12 else ""))
@@ -385,7 +377,7 @@ class LibraryPage(QWidget):
         for tag in have - wanted:
             lib.remove_tag(sid, tag)
         self.current = lib.session(sid)
-        self.wb.library_changed.emit()
+        self.wb.changed("edited", [sid])
 
     def delete(self, confirm: bool = True) -> None:
         ids = self.selected_ids()
@@ -402,7 +394,7 @@ class LibraryPage(QWidget):
         for sid in ids:
             lib.delete_session(sid)
         self.current = None
-        self.wb.library_changed.emit()
+        self.wb.changed("deleted", ids)
 
     def rerun(self) -> None:
         if not self.current or not self.current.get("plan_text"):

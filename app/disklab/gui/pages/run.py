@@ -714,7 +714,7 @@ class RunPage(QWidget):
                                                                          self.status)
         self.state_label.setText(f"{text} Session {session_id} is in the library.")
         self.plots.redraw()
-        self.wb.library_changed.emit()
+        self.wb.changed("added", [session_id] if session_id is not None else [])
         self.finished.emit(session_id, self.status)
 
 

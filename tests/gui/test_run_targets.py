@@ -155,7 +155,7 @@ def test_a_failed_case_says_why_in_the_log(qtbot, window, tmp_path: Path) -> Non
     assert "host gone" in failed[0].error
     assert not failed[0].transcript_tail.strip()  # nothing of fio's: only the reason
     log = window.run.log.toPlainText()
-    assert "[failed] case 2 (" in log and failed[0].error in log
+    assert "FAILED: " in log and failed[0].error in log
     assert window.run.status == "failed"
     assert fio_processes(["127.0.0.41", "127.0.0.49"]) == []
 

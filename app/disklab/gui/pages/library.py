@@ -49,6 +49,7 @@ from disklab.core.results.facts import session_filesystems
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
+from disklab.core.run.event_text import notice_text, stored_line
 from disklab.gui.draft import PlanDraft
 from disklab.gui.export import ask_export_path, write_chart, write_charts
 from disklab.gui.lazy import chart_view
@@ -301,9 +302,9 @@ class LibraryPage(QWidget):
         self.texts["plan"].setPlainText(s.get("plan_text") or "")
         self.texts["host"].setPlainText(json.dumps(s.get("host") or {}, indent=2, default=str))
         events = lib.events(session_id)
-        lines = [f"warning: {w}" for w in s.get("warnings") or []]
-        lines += [f"{e['kind']}: {json.dumps({k: v for k, v in e.items() if k not in ('t', 'kind')}, default=str)}"  # noqa: E501
-                  for e in events]
+        # in the words the run showed them (core.run.event_text)
+        lines = [notice_text("warning", w) for w in s.get("warnings") or []]
+        lines += [stored_line(e) for e in events]
         self.texts["warnings"].setPlainText("\n".join(lines))
         self.texts["transcript"].setPlainText(self._transcripts(lib, session_id))
         self.session_opened.emit(session_id)

@@ -86,22 +86,6 @@ def test_a_long_run_watched_elsewhere_makes_the_plots_hidden_instead_of_growing(
     assert len(plots.series_data("device_write_bps")[0]) == 60
 
 
-def test_a_chart_asked_for_before_it_is_shown_is_drawn_when_it_is(qtbot):
-    from disklab.core.results.charts import ChartSpec, Series
-
-    chart = lazy.chart_view()
-    qtbot.addWidget(chart)
-    spec = ChartSpec(title="throughput", kind="bar", x_label="tool", y_label="MiB/s",
-                     series=(Series(name="write", x=(0, 1), y=(100.0, 120.0)),),
-                     categories=("dd", "fio"))
-    chart.show_spec(spec)
-    assert not chart.made
-    chart.show()
-    qtbot.waitUntil(lambda: chart.made, timeout=5000)
-    assert chart.spec is spec
-    assert chart.plotItem.titleLabel.text == "throughput"
-
-
 def test_start_makes_the_plots_before_the_tool_starts(qtbot, window, target_dir, monkeypatch):
     """Start pressed on another page: the Run page's plots (pyqtgraph's import, ~0.5 s of the
     GUI thread) are made while the plan is checked, before the worker starts the tool. Made

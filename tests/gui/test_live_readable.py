@@ -8,8 +8,8 @@ import itertools
 import pytest
 
 from disklab.core.units import MiB
-from disklab.gui.livepaint import time_step, time_unit
-from disklab.gui.plots import LivePlots, clock
+from disklab.gui.plots import LivePlots
+from disklab.gui.timeaxis import clock, time_step, time_unit
 
 
 @pytest.fixture
@@ -34,13 +34,12 @@ def test_a_run_of_hours_reads_in_hours_and_a_zoom_in_seconds(qtbot, plots):
     plots.redraw()
     bottom = plots.plots["cpu"].getAxis("bottom")
     qtbot.waitUntil(lambda: bottom.labelText == "elapsed (h:min)", timeout=2000)
-    lo, hi = plots.canvas.x  # the span the user sees
-    assert plots.canvas.unit_title == "elapsed (h:min)"
-    major = time_step(hi - lo, plots.canvas.plot_width())
+    lo, hi = plots.x_range()  # the span the user sees
+    major = time_step(hi - lo, plots._plot_width())
     assert major in (900, 1800, 3600)  # round quarters, halves or hours, not 2000 s
     assert bottom.tickSpacing(lo, hi, 800)[0][0] in (900, 1800, 3600)  # exports alike
     assert [clock(v, time_unit(hi - lo)) for v in (0.0, 3600.0, 5400.0)] == [
-        "0:00", "1:00", "1:30"]  # the canvas's labels
+        "0:00", "1:00", "1:30"]  # the axis's labels
     plots.plots["app"].getViewBox().setXRange(600, 690, padding=0)
     qtbot.waitUntil(lambda: bottom.labelText == "elapsed (s)", timeout=2000)
     assert bottom.tickStrings([600.0, 630.0], 1.0, 30) == ["600 s", "630 s"]
@@ -56,8 +55,8 @@ def test_case_labels_do_not_overprint_and_every_marker_has_its_details(qtbot, pl
     shown = [m for m in plots.markers if m.text is not None and m.text.isVisible()]
     hidden = [m for m in plots.markers if m.text is not None and not m.text.isVisible()]
     assert shown and hidden  # not all fit on 900 px
-    lo, hi = plots.canvas.x  # the time span the user sees, over the canvas's plot width
-    scale = plots.canvas.plot_width() / (hi - lo)
+    lo, hi = plots.x_range()  # the time span the user sees, over the plots' width
+    scale = plots._plot_width() / (hi - lo)
     for kind in ("case", "config"):
         xs = [((m.x - lo) * scale, m.width) for m in shown if m.kind == kind]
         for (x0, w0), (x1, _w1) in itertools.pairwise(xs):
@@ -95,7 +94,7 @@ def test_follow_the_run_slides_a_zoomed_window_and_panning_back_stops_it(qtbot, 
     plots.show_whole_run()
     qtbot.wait(300)
     plots.redraw()
-    assert plots.follow and plots.canvas.x[0] <= 0 and plots.canvas.x[1] >= 449
+    assert plots.follow and plots.x_range()[0] <= 0 and plots.x_range()[1] >= 449
 
 
 def test_legends_have_a_background(plots):

@@ -1,33 +1,29 @@
-"""Live plots of a run and static charts of results, with PNG and SVG export.
+"""The Run page's live plots, drawn by pyqtgraph.
 
 Live plots keep each series in a SeriesBuffer and redraw from a single-shot QTimer (never per
-sample): new samples at most once a second, a zoom or pan within 100 ms. Curves use width-1 pens
-and are handed only the visible window of each series, reduced to the minimum and maximum of each
-pixel column (peak_window), so a run of many hours stays smooth (reliability-and-performance.md
-B3) and its peaks stay visible at any zoom.
+sample): new samples at most once per refresh (1 s by default), a zoom or pan within 100 ms.
+Each refresh hands each curve whose data or view changed one `setData` with only the visible
+window of its series (clip to view), reduced to the minimum and maximum of each pixel column
+(peak_window: peak downsampling), drawn with width-1 pens and no antialiasing, so a run of many
+hours stays smooth (reliability-and-performance.md B3) and its peaks stay visible at any zoom.
 
 While the plots follow the run, their ranges grow in steps (Frame) instead of fitting the data at
 every sample, and axes, titles, legends and marker labels are cached as pixmaps: a new sample then
-repaints the curves and blits the rest. Fitting the data moved both axes at every redraw, and
-laying out their text again in Qt's software rasteriser was most of what a live run cost the GUI
-(bench figure 2, measured on the Run page: 14 ms -> 3 ms a redraw). The live plots the user sees
-are painted by gui/livepaint.LiveCanvas in one pass per refresh (no scene graph: ~0.5 ms); the
-pyqtgraph items here stay hidden behind it as the model of the x range and of the curves' data.
+repaints the curves and blits the rest (bench figure 2, measured on the Run page at the 1 s
+refresh). pyqtgraph gives zoom (mouse wheel), pan (drag), axes, legends and the "A" button (the
+whole run) for free; tests read what is drawn from these items and from the widget's pixels.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-import pyqtgraph.exporters as pg_exporters
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -38,19 +34,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.results.charts import PALETTE, ChartSpec
+from disklab.core.results.charts import PALETTE
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
-from disklab.gui.livepaint import (
+from disklab.gui.plot_theme import PLOT_OPTIONS
+from disklab.gui.timeaxis import (
     LEGEND_ALPHA,
     NICE_SECONDS,
     TICK_PX,
-    LiveCanvas,
-    Mark,
     clock,
+    nice_step,
     time_unit,
 )
-from disklab.gui.plot_theme import PLOT_OPTIONS
 
 pg.setConfigOptions(**PLOT_OPTIONS)  # the theme app.py chose before pyqtgraph was imported
 
@@ -91,18 +86,6 @@ PLOTS = (
     ("memory", "Page cache", "MiB"),
     ("cpu", "CPU", "%"),
 )
-
-
-def export_plot(item: pg.PlotItem | pg.GraphicsScene, path: str | Path, width: int = 1200) -> Path:
-    """Write a plot to PNG or SVG (by the file's extension) with pyqtgraph's exporters."""
-    path = Path(path)
-    if path.suffix.lower() == ".svg":
-        exporter = pg_exporters.SVGExporter(item)
-    else:
-        exporter = pg_exporters.ImageExporter(item)
-        exporter.parameters()["width"] = width
-    exporter.export(str(path))
-    return path
 
 
 def peak_window(t: np.ndarray, y: np.ndarray, lo: float | None, hi: float | None,
@@ -203,8 +186,6 @@ class LiveCurve(pg.PlotCurveItem):
     padding for the pen: the view repaints 2 pixels around every changed rect anyway
     (QGraphicsView's antialiasing margin) and the plot repaints wholly at each refresh."""
 
-    before_read: Callable[[], None] | None = None  # hands this curve its pending data
-
     def dataBounds(self, ax: int, frac: float = 1.0,
                    orthoRange: object = None) -> tuple[float | None, float | None]:
         if frac < 1.0 or orthoRange is not None:
@@ -223,12 +204,6 @@ class LiveCurve(pg.PlotCurveItem):
     def pixelPadding(self) -> float:
         return 0.0
 
-    def getData(self) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The data the canvas drew (LivePlots hands it over when asked: `before_read`)."""
-        if self.before_read is not None:
-            self.before_read()
-        return super().getData()
-
 
 def _cache(item: QGraphicsItem) -> None:
     """Paint `item` and its children (text, legend samples) into pixmaps that are redrawn only
@@ -242,24 +217,6 @@ def _cache(item: QGraphicsItem) -> None:
 def _pen(index: int, dashed: bool = False) -> QColor:
     style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
     return pg.mkPen(PALETTE[index % len(PALETTE)], width=1, style=style)
-
-
-def _colour(option: str) -> tuple[int, int, int]:
-    """A pyqtgraph colour option (the theme app.py chose) as RGB, for the canvas. Asked at
-    every paint of the canvas (a theme switch repaints it): pg.mkColor's parsing was ~0.2 ms
-    of each, so each value is parsed once."""
-    value = pg.getConfigOption(option)
-    try:
-        return _rgb(value)
-    except TypeError:  # an unhashable value (a QColor set by hand): parsed each time
-        c = pg.mkColor(value)
-        return (c.red(), c.green(), c.blue())
-
-
-@functools.lru_cache(maxsize=8)
-def _rgb(value: object) -> tuple[int, int, int]:
-    c = pg.mkColor(value)
-    return (c.red(), c.green(), c.blue())
 
 
 def _legend_brush() -> object:
@@ -288,6 +245,21 @@ class TimeAxis(pg.AxisItem):
         return [clock(v, unit) if v >= 0 else "" for v in values]
 
 
+class ValueAxis(pg.AxisItem):
+    """A value axis with at least two labelled ticks however short its plot (nice_step), in
+    the plot's unit as it is (no SI prefix: the title says MiB/s)."""
+
+    def __init__(self, orientation: str = "left") -> None:
+        super().__init__(orientation)
+        self.enableAutoSIPrefix(False)
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list[tuple[float, float]]:
+        span = maxVal - minVal
+        if span <= 0 or size <= 0:
+            return super().tickSpacing(minVal, maxVal, size)
+        return [(nice_step(span, size), 0.0)]
+
+
 UNIT_TITLES = {"s": "elapsed (s)", "min": "elapsed (min:s)", "h": "elapsed (h:min)"}
 
 
@@ -303,29 +275,21 @@ class Marker:
     lines: list[pg.InfiniteLine]
     text: pg.TextItem | None = None
     width: float = 0.0  # of the label, in pixels
-    mark: Mark | None = None  # as the canvas draws it
 
 
 class LivePlots(QWidget):
     """Application and device throughput, Dirty/Writeback and CPU over time, x axes linked,
     under a timeline strip that names the cases and configurations.
 
-    What the user sees is a LiveCanvas (gui/livepaint.py): one paint per refresh, no scene
-    graph. The pyqtgraph plots behind it are never shown: they keep the x range's state (zoom,
-    pan, auto-range, the links between plots), the curves' data, legends and marker items, so
-    that what tests and exports read is what the canvas draws (bench figure 2: pyqtgraph's
-    paint of these plots was ~3 ms of the ~3.5 ms a refresh may take). Their curves get their
-    data only when someone outside asks for them (`curves`, `plots`, `layout_widget`): a
-    setData per curve and refresh was ~1 ms of the GUI thread for a model nobody looked at
-    (bench figure 1b, the GUI on the tool's CPU)."""
+    pyqtgraph draws them (`layout_widget`, `plots` by key, `curves` by series): one setData per
+    curve whose data or view changed, once per refresh."""
 
     follow_changed = Signal(bool)
 
     def __init__(self, parent: QWidget | None = None, which: Sequence[str] | None = None):
         super().__init__(parent)
         which = tuple(which or (key for key, _t, _u in PLOTS))
-        self._layout_widget = pg.GraphicsLayoutWidget(self)
-        self._layout_widget.hide()  # the model behind the canvas, never painted on screen
+        self.layout_widget = pg.GraphicsLayoutWidget(self)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
@@ -343,18 +307,10 @@ class LivePlots(QWidget):
         bar.addWidget(self.whole_btn)
         bar.addStretch(1)
         lay.addLayout(bar)
-        rows_shown = [p for p in PLOTS if p[0] in which]
-        self.canvas = LiveCanvas(rows_shown, background=_colour("background"),
-                                 foreground=_colour("foreground"))
-        self.canvas.zoom = self._zoom_to
-        self.canvas.theme = lambda: (_colour("background"), _colour("foreground"))
-        self.canvas.whole = self.show_whole_run
-        lay.addWidget(self.canvas, 1)
-        self._legends: dict[str, tuple] = {}  # plot key -> legend entries handed to the canvas
-        self._plots: dict[str, pg.PlotItem] = {}
-        self._curves: dict[str, pg.PlotCurveItem] = {}
-        # series -> (t, y) the canvas drew and the hidden curve has not been given yet
-        self._pending: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        lay.addWidget(self.layout_widget, 1)
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.curves: dict[str, pg.PlotCurveItem] = {}
+        self._fresh: set[str] = set()  # series with samples not drawn yet
         self.buffers: dict[str, SeriesBuffer] = {}
         self.markers: list[Marker] = []
         self.targets: list[str] = []  # targets seen in this run's series, in order
@@ -365,7 +321,8 @@ class LivePlots(QWidget):
         self.t0: float | None = None
         self._dirty = False
         self._labels_dirty = False
-        self._windows: dict[pg.ViewBox, tuple[float, float] | None] = {}  # as last drawn
+        # the x window the curves were last cut to (None: the whole run; () before any)
+        self._drawn_window: tuple[float, float] | tuple[()] | None = ()
         self.redraws = 0
         self.follow = True
         self._sliding = False  # the view is being moved by follow, not by the user
@@ -382,7 +339,7 @@ class LivePlots(QWidget):
         self._font_metrics = QFontMetrics(QFont())
         # the timeline strip: case labels (upper row) and configurations (lower row) live here,
         # never on the data
-        self.timeline = self._layout_widget.addPlot(row=0, col=0)
+        self.timeline = self.layout_widget.addPlot(row=0, col=0)
         self.timeline.hideAxis("left")
         self.timeline.hideAxis("bottom")
         self.timeline.setMouseEnabled(x=True, y=False)
@@ -394,8 +351,10 @@ class LivePlots(QWidget):
         first = None
         rows = [p for p in PLOTS if p[0] in which]
         for row, (key, title, unit) in enumerate(rows, start=1):
-            axis = {"bottom": TimeAxis("bottom")} if row == len(rows) else {}
-            plot = self._layout_widget.addPlot(row=row, col=0, title=title, axisItems=axis)
+            axis = {"left": ValueAxis("left")}
+            if row == len(rows):
+                axis["bottom"] = TimeAxis("bottom")
+            plot = self.layout_widget.addPlot(row=row, col=0, title=title, axisItems=axis)
             plot.setLabel("left", unit)
             if row != len(rows):
                 plot.getAxis("bottom").setStyle(showValues=False)
@@ -419,7 +378,7 @@ class LivePlots(QWidget):
                 first = plot
             else:
                 plot.setXLink(first)
-            self._plots[key] = plot
+            self.plots[key] = plot
         if first is not None:
             self.timeline.setXLink(first)
             # an empty left axis as wide as the plots' own: the strip's x lines up with theirs
@@ -428,12 +387,12 @@ class LivePlots(QWidget):
             left.setWidth(AXIS_PX)
             left.setStyle(showValues=False, tickLength=0)
             left.setPen(pg.mkPen(None))
-        self._bottom = self._plots[rows[-1][0]].getAxis("bottom") if rows else None
+        self._bottom = self.plots[rows[-1][0]].getAxis("bottom") if rows else None
         self._unit = "s"
         if self._bottom is not None:
             self._bottom.setLabel(UNIT_TITLES["s"])
         for series, (plot_key, label, _div) in LIVE_SERIES.items():
-            if plot_key not in self._plots:
+            if plot_key not in self.plots:
                 continue
             # PlotCurveItem, not PlotDataItem: no symbols or data transforms here, and its
             # setData costs a seventh (measured: 10 vs 69 us)
@@ -441,61 +400,29 @@ class LivePlots(QWidget):
                       else SERIES_COLOURS[label])
             curve = LiveCurve(name=label, pen=_pen(colour, dashed=series == "tool_bps"),
                               connect="finite")
-            curve.before_read = self.sync_model
-            self._plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
-            self._curves[series] = curve
+            self.plots[plot_key].addItem(curve, ignoreBounds=True)  # the Frame is fitted
+            self.curves[series] = curve
             self.buffers[series] = SeriesBuffer()
-        for plot in self._plots.values():  # the legends are filled by now
+        for plot in self.plots.values():  # the legends are filled by now
             for item in (plot.getAxis("left"), plot.getAxis("bottom"), plot.legend,
                          plot.titleLabel):
                 _cache(item)
         if first is not None:  # linking handed x to the others' frames: the first one leads
             first.getViewBox().enableAutoRange(axis=pg.ViewBox.XAxis)
 
-    # --- the pyqtgraph model, as tests and exports read it
-    @property
-    def curves(self) -> dict[str, pg.PlotCurveItem]:
-        """The curves by series, holding what the canvas drew."""
-        self.sync_model()
-        return self._curves
-
-    @property
-    def plots(self) -> dict[str, pg.PlotItem]:
-        """The hidden plots by key (their curves hold what the canvas drew)."""
-        self.sync_model()
-        return self._plots
-
-    @property
-    def layout_widget(self) -> pg.GraphicsLayoutWidget:
-        """The hidden scene of the plots, to grab or export (its curves hold what the canvas
-        drew)."""
-        self.sync_model()
-        return self._layout_widget
-
-    def sync_model(self) -> None:
-        """Hand the curves the data the canvas drew since they were last asked."""
-        pending, self._pending = self._pending, {}
-        for series, (t, y) in pending.items():
-            curve = self._curves.get(series)
-            if curve is not None:
-                # finite values, and the gaps between one case's report and the next (NaN)
-                curve.setData(t, y, connect="finite")
-
     def clear(self) -> None:
-        for series in [s for s in self._curves if TARGET_SEP in s]:
-            self._pending.pop(series, None)
-            curve = self._curves.pop(series)
-            plot = self._plots[LIVE_SERIES[series.split(TARGET_SEP)[0]][0]]
+        for series in [s for s in self.curves if TARGET_SEP in s]:
+            curve = self.curves.pop(series)
+            plot = self.plots[LIVE_SERIES[series.split(TARGET_SEP)[0]][0]]
             plot.legend.removeItem(curve)
             plot.removeItem(curve)
-            self.canvas.drop_curve(series)
         for series in [s for s in self.buffers if TARGET_SEP in s]:
             del self.buffers[series]
         for series in DEVICE_SERIES:  # the case's own curves again, as a one-target run has them
-            curve = self._curves.get(series)
+            curve = self.curves.get(series)
             if curve is not None and not curve.isVisible():
                 curve.setVisible(True)
-                self._plots[LIVE_SERIES[series][0]].legend.addItem(curve, curve.name())
+                self.plots[LIVE_SERIES[series][0]].legend.addItem(curve, curve.name())
         self.targets.clear()
         self._progress.clear()
         for buf in self.buffers.values():
@@ -507,13 +434,13 @@ class LivePlots(QWidget):
             if m.text is not None:
                 self.timeline.removeItem(m.text)
         self.markers.clear()
-        self.canvas.set_marks([])
         for frame in self.frames.values():
             frame.reset()
         self._peaks.clear()
         self._t_last = 0.0
         self.t0 = None
         self.set_follow(True)
+        self._fresh.update(self.curves)  # drawn empty
         self._touch()
         self.redraw()
 
@@ -535,14 +462,8 @@ class LivePlots(QWidget):
             view.enableAutoRange(axis=pg.ViewBox.XAxis)
         self.set_follow(True)
 
-    def _zoom_to(self, lo: float, hi: float) -> None:
-        """The user zoomed or panned on the canvas: the plots' x range is the model."""
-        view = self._lead_view()
-        if view is not None and hi > lo:
-            view.setXRange(lo, hi, padding=0)
-
     def _lead_view(self) -> pg.ViewBox | None:
-        return next(iter(self._plots.values())).getViewBox() if self._plots else None
+        return next(iter(self.plots.values())).getViewBox() if self.plots else None
 
     def _slide(self) -> None:
         """Follow: a zoomed window keeps its width and ends at the newest sample."""
@@ -588,6 +509,7 @@ class LivePlots(QWidget):
             self.t0 = t
         y = value / spec[2]
         self.buffers[series].append(t - self.t0, y)
+        self._fresh.add(series)
         self._t_last = max(self._t_last, t - self.t0)
         lo, hi = self._peaks.get(spec[0], (y, y))
         self._peaks[spec[0]] = (min(lo, y), max(hi, y))
@@ -603,6 +525,7 @@ class LivePlots(QWidget):
         last = buf.data()[1][-1]
         if math.isfinite(last):
             buf.append(max(t - self.t0, float(buf.data()[0][-1])), math.nan)
+            self._fresh.add(series)
             self._touch()
 
     def add_target_progress(self, case_id: str, target: str, t: float, done_bytes: int) -> None:
@@ -627,16 +550,17 @@ class LivePlots(QWidget):
         value (a write-only run shows no read curves per target)."""
         base, _sep, target = series.partition(TARGET_SEP)
         plot_key, label, div = LIVE_SERIES[base]
-        if plot_key not in self._plots:
+        if plot_key not in self.plots:
             return
         if self.t0 is None:
             self.t0 = t
         y = value / div
         self.buffers.setdefault(series, SeriesBuffer()).append(t - self.t0, y)
+        self._fresh.add(series)
         self._t_last = max(self._t_last, t - self.t0)
         lo, hi = self._peaks.get(plot_key, (y, y))
         self._peaks[plot_key] = (min(lo, y), max(hi, y))
-        if series not in self._curves and y > 0:
+        if series not in self.curves and y > 0:
             self._target_curve(series, base, target, label)
         self._touch()
 
@@ -649,12 +573,11 @@ class LivePlots(QWidget):
         colour = len(PALETTE) - 1 if target == TOTAL else 4 + self.targets.index(target)
         dashed = base != "device_write_bps"
         name = f"{'tool' if base == 'tool_bps' else label} {target}"
-        plot = self._plots[LIVE_SERIES[base][0]]
+        plot = self.plots[LIVE_SERIES[base][0]]
         curve = LiveCurve(name=name, pen=_pen(colour, dashed=dashed))
-        curve.before_read = self.sync_model
         plot.addItem(curve, ignoreBounds=True)
-        self._curves[series] = curve
-        own = self._curves.get(base) if base in DEVICE_SERIES else None
+        self.curves[series] = curve
+        own = self.curves.get(base) if base in DEVICE_SERIES else None
         if own is not None and own.isVisible():
             own.setVisible(False)
             plot.legend.removeItem(own)
@@ -671,7 +594,7 @@ class LivePlots(QWidget):
         colour = (200, 120, 40) if kind == "config" else (128, 128, 128)
         tip = f"{clock(x, 'min')} {label}" + (f"\n{detail}" if detail else "")
         lines = []
-        for plot in self._plots.values():
+        for plot in self.plots.values():
             line = pg.InfiniteLine(pos=x, angle=90, movable=False,
                                    pen=pg.mkPen(colour, width=1, style=style))
             line.setToolTip(tip)
@@ -679,7 +602,7 @@ class LivePlots(QWidget):
             # and leaving it out of the bounds spares a pass over every marker per redraw
             plot.addItem(line, ignoreBounds=True)
             lines.append(line)
-        marker = Marker(x, label, kind, detail, lines, mark=Mark(x, label, kind, tip))
+        marker = Marker(x, label, kind, detail, lines)
         if kind != "phase":
             text = pg.TextItem(label, color=colour, anchor=(0, 0.5))
             text.setPos(x, 0.72 if kind == "case" else 0.25)
@@ -689,20 +612,18 @@ class LivePlots(QWidget):
             marker.text = text
             marker.width = self._font_metrics.horizontalAdvance(label) + 8
         self.markers.append(marker)
-        self.canvas.set_marks([m.mark for m in self.markers if m.mark is not None])
         self._labels_dirty = True
         self._touch()
 
     def _place_labels(self, x: tuple[float, float]) -> None:
         """Show a label only where it does not overlap the one before it on its row (cases
-        above, configurations below), left to right, over the canvas's x range `x`; the rest
+        above, configurations below), left to right, over the x range `x` shown; the rest
         are on hover."""
         self._labels_dirty = False
-        width = float(self.canvas.plot_width())
+        width = float(self._plot_width())
         lo, hi = x
         scale = width / (hi - lo) if hi > lo else 0.0
         right_edge = {"case": -1e9, "config": -1e9}
-        moved = False
         for m in self.markers:
             if m.text is None:
                 continue
@@ -712,11 +633,6 @@ class LivePlots(QWidget):
                 right_edge[m.kind] = px + m.width
             if m.text.isVisible() != fits:
                 m.text.setVisible(fits)
-            if m.mark is not None and m.mark.shown != fits:
-                m.mark.shown = fits
-                moved = True
-        if moved:
-            self.canvas.set_marks(self.canvas.marks)
 
     @staticmethod
     def _window(view: pg.ViewBox) -> tuple[float, float] | None:
@@ -726,21 +642,20 @@ class LivePlots(QWidget):
         lo, hi = view.viewRange()[0]
         return float(lo), float(hi)
 
-    def _x_range(self) -> tuple[float, float]:
-        """The time span shown: the whole run's frame while x follows the data (the hidden
-        plots fit it only when painted), else the window the user zoomed or panned to."""
+    def x_range(self) -> tuple[float, float]:
+        """The time span shown: the whole run (its frame, padded) while x follows the data,
+        else the window the user zoomed or panned to."""
         view = self._lead_view()
-        window = self._window(view) if view is not None else None
-        if window is not None:
-            return window
-        right = max((f.rect.right() for f in self.frames.values()), default=MIN_SECONDS)
-        return (0.0, right)
+        if view is None:
+            return (0.0, MIN_SECONDS)
+        lo, hi = view.viewRange()[0]
+        return float(lo), float(hi)
 
     def _time_unit(self, x: tuple[float, float] | None = None) -> None:
         """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
         if self._bottom is None:
             return
-        lo, hi = x if x is not None else self._x_range()
+        lo, hi = x if x is not None else self.x_range()
         unit = time_unit(hi - lo)
         if unit != self._unit:
             self._unit = unit
@@ -750,7 +665,7 @@ class LivePlots(QWidget):
         if view is not self._lead_view():  # the others follow it through their x link
             return
         window = self._window(view)
-        if window != self._windows.get(view):
+        if window != self._drawn_window:
             if (not self._sliding and window is not None and self.follow
                     and window[1] < self._t_last - 0.02 * (window[1] - window[0])):
                 self.set_follow(False)  # panned back in time: stay there
@@ -758,52 +673,68 @@ class LivePlots(QWidget):
             self._touch(urgent=True)
 
     def redraw(self) -> None:
-        """Timer slot: push the visible window of each buffer, reduced to about two points per
-        pixel column (peak_window), to the curves if anything arrived or the view moved."""
+        """Timer slot: hand each curve whose samples or view changed the visible window of its
+        buffer (clip to view), reduced to about two points per pixel column (peak_window),
+        in one setData; let the plots' ranges follow their frames."""
         if not self._dirty:
             return
         self._dirty = False
         self._last_redraw = time.monotonic()
         if self.follow:
             self._slide()
-        bins = max(self.canvas.plot_width(), 100)
-        canvas = self.canvas
         lead = self._lead_view()
-        # the x range is the lead plot's (the others are linked to it and follow it only when
-        # they are painted, which these hidden plots are not)
         window = self._window(lead) if lead is not None else None
-        for plot in self._plots.values():
-            self._windows[plot.getViewBox()] = window
+        moved = window != self._drawn_window
+        self._drawn_window = window
+        bins = max(self._plot_width(), 100)
         lo, hi = window or (None, None)
-        for series, curve in list(self._curves.items()):
+        fresh, self._fresh = self._fresh, set()
+        for series, curve in self.curves.items():
+            if not curve.isVisible() or not (moved or series in fresh):
+                continue
             t, y = self.buffers[series].data()
             t, y = peak_window(t, y, lo, hi, bins)
-            self._pending[series] = (t, y)  # the hidden curve's, when asked (sync_model)
-            if curve.isVisible():
-                canvas.set_curve(series, LIVE_SERIES[series.partition(TARGET_SEP)[0]][0],
-                                 curve.opts["pen"], t, y)
-            else:
-                canvas.drop_curve(series)
+            # finite values, and the gaps between one case's report and the next (NaN)
+            curve.setData(t, y, connect="finite")
         for key, frame in self.frames.items():
-            lo, hi = self._peaks.get(key, (0.0, 0.0))
-            frame.cover(self._t_last, lo, hi * HEADROOM)  # the legend's row stays clear
-        x = self._x_range()
+            lo_y, hi_y = self._peaks.get(key, (0.0, 0.0))
+            if frame.cover(self._t_last, lo_y, hi_y * HEADROOM):  # the legend's row clear
+                self.plots[key].getViewBox().updateAutoRange()  # now, not at the next paint
+        x = self.x_range()
         self._time_unit(x)
-        if self.markers:
+        if self.markers and (moved or self._labels_dirty):
             self._place_labels(x)
-        canvas.set_ranges(x, {k: (f.rect.top(), f.rect.bottom()) for k, f in self.frames.items()},
-                          UNIT_TITLES[self._unit])
-        for key, plot in self._plots.items():
-            entries = tuple((label.text, sample.item.opts["pen"])
-                            for sample, label in plot.legend.items)
-            if entries != self._legends.get(key):
-                self._legends[key] = entries
-                canvas.set_legend(key, entries)
-        # the hidden plots are not fitted here: their auto-range (a pass over every item's
-        # bounds, then axes and SI-prefixed labels redone in Python) cost ~1.5 ms a refresh;
-        # the canvas fits the frames itself, and the plots fit them if ever painted (exports)
-        canvas.update()  # one paint of the canvas per refresh
+        self._labels_dirty = False
         self.redraws += 1
+
+    def _plot_width(self) -> int:
+        """The plots' width in pixels: the pixel columns a curve is reduced to."""
+        view = self._lead_view()
+        return int(view.width()) if view is not None else 0
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A light/dark switch (app.apply_theme sets the style and the palette, then
+        pyqtgraph's colours): the plots take the theme's colours once all are set. The style
+        change too, since a palette change does not reach every widget (seen under
+        pytest-qt's application)."""
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange,
+                            QEvent.Type.StyleChange):
+            QTimer.singleShot(0, self, self.apply_theme)
+        super().changeEvent(event)
+
+    def apply_theme(self) -> None:
+        """pyqtgraph's background and foreground colours (plot_theme) on what is drawn."""
+        fg = pg.getConfigOption("foreground")
+        self.layout_widget.setBackground(pg.getConfigOption("background"))
+        for plot in (*self.plots.values(), self.timeline):
+            for name in ("left", "bottom"):
+                axis = plot.getAxis(name)
+                axis.setPen(fg)
+                axis.setTextPen(fg)
+            plot.titleLabel.setText(plot.titleLabel.text, color=fg)
+            if plot.legend is not None:
+                plot.legend.setBrush(_legend_brush())
+                plot.legend.setLabelTextColor(fg)
 
     def series_data(self, series: str) -> tuple[np.ndarray, np.ndarray]:
         return self.buffers[series].data()
@@ -814,74 +745,6 @@ class LivePlots(QWidget):
         if buf is None or not len(buf):
             return None
         return float(buf.data()[1][-1])
-
-
-class ChartView(pg.PlotWidget):
-    """Draws a core.results.charts.ChartSpec: grouped bars with error whiskers, or lines."""
-
-    def __init__(self, parent: QWidget | None = None):
-        super().__init__(parent)
-        self.spec: ChartSpec | None = None
-        self.plotItem.showGrid(x=False, y=True, alpha=0.2)
-
-    def show_spec(self, spec: ChartSpec | None) -> None:
-        item = self.plotItem
-        item.clear()
-        if item.legend is not None:
-            item.legend.scene().removeItem(item.legend) if item.legend.scene() else None
-            item.legend = None
-        self.spec = spec
-        item.setLogMode(x=False, y=False)
-        if spec is None:
-            item.setTitle("")
-            return
-        item.setTitle(spec.title)
-        item.setLabel("left", spec.axis_title)
-        item.setLabel("bottom", spec.x_label)
-        item.addLegend(offset=(-10, 5))
-        bottom = item.getAxis("bottom")
-        if spec.kind == "bar":
-            n = max(len(spec.series), 1)
-            width = 0.8 / n
-            for k, s in enumerate(spec.series):
-                xs = np.array(s.x, dtype=float) - 0.4 + width * (k + 0.5)
-                ys = np.array(s.y, dtype=float)
-                colour = PALETTE[k % len(PALETTE)]
-                bars = pg.BarGraphItem(x=xs, height=ys, width=width * 0.95, brush=colour,
-                                       name=s.name)
-                item.addItem(bars)  # the legend picks up the named item
-                if s.err:
-                    err = pg.ErrorBarItem(x=xs, y=ys, height=2 * np.array(s.err, dtype=float),
-                                          beam=width * 0.3, pen=pg.mkPen("#444"))
-                    item.addItem(err)
-            bottom.setTicks([[(i, _short(c)) for i, c in enumerate(spec.categories)]])
-            item.setXRange(-0.6, len(spec.categories) - 0.4, padding=0)
-            top = max((y + (s.err[i] if s.err else 0.0) for s in spec.series
-                       for i, y in enumerate(s.y)), default=1.0)
-            item.setYRange(0, top * (1.12 + 0.06 * len(spec.series)), padding=0)  # legend room
-            return
-        else:
-            bottom.setTicks(None)
-            for k, s in enumerate(spec.series):
-                item.plot(list(s.x), list(s.y), name=s.name, pen=_pen(k),
-                          symbol="o" if len(s.x) <= 40 else None, symbolSize=5,
-                          symbolBrush=PALETTE[k % len(PALETTE)])
-            if spec.log_x:
-                item.setLogMode(x=True, y=False)
-            if spec.x_ticks:  # the swept values as the plan spells them (4k, 64k, 1m)
-                bottom.setTicks([[(float(np.log10(x)) if spec.log_x and x > 0 else x, text)
-                                  for x, text in spec.x_ticks]])
-            for x, label in spec.markers:
-                pen = pg.mkPen((128, 128, 128), style=Qt.PenStyle.DashLine)
-                item.addItem(pg.InfiniteLine(pos=x, angle=90, label=label, pen=pen))
-        item.enableAutoRange()
-
-    def export(self, path: str | Path) -> Path:
-        return export_plot(self.plotItem, path)
-
-
-def _short(text: str, n: int = 24) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def series_names() -> Sequence[str]:

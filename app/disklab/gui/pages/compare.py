@@ -17,9 +17,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtSvgWidgets import QSvgWidget
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -68,13 +67,13 @@ from disklab.core.results.pivot import (
     value_of,
 )
 from disklab.core.results.stats import ALPHA
-from disklab.core.results.svg import to_svg
 from disklab.core.results.tables import (
     comparison_note,
     comparison_table,
     pivot_table,
     row_heading,
 )
+from disklab.gui.chart import ChartWidget
 from disklab.gui.export import ask_export_path, write_chart
 from disklab.gui.state import LibraryChange, Workbench
 
@@ -242,8 +241,7 @@ class ComparePage(QWidget):
         self.chart_pick = QComboBox()
         self.chart_pick.currentIndexChanged.connect(self._show_chart)
         cl.addWidget(self.chart_pick)
-        self.chart = QSvgWidget()  # the very SVG every export writes
-        self.chart.renderer().setAspectRatioMode(Qt.AspectRatioMode.KeepAspectRatio)
+        self.chart = ChartWidget()  # the very SVG every export writes, as the Library's
         cl.addWidget(self.chart, 1)
         self.tabs.addTab(chart_host, "Charts")
         self.table = QTableWidget()
@@ -515,8 +513,7 @@ class ComparePage(QWidget):
 
     def _show_chart(self, index: int) -> None:
         spec = self.charts[index] if 0 <= index < len(self.charts) else None
-        self.chart.load(QByteArray(to_svg(spec).encode("utf-8")) if spec else QByteArray())
-        self.chart.renderer().setAspectRatioMode(Qt.AspectRatioMode.KeepAspectRatio)
+        self.chart.show_spec(spec)
 
     def _export(self, fmt: str) -> None:
         if self.comparison is None:

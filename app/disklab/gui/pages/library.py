@@ -50,9 +50,9 @@ from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.core.run.event_text import notice_text, stored_line
+from disklab.gui.chart import ChartWidget
 from disklab.gui.draft import PlanDraft
 from disklab.gui.export import ask_export_path, write_chart, write_charts
-from disklab.gui.lazy import chart_view
 from disklab.gui.models import sessions_model, when
 from disklab.gui.state import Workbench
 
@@ -182,7 +182,7 @@ class LibraryPage(QWidget):
         self.chart_pick = QComboBox()
         self.chart_pick.currentIndexChanged.connect(self._show_chart)
         cl.addWidget(self.chart_pick)
-        self.chart: Any = chart_view()  # a ChartView once the Charts tab is first shown
+        self.chart = ChartWidget()  # the SVG every export writes, as Compare's
         cl.addWidget(self.chart, 1)
         self.charts: list[ChartSpec] = []
         self.tabs.addTab(chart_host, "Charts")

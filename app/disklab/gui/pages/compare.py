@@ -153,6 +153,22 @@ def fill_table(t: QTableWidget, header: list[str], labels: list[str],
     t.resizeRowsToContents()
 
 
+def mark_differences(t: QTableWidget, cells: list[list[str]], first: str) -> None:
+    """Left-aligned cells; a value that differs from the first configuration's (column 0)
+    marked: a coloured background, bold, and a tip naming the first."""
+    for i, row in enumerate(cells):
+        for j, text in enumerate(row):
+            item = t.item(i, j)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+            if j and text != row[0]:
+                item.setBackground(DIFF_MARK)
+                item.setForeground(QColor(20, 20, 20))
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+                item.setToolTip(f"{text}\n(differs from {first})")
+
+
 class ComparePage(QWidget):
     title = "Compare"
 
@@ -167,6 +183,17 @@ class ComparePage(QWidget):
         self.pivot_rows: list[dict[str, Any]] = []
         self.comparison_charts: list[ChartSpec] = []
         lay = QHBoxLayout(self)
+        split = QSplitter()
+        split.addWidget(self._session_picker())
+        split.addWidget(self._results_area())
+        split.setSizes([260, 840])
+        lay.addWidget(split)
+        wb.library_changed.connect(self.on_library_changed)
+        wb.compare_requested.connect(self.compare_ids)
+        self.refresh()
+
+    def _session_picker(self) -> QWidget:
+        """The left column: the sessions to tick, the baseline and the options."""
         left = QVBoxLayout()
         pick = QLabel("<b>Sessions</b> (tick two or more, or one with several "
                       "configurations)")
@@ -208,34 +235,18 @@ class ComparePage(QWidget):
         host = QWidget()
         host.setLayout(left)
         host.setMaximumWidth(340)  # the tables need the width more than the session list
+        return host
 
+    def _results_area(self) -> QWidget:
+        """The right side: the heading, the tabs (pivot, charts, against the baseline, config
+        diff) and the export."""
         right = QWidget()
         rl = QVBoxLayout(right)
         self.heading = QLabel("Tick sessions and press Compare.")
         self.heading.setWordWrap(True)
         rl.addWidget(self.heading)
         self.tabs = QTabWidget()
-        pivot_host = QWidget()
-        pl = QVBoxLayout(pivot_host)
-        keys = QHBoxLayout()
-        self.rows_key = QComboBox()
-        self.cols_key = QComboBox()
-        self.metric_pick = QComboBox()
-        for text, combo in (("Rows", self.rows_key), ("Columns", self.cols_key),
-                            ("Metric", self.metric_pick)):
-            keys.addWidget(QLabel(text))
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            combo.activated.connect(lambda _i: self.pivot is not None and self.show_pivot())
-            keys.addWidget(combo)
-        keys.addStretch(1)
-        pl.addLayout(keys)
-        self.pivot_note = QLabel("")
-        self.pivot_note.setWordWrap(True)
-        pl.addWidget(self.pivot_note)
-        self.pivot_view = QTableWidget()
-        self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        pl.addWidget(self.pivot_view, 1)
-        self.tabs.addTab(pivot_host, "Pivot")
+        self.tabs.addTab(self._pivot_tab(), "Pivot")
         chart_host = QWidget()
         cl = QVBoxLayout(chart_host)
         self.chart_pick = QComboBox()
@@ -265,15 +276,31 @@ class ComparePage(QWidget):
         ex.addWidget(b)
         ex.addStretch(1)
         rl.addLayout(ex)
+        return right
 
-        split = QSplitter()
-        split.addWidget(host)
-        split.addWidget(right)
-        split.setSizes([260, 840])
-        lay.addWidget(split)
-        wb.library_changed.connect(self.on_library_changed)
-        wb.compare_requested.connect(self.compare_ids)
-        self.refresh()
+    def _pivot_tab(self) -> QWidget:
+        """The pivot: its rows, columns and metric to choose, a note, the table."""
+        pivot_host = QWidget()
+        pl = QVBoxLayout(pivot_host)
+        keys = QHBoxLayout()
+        self.rows_key = QComboBox()
+        self.cols_key = QComboBox()
+        self.metric_pick = QComboBox()
+        for text, combo in (("Rows", self.rows_key), ("Columns", self.cols_key),
+                            ("Metric", self.metric_pick)):
+            keys.addWidget(QLabel(text))
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.activated.connect(lambda _i: self.pivot is not None and self.show_pivot())
+            keys.addWidget(combo)
+        keys.addStretch(1)
+        pl.addLayout(keys)
+        self.pivot_note = QLabel("")
+        self.pivot_note.setWordWrap(True)
+        pl.addWidget(self.pivot_note)
+        self.pivot_view = QTableWidget()
+        self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        pl.addWidget(self.pivot_view, 1)
+        return pivot_host
 
     def _library(self) -> Any:
         return self.wb.library()  # the window's one Library
@@ -495,18 +522,7 @@ class ComparePage(QWidget):
         # the room right of the key column (the viewport), or a guess before it is shown
         room = t.viewport().width() if t.isVisible() else DIFF_ROOM - CELL_WIDTH
         share = max(DIFF_MIN_WIDTH, (room - 2) // max(1, len(c.rows)))
-        first = wrapped(c.rows[0]) if c.rows else ""
-        for i, row in enumerate(cells):
-            for j, text in enumerate(row):
-                item = t.item(i, j)
-                item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-                if j and text != row[0]:
-                    item.setBackground(DIFF_MARK)
-                    item.setForeground(QColor(20, 20, 20))
-                    font = item.font()
-                    font.setBold(True)
-                    item.setFont(font)
-                    item.setToolTip(f"{text}\n(differs from {first})")
+        mark_differences(t, cells, wrapped(c.rows[0]) if c.rows else "")
         for j in range(t.columnCount()):
             t.setColumnWidth(j, share)
         t.resizeRowsToContents()

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("PySide6")
-pytest.importorskip("pyqtgraph")
 
 
 @pytest.fixture(scope="package", autouse=True)

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
 from disklab.core import proc
 from disklab.core.events import CaseStarted
 from disklab.gui.draft import PlanDraft
-from disklab.gui.plots import PALETTE, LivePlots, ValueAxis, step_up
+from disklab.gui.livepaint import nice_step, ticks
+from disklab.gui.plots import PALETTE, LivePlots, step_up
 
 PLAN = """\
 name = "engine then fio libaio"
@@ -89,22 +89,20 @@ def test_the_line_is_not_drawn_across_the_break(qtbot) -> None:
     for s in range(6, 12):
         plots.add_sample("tool_bps", 100.0 + s, 100 * mib)
     plots.redraw()
-    qtbot.wait(50)
-    image = plots.layout_widget.grab().toImage()
-    view = plots.plots["app"].getViewBox()
-    box = plots.layout_widget.mapFromScene(view.sceneBoundingRect()).boundingRect()
-
-    def to_px(t: float) -> int:
-        return plots.layout_widget.mapFromScene(view.mapViewToScene(QPointF(t, 0))).x()
-
-    x = to_px(5.5)
+    canvas = plots.canvas
+    image = canvas.grab().toImage()
+    panel = canvas.by_key["app"]
+    x = round(canvas.to_px(5.5)) if hasattr(canvas, "to_px") else None
+    assert x is not None
     pen = QColor(PALETTE[3])
-    column = [QColor(image.pixel(x, yy)) for yy in range(box.top() + 2, box.bottom() - 2)]
+    column = [QColor(image.pixel(x, yy)) for yy in range(int(panel.rect.top()) + 2,
+                                                            int(panel.rect.bottom()) - 2)]
     near = [c for c in column if abs(c.red() - pen.red()) + abs(c.green() - pen.green())
             + abs(c.blue() - pen.blue()) < 60]
     assert not near  # nothing of the tool's line between 1300 at 5 s and 100 at 6 s
     # while each side is drawn
-    left = [QColor(image.pixel(to_px(2.5), yy)) for yy in range(box.top(), box.bottom())]
+    left = [QColor(image.pixel(round(canvas.to_px(2.5)), yy))
+            for yy in range(int(panel.rect.top()), int(panel.rect.bottom()))]
     assert any(abs(c.red() - pen.red()) + abs(c.green() - pen.green())
                + abs(c.blue() - pen.blue()) < 60 for c in left)
 
@@ -116,19 +114,16 @@ def test_one_colour_per_direction_on_both_rate_plots(qtbot) -> None:
     for direction in ("write", "read"):
         app = curves[f"app_{'wchar' if direction == 'write' else 'rchar'}_bps"]
         dev = curves[f"device_{direction}_bps"]
-        assert app.opts["pen"].color() == dev.opts["pen"].color(), direction
-    assert (curves["app_wchar_bps"].opts["pen"].color()
-            != curves["app_rchar_bps"].opts["pen"].color())
+        assert app.pen.color() == dev.pen.color(), direction
+    assert (curves["app_wchar_bps"].pen.color()
+            != curves["app_rchar_bps"].pen.color())
 
 
 @pytest.mark.parametrize("pixels", [24, 40, 60, 90, 150, 400])
-def test_a_short_plot_keeps_a_scale(qtbot, pixels: int) -> None:
+def test_a_short_plot_keeps_a_scale(pixels: int) -> None:
     # every range the frames grow to (round steps), at every plot height: at least two labels
-    # on the plots' value axis (the Device plot at 1280 x 820 kept only `0` for minutes)
-    axis = ValueAxis()
     for exp in range(-1, 6):
         for m in (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0):
             high = step_up(m * 10.0 ** exp)
-            marks = [v for _step, level in axis.tickValues(0.0, high, pixels) for v in level
-                     if 0.0 <= v <= high]
+            marks = ticks(0.0, high, nice_step(high, pixels))
             assert len(marks) >= 2, (high, pixels, marks)

@@ -362,14 +362,14 @@ class MainWindow(QMainWindow):
     def about_text(self) -> str:
         import platform
 
-        import pyqtgraph
+        import numpy
         import PySide6
         from PySide6.QtCore import qVersion
 
         return (f"<h3>DiskLab {__version__}</h3><p>A workbench for storage and filesystem "
                 f"benchmarks on Linux.</p><p>Python {platform.python_version()}<br>"
-                f"PySide6 {PySide6.__version__} (Qt {qVersion()})<br>pyqtgraph "
-                f"{pyqtgraph.__version__}<br>library: {self.wb.library_path}</p>"
+                f"PySide6 {PySide6.__version__} (Qt {qVersion()})<br>numpy "
+                f"{numpy.__version__}<br>library: {self.wb.library_path}</p>"
                 "<p>Licence: GPL-3.0-or-later</p>")
 
     def about(self) -> None:

@@ -263,10 +263,10 @@ class RunPage(QWidget):
         self._make_plots()  # while the plan is checked off this thread
 
     def _make_plots(self) -> None:
-        """The live plots made now if they were not yet (pyqtgraph's import and the plots:
-        ~0.5 s of this thread's CPU, once a window), before the tool starts: made when the
-        Run page was first shown at the run's start, they took half a CPU for the tool's
-        first second of every window's first run (bench figure 1b, one CPU: 0.965 of the bare
+        """The live plots made now if they were not yet (numpy's import and the plots, once a
+        window), before the tool starts: made when the Run page was first shown at the run's
+        start, they took half a CPU (with pyqtgraph then) for the tool's first second of every
+        window's first run (bench figure 1b, one CPU: 0.965 of the bare
         tool's throughput)."""
         if not getattr(self.plots, "made", True):
             self.plots.real()

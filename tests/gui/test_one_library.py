@@ -42,3 +42,25 @@ def test_compare_recomputes_only_for_a_change_to_a_session_it_shows(window,
     listed = [window.compare.list.item(i).data(256) for i in
               range(window.compare.list.count())]
     assert listed == [other]
+
+
+def test_the_library_and_compare_draw_their_charts_with_one_writer(window,
+                                                                   library_path) -> None:
+    """The Library's chart is Compare's: the SVG core.results.svg writes for exports (its
+    labels laid out without overlap, its legend under the plot, never over a bar)."""
+    from disklab.core.results.svg import to_svg
+
+    with Library.open(library_path) as lib:
+        sid = record_two_configs(lib)
+        other = record_two_configs(lib)
+    window.library.refresh()
+    window.compare.refresh()
+    window.library.select_session(sid)
+    window.library.tabs.setCurrentWidget(window.library.chart_host)
+    assert window.library.charts
+    assert window.library.chart.svg == to_svg(window.library.charts[0])
+    window.compare.compare_ids([sid, other], baseline=sid)
+    assert window.compare.charts
+    window.compare._show_chart(0)
+    assert window.compare.chart.svg == to_svg(window.compare.charts[0])
+    assert type(window.library.chart) is type(window.compare.chart)

@@ -9,7 +9,7 @@ import pytest
 
 from disklab.core.units import MiB
 from disklab.gui.plots import LivePlots
-from disklab.gui.timeaxis import clock, time_step, time_unit
+from disklab.gui.livepaint import clock, time_step, time_unit
 
 
 @pytest.fixture

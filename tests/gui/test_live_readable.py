@@ -8,8 +8,8 @@ import itertools
 import pytest
 
 from disklab.core.units import MiB
-from disklab.gui.plots import LivePlots
 from disklab.gui.livepaint import clock, time_step, time_unit
+from disklab.gui.plots import LivePlots
 
 
 @pytest.fixture

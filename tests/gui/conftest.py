@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 pytest.importorskip("PySide6")
-pytest.importorskip("pyqtgraph")
 
 
 @pytest.fixture(scope="package", autouse=True)
@@ -66,8 +65,7 @@ def window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
     if w.wb.runs.running:
         w.wb.runs.cancel()
         w.wb.runs.wait(60000)
-    w.library.close_library()
-    w.compare.close_library()
+    w.wb.close_library()
     # the window's short background calls (plan checks, device lists) end with its test, so
     # that one test's calls do not run into the next (the application itself is safe either
     # way: gui.threads, and tests/gui/test_close_while_busy.py)

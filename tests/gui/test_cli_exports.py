@@ -178,8 +178,7 @@ def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp
         assert c.rows[0] == f"{a} first"
         assert w.compare.table.item(0, col).text() == cell
     finally:
-        w.library.close_library()
-        w.compare.close_library()
+        w.wb.close_library()
 
     # every file
     out = tmp_path / "files"

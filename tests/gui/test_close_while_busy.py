@@ -182,3 +182,24 @@ def test_widgets_let_go_while_their_calls_report(qtbot, rounds: int) -> None:
         del w
     _settle(qtbot)
     assert pending_calls() == 0 and 0 < len(reported) <= rounds * 8
+
+
+def test_closing_with_a_run_going_does_not_block_the_event_loop(qtbot, window,
+                                                                target_dir: Path) -> None:
+    """Close with a run going (the user said yes to "Cancel the run and close"): the window is
+    off the screen when close() returns, while the run is still being torn down (the close
+    used to wait for the run's thread inside closeEvent, with processEvents to get the hide
+    painted); the window closes when the run's thread has ended, the session cancelled."""
+    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir, name="closing",
+                                                        runtime="30s")))
+    with qtbot.waitSignal(window.wb.runs.event, timeout=60_000,
+                          check_params_cb=lambda ev: type(ev).__name__ == "CaseStarted"):
+        window.run.start()
+    worker = window.wb.runs.worker
+    window.close()
+    assert not window.isVisible()
+    assert not worker.ended.is_set()  # close() returned before the run's end
+    qtbot.waitUntil(lambda: not window.wb.runs.running, timeout=30_000)
+    qtbot.waitUntil(lambda: not window._closing_after_run, timeout=5_000)
+    assert window.run.status == "cancelled"
+    assert list(target_dir.iterdir()) == []

@@ -124,8 +124,7 @@ def test_plan_kept_across_a_restart_and_a_signal(qtbot, library_path, tmp_path, 
     third = window()
     assert third.wb.draft.path == str(tmp_path / "kept.toml") and not third.wb.draft.modified
     for x in (again, third):
-        x.library.close_library()
-        x.compare.close_library()
+        x.wb.close_library()
 
 
 def test_devices_that_cannot_be_used_are_not_offered(qtbot, window):
@@ -237,3 +236,22 @@ def test_a_time_bound_plan_promises_no_bytes(tmp_path):
     assert "moved" not in summary_text(timed) and "2 time-based run(s)" in summary_text(timed)
     sized = check_plan(plan.format(d=tmp_path, rt="0"), None)
     assert "about 128 MiB moved" in summary_text(sized)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a loop device")
+def test_another_programs_loop_device_is_listed_with_its_backing_file(qtbot, window,
+                                                                      tmp_path):
+    """A loop device some other program attached is someone's image: the Block devices list
+    says which file it shows (issue 29: it was listed as `free` with nothing more)."""
+    loops = Loops(tmp_path)
+    try:
+        image = loops.image("s8-window-other")
+        device = loops.attach(image)
+        page = window.target
+        page.refresh_devices()
+        qtbot.waitUntil(lambda: any(d.path == device for d in page.devices), timeout=20_000)
+        row = next(i for i, d in enumerate(page.devices) if d.path == device)
+        why = page.table.item(row, 7).text()
+        assert f"loop device of {image}" in why
+    finally:
+        loops.cleanup()

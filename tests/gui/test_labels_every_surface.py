@@ -116,8 +116,7 @@ def test_window_run_library_and_compare_tables(qtbot, window, session: tuple[Pat
     _says_what_varies(window.run.table.toolTip() + " ".join(titles))
 
     window.wb.library_path = library
-    window.library.close_library()
-    window.compare.close_library()
+    window.wb.close_library()
     window.library.refresh()
     assert window.library.select_session(1)
     qtbot.waitUntil(lambda: window.library.results_table.rowCount() > 0)

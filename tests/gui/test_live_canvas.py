@@ -1,5 +1,6 @@
-"""The live plots as painted (gui/livepaint.LiveCanvas): what the user sees is where the data
-says, with axes, tick labels, units and legends, one paint per refresh, and the mouse still
+"""The live plots as painted (gui/livepaint.LiveCanvas, the one plot stack: issue 29): what the
+user sees is where the data says, with axes, tick labels, units and legends, one paint per
+refresh and a curve handed over only when its samples or the view changed, and the mouse
 zooms, pans and brings back the whole run."""
 
 from __future__ import annotations
@@ -115,10 +116,15 @@ def test_one_paint_per_refresh_and_none_without_one(qtbot):
         QApplication.processEvents()
     assert plots.redraws - drawn == 10
     assert canvas.paints - painted == 10  # one paint each, not one per curve or axis
-    assert not plots.layout_widget.isVisible()  # the scene graph is never painted
     qtbot.wait(300)
     QApplication.processEvents()
     assert canvas.paints - painted == 10  # nothing new: nothing painted
+    handed: list[str] = []
+    original = canvas.set_curve
+    canvas.set_curve = lambda series, *a: (handed.append(series), original(series, *a))
+    plots.add_sample("cpu_pct", 11.0, 50.0)
+    plots.redraw()
+    assert handed == ["cpu_pct"]  # only the curve with a new sample, once
 
 
 def test_the_mouse_zooms_pans_and_a_double_click_shows_the_whole_run(qtbot):

@@ -114,9 +114,9 @@ def test_one_colour_per_direction_on_both_rate_plots(qtbot) -> None:
     for direction in ("write", "read"):
         app = curves[f"app_{'wchar' if direction == 'write' else 'rchar'}_bps"]
         dev = curves[f"device_{direction}_bps"]
-        assert app.opts["pen"].color() == dev.opts["pen"].color(), direction
-    assert (curves["app_wchar_bps"].opts["pen"].color()
-            != curves["app_rchar_bps"].opts["pen"].color())
+        assert app.pen.color() == dev.pen.color(), direction
+    assert (curves["app_wchar_bps"].pen.color()
+            != curves["app_rchar_bps"].pen.color())
 
 
 @pytest.mark.parametrize("pixels", [24, 40, 60, 90, 150, 400])

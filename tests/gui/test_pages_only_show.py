@@ -15,7 +15,11 @@ ALLOWED_STDLIB = {"__future__", "collections", "typing", "pathlib", "contextlib"
                   "html", "json", "threading", "time", "functools", "dataclasses"}
 # statistics, regexes and the system belong to the core: a page asks it
 FORBIDDEN_STDLIB = {"statistics", "re", "os", "shutil", "subprocess", "socket", "math",
-                    "sqlite3", "psutil", "glob"}
+                    "sqlite3", "psutil", "glob", "numpy", "platform", "pwd", "grp", "fcntl",
+                    "ctypes", "tempfile", "signal", "stat", "struct", "pyqtgraph"}
+# the core's processes and raw readers: a page shows what the core's results give
+FORBIDDEN_CORE = ("disklab.core.proc", "disklab.core.library.store", "disklab.core.monitor")
+STATISTICS = "disklab.core.results.stats"  # of it a page may name constants (ALPHA) only
 
 
 def _imports(path: Path) -> set[str]:
@@ -29,6 +33,12 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
+def _names_from(path: Path, module: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {a.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and node.module == module for a in node.names}
+
+
 def test_page_modules_import_only_what_shows() -> None:
     folder = Path(pages.__file__).parent
     modules = sorted(folder.glob("*.py"))
@@ -36,6 +46,9 @@ def test_page_modules_import_only_what_shows() -> None:
     for path in modules:
         for name in _imports(path):
             top = name.split(".")[0]
+            assert not name.startswith(FORBIDDEN_CORE), f"{path.name} imports {name}"
+            if name == STATISTICS:  # a default (the significance level), not a computation
+                assert all(n.isupper() for n in _names_from(path, name)), path.name
             if top in ("PySide6", "disklab"):
                 continue
             assert top not in FORBIDDEN_STDLIB, f"{path.name} imports {name}"

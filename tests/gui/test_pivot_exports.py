@@ -174,8 +174,7 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
     library, sid = session
     doc = compare_json(capsys, library, sid)
     window.wb.library_path = library
-    window.library.close_library()
-    window.compare.close_library()
+    window.wb.close_library()
     window.library.refresh()
     window.compare.refresh()
 

@@ -1,16 +1,14 @@
-"""The two checks that catch a bad PySide6/pyqtgraph upgrade (the pins in pyproject.toml), and the
-bounded buffers behind the live plots.
+"""The check that catches a bad PySide6 upgrade (the range in pyproject.toml), the charts the
+Library and Compare show, and the bounded buffers behind the live plots.
 
 - PySide6 6.12.0 aborted Python 3.11 within ~100 repaints of a plot: the soak repaints a live
   plot 20,000 times and checks that memory stays flat.
-- 6.11.x broke pyqtgraph's SVG exporter: the export must be valid SVG with the plotted data.
+- The Library's and Compare's charts are the SVG core.results.svg writes for exports.
 """
 
 from __future__ import annotations
 
 import gc
-import math
-import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -18,135 +16,77 @@ import psutil
 import pytest
 
 from disklab.core.results.charts import ChartSpec, Series
+from disklab.core.results.svg import to_svg
 from disklab.core.units import MiB
 from disklab.gui.buffers import SeriesBuffer
-from disklab.gui.plots import ChartView, LivePlots, export_plot, peak_window, step_up
+from disklab.gui.chart import ChartWidget
+from disklab.gui.export import write_chart
+from disklab.gui.plots import LivePlots, peak_window, step_up
 
 REPAINTS = 20_000
 
 
 @pytest.mark.slow
 def test_soak_20000_repaints_of_a_live_plot_memory_flat(qtbot):
-    # One live plot with its axes hidden: axis text is 85 % of a frame's cost and is Qt's C++
-    # text drawing; the curve, view box and scene are pyqtgraph's Python paint() code, the path
-    # that aborted on PySide6 6.12. 20k frames then take ~15-30 s instead of ~150 s.
-    painted = _count_curve_paints()  # before the curve exists: PySide caches overrides
+    # One small live plot repainted 20,000 times through Qt's paint path (the canvas's
+    # QPainter calls, its polyline memory filled by numpy): the path that aborted on PySide6
+    # 6.12 under pyqtgraph; memory must stay flat.
     plots = LivePlots(which=("app",))
     plots.timer.stop()  # this test drives the redraws itself
+    plots.driven = True
     qtbot.addWidget(plots)
     plots.resize(200, 150)
-    plot = plots.plots["app"]
-    plot.hideAxis("left")
-    plot.hideAxis("bottom")
-    plot.legend.scene().removeItem(plot.legend)  # text items: half of what is left
-    plot.setTitle(None)
     for buf in plots.buffers.values():
         buf.limit = 2048  # bounded as in a long run, reached early so frames stay cheap
     plots.show()
-    # the scene graph is hidden behind the painted canvas in the app; the Library's chart
-    # still paints through it, and this soak is about pyqtgraph's paint on PySide6
-    # (on a window of its own: a hidden child's scene keeps the layout of its first size)
-    plots.layout_widget.setParent(None)
-    qtbot.addWidget(plots.layout_widget)
-    plots.layout_widget.resize(200, 120)
-    plots.layout_widget.show()
     qtbot.wait(100)  # let the first layout and expose happen
-    view = plots.layout_widget.viewport()
+    canvas = plots.canvas
     rng = np.random.default_rng(1)
     values = rng.uniform(50, 500, size=4096) * MiB
     proc = psutil.Process()
     baseline = None
+    painted = canvas.paints
     for i in range(REPAINTS):
         plots.add_sample("app_wchar_bps", 1000.0 + i * 0.5, float(values[i % 4096]))
         if i % 50 == 0:
             plots.add_sample("dirty_bytes", 1000.0 + i * 0.5, float(values[i % 4096]))
         plots.redraw()
-        view.repaint()
-        if i % 10 == 0:
-            plots.canvas.repaint()  # the canvas's polylines too (numpy views of their memory)
+        canvas.repaint()
         if i == 2000:
             gc.collect()
             baseline = proc.memory_info().rss
     gc.collect()
     grown = proc.memory_info().rss - baseline
-    assert plots.redraws == REPAINTS
-    assert painted["n"] >= REPAINTS  # every repaint really drew the curve
+    assert plots.redraws >= REPAINTS
+    assert canvas.paints - painted >= REPAINTS  # every repaint really drew the plot
     t, _y = plots.series_data("app_wchar_bps")
     assert 1024 <= len(t) <= 2048 and t[-1] == (REPAINTS - 1) * 0.5
     # 20k float64 pairs are 320 KB; anything near 30 MB is a leak per frame
     assert grown < 30 * 1024 * 1024, f"RSS grew {grown / MiB:.1f} MiB over the soak"
 
 
-def _count_curve_paints() -> dict[str, int]:
-    """Count PlotCurveItem.paint calls (undone when the test's module is done)."""
-    import pyqtgraph as pg
-
-    counter = {"n": 0}
-    original = pg.PlotCurveItem.paint
-
-    def paint(self, *args):
-        counter["n"] += 1
-        return original(self, *args)
-
-    pg.PlotCurveItem.paint = paint
-    _restore.append(lambda: setattr(pg.PlotCurveItem, "paint", original))
-    return counter
-
-
-_restore: list = []
-
-
-@pytest.fixture(autouse=True)
-def _undo_patches():
-    yield
-    while _restore:
-        _restore.pop()()
-
-
-def test_svg_export_of_a_live_plot_is_valid_and_holds_the_data(qtbot, tmp_path):
-    plots = LivePlots()
-    qtbot.addWidget(plots)
-    plots.resize(800, 600)
-    plots.show()
-    # a ramp 0..99 MiB/s over 100 seconds
-    for i in range(100):
-        plots.add_sample("app_wchar_bps", float(i), i * MiB)
-    plots.redraw()
-    path = export_plot(plots.plots["app"], tmp_path / "live.svg")
-    text = path.read_text()
-    root = ET.fromstring(text)  # well-formed XML
-    assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    assert "<svg" in text
-    paths = [e for e in root.iter() if e.tag.endswith("path") and e.get("d")]
-    # the curve: one path with (nearly) all 100 points, M then L commands
-    longest = max(paths, key=lambda e: len(e.get("d")))
-    points = re.findall(r"[-\d.]+[ ,][-\d.]+", longest.get("d"))
-    assert len(points) >= 90
-    png = export_plot(plots.plots["app"], tmp_path / "live.png")
-    assert png.read_bytes()[:4] == b"\x89PNG"
-
-
-def test_chart_view_draws_bars_and_lines_and_exports(qtbot, tmp_path):
-    view = ChartView()
+def test_the_pages_chart_is_the_svg_every_export_writes(qtbot, tmp_path):
+    """One chart writer (core.results.svg): the widget the Library and Compare pages show
+    draws exactly the SVG an export writes, for bars and for a log-x sweep."""
+    view = ChartWidget()
     qtbot.addWidget(view)
     view.resize(700, 400)
     bars = ChartSpec("bars", "bar", "test", "MiB/s",
                      (Series("ext4", (0.0, 1.0), (100.0, 200.0), (5.0, 10.0)),
                       Series("xfs", (0.0, 1.0), (110.0, 190.0), (4.0, 8.0))),
                      categories=("write", "read"))
-    view.show_spec(bars)
-    svg = view.export(tmp_path / "bars.svg").read_text()
-    assert ET.fromstring(svg) is not None and "<svg" in svg
     line = ChartSpec("sweep", "line", "record_size", "MiB/s",
                      (Series("write", (4096.0, 65536.0, 1048576.0), (50.0, 150.0, 300.0)),),
                      log_x=True, x_ticks=((4096.0, "4k"), (65536.0, "64k"), (1048576.0, "1m")))
-    view.show_spec(line)
-    # the swept values as the plan spells them, where they lie on the log axis
-    ticks = view.plotItem.getAxis("bottom")._tickLevels
-    assert [t for _x, t in ticks[0]] == ["4k", "64k", "1m"]
-    assert ticks[0][0][0] == pytest.approx(math.log10(4096))
-    assert view.export(tmp_path / "line.png").stat().st_size > 1000
+    for spec in (bars, line):
+        view.show_spec(spec)
+        assert view.renderer().isValid()
+        path = write_chart(spec, tmp_path / f"{spec.title}.svg")
+        assert view.svg == path.read_text() == to_svg(spec)
+        assert ET.fromstring(view.svg) is not None
+    assert ">4k<" in view.svg and ">1m<" in view.svg  # the swept values as the plan spells
     view.show_spec(None)
+    assert not view.renderer().isValid()
 
 
 def test_series_buffer_doubles_then_halves_resolution_to_stay_bounded():
@@ -178,28 +118,28 @@ def test_a_24_hour_run_shows_whole_with_its_peaks_and_every_sample_when_zoomed(q
         plots.add_sample("app_wchar_bps", 1000.0 + s, value * MiB)
     plots.redraw()
     curve = plots.curves["app_wchar_bps"]
-    x, y = curve.getData()
+    x, y = curve.data()
     width = plots.canvas.plot_width()  # the pixel columns the user sees
     assert len(x) <= 2 * width + 4  # about two points per pixel column, not 86,400
     assert (x[0], x[-1]) == (0.0, n - 1.0)  # the whole run, to its last second
     assert y.max() == 900 and y.min() == 0  # the spike and the stall are both drawn
     assert x[y.argmax()] == spike and x[y.argmin()] == stall  # at their own time
     assert np.all(np.diff(x) >= 0)
-    plots.layout_widget.grab()  # a frame: the axes range over what is drawn
-    (x0, x1), (y0, y1) = plots.plots["app"].getViewBox().viewRange()
+    plots.canvas.grab()  # a frame
+    (x0, x1), (y0, y1) = plots.canvas.x, plots.canvas.by_key["app"].y
     assert x0 <= 0 and x1 >= n - 1 and y0 <= 0 and y1 >= 900
 
     # zoom on two minutes around the spike: every sample of the window, at full resolution
-    plots.plots["app"].setXRange(spike - 60, spike + 60, padding=0)
+    plots.set_window(spike - 60, spike + 60)
     plots.redraw()
-    x, y = curve.getData()
+    x, y = curve.data()
     assert set(range(spike - 60, spike + 61)) <= set(x.tolist())
     assert len(x) < 200 and y.max() == 900
 
     # back to the whole run
-    plots.plots["app"].enableAutoRange()
+    plots.show_whole_run()
     plots.redraw()
-    x, _y = curve.getData()
+    x, _y = curve.data()
     assert (x[0], x[-1]) == (0.0, n - 1.0)
 
 
@@ -234,26 +174,24 @@ def test_live_axes_stay_still_between_steps_and_always_hold_the_whole_run(qtbot)
     plots.resize(800, 500)
     plots.show()
     qtbot.wait(50)
-    views = [p.getViewBox() for p in plots.plots.values()]
+    canvas = plots.canvas
     ranges, moves = [], 0
     for s in range(600):  # 5 minutes at 2 samples a second, throughput creeping up
         plots.add_sample("app_wchar_bps", 1000.0 + s / 2, (100 + s / 10) * MiB)
         plots.add_sample("cpu_pct", 1000.0 + s / 2, 20.0 + (s % 7))
         plots.redraw()
-        plots.layout_widget.grab()  # a frame: auto-range happens when painting
-        now = [tuple(map(tuple, v.viewRange())) for v in views]
+        now = (canvas.x, tuple(p.y for p in canvas.panels))
         if ranges and now != ranges[-1]:
             moves += 1
         ranges.append(now)
-        for (x0, x1), (y0, _top) in (v.viewRange() for v in views):
-            assert x0 <= 0 and x1 >= s / 2  # the whole run to its newest sample
-            assert y0 <= 0  # from zero up
-        assert views[0].viewRange()[1][1] >= 100 + s / 10  # the peak so far
-    assert views[0].viewRange()[0] == views[1].viewRange()[0]  # x stays linked
+        x0, x1 = canvas.x  # one x for every plot
+        assert x0 <= 0 and x1 >= s / 2  # the whole run to its newest sample
+        assert all(p.y[0] <= 0 for p in canvas.panels)  # from zero up
+        assert canvas.by_key["app"].y[1] >= 100 + s / 10  # the peak so far
     assert moves <= 20, f"the axes moved {moves} times in 600 samples"
     # the frame is round numbers: 300 s of run in a 300 s axis, 159.9 MiB/s with the legend's
     # headroom above it (x 1.35 = 216) under 250
-    assert plots.frames["app"].rect.right() == 300 and plots.frames["app"].rect.bottom() == 250
+    assert plots.frames["app"].right == 300 and plots.frames["app"].high == 250
 
 
 def test_new_samples_redraw_at_most_once_a_second_but_a_zoom_at_once(qtbot):
@@ -268,10 +206,10 @@ def test_new_samples_redraw_at_most_once_a_second_but_a_zoom_at_once(qtbot):
     qtbot.wait(600)
     assert plots.redraws == 1  # not yet: the last redraw was under a second ago
     qtbot.waitUntil(lambda: plots.redraws == 2, timeout=2000)
-    assert len(plots.curves["app_wchar_bps"].getData()[0]) == 6  # all of the burst drawn
+    assert len(plots.curves["app_wchar_bps"].data()[0]) == 6  # all of the burst drawn
     qtbot.wait(1200)
     assert plots.redraws == 2  # nothing new, nothing drawn
-    plots.plots["app"].setXRange(0.3, 0.8, padding=0)  # the user zooms
+    plots.set_window(0.3, 0.8)  # the user zooms
     qtbot.waitUntil(lambda: plots.redraws == 3, timeout=500)
     # the window's samples and one beyond each end, so the line reaches the edges
-    assert plots.curves["app_wchar_bps"].getData()[0].tolist() == [0.25, 0.5, 0.75, 1.0]
+    assert plots.curves["app_wchar_bps"].data()[0].tolist() == [0.25, 0.5, 0.75, 1.0]

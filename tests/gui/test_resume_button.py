@@ -31,7 +31,7 @@ def test_resume_button_resumes_a_cancelled_session_through_the_worker(qtbot, win
     window.run._flush()
     assert resumed.args == [sid, "finished"], window.run.log.toPlainText()[-2000:]
     assert window.current_page() == "run"
-    assert "[resumed] session" in window.run.log.toPlainText()
+    assert "resumed (" in window.run.log.toPlainText()
     table = window.run.table
     assert {table.item(row, STATUS).text() for row in range(table.rowCount())} <= {
         "done", "done (kept)"}

@@ -112,12 +112,12 @@ def test_a_placed_run_draws_a_curve_per_target_and_their_total(qtbot, window, lo
     for series in ("device_write_bps:a", "device_write_bps:b", "device_write_bps:all",
                    "tool_bps:a", "tool_bps:b"):
         assert series in plots.curves, (series, sorted(plots.curves))
-        t, y = plots.curves[series].getData()
+        t, y = plots.curves[series].data()
         assert t is not None and len(t) and np.nanmax(y) > 0, series
-    legend = {label.text for _sample, label in plots.plots["device"].legend.items}
+    legend = set(plots.legend("device"))
     assert {"write a", "write b", "write all"} <= legend
     assert "write" not in legend  # the case's single device curve stepped aside
-    assert not plots.curves["device_write_bps"].isVisible()
+    assert not plots.curves["device_write_bps"].visible
     # the total is the targets' sum at each sampling time (MiB/s, as plotted)
     ta, ya = plots.series_data("device_write_bps:a")
     tb, yb = plots.series_data("device_write_bps:b")
@@ -136,7 +136,7 @@ def test_a_placed_run_draws_a_curve_per_target_and_their_total(qtbot, window, lo
     # a new run starts with the plain curves again
     plots.clear()
     assert not [s for s in plots.curves if ":" in s]
-    assert plots.curves["device_write_bps"].isVisible()
+    assert plots.curves["device_write_bps"].visible
 
 
 def test_a_failed_case_says_why_in_the_log(qtbot, window, tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ def test_a_failed_case_says_why_in_the_log(qtbot, window, tmp_path: Path) -> Non
     assert "host gone" in failed[0].error
     assert not failed[0].transcript_tail.strip()  # nothing of fio's: only the reason
     log = window.run.log.toPlainText()
-    assert "[failed] case 2 (" in log and failed[0].error in log
+    assert "FAILED: " in log and failed[0].error in log
     assert window.run.status == "failed"
     assert fio_processes(["127.0.0.41", "127.0.0.49"]) == []
 

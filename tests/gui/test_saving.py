@@ -37,8 +37,7 @@ def make_window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
 
     yield make
     for w in made:
-        w.library.close_library()
-        w.compare.close_library()
+        w.wb.close_library()
 
 
 @pytest.fixture

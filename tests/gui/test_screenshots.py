@@ -187,5 +187,4 @@ def test_inner_take_screenshots(qtbot, tmp_path):
     qtbot.wait(250)
     assert capture("hosts.png").save(str(out / "hosts.png"))
     (out / MANIFEST).write_text(json.dumps(shown, indent=1))
-    w.library.close_library()
-    w.compare.close_library()
+    w.wb.close_library()

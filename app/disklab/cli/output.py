@@ -12,24 +12,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from disklab.core.events import (
-    CaseCancelled,
-    CaseFailed,
-    CaseFinished,
     CaseStarted,
     Event,
-    Notice,
     Progress,
     Sample,
+    SessionFinished,
     SessionResumed,
     SessionStarted,
 )
 from disklab.core.jsonformat import versioned
-from disklab.core.model import Case, Metric
 from disklab.core.results.documents import table_text
-from disklab.core.results.labels import case_labels, case_titles
 from disklab.core.results.limits import Limit
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
+from disklab.core.run.event_text import EventText
 from disklab.core.units import human_rate
 
 _QUIET = [False]  # --quiet: the informational lines are not printed
@@ -97,15 +93,6 @@ def resume_lines(resumes: Sequence[Mapping[str, Any]]) -> list[str]:
             f"{r['previous_status']}; {r['complete']} complete run(s) kept)" for r in resumes]
 
 
-def _figures(metrics: Sequence[Metric]) -> str:
-    """A finished case's throughputs, each named by what tells it apart from the others (the
-    target, the host: 'write target=a 374 MiB/s, write target=all 675 MiB/s')."""
-    main = [m for m in metrics if m.unit == "B/s" and ":" not in m.name and m.value]
-    labels = case_labels([{"params": dict(m.params or {})} for m in main])
-    return ", ".join(" ".join(filter(None, (m.name, labels.label({"params": m.params or {}}),
-                                             human_rate(m.value or 0.0)))) for m in main)
-
-
 def _clock(seconds: float | None) -> str:
     if seconds is None:
         return "--:--"
@@ -125,57 +112,38 @@ class TerminalView:
         self.progress: Progress | None = None
         self.last_draw = 0.0
         self.total_runs = 0
-        self.titles: dict[str, str] = {}  # case id -> what differs among the cases
-
-    def _know(self, cases: tuple[Case, ...]) -> None:
-        """The cases' titles (core labels: the parameters that differ among them, a default
-        included when another case differs from it), and what they all share, said once."""
-        titles, common = case_titles(cases)
-        self.titles = {c.id: f"{c.config} | {t}" for c, t in zip(cases, titles, strict=True)}
-        if common:
-            print(common, file=self.out)
+        self.text = EventText()  # the events' words, and the cases' titles
 
     def show(self, event: Event) -> None:
-        if isinstance(event, SessionStarted):
-            self.total_runs = len(event.cases) * event.repeats
-            print(f"{event.name}: {len(event.cases)} cases x {event.repeats} repeats",
-                  file=self.out)
-            self._know(event.cases)
-        elif isinstance(event, SessionResumed):
-            self.total_runs = len(event.runs)
-            print(f"{event.name}: session {event.session_id} resumed ({event.previous_status}): "
-                  f"{len(event.runs)} run(s) to do, {event.complete} complete run(s) kept",
-                  file=self.out)
-            self._know(event.cases)
-        elif isinstance(event, Notice):
-            self._line(f"{event.level}: {event.message}")
-        elif isinstance(event, CaseStarted):
-            self.rate.clear()
-            self.progress = None
-            title = self.titles.get(event.case.id) or f"{event.case.config} | {event.case.tool}"
-            self._line(f"[{event.run_index + 1}/{event.run_count}] {title}"
-                       f" (repeat {event.repeat})")
-        elif isinstance(event, Sample):
+        """The event's line (core.run.event_text, the words the Run page's log and the
+        Library use), and the live status line from samples and progress."""
+        if isinstance(event, Sample):
             if event.series in ("app_rchar_bps", "app_wchar_bps", "device_read_bps",
                                 "device_write_bps"):
                 self.rate[event.series] = event.value
             self._draw()
-        elif isinstance(event, Progress):
-            if event.target is not None:  # one target's share: the line shows the case's
-                return
-            self.progress = event
-            self._draw()
-        elif isinstance(event, CaseFinished):
-            text = _figures(event.metrics)
-            self._line(f"    done in {event.duration:.1f} s: {text or 'no throughput figure'}")
-        elif isinstance(event, CaseFailed):
-            self._line(f"    FAILED: {event.error}")
-            for line in event.transcript_tail.splitlines()[-8:]:
-                self._line(f"      | {line}")
-        elif isinstance(event, CaseCancelled):
-            kept = (f"{len(event.metrics)} partial figure(s) kept, not counted as a result"
-                    if event.metrics else "no figure")
-            self._line(f"    cancelled after {event.duration:.1f} s: {kept}")
+            return
+        if isinstance(event, Progress):
+            if event.target is None:  # one target's share: the line shows the case's
+                self.progress = event
+                self._draw()
+            return
+        if isinstance(event, SessionFinished):
+            return  # the command prints the session's results and status itself
+        line = self.text.line(event)
+        if isinstance(event, SessionStarted | SessionResumed):
+            self.total_runs = (len(event.cases) * event.repeats
+                               if isinstance(event, SessionStarted) else len(event.runs))
+            print(line, file=self.out)
+            if self.text.common:
+                print(self.text.common, file=self.out)
+            return
+        if isinstance(event, CaseStarted):
+            self.rate.clear()
+            self.progress = None
+        if line is not None:
+            for part in line.splitlines():
+                self._line(part)
 
     def _line(self, text: str) -> None:
         if self.live:

@@ -997,6 +997,12 @@ def _warn(plan: Plan, check: _Checker, library: str | None) -> None:
         what = (f"page_cache_limit ({format_size(2 * limit)})" if limit
                 else f"RAM ({human_bytes(2 * ram)})")
         cache = limit or ram
+        advised: set[tuple[str, str]] = set()
+        for params in _points(spec):
+            for key, message in adapter.advice(params):
+                if (key, message) not in advised:  # once per test, not once per case
+                    advised.add((key, message))
+                    check.warn(f"{base}.{key}", message)
         for params in _points(spec):
             touched, how = _data_touched(adapter, params)
             if (adapter.is_buffered(params) and adapter.reads(params) and touched is not None

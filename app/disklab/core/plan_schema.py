@@ -146,7 +146,7 @@ def _mkfs_schema(option: MkfsOption) -> dict[str, Any]:
 def _config_schema() -> dict[str, Any]:
     mount_names = sorted(MOUNT_OPTIONS)
     mount_item = {"type": "string", "description": "a mount option: "
-                  + ", ".join(n if MOUNT_OPTIONS[n].value is None else f"{n}=..."
+                  + ", ".join(n if MOUNT_OPTIONS[n].kind == "flag" else f"{n}=..."
                               for n in mount_names)}
     return {
         "type": "object",

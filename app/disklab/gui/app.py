@@ -27,7 +27,7 @@ from disklab.core.logfile import install_exception_hooks, start_log
 from disklab.core.resources import APP_ID
 from disklab.gui.activity import log_activity
 from disklab.gui.main_window import MainWindow
-from disklab.gui.plot_theme import plot_options
+from disklab.gui.plot_theme import set_plot_colours
 from disklab.gui.state import Workbench
 from disklab.gui.threads import keep_gc_in_gui_thread
 
@@ -66,11 +66,10 @@ def apply_theme(app: QApplication, dark: bool | None = None) -> bool:
         p.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText,
                    QColor(110, 110, 110))
         app.setPalette(p)
-        plot_options(background=(30, 30, 34), foreground=(210, 210, 210))
+        set_plot_colours((30, 30, 34), (210, 210, 210))
     else:
         app.setPalette(app.style().standardPalette())
-        plot_options(background="w", foreground=(40, 40, 40))
-    plot_options(antialias=False)
+        set_plot_colours((255, 255, 255), (40, 40, 40))
     return dark
 
 

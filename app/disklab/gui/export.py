@@ -2,9 +2,8 @@
 
 Every exported chart, from the window or from `disklab export --format png`, is drawn once, by
 the Qt-free SVG writer: the SVG file is that text and the PNG its rendering at the very same
-pixel size (the size asked for, 1000 x 560 by default). pyqtgraph's own SVG exporter is not
-used for files: it writes strokes with vector-effect under scaled transforms, which librsvg
-(GNOME's viewer, GIMP, rsvg-convert, LibreOffice) draws as black slabs.
+pixel size (the size asked for, 1000 x 560 by default). The Library and Compare pages show that
+same SVG (gui/chart.py).
 """
 
 from __future__ import annotations

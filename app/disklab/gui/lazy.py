@@ -1,13 +1,14 @@
-"""Plot widgets made when first shown, so the window appears without pyqtgraph.
+"""The live plots made when first shown, so the window appears without them and numpy.
 
-Importing pyqtgraph (with numpy) was 0.5 s of the 0.77 s that importing the GUI took (bench
-figure 6, `python -X importtime`), and only two widgets need it: the Run page's live plots and
-the Library's chart. Each page holds a `Deferred` in their place: a plain QWidget that builds
-the real one (importing `disklab.gui.plots` then) right after it was first painted (empty, with
-the window's first frame), or the first time anything asks it for more than it records. Until
-then it keeps what it was handed that must not be lost: the samples and markers of a run started
-before the Run page was shown are replayed into the live plots when they are made, so the plots
-hold the whole run; a chart spec is shown when the chart is made. Past RECORD_LIMIT recorded
+Importing the plotting stack was most of what importing the GUI took (bench figure 6, `python -X
+importtime`: pyqtgraph with numpy 0.5 s of 0.77 s while pyqtgraph drew them; numpy still comes
+with the plots), and only the Run page's live plots need it (the Library's and Compare's charts
+are SVG: gui/chart.py). The Run page holds a `Deferred` in their place: a
+plain QWidget that builds the real one (importing `disklab.gui.plots` then) right after it was
+first painted (empty, with the window's first frame), or the first time anything asks it for
+more than it records. Until then it keeps what it was handed that must not be lost: the samples
+and markers of a run started before the Run page was shown are replayed into the live plots when
+they are made, so the plots hold the whole run. Past RECORD_LIMIT recorded
 calls (a long run watched from another page) the real widget is made anyway, hidden, so the
 record never grows without bound.
 """
@@ -74,7 +75,8 @@ class Deferred(QWidget):
     def paintEvent(self, event: Any) -> None:
         """Shown for the first time: the window's frame is drawn without the widget (an empty
         area), and the widget is made right after it, in the next lap of the event loop, so
-        the window appears before pyqtgraph is imported (the Run page is the first page)."""
+        the window appears before the plots and numpy are imported (the Run page is the first
+        page)."""
         d = self._d
         if d["real"] is None and not d.get("asked"):
             d["asked"] = True
@@ -126,13 +128,3 @@ def live_plots() -> Deferred:
                                               "add_target_progress"}),
                     dropped=frozenset({"redraw"}), reset="clear",
                     attributes={"driven": False, "live_gap_ms": 1000})
-
-
-def chart_view() -> Deferred:
-    """The Library's chart (gui/plots.ChartView), made when its tab is first shown."""
-
-    def make() -> QWidget:
-        from disklab.gui.plots import ChartView
-        return ChartView()
-
-    return Deferred(make, recorded=frozenset({"show_spec"}))

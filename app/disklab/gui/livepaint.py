@@ -6,8 +6,9 @@ budget of bench figure 2 (0.6 s of CPU a minute, ~3.5 ms a refresh for the GUI t
 everything that changes only when a range, the size, the legend or a marker changes (titles,
 axes, tick labels, grid, marker lines and labels) is drawn once into a cached pixmap; a refresh
 blits it, draws each curve as one polyline from a QPolygonF whose memory numpy fills in place
-(no QPointF per point), and blits the legends (cached pixmaps too) over them. No pyqtgraph here:
-it stays the model of the x range (zoom, follow) and of what tests and exports read.
+(no QPointF per point), and blits the legends (cached pixmaps too) over them. It is the one plot
+stack (issue 29): pyqtgraph drawing the plots for real measured 0.81 s of CPU a minute on bench
+figure 2 against this canvas's 0.50 (target 0.6), and is no longer a dependency.
 
 The canvas knows nothing of the run: gui/plots.LivePlots hands it ranges, curves (already
 reduced to about two points per pixel column, plots.peak_window), legends and markers, and the

@@ -143,6 +143,7 @@ class MainWindow(QMainWindow):
         # replaced in tests; asks the user otherwise
         self.ask: Callable[[str, str], bool] = self._ask
         self.quitting: str | None = None  # the signal that asked to quit, without asking
+        self._closing_after_run = False  # closed with a run going: closes when it has ended
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)  # bundles, libraries, tool outputs: the Library imports them
         # replaced in tests; asks Save / Discard / Cancel otherwise
@@ -361,14 +362,14 @@ class MainWindow(QMainWindow):
     def about_text(self) -> str:
         import platform
 
-        import pyqtgraph
+        import numpy
         import PySide6
         from PySide6.QtCore import qVersion
 
         return (f"<h3>DiskLab {__version__}</h3><p>A workbench for storage and filesystem "
                 f"benchmarks on Linux.</p><p>Python {platform.python_version()}<br>"
-                f"PySide6 {PySide6.__version__} (Qt {qVersion()})<br>pyqtgraph "
-                f"{pyqtgraph.__version__}<br>library: {self.wb.library_path}</p>"
+                f"PySide6 {PySide6.__version__} (Qt {qVersion()})<br>numpy "
+                f"{numpy.__version__}<br>library: {self.wb.library_path}</p>"
                 "<p>Licence: GPL-3.0-or-later</p>")
 
     def about(self) -> None:
@@ -493,15 +494,25 @@ class MainWindow(QMainWindow):
         """SIGTERM or SIGHUP (a kill, a logout, a shutdown): Cancel-and-quit without asking.
         The run is cancelled and torn down (tool stopped, its files removed, mounts and loop
         devices undone), what finished is kept, the session is stored as cancelled, and the
-        application quits, within the seconds a session manager gives."""
+        application quits, within the seconds a session manager gives. The window leaves the
+        screen at once; the application quits when the run's thread has ended (closeEvent)."""
         if self.quitting:
             return
         self.quitting = signal.Signals(signum).name
         self.statusBar().showMessage(f"{self.quitting}: cancelling the run and quitting…")
         self.close()
-        QApplication.quit()
+        if not self._closing_after_run:
+            QApplication.quit()
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        """Close, asking first about a changed plan and a run going. With a run going the
+        close never blocks the event loop: the window is hidden at once, the run is
+        cancelled, this close is ignored, and the window closes again (and the application
+        quits) when the run's thread has ended (`_close_after_run`); the teardown (tool
+        stopped, files removed, mounts undone) goes on without a window."""
+        if self._closing_after_run:  # asked and cancelled already: wait for the run's end
+            event.ignore()
+            return
         if not self._confirm_unsaved():
             event.ignore()
             return
@@ -519,16 +530,26 @@ class MainWindow(QMainWindow):
         self.hosts.questions.decline_all()
         self._starting = False
         if self.wb.runs.running:
-            # gone from the screen at once: the teardown (tool stopped, files removed, mounts
-            # undone) goes on without a window, which a session manager wants gone in seconds
-            # whatever the machine's load (11.5 s once at load 5-7 with the window up)
+            self._closing_after_run = True
             self.hide()
-            QApplication.processEvents()
+            self.wb.runs.finished.connect(self._close_after_run)
             self.run.cancel()
-            self.wb.runs.wait(60000)
+            event.ignore()
+            return
+        self._closed()
+        event.accept()
+
+    def _close_after_run(self, *_args: object) -> None:
+        """The cancelled run's thread has ended: the close it deferred now happens, and the
+        application quits (a hidden window's close does not end the event loop by itself)."""
+        self.wb.runs.finished.disconnect(self._close_after_run)
+        self._closing_after_run = False
+        self._closed()
+        QApplication.quit()
+
+    def _closed(self) -> None:
+        """What a close leaves behind: the window's state kept, the library let go."""
         self.save_state()
-        self.library.close_library()
-        self.compare.close_library()
+        self.wb.close_library()
         if self.tray is not None:
             self.tray.hide()
-        event.accept()

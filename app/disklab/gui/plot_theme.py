@@ -1,22 +1,17 @@
-"""The plots' theme (pyqtgraph's config options), kept until pyqtgraph is imported.
-
-app.py sets the theme (light or dark background, no antialiasing) when the window starts, and
-pyqtgraph is imported only when the first plot is made (gui/lazy.py, bench figure 6); so the
-options wait here and plots.py applies them as it imports pyqtgraph. A theme switch later (the
-desktop's light/dark) reaches pyqtgraph at once if it is imported.
-"""
+"""The live plots' colours for the theme the window follows (light or dark): app.apply_theme
+sets them with the palette, and the plots' canvas asks for them at each paint, so a switch of
+the desktop's light/dark reaches the plots at their next paint."""
 
 from __future__ import annotations
 
-import sys
-from typing import Any
-
-PLOT_OPTIONS: dict[str, Any] = {}  # pyqtgraph config options, applied once it is imported
+RGB = tuple[int, int, int]
+_COLOURS: dict[str, RGB] = {"background": (255, 255, 255), "foreground": (40, 40, 40)}
 
 
-def plot_options(**options: Any) -> None:
-    """Set pyqtgraph config options now if it is imported, else when it is (plots.py)."""
-    PLOT_OPTIONS.update(options)
-    pg = sys.modules.get("pyqtgraph")
-    if pg is not None:
-        pg.setConfigOptions(**options)
+def set_plot_colours(background: RGB, foreground: RGB) -> None:
+    _COLOURS["background"], _COLOURS["foreground"] = background, foreground
+
+
+def theme_colours() -> tuple[RGB, RGB]:
+    """(background, foreground) of the plots, as RGB."""
+    return _COLOURS["background"], _COLOURS["foreground"]

@@ -6,6 +6,7 @@ alone in tests.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -16,12 +17,27 @@ from disklab.gui.draft import PlanDraft
 from disklab.gui.worker import RunController
 
 
+@dataclass(frozen=True)
+class LibraryChange:
+    """What changed in the library, so that each page decides whether it must read it again
+    (the Compare page ignores a note on a session it does not show).
+
+    kind: "added" (a run's session, an import), "edited" (name, notes, tags), "deleted"."""
+
+    kind: str
+    session_ids: tuple[int, ...] = ()
+
+    def touches(self, ids: set[int] | list[int]) -> bool:
+        """Whether any of `ids` is among the changed sessions (an empty list: unknown, yes)."""
+        return not self.session_ids or bool(set(self.session_ids) & set(ids))
+
+
 class Workbench(QObject):
     draft_changed = Signal()  # the plan was edited or replaced
     draft_saved = Signal()  # the plan was written to its file
     status = Signal(str)  # a page says what it did (an export written): the status bar
     run_requested = Signal()  # a page asks the Run page to start the plan (one click)
-    library_changed = Signal()  # a session was added, edited or deleted
+    library_changed = Signal(object)  # a LibraryChange: a session added, edited or deleted
     compare_requested = Signal(list)  # session ids to open in the Compare page
     page_requested = Signal(str)  # a page asks to be shown ("run", "library", ...)
     resume_requested = Signal(int)  # a session to resume on the Run page
@@ -34,6 +50,7 @@ class Workbench(QObject):
         self.library_path = resolve_library_path(library_path)
         self.draft = PlanDraft()
         self.runs = RunController(self)
+        self._library: Library | None = None
 
     def set_draft(self, draft: PlanDraft) -> None:
         self.draft = draft
@@ -43,6 +60,23 @@ class Workbench(QObject):
         """A page edited the draft in place."""
         self.draft_changed.emit()
 
+    def library(self) -> Library:
+        """The window's one connection to the library, for the GUI thread (opened when first
+        asked; a run's worker opens its own: SQLite connections are not shared between
+        threads). Pages read and edit through it and announce changes with `changed`."""
+        if self._library is None:
+            self._library = Library.open(self.library_path)
+        return self._library
+
+    def close_library(self) -> None:
+        if self._library is not None:
+            self._library.close()
+            self._library = None
+
+    def changed(self, kind: str, session_ids: list[int] | tuple[int, ...] = ()) -> None:
+        """Tell the pages what changed in the library (library_changed)."""
+        self.library_changed.emit(LibraryChange(kind, tuple(int(i) for i in session_ids)))
+
     def open_library(self) -> Library:
-        """A connection for the GUI thread (Library.open makes the parent directory)."""
+        """Another connection (tests, a thread of its own); the window's is `library()`."""
         return Library.open(self.library_path)

@@ -5,7 +5,9 @@ is checked before anything runs: an unknown option, a bad value, an option of an
 filesystem, options that contradict each other or that the kernel would refuse together. Every
 problem is reported at once, keyed as the plan names it ('config[2].mkfs.journal_size'), so the
 plan loader, the privileged helper and the Configurations page show the same words at the same
-place. To offer a new option: add it to MKFS_OPTIONS or MOUNT_OPTIONS, its argv to
+place. The options are declared (kind, filesystems, valid values or range, a plain name), not
+checked by code the window cannot read: the Configurations page builds its form from these
+tables. To offer a new option: add it to MKFS_OPTIONS or MOUNT_OPTIONS, its argv to
 fs.commands, and its read-back comparison to fs.readback.
 """
 
@@ -90,27 +92,32 @@ DEVICE_KEYS = ("path", "confirm")
 
 @dataclass(frozen=True)
 class MountOption:
-    """A mount option: a flag, or name=value checked by `check` (returns an error or None)."""
+    """A mount option, declared so that the plan check, the helper and the Configurations page
+    read the same table: which filesystems take it, what kind of value it has and which values
+    are valid, and, for the options the page gives a field of their own, a plain name.
+
+    kind: "flag" (no '=value'), "choice" (one of `choices`), "int" (minimum..maximum), or
+    "text" (checked by `custom`; `choices` are then the values offered, not the only ones)."""
 
     fs: tuple[str, ...]
-    value: Callable[[str], str | None] | None = None  # None: a flag, no '=value'
+    kind: str = "flag"
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    maximum: int | None = None
+    label: str = ""  # a plain name: the Configurations page gives the option its own field
+    custom: Callable[[str], str | None] | None = None  # kind "text": an error, or None
 
-
-def _choice(*allowed: str) -> Callable[[str], str | None]:
-    def check(v: str) -> str | None:
-        return None if v in allowed else f"must be one of {', '.join(allowed)}"
-
-    return check
-
-
-def _int_range(lo: int, hi: int) -> Callable[[str], str | None]:
-    def check(v: str) -> str | None:
-        # the length first: int() of a 5000-digit string raises, and no bound is that long
-        if not v.isdigit() or len(v) > 18 or not lo <= int(v) <= hi:
-            return f"must be a whole number from {lo} to {hi}"
-        return None
-
-    return check
+    def problem(self, v: str) -> str | None:
+        """Why `v` is not a valid value of this option; None when it is."""
+        if self.kind == "choice":
+            return None if v in self.choices else f"must be one of {', '.join(self.choices)}"
+        if self.kind == "int":
+            lo, hi = self.minimum, self.maximum
+            # the length first: int() of a 5000-digit string raises, and no bound is that long
+            if not v.isdigit() or len(v) > 18 or not lo <= int(v) <= hi:  # type: ignore[operator]
+                return f"must be a whole number from {lo} to {hi}"
+            return None
+        return self.custom(v) if self.custom is not None else None
 
 
 def _logbsize(v: str) -> str | None:
@@ -138,35 +145,42 @@ def _compress(v: str) -> str | None:
 
 
 ANY = FILESYSTEMS
+COMPRESSIONS = ("zstd", "zstd:1", "zstd:3", "zlib", "lzo", "no")  # offered; zstd:N, zlib:N too
 MOUNT_OPTIONS: dict[str, MountOption] = {
-    "noatime": MountOption(ANY),
+    "data": MountOption(JOURNALED_EXT, "choice", ("journal", "ordered", "writeback"),
+                        label="journal mode (data=)"),
+    "noatime": MountOption(ANY, label="noatime (no access-time writes)"),
     "relatime": MountOption(ANY),
     "strictatime": MountOption(ANY),
     "nodiratime": MountOption(ANY),
     "lazytime": MountOption(ANY),
     "discard": MountOption(("ext4", "xfs", "btrfs")),
     "nodiscard": MountOption(("ext4", "xfs", "btrfs")),
-    "data": MountOption(JOURNALED_EXT, _choice("journal", "ordered", "writeback")),
-    "nodelalloc": MountOption(("ext4",)),
+    "nodelalloc": MountOption(("ext4",), label="nodelalloc (no delayed allocation)"),
     "delalloc": MountOption(("ext4",)),
-    "commit": MountOption((*JOURNALED_EXT, "btrfs"), _int_range(0, 86400)),
+    "commit": MountOption((*JOURNALED_EXT, "btrfs"), "int", minimum=0, maximum=86400,
+                          label="commit interval (s)"),
     "journal_checksum": MountOption(("ext4",)),
     "journal_async_commit": MountOption(("ext4",)),
     "barrier": MountOption((*JOURNALED_EXT, "btrfs")),
     "nobarrier": MountOption((*JOURNALED_EXT, "btrfs")),
-    "errors": MountOption(EXT, _choice("continue", "remount-ro", "panic")),
-    "logbsize": MountOption(("xfs",), _logbsize),
-    "logbufs": MountOption(("xfs",), _int_range(2, 8)),
+    "errors": MountOption(EXT, "choice", ("continue", "remount-ro", "panic")),
+    "logbsize": MountOption(("xfs",), "text", ("16k", "32k", "64k", "128k", "256k"),
+                            custom=_logbsize),
+    "logbufs": MountOption(("xfs",), "int", minimum=2, maximum=8),
     "largeio": MountOption(("xfs",)),
-    "compress": MountOption(("btrfs",), _compress),
-    "compress-force": MountOption(("btrfs",), _compress),
+    "compress": MountOption(("btrfs",), "text", COMPRESSIONS, custom=_compress,
+                            label="compression"),
+    "compress-force": MountOption(("btrfs",), "text", COMPRESSIONS, custom=_compress),
     "nodatacow": MountOption(("btrfs",)),
     "nodatasum": MountOption(("btrfs",)),
     "ssd": MountOption(("btrfs",)),
     "nossd": MountOption(("btrfs",)),
-    "space_cache": MountOption(("btrfs",), _choice("v1", "v2")),
+    "space_cache": MountOption(("btrfs",), "choice", ("v1", "v2")),
     "nospace_cache": MountOption(("btrfs",)),
 }
+# the options the Configurations page gives a field of their own, in this order
+MOUNT_FIELDS = tuple(name for name, opt in MOUNT_OPTIONS.items() if opt.label)
 
 
 # Options DiskLab's table does not know are passed through to the kernel, which checks them at
@@ -314,13 +328,13 @@ def _check_mount_option(fs: str, option: Any) -> str | None:
         return passthrough_problem(option.strip())  # the kernel checks it at mount time
     if fs not in spec.fs:
         return f"{name!r} is a mount option of {_fs_list(spec.fs)}, not of {fs}"
-    if spec.value is None:
+    if spec.kind == "flag":
         if value is not None:
             return f"{name!r} takes no value"
         return None
     if value is None:
         return f"{name!r} needs a value ({name}=...)"
-    error = spec.value(value)
+    error = spec.problem(value)
     return f"{option!r}: {error}" if error else None
 
 

@@ -12,7 +12,7 @@ The layers, lowest first (each imports only the ones above it):
 - `compare`: comparisons of sessions and configurations (cells, deltas and their Welch verdict,
   config diff).
 - `tables`: the results table and the comparison table that every surface shows.
-- `charts`: chart specs (plain data drawn by pyqtgraph in the window and by `svg` in files).
+- `charts`: chart specs (plain data drawn by `svg`, in files and in the window alike).
 - `svg`: the Qt-free SVG rendering of a chart spec.
 - `documents`: HTML, Markdown, CSV and JSON files of a session or a comparison.
 

@@ -1,7 +1,7 @@
 """Charts as SVG without Qt: what HTML reports inline and `disklab export --format svg` writes.
 
-The window draws the same ChartSpec with pyqtgraph (gui/plots.py); this renderer needs nothing
-but the standard library, so a headless server writes the same charts.
+The window's Library and Compare pages show this very SVG (gui/chart.py); this renderer needs
+nothing but the standard library, so a headless server writes the same charts.
 """
 
 from __future__ import annotations

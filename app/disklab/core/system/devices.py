@@ -439,6 +439,17 @@ def describe(dev: Device) -> str:
     return f"{dev.path} ({', '.join(f for f in facts if f)})"
 
 
+def device_note(dev: Device) -> str:
+    """What a device list says of a device beside its safety: why it cannot be used, or the
+    reasons of its safety class, and for a loop device the file it shows (another program's
+    image is data of someone's: "free" alone hid it)."""
+    why = dev.unusable
+    notes = list(dev.reasons) if dev.refused or why is None else [why]
+    if dev.backing_file:
+        notes.append(f"loop device of {dev.backing_file}")
+    return "; ".join(notes)
+
+
 def identity_of(dev: Device) -> str:
     return f"{dev.path} {_serial_of(dev)} {dev.size}"
 

@@ -43,6 +43,7 @@ class ParamSpec:
     maximum: float | None = None
     multi: bool = False
     help: str = ""
+    label: str = ""  # its plain name ("queue depth"), shown beside the tool's own (iodepth)
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,12 @@ class ToolAdapter(ABC):
     def check(self, params: Mapping[str, Scalar]) -> list[tuple[str, str]]:
         """Cross-parameter problems of one case as (key, message). Single values are already
         checked against `params` specs."""
+        return []
+
+    def advice(self, params: Mapping[str, Scalar]) -> list[tuple[str, str]]:
+        """What the tool will ignore or do otherwise than the case says, as (key, message):
+        warnings of the plan check (`disklab plan validate` and the Test matrix alike), not
+        errors, since the tool runs the case all the same."""
         return []
 
     def is_buffered(self, params: Mapping[str, Scalar]) -> bool:

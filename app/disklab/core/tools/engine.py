@@ -185,29 +185,35 @@ class EngineAdapter(ToolAdapter):
     rank = 0
     params: Mapping[str, ParamSpec] = {
         "mode": ParamSpec("choice", REQUIRED, choices=tuple(METRIC),
-                          help="write, rewrite, read, randread or randwrite"),
+                          help="write, rewrite, read, randread or randwrite", label="I/O pattern"),
         "block_size": ParamSpec("size", 1 << 20, minimum=512, maximum=MAX_BLOCK,
-                                help="bytes per call"),
+                                help="bytes per call", label="block size"),
         "size": ParamSpec("size", REQUIRED, minimum=512, maximum=MAX_FILE,
-                          help="bytes per stream"),
-        "streams": ParamSpec("int", 1, minimum=1, maximum=256, help="files, one slot set each"),
+                          help="bytes per stream", label="file size per stream"),
+        "streams": ParamSpec("int", 1, minimum=1, maximum=256, help="files, one slot set each",
+                             label="streams (files)"),
         "queue_depth": ParamSpec("int", 1, minimum=1, maximum=256,
-                                 help="slots issuing calls on each stream"),
-        "direct": ParamSpec("bool", False, help="O_DIRECT with aligned buffers"),
-        "sync": ParamSpec("bool", False, help="O_SYNC on writes"),
-        "fsync": ParamSpec("bool", True, help="fsync at the end of writes, inside the timing"),
+                                 help="slots issuing calls on each stream", label="queue depth"),
+        "direct": ParamSpec("bool", False, help="O_DIRECT with aligned buffers",
+                            label="direct I/O"),
+        "sync": ParamSpec("bool", False, help="O_SYNC on writes", label="synchronous writes"),
+        "fsync": ParamSpec("bool", True, help="fsync at the end of writes, inside the timing",
+                           label="fsync at the end"),
         "runtime": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
-                             help="run this long, wrapping around the file (0: size-bound)"),
+                             help="run this long, wrapping around the file (0: size-bound)",
+                             label="run time"),
         # default None: tables and comparison columns leave None parameters out, so cases
         # without it read (and compare) as they did before the parameter existed
         # default None ("auto"), for the same reason; the path that ran is in the metrics' params
         "io": ParamSpec("choice", None, choices=IO_PATHS,
                         help="I/O path: auto (io_uring, or Linux native AIO where io_uring is "
                              "not allowed, for direct I/O at queue depth > 1, else "
-                             "pread/pwrite), psync, aio or uring (both direct only)"),
+                             "pread/pwrite), psync, aio or uring (both direct only)",
+                        label="I/O path"),
         "stream_block_sizes": ParamSpec(
             "str", None, help="one block size per stream in one string ('4k 1m' or '4k,1m'), "
-                              "instead of block_size: a slow and a fast stream side by side"),
+                              "instead of block_size: a slow and a fast stream side by side",
+                                        label="block size per stream"),
     }
 
     def builtin_version(self) -> str:

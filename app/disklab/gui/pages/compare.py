@@ -17,9 +17,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
-from PySide6.QtSvgWidgets import QSvgWidget
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -69,15 +68,15 @@ from disklab.core.results.pivot import (
     value_of,
 )
 from disklab.core.results.stats import ALPHA
-from disklab.core.results.svg import to_svg
 from disklab.core.results.tables import (
     comparison_note,
     comparison_table,
     pivot_table,
     row_heading,
 )
+from disklab.gui.chart import ChartWidget
 from disklab.gui.export import ask_export_path, write_chart
-from disklab.gui.state import Workbench
+from disklab.gui.state import LibraryChange, Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
 DIFF_MARK = QColor(252, 232, 178)  # a configuration value that differs from the first's
@@ -155,13 +154,28 @@ def fill_table(t: QTableWidget, header: list[str], labels: list[str],
     t.resizeRowsToContents()
 
 
+def mark_differences(t: QTableWidget, cells: list[list[str]], first: str) -> None:
+    """Left-aligned cells; a value that differs from the first configuration's (column 0)
+    marked: a coloured background, bold, and a tip naming the first."""
+    for i, row in enumerate(cells):
+        for j, text in enumerate(row):
+            item = t.item(i, j)
+            item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+            if j and text != row[0]:
+                item.setBackground(DIFF_MARK)
+                item.setForeground(QColor(20, 20, 20))
+                font = item.font()
+                font.setBold(True)
+                item.setFont(font)
+                item.setToolTip(f"{text}\n(differs from {first})")
+
+
 class ComparePage(QWidget):
     title = "Compare"
 
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.lib: Any = None
         self.comparison: Comparison | None = None
         self.sessions: list[dict[str, Any]] = []
         self.charts: list[ChartSpec] = []
@@ -170,6 +184,17 @@ class ComparePage(QWidget):
         self.pivot_rows: list[dict[str, Any]] = []
         self.comparison_charts: list[ChartSpec] = []
         lay = QHBoxLayout(self)
+        split = QSplitter()
+        split.addWidget(self._session_picker())
+        split.addWidget(self._results_area())
+        split.setSizes([260, 840])
+        lay.addWidget(split)
+        wb.library_changed.connect(self.on_library_changed)
+        wb.compare_requested.connect(self.compare_ids)
+        self.refresh()
+
+    def _session_picker(self) -> QWidget:
+        """The left column: the sessions to tick, the baseline and the options."""
         left = QVBoxLayout()
         pick = QLabel("<b>Sessions</b> (tick two or more, or one with several "
                       "configurations)")
@@ -211,41 +236,24 @@ class ComparePage(QWidget):
         host = QWidget()
         host.setLayout(left)
         host.setMaximumWidth(340)  # the tables need the width more than the session list
+        return host
 
+    def _results_area(self) -> QWidget:
+        """The right side: the heading, the tabs (pivot, charts, against the baseline, config
+        diff) and the export."""
         right = QWidget()
         rl = QVBoxLayout(right)
         self.heading = QLabel("Tick sessions and press Compare.")
         self.heading.setWordWrap(True)
         rl.addWidget(self.heading)
         self.tabs = QTabWidget()
-        pivot_host = QWidget()
-        pl = QVBoxLayout(pivot_host)
-        keys = QHBoxLayout()
-        self.rows_key = QComboBox()
-        self.cols_key = QComboBox()
-        self.metric_pick = QComboBox()
-        for text, combo in (("Rows", self.rows_key), ("Columns", self.cols_key),
-                            ("Metric", self.metric_pick)):
-            keys.addWidget(QLabel(text))
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-            combo.activated.connect(lambda _i: self.pivot is not None and self.show_pivot())
-            keys.addWidget(combo)
-        keys.addStretch(1)
-        pl.addLayout(keys)
-        self.pivot_note = QLabel("")
-        self.pivot_note.setWordWrap(True)
-        pl.addWidget(self.pivot_note)
-        self.pivot_view = QTableWidget()
-        self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        pl.addWidget(self.pivot_view, 1)
-        self.tabs.addTab(pivot_host, "Pivot")
+        self.tabs.addTab(self._pivot_tab(), "Pivot")
         chart_host = QWidget()
         cl = QVBoxLayout(chart_host)
         self.chart_pick = QComboBox()
         self.chart_pick.currentIndexChanged.connect(self._show_chart)
         cl.addWidget(self.chart_pick)
-        self.chart = QSvgWidget()  # the very SVG every export writes
-        self.chart.renderer().setAspectRatioMode(Qt.AspectRatioMode.KeepAspectRatio)
+        self.chart = ChartWidget()  # the very SVG every export writes, as the Library's
         cl.addWidget(self.chart, 1)
         self.tabs.addTab(chart_host, "Charts")
         self.table = QTableWidget()
@@ -269,25 +277,47 @@ class ComparePage(QWidget):
         ex.addWidget(b)
         ex.addStretch(1)
         rl.addLayout(ex)
+        return right
 
-        split = QSplitter()
-        split.addWidget(host)
-        split.addWidget(right)
-        split.setSizes([260, 840])
-        lay.addWidget(split)
-        wb.library_changed.connect(self.refresh)
-        wb.compare_requested.connect(self.compare_ids)
-        self.refresh()
+    def _pivot_tab(self) -> QWidget:
+        """The pivot: its rows, columns and metric to choose, a note, the table."""
+        pivot_host = QWidget()
+        pl = QVBoxLayout(pivot_host)
+        keys = QHBoxLayout()
+        self.rows_key = QComboBox()
+        self.cols_key = QComboBox()
+        self.metric_pick = QComboBox()
+        for text, combo in (("Rows", self.rows_key), ("Columns", self.cols_key),
+                            ("Metric", self.metric_pick)):
+            keys.addWidget(QLabel(text))
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+            combo.activated.connect(lambda _i: self.pivot is not None and self.show_pivot())
+            keys.addWidget(combo)
+        keys.addStretch(1)
+        pl.addLayout(keys)
+        self.pivot_note = QLabel("")
+        self.pivot_note.setWordWrap(True)
+        pl.addWidget(self.pivot_note)
+        self.pivot_view = QTableWidget()
+        self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        pl.addWidget(self.pivot_view, 1)
+        return pivot_host
 
     def _library(self) -> Any:
-        if self.lib is None:
-            self.lib = self.wb.open_library()
-        return self.lib
+        return self.wb.library()  # the window's one Library
 
-    def close_library(self) -> None:
-        if self.lib is not None:
-            self.lib.close()
-            self.lib = None
+    def on_library_changed(self, change: LibraryChange) -> None:
+        """The session list always follows the library; the comparison shown is made again
+        only when one of its sessions was edited (a new name) or deleted, not when a session
+        was added or another one was edited."""
+        self.refresh()
+        shown = [int(s["id"]) for s in self.sessions]
+        if shown and change.kind != "added" and change.touches(shown):
+            if self.ticked_ids():
+                self.compare()
+            else:
+                self.sessions = []
+                self.heading.setText("The sessions compared here were deleted.")
 
     def refresh(self) -> None:
         ticked = set(self.ticked_ids())
@@ -495,26 +525,14 @@ class ComparePage(QWidget):
         # the room right of the key column (the viewport), or a guess before it is shown
         room = t.viewport().width() if t.isVisible() else DIFF_ROOM - CELL_WIDTH
         share = max(DIFF_MIN_WIDTH, (room - 2) // max(1, len(c.rows)))
-        first = wrapped(c.rows[0]) if c.rows else ""
-        for i, row in enumerate(cells):
-            for j, text in enumerate(row):
-                item = t.item(i, j)
-                item.setTextAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
-                if j and text != row[0]:
-                    item.setBackground(DIFF_MARK)
-                    item.setForeground(QColor(20, 20, 20))
-                    font = item.font()
-                    font.setBold(True)
-                    item.setFont(font)
-                    item.setToolTip(f"{text}\n(differs from {first})")
+        mark_differences(t, cells, wrapped(c.rows[0]) if c.rows else "")
         for j in range(t.columnCount()):
             t.setColumnWidth(j, share)
         t.resizeRowsToContents()
 
     def _show_chart(self, index: int) -> None:
         spec = self.charts[index] if 0 <= index < len(self.charts) else None
-        self.chart.load(QByteArray(to_svg(spec).encode("utf-8")) if spec else QByteArray())
-        self.chart.renderer().setAspectRatioMode(Qt.AspectRatioMode.KeepAspectRatio)
+        self.chart.show_spec(spec)
 
     def _export(self, fmt: str) -> None:
         if self.comparison is None:

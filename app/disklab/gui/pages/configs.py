@@ -43,8 +43,10 @@ from disklab.core.fs.options import (
     DEVICE_OPTIONS,
     FILESYSTEMS,
     MKFS_OPTIONS,
+    MOUNT_FIELDS,
     MOUNT_OPTIONS,
     SCHEDULERS,
+    MountOption,
     config_from_toml,
     device_options,
 )
@@ -55,16 +57,6 @@ from disklab.gui.pages.target import ask_destroy, mark_invalid
 from disklab.gui.state import Workbench
 
 AS_IS = "as is (no format)"
-JOURNAL_MODES = ("", "ordered", "journal", "writeback")
-COMPRESSION = ("", "zstd", "zstd:1", "zstd:3", "zlib", "lzo", "no")
-# mount options with their own widget: (name, kind, label, filesystems)
-MOUNT_FIELDS = (
-    ("data", "choice", "journal mode (data=)", ("ext3", "ext4")),
-    ("noatime", "flag", "noatime", ("ext2", "ext3", "ext4", "xfs", "btrfs")),
-    ("nodelalloc", "flag", "nodelalloc", ("ext4",)),
-    ("commit", "value", "commit interval (s)", ("ext3", "ext4", "btrfs")),
-    ("compress", "choice", "compression", ("btrfs",)),
-)
 
 
 def target_device(target: Mapping[str, Any]) -> str:
@@ -84,7 +76,7 @@ def config_field(table: Mapping[str, Any], key: str) -> str:
     mount = table.get("mount")
     if isinstance(mount, list) and 0 <= i < len(mount):
         name = str(mount[i]).split("=", 1)[0].strip()
-        if any(name == field[0] for field in MOUNT_FIELDS):
+        if name in MOUNT_FIELDS:
             return f"mount.{name}"
     return "mount"
 
@@ -113,6 +105,26 @@ def check_config(table: dict[str, Any], index: int, device: str, mountpoint: str
         return [command_line(c.argv) for c in setup_commands(config, device, mountpoint)], errors
     except ConfigError as e:  # already in errors, but say it here too
         return [f"(cannot build the commands: {e})"], errors
+
+
+def mount_widget(opt: MountOption, current: str | None, value: str) -> QWidget:
+    """The field of a mount option, by its declared kind: a flag is a check box, a choice a
+    drop-down of its valid values (editable where other values are valid too), a number a
+    text field that says its range."""
+    if opt.kind == "flag":
+        box = QCheckBox()
+        box.setChecked(current is not None)
+        return box
+    if opt.choices:
+        combo = QComboBox()
+        combo.setEditable(opt.kind == "text")
+        combo.addItems(["", *opt.choices])
+        combo.setCurrentText(value)
+        return combo
+    edit = QLineEdit(value)
+    edit.setPlaceholderText(f"default ({opt.minimum}–{opt.maximum})"
+                            if opt.kind == "int" else "default")
+    return edit
 
 
 class ConfigsPage(QWidget):
@@ -308,25 +320,16 @@ class ConfigsPage(QWidget):
             self.form.addRow(QLabel("<b>mount</b>"))
         mount = [str(o) for o in c.get("mount") or []]
         rest = list(mount)
-        for name, kind, text, fss in MOUNT_FIELDS:
-            if not fs or fs not in fss:
+        for name in MOUNT_FIELDS:  # the options with a field of their own (core's table)
+            opt = MOUNT_OPTIONS[name]
+            if not fs or fs not in opt.fs:
                 continue
             current = next((o for o in mount if o == name or o.startswith(name + "=")), None)
             if current is not None:
                 rest.remove(current)
             value = current.split("=", 1)[1] if current and "=" in current else ""
-            if kind == "flag":
-                w = QCheckBox()
-                w.setChecked(current is not None)
-            elif kind == "choice":
-                w = QComboBox()
-                w.setEditable(name == "compress")
-                w.addItems(list(JOURNAL_MODES if name == "data" else COMPRESSION))
-                w.setCurrentText(value)
-            else:
-                w = QLineEdit(value)
-                w.setPlaceholderText("default")
-            self._add_field(f"mount.{name}", text, w, f"mount -o {name}")
+            self._add_field(f"mount.{name}", opt.label, mount_widget(opt, current, value),
+                            f"mount -o {name}")
         if fs:
             other = QLineEdit(", ".join(rest))
             other.setPlaceholderText("other mount options, comma separated")

@@ -50,9 +50,10 @@ from disklab.core.results.limits import session_limits
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
+from disklab.core.run.event_text import notice_text, stored_line
+from disklab.gui.chart import ChartWidget
 from disklab.gui.draft import PlanDraft
 from disklab.gui.export import ask_export_path, write_chart, write_charts
-from disklab.gui.lazy import chart_view
 from disklab.gui.models import sessions_model, when
 from disklab.gui.state import Workbench
 
@@ -76,7 +77,6 @@ class LibraryPage(QWidget):
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.lib: Any = None
         self.current: dict[str, Any] | None = None
         self.results: SessionResults = SessionResults([])
         self._places: dict[int, tuple[str | None, str]] = {}
@@ -183,7 +183,7 @@ class LibraryPage(QWidget):
         self.chart_pick = QComboBox()
         self.chart_pick.currentIndexChanged.connect(self._show_chart)
         cl.addWidget(self.chart_pick)
-        self.chart: Any = chart_view()  # a ChartView once the Charts tab is first shown
+        self.chart = ChartWidget()  # the SVG every export writes, as Compare's
         cl.addWidget(self.chart, 1)
         self.charts: list[ChartSpec] = []
         self.tabs.addTab(chart_host, "Charts")
@@ -201,18 +201,11 @@ class LibraryPage(QWidget):
         split.addWidget(detail)
         split.setSizes([260, 420])
         lay.addWidget(split, 1)
-        wb.library_changed.connect(self.refresh)
+        wb.library_changed.connect(lambda _change: self.refresh())  # its list shows them all
         self.refresh()
 
     def _library(self) -> Any:
-        if self.lib is None:
-            self.lib = self.wb.open_library()
-        return self.lib
-
-    def close_library(self) -> None:
-        if self.lib is not None:
-            self.lib.close()
-            self.lib = None
+        return self.wb.library()  # the window's one Library
 
     def import_files(self, paths: list[str]) -> ImportReport | None:
         """Files dropped on the window (MainWindow.dropEvent, wherever they land): a bundle or
@@ -223,7 +216,7 @@ class LibraryPage(QWidget):
         except DisklabError as e:
             self.heading.setText(html.escape(f"Nothing imported: {e}"))
             return None
-        self.refresh()
+        self.wb.changed("added")  # the Library's list, Compare's list (sessions it shows stay)
         said = report.lines + [f"not imported: {p}" for p in report.problems]
         self.heading.setText("<br>".join(html.escape(line) for line in said[:12])
                              + (f"<br>… and {len(said) - 12} more" if len(said) > 12 else ""))
@@ -310,9 +303,9 @@ class LibraryPage(QWidget):
         self.texts["plan"].setPlainText(s.get("plan_text") or "")
         self.texts["host"].setPlainText(json.dumps(s.get("host") or {}, indent=2, default=str))
         events = lib.events(session_id)
-        lines = [f"warning: {w}" for w in s.get("warnings") or []]
-        lines += [f"{e['kind']}: {json.dumps({k: v for k, v in e.items() if k not in ('t', 'kind')}, default=str)}"  # noqa: E501
-                  for e in events]
+        # in the words the run showed them (core.run.event_text)
+        lines = [notice_text("warning", w) for w in s.get("warnings") or []]
+        lines += [stored_line(e) for e in events]
         self.texts["warnings"].setPlainText("\n".join(lines))
         self.texts["transcript"].setPlainText(self._transcripts(lib, session_id))
         self.session_opened.emit(session_id)
@@ -391,7 +384,7 @@ class LibraryPage(QWidget):
         for tag in have - wanted:
             lib.remove_tag(sid, tag)
         self.current = lib.session(sid)
-        self.wb.library_changed.emit()
+        self.wb.changed("edited", [sid])
 
     def delete(self, confirm: bool = True) -> None:
         ids = self.selected_ids()
@@ -408,7 +401,7 @@ class LibraryPage(QWidget):
         for sid in ids:
             lib.delete_session(sid)
         self.current = None
-        self.wb.library_changed.emit()
+        self.wb.changed("deleted", ids)
 
     def rerun(self) -> None:
         if not self.current or not self.current.get("plan_text"):

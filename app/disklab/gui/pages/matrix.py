@@ -47,7 +47,7 @@ from disklab.core.session import (
     tool_rows,
 )
 from disklab.core.targets import PLACED_TOOLS
-from disklab.core.tools.base import REQUIRED
+from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.pages.target import mark_invalid
 from disklab.gui.state import Workbench
@@ -278,8 +278,7 @@ class MatrixPage(QWidget):
         if test.get("tool") in RAW_TOOLS:
             self._raw_field(test)
         for key, spec in adapter.params.items():
-            edit = QLineEdit(field_text(test[key], spec.multi) if key in test else "")
-            edit.setCursorPosition(0)  # a long axis shows its start, not its end
+            field, edit = self._param_field(key, spec, test)
             default = "required" if spec.default is REQUIRED else "not set" \
                 if spec.default is None else field_text(
                     list(spec.default) if isinstance(spec.default, tuple) else spec.default,
@@ -293,8 +292,11 @@ class MatrixPage(QWidget):
             if spec.minimum is not None or spec.maximum is not None:
                 tip += f"\nrange: {spec.minimum} … {spec.maximum}"
             edit.setToolTip(tip)
+            field.setToolTip(tip)
             edit.textEdited.connect(lambda text, k=key, m=spec.multi: self._param(k, text, m))
-            self.params_form.addRow(f"{key} ({spec.kind})", edit)
+            # its plain name, the tool's own beside it: "queue depth (iodepth)"
+            name = f"{spec.label} ({key})" if spec.label else f"{key} ({spec.kind})"
+            self.params_form.addRow(name, field)
             self.param_edits[key] = edit
             err = QLabel()
             err.setWordWrap(True)
@@ -305,6 +307,27 @@ class MatrixPage(QWidget):
         if test.get("tool") == "fio":  # the machines the job runs on at once (Hosts page)
             self._hosts_field(test)
         self._mark_fields()
+
+    def _param_field(self, key: str, spec: ParamSpec,
+                     test: dict[str, Any]) -> tuple[QWidget, QLineEdit]:
+        """A parameter's field and its text: a choice (or yes/no) is a drop-down of its valid
+        values, still editable, since 'a, b' makes it an axis; the rest a text field."""
+        text = field_text(test[key], spec.multi) if key in test else ""
+        choices = spec.choices or (("true", "false") if spec.kind == "bool" else ())
+        if not choices:
+            edit = QLineEdit(text)
+            edit.setCursorPosition(0)  # a long axis shows its start, not its end
+            return edit, edit
+        combo = QComboBox()
+        combo.setEditable(True)
+        combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        combo.addItems(["", *choices])  # "": the default (the field's placeholder)
+        combo.setCurrentText(text)
+        edit = combo.lineEdit()
+        edit.setCursorPosition(0)
+        # a value picked from the list is typed into the plan like a typed one
+        combo.textActivated.connect(lambda value, e=edit: e.textEdited.emit(value))
+        return combo, edit
 
     def _hosts_field(self, test: dict[str, Any]) -> None:
         """fio's `hosts`: 'h1,h2' runs on both at once, 'h1 | h1,h2' is an axis (the scaling

@@ -46,7 +46,6 @@ from disklab.core.events import (
     CaseFinished,
     CaseStarted,
     ConfigApplied,
-    ConfigTornDown,
     Event,
     LogLine,
     Notice,
@@ -64,6 +63,7 @@ from disklab.core.results.labels import case_titles
 from disklab.core.results.limits import limits_text, limits_tip
 from disklab.core.results.live import LiveResults
 from disklab.core.resume import Resumption, prepare_resume
+from disklab.core.run.event_text import EventText, notice_text
 from disklab.core.session import PlanSummary, check_plan, format_duration
 from disklab.core.standard_set import NAME as STANDARD_NAME
 from disklab.core.standard_set import UNIT_NOTE, Tile, standard_tiles
@@ -119,6 +119,7 @@ class RunPage(QWidget):
         self.session_id: Any = None
         self.events_seen = 0
         self.progress_seen = 0
+        self.event_text = EventText()  # the events' words (core.run.event_text)
         self._pending_log: list[str] = []
         self._pending_progress: Progress | None = None  # shown at the next _flush
         self._case_started = 0.0
@@ -270,10 +271,10 @@ class RunPage(QWidget):
         self._make_plots()  # while the plan is checked off this thread
 
     def _make_plots(self) -> None:
-        """The live plots made now if they were not yet (pyqtgraph's import and the plots:
-        ~0.5 s of this thread's CPU, once a window), before the tool starts: made when the
-        Run page was first shown at the run's start, they took half a CPU for the tool's
-        first second of every window's first run (bench figure 1b, one CPU: 0.965 of the bare
+        """The live plots made now if they were not yet (numpy's import and the plots, once a
+        window), before the tool starts: made when the Run page was first shown at the run's
+        start, they took half a CPU (with pyqtgraph then) for the tool's first second of every
+        window's first run (bench figure 1b, one CPU: 0.965 of the bare
         tool's throughput)."""
         if not getattr(self.plots, "made", True):
             self.plots.real()
@@ -457,10 +458,17 @@ class RunPage(QWidget):
         self.session_id = None
         self.events_seen = 0
         self.progress_seen = 0
+        self.event_text = EventText()
 
     # --- events
     def on_event(self, ev: Event) -> None:
         self.events_seen += 1
+        if not isinstance(ev, Sample | LogLine | Progress):
+            # the event's line in the log, in the words the terminal and the Library use
+            # (core.run.event_text): a failure's reason whatever the tool printed
+            line = self.event_text.line(ev)
+            if line is not None:
+                self._pending_log.append(line)
         if isinstance(ev, Sample):
             self.plots.add_sample(ev.series, ev.t, ev.value)
             self.live.add_sample(ev.case_id, ev.repeat, ev.series, ev.value)
@@ -490,15 +498,11 @@ class RunPage(QWidget):
         elif isinstance(ev, SessionResumed):
             self._on_session_resumed(ev)
         elif isinstance(ev, Notice):
-            self._pending_log.append(f"[{ev.level}] {ev.message}")
             if ev.level != "info":
                 self.state_label.setText(f"{ev.level}: {ev.message}")
         elif isinstance(ev, ConfigApplied):
             self.plots.add_marker(ev.t, ev.config, kind="config",
                                   detail=f"configuration {ev.config} applied")
-            self._pending_log.append(f"[disklab] configuration {ev.config!r} applied")
-        elif isinstance(ev, ConfigTornDown):
-            self._pending_log.append(f"[disklab] configuration {ev.config!r} torn down")
         elif isinstance(ev, SessionFinished):
             self.status = ev.status
             self._take_progress()
@@ -520,8 +524,7 @@ class RunPage(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 self.table.setItem(row, col, item)
-        for w in ev.warnings:
-            self._pending_log.append(f"[warning] {w}")
+        self._pending_log.extend(notice_text("warning", w) for w in ev.warnings)
 
     def _on_session_resumed(self, ev: SessionResumed) -> None:
         """The table as for a new session; each case says how many of its repeats the session
@@ -542,9 +545,6 @@ class RunPage(QWidget):
             for col, text in enumerate((str(case.index + 1), state, "", case.config,
                                         titles[row])):
                 self.table.setItem(row, col, QTableWidgetItem(text))
-        self._pending_log.append(
-            f"[resumed] session {ev.session_id} ({ev.previous_status}): {len(ev.runs)} run(s) "
-            f"without a complete result run now; {ev.complete} complete run(s) kept")
 
     def _on_case_started(self, ev: CaseStarted) -> None:
         self._case_started = time.monotonic()
@@ -657,18 +657,6 @@ class RunPage(QWidget):
         self.failures[ev.case_id] = ev.error
         self.failed_runs += 1
         self._set_cell(ev.case_id, STATUS, f"failed: {ev.error}", QColor(200, 40, 40))
-        # the reason in the log whatever the tool printed (a host that went away, a tool
-        # that could not start: no transcript), and what it printed last when it did
-        row = self.rows.get(ev.case_id)
-        cells = [self.table.item(row, col) for col in (0, 4)] if row is not None else []
-        name = (f"case {cells[0].text()} ({cells[1].text()})" if all(cells) and cells
-                else ev.case_id)
-        text = f"[failed] {name}, repeat {ev.repeat}: {ev.error}"
-        tail = (ev.transcript_tail or "").rstrip()
-        if tail:
-            text += "\n  last lines of its output:\n" + "\n".join(
-                f"  {line}" for line in tail.splitlines())
-        self._pending_log.append(text)
 
     def _show_limits(self, case_id: str) -> None:
         """What limited the case's runs so far (core.results.limits, judged as each run
@@ -735,7 +723,7 @@ class RunPage(QWidget):
                                                                          self.status)
         self.state_label.setText(f"{text} Session {session_id} is in the library.")
         self.plots.redraw()
-        self.wb.library_changed.emit()
+        self.wb.changed("added", [session_id] if session_id is not None else [])
         self.finished.emit(session_id, self.status)
 
 

@@ -41,7 +41,13 @@ from PySide6.QtWidgets import (
 
 from disklab.core.session import PlanSummary
 from disklab.core.standard_set import standard_plan
-from disklab.core.system.devices import Device, describe, identity_of, list_devices
+from disklab.core.system.devices import (
+    Device,
+    describe,
+    device_note,
+    identity_of,
+    list_devices,
+)
 from disklab.core.system.space import directory_space, free_space
 from disklab.core.targets import MAX_PARTITIONS
 from disklab.core.units import GiB, human_bytes, parse_size
@@ -462,7 +468,7 @@ class TargetPage(QWidget):
                      human_bytes(free) if free is not None else "",
                      "yes" if d.rotational else "no",
                      d.safety if why is None or d.refused else "unusable",
-                     "; ".join(d.reasons) if d.refused or why is None else why]
+                     device_note(d)]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if why is not None:

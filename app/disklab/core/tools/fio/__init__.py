@@ -47,6 +47,7 @@ from disklab.core.tools.fio.options import (
     LAYOUT_OPTIONS,
     PARAMS,
     READS_FIRST,
+    SYNC_ENGINES,
     TOOL,
     as_arguments,
     job_options,
@@ -104,6 +105,24 @@ class FioAdapter(ToolAdapter):
         if params.get("direct") and isinstance(bs, int) and bs % 512:
             problems.append(("bs", f"direct I/O needs a multiple of 512 bytes, not {bs}"))
         return problems
+
+    def advice(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """A queue depth above 1 that fio ignores: its synchronous engines issue one I/O at a
+        time whatever iodepth says (fio's manual, iodepth), and Linux runs libaio's buffered
+        I/O synchronously too (only direct = true is asynchronous)."""
+        depth, engine = param_value(params, "iodepth"), param_value(params, "ioengine")
+        if not isinstance(depth, int) or depth <= 1:
+            return []
+        if engine in SYNC_ENGINES:
+            return [("iodepth", "queue depth (iodepth) above 1 with the synchronous "
+                                f"ioengine {engine}: fio ignores it and keeps one I/O in "
+                                "flight per job; use libaio or io_uring with direct = true, "
+                                "or numjobs for parallel I/O")]
+        if engine == "libaio" and not param_value(params, "direct"):
+            return [("iodepth", "queue depth (iodepth) above 1 with libaio and direct = "
+                                "false: Linux runs buffered AIO synchronously, so fio keeps "
+                                "about one I/O in flight; set direct = true")]
+        return []
 
     def _planned(self, params: Mapping[str, Any]) -> int | None:
         size, jobs = param_value(params, "size"), param_value(params, "numjobs")

@@ -20,6 +20,7 @@ RW_CHOICES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", 
 READS_FIRST = ("read", "randread", "rw", "randrw", "trim", "randtrim")  # need a laid-out file
 MIXED = ("rw", "randrw")
 ENGINES = ("psync", "sync", "libaio", "io_uring", "posixaio", "mmap", "pvsync2")
+SYNC_ENGINES = ("psync", "sync", "mmap", "pvsync2")  # one I/O at a time: iodepth is ignored
 DIRECTIONS = ("read", "write", "trim")
 # metric suffix -> fio's percentile key (clat_ns.percentile)
 PERCENTILES = (("lat_p50", "50.000000"), ("lat_p99", "99.000000"), ("lat_p99.9", "99.900000"))
@@ -31,27 +32,38 @@ MAX_JOBS = 1024  # jobs of one case, a thread and a file each (fio 3.33 refuses 
 MAX_IODEPTH = 65536  # the most in flight libaio (aio-max-nr) and io_uring take
 
 PARAMS: Mapping[str, ParamSpec] = {
-    "rw": ParamSpec("choice", REQUIRED, choices=RW_CHOICES, help="--rw: the I/O pattern"),
-    "bs": ParamSpec("size", 4096, minimum=1, maximum=MAX_BLOCK, help="--bs: bytes per I/O"),
+    "rw": ParamSpec("choice", REQUIRED, choices=RW_CHOICES, help="--rw: the I/O pattern",
+                    label="I/O pattern"),
+    "bs": ParamSpec("size", 4096, minimum=1, maximum=MAX_BLOCK, help="--bs: bytes per I/O",
+                    label="block size"),
     "size": ParamSpec("size", REQUIRED, minimum=1, maximum=MAX_FILE,
-                      help="--size: bytes per job; each job has a file of its own"),
+                      help="--size: bytes per job; each job has a file of its own",
+                      label="file size per job"),
     "numjobs": ParamSpec("int", 1, minimum=1, maximum=MAX_JOBS,
-                         help="--numjobs: jobs (threads), one file each"),
+                         help="--numjobs: jobs (threads), one file each", label="jobs (threads)"),
     "iodepth": ParamSpec("int", 1, minimum=1, maximum=MAX_IODEPTH,
-                         help="--iodepth: I/Os in flight per job"),
-    "ioengine": ParamSpec("choice", "psync", choices=ENGINES, help="--ioengine"),
-    "direct": ParamSpec("bool", False, help="--direct=1: O_DIRECT, bypass the page cache"),
-    "end_fsync": ParamSpec("bool", False, help="--end_fsync=1: fsync at the end, timed"),
+                         help="--iodepth: I/Os in flight per job", label="queue depth"),
+    "ioengine": ParamSpec("choice", "psync", choices=ENGINES, help="--ioengine",
+                          label="I/O engine"),
+    "direct": ParamSpec("bool", False, help="--direct=1: O_DIRECT, bypass the page cache",
+                        label="direct I/O"),
+    "end_fsync": ParamSpec("bool", False, help="--end_fsync=1: fsync at the end, timed",
+                           label="fsync at the end"),
     "fsync": ParamSpec("int", 0, minimum=0, maximum=MAX_COUNT,
-                       help="--fsync=N: fsync every N writes (0: never)"),
+                       help="--fsync=N: fsync every N writes (0: never)",
+                       label="fsync every N writes"),
     "runtime": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
-                         help="--runtime with --time_based (0: run until size is done)"),
+                         help="--runtime with --time_based (0: run until size is done)",
+                         label="run time"),
     "rwmixread": ParamSpec("int", 70, minimum=0, maximum=100,
-                           help="--rwmixread: % reads of rw and randrw"),
+                           help="--rwmixread: % reads of rw and randrw",
+                           label="reads in a mix (%)"),
     "group_reporting": ParamSpec("bool", True,
-                                 help="--group_reporting: one result for all jobs"),
+                                 help="--group_reporting: one result for all jobs",
+                                 label="one result for all jobs"),
     "ramp_time": ParamSpec("duration", 0.0, minimum=0, maximum=MAX_SECONDS,
-                           help="--ramp_time: run this long before measuring"),
+                           help="--ramp_time: run this long before measuring",
+                           label="warm-up time"),
 }
 
 

@@ -27,7 +27,8 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from disklab.core.events import (
+from disklab.core.library import Library
+from disklab.core.vocab.events import (
     CaseFinished,
     CaseStarted,
     LogLine,
@@ -36,8 +37,7 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.core.library import Library
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.model import Case, Metric
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 IS_ROOT = os.geteuid() == 0

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import tools
-from disklab.core.events import CaseFailed, CaseFinished
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.runner import run_plan
 from disklab.core.tools.base import REQUIRED, RunTarget, ToolOutput
+from disklab.core.vocab.events import CaseFailed, CaseFinished
 
 
 def summary(ratios: list[float]) -> str:

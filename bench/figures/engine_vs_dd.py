@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from disklab.core.units import parse_size
+from disklab.core.vocab.units import parse_size
 
 from .common import bare, judge
 

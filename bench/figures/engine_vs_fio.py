@@ -47,7 +47,7 @@ from typing import Any
 
 from disklab.core import proc, tools
 from disklab.core.tools.base import Command, RunTarget, ToolOutput
-from disklab.core.units import parse_size
+from disklab.core.vocab.units import parse_size
 
 from .common import drop_caches, judge, main_figure, median_interval, with_defaults
 

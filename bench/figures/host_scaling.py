@@ -36,10 +36,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from disklab.core.events import CaseFailed, CaseStarted
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.runner import run_plan
+from disklab.core.vocab.events import CaseFailed, CaseStarted
 
 from .common import judge
 from .devwatch import Watcher, first_write, stat_path

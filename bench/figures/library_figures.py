@@ -9,10 +9,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from disklab.core.events import CaseFinished, CaseStarted, Sample, SessionFinished, SessionStarted
 from disklab.core.library import Library
-from disklab.core.model import Case, Metric
 from disklab.core.results.compare import comparison_for
+from disklab.core.vocab.events import (
+    CaseFinished,
+    CaseStarted,
+    Sample,
+    SessionFinished,
+    SessionStarted,
+)
+from disklab.core.vocab.model import Case, Metric
 
 from .common import verdict
 

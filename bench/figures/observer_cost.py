@@ -172,7 +172,7 @@ HEADLESS = SNAP + textwrap.dedent("""
     import json
     from pathlib import Path
     from disklab.core.library import Library
-    from disklab.core.plan import parse_plan
+    from disklab.core.plan.parse import parse_plan
     from disklab.core.run.runner import run_plan
     plan = parse_plan(Path(sys.argv[1]).read_text()).plan
     lib = Library.open(sys.argv[2])
@@ -191,7 +191,7 @@ GUI = SNAP + textwrap.dedent("""
     from pathlib import Path
     from PySide6.QtCore import QTimer
     from disklab.gui.app import make_app
-    from disklab.gui.draft import PlanDraft
+    from disklab.core.plan.draft import PlanDraft
     from disklab.gui.main_window import MainWindow
     from disklab.gui.state import Workbench
     app = make_app()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from disklab.core import proc, tools
-from disklab.core.units import format_size, parse_size
+from disklab.core.vocab.units import format_size, parse_size
 
 from .common import bare, drop_caches, median_interval, summary, through_disklab
 

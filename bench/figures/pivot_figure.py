@@ -31,13 +31,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from disklab.core.events import CaseFinished, CaseStarted, SessionFinished, SessionStarted
 from disklab.core.library import Library
-from disklab.core.model import Case, Metric
 from disklab.core.results.compare import comparison_for
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import build_pivot, session_rows
 from disklab.core.results.tables import comparison_table
+from disklab.core.vocab.events import CaseFinished, CaseStarted, SessionFinished, SessionStarted
+from disklab.core.vocab.model import Case, Metric
 
 from .common import judge
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from disklab.core.events import CaseFailed, CaseFinished, CaseStarted
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.runner import run_plan
+from disklab.core.vocab.events import CaseFailed, CaseFinished, CaseStarted
 
 from .common import judge
 from .devwatch import Watcher, first_write, stat_path

@@ -19,7 +19,7 @@ from PySide6.QtCore import QSettings
 from disklab.cli import gui_cmd
 from disklab.cli.main import main
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.results.format import format_mean_std, format_spread, format_value
 from disklab.core.results.rows import row_stats
 from disklab.core.run.runner import run_plan

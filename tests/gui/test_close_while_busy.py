@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QWidget
 
 import disklab.gui.main_window as main_window
 import disklab.gui.pages.target as target_page
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 from disklab.gui.main_window import MainWindow
 from disklab.gui.pages.hosts import HostsPage
 from disklab.gui.pages.target import TargetPage

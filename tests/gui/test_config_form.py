@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QCheckBox, QComboBox, QFormLayout, QLineEdit
 
 from disklab.core.fs.options import MOUNT_FIELDS, MOUNT_OPTIONS
 from disklab.core.fs.options import _check_mount_option as check
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 from tests.helpers import engine_plan
 
 

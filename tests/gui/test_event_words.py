@@ -8,9 +8,9 @@ import io
 from pathlib import Path
 
 from disklab.cli.output import TerminalView
-from disklab.core.events import ConfigApplied, Notice
 from disklab.core.library import Library
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.vocab.events import ConfigApplied, Notice
 from tests.helpers import engine_plan
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from disklab.core.plan.draft import PlanDraft
 from disklab.core.results.format import format_mean_std
-from disklab.core.session import check_plan
-from disklab.gui.draft import PlanDraft
+from disklab.core.run.summary import check_plan
 from disklab.gui.pages.run import RESULT, STATUS
 from tests.helpers import engine_plan
 

@@ -10,9 +10,9 @@ import pytest
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QInputDialog
 
-from disklab.core.session import check_plan
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.run.summary import check_plan
 from disklab.core.system.devices import Device, describe, list_devices
-from disklab.gui.draft import PlanDraft
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
 from tests.helpers import Loops, engine_plan
@@ -228,7 +228,7 @@ def test_problem_keys_find_their_page():
 
 
 def test_a_time_bound_plan_promises_no_bytes(tmp_path):
-    from disklab.core.session import summary_text
+    from disklab.core.run.summary import summary_text
 
     plan = ("name = 't'\n[target]\ndirectory = '{d}'\n[[test]]\ntool = 'engine'\n"
             "mode = ['write', 'read']\nsize = '64m'\nruntime = '{rt}'\n")

@@ -18,7 +18,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from disklab.core.hosts.ssh import listening
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 from disklab.gui.pages.hosts import HostsPage
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench

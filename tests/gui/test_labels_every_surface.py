@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from disklab.cli.main import main
-from disklab.core.events import SessionStarted
-from disklab.core.matrix import expand
-from disklab.core.plan import parse_plan
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.events import SessionStarted
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from disklab.core.units import MiB
+from disklab.core.vocab.units import MiB
 from disklab.gui import lazy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +93,7 @@ def test_start_makes_the_plots_before_the_tool_starts(qtbot, window, target_dir,
     when the Run page was first shown at the run's start, they took half a CPU during the
     tool's first second of every window's first run (bench figure 1b: 0.965 of the bare
     tool's throughput on one CPU)."""
-    from disklab.gui.draft import PlanDraft
+    from disklab.core.plan.draft import PlanDraft
     from tests.helpers import engine_plan
 
     window.show_page("matrix")

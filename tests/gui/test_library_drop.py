@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from disklab.core.library import Library
 from disklab.core.library.bundle import export_bundle
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import FIXTURES, record_session
 
 

@@ -16,7 +16,7 @@ from pytestqt.exceptions import TimeoutError
 
 from disklab.core.importing import import_paths
 from disklab.core.library import Library
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 from disklab.gui.pages.run import COLS, LIMITED
 
 PLAN = """\

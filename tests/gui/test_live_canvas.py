@@ -10,7 +10,7 @@ from PySide6.QtGui import QColor, QImage, QWheelEvent
 from PySide6.QtWidgets import QApplication
 
 from disklab.core.results.charts import PALETTE
-from disklab.core.units import MiB
+from disklab.core.vocab.units import MiB
 from disklab.gui.livepaint import AXIS_PX, TICK, nice_step, tick_text, ticks
 from disklab.gui.plots import LivePlots
 

@@ -16,8 +16,8 @@ import pytest
 from PySide6.QtGui import QColor
 
 from disklab.core import proc
-from disklab.core.events import CaseStarted
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.vocab.events import CaseStarted
 from disklab.gui.livepaint import nice_step, ticks
 from disklab.gui.plots import PALETTE, LivePlots, step_up
 

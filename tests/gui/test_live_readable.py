@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from disklab.core.units import MiB
+from disklab.core.vocab.units import MiB
 from disklab.gui.livepaint import clock, time_step, time_unit
 from disklab.gui.plots import LivePlots
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QComboBox, QFormLayout, QLabel
 
+from disklab.core.plan.draft import PlanDraft
 from disklab.core.tools.fio.options import ENGINES
-from disklab.gui.draft import PlanDraft
 from tests.helpers import engine_plan
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from disklab.core.model import RAW_SECTION
-from disklab.core.plan import parse_plan
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.model import RAW_SECTION
 
 PLAN = """\
 name = "LUN, then filesystem"

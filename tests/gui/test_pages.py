@@ -10,10 +10,10 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtWidgets import QApplication, QInputDialog, QListWidgetItem
 
 from disklab.core import tools
-from disklab.core.plan import parse_plan
+from disklab.core.plan.draft import PlanDraft, field_text, parse_field
+from disklab.core.plan.parse import parse_plan
 from disklab.core.proc import which
 from disklab.core.system.devices import identity
-from disklab.gui.draft import PlanDraft, field_text, parse_field
 from disklab.gui.main_window import PAGE_KEYS, MainWindow
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench

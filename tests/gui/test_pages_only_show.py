@@ -18,7 +18,7 @@ FORBIDDEN_STDLIB = {"statistics", "re", "os", "shutil", "subprocess", "socket", 
                     "sqlite3", "psutil", "glob", "numpy", "platform", "pwd", "grp", "fcntl",
                     "ctypes", "tempfile", "signal", "stat", "struct", "pyqtgraph"}
 # the core's processes and raw readers: a page shows what the core's results give
-FORBIDDEN_CORE = ("disklab.core.proc", "disklab.core.library.store", "disklab.core.monitor")
+FORBIDDEN_CORE = ("disklab.core.proc", "disklab.core.library.store", "disklab.core.run.monitor")
 STATISTICS = "disklab.core.results.stats"  # of it a page may name constants (ALPHA) only
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from disklab.core.results.charts import ChartSpec, Series
 from disklab.core.results.svg import to_svg
-from disklab.core.units import MiB
+from disklab.core.vocab.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 from disklab.gui.chart import ChartWidget
 from disklab.gui.export import write_chart

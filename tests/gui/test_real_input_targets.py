@@ -40,7 +40,7 @@ runtime = "2s"
 WINDOW = """
 import json, sys
 from disklab.gui.app import open_window
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 
 app, window = open_window(sys.argv[1])
 window.ask = lambda title, text: True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 from disklab.gui.pages.run import STATUS
 from tests.helpers import engine_plan
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from pytestqt.exceptions import TimeoutError
 
+from disklab.core.plan.draft import PlanDraft
 from disklab.core.results.format import format_mean_std
-from disklab.gui.draft import PlanDraft
 
 PLAN = """\
 name = "two targets, twice"
@@ -86,7 +86,7 @@ def test_the_run_table_says_what_disklab_show_says(qtbot, window, tmp_path: Path
 
 
 def test_a_cancelled_case_shows_its_partial_figure(qtbot, window, tmp_path: Path) -> None:
-    from disklab.core.events import CaseCancelled, CaseStarted
+    from disklab.core.vocab.events import CaseCancelled, CaseStarted
 
     target = tmp_path / "t"
     target.mkdir()
@@ -110,7 +110,7 @@ def test_a_cancelled_case_shows_its_partial_figure(qtbot, window, tmp_path: Path
 def test_the_overall_line_at_the_start_and_after_a_cancel_mid_matrix(qtbot, window,
                                                                       tmp_path: Path) -> None:
     # four time-based cases; cancelled in the third: two complete, one cancelled, of four
-    from disklab.core.events import CaseStarted
+    from disklab.core.vocab.events import CaseStarted
 
     target = tmp_path / "t"
     target.mkdir()

@@ -18,9 +18,9 @@ import pytest
 from pytestqt.exceptions import TimeoutError
 
 from disklab.core import proc
-from disklab.core.events import CaseFailed, CaseStarted, Progress, Sample
-from disklab.core.plan import parse_plan
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.events import CaseFailed, CaseStarted, Progress, Sample
 from tests.helpers import Loops
 from tests.integration.test_hosts import PORT, fio_processes, start_server
 

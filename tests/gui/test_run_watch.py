@@ -16,8 +16,8 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from disklab.core.events import CaseFinished, CaseStarted, Progress, Sample
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.vocab.events import CaseFinished, CaseStarted, Progress, Sample
 from disklab.gui.pages.run import STATUS
 from tests.helpers import engine_plan
 

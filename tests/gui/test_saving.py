@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QFileDialog
 
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
 from tests.helpers import engine_plan

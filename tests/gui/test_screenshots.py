@@ -92,8 +92,8 @@ def test_inner_take_screenshots(qtbot, tmp_path):
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
+    from disklab.core.plan.draft import PlanDraft
     from disklab.gui.app import apply_theme
-    from disklab.gui.draft import PlanDraft
     from disklab.gui.main_window import MainWindow
     from disklab.gui.state import Workbench
 

@@ -1,4 +1,4 @@
-"""The command line and the window share core.session: the same plan gets the same summary and
+"""The command line and the window share core.run.summary: the same plan gets the same summary and
 tool rows from `disklab plan validate` (a real subprocess) and the Test matrix page (offscreen),
 and a run through `disklab run` and through the GUI's RunWorker leaves the same session in a
 real library file."""
@@ -14,8 +14,8 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from disklab.core.library import Library
-from disklab.core.session import check_plan, summary_text
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.run.summary import check_plan, summary_text
 from disklab.gui.state import Workbench
 
 PLAN = """\

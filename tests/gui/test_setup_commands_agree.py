@@ -12,7 +12,7 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.fs.commands import IMAGE_DEVICE, preview_mountpoint, setup_commands
 from disklab.core.fs.options import config_from_toml
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 
 PLAN = """\
 name = "setup commands"

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtGui import QColor
 
-from disklab.core.events import CaseStarted
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.runner import run_plan
+from disklab.core.vocab.events import CaseStarted
 from disklab.gui.pages.compare import DELTA_COLOURS
 from tests.helpers import engine_plan
 

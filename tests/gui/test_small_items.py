@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QComboBox, QLineEdit
 
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 
 
 def test_one_named_target_is_one_target(window, tmp_path: Path) -> None:

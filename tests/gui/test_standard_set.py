@@ -23,9 +23,9 @@ import pytest
 from pytestqt.exceptions import TimeoutError
 
 from disklab.core import proc
-from disklab.core.events import CaseStarted
 from disklab.core.results.format import number
 from disklab.core.standard_set import KDISKMARK_MB, NAME
+from disklab.core.vocab.events import CaseStarted
 
 # KDiskMark's published set: (rw, bs in bytes, iodepth, numjobs)
 KDISKMARK = {("read", 1 << 20, 8, 1), ("write", 1 << 20, 8, 1), ("read", 1 << 20, 1, 1),

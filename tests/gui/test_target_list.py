@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from pytestqt.exceptions import TimeoutError
 
 from disklab.core.library.store import Library
-from disklab.core.plan import parse_plan
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.plan.parse import parse_plan
 
 
 def _directory(qtbot, page, path: Path) -> None:

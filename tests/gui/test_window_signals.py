@@ -17,15 +17,15 @@ import pytest
 
 from disklab.core.fs.apply import STATE_PREFIX, StateFile
 from disklab.core.library import Library
+from disklab.core.plan.draft import PlanDraft
 from disklab.core.system.directories import state_dir
-from disklab.gui.draft import PlanDraft
 from tests.helpers import engine_plan
 
 WINDOW = """
 import sys
 from PySide6.QtCore import QEvent, QObject, QTimer
 from disklab.gui.app import open_window
-from disklab.gui.draft import PlanDraft
+from disklab.core.plan.draft import PlanDraft
 
 app, window = open_window(sys.argv[1])
 window.ask = lambda title, text: sys.exit(f"asked: {title}")  # a signal must not ask

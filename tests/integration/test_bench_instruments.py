@@ -13,9 +13,9 @@ import pytest
 from bench.figures.devwatch import Watcher, first_write, stat_path
 from bench.figures.host_scaling import fio_total
 
-from disklab.core.model import HostEndpoint
 from disklab.core.tools.base import ToolOutput
 from disklab.core.tools.fio.client import client_metrics
+from disklab.core.vocab.model import HostEndpoint
 from tests.helpers import IS_ROOT, fixture_text, make_scratch_fs, teardown
 
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from disklab.core.library import Library, schema
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import engine_plan, record_session
 
 

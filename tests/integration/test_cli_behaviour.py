@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.library import Library
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import record_session
 
 FIO = Path(__file__).parents[1] / "fixtures" / "fio" / \

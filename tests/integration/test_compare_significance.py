@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from disklab.cli.main import main
-from disklab.core.events import CaseStarted
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.runner import run_plan
+from disklab.core.vocab.events import CaseStarted
 from tests.helpers import IS_ROOT, ScratchFs, engine_plan, make_scratch_fs, teardown
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="makes loop devices and mounts (root)")

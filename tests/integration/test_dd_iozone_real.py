@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import ToolError
 from disklab.core.tools.base import Command, RunTarget, ToolOutput
 from disklab.core.tools.dd import DdAdapter
 from disklab.core.tools.iozone import IozoneAdapter
+from disklab.core.vocab.errors import ToolError
 
 pytestmark = [pytest.mark.root]
 MiB = 1 << 20

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from disklab.core import proc
-from disklab.core.errors import SafetyError
 from disklab.core.privilege import Privileged
 from disklab.core.system import devices
 from disklab.core.system.mountinfo import filesystem_of
+from disklab.core.vocab.errors import SafetyError
 from tests.helpers import Loops, sh
 
 pytestmark = [
@@ -386,7 +386,7 @@ def test_a_stuck_or_dead_helper_is_reported_and_restarted() -> None:
     import signal
     import time
 
-    from disklab.core.errors import PrivilegeError
+    from disklab.core.vocab.errors import PrivilegeError
 
     with Privileged() as helper:
         first = helper.helper_pid

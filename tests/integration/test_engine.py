@@ -1,4 +1,4 @@
-"""The built-in engine as a process (`python -m disklab.core.engine`) on real filesystems: every
+"""The built-in engine as a process (`python -m disklab.engine`) on real filesystems: every
 mode, O_DIRECT, streams and queue depth, SIGTERM, a full disk, and filesystems that refuse
 O_DIRECT. Commands come from the adapter, as the runner would run them."""
 
@@ -16,17 +16,17 @@ from typing import Any
 
 import pytest
 
-from disklab.core.engine.probe import direct_io_refusal
-from disklab.core.errors import PlanError
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
+from disklab.core.system.fsprobe import direct_io_refusal
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
+from disklab.core.vocab.errors import PlanError
 from tests.helpers import ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]
 
 MiB = 1 << 20
-ENGINE = [sys.executable, "-m", "disklab.core.engine"]
+ENGINE = [sys.executable, "-m", "disklab.engine"]
 DEFAULTS = {"block_size": MiB, "streams": 1, "queue_depth": 1, "direct": False, "sync": False,
             "fsync": True, "runtime": 0.0}
 
@@ -218,7 +218,7 @@ def test_sigterm_stops_with_a_partial_summary(workdir: Path) -> None:
 def test_a_signal_caught_while_starting_still_gives_a_summary(workdir: Path) -> None:
     """__main__ catches SIGTERM before the imports; main() then stops at once, cleanly."""
     path = workdir / "disklab-g-0"
-    code = ("import sys; from disklab.core.engine.cli import main; "
+    code = ("import sys; from disklab.engine.cli import main; "
             f"sys.exit(main(['--mode', 'write', '--file', '{path}', '--block-size', '4096', "
             "'--size', '1048576'], early_signals=[15]))")
     rc, docs, _ = run([sys.executable, "-c", code])

@@ -16,17 +16,17 @@ from typing import Any
 
 import pytest
 
-from disklab.core.engine import uring
-from disklab.core.errors import PlanError
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
+from disklab.core.vocab.errors import PlanError
+from disklab.engine import uring
 from tests.helpers import make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]
 
 KiB, MiB = 1024, 1 << 20
-ENGINE = [sys.executable, "-m", "disklab.core.engine"]
+ENGINE = [sys.executable, "-m", "disklab.engine"]
 DEFAULTS = {"block_size": MiB, "streams": 1, "queue_depth": 1, "direct": False, "sync": False,
             "fsync": True, "runtime": 0.0}
 ASYNC = ["aio", pytest.param("uring", marks=pytest.mark.skipif(

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from disklab.core.engine import uring
 from disklab.core.tools.base import RunTarget
 from disklab.core.tools.engine import EngineAdapter
+from disklab.engine import uring
 
 pytestmark = [pytest.mark.root]
 
@@ -92,7 +92,7 @@ def test_a_buffer_over_the_users_memlock_limit_still_runs_through_the_ring(workd
     (a desktop user: often 8 MiB); 8 x 1 MiB requests are more than a 64 KiB limit, and the
     ring then works on the plain buffer instead of failing the run."""
     path = workdir / "disklab-m-0"
-    argv = [sys.executable, "-m", "disklab.core.engine", "--mode", "write", "--file",
+    argv = [sys.executable, "-m", "disklab.engine", "--mode", "write", "--file",
             str(path), "--block-size", str(MiB), "--size", str(16 * MiB), "--queue-depth", "8",
             "--direct", "--io", "uring"]
     limited = ["setpriv", "--bounding-set=-ipc_lock", "--inh-caps=-ipc_lock",

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from bench.figures.engine_vs_fio import fio_argv, kept_reading, run_pair
 
-from disklab.core.engine import uring
+from disklab.engine import uring
 from tests.helpers import make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root,

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.model import Metric
 from disklab.core.tools.base import Command, RunTarget, ToolOutput
 from disklab.core.tools.bonnie import BonnieAdapter
 from disklab.core.tools.fio import FioAdapter
-from disklab.core.units import KiB, MiB
+from disklab.core.vocab.model import Metric
+from disklab.core.vocab.units import KiB, MiB
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 fio = FioAdapter()

@@ -22,8 +22,8 @@ import pytest
 
 from disklab.core.hosts.servers import Servers
 from disklab.core.library import Library
-from disklab.core.model import Host
 from disklab.core.resources import resource
+from disklab.core.vocab.model import Host
 
 pytestmark = [pytest.mark.slow]
 

@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.recorded import RecordedRun
 from tests.helpers import SSH_ADDRESSES as ADDRESSES
 from tests.helpers import SSH_PORT, Sshd, free_port, own_sshd

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import SafetyError
 from disklab.core.privilege import Privileged
 from disklab.core.system import devices
+from disklab.core.vocab.errors import SafetyError
 from tests.helpers import Loops
 
 pytestmark = [

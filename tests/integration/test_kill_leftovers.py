@@ -16,9 +16,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core.cleanup import remove_recorded
 from disklab.core.fs.apply import STATE_PREFIX, StateFile, recover_leftovers
 from disklab.core.fs.commands import MOUNT_PREFIX
+from disklab.core.system.cleanup import remove_recorded
 from tests.helpers import IS_ROOT
 
 pytestmark = [pytest.mark.slow]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.monitor import Monitor, TargetDisks
 from disklab.core.proc.tool import ToolProcess
+from disklab.core.run.monitor import Monitor, TargetDisks
 from disklab.core.system.devices import device_for_path
 from disklab.core.system.host import host_facts
 from tests.helpers import IS_ROOT, Loops, make_scratch_fs, sh, teardown

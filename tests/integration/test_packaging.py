@@ -136,7 +136,7 @@ def test_presets_by_name_validate_and_show(installed: dict[str, Path]) -> None:
     env = _env(installed)
     shown = _run(["disklab", "plan", "show", "quick"], installed["cwd"], env)
     assert shown.returncode == 0, shown.stderr
-    assert "plan 'quick look'" in shown.stdout and "disklab.core.engine" in shown.stdout
+    assert "plan 'quick look'" in shown.stdout and "disklab.engine" in shown.stdout
     for name in preset_names():
         checked = _run(["disklab", "plan", "validate", name], installed["cwd"], env)
         assert checked.returncode == 0, f"{name}: {checked.stderr}"

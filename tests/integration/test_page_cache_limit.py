@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import SafetyError, ToolError
-from disklab.core.events import CaseFinished, CaseStarted, LogLine, Sample, SessionStarted
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.proc.tool import ToolProcess
 from disklab.core.run.runner import run_plan
 from disklab.core.system.cgroups import (
@@ -28,6 +26,8 @@ from disklab.core.system.cgroups import (
     members,
     remove_group,
 )
+from disklab.core.vocab.errors import SafetyError, ToolError
+from disklab.core.vocab.events import CaseFinished, CaseStarted, LogLine, Sample, SessionStarted
 from tests.helpers import IS_ROOT, ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -293,8 +293,8 @@ def test_only_disklab_groups_in_a_cgroup_hierarchy_are_removed(tmp_path: Path) -
 
 AS_NOBODY = """
 import os, sys
-from disklab.core.errors import PlanError
-from disklab.core.plan import parse_plan
+from disklab.core.vocab.errors import PlanError
+from disklab.core.plan.parse import parse_plan
 text = open(sys.argv[1]).read()
 os.setgid(65534)
 os.setuid(65534)  # real and effective: an ordinary user from here on

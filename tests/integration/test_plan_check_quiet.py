@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core import direct_io
-from disklab.core.engine.probe import direct_io_refusal
-from disklab.core.events import CaseFinished, LogLine, Sample
-from disklab.core.plan import parse_plan
+from disklab.core.plan import direct_io
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.runner import run_plan
+from disklab.core.system.fsprobe import direct_io_refusal
+from disklab.core.vocab.events import CaseFinished, LogLine, Sample
 from tests.helpers import ScratchFs, make_scratch_fs, teardown
 
 pytestmark = [pytest.mark.root]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from disklab.core import proc
-from disklab.core.errors import SafetyError
 from disklab.core.privilege import Privileged
 from disklab.core.system.mountinfo import filesystem_of
+from disklab.core.vocab.errors import SafetyError
 
 pytestmark = [pytest.mark.root]
 

@@ -97,9 +97,9 @@ def test_a_device_swapped_between_two_raw_cases_stops_the_run(loop_device: str,
                                                                tmp_path: Path) -> None:
     """The identity is checked again before every raw case: another image attached on the same
     loop number after the first case is refused, and nothing is written to it."""
-    from disklab.core.events import CaseFinished, CaseStarted, Notice, SessionFinished
-    from disklab.core.plan import parse_plan
+    from disklab.core.plan.parse import parse_plan
     from disklab.core.run.runner import run_plan
+    from disklab.core.vocab.events import CaseFinished, CaseStarted, Notice, SessionFinished
 
     text = f"""\
 name = "swapped"

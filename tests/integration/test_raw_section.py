@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.library import Library
-from disklab.core.model import RAW_SECTION
+from disklab.core.vocab.model import RAW_SECTION
 
 pytestmark = [pytest.mark.root]
 

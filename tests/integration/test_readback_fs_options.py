@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.fs.readback import mismatches, readback
-from disklab.core.model import FsConfig
+from disklab.core.vocab.model import FsConfig
 
 pytestmark = [pytest.mark.root]
 

@@ -14,7 +14,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core.events import (
+from disklab.core.library import Library
+from disklab.core.plan.parse import parse_plan
+from disklab.core.run.runner import run_plan
+from disklab.core.vocab.events import (
     CaseCancelled,
     CaseFailed,
     CaseFinished,
@@ -24,9 +27,6 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.core.library import Library
-from disklab.core.plan import parse_plan
-from disklab.core.run.runner import run_plan
 
 pytestmark = [pytest.mark.root]
 
@@ -120,7 +120,7 @@ direct = true
     starts = [e for e in events if isinstance(e, CaseStarted)]
     assert [(s.run_index, s.run_count, s.repeat) for s in starts] == [(0, 2, 1), (1, 2, 2)]
     done = [e for e in events if isinstance(e, Progress) and e.phase == "done"]
-    # the overall share is by time (core.progress): half the runs, about half the time (the
+    # the overall share is by time (core.run.progress): half the runs, about half the time (the
     # session's own start counts too); 100 % exactly when the last run is done
     assert 0.4 <= (done[0].overall or 0) <= 0.7 and done[1].overall == 1.0
     assert [p.runs_done for p in done] == [1, 2]

@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
-from disklab.core.events import CaseFinished, LogLine, Sample
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.runner import SAMPLE_INTERVAL, run_plan
+from disklab.core.vocab.events import CaseFinished, LogLine, Sample
 
 pytestmark = [pytest.mark.root]
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from disklab.core import proc
-from disklab.core.errors import SafetyError, ToolError
 from disklab.core.fs.apply import (
     STATE_PREFIX,
     Scratch,
@@ -24,9 +23,10 @@ from disklab.core.fs.apply import (
     readback_directory,
     recover_leftovers,
 )
-from disklab.core.model import FsConfig
 from disklab.core.privilege import Privileged
 from disklab.core.system import sysfs
+from disklab.core.vocab.errors import SafetyError, ToolError
+from disklab.core.vocab.model import FsConfig
 from tests.helpers import ScratchFs
 
 pytestmark = [
@@ -175,7 +175,7 @@ def test_image_swapped_behind_the_loop_number_aborts_apply(helper: Privileged, t
 
 KILLED_RUN = textwrap.dedent("""
     import sys, time
-    from disklab.core.model import FsConfig
+    from disklab.core.vocab.model import FsConfig
     from disklab.core.privilege import Privileged
     from disklab.core.fs.apply import Scratch
     state, image = sys.argv[1:3]

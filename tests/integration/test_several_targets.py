@@ -20,12 +20,12 @@ import psutil
 import pytest
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError, SafetyError
-from disklab.core.events import CaseFailed, CaseFinished, LogLine
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.privilege import Privileged
 from disklab.core.run.runner import run_plan
+from disklab.core.vocab.errors import DisklabError, SafetyError
+from disklab.core.vocab.events import CaseFailed, CaseFinished, LogLine
 from tests.helpers import Loops
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -304,7 +304,7 @@ def test_a_killed_run_on_partitions_is_undone_by_the_next_start(tmp_path: Path) 
         run.send_signal(signal.SIGKILL)
         run.wait(30)
     deadline = time.monotonic() + 30
-    while any("disklab.core.engine" in " ".join(p.info["cmdline"] or ())
+    while any("disklab.engine" in " ".join(p.info["cmdline"] or ())
               and str(tmp) in " ".join(p.info["cmdline"] or ())
               for p in psutil.process_iter(["cmdline"])):
         assert time.monotonic() < deadline, "the engine outlived DiskLab"

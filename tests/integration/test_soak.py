@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from disklab.core.units import parse_size
+from disklab.core.vocab.units import parse_size
 
 pytestmark = [pytest.mark.slow]
 

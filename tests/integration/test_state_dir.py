@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.events import Notice
 from disklab.core.fs.apply import STATE_PREFIX
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.run.recorded import RecordedRun
 from disklab.core.system.directories import state_dir
+from disklab.core.vocab.events import Notice
 from tests.helpers import engine_plan
 
 

@@ -25,7 +25,7 @@ from disklab.core.resources import resource
 from disklab.core.results.limits import KINDS
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import build_pivot, label_part
-from disklab.core.units import KiB, MiB
+from disklab.core.vocab.units import KiB, MiB
 
 pytestmark = [pytest.mark.root]
 

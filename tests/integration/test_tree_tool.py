@@ -153,7 +153,7 @@ def test_a_killed_tree_tool_leaves_no_tree(fs: ScratchFs, tmp_path: Path) -> Non
             if (event["event"] == "Progress" and event["phase"] == "create"
                     and 0 < event["done_bytes"] < event["total_bytes"]):
                 (tool,) = [c for c in psutil.Process(p.pid).children(recursive=True)
-                           if "disklab.core.treeload" in " ".join(c.cmdline())]
+                           if "disklab.treeload" in " ".join(c.cmdline())]
                 tool.send_signal(signal.SIGKILL)
                 break
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from disklab.core import tools
 from disklab.core.tools.base import RunTarget
-from disklab.core.units import KiB, MiB
+from disklab.core.vocab.units import KiB, MiB
 
 TARGET = RunTarget(directory="/mnt/t", tag="x", is_root=True)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import io
 
 from disklab.cli.output import TerminalView
-from disklab.core.events import CaseFinished, CaseStarted, SessionStarted
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.events import CaseFinished, CaseStarted, SessionStarted
+from disklab.core.vocab.model import Case, Metric
 
 PARAMS = {"rw": "randread", "bs": 4096, "size": 8 << 20, "runtime": 0.0, "rwmixread": 70,
           "ioengine": "libaio"}

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.errors import ParseError, ToolError
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.dd import DdAdapter, sniff
+from disklab.core.vocab.errors import ParseError, ToolError
 from tests.helpers import FIXTURES, fixture_text
 
 DD = FIXTURES / "dd"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import ParseError, ToolError
 from disklab.core.proc.tool import ToolProcess
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.dd import DdAdapter, sniff
+from disklab.core.vocab.errors import ParseError, ToolError
 from tests.helpers import FIXTURES, fixture_text
 
 DD = FIXTURES / "dd"

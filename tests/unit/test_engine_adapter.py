@@ -13,14 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from disklab.core.engine.report import latency_figures
-from disklab.core.engine.worker import TABLE_LIMIT, GridOrder, block_order
-from disklab.core.errors import ParseError, PlanError, ToolError
-from disklab.core.model import Metric
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.engine import EngineAdapter
+from disklab.core.vocab.errors import ParseError, PlanError, ToolError
+from disklab.core.vocab.model import Metric
+from disklab.engine.report import latency_figures
+from disklab.engine.worker import TABLE_LIMIT, GridOrder, block_order
 from tests.helpers import examples, fixture_text
 
 TARGET = RunTarget(directory="/mnt/t", tag="c1-r1", python="/usr/bin/python3")
@@ -71,7 +71,7 @@ def test_check_size_against_block_size_and_direct_alignment() -> None:
 def test_write_argv_creates_its_file_without_a_prepare_step() -> None:
     c = EngineAdapter().build_command(params(mode="write", size=64 << 20), TARGET)
     assert c.argv == (
-        "/usr/bin/python3", "-m", "disklab.core.engine", "--mode", "write",
+        "/usr/bin/python3", "-m", "disklab.engine", "--mode", "write",
         "--file", "/mnt/t/disklab-c1-r1-0", "--block-size", "1048576", "--size", "67108864",
         "--queue-depth", "1", "--fsync",
     )
@@ -87,7 +87,7 @@ def test_read_argv_has_a_prepare_step_and_one_file_per_stream() -> None:
                direct=True, runtime=30.0), TARGET)
     files = ("/mnt/t/disklab-c1-r1-0", "/mnt/t/disklab-c1-r1-1", "/mnt/t/disklab-c1-r1-2")
     assert c.files == files
-    layout = ("/usr/bin/python3", "-m", "disklab.core.engine", "--mode", "randread",
+    layout = ("/usr/bin/python3", "-m", "disklab.engine", "--mode", "randread",
               "--file", files[0], "--file", files[1], "--file", files[2],
               "--block-size", "4096", "--size", "16777216", "--direct")
     assert c.prepare == ((*layout, "--prepare"),)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.engine import aio, iopath, uring
-from disklab.core.engine.probe import direct_io_refusal
-from disklab.core.engine.report import summary
-from disklab.core.engine.worker import Job, Runner, prepare_file
+from disklab.core.system.fsprobe import direct_io_refusal
+from disklab.engine import aio, iopath, uring
+from disklab.engine.report import summary
+from disklab.engine.worker import Job, Runner, prepare_file
 from tests.helpers import child_pids
 
 KiB = 1024
@@ -82,7 +82,7 @@ def test_every_block_read_once_by_one_or_two_processes(direct_dir: Path, groups:
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     path = str(direct_dir / "f")
     assert prepare_file(path, 1024 * KiB, direct=True)
-    monkeypatch.setattr("disklab.core.engine.worker.AIO_PROCESSES_PER_STREAM", groups)
+    monkeypatch.setattr("disklab.engine.worker.AIO_PROCESSES_PER_STREAM", groups)
     for qd in (2, 5, 16):
         runner = _ran(Job("randread", [path], 4 * KiB, 1024 * KiB, queue_depth=qd,
                           direct=True, io=io))
@@ -114,7 +114,7 @@ def test_killing_the_engine_ends_its_aio_workers(direct_dir: Path) -> None:
     path = str(direct_dir / "f")
     assert prepare_file(path, 1024 * KiB, direct=True)
     engine = subprocess.Popen(
-        [sys.executable, "-m", "disklab.core.engine", "--mode", "randread", "--file", path,
+        [sys.executable, "-m", "disklab.engine", "--mode", "randread", "--file", path,
          "--block-size", "4096", "--size", str(1024 * KiB), "--queue-depth", "8", "--direct",
          "--runtime", "60", "--interval", "0.1", "--io", "aio"], stdout=subprocess.PIPE,
         text=True)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.engine import iopath, uring
-from disklab.core.engine.probe import direct_io_refusal
-from disklab.core.engine.report import summary
-from disklab.core.engine.worker import Job, Runner, prepare_file
+from disklab.core.system.fsprobe import direct_io_refusal
+from disklab.engine import iopath, uring
+from disklab.engine.report import summary
+from disklab.engine.worker import Job, Runner, prepare_file
 
 KiB = 1024
 WHY_NOT = uring.unavailable()

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.engine.report import summary
-from disklab.core.engine.worker import Job, Runner, prepare_file, slot_groups
+from disklab.engine.report import summary
+from disklab.engine.worker import Job, Runner, prepare_file, slot_groups
 from tests.helpers import child_pids
 
 KiB = 1024
@@ -106,7 +106,7 @@ def test_killing_the_engine_ends_its_worker_processes(tmp_path: Path) -> None:
     path = str(tmp_path / "f")
     assert prepare_file(path, 1024 * KiB, direct=False)
     engine = subprocess.Popen(
-        [sys.executable, "-m", "disklab.core.engine", "--mode", "randread", "--file", path,
+        [sys.executable, "-m", "disklab.engine", "--mode", "randread", "--file", path,
          "--block-size", "4096", "--size", str(1024 * KiB), "--queue-depth", "4",
          "--runtime", "60", "--interval", "0.1"], stdout=subprocess.PIPE, text=True)
     workers: set[int] = set()
@@ -133,7 +133,7 @@ def test_a_defect_in_the_engine_ends_in_an_error_not_a_summary_of_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     """An exception inside the run (a bug, as a stream's end once raised TypeError) ended the
     run thread, and the engine printed a summary of 0 s and 6.7e16 B/s with exit status 0."""
-    from disklab.core.engine import cli
+    from disklab.engine import cli
 
     path = str(tmp_path / "f")
     assert prepare_file(path, 256 * KiB, direct=False)

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import Metric
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.fio import FioAdapter
 from disklab.core.tools.fio.output import sniff
-from disklab.core.units import GiB, KiB, MiB
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import Metric
+from disklab.core.vocab.units import GiB, KiB, MiB
 from tests.helpers import FIXTURES, fixture_text
 
 FIO = FIXTURES / "fio"

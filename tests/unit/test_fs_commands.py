@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.errors import ConfigError
 from disklab.core.fs import commands as fsc
-from disklab.core.model import FsConfig
+from disklab.core.vocab.errors import ConfigError
+from disklab.core.vocab.model import FsConfig
 
 
 def test_mkfs_argv_ext4_is_forced_once_and_not_lazy() -> None:

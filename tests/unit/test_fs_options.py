@@ -10,7 +10,7 @@ from disklab.core.fs.options import (
     device_options,
     mount_refusal,
 )
-from disklab.core.model import FsConfig
+from disklab.core.vocab.model import FsConfig
 
 
 def problems(table: dict, index: int = 1) -> dict[str, str]:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.errors import ParseError
 from disklab.core.fs import parsers as fsp
+from disklab.core.vocab.errors import ParseError
 from tests.helpers import fixture_text
 
 

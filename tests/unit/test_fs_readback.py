@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from disklab.core.fs.parsers import parse_btrfs_df, parse_dumpe2fs, parse_xfs_info
 from disklab.core.fs.readback import mismatches
-from disklab.core.model import FsConfig
 from disklab.core.system.mountinfo import parse_mountinfo
+from disklab.core.vocab.model import FsConfig
 from tests.helpers import fixture_text
 
 

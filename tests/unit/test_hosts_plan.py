@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import ParseError, PlanError, ToolError
-from disklab.core.matrix import expand
-from disklab.core.model import HostEndpoint
-from disklab.core.plan import parse_plan
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import parse_plan
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.fio.client import (
     FioClientAdapter,
@@ -18,6 +16,8 @@ from disklab.core.tools.fio.client import (
     client_metrics,
     job_text,
 )
+from disklab.core.vocab.errors import ParseError, PlanError, ToolError
+from disklab.core.vocab.model import HostEndpoint
 from tests.helpers import fixture_text
 
 PLAN = """\

@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 from disklab.core.hosts.ssh import parse_facts, ssh_argv
-from disklab.core.model import Host
+from disklab.core.vocab.model import Host
 
 
 def test_the_server_listens_on_the_remotes_loopback_through_a_forward() -> None:

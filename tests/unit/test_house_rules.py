@@ -24,7 +24,7 @@ STARTS_ALLOWED: dict[str, set[str]] = {
     # the built-in engine is a tool of its own (run by proc like fio), not DiskLab's process: it
     # forks its queue slots' worker processes as fio forks its jobs, to get past the GIL (issue
     # 17, bench figure 4); they never exec anything, and die with the engine (PR_SET_PDEATHSIG)
-    "core/engine/worker.py": {"pid = os.fork("},
+    "engine/worker.py": {"pid = os.fork("},
 }
 
 # In-function imports of disklab modules that are there on purpose, each with its reason.
@@ -130,6 +130,6 @@ def test_the_ast_checks_see_what_they_look_for() -> None:
     (node,) = [n for n in ast.walk(guard) if isinstance(n, ast.Try)]
     assert catches_import_error(node.handlers[0])
     assert [m for stmt in node.body for _l, m in disklab_imports(stmt)] == ["disklab.core"]
-    lazy = ast.parse("def f():\n    import disklab.core.units\n    from . import x\n")
-    assert [m for _l, m in disklab_imports(lazy)] == ["disklab.core.units", "."]
+    lazy = ast.parse("def f():\n    import disklab.core.vocab.units\n    from . import x\n")
+    assert [m for _l, m in disklab_imports(lazy)] == ["disklab.core.vocab.units", "."]
     assert imports_qt(ast.parse("def f():\n    from PySide6.QtCore import Qt\n"))

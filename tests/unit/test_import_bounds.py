@@ -12,11 +12,11 @@ import pytest
 
 from disklab.cli.main import main
 from disklab.core import tools
-from disklab.core.errors import DisklabError, LibraryError, ParseError
 from disklab.core.library import Library
 from disklab.core.library.imports import import_session
-from disklab.core.model import Case, Metric
 from disklab.core.tools.base import ToolOutput
+from disklab.core.vocab.errors import DisklabError, LibraryError, ParseError
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import FIXTURES, fixture_text
 
 HUGE = "9" * 400

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import Metric
 from disklab.core.proc.tool import ToolProcess
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.iozone import IozoneAdapter, planned_bytes, sniff
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import Metric
 from tests.helpers import FIXTURES, fixture_text
 
 IOZ = FIXTURES / "iozone"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from disklab.core import tools
 from disklab.core.tools.base import RunTarget, ToolOutput
-from disklab.core.units import KiB, MiB
+from disklab.core.vocab.units import KiB, MiB
 from tests.helpers import fixture_text
 
 THIRTEEN = ("write", "rewrite", "read", "reread", "random_read", "random_write",

@@ -16,14 +16,14 @@ from disklab.cli.commands import import_cmd, sessions, show, tools_cmd
 from disklab.cli.main import main
 from disklab.cli.output import event_json
 from disklab.core import tools
-from disklab.core.events import Notice
-from disklab.core.jsonformat import VERSIONS
 from disklab.core.library import Library
-from disklab.core.model import Case, Metric
-from disklab.core.plan_schema import plan_schema, plan_schema_text
+from disklab.core.plan.schema import plan_schema, plan_schema_text
 from disklab.core.resources import preset_paths, resource
 from disklab.core.results import limits
 from disklab.core.results.documents import comparison_text, write_session
+from disklab.core.vocab.events import Notice
+from disklab.core.vocab.jsonformat import VERSIONS
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import fixture_text, record_session
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import platformdirs
 import pytest
 
-from disklab.core.errors import LibraryError
 from disklab.core.library import Library, schema
 from disklab.core.library.imports import import_session
-from disklab.core.model import Case, Metric
 from disklab.core.system.directories import library_path
+from disklab.core.vocab.errors import LibraryError
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import FIXTURES, record_session
 
 LIBRARIES = FIXTURES / "library"

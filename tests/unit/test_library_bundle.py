@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import LibraryError
 from disklab.core.library import Library
 from disklab.core.library.bundle import export_bundle, merge
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.errors import LibraryError
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import FIXTURES, record_session
 
 V1 = FIXTURES / "library" / "v1.sqlite3"

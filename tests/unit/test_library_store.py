@@ -13,8 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import LibraryError
-from disklab.core.events import (
+from disklab.core.library import Library, schema
+from disklab.core.library.imports import import_session
+from disklab.core.results.compare import comparison_for
+from disklab.core.results.documents import write_session_csv
+from disklab.core.vocab.errors import LibraryError
+from disklab.core.vocab.events import (
     CaseFailed,
     CaseFinished,
     CaseStarted,
@@ -22,11 +26,7 @@ from disklab.core.events import (
     SessionFinished,
     SessionStarted,
 )
-from disklab.core.library import Library, schema
-from disklab.core.library.imports import import_session
-from disklab.core.model import Case, Metric
-from disklab.core.results.compare import comparison_for
-from disklab.core.results.documents import write_session_csv
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import record_session
 
 CASES = (
@@ -105,9 +105,9 @@ def test_samples_are_batched_until_a_second_passes_or_a_case_ends(tmp_path: Path
 
 KILLED_WRITER = textwrap.dedent("""
     import sys, time
-    from disklab.core.events import *
+    from disklab.core.vocab.events import *
     from disklab.core.library import Library
-    from disklab.core.model import Case, Metric
+    from disklab.core.vocab.model import Case, Metric
     lib = Library.open(sys.argv[1])
     rec = lib.recorder()
     case = Case("c1", 0, "as is", "engine", 0, {"mode": "write"})

@@ -9,9 +9,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from disklab.core.events import CaseFinished, CaseStarted, SessionFinished, SessionResumed
 from disklab.core.library import Library, schema
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.events import CaseFinished, CaseStarted, SessionFinished, SessionResumed
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import record_session
 
 CASES = [Case(f"c{i}", i, config, "engine", 0,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.monitor import Monitor
 from disklab.core.proc.tool import ToolProcess
+from disklab.core.run.monitor import Monitor
 from disklab.core.system.mountinfo import filesystem_of
 
 MiB = 1 << 20

@@ -3,9 +3,9 @@ terminal's lines and in every table."""
 
 from __future__ import annotations
 
-from disklab.core.progress import readable_line
 from disklab.core.results.format import format_value
-from disklab.core.units import human_rate
+from disklab.core.run.progress import readable_line
+from disklab.core.vocab.units import human_rate
 
 
 def test_a_rate_reads_the_same_everywhere() -> None:

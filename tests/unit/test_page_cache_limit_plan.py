@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import PlanError
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.system.cgroups import find_memory_controller, group_name
+from disklab.core.vocab.errors import PlanError
 
 PLAN = """\
 name = "limited"

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import Metric, ProgressUpdate
 from disklab.core.tools.base import ToolAdapter, ToolOutput
 from disklab.core.tools.dd import DdAdapter
 from disklab.core.tools.iozone import IozoneAdapter
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import Metric, ProgressUpdate
 from tests.helpers import (
     EOL,
     FIXTURES,

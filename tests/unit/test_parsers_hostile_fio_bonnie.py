@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import Metric, ProgressUpdate
 from disklab.core.tools.base import ToolAdapter, ToolOutput
 from disklab.core.tools.bonnie import BonnieAdapter
 from disklab.core.tools.bonnie import sniff as bonnie_sniff
 from disklab.core.tools.fio import FioAdapter
 from disklab.core.tools.fio.output import sniff as fio_sniff
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import Metric, ProgressUpdate
 from tests.helpers import (
     EOL,
     HOSTILE,

@@ -10,10 +10,10 @@ import pytest
 
 from disklab.cli.main import main
 from disklab.core import tools
-from disklab.core.errors import PlanError
-from disklab.core.matrix import expand
-from disklab.core.plan import case_params, parse_plan
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import case_params, parse_plan
 from disklab.core.tools.base import REQUIRED
+from disklab.core.vocab.errors import PlanError
 
 GOOD = """\
 name = "quick look"
@@ -149,12 +149,12 @@ def test_plan_show_prints_each_argv(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["plan", "show", str(plan), "--library", str(tmp_path / "l.db")]) == 0
     out = capsys.readouterr().out
     assert "oflag=direct" in out and "iflag=direct" in out
-    assert "-m disklab.core.engine" in out
+    assert "-m disklab.engine" in out
     assert out.count("run: ") == 6
 
 
 def test_case_params_recheck_what_the_privileged_helper_receives() -> None:
-    from disklab.core.plan import case_params
+    from disklab.core.plan.parse import case_params
 
     params = case_params("engine", {"mode": "read", "size": 8 << 20})
     assert params["block_size"] == 1 << 20 and params["streams"] == 1  # defaults filled in

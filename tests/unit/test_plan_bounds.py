@@ -12,10 +12,10 @@ import pytest
 
 from disklab.cli.main import main
 from disklab.core import tools
-from disklab.core.errors import PlanError
 from disklab.core.fs.options import MKFS_OPTIONS
-from disklab.core.plan import parse_plan
-from disklab.core.units import MiB, parse_size
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.errors import PlanError
+from disklab.core.vocab.units import MiB, parse_size
 from tests.helpers import run_measured
 
 ENGINE = """\

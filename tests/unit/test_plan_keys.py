@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.plan_keys import PlanKey
+from disklab.core.plan.keys import PlanKey
 
 
 @pytest.mark.parametrize("text, section, index, rest, field", [

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import PlanError
-from disklab.core.matrix import expand, run_count
-from disklab.core.model import RAW_SECTION
-from disklab.core.plan import parse_plan
+from disklab.core.plan.matrix import expand, run_count
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.errors import PlanError
+from disklab.core.vocab.model import RAW_SECTION
 
 PLAN = """\
 name = "LUN, then filesystem"

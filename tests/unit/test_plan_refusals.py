@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import PlanError
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.errors import PlanError
 
 
 def bonnie_plan(directory: str, user: str) -> str:

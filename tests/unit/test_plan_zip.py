@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from disklab.cli.main import main
-from disklab.core.errors import PlanError
-from disklab.core.matrix import expand
-from disklab.core.plan import parse_plan
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.errors import PlanError
 
 ENGINE = """\
 [target]

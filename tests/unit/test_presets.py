@@ -13,10 +13,10 @@ import pytest
 
 import disklab
 from disklab.core import proc, tools
-from disklab.core.matrix import expand
-from disklab.core.model import PIVOT_KEYS
-from disklab.core.plan import load_plan
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import load_plan
 from disklab.core.resources import find_plan, preset_names, preset_paths, resource
+from disklab.core.vocab.model import PIVOT_KEYS
 
 PRESETS = preset_paths()
 

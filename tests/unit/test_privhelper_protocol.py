@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import disklab
-from disklab.core.errors import RequestError
 from disklab.core.privilege import protocol as p
+from disklab.core.vocab.errors import RequestError
 
 APP = Path(disklab.__file__).resolve().parent
 PACKAGES = (APP / "core" / "privileged", APP / "core" / "privilege")

@@ -15,9 +15,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core.errors import ToolError
 from disklab.core.proc import TOKEN_VAR, OutputLine, run, which
 from disklab.core.proc.tool import ToolProcess
+from disklab.core.vocab.errors import ToolError
 
 GIVE_UP = 30.0  # a hung test fails instead of hanging; never asserted as a duration
 

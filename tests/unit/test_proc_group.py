@@ -10,8 +10,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core.errors import ToolError
 from disklab.core.proc.group import ToolGroup
+from disklab.core.vocab.errors import ToolError
 
 
 def test_members_start_together_after_the_release(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ import time
 import psutil
 import pytest
 
-from disklab.core.errors import ToolError
 from disklab.core.proc import run
 from disklab.core.proc.tool import ToolProcess
+from disklab.core.vocab.errors import ToolError
 
 
 def script(body: str) -> list[str]:

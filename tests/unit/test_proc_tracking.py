@@ -22,9 +22,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from disklab.core.monitor import Monitor
 from disklab.core.proc import which
 from disklab.core.proc.tool import ToolProcess
+from disklab.core.run.monitor import Monitor
 
 GIVE_UP = 30.0  # a hung test fails instead of hanging; never asserted as a duration
 LAST_PID = Path("/proc/sys/kernel/ns_last_pid")

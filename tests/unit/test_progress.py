@@ -1,4 +1,4 @@
-"""core.progress: the overall share and ETA of a session, as a person watching a run reads them.
+"""core.run.progress: the overall share and ETA of a session, as a person watching a run reads them.
 
 Driven with made-up monotonic times (the tracker has no clock of its own), the way the runner
 feeds it: start_run, update with the tool's measuring time and bytes, end_run.
@@ -10,8 +10,8 @@ import itertools
 
 import pytest
 
-from disklab.core.progress import OverallProgress, Work, readable_line
-from disklab.core.session import check_plan, summary_text
+from disklab.core.run.progress import OverallProgress, Work, readable_line
+from disklab.core.run.summary import check_plan, summary_text
 from tests.helpers import engine_plan
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 
 PLAN = """
 name = "qd"

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.errors import LibraryError
-from disklab.core.events import (
+from disklab.core.library import Library
+from disklab.core.vocab.errors import LibraryError
+from disklab.core.vocab.events import (
     CaseCancelled,
     CaseFailed,
     CaseFinished,
@@ -29,8 +30,7 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
-from disklab.core.library import Library
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.model import Case, Metric
 
 DD = Case("c-dd", 0, "ext4", "dd", 0, {"bs": 1048576, "count": 64})
 IOZONE = Case("c-iz", 1, "ext4", "iozone", 1, {"mode": "auto", "file_size": 1048576})
@@ -263,9 +263,9 @@ def test_events_before_session_started_are_refused(tmp_path: Path) -> None:
 
 CHILD = textwrap.dedent("""
     import sys, time
-    from disklab.core.events import CaseFinished, CaseStarted, Sample, SessionStarted
+    from disklab.core.vocab.events import CaseFinished, CaseStarted, Sample, SessionStarted
     from disklab.core.library import Library
-    from disklab.core.model import Case, Metric
+    from disklab.core.vocab.model import Case, Metric
     case = Case("c-dd", 0, "ext4", "dd", 0, {"bs": 1048576})
     lib = Library.open(sys.argv[1])
     rec = lib.recorder()

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from disklab.core.library import Library
-from disklab.core.model import Case, Metric
 from disklab.core.results.compare import comparison_for
 from disklab.core.results.documents import (
     comparison_text,
@@ -22,6 +21,7 @@ from disklab.core.results.documents import (
     write_session_csv,
 )
 from disklab.core.results.tables import RESULTS_HEADER, results_table
+from disklab.core.vocab.model import Case, Metric
 from tests.helpers import record_session
 
 PARAMS = {"bs": 1048576, "count": 64}

@@ -22,7 +22,7 @@ from disklab.core.results.format import (
     format_value,
     number,
 )
-from disklab.core.units import GiB, MiB
+from disklab.core.vocab.units import GiB, MiB
 
 
 @pytest.mark.parametrize(("value", "text"), [

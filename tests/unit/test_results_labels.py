@@ -44,7 +44,7 @@ def test_labels_follow_the_plans_axis_order_and_skip_what_is_replaced() -> None:
 
 
 def test_case_titles_for_the_run_page() -> None:
-    from disklab.core.model import Case
+    from disklab.core.vocab.model import Case
 
     cases = [Case(f"c{d}", i, "as is", "fio", 0, {**FIO, "iodepth": d})
              for i, d in enumerate((16, 1))]

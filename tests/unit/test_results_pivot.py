@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from disklab.cli.main import main
-from disklab.core.errors import PlanError
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan, session_report
+from disklab.core.plan.parse import parse_plan, session_report
 from disklab.core.results.charts import pivot_charts
 from disklab.core.results.documents import pivot_json, pivot_text
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import BaselineError, PivotKeyError, build_pivot
 from disklab.core.results.tables import pivot_table
+from disklab.core.vocab.errors import PlanError
 from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
 
 MiB = 1 << 20

@@ -5,10 +5,10 @@ without running a tool."""
 from __future__ import annotations
 
 from disklab.core import tools
-from disklab.core.events import CaseCancelled, CaseFailed, CaseFinished
-from disklab.core.model import Case
 from disklab.core.run.watch import Ending, Watched, outcome
 from disklab.core.tools.base import ToolOutput
+from disklab.core.vocab.events import CaseCancelled, CaseFailed, CaseFinished
+from disklab.core.vocab.model import Case
 from tests.helpers import fixture_text
 
 DD = tools.get_adapter("dd")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from disklab.cli.main import main
-from disklab.core.matrix import expand, run_count
-from disklab.core.plan import parse_plan
+from disklab.core.plan.matrix import expand, run_count
+from disklab.core.plan.parse import parse_plan
+from disklab.core.plan.targets import stream_targets
 from disklab.core.run.planning import plan_runs
-from disklab.core.targets import stream_targets
 
 TWO = """\
 name = "two"

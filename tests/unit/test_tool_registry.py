@@ -13,9 +13,9 @@ import pytest
 
 from disklab.cli.commands import tools_cmd
 from disklab.core import tools
-from disklab.core.errors import AdapterError, PlanError
-from disklab.core.plan import parse_plan
+from disklab.core.plan.parse import parse_plan
 from disklab.core.tools.base import Capabilities, ToolAdapter
+from disklab.core.vocab.errors import AdapterError, PlanError
 from tests.helpers import fixture_text
 
 BROKEN = '''\

@@ -21,9 +21,9 @@ import pytest
 from disklab.cli.main import main
 from disklab.core import tools
 from disklab.core.library import Library
-from disklab.core.matrix import expand
-from disklab.core.plan import parse_plan
-from disklab.core.plan_schema import plan_schema
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import parse_plan
+from disklab.core.plan.schema import plan_schema
 
 TOY = '''\
 """A toy tool: `toy-bench SIZE` writes SIZE bytes and prints 'toy-bench 1.0' and 'wrote N B/s'."""
@@ -32,8 +32,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from disklab.core.errors import ParseError
-from disklab.core.model import Metric
+from disklab.core.vocab.errors import ParseError
+from disklab.core.vocab.model import Metric
 from disklab.core.tools.base import (
     MAX_FILE, Capabilities, Command, ParamSpec, RunTarget, ToolAdapter, ToolOutput)
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 
 from disklab.core import tools
-from disklab.core.errors import ParseError, ToolError
 from disklab.core.results.rows import is_headline
 from disklab.core.tools.base import RunTarget, ToolOutput
+from disklab.core.vocab.errors import ParseError, ToolError
 from tests.helpers import HOSTILE, examples, fixture_text, mutated
 
 PARAMS = {"dirs": 2, "files_per_dir": 300, "file_size": 65536, "block_size": 131072,
@@ -23,7 +23,7 @@ def test_the_tree_tool_is_registered_and_builds_its_own_process() -> None:
     adapter = tools.get_adapter("tree")
     command = adapter.build_command(PARAMS, RunTarget(directory="/mnt/x", tag="t1",
                                                       python="/usr/bin/python3"))
-    assert command.argv[:3] == ("/usr/bin/python3", "-m", "disklab.core.treeload")
+    assert command.argv[:3] == ("/usr/bin/python3", "-m", "disklab.treeload")
     assert command.files == ("/mnt/x/disklab-t1-tree",)  # removed by the runner whatever happens
     assert command.argv[command.argv.index("--files-per-dir") + 1] == "300"
     assert [command.argv[i + 1] for i, a in enumerate(command.argv) if a == "--phase"] == [

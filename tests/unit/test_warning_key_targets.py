@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from disklab.core.session import check_plan
+from disklab.core.run.summary import check_plan
 
 
 def test_the_library_warning_names_the_named_target(tmp_path: Path) -> None:

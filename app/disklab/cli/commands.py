@@ -29,8 +29,6 @@ from disklab.cli.output import (
     terminal_width,
 )
 from disklab.core import tools
-from disklab.core.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
-from disklab.core.events import Notice
 from disklab.core.fs.commands import (
     command_line,
     partition_argvs,
@@ -39,17 +37,16 @@ from disklab.core.fs.commands import (
     preview_mountpoint,
     setup_commands,
 )
-from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
-from disklab.core.model import RAW_SECTION, SIZE_KEYS, Plan, Report
-from disklab.core.plan import (
+from disklab.core.plan.parse import (
     CheckedPlan,
     destroyed_devices,
     load_plan,
     parse_plan,
     session_report,
 )
-from disklab.core.plan_schema import plan_schema_text
+from disklab.core.plan.schema import plan_schema_text
+from disklab.core.plan.targets import named_targets, partition_names
 from disklab.core.resources import find_plan
 from disklab.core.results.compare import session_label
 from disklab.core.results.documents import (
@@ -72,18 +69,21 @@ from disklab.core.results.pivot import (
 )
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
-from disklab.core.resume import prepare_resume
 from disklab.core.run.planning import plan_runs
 from disklab.core.run.recorded import RecordedRun
+from disklab.core.run.resume import prepare_resume
 from disklab.core.run.runner import tool_versions
-from disklab.core.session import (
+from disklab.core.run.summary import (
     summarize,
     summary_text,
     tool_rows,
 )
 from disklab.core.system.directories import library_path
-from disklab.core.targets import named_targets, partition_names
-from disklab.core.units import format_size
+from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
+from disklab.core.vocab.events import Notice
+from disklab.core.vocab.jsonformat import versioned
+from disklab.core.vocab.model import RAW_SECTION, SIZE_KEYS, Plan, Report
+from disklab.core.vocab.units import format_size
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -144,7 +144,7 @@ class _CancelOnSignal:
 
 
 def _execute(checked: CheckedPlan, library: Library, as_json: bool) -> int:
-    """Run a checked plan as a new session, recording every event (core.session.RecordedRun);
+    """Run a checked plan as a new session, recording every event (core.run.recorded.RecordedRun);
     returns the exit code."""
     warnings = tuple(str(w) for w in checked.warnings)
     return _record(lambda cancel: RecordedRun(checked.plan, library, warnings=warnings,
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
 
 def resume(args: argparse.Namespace) -> int:
     """`disklab resume SESSION`: run the session's case x repeat pairs that have no complete
-    result, in the same session, with its plan (core.resume says why it cannot: exit 2). A
+    result, in the same session, with its plan (core.run.resume says why it cannot: exit 2). A
     format or device target is confirmed again, as for `run`. Exit codes as for `run`."""
     with _open_library(args) as library:
         resumption = prepare_resume(library, args.session, library_path=str(library.path))
@@ -253,7 +253,7 @@ def resume(args: argparse.Namespace) -> int:
 
 
 def plan_validate(args: argparse.Namespace) -> int:
-    """The plan's verdict as the Test matrix page shows it: the summary line (core.session),
+    """The plan's verdict as the Test matrix page shows it: the summary line (core.run.summary),
     then each tool the plan uses, as the page's tool list names it, then the warnings."""
     summary = summarize(_load(args))
     print(f"{args.plan}: valid")

@@ -13,10 +13,10 @@ import json
 import sys
 
 from disklab.cli.output import print_table
-from disklab.core.jsonformat import versioned
 from disklab.core.system.devices import identity_of, list_devices
 from disklab.core.system.directories import library_path
-from disklab.core.units import human_bytes
+from disklab.core.vocab.jsonformat import versioned
+from disklab.core.vocab.units import human_bytes
 
 
 def devices(args: argparse.Namespace) -> int:

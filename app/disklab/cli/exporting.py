@@ -19,13 +19,13 @@ from pathlib import Path
 
 from disklab.cli import gui_cmd
 from disklab.cli.output import info
-from disklab.core.errors import DisklabError
 from disklab.core.library import Library
 from disklab.core.library.bundle import export_bundle
 from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
 from disklab.core.results.documents import SESSION_FORMATS, write_session
 from disklab.core.results.partial import session_results
 from disklab.core.results.svg import HEIGHT, WIDTH, to_svg
+from disklab.core.vocab.errors import DisklabError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 FORMATS = (*SESSION_FORMATS, "samples", "svg", "png", "bundle")

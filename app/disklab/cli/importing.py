@@ -11,8 +11,8 @@ import sys
 
 from disklab.cli.output import is_quiet
 from disklab.core.importing import import_paths
-from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
+from disklab.core.vocab.jsonformat import versioned
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 

@@ -8,12 +8,12 @@ import sys
 from collections.abc import Callable
 
 from disklab.cli.output import info, print_table
-from disklab.core.errors import DisklabError, PlanError
 from disklab.core.library import Library
-from disklab.core.plan import parse_plan
-from disklab.core.progress import format_duration
+from disklab.core.plan.parse import parse_plan
 from disklab.core.resources import preset_paths
-from disklab.core.session import estimate_seconds, summarize
+from disklab.core.run.progress import format_duration
+from disklab.core.run.summary import estimate_seconds, summarize
+from disklab.core.vocab.errors import DisklabError, PlanError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 OpenLibrary = Callable[[argparse.Namespace], Library]

@@ -31,14 +31,14 @@ from disklab.cli import commands, exporting, gui_cmd, install, library_cmds, out
 from disklab.cli import devices as devices_cmd  # noqa: E402
 from disklab.cli.docs import SHELLS  # noqa: E402
 from disklab.core import tools  # noqa: E402
-from disklab.core.errors import (  # noqa: E402
+from disklab.core.logfile import install_exception_hooks, start_log  # noqa: E402
+from disklab.core.results.stats import ALPHA  # noqa: E402
+from disklab.core.vocab.errors import (  # noqa: E402
     DisklabError,
     LibraryError,
     LibraryWriteError,
     PlanError,
 )
-from disklab.core.logfile import install_exception_hooks, start_log  # noqa: E402
-from disklab.core.results.stats import ALPHA  # noqa: E402
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 JSON_HELP = "print JSON (its format name and version first) instead of a table"

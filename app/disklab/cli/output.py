@@ -11,7 +11,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from disklab.core.events import (
+from disklab.core.results.documents import table_text
+from disklab.core.results.limits import Limit
+from disklab.core.results.partial import SessionResults
+from disklab.core.results.tables import results_table
+from disklab.core.run.event_text import EventText
+from disklab.core.vocab.events import (
     CaseStarted,
     Event,
     Progress,
@@ -20,13 +25,8 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
-from disklab.core.jsonformat import versioned
-from disklab.core.results.documents import table_text
-from disklab.core.results.limits import Limit
-from disklab.core.results.partial import SessionResults
-from disklab.core.results.tables import results_table
-from disklab.core.run.event_text import EventText
-from disklab.core.units import human_rate
+from disklab.core.vocab.jsonformat import versioned
+from disklab.core.vocab.units import human_rate
 
 _QUIET = [False]  # --quiet: the informational lines are not printed
 

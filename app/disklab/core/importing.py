@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import tools
-from disklab.core.errors import DisklabError, LibraryError, Problem
 from disklab.core.library import Library
 from disklab.core.library.bundle import is_sqlite_file, merge
 from disklab.core.library.imports import ImportedRun, import_runs
-from disklab.core.model import Metric
 from disklab.core.results.limits import IMPORTED_SERIES
+from disklab.core.vocab.errors import DisklabError, LibraryError, Problem
+from disklab.core.vocab.model import Metric
 
 # fio's per-interval logs: PREFIX_bw.1.log, PREFIX_clat.2.log, PREFIX_iops.log ...
 FIO_LOG = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.(?P<job>\d+))?\.log$")

@@ -20,7 +20,7 @@ from disklab.core import proc
 from disklab.core.resources import resource
 from disklab.core.results.format import number
 from disklab.core.results.rows import row_params, row_stats
-from disklab.core.units import parse_size
+from disklab.core.vocab.units import parse_size
 
 NAME = "standard set"  # the preset's plan name: the Run page shows tiles for it
 KDISKMARK_MB = 1000 * 1024  # bytes/s per KDiskMark "MB/s": fio's KiB/s / 1000

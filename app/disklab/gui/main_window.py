@@ -36,7 +36,11 @@ from PySide6.QtWidgets import (
 )
 
 from disklab import __version__
-from disklab.core.events import (
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.plan.keys import PlanKey
+from disklab.core.resources import icon_path
+from disklab.core.run.summary import PlanSummary, check_plan
+from disklab.core.vocab.events import (
     CaseFinished,
     CaseStarted,
     Event,
@@ -44,10 +48,6 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
-from disklab.core.plan_keys import PlanKey
-from disklab.core.resources import icon_path
-from disklab.core.session import PlanSummary, check_plan
-from disklab.gui.draft import PlanDraft
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
 from disklab.gui.pages.hosts import HostsPage

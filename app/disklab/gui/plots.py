@@ -29,7 +29,7 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPen
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from disklab.core.results.charts import PALETTE
-from disklab.core.units import MiB
+from disklab.core.vocab.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 from disklab.gui.livepaint import LiveCanvas, Mark, clock, time_unit
 from disklab.gui.plot_theme import theme_colours
@@ -387,7 +387,7 @@ class LivePlots(QWidget):
 
     def _add_target_sample(self, base: str, target: str, t: float, value: float) -> None:
         """One target's point, or the targets' device total (target "all"): the monitor sums
-        the distinct devices (core.monitor.TargetDisks), since two targets on one filesystem
+        the distinct devices (core.run.monitor.TargetDisks), since two targets on one filesystem
         are one disk's bytes, which a sum of the targets' curves would count twice. The tool's
         own rates have no total curve: targets report their bytes at different times, so
         their rates do not add up per instant."""

@@ -12,8 +12,8 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from disklab.core.library import Library
+from disklab.core.plan.draft import PlanDraft
 from disklab.core.system.directories import library_path as resolve_library_path
-from disklab.gui.draft import PlanDraft
 from disklab.gui.worker import RunController
 
 

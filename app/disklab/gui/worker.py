@@ -1,4 +1,4 @@
-"""RunWorker: iterates core.session.RecordedRun on its own QThread and hands every event to the
+"""RunWorker: iterates core.run.recorded.RecordedRun on its own QThread and hands every event to the
 GUI.
 
 Running and recording are the core's (the CLI does the same with the same class); this module
@@ -21,12 +21,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QThread, QTimer, Signal, Slot
 
-from disklab.core.events import Event
 from disklab.core.hosts.ssh import Ask
 from disklab.core.library import Library
-from disklab.core.model import Plan
-from disklab.core.resume import Resumption
 from disklab.core.run.recorded import RecordedRun
+from disklab.core.run.resume import Resumption
+from disklab.core.vocab.events import Event
+from disklab.core.vocab.model import Plan
 
 DRAIN_MS = 100  # how often the GUI takes the events that arrived, unless a page asks for less
 
@@ -45,7 +45,7 @@ class RunWorker(QObject):
         self.warnings = warnings
         self.password = password  # for sudo, asked by the Run page before the start
         self.library_path = str(library_path)
-        self.outbox: deque[Event] = deque()  # every core.events.Event, in order (thread-safe)
+        self.outbox: deque[Event] = deque()  # every core.vocab.events.Event, in order (thread-safe)
         self.cancel_flag = threading.Event()
         self.ended = threading.Event()  # set when run() is about to return
         self.session_id: int | None = None

@@ -30,17 +30,17 @@ from typing import Any
 
 import psutil
 
-from disklab.core.cleanup import remove_recorded
-from disklab.core.errors import ConfigError, DisklabError
 from disklab.core.fs.commands import MOUNT_PREFIX
 from disklab.core.fs.options import config_to_dict, device_options, validate
 from disklab.core.fs.readback import mismatches, readback
-from disklab.core.model import FsConfig
 from disklab.core.privilege import protocol as rq
 from disklab.core.privilege.client import Privileged
 from disklab.core.system.cgroups import remove_group
+from disklab.core.system.cleanup import remove_recorded
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.sysfs import read_readahead, read_scheduler
+from disklab.core.vocab.errors import ConfigError, DisklabError
+from disklab.core.vocab.model import FsConfig
 
 STATE_PREFIX = "setup-state-"
 STATE_VERSION = 1

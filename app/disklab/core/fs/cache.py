@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError
+from disklab.core.vocab.errors import DisklabError
 
 MODES = ("writeback", "writethrough")
 KEYS = ("device", "confirm", "mode")

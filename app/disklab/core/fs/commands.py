@@ -17,11 +17,11 @@ import shlex
 import tempfile
 from dataclasses import dataclass
 
-from disklab.core.errors import ConfigError
 from disklab.core.fs.options import EXT, JOURNALED_EXT, MAX_READAHEAD, checked
-from disklab.core.model import FsConfig
 from disklab.core.system.sysfs import queue_dir
-from disklab.core.units import MiB
+from disklab.core.vocab.errors import ConfigError
+from disklab.core.vocab.model import FsConfig
+from disklab.core.vocab.units import MiB
 
 MOUNT_PREFIX = "disklab-mnt-"  # a configuration is mounted on tempfile.mkdtemp(prefix=this)
 IMAGE_DEVICE = "/dev/loopN"  # an image target's loop device: known once the image is attached

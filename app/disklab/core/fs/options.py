@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from disklab.core.errors import ConfigError
 from disklab.core.fs import cache
-from disklab.core.model import FsConfig
-from disklab.core.units import KiB, MiB, format_size, parse_size
+from disklab.core.vocab.errors import ConfigError
+from disklab.core.vocab.model import FsConfig
+from disklab.core.vocab.units import KiB, MiB, format_size, parse_size
 
 EXT = ("ext2", "ext3", "ext4")
 JOURNALED_EXT = ("ext3", "ext4")

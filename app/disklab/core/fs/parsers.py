@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from disklab.core.errors import ParseError
 from disklab.core.system import sysfs
-from disklab.core.units import KiB, MiB
+from disklab.core.vocab.errors import ParseError
+from disklab.core.vocab.units import KiB, MiB
 
 _SIZE_SUFFIX = {"k": KiB, "M": MiB, "G": 1024 * MiB}
 _ERRORS_BEHAVIOR = {"Continue": "continue", "Remount read-only": "remount-ro", "Panic": "panic"}

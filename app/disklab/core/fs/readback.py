@@ -15,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import ConfigError, DisklabError, ParseError
 from disklab.core.fs.commands import getra_argv
 from disklab.core.fs.options import (
     BTRFS_COMMIT_DEFAULT,
@@ -31,11 +30,12 @@ from disklab.core.fs.parsers import (
     parse_dumpe2fs,
     parse_xfs_info,
 )
-from disklab.core.model import FsConfig
 from disklab.core.system import sysfs
 from disklab.core.system.mountinfo import mount_at
 from disklab.core.system.sysfs import read_readahead, read_scheduler
-from disklab.core.units import format_size, parse_size
+from disklab.core.vocab.errors import ConfigError, DisklabError, ParseError
+from disklab.core.vocab.model import FsConfig
+from disklab.core.vocab.units import format_size, parse_size
 
 
 def readback(device: str, mountpoint: str | None, fstype: str | None,

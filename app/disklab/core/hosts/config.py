@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
-from disklab.core.model import Host
+from disklab.core.vocab.model import Host
 
 HOSTS_KEY = "hosts"
 DEFAULT_PORT = 8765  # fio's own default server port
@@ -158,7 +158,7 @@ def _host_value(raw: Any, where: str, hosts: tuple[Host, ...], check: Checker) -
 
 
 def hosts_schema() -> dict[str, Any]:
-    """The JSON Schema of the [hosts.*] tables (core.plan_schema puts it in the plan's)."""
+    """The JSON Schema of the [hosts.*] tables (core.plan.schema puts it in the plan's)."""
     return {
         "type": "object",
         "description": "machines running fio --server, named by a fio test's `hosts`",

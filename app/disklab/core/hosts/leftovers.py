@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError
 from disklab.core.fs.apply import StateFile, leftover_files
 from disklab.core.hosts.ssh import listening
-from disklab.core.model import Host, HostEndpoint
 from disklab.core.tools.fio.client import unlink_job
+from disklab.core.vocab.errors import DisklabError
+from disklab.core.vocab.model import Host, HostEndpoint
 
 KIND = "remote-files"
 REMOVE_TIMEOUT = 20.0  # seconds for fio's client to connect, run the unlink job and report

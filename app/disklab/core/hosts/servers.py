@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 import psutil
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError
 from disklab.core.hosts.leftovers import remote_step
 from disklab.core.hosts.ssh import Ask, HostError, SshServer, listening
-from disklab.core.model import Host, HostEndpoint, Plan
+from disklab.core.vocab.errors import DisklabError
+from disklab.core.vocab.model import Host, HostEndpoint, Plan
 
 if TYPE_CHECKING:
     from disklab.core.fs.apply import StateFile

@@ -29,9 +29,9 @@ from collections.abc import Callable
 
 import pexpect
 
-from disklab.core.errors import DisklabError
-from disklab.core.model import Host
 from disklab.core.proc import start_on_terminal
+from disklab.core.vocab.errors import DisklabError
+from disklab.core.vocab.model import Host
 
 # (host name, the question as ssh put it, secret) -> the answer, or None to decline
 Ask = Callable[[str, str, bool], str | None]

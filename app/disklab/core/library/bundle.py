@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from disklab.core.errors import LibraryError, LibraryWriteError
 from disklab.core.library import schema
 from disklab.core.library.store import Library
+from disklab.core.vocab.errors import LibraryError, LibraryWriteError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 BUNDLE_APPLICATION_ID = 0x444C4231  # 'DLB1' in PRAGMA application_id: a bundle, not a library

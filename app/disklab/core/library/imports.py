@@ -17,7 +17,7 @@ from typing import Any
 
 from disklab.core.library.store import Library, capped_transcript
 from disklab.core.library.writer import metric_rows, to_json
-from disklab.core.model import Metric
+from disklab.core.vocab.model import Metric
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ from typing import Any
 
 import psutil
 
-from disklab.core.errors import LibraryError
-from disklab.core.events import (
+from disklab.core.library.writer import SessionWriter
+from disklab.core.vocab.errors import LibraryError
+from disklab.core.vocab.events import (
     CaseCancelled,
     CaseFailed,
     CaseFinished,
@@ -32,7 +33,6 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
-from disklab.core.library.writer import SessionWriter
 
 COMMIT_INTERVAL = 1.0  # seconds: the most a crash may lose
 PARTIAL = "partial"

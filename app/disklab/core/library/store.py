@@ -24,11 +24,11 @@ from typing import Any
 
 import psutil
 
-from disklab.core.errors import LibraryError, LibraryWriteError
 from disklab.core.library import schema
 from disklab.core.library.recorder import SessionRecorder
 from disklab.core.library.writer import SessionWriter, mark_interrupted
-from disklab.core.units import human_bytes
+from disklab.core.vocab.errors import LibraryError, LibraryWriteError
+from disklab.core.vocab.units import human_bytes
 
 
 class Library:

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from disklab.core.errors import LibraryError, LibraryWriteError
 from disklab.core.library.schema import RESUMABLE
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.errors import LibraryError, LibraryWriteError
+from disklab.core.vocab.model import Case, Metric
 
 P = ParamSpec("P")
 R = TypeVar("R")

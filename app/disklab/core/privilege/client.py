@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import (
+from disklab.core.privilege import protocol
+from disklab.core.privilege.protocol import Request
+from disklab.core.vocab.errors import (
     ConfigError,
     DisklabError,
     PlanError,
@@ -40,9 +42,7 @@ from disklab.core.errors import (
     SafetyError,
     ToolError,
 )
-from disklab.core.model import Plan
-from disklab.core.privilege import protocol
-from disklab.core.privilege.protocol import Request
+from disklab.core.vocab.model import Plan
 
 HELPER_MODULE = "disklab.core.privileged"
 HELPER_LAUNCHER = "/usr/libexec/disklab/disklab-helper"  # the polkit policy's exec.path

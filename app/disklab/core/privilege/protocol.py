@@ -22,7 +22,7 @@ import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from typing import Any, ClassVar, TypeVar
 
-from disklab.core.errors import RequestError
+from disklab.core.vocab.errors import RequestError
 
 PROTOCOL = 2
 MAX_LINE = 256 * 1024  # bytes of one request line (a plan's largest parameter table is ~10 KiB)
@@ -34,7 +34,7 @@ STOP_GRACE_MAX = 60.0
 
 TAG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # a case's file-name tag: no path in it
 TOOL = re.compile(r"[a-z][a-z0-9_+-]{0,31}")
-TARGET_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # as core.targets.NAME
+TARGET_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # as core.plan.targets.NAME
 SCHEDULER = re.compile(r"[a-z0-9_-]{1,32}")
 FSTYPE = re.compile(r"[a-z0-9_.]{1,32}")
 DEVICE = re.compile(r"/dev/[A-Za-z0-9][A-Za-z0-9_.:+@-]*(?:/[A-Za-z0-9][A-Za-z0-9_.:+@\\-]*)*")

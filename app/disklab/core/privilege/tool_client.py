@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError
 from disklab.core.privilege.client import Privileged
 from disklab.core.privilege.protocol import (
     ToolClose,
@@ -19,6 +18,7 @@ from disklab.core.privilege.protocol import (
     ToolTree,
 )
 from disklab.core.proc import OutputLine, ProcCounters, TreeEntry
+from disklab.core.vocab.errors import DisklabError
 
 READ_SLACK = 30.0  # seconds past a tool_read's own wait before the helper counts as hung
 STOP_SLACK = proc.KILL_WAIT + 30.0

@@ -17,7 +17,6 @@ import time
 from collections.abc import Sequence
 
 from disklab.core import proc
-from disklab.core.errors import ConfigError, RequestError, SafetyError, ToolError
 from disklab.core.fs.commands import setup_commands, umount_argv, wipefs_argv
 from disklab.core.fs.options import (
     config_from_toml,
@@ -26,7 +25,6 @@ from disklab.core.fs.options import (
     passthrough_options,
 )
 from disklab.core.fs.readback import readback as read_back
-from disklab.core.model import FsConfig
 from disklab.core.privilege.protocol import (
     Done,
     Mkfs,
@@ -41,6 +39,8 @@ from disklab.core.privilege.protocol import (
 from disklab.core.privileged.state import TIMEOUTS, Session, device_of
 from disklab.core.system import devices
 from disklab.core.system.mountinfo import mount_at
+from disklab.core.vocab.errors import ConfigError, RequestError, SafetyError, ToolError
+from disklab.core.vocab.model import FsConfig
 
 MOUNT_NAME = re.compile(r"disklab-mnt-[A-Za-z0-9_-]{1,64}")
 # How long a busy filesystem is retried before the lazy unmount (or the error): a ring of a tool

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import contextlib
 
-from disklab.core.errors import DisklabError, RequestError, SafetyError, ToolError
 from disklab.core.privilege.protocol import CgroupCreate, CgroupRemove, GroupCreated, GroupRemoved
 from disklab.core.privileged.state import Session
 from disklab.core.system import cgroups
+from disklab.core.vocab.errors import DisklabError, RequestError, SafetyError, ToolError
 
 
 def create(s: Session, r: CgroupCreate) -> GroupCreated:

@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import IO, Any
 
 import disklab
-from disklab.core.errors import ConfigError, DisklabError, PlanError, RequestError
 from disklab.core.privilege.protocol import MAX_LINE, PROTOCOL, Answer, Pong, Request, parse_line
 from disklab.core.privileged import (
     filesystems,
@@ -41,6 +40,7 @@ from disklab.core.privileged import (
     trust,
 )
 from disklab.core.privileged.state import Session
+from disklab.core.vocab.errors import ConfigError, DisklabError, PlanError, RequestError
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REFUSED_EXIT = 3

@@ -16,7 +16,6 @@ import stat
 import time
 from pathlib import Path
 
-from disklab.core.errors import DisklabError, SafetyError
 from disklab.core.privilege.protocol import (
     Attach,
     Attached,
@@ -30,6 +29,7 @@ from disklab.core.privilege.protocol import (
 from disklab.core.privileged import paths
 from disklab.core.privileged.state import Loop, Session, backing, device_of
 from disklab.core.system import devices
+from disklab.core.vocab.errors import DisklabError, SafetyError
 
 DETACH_WAIT = 5.0  # seconds for a deferred loop detach to complete
 CREATE_FLAGS = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from disklab.core.errors import ConfigError, RequestError, SafetyError, ToolError
 from disklab.core.fs.commands import partition_argvs
 from disklab.core.privilege.protocol import Partition, Partitioned, Unpartition, Unpartitioned
 from disklab.core.privileged.filesystems import destructive_target
 from disklab.core.privileged.state import TIMEOUTS, Session, device_of
 from disklab.core.system import devices
+from disklab.core.vocab.errors import ConfigError, RequestError, SafetyError, ToolError
 
 
 def partitions_of(kname: str) -> list[str]:

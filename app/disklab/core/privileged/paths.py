@@ -14,7 +14,7 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from disklab.core.errors import SafetyError
+from disklab.core.vocab.errors import SafetyError
 
 DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import contextlib
 
-from disklab.core.errors import RequestError, SafetyError
 from disklab.core.fs.commands import scheduler_argv, setra_argv
 from disklab.core.privilege.protocol import Done, DropCaches, Scheduler, SchedulerSet, Setra
 from disklab.core.privileged.state import TIMEOUTS, Session, device_of
 from disklab.core.system.sysfs import read_readahead, read_scheduler
+from disklab.core.vocab.errors import RequestError, SafetyError
 
 
 def _tunable(s: Session, device: str) -> str:

@@ -24,9 +24,9 @@ from typing import Any
 import psutil
 
 from disklab.core import proc
-from disklab.core.errors import SafetyError, ToolError
 from disklab.core.privileged.paths import User
 from disklab.core.system import devices
+from disklab.core.vocab.errors import SafetyError, ToolError
 
 TAIL = 4000  # characters of each command's output kept in "ran"
 RECORDS = Path("/var/lib/disklab/helper")

@@ -23,9 +23,8 @@ from typing import Any
 import psutil
 
 from disklab.core import proc, tools
-from disklab.core.cleanup import remove_files
-from disklab.core.errors import RequestError, SafetyError
-from disklab.core.plan import case_params
+from disklab.core.plan.parse import case_params
+from disklab.core.plan.targets import NAME
 from disklab.core.privilege.protocol import (
     READ_WAIT_MAX,
     STOP_GRACE_MAX,
@@ -46,9 +45,10 @@ from disklab.core.privileged import groups
 from disklab.core.privileged.filesystems import destructive_target
 from disklab.core.privileged.state import Session
 from disklab.core.system import devices
+from disklab.core.system.cleanup import remove_files
 from disklab.core.system.mountinfo import mount_at
-from disklab.core.targets import NAME
 from disklab.core.tools.base import PLACEMENT_KEY, Command, RunTarget
+from disklab.core.vocab.errors import RequestError, SafetyError
 
 RESULT_MAX = 64 << 20  # bytes of a tool's result file returned (fio JSON is far smaller)
 PLACEMENT = re.compile(rf"{NAME.pattern}(?:\+{NAME.pattern}){{0,63}}")  # "a+b+a"

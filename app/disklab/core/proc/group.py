@@ -12,10 +12,10 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from disklab.core.errors import ToolError
 from disklab.core.proc.lines import OutputLine
 from disklab.core.proc.procfs import ProcCounters, TreeEntry, read_tree
 from disklab.core.proc.tool import ToolProcess
+from disklab.core.vocab.errors import ToolError
 
 GROUP_POLL = 0.02  # seconds between looks at a group's members (their end times' resolution)
 GROUP_START = 30.0  # seconds the members of a group may take to reach the barrier

@@ -12,8 +12,8 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disklab.core.errors import ToolError
 from disklab.core.proc.spawn import which
+from disklab.core.vocab.errors import ToolError
 
 
 class LineProcess:

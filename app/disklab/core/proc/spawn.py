@@ -18,9 +18,9 @@ from typing import Any
 
 import psutil
 
-from disklab.core.errors import ToolError
 from disklab.core.proc.procfs import TOKEN_VAR
 from disklab.core.proc.tracking import Tracker
+from disklab.core.vocab.errors import ToolError
 
 SBIN = "/usr/local/sbin:/usr/sbin:/sbin"  # bonnie++ and mkfs live here; not on a user's PATH
 KILL_WAIT = 5.0  # seconds to wait for SIGKILLed processes to disappear (D state may not)

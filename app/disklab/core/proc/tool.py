@@ -21,7 +21,6 @@ from typing import IO
 
 import psutil
 
-from disklab.core.errors import ToolError
 from disklab.core.proc.lines import EOL, MAX_LINE, MAX_PENDING, RECENT_LINES, KeptBytes, OutputLine
 from disklab.core.proc.procfs import ProcCounters, TreeEntry, process_counters
 from disklab.core.proc.spawn import (
@@ -33,6 +32,7 @@ from disklab.core.proc.spawn import (
     start_failure,
 )
 from disklab.core.proc.tracking import TRACK_EVERY, Tracker
+from disklab.core.vocab.errors import ToolError
 
 
 class ToolProcess:

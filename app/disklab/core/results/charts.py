@@ -14,7 +14,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from disklab.core.model import SIZE_KEYS
 from disklab.core.results.compare import Comparison, better_is_higher
 from disklab.core.results.format import (
     display_unit,
@@ -26,7 +25,8 @@ from disklab.core.results.format import (
 from disklab.core.results.labels import case_labels, number_of
 from disklab.core.results.pivot import Pivot, label_part
 from disklab.core.results.rows import is_headline, row_params, row_stats
-from disklab.core.units import format_size
+from disklab.core.vocab.model import SIZE_KEYS
+from disklab.core.vocab.units import format_size
 
 # Parameter keys that are matrix axes worth a line chart (x axis), in order of preference.
 SWEEP_KEYS = ("record_size", "block_size", "bs", "file_size", "size", "threads", "streams",

@@ -19,9 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from disklab.core.jsonformat import versioned
 from disklab.core.library import Library
-from disklab.core.plan import session_report
+from disklab.core.plan.parse import session_report
 from disklab.core.results.charts import (
     ChartSpec,
     comparison_charts,
@@ -69,6 +68,7 @@ from disklab.core.results.tables import (
     pivot_table,
     results_table,
 )
+from disklab.core.vocab.jsonformat import versioned
 
 SESSION_FORMATS = ("html", "md", "csv", "json")
 COMPARISON_FORMATS = ("md", "csv", "json", "html")

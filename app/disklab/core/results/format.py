@@ -18,9 +18,9 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from disklab.core.model import SIZE_KEYS
 from disklab.core.results.rows import row_params
-from disklab.core.units import MiB, format_size, number
+from disklab.core.vocab.model import SIZE_KEYS
+from disklab.core.vocab.units import MiB, format_size, number
 
 MISSING = "–"  # a figure that is not there (not measured, or no baseline to compare with)
 

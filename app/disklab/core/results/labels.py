@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from disklab.core.errors import DisklabError
 from disklab.core.results.format import format_params
 from disklab.core.results.rows import row_params
 from disklab.core.tools import get_adapter
-from disklab.core.units import parse_size
+from disklab.core.vocab.errors import DisklabError
+from disklab.core.vocab.units import parse_size
 
 # the value of a placement or host key that sums the named ones: after them
 AGGREGATE = "all"

@@ -16,7 +16,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from disklab.core.model import Case, Metric
 from disklab.core.results.format import format_mean_std
 from disklab.core.results.labels import case_labels, value_rank
 from disklab.core.results.limits import (
@@ -27,6 +26,7 @@ from disklab.core.results.limits import (
     run_limits,
 )
 from disklab.core.results.rows import headline, row_stats
+from disklab.core.vocab.model import Case, Metric
 
 SHOWN_METRICS = 2  # a case's cell names its first two headline metrics (throughput first)
 

@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from disklab.core.model import PIVOT_KEYS, Report
 from disklab.core.results.compare import (
     BASELINE,
     BETTER,
@@ -39,6 +38,7 @@ from disklab.core.results.labels import number_of, unset_default, value_rank
 from disklab.core.results.limits import Limit, limits_of
 from disklab.core.results.rows import is_headline, row_params
 from disklab.core.results.stats import ALPHA
+from disklab.core.vocab.model import PIVOT_KEYS, Report
 
 # Keys a row has outside its parameters; 'test' is the metric's test part ('write' of
 # 'write:iops'), 'metric' the whole metric name, 'session' the session it comes from.

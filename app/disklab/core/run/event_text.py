@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from disklab.core.events import (
+from disklab.core.results.labels import case_labels, case_titles
+from disklab.core.vocab.events import (
     CaseCancelled,
     CaseFailed,
     CaseFinished,
@@ -27,9 +28,8 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
-from disklab.core.model import Case, Metric
-from disklab.core.results.labels import case_labels, case_titles
-from disklab.core.units import human_rate
+from disklab.core.vocab.model import Case, Metric
+from disklab.core.vocab.units import human_rate
 
 INDENT = "    "  # a case's outcome, under the line that started it
 TAIL_LINES = 8  # of a failed case's output, under its FAILED line

@@ -13,12 +13,12 @@ import psutil
 
 from disklab.core.fs.commands import preview_device, preview_mountpoint
 from disklab.core.hosts.servers import planned_endpoints
-from disklab.core.matrix import expand
-from disklab.core.model import RAW_SECTION, Case, HostEndpoint, Plan
-from disklab.core.progress import Work
-from disklab.core.targets import named_targets, stream_targets
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.targets import named_targets, stream_targets
+from disklab.core.run.progress import Work
 from disklab.core.tools.base import Command, RunTarget
 from disklab.core.tools.fio.client import adapter_for
+from disklab.core.vocab.model import RAW_SECTION, Case, HostEndpoint, Plan
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False,
 def planned_work(plan: Plan, python: str = sys.executable, as_root: bool = False,
                  only: Collection[tuple[str, int]] | None = None) -> Work:
     """The runs of a whole plan (or of the `only` runs) counted by kind, time-based (a runtime
-    parameter) or size-based, for the overall progress and ETA (core.progress)."""
+    parameter) or size-based, for the overall progress and ETA (core.run.progress)."""
     return Work.of((runtime_of(run.case), run.command.planned_bytes)
                    for run in plan_runs(plan, python, as_root=as_root, only=only))
 

@@ -1,6 +1,6 @@
 """Run a checked plan and store every event in the library as it comes (RecordedRun): the CLI
 prints the events, the GUI worker hands them to the window. `RecordedRun.resuming` takes up an
-incomplete session in place (core.resume checks that it may). Before the run, what an earlier,
+incomplete session in place (core.run.resume checks that it may). Before the run, what an earlier,
 killed session left (mounts, loop devices, servers' files) is cleaned up."""
 
 from __future__ import annotations
@@ -9,17 +9,17 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Self
 
-from disklab.core.events import Event, Notice, SessionFinished
 from disklab.core.fs.apply import recover_leftovers
 from disklab.core.hosts.leftovers import recover_remote_files
 from disklab.core.hosts.servers import stale_probe_dirs
 from disklab.core.hosts.ssh import Ask
 from disklab.core.library import Library
-from disklab.core.model import Plan
-from disklab.core.resume import Resumption
+from disklab.core.run.resume import Resumption
 from disklab.core.run.runner import run_plan
 from disklab.core.run.watch import CancelFlag
 from disklab.core.system.directories import state_dir
+from disklab.core.vocab.events import Event, Notice, SessionFinished
+from disklab.core.vocab.model import Plan
 
 
 class RecordedRun:
@@ -54,7 +54,7 @@ class RecordedRun:
                  cancel: CancelFlag | None = None,
                  password: Callable[[], str] | None = None,
                  ask: Ask | None = None) -> RecordedRun:
-        """Resume the session core.resume.prepare_resume checked: the same session, its plan,
+        """Resume the session core.run.resume.prepare_resume checked: the same session, its plan,
         only the case x repeat pairs without a complete result; the first event is
         SessionResumed, and the library records when and how many runs."""
         return cls(resumption.plan, library, warnings=resumption.warnings, cancel=cancel,

@@ -33,36 +33,20 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc, tools
-from disklab.core.cleanup import remove_files
-from disklab.core.errors import DisklabError, PrivilegeError
-from disklab.core.events import (
-    CaseCancelled,
-    CaseFailed,
-    CaseFinished,
-    CaseStarted,
-    ConfigApplied,
-    ConfigTornDown,
-    Event,
-    LogLine,
-    Notice,
-    SessionFinished,
-    SessionResumed,
-    SessionStarted,
-)
 from disklab.core.fs.apply import CgroupRecord, Scratch, StateFile, session_state
 from disklab.core.fs.options import journalled_data_seconds
 from disklab.core.hosts.leftovers import remote_step
 from disklab.core.hosts.servers import Servers, used_hosts
 from disklab.core.hosts.ssh import Ask
-from disklab.core.matrix import expand
-from disklab.core.model import RAW_SECTION, Case, FsConfig, HostEndpoint, Plan
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.targets import config_targets, is_multi, named_targets, stream_targets
 from disklab.core.privilege import Privileged, PrivilegedTool
 from disklab.core.privilege.protocol import CgroupCreate, DropCaches, ToolCleanup
 from disklab.core.proc.group import ToolGroup
 from disklab.core.proc.tool import ToolProcess
-from disklab.core.progress import OverallProgress
-from disklab.core.resume import Resumption, host_identity, target_identity
 from disklab.core.run.planning import Planned, plan_runs, planned_work, runtime_of
+from disklab.core.run.progress import OverallProgress
+from disklab.core.run.resume import Resumption, host_identity, target_identity
 from disklab.core.run.watch import (
     TERM_GRACE,
     CancelFlag,
@@ -81,14 +65,30 @@ from disklab.core.system.cgroups import (
     oom_kills,
     remove_group,
 )
+from disklab.core.system.cleanup import remove_files
 from disklab.core.system.devices import check_destructive, identity, identity_of
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.syncfs import syncfs
-from disklab.core.targets import config_targets, is_multi, named_targets, stream_targets
 from disklab.core.tools.base import ToolAdapter, ToolOutput
 from disklab.core.tools.fio.client import adapter_for, host_names, server_files
-from disklab.core.units import format_size
+from disklab.core.vocab.errors import DisklabError, PrivilegeError
+from disklab.core.vocab.events import (
+    CaseCancelled,
+    CaseFailed,
+    CaseFinished,
+    CaseStarted,
+    ConfigApplied,
+    ConfigTornDown,
+    Event,
+    LogLine,
+    Notice,
+    SessionFinished,
+    SessionResumed,
+    SessionStarted,
+)
+from disklab.core.vocab.model import RAW_SECTION, Case, FsConfig, HostEndpoint, Plan
+from disklab.core.vocab.units import format_size
 
 SAMPLE_INTERVAL = 0.5  # seconds between monitor samples: DESIGN.md asks for 250-1000 ms
 

@@ -10,8 +10,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError, PrivilegeError
-from disklab.core.events import (
+from disklab.core.privilege import PrivilegedTool
+from disklab.core.proc.tool import ToolProcess
+from disklab.core.run.monitor import Monitor, TargetDisks
+from disklab.core.run.planning import Planned, runtime_of
+from disklab.core.run.progress import OverallProgress
+from disklab.core.tools.base import ToolAdapter, ToolOutput
+from disklab.core.tools.fio.client import host_names
+from disklab.core.vocab.errors import DisklabError, PrivilegeError
+from disklab.core.vocab.events import (
     CaseCancelled,
     CaseFailed,
     CaseFinished,
@@ -20,14 +27,7 @@ from disklab.core.events import (
     Progress,
     Sample,
 )
-from disklab.core.model import Case, Metric
-from disklab.core.monitor import Monitor, TargetDisks
-from disklab.core.privilege import PrivilegedTool
-from disklab.core.proc.tool import ToolProcess
-from disklab.core.progress import OverallProgress
-from disklab.core.run.planning import Planned, runtime_of
-from disklab.core.tools.base import ToolAdapter, ToolOutput
-from disklab.core.tools.fio.client import host_names
+from disklab.core.vocab.model import Case, Metric
 
 # A sample may be taken up to this share of the interval before or after its time, when the
 # tool's output wakes DiskLab anyway: one wake-up for both instead of two (the engine prints
@@ -241,7 +241,7 @@ def progress_event(
     target: str | None = None,
 ) -> Progress:
     """Progress with the ETA of this case (the time left of a time-based case, else bytes left
-    at the rate so far) and the session's overall share and ETA (core.progress; by bytes only
+    at the rate so far) and the session's overall share and ETA (core.run.progress; by bytes only
     without a tracker). A target's own progress (several targets) is that target's bytes: no
     ETA, no overall."""
     if target is not None:

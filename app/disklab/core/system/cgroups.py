@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from disklab.core.errors import SafetyError, ToolError
 from disklab.core.system.mountinfo import parse_mountinfo
+from disklab.core.vocab.errors import SafetyError, ToolError
 
 GROUP_PREFIX = "disklab-"
 GROUP_NAME = re.compile(r"disklab-[0-9]+-[A-Za-z0-9_.-]{1,200}")

@@ -32,10 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.errors import DisklabError, SafetyError, ToolError
 from disklab.core.system import sysfs
 from disklab.core.system.mountinfo import existing, filesystem_of, mounts, unescape
-from disklab.core.units import human_bytes
+from disklab.core.vocab.errors import DisklabError, SafetyError, ToolError
+from disklab.core.vocab.units import human_bytes
 
 SAFETY_ORDER = ("system", "mounted", "member", "has-data", "free")
 REFUSED = frozenset({"system", "mounted", "member"})

@@ -18,8 +18,8 @@ import inspect
 import pkgutil
 from collections.abc import Iterator, Mapping
 
-from disklab.core.errors import AdapterError
 from disklab.core.tools.base import Capabilities, ParamSpec, ToolAdapter
+from disklab.core.vocab.errors import AdapterError
 
 _NOT_TOOLS = frozenset({"base"})  # modules of this package that are no tool
 _cache: dict[str, ToolAdapter] = {}

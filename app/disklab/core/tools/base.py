@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from disklab.core.errors import ParseError
-from disklab.core.model import HostEndpoint, Metric, ProgressUpdate, Scalar
+from disklab.core.vocab.errors import ParseError
+from disklab.core.vocab.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 
 REQUIRED: Any = object()  # ParamSpec.default for a parameter the plan must give
 

@@ -21,16 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import (
-    UNIT_NS,
-    UNIT_OPS,
-    UNIT_PERCENT,
-    UNIT_THROUGHPUT,
-    Metric,
-    ProgressUpdate,
-    Scalar,
-)
 from disklab.core.tools.base import (
     MAX_FILE,
     REQUIRED,
@@ -42,7 +32,17 @@ from disklab.core.tools.base import (
     ToolAdapter,
     ToolOutput,
 )
-from disklab.core.units import KiB, MiB, parse_size
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import (
+    UNIT_NS,
+    UNIT_OPS,
+    UNIT_PERCENT,
+    UNIT_THROUGHPUT,
+    Metric,
+    ProgressUpdate,
+    Scalar,
+)
+from disklab.core.vocab.units import KiB, MiB, parse_size
 
 TOOL = "bonnie"
 IO_TESTS = ("char_write", "block_write", "rewrite", "char_read", "block_read", "random_seeks")

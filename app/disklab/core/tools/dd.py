@@ -17,8 +17,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
     MAX_BLOCK,
     MAX_FILE,
@@ -36,7 +34,9 @@ from disklab.core.tools.base import (
     placement_metrics,
     stream_directories,
 )
-from disklab.core.units import unit_scale
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import UNIT_THROUGHPUT, Metric, ProgressUpdate
+from disklab.core.vocab.units import unit_scale
 
 TOOL = "dd"
 # "%g" seconds; a decimal comma in some locales

@@ -1,4 +1,4 @@
-"""Adapter of the built-in engine (disklab.core.engine): parameters in, argv out; JSON lines in,
+"""Adapter of the built-in engine (disklab.engine): parameters in, argv out; JSON lines in,
 metrics and progress out. Pure, like every adapter: the engine itself is the process.
 
 Metrics (names as iozone's throughput mode, so that the headline rule, comparisons and charts
@@ -23,8 +23,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from disklab import __version__
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import UNIT_NS, UNIT_OPS, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
     MAX_BLOCK,
     MAX_FILE,
@@ -43,7 +41,9 @@ from disklab.core.tools.base import (
     placement_metrics,
     stream_directories,
 )
-from disklab.core.units import parse_size
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import UNIT_NS, UNIT_OPS, UNIT_THROUGHPUT, Metric, ProgressUpdate
+from disklab.core.vocab.units import parse_size
 
 TOOL = "engine"
 MAX_THREADS = 1024  # issuing threads of one case (streams x queue_depth): each has a buffer
@@ -270,7 +270,7 @@ class EngineAdapter(ToolAdapter):
         if placed and not raw:  # one stream per name of `on`, its file on that target
             files = tuple(target.file(f"-{i}", directory)
                           for i, (_name, directory) in enumerate(placed))
-        base = [target.python, "-m", "disklab.core.engine", "--mode", mode]
+        base = [target.python, "-m", "disklab.engine", "--mode", mode]
         for f in files:
             base += ["--file", f]
         for bs in _stream_block_sizes(params) or [int(params.get("block_size", 1 << 20))]:

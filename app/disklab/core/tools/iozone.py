@@ -29,8 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import UNIT_OPS, UNIT_PERCENT, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
     MAX_FILE,
     Capabilities,
@@ -45,7 +43,9 @@ from disklab.core.tools.base import (
     placement_metrics,
     stream_directories,
 )
-from disklab.core.units import KiB, MiB, format_size
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import UNIT_OPS, UNIT_PERCENT, UNIT_THROUGHPUT, Metric, ProgressUpdate
+from disklab.core.vocab.units import KiB, MiB, format_size
 
 TOOL = "iozone"
 MAX_RECORD = 16 * MiB  # iozone.c MAXBUFFERSIZE: it refuses larger records

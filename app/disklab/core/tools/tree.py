@@ -1,7 +1,7 @@
-"""Adapter of the file-tree workload (disklab.core.treeload): the RAID study's dd/rm tables.
+"""Adapter of the file-tree workload (disklab.treeload): the RAID study's dd/rm tables.
 
 Parameters in, argv out; JSON lines in, metrics and progress out. Pure, like every adapter:
-the workload itself is the process (`python -m disklab.core.treeload`).
+the workload itself is the process (`python -m disklab.treeload`).
 
 Metrics, per phase P (create, delete): P (bytes/s over the phase), P:seconds (real),
 P:user and P:sys (the tool's CPU seconds, as `time` printed them in the study), and
@@ -15,8 +15,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import UNIT_OPS, UNIT_THROUGHPUT, Metric, ProgressUpdate
 from disklab.core.tools.base import (
     MAX_BLOCK,
     MAX_FILE,
@@ -29,6 +27,8 @@ from disklab.core.tools.base import (
     ToolOutput,
     json_lines,
 )
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import UNIT_OPS, UNIT_THROUGHPUT, Metric, ProgressUpdate
 
 TOOL = "tree"
 PHASES = ("create", "delete")
@@ -132,7 +132,7 @@ class TreeAdapter(ToolAdapter):
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
         root = target.file("-tree")
-        argv = [target.python, "-m", "disklab.core.treeload", "--root", root,
+        argv = [target.python, "-m", "disklab.treeload", "--root", root,
                 "--dirs", str(int(params.get("dirs", 10))),
                 "--files-per-dir", str(int(params.get("files_per_dir", 1000))),
                 "--file-size", str(int(params.get("file_size", 1 << 20))),

@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.errors import ConfigError, DisklabError
 from disklab.core.fs.commands import (
     command_line,
     preview_device,
@@ -50,9 +49,10 @@ from disklab.core.fs.options import (
     config_from_toml,
     device_options,
 )
-from disklab.core.plan_keys import PlanKey
+from disklab.core.plan.draft import _scalar
+from disklab.core.plan.keys import PlanKey
 from disklab.core.system.devices import classify, identity_of
-from disklab.gui.draft import _scalar
+from disklab.core.vocab.errors import ConfigError, DisklabError
 from disklab.gui.pages.target import ask_destroy, mark_invalid
 from disklab.gui.state import Workbench
 

@@ -35,9 +35,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.errors import DisklabError
 from disklab.core.importing import ImportReport, import_paths
 from disklab.core.library.schema import RESUMABLE
+from disklab.core.plan.draft import PlanDraft
 from disklab.core.results.charts import (
     ChartSpec,
     fio_log_charts,
@@ -51,8 +51,8 @@ from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
 from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.core.run.event_text import notice_text, stored_line
+from disklab.core.vocab.errors import DisklabError
 from disklab.gui.chart import ChartWidget
-from disklab.gui.draft import PlanDraft
 from disklab.gui.export import ask_export_path, write_chart, write_charts
 from disklab.gui.models import sessions_model, when
 from disklab.gui.state import Workbench

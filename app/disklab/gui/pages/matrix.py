@@ -1,7 +1,7 @@
 """Test matrix page: tools, their parameters as editable lists, repeats; the plan's size and cost.
 
 A field holding 'a, b' is a matrix axis (the plan's TOML list). The plan is checked by
-core.session.check_plan in the thread pool (the check probes the target for O_DIRECT), 300 ms
+core.run.summary.check_plan in the thread pool (the check probes the target for O_DIRECT), 300 ms
 after the last edit, and the page shows the cases, bytes to write, an estimated duration (the
 line `disklab plan validate` prints) and every warning or problem with its key. A problem of a
 test parameter is also shown at its field, and a click on a listed problem goes to its field
@@ -35,10 +35,11 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core import tools
-from disklab.core.errors import Problem
-from disklab.core.plan import RAW_TOOLS
-from disklab.core.plan_keys import PlanKey
-from disklab.core.session import (
+from disklab.core.plan.draft import PlanDraft, field_text, parse_field
+from disklab.core.plan.keys import PlanKey
+from disklab.core.plan.parse import RAW_TOOLS
+from disklab.core.plan.targets import PLACED_TOOLS
+from disklab.core.run.summary import (
     ASSUMED_RATE,
     PlanSummary,
     check_plan,
@@ -46,9 +47,8 @@ from disklab.core.session import (
     summary_text,
     tool_rows,
 )
-from disklab.core.targets import PLACED_TOOLS
 from disklab.core.tools.base import REQUIRED, ParamSpec
-from disklab.gui.draft import PlanDraft, field_text, parse_field
+from disklab.core.vocab.errors import Problem
 from disklab.gui.pages.target import mark_invalid
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
@@ -496,7 +496,7 @@ class MatrixPage(QWidget):
                 item = QListWidgetItem(f"warning: {w}")
                 item.setForeground(QColor(190, 120, 0))
                 self.problems.addItem(item)
-        # the same line `disklab plan validate` prints (core.session.summary_text)
+        # the same line `disklab plan validate` prints (core.run.summary.summary_text)
         if summary.errors and errors and all(p.key == "test" for p in errors) \
                 and not self.wb.draft.tests:
             self.summary_label.setText("No tests yet.")

@@ -6,7 +6,7 @@ numpy buffers, log lines into a pending list and the latest progress aside; afte
 (`drained`) everything is drawn in the same wake-up of the GUI thread: bars, the large rate
 figures, the log and the plots (a zoom at once), so a chatty tool cannot flood the GUI thread
 and watching a run costs little CPU (bench figure 2). The overall bar and ETA are the core's
-(core.progress, over every case x repeat, by time for time-based cases). The case table fills
+(core.run.progress, over every case x repeat, by time for time-based cases). The case table fills
 as cases finish, with mean ± stddev over the repeats done so far. Esc asks to cancel from any
 page while a run goes.
 """
@@ -40,7 +40,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.events import (
+from disklab.core.library import Library
+from disklab.core.privilege import password_needed
+from disklab.core.results.labels import case_titles
+from disklab.core.results.limits import limits_text, limits_tip
+from disklab.core.results.live import LiveResults
+from disklab.core.run.event_text import EventText, notice_text
+from disklab.core.run.live_rates import app_rate_blind_spot
+from disklab.core.run.progress import readable_line
+from disklab.core.run.resume import Resumption, prepare_resume
+from disklab.core.run.summary import PlanSummary, check_plan, format_duration
+from disklab.core.standard_set import NAME as STANDARD_NAME
+from disklab.core.standard_set import UNIT_NOTE, Tile, standard_tiles
+from disklab.core.vocab.events import (
     CaseCancelled,
     CaseFailed,
     CaseFinished,
@@ -55,19 +67,7 @@ from disklab.core.events import (
     SessionResumed,
     SessionStarted,
 )
-from disklab.core.library import Library
-from disklab.core.live_rates import app_rate_blind_spot
-from disklab.core.privilege import password_needed
-from disklab.core.progress import readable_line
-from disklab.core.results.labels import case_titles
-from disklab.core.results.limits import limits_text, limits_tip
-from disklab.core.results.live import LiveResults
-from disklab.core.resume import Resumption, prepare_resume
-from disklab.core.run.event_text import EventText, notice_text
-from disklab.core.session import PlanSummary, check_plan, format_duration
-from disklab.core.standard_set import NAME as STANDARD_NAME
-from disklab.core.standard_set import UNIT_NOTE, Tile, standard_tiles
-from disklab.core.units import human_rate
+from disklab.core.vocab.units import human_rate
 from disklab.gui.lazy import live_plots
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
@@ -295,7 +295,7 @@ class RunPage(QWidget):
 
     def resume(self, session_id: int) -> None:
         """Take up an incomplete session of the library: checked off the GUI thread
-        (core.resume: its status, the same machine and target, the same cases), then run like
+        (core.run.resume: its status, the same machine and target, the same cases), then run like
         a plan, into the same views; only its runs without a complete result run."""
         if self.wb.runs.running:
             self.state_label.setText("A run is going: resume the session when it has ended.")

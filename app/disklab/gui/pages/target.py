@@ -39,7 +39,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.session import PlanSummary
+from disklab.core.plan.draft import PlanDraft
+from disklab.core.plan.targets import MAX_PARTITIONS
+from disklab.core.run.summary import PlanSummary
 from disklab.core.standard_set import standard_plan
 from disklab.core.system.devices import (
     Device,
@@ -49,9 +51,7 @@ from disklab.core.system.devices import (
     list_devices,
 )
 from disklab.core.system.space import directory_space, free_space
-from disklab.core.targets import MAX_PARTITIONS
-from disklab.core.units import GiB, human_bytes, parse_size
-from disklab.gui.draft import PlanDraft
+from disklab.core.vocab.units import GiB, human_bytes, parse_size
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 

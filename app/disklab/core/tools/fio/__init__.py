@@ -24,11 +24,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import (
-    UNIT_THROUGHPUT,
-    Metric,
-)
 from disklab.core.tools.base import (
     Capabilities,
     Command,
@@ -65,6 +60,11 @@ from disklab.core.tools.fio.output import (
     json_jobs,
     sniff,
     text_jobs,
+)
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import (
+    UNIT_THROUGHPUT,
+    Metric,
 )
 
 

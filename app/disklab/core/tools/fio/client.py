@@ -26,8 +26,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from disklab.core.errors import ParseError, ToolError
-from disklab.core.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import Command, ProgressParser, RunTarget, ToolAdapter, ToolOutput
 from disklab.core.tools.fio import FioAdapter
@@ -40,6 +38,8 @@ from disklab.core.tools.fio.output import (
     finite,
     job_metrics,
 )
+from disklab.core.vocab.errors import ParseError, ToolError
+from disklab.core.vocab.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 
 TOOL = "fio"
 HOSTS_KEY = "hosts"  # the test parameter: host names joined with '+' ("h1+h2")

@@ -10,16 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from disklab.core.errors import ParseError
-from disklab.core.model import (
-    UNIT_NS,
-    UNIT_OPS,
-    UNIT_PERCENT,
-    UNIT_THROUGHPUT,
-    Metric,
-    ProgressUpdate,
-    Scalar,
-)
 from disklab.core.tools.base import (
     ProgressParser,
 )
@@ -31,7 +21,17 @@ from disklab.core.tools.fio.options import (
     TEXT_PERCENTILES,
     TOOL,
 )
-from disklab.core.units import parse_size
+from disklab.core.vocab.errors import ParseError
+from disklab.core.vocab.model import (
+    UNIT_NS,
+    UNIT_OPS,
+    UNIT_PERCENT,
+    UNIT_THROUGHPUT,
+    Metric,
+    ProgressUpdate,
+    Scalar,
+)
+from disklab.core.vocab.units import parse_size
 
 
 def sniff(text: str) -> bool:

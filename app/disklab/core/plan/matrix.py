@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from disklab.core import tools
-from disklab.core.model import Case, Plan, TestSpec
-from disklab.core.targets import fits, named_targets
+from disklab.core.plan.targets import fits, named_targets
 from disklab.core.tools.base import PLACEMENT_KEY
+from disklab.core.vocab.model import Case, Plan, TestSpec
 
 
 def _axes(spec: TestSpec) -> list[tuple[str, ...]]:

@@ -1,4 +1,4 @@
-"""DiskLab's built-in I/O engine: a tool of its own, run as `python -m disklab.core.engine`.
+"""DiskLab's built-in I/O engine: a tool of its own, run as `python -m disklab.engine`.
 
 Modelled on Quantum StorNext's Mio and on fio's psync engine: N streams (one file each, or one
 block device), a block size (one for all, or one per stream), a size per stream, a queue depth

@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from disklab.core.units import human_bytes, human_rate
+from disklab.core.vocab.units import human_bytes, human_rate
 
 ASSUMED_RATE = 200 * 1024 * 1024  # B/s for size-based runs before any figure was seen
 ETA_SLACK_SECONDS = 30.0  # an ETA grows again only past this, or past ETA_SLACK_SHARE of itself

@@ -1,4 +1,4 @@
-"""`python -m disklab.core.treeload`: see disklab.core.treeload.
+"""`python -m disklab.treeload`: see disklab.treeload.
 
 SIGTERM and SIGINT are caught before anything else is imported, so that a stop in the first
 tenths of a second still ends with the tree removed and a partial summary.
@@ -17,6 +17,6 @@ def _remember(signum: int, frame: object) -> None:
 signal.signal(signal.SIGTERM, _remember)
 signal.signal(signal.SIGINT, _remember)
 
-from disklab.core.treeload.cli import main  # noqa: E402
+from disklab.treeload.cli import main  # noqa: E402
 
 sys.exit(main(early_signals=_early))

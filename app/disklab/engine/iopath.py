@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 
-from disklab.core.engine import aio, uring
+from disklab.engine import aio, uring
 
 PATHS = ("auto", "psync", "aio", "uring")
 ASYNC_PATHS = ("aio", "uring")  # one process keeps many requests in flight; O_DIRECT only

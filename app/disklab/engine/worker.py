@@ -28,8 +28,8 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from disklab.core.engine import aio, iopath, loop, uring
-from disklab.core.engine.loop import (
+from disklab.engine import aio, iopath, loop, uring
+from disklab.engine.loop import (
     ENDED,
     ERR_ERRNO,
     ERR_KIND,
@@ -43,7 +43,7 @@ from disklab.core.engine.loop import (
     SAMPLES,
     STARTED,
 )
-from disklab.core.engine.psync import PsyncPath
+from disklab.engine.psync import PsyncPath
 
 MAX_LATENCIES = 1 << 20  # latency samples kept per run, over all slots
 TABLE_LIMIT = 1 << 18  # random orders up to this many blocks are a shuffled table

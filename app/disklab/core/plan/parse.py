@@ -20,27 +20,11 @@ from typing import Any
 import psutil
 
 from disklab.core import tools
-from disklab.core.direct_io import direct_io_refusal_once
-from disklab.core.errors import DisklabError, PlanError, Problem
 from disklab.core.fs.options import config_from_toml, device_options, journalled_data_seconds
 from disklab.core.hosts.config import HOSTS_KEY, read_hosts, read_hosts_param
-from disklab.core.matrix import expand, point_count, points, run_count
-from disklab.core.model import (
-    AS_IS,
-    PIVOT_KEYS,
-    RAW_KEY,
-    RAW_SECTION,
-    FsConfig,
-    Plan,
-    Report,
-    Target,
-    TestSpec,
-)
-from disklab.core.proc import which
-from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
-from disklab.core.system.devices import check_destructive, kernel_name
-from disklab.core.system.mountinfo import mount_of, same_filesystem
-from disklab.core.targets import (
+from disklab.core.plan.direct_io import direct_io_refusal_once
+from disklab.core.plan.matrix import expand, point_count, points, run_count
+from disklab.core.plan.targets import (
     check_placements,
     limit_configs,
     named_targets,
@@ -51,8 +35,24 @@ from disklab.core.targets import (
     take_config_targets,
     take_placements,
 )
+from disklab.core.proc import which
+from disklab.core.system.cgroups import MIN_LIMIT, find_memory_controller
+from disklab.core.system.devices import check_destructive, kernel_name
+from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec, ToolAdapter
-from disklab.core.units import (
+from disklab.core.vocab.errors import DisklabError, PlanError, Problem
+from disklab.core.vocab.model import (
+    AS_IS,
+    PIVOT_KEYS,
+    RAW_KEY,
+    RAW_SECTION,
+    FsConfig,
+    Plan,
+    Report,
+    Target,
+    TestSpec,
+)
+from disklab.core.vocab.units import (
     MAX_BYTES,
     format_size,
     human_bytes,

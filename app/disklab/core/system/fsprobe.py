@@ -15,7 +15,7 @@ import shutil
 
 from disklab.core.system import sysfs
 from disklab.core.system.mountinfo import filesystem_of
-from disklab.core.units import human_bytes
+from disklab.core.vocab.units import human_bytes
 
 PROBE_BYTES = 4096  # one aligned block: every device's logical block size divides it
 

@@ -18,17 +18,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from disklab.core.errors import DisklabError, PlanError, ResumeError
 from disklab.core.library import Library
 from disklab.core.library.schema import RESUMABLE
 from disklab.core.library.writer import to_json
-from disklab.core.matrix import expand
-from disklab.core.model import Plan, Target
-from disklab.core.plan import parse_plan
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import parse_plan
 from disklab.core.system.devices import identity
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.sysfs import read
+from disklab.core.vocab.errors import DisklabError, PlanError, ResumeError
+from disklab.core.vocab.model import Plan, Target
 
 MACHINE_ID = "/etc/machine-id"
 # host facts that change the figures but not which machine it is: a warning when they differ

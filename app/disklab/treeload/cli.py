@@ -1,4 +1,4 @@
-"""The file-tree tool's command line: argparse in, JSON lines out (see disklab.core.treeload).
+"""The file-tree tool's command line: argparse in, JSON lines out (see disklab.treeload).
 
 Exit status: 0 done; 1 an I/O error (an error line says what); 2 bad arguments; 128 + signal
 number when SIGTERM or SIGINT stopped it (the tree is removed first, and a summary flagged
@@ -16,8 +16,8 @@ import time
 from types import FrameType
 from typing import Any
 
-from disklab.core.treeload.flush import flush
-from disklab.core.treeload.tree import (
+from disklab.treeload.flush import flush
+from disklab.treeload.tree import (
     Counters,
     Shape,
     Tick,
@@ -40,7 +40,7 @@ def emit(obj: dict[str, Any]) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m disklab.core.treeload",
+    p = argparse.ArgumentParser(prog="python -m disklab.treeload",
                                 description="DiskLab's file-tree create/delete workload")
     p.add_argument("--root", required=True, help="the tree's top directory (must not exist)")
     p.add_argument("--dirs", type=int, required=True, help="directories")

@@ -1,6 +1,6 @@
 """The grammar of a plan key, in one place: what a problem names and a page goes to.
 
-A plan key says where in a plan a value sits, as the checks (core.plan, core.session) name it
+A plan key says where in a plan a value sits, as the checks (core.plan, core.run.summary) name it
 and the window puts the focus on its field: `name`, `test[2].block_size`,
 `config[1].mkfs.journal_size`, `targets.a.image`, `mount[3]` (inside one [[config]] table).
 It is a section, an optional 1-based index (arrays of tables: [[test]], [[config]], a list),

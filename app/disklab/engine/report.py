@@ -10,7 +10,7 @@ import time
 from array import array
 from typing import Any, TextIO
 
-from disklab.core.engine.worker import Runner, StreamState
+from disklab.engine.worker import Runner, StreamState
 
 
 def emit(obj: dict[str, Any], out: TextIO | None = None) -> None:

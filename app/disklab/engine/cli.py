@@ -1,4 +1,4 @@
-"""The engine's command line: argparse in, JSON lines out (see disklab.core.engine).
+"""The engine's command line: argparse in, JSON lines out (see disklab.engine).
 
 Exit status: 0 done; 1 an I/O error (an error line says what, in the filesystem's terms);
 2 bad arguments; 128 + signal number when SIGTERM or SIGINT stopped it (a summary flagged
@@ -14,10 +14,10 @@ import time
 import traceback
 from types import FrameType
 
-from disklab.core.engine.iopath import PATHS
-from disklab.core.engine.probe import explain
-from disklab.core.engine.report import emit, interval, summary
-from disklab.core.engine.worker import Job, LayoutError, Runner, prepare_file
+from disklab.core.system.fsprobe import explain
+from disklab.engine.iopath import PATHS
+from disklab.engine.report import emit, interval, summary
+from disklab.engine.worker import Job, LayoutError, Runner, prepare_file
 
 MODES = ("write", "rewrite", "read", "randread", "randwrite")
 NEEDS_DIRECT = {
@@ -32,7 +32,7 @@ EXIT_USAGE = 2
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m disklab.core.engine",
+    p = argparse.ArgumentParser(prog="python -m disklab.engine",
                                 description="DiskLab's built-in I/O engine")
     p.add_argument("--mode", choices=MODES, required=True)
     p.add_argument("--file", action="append", required=True,

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from disklab.core.model import Case, Metric
+from disklab.core.vocab.model import Case, Metric
 
 
 @dataclass(frozen=True)
@@ -85,8 +85,8 @@ class Progress(Event):
     # the named target this progress is about, when a case runs on several (`on`); None: the
     # whole case. Live plots draw one curve per target and the case's total.
     target: str | None = None
-    overall: float | None = None  # fraction 0..1 of the whole session (core.progress)
-    overall_eta: float | None = None  # seconds left in the whole session (core.progress)
+    overall: float | None = None  # fraction 0..1 of the whole session (core.run.progress)
+    overall_eta: float | None = None  # seconds left in the whole session (core.run.progress)
     fraction: float | None = None  # 0..1 of this case: by time for a time-based case, else bytes
     runs_done: int | None = None  # case x repeat runs ended so far
 

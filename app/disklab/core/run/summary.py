@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from disklab.core import tools
-from disklab.core.errors import PlanError, Problem
-from disklab.core.matrix import run_count
-from disklab.core.model import Plan
-from disklab.core.plan import CheckedPlan, parse_plan
+from disklab.core.plan.matrix import run_count
+from disklab.core.plan.parse import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
 from disklab.core.proc import which
-from disklab.core.progress import Work
 from disklab.core.resources import preset_paths
 from disklab.core.run.planning import plan_runs
-from disklab.core.units import MiB, human_bytes
+from disklab.core.run.progress import Work
+from disklab.core.vocab.errors import PlanError, Problem
+from disklab.core.vocab.model import Plan
+from disklab.core.vocab.units import MiB, human_bytes
 
 ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
 
@@ -92,7 +92,7 @@ class PlanSummary:
     # the same errors and warnings with their plan keys (test[2].block_size, config[1].mount[2],
     # target.directory...), so a front end can show each at the field that has it
     problems: list[Problem] = field(default_factory=list)
-    work: Work | None = None  # the runs by kind, time-based or size-based (core.progress)
+    work: Work | None = None  # the runs by kind, time-based or size-based (core.run.progress)
 
 
 def summarize(checked: CheckedPlan) -> PlanSummary:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from disklab.core.units import format_size
+from disklab.core.vocab.units import format_size
 
 Scalar = int | float | str | bool
 
@@ -31,7 +31,7 @@ class Target:
     size: int | None = None  # image size in bytes
     confirm: str | None = None
     # GPT partitions DiskLab makes on an image or format target (0: none): each one is a
-    # target of its own, named <target>1..N (disklab.core.targets)
+    # target of its own, named <target>1..N (disklab.core.plan.targets)
     partitions: int = 0
 
     @property
@@ -164,7 +164,7 @@ class Plan:
     page_cache_limit: int | None = None
     hosts: tuple[Host, ...] = ()  # [hosts.*]: machines a fio test's `hosts` parameter names
     # [targets.a], [targets.b]...: name -> Target, in plan order; `target` is the first. Empty
-    # for a plan with one [target] (disklab.core.targets.named_targets names it "target").
+    # for a plan with one [target] (disklab.core.plan.targets.named_targets names it "target").
     targets: Mapping[str, Target] = field(default_factory=dict)
     # the plan's [report] table: the pivot its sessions open with (Compare, compare, HTML)
     report: Report | None = None

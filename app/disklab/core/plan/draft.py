@@ -15,8 +15,8 @@ from typing import Any
 
 import tomli_w
 
-from disklab.core.targets import NAME as TARGET_NAME
-from disklab.core.targets import SINGLE, partition_names
+from disklab.core.plan.targets import NAME as TARGET_NAME
+from disklab.core.plan.targets import SINGLE, partition_names
 from disklab.core.tools.base import ALL_TARGETS
 
 

@@ -24,15 +24,15 @@ from disklab.core.fs.options import (
     MkfsOption,
 )
 from disklab.core.hosts.config import HOSTS_KEY, HOSTS_PARAM_SCHEMA, hosts_schema
-from disklab.core.model import RAW_KEY
-from disklab.core.plan import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS, ZIP_KEY
-from disklab.core.targets import (
+from disklab.core.plan.parse import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS, ZIP_KEY
+from disklab.core.plan.targets import (
     CONFIG_TARGETS,
     MAX_PARTITIONS,
     MAX_TARGETS,
     NAME,
 )
 from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
+from disklab.core.vocab.model import RAW_KEY
 
 SCHEMA_ID = "https://disklab.org/schemas/plan.schema.json"
 SIZE = {"anyOf": [{"type": "integer", "minimum": 0},

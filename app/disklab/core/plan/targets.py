@@ -19,8 +19,8 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from disklab.core import tools
-from disklab.core.model import FsConfig, Plan, Target, TestSpec
 from disklab.core.tools.base import ALL_TARGETS, PLACEMENT_KEY
+from disklab.core.vocab.model import FsConfig, Plan, Target, TestSpec
 
 SINGLE = "target"  # the name of a plan's one [target], for `on`
 NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")  # no '+' (the separator), no path characters

@@ -1,7 +1,7 @@
 """The plan check's question "does the target's filesystem accept O_DIRECT?", asked once per
 mounted filesystem and leaving the filesystem nothing to write afterwards.
 
-Why not simply call the probe (core/engine/probe.direct_io_refusal) on every check: the probe
+Why not simply call the probe (core/system/fsprobe.direct_io_refusal) on every check: the probe
 creates an unnamed file in the target directory and writes one block, and on ext4 that is a
 journal transaction (superblock, group descriptors, a block and an inode bitmap, an inode table
 block) that jbd2 commits up to 5 s later (`commit=5`). The GUI checks the plan again while a run
@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from disklab.core.engine.probe import direct_io_refusal
+from disklab.core.system.fsprobe import direct_io_refusal
 from disklab.core.system.mountinfo import MountEntry, mount_of
 from disklab.core.system.syncfs import syncfs
 

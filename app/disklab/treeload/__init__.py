@@ -1,4 +1,4 @@
-"""The file-tree workload: `python -m disklab.core.treeload`, a tool of its own like the engine.
+"""The file-tree workload: `python -m disklab.treeload`, a tool of its own like the engine.
 
 It reproduces the RAID study's dd/rm tables (create D directories x N files of size S with
 `dd bs=B`, flush server and device caches, then `rm -Rf` the tree), timing each phase as

@@ -24,7 +24,8 @@ from disklab.core.fs.options import (
     MkfsOption,
 )
 from disklab.core.hosts.config import HOSTS_KEY, HOSTS_PARAM_SCHEMA, hosts_schema
-from disklab.core.plan.parse import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS, ZIP_KEY
+from disklab.core.plan.checks import CACHE_LIMIT, MIN_IMAGE, TARGET_KINDS
+from disklab.core.plan.parse import ZIP_KEY
 from disklab.core.plan.targets import (
     CONFIG_TARGETS,
     MAX_PARTITIONS,

@@ -1,27 +1,22 @@
-"""What every front end does around a session, written once: the CLI and the window both use it.
-(Which library file and state directory: core.system.directories.)
+"""What a run of a plan will be, before it runs, written once for every front end:
+`check_plan` / `PlanSummary` / `summary_text` give a plan's verdict (cases, runs, bytes, an
+estimated duration, its problems and warnings), so `disklab plan validate` and the Test matrix
+page say the same thing about the same plan.
 
-- `tool_rows`: the tools DiskLab has an adapter for, installed or how to install them.
-- `check_plan` / `PlanSummary` / `summary_text`: a plan's verdict before it runs (cases, runs,
-  bytes, an estimated duration, its problems and warnings), so `disklab plan validate` and the
-  Test matrix page say the same thing about the same plan.
-- `presets`: the plans shipped with DiskLab (the Matrix page's list, `disklab start`'s quick look;
-  core.resources finds them inside the installed package).
+It lives in core.run because it counts what the runner will do (`run.planning.plan_runs`, the
+work by kind of `run.progress`); the installed tools are core.installed, the shipped presets
+core.resources, the library path and state directory core.system.directories.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from disklab.core import tools
+from disklab.core.installed import ToolRow, tool_rows
 from disklab.core.plan.matrix import run_count
 from disklab.core.plan.parse import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
-from disklab.core.proc import which
-from disklab.core.resources import preset_paths
 from disklab.core.run.planning import plan_runs
 from disklab.core.run.progress import Work
 from disklab.core.vocab.errors import PlanError, Problem
@@ -29,48 +24,6 @@ from disklab.core.vocab.model import Plan
 from disklab.core.vocab.units import MiB, human_bytes
 
 ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
-
-
-# --- preset plans ------------------------------------------------------------------------------
-
-def presets() -> list[Path]:
-    """The preset plan files, by name."""
-    return preset_paths()
-
-
-# --- tools -------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class ToolRow:
-    """One tool with an adapter: where its program is (None: not installed)."""
-
-    name: str
-    title: str
-    package: str
-    path: str | None  # the executable found on PATH; the built-in engine runs in Python
-
-    @property
-    def installed(self) -> bool:
-        return self.path is not None
-
-    @property
-    def label(self) -> str:
-        """How a list of tools names it: its title, or that it is missing."""
-        return f"{self.name} — {self.title}" if self.installed else f"{self.name} — not installed"
-
-    @property
-    def install_hint(self) -> str:
-        return f"sudo apt install {self.package}"
-
-
-def tool_rows(names: Iterable[str] | None = None) -> list[ToolRow]:
-    """The tools `names` (default: every tool with an adapter), in that order."""
-    rows = []
-    for name in tools.tool_names() if names is None else names:
-        adapter = tools.get_adapter(name)
-        path = which(adapter.executable) if adapter.executable else sys.executable
-        rows.append(ToolRow(name=name, title=adapter.title, package=adapter.package, path=path))
-    return rows
 
 
 # --- a plan before it runs ---------------------------------------------------------------------

@@ -120,33 +120,8 @@ class SessionRecorder:
         elif isinstance(event, CaseStarted):
             w.start_run(event.case.id, event.repeat, event.argv, event.tool_version,
                         event.planned_bytes, event.t)
-        elif isinstance(event, CaseFinished):
-            self._write_buffers()
-            w.add_metrics(event.case_id, event.repeat, event.metrics,
-                          _flag_partial if event.partial else _same)
-            w.finish_run(event.case_id, event.repeat, "partial" if event.partial else "ok",
-                         event.exit_status, event.duration)
-            self.flush()
-            return
-        elif isinstance(event, CaseFailed):
-            self._write_buffers()
-            w.add_metrics(event.case_id, event.repeat, event.metrics, _flag_partial)
-            w.fail_run(event.case_id, event.repeat, exit_status=event.exit_status,
-                       signal=event.signal, error=event.error,
-                       transcript_tail=event.transcript_tail, duration=event.duration)
-            w.add_event(self._last_t, "CaseFailed", event.case_id, {"error": event.error})
-            self.flush()
-            return
-        elif isinstance(event, CaseCancelled):
-            self._write_buffers()
-            w.add_metrics(event.case_id, event.repeat, event.metrics, _flag_partial)
-            w.fail_run(event.case_id, event.repeat, status="cancelled",
-                       exit_status=event.exit_status, signal=event.signal,
-                       error=None, transcript_tail=event.transcript_tail,
-                       duration=event.duration)
-            w.add_event(self._last_t, "CaseCancelled", event.case_id,
-                        {"partial_figures": len(event.metrics)})
-            self.flush()
+        elif isinstance(event, CaseFinished | CaseFailed | CaseCancelled):
+            self._case_ended(event)
             return
         elif isinstance(event, Notice):
             w.add_event(self._last_t, "Notice", event.case_id,
@@ -165,6 +140,32 @@ class SessionRecorder:
             return
         if time.monotonic() - self._last_commit >= self.commit_interval:
             self.flush()
+
+    def _case_ended(self, event: CaseFinished | CaseFailed | CaseCancelled) -> None:
+        """A case's end: its figures (partial ones flagged) and its run's status, committed at
+        once (a crash must not lose a finished case)."""
+        self._write_buffers()
+        w = self.writer
+        if isinstance(event, CaseFinished):
+            w.add_metrics(event.case_id, event.repeat, event.metrics,
+                          _flag_partial if event.partial else _same)
+            w.finish_run(event.case_id, event.repeat, "partial" if event.partial else "ok",
+                         event.exit_status, event.duration)
+        elif isinstance(event, CaseFailed):
+            w.add_metrics(event.case_id, event.repeat, event.metrics, _flag_partial)
+            w.fail_run(event.case_id, event.repeat, exit_status=event.exit_status,
+                       signal=event.signal, error=event.error,
+                       transcript_tail=event.transcript_tail, duration=event.duration)
+            w.add_event(self._last_t, "CaseFailed", event.case_id, {"error": event.error})
+        else:
+            w.add_metrics(event.case_id, event.repeat, event.metrics, _flag_partial)
+            w.fail_run(event.case_id, event.repeat, status="cancelled",
+                       exit_status=event.exit_status, signal=event.signal,
+                       error=None, transcript_tail=event.transcript_tail,
+                       duration=event.duration)
+            w.add_event(self._last_t, "CaseCancelled", event.case_id,
+                        {"partial_figures": len(event.metrics)})
+        self.flush()
 
     def _write_buffers(self) -> None:
         if self._samples:

@@ -10,21 +10,18 @@ batched by the recorder (at least one commit a second), so a crash loses at most
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import json
-import math
 import os
 import re
 import sqlite3
-import struct
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from disklab.core.library import schema
+from disklab.core.library import schema, summary
 from disklab.core.library.recorder import SessionRecorder
 from disklab.core.library.writer import SessionWriter, mark_interrupted
 from disklab.core.vocab.errors import LibraryError, LibraryWriteError
@@ -291,30 +288,18 @@ class Library:
         the Compare page and `disklab compare` read the same sessions' rows for the comparison
         and again for the pivot. The rows are shared: callers copy before they change one
         (core.results does)."""
-        stamp = self._stamp(session_id)
+        stamp = summary.results_stamp(self.db, self.path, session_id)
         kept = self._results.get(session_id)
         if kept is not None and kept[0] == stamp:
             return kept[1]
-        out = self._stored_results(session_id, stamp)
+        out = summary.stored_results(self.db, session_id, stamp)
         if out is None:
-            computed = self._read_results(session_id, stamp[0])
-            self._store_quietly(session_id, stamp, computed)
+            computed = summary.computed_results(self.db, session_id, self.cases(session_id),
+                                                stamp[0])
+            summary.store_quietly(self.db, self.path, session_id, stamp, computed)
             out = [row for _params, row in computed]
         self._results[session_id] = (stamp, out)
         return out
-
-    def _stamp(self, session_id: int) -> tuple[Any, ...]:
-        """What a session's results depend on (see results); LibraryError without it."""
-        stamp = self.db.execute(
-            "SELECT s.repeats, s.started, (SELECT count(*) FROM case_ c WHERE c.session_id = "
-            "s.id), (SELECT count(*) FROM metric m WHERE m.session_id = s.id), (SELECT "
-            "max(id) FROM metric m WHERE m.session_id = s.id), (SELECT count(*) FROM event e "
-            "WHERE e.session_id = s.id AND e.kind = 'SessionResumed') FROM session s "
-            "WHERE s.id = ?",
-            (session_id,)).fetchone()
-        if stamp is None:
-            raise LibraryError(f"no session {session_id} in {self.path}")
-        return tuple(stamp)
 
     def store_results(self, session_id: int) -> None:
         """Compute the session's results from its metric rows and store them as its summary
@@ -323,127 +308,11 @@ class Library:
         like any write); the summary and its stamp are one transaction, so a crash leaves the
         old summary, whose stamp no longer matches, or none: never a wrong one."""
         with self._transaction():
-            stamp = self._stamp(session_id)
-            computed = self._read_results(session_id, stamp[0])
-            self._write_summary(session_id, stamp, computed)
+            stamp = summary.results_stamp(self.db, self.path, session_id)
+            computed = summary.computed_results(self.db, session_id, self.cases(session_id),
+                                                stamp[0])
+            summary.write_summary(self.db, session_id, stamp, computed)
         self._results[session_id] = (stamp, [row for _params, row in computed])
-
-    def _store_quietly(self, session_id: int, stamp: tuple[Any, ...],
-                       computed: list[tuple[str, dict[str, Any]]]) -> None:
-        """Store a summary computed on a read, only where that holds up nobody: not while any
-        session of the library is being recorded (its writer commits every second and would
-        wait for this write), not when the write lock is taken (no waiting for it), not on a
-        read-only file, not inside a transaction of this connection (a recorder's batch), and
-        only if the session's stamp is still the one the rows were computed at. Otherwise the
-        summary is left for the next read or the session's next close; nothing is lost."""
-        if self.db.in_transaction:
-            return
-        try:
-            if self.db.execute(
-                    "SELECT 1 FROM session WHERE status = 'running' LIMIT 1").fetchone():
-                return
-            self.db.execute("PRAGMA busy_timeout = 0")
-            try:
-                self.db.execute("BEGIN IMMEDIATE")
-            finally:
-                self.db.execute("PRAGMA busy_timeout = 30000")
-        except sqlite3.Error:  # locked by a writer, read-only file or directory
-            return
-        try:
-            if self._stamp(session_id) == stamp:
-                self._write_summary(session_id, stamp, computed)
-            self.db.execute("COMMIT")
-        except sqlite3.Error:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-
-    def _write_summary(self, session_id: int, stamp: tuple[Any, ...],
-                       computed: list[tuple[str, dict[str, Any]]]) -> None:
-        """The summary rows (each with its metric's own parameters as stored, merged with its
-        case's on reading) and their stamp, in the caller's transaction."""
-        self.db.execute("DELETE FROM result WHERE session_id = ?", (session_id,))
-        self.db.execute("DELETE FROM result_stamp WHERE session_id = ?", (session_id,))
-        self.db.executemany(
-            "INSERT INTO result (session_id, ord, case_id, metric, params, unit, n, mean, "
-            "stddev, vals, notes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((session_id, i, r["case_id"], r["metric"], params, r["unit"], r["n"], r["mean"],
-              r["stddev"], _pack(r["values"]), json.dumps(r["notes"]) if r["notes"] else "")
-             for i, (params, r) in enumerate(computed)))
-        self.db.execute("INSERT INTO result_stamp (session_id, stamp) VALUES (?, ?)",
-                        (session_id, json.dumps(stamp)))
-
-    def _stored_results(self, session_id: int, stamp: tuple[Any, ...]
-                        ) -> list[dict[str, Any]] | None:
-        """results() from the session's summary, or None when it has none or its stamp is not
-        the session's (stale: computed before a resume or added runs)."""
-        stored = self.db.execute("SELECT stamp FROM result_stamp WHERE session_id = ?",
-                                 (session_id,)).fetchone()
-        if stored is None or tuple(json.loads(stored[0])) != stamp:
-            return None
-        cases = {c: (cfg, t, json.loads(p)) for c, cfg, t, p in self.db.execute(
-            "SELECT case_id, config, tool, params FROM case_ WHERE session_id = ?",
-            (session_id,))}
-        loads = json.loads
-        tests: dict[str, str] = {}
-        out = []
-        for case_id, metric, params, unit, n, mean, stddev, vals, notes in self.db.execute(
-                "SELECT case_id, metric, params, unit, n, mean, stddev, vals, notes FROM result "
-                "WHERE session_id = ? ORDER BY ord", (session_id,)):
-            case = cases.get(case_id)
-            if case is None:  # cannot be with a matching stamp; recompute rather than guess
-                return None
-            config, tool, case_params = case
-            values = _unpack(vals, n)
-            if (mean is None and n) or (stddev is None and n >= 2):  # NaN is stored as NULL
-                mean, stddev = _mean_stddev([v for v in values if v is not None])
-            test = tests.get(metric)
-            if test is None:
-                test = tests[metric] = metric.split(":")[0]
-            out.append({
-                "config": config, "tool": tool, "test": test,
-                "params": {**case_params, **loads(params)} if params else dict(case_params),
-                "metric": metric, "unit": unit, "notes": loads(notes) if notes else [],
-                "case_id": case_id, "values": values, "n": n, "mean": mean,
-                "stddev": stddev})
-        return out
-
-    def _read_results(self, session_id: int, repeats: int
-                      ) -> list[tuple[str, dict[str, Any]]]:
-        """results() computed from the metric rows, each row with its metric's own parameters
-        as stored (JSON text, '' for none: what the summary stores)."""
-        cases = {c["case_id"]: c for c in self.cases(session_id)}
-        groups: dict[tuple[str, str, str], dict[str, Any]] = {}
-        for case_id, repeat, name, value, unit, note, params in self.db.execute(
-                "SELECT case_id, repeat, name, value, unit, note, params FROM metric "
-                "WHERE session_id = ? ORDER BY id", (session_id,)):
-            key = (case_id, name, params or "")
-            g = groups.get(key)
-            if g is None:
-                case = cases.get(case_id)
-                if case is None:
-                    continue
-                merged = {**case["params"], **(json.loads(params) if params else {})}
-                g = groups[key] = {
-                    "config": case["config"], "tool": case["tool"],
-                    "test": name.split(":")[0], "params": merged, "metric": name,
-                    "unit": unit, "by_repeat": {}, "notes": [], "case_id": case_id,
-                    "_order": (case["index"], len(groups)),
-                }
-            g["by_repeat"][repeat] = value
-            if note and note not in g["notes"]:
-                g["notes"].append(note)
-        out = []
-        for key, g in sorted(groups.items(), key=lambda kv: kv[1]["_order"]):
-            by_repeat = g.pop("by_repeat")
-            g.pop("_order")
-            n_repeats = max([repeats, *by_repeat])
-            values = [by_repeat.get(r) for r in range(1, n_repeats + 1)]
-            present = [v for v in values if v is not None]
-            g["values"] = values
-            g["n"] = len(present)
-            g["mean"], g["stddev"] = _mean_stddev(present)
-            out.append((key[2], g))
-        return out
 
     def samples(self, session_id: int, case_id: str | None = None,
                 series: str | None = None) -> list[dict[str, Any]]:
@@ -599,35 +468,3 @@ def _process_alive(pid: int | None, started: float | None) -> bool:
         return started is None or abs(p.create_time() - started) < 1.0
     except psutil.Error:
         return False
-
-
-def _pack(values: Sequence[float | None]) -> bytes:
-    """A row's per-repeat values as the summary stores them: little-endian doubles, NaN for a
-    missing one (a metric value is never NaN: SQLite stores a NaN as NULL, a missing value)."""
-    return _doubles(len(values)).pack(*(math.nan if v is None else v for v in values))
-
-
-def _unpack(blob: bytes, n: int) -> list[float | None]:
-    """_pack's values back; `n`, how many are present, spares the NaN scan when none is
-    missing (a finished session's every row)."""
-    values = list(_doubles(len(blob) // 8).unpack(blob))
-    if n == len(values):
-        return values  # type: ignore[return-value]
-    return [None if v != v else v for v in values]
-
-
-@functools.lru_cache(maxsize=64)
-def _doubles(count: int) -> struct.Struct:
-    return struct.Struct(f"<{count}d")
-
-
-def _mean_stddev(values: list[float]) -> tuple[float | None, float | None]:
-    """Mean and sample stddev (None below two values) in floats, two passes with math.fsum:
-    as exact as a float result can be for repeats of one figure, where statistics.stdev's
-    exact fractions took most of the time of opening a 10,000-run session."""
-    if not values:
-        return None, None
-    mean = math.fsum(values) / len(values)
-    if len(values) < 2:
-        return mean, None
-    return mean, math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (len(values) - 1))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from disklab.core.results.charts import PALETTE, ChartSpec
@@ -113,28 +114,116 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
     same), in plain coordinates: no transforms on shapes and no vector-effect, which librsvg
     (GNOME's viewer, GIMP, rsvg-convert, LibreOffice) draws differently from browsers. Bars
     carry their values; the value axis says which way is better; labels never overlap."""
-    esc = html.escape
     if spec.kind == "heatmap":
         return heatmap_svg(spec, width, height)
-    left, right, top = 78, 24, 58
-    names = [s.name for s in spec.series]
-    legend = _legend(names, width - left - right)
-    legend_h = (max((r for _x, r, _n in legend), default=-1) + 1) * 18
-    note_lines = wrap(spec.note, 10, width - left - right, 2) or (
-        [shorten(spec.note, 10, width - left - right)] if spec.note else [])
-    pw = width - left - right
+    box = _Layout.of(spec, width, height)
+    f = _Frame.of(spec, box)
+    parts = _head(spec, width, height) + _y_axis(spec, f)
     if spec.kind == "bar":
-        slot = pw / max(len(spec.categories), 1)
-        xlines, rotated, xlabel_h = _x_labels(spec.categories, slot)
-        if rotated and xlines:  # the first label slants left: room for it in the margin
-            reach = math.cos(math.radians(35)) * text_width(xlines[0][0], 11) - slot / 2
-            left = max(left, min(int(reach) + 8, width // 3))
-            pw = width - left - right
-            slot = pw / max(len(spec.categories), 1)
+        parts += _bars(spec, f, box)
     else:
-        slot, xlines, rotated, xlabel_h = 0.0, [], False, 20.0
-    bottom = xlabel_h + 22 + legend_h + 14 * len(note_lines) + 10
-    ph = max(height - top - bottom, 60)
+        parts += _lines(spec, f)
+    parts += _foot(spec, f, box)
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+@dataclass
+class _Layout:
+    """Where a bar or line chart's parts go: margins, plot size, the x labels (a bar chart's
+    categories, wrapped or slanted), the legend's rows and the note's lines."""
+
+    width: int
+    height: int
+    left: float
+    top: float
+    right: float
+    pw: float
+    ph: float
+    slot: float  # a bar chart's width per category
+    xlines: list[list[str]]
+    rotated: bool
+    xlabel_h: float
+    legend: list[tuple[float, int, str]]
+    note_lines: list[str]
+
+    @classmethod
+    def of(cls, spec: ChartSpec, width: int, height: int) -> _Layout:
+        left, right, top = 78, 24, 58
+        legend = _legend([s.name for s in spec.series], width - left - right)
+        legend_h = (max((r for _x, r, _n in legend), default=-1) + 1) * 18
+        note_lines = wrap(spec.note, 10, width - left - right, 2) or (
+            [shorten(spec.note, 10, width - left - right)] if spec.note else [])
+        pw = width - left - right
+        if spec.kind == "bar":
+            slot = pw / max(len(spec.categories), 1)
+            xlines, rotated, xlabel_h = _x_labels(spec.categories, slot)
+            if rotated and xlines:  # the first label slants left: room for it in the margin
+                reach = math.cos(math.radians(35)) * text_width(xlines[0][0], 11) - slot / 2
+                left = max(left, min(int(reach) + 8, width // 3))
+                pw = width - left - right
+                slot = pw / max(len(spec.categories), 1)
+        else:
+            slot, xlines, rotated, xlabel_h = 0.0, [], False, 20.0
+        bottom = xlabel_h + 22 + legend_h + 14 * len(note_lines) + 10
+        ph = max(height - top - bottom, 60)
+        return cls(width, height, left, top, right, pw, ph, slot, xlines, rotated, xlabel_h,
+                   legend, note_lines)
+
+
+@dataclass
+class _Frame:
+    """The plot's scales: values to pixels (a bar chart's x is the category index)."""
+
+    left: float
+    top: float
+    pw: float
+    ph: float
+    ytop: float  # the value at the top of the y axis
+    yticks: list[float]
+    xmin: float
+    xmax: float
+    log_x: bool
+
+    @classmethod
+    def of(cls, spec: ChartSpec, box: _Layout) -> _Frame:
+        ys = [y + (s.err[i] if s.err else 0.0) for s in spec.series for i, y in enumerate(s.y)]
+        ymax = max([*ys, 0.0]) or 1.0
+        if spec.kind == "bar":
+            ymax *= 1.12  # room for the values above the bars
+        yt = nice_ticks(0.0, ymax)
+        if spec.kind == "bar":
+            xmin, xmax = -0.5, max(len(spec.categories), 1) - 0.5
+        else:
+            xs_all = [x for s in spec.series for x in s.x] or [0.0, 1.0]
+            if spec.log_x:
+                xs_all = [math.log2(x) for x in xs_all if x > 0] or [0.0, 1.0]
+            xmin, xmax = min(xs_all), max(xs_all)
+            if xmax <= xmin:
+                xmax = xmin + 1.0
+            if spec.x_ticks:  # a swept value at each end: room for its point and whisker
+                pad = (xmax - xmin) * 0.04
+                xmin, xmax = xmin - pad, xmax + pad
+        return cls(box.left, box.top, box.pw, box.ph, yt[-1] or 1.0, yt, xmin, xmax,
+                   spec.kind != "bar" and spec.log_x)
+
+    @property
+    def base(self) -> float:
+        return self.top + self.ph
+
+    def sy(self, v: float) -> float:
+        return self.top + self.ph - (v / self.ytop) * self.ph
+
+    def sx(self, v: float) -> float:
+        if self.log_x:
+            v = math.log2(v) if v > 0 else self.xmin
+        return self.left + (v - self.xmin) / (self.xmax - self.xmin) * self.pw
+
+
+def _head(spec: ChartSpec, width: int, height: int) -> list[str]:
+    """The document's start: background, title, the note as its description, and which way
+    is better."""
+    esc = html.escape
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif" '
@@ -148,40 +237,15 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
     if spec.better:
         parts.append(f'<text x="{width / 2:.1f}" y="40" text-anchor="middle" font-size="12" '
                      f'fill="#444">{esc(spec.y_label)}: {esc(spec.better)}</text>')
-    ys = [y + (s.err[i] if s.err else 0.0) for s in spec.series for i, y in enumerate(s.y)]
-    ymax = max([*ys, 0.0]) or 1.0
-    if spec.kind == "bar":
-        ymax *= 1.12  # room for the values above the bars
-    yt = nice_ticks(0.0, ymax)
-    ytop = yt[-1] or 1.0
+    return parts
 
-    def sy(v: float) -> float:
-        return top + ph - (v / ytop) * ph
 
-    if spec.kind == "bar":
-        ncat = max(len(spec.categories), 1)
-        xmin, xmax = -0.5, ncat - 0.5
-
-        def sx(v: float) -> float:
-            return left + (v - xmin) / (xmax - xmin) * pw
-    else:
-        xs_all = [x for s in spec.series for x in s.x] or [0.0, 1.0]
-        if spec.log_x:
-            xs_all = [math.log2(x) for x in xs_all if x > 0] or [0.0, 1.0]
-        xmin, xmax = min(xs_all), max(xs_all)
-        if xmax <= xmin:
-            xmax = xmin + 1.0
-        if spec.x_ticks:  # a swept value at each end: room for its point and whisker
-            pad = (xmax - xmin) * 0.04
-            xmin, xmax = xmin - pad, xmax + pad
-
-        def sx(v: float) -> float:
-            if spec.log_x:
-                v = math.log2(v) if v > 0 else xmin
-            return left + (v - xmin) / (xmax - xmin) * pw
-
-    for t in yt:
-        y = sy(t)
+def _y_axis(spec: ChartSpec, f: _Frame) -> list[str]:
+    """The value grid and its labels, both axes' lines and the value axis' title."""
+    left, top, pw, ph = f.left, f.top, f.pw, f.ph
+    parts = []
+    for t in f.yticks:
+        y = f.sy(t)
         parts.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + pw}" y2="{y:.1f}" '
                      'stroke="#dddddd" stroke-width="1"/>')
         parts.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">'
@@ -191,89 +255,103 @@ def to_svg(spec: ChartSpec, width: int = WIDTH, height: int = HEIGHT) -> str:
     parts.append(f'<line x1="{left}" y1="{top + ph:.1f}" x2="{left + pw}" y2="{top + ph:.1f}" '
                  'stroke="#333333" stroke-width="1"/>')
     parts.append(f'<text transform="translate(18,{top + ph / 2:.1f}) rotate(-90)" '
-                 f'text-anchor="middle">{esc(shorten(spec.axis_title, 11, ph))}</text>')
+                 f'text-anchor="middle">{html.escape(shorten(spec.axis_title, 11, ph))}</text>')
+    return parts
 
-    base = top + ph
-    if spec.kind == "bar":
-        nser = max(len(spec.series), 1)
-        bw = slot * 0.8 / nser
-        for i, lines in enumerate(xlines):
-            cx = sx(float(i))
-            if rotated:
-                parts.append(f'<text transform="translate({cx:.1f},{base + 14:.1f}) '
-                             f'rotate(-35)" text-anchor="end">{esc(lines[0])}'
-                             f'<title>{esc(spec.categories[i])}</title></text>')
-                continue
-            for n, line in enumerate(lines):
-                parts.append(f'<text x="{cx:.1f}" y="{base + 15 + n * 13.75:.1f}" '
-                             f'text-anchor="middle">{esc(line)}</text>')
-        for k, s in enumerate(spec.series):
-            colour = PALETTE[k % len(PALETTE)]
-            for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)):
-                x0 = sx(x) - slot * 0.4 + k * bw
-                top_y = sy(y)
-                parts.append(f'<rect x="{x0:.2f}" y="{top_y:.2f}" width="{bw:.2f}" '
-                             f'height="{max(base - top_y, 0):.2f}" fill="{colour}">'
-                             f'<title>{esc(s.name)}: {esc(number(y))} {esc(spec.y_label)}'
-                             '</title></rect>')
-                err = s.err[i] if s.err else 0.0
-                mx = x0 + bw / 2
-                if err:
-                    parts.append(f'<line x1="{mx:.2f}" y1="{sy(y + err):.2f}" x2="{mx:.2f}" '
-                                 f'y2="{sy(max(y - err, 0)):.2f}" stroke="#222222" '
-                                 'stroke-width="1.2"/>')
-                value = number(y)
-                above = min(sy(y + err), top_y) - 4
-                if text_width(value, 10) <= bw + 2:
-                    parts.append(f'<text x="{mx:.2f}" y="{above:.2f}" text-anchor="middle" '
-                                 f'font-size="10">{esc(value)}</text>')
-                else:  # a narrow bar: its value upright, above it
-                    parts.append(f'<text transform="translate({mx + 3.5:.2f},{above:.2f}) '
-                                 f'rotate(-90)" font-size="10">{esc(value)}</text>')
-    else:
-        parts += _x_ticks(spec, sx, xmin, xmax, pw, base)
-        for x, text in spec.markers:
-            mx = sx(x)
-            parts.append(f'<line x1="{mx:.1f}" y1="{top}" x2="{mx:.1f}" y2="{base:.1f}" '
-                         'stroke="#888888" stroke-dasharray="4 3"/>')
-            parts.append(f'<text x="{mx + 3:.1f}" y="{top + 10}" fill="#555555">'
-                         f'{esc(shorten(text, 11, 120))}</text>')
-        for k, s in enumerate(spec.series):
-            colour = PALETTE[k % len(PALETTE)]
-            if not s.x:
-                continue
-            d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}"
-                         for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)))
-            parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.8">'
-                         f'<title>{esc(s.name)}</title></path>')
-            for x, y, e in zip(s.x, s.y, s.err or [0.0] * len(s.x), strict=True):
-                if e:  # whiskers: ± 1 stddev, capped
-                    cx, hi, lo = sx(x), sy(y + e), sy(max(y - e, 0.0))
-                    parts.append(f'<path d="M{cx:.1f},{hi:.1f} L{cx:.1f},{lo:.1f} '
-                                 f'M{cx - 4:.1f},{hi:.1f} L{cx + 4:.1f},{hi:.1f} '
-                                 f'M{cx - 4:.1f},{lo:.1f} L{cx + 4:.1f},{lo:.1f}" '
-                                 f'fill="none" stroke="{colour}" stroke-width="1.2"/>')
-            if len(s.x) <= 40:
-                for x, y in zip(s.x, s.y, strict=True):
-                    parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" '
-                                 f'fill="{colour}"/>')
-    label_y = base + xlabel_h + 14
-    parts.append(f'<text x="{left + pw / 2:.1f}" y="{label_y:.1f}" text-anchor="middle" '
-                 f'fill="#333333">{esc(shorten(spec.x_label, 11, pw))}</text>')
-    ly = label_y + 20
-    for k, (dx, row, name) in enumerate(legend):
+
+def _bars(spec: ChartSpec, f: _Frame, box: _Layout) -> list[str]:
+    """A bar chart's category labels and bars, each with its value and whisker."""
+    esc, base, slot = html.escape, f.base, box.slot
+    parts = []
+    bw = slot * 0.8 / max(len(spec.series), 1)
+    for i, lines in enumerate(box.xlines):
+        cx = f.sx(float(i))
+        if box.rotated:
+            parts.append(f'<text transform="translate({cx:.1f},{base + 14:.1f}) '
+                         f'rotate(-35)" text-anchor="end">{esc(lines[0])}'
+                         f'<title>{esc(spec.categories[i])}</title></text>')
+            continue
+        for n, line in enumerate(lines):
+            parts.append(f'<text x="{cx:.1f}" y="{base + 15 + n * 13.75:.1f}" '
+                         f'text-anchor="middle">{esc(line)}</text>')
+    for k, s in enumerate(spec.series):
         colour = PALETTE[k % len(PALETTE)]
-        lx = left + dx
+        for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)):
+            x0 = f.sx(x) - slot * 0.4 + k * bw
+            top_y = f.sy(y)
+            parts.append(f'<rect x="{x0:.2f}" y="{top_y:.2f}" width="{bw:.2f}" '
+                         f'height="{max(base - top_y, 0):.2f}" fill="{colour}">'
+                         f'<title>{esc(s.name)}: {esc(number(y))} {esc(spec.y_label)}'
+                         '</title></rect>')
+            err = s.err[i] if s.err else 0.0
+            mx = x0 + bw / 2
+            if err:
+                parts.append(f'<line x1="{mx:.2f}" y1="{f.sy(y + err):.2f}" x2="{mx:.2f}" '
+                             f'y2="{f.sy(max(y - err, 0)):.2f}" stroke="#222222" '
+                             'stroke-width="1.2"/>')
+            value = number(y)
+            above = min(f.sy(y + err), top_y) - 4
+            if text_width(value, 10) <= bw + 2:
+                parts.append(f'<text x="{mx:.2f}" y="{above:.2f}" text-anchor="middle" '
+                             f'font-size="10">{esc(value)}</text>')
+            else:  # a narrow bar: its value upright, above it
+                parts.append(f'<text transform="translate({mx + 3.5:.2f},{above:.2f}) '
+                             f'rotate(-90)" font-size="10">{esc(value)}</text>')
+    return parts
+
+
+def _lines(spec: ChartSpec, f: _Frame) -> list[str]:
+    """A line chart's x ticks, markers, and lines with their whiskers and points."""
+    esc, sx, sy, top, base = html.escape, f.sx, f.sy, f.top, f.base
+    parts = _x_ticks(spec, sx, f.xmin, f.xmax, f.pw, base)
+    for x, text in spec.markers:
+        mx = sx(x)
+        parts.append(f'<line x1="{mx:.1f}" y1="{top}" x2="{mx:.1f}" y2="{base:.1f}" '
+                     'stroke="#888888" stroke-dasharray="4 3"/>')
+        parts.append(f'<text x="{mx + 3:.1f}" y="{top + 10}" fill="#555555">'
+                     f'{esc(shorten(text, 11, 120))}</text>')
+    for k, s in enumerate(spec.series):
+        colour = PALETTE[k % len(PALETTE)]
+        if not s.x:
+            continue
+        d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}"
+                     for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)))
+        parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.8">'
+                     f'<title>{esc(s.name)}</title></path>')
+        for x, y, e in zip(s.x, s.y, s.err or [0.0] * len(s.x), strict=True):
+            if e:  # whiskers: ± 1 stddev, capped
+                cx, hi, lo = sx(x), sy(y + e), sy(max(y - e, 0.0))
+                parts.append(f'<path d="M{cx:.1f},{hi:.1f} L{cx:.1f},{lo:.1f} '
+                             f'M{cx - 4:.1f},{hi:.1f} L{cx + 4:.1f},{hi:.1f} '
+                             f'M{cx - 4:.1f},{lo:.1f} L{cx + 4:.1f},{lo:.1f}" '
+                             f'fill="none" stroke="{colour}" stroke-width="1.2"/>')
+        if len(s.x) <= 40:
+            for x, y in zip(s.x, s.y, strict=True):
+                parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" '
+                             f'fill="{colour}"/>')
+    return parts
+
+
+def _foot(spec: ChartSpec, f: _Frame, box: _Layout) -> list[str]:
+    """Under the plot: the x axis' title, the legend and the note."""
+    esc = html.escape
+    names = [s.name for s in spec.series]
+    label_y = f.base + box.xlabel_h + 14
+    parts = [f'<text x="{f.left + f.pw / 2:.1f}" y="{label_y:.1f}" text-anchor="middle" '
+             f'fill="#333333">{esc(shorten(spec.x_label, 11, f.pw))}</text>']
+    ly = label_y + 20
+    for k, (dx, row, name) in enumerate(box.legend):
+        colour = PALETTE[k % len(PALETTE)]
+        lx = f.left + dx
         parts.append(f'<rect x="{lx:.1f}" y="{ly + row * 18 - 9:.1f}" width="10" height="10" '
                      f'fill="{colour}"/>')
         parts.append(f'<text x="{lx + 14:.1f}" y="{ly + row * 18:.1f}">{esc(name)}'
                      f'<title>{esc(names[k])}</title></text>')
-    for n, line in enumerate(note_lines):
-        y = height - 8 - 14 * (len(note_lines) - 1 - n)
-        parts.append(f'<text x="{width - right}" y="{y}" text-anchor="end" font-size="10" '
-                     f'fill="#666666">{esc(line)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts)
+    for n, line in enumerate(box.note_lines):
+        y = box.height - 8 - 14 * (len(box.note_lines) - 1 - n)
+        parts.append(f'<text x="{box.width - box.right}" y="{y}" text-anchor="end" '
+                     f'font-size="10" fill="#666666">{esc(line)}</text>')
+    return parts
 
 
 def _x_ticks(spec: ChartSpec, sx: Callable[[float], float], xmin: float, xmax: float,

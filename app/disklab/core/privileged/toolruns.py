@@ -44,6 +44,8 @@ from disklab.core.privilege.protocol import (
 from disklab.core.privileged import groups
 from disklab.core.privileged.filesystems import destructive_target
 from disklab.core.privileged.state import Session
+from disklab.core.proc.group import ToolGroup
+from disklab.core.proc.tool import ToolProcess
 from disklab.core.system import devices
 from disklab.core.system.cleanup import remove_files
 from disklab.core.system.mountinfo import mount_at
@@ -61,7 +63,7 @@ class ToolRun:
     """A tool the helper started for its client: one step (a prepare step or the measured one)
     of one case."""
 
-    process: proc.ToolProcess | proc.ToolGroup
+    process: ToolProcess | ToolGroup
     command: Command
     tag: str
 
@@ -177,12 +179,12 @@ def start(s: Session, r: ToolStart) -> ToolStarted:
     case.started.add(r.step)
     argv = command.argv if r.step < 0 else command.prepare[r.step]
     group = s.held.groups.get(r.tag)
-    process: proc.ToolProcess | proc.ToolGroup
+    process: ToolProcess | ToolGroup
     if r.step < 0 and command.group:  # several processes released together (dd on targets)
-        process = proc.ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
+        process = ToolGroup(command.group, cwd=command.cwd, env=dict(command.env) or None,
                                  cgroup=group, timing_file=command.result_file)
     else:
-        process = proc.ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
+        process = ToolProcess(argv, cwd=command.cwd, env=dict(command.env) or None,
                                    pty=command.needs_pty, cgroup=group)
     entry: dict[str, Any] = {"argv": list(argv), "cwd": command.cwd, "background": True}
     if command.group and r.step < 0:

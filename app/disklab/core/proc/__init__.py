@@ -30,12 +30,14 @@ The package's rooms: `spawn` (a short command to its end, a program on a termina
 child gets), `procfs` (a process tree's /proc files and counters), `tracking` (every process a
 tool starts, by parenthood and by token), `lines` (output split into bounded lines), `tool`
 (ToolProcess), `group` (ToolGroup: several behind one barrier), `line_process` (LineProcess: the
-privileged helper's channel). What the rest of DiskLab uses is named here.
+privileged helper's channel). What the rest of DiskLab uses is named here; a tool's process
+(`tool`, `group`) is not: the runner (core.run) and the root helper's side of a case's step
+(core.privileged.toolruns) import it from its module, and no one else may (import contract
+run-starts-the-tools).
 """
 
 from __future__ import annotations
 
-from disklab.core.proc.group import ToolGroup
 from disklab.core.proc.line_process import LineProcess
 from disklab.core.proc.lines import OutputLine
 from disklab.core.proc.procfs import (
@@ -47,8 +49,7 @@ from disklab.core.proc.procfs import (
     read_tree,
 )
 from disklab.core.proc.spawn import KILL_WAIT, SBIN, Completed, run, start_on_terminal, which
-from disklab.core.proc.tool import ToolProcess
 
 __all__ = ["KILL_WAIT", "SBIN", "TOKEN_VAR", "Completed", "LineProcess", "OutputLine",
-           "ProcCounters", "ToolGroup", "ToolProcess", "TreeEntry", "kept_files",
-           "process_counters", "read_tree", "run", "start_on_terminal", "which"]
+           "ProcCounters", "TreeEntry", "kept_files", "process_counters", "read_tree", "run",
+           "start_on_terminal", "which"]

@@ -1,5 +1,6 @@
 """`disklab run` end to end on a real ext4 filesystem on a loop device: the README's quick-look
-plan, then show and export; and what `plan validate`, `run` and the window share (core.run.summary)."""
+plan, then show and export; and what `plan validate`, `run` and the window share
+(core.run.summary)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ parameter `on` that places a case's streams on them, and configurations limited 
 
 Why a module of its own: the RAID study compares streams spread over several LUNs ("a+b+c+d")
 with the same number of streams on one ("a+a+a+a"), and on GPT partitions of one LUN. Each
-named target is read with exactly the rules of today's single `[target]` (plan.py reads the
-table; this module never relaxes a check), so a plan with several targets is as safe as one
+named target is read with exactly the rules of today's single `[target]` (checks.py reads
+the table; this module never relaxes a check), so a plan with several targets is as safe as one
 with one. `[target]` stays valid: it is the one target, named "target" for `on`.
 
 A stream target is what `on` names: a named target, or one of its partitions (`partitions = 4`
@@ -65,7 +65,7 @@ def is_multi(plan: Plan) -> bool:
 
 def read_targets(doc: Mapping[str, Any], check: _Check,
                  read_one: Callable[[Any, str], Target | None]) -> dict[str, Target] | None:
-    """The `[targets.NAME]` tables, each read by `read_one(table, key)` (plan.py's reader of
+    """The `[targets.NAME]` tables, each read by `read_one(table, key)` (checks.py's reader of
     `[target]`, with its safety checks); None when the plan has none."""
     raw = doc.get("targets")
     if raw is None:

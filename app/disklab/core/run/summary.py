@@ -17,6 +17,7 @@ from disklab.core.installed import ToolRow, tool_rows
 from disklab.core.plan.matrix import run_count
 from disklab.core.plan.parse import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
+from disklab.core.run import progress
 from disklab.core.run.planning import plan_runs
 from disklab.core.run.progress import Work
 from disklab.core.vocab.errors import PlanError, Problem
@@ -92,14 +93,8 @@ def estimate_seconds(summary: PlanSummary, rate: float = ASSUMED_RATE) -> float:
 
 
 def format_duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
-    if whole < 3600:
-        return f"{whole // 60} min {whole % 60:02d} s"
-    return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+    """progress.format_duration, and nothing for an unknown duration (an ETA not yet known)."""
+    return "" if seconds is None else progress.format_duration(seconds)
 
 
 def summary_text(summary: PlanSummary, rate: float = ASSUMED_RATE) -> str:

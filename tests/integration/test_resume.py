@@ -17,6 +17,7 @@ import psutil
 import pytest
 
 from disklab.core.library import Library
+from disklab.core.library.summary import computed_results
 from tests.helpers import engine_plan
 
 pytestmark = [pytest.mark.slow]
@@ -103,7 +104,8 @@ def test_a_session_killed_halfway_resumes_to_finished_with_every_repeat(tmp_path
         # reads from it is what the metric rows give, value by value
         assert lib.db.execute("SELECT count(*) FROM result_stamp WHERE session_id = ?",
                               (sid,)).fetchone()[0] == 1
-        from_metrics = [row for _params, row in lib._read_results(sid, session["repeats"])]
+        from_metrics = [row for _params, row in computed_results(
+            lib.db, sid, lib.cases(sid), session["repeats"])]
         assert lib.results(sid) == from_metrics and len(from_metrics) >= 2
         (resumed,) = lib.resumes(sid)
         assert resumed["runs"] == 4 and resumed["previous_status"] == "interrupted"

@@ -34,16 +34,8 @@ from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
 from disklab.core.vocab.errors import DisklabError
-from disklab.core.vocab.model import (
-    FsConfig,
-    Plan,
-    Target,
-)
-from disklab.core.vocab.units import (
-    format_size,
-    human_bytes,
-    parse_size,
-)
+from disklab.core.vocab.model import FsConfig, Plan, Target
+from disklab.core.vocab.units import format_size, human_bytes, parse_size
 
 # Filesystems that are the kernel's interfaces, not storage: a target directory there measures
 # nothing and writes into /sys or /proc (as root, settings)
@@ -60,11 +52,13 @@ CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool par
 
 
 def on_path(executable: str) -> bool:
+    """Whether a tool's program is installed (on the PATH, or DiskLab's sbin directories)."""
     return which(executable) is not None
 
 
 def read_target(doc: Mapping[str, Any], check: Checker, base_dir: Path,
-                 library: str | None) -> Target | None:
+                library: str | None) -> Target | None:
+    """The plan's `[target]`, checked where it is (target_table); None after an error."""
     table = doc.get("target")
     if table is None:
         check.error("target", "missing: add a [target] table with directory = \"...\"")
@@ -73,7 +67,7 @@ def read_target(doc: Mapping[str, Any], check: Checker, base_dir: Path,
 
 
 def target_table(table: Any, base: str, check: Checker, base_dir: Path,
-                  library: str | None) -> Target | None:
+                 library: str | None) -> Target | None:
     """One target table ([target], or [targets.NAME] with `base` its key), every check."""
     if not isinstance(table, dict):
         check.error(base, "must be a table")
@@ -173,7 +167,7 @@ def _format_target(device: Any, confirm: Any, check: Checker, library: str | Non
 
 
 def check_devices(config: FsConfig, index: int, target: Target | None, check: Checker,
-                   library: str | None) -> None:
+                  library: str | None) -> None:
     """An external journal or log device is wiped and formatted like the target: the same
     safety classes, its own confirm, and never the target itself."""
     for name, path in device_options(config).items():

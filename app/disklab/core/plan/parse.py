@@ -43,22 +43,8 @@ from disklab.core.plan.targets import (
 from disklab.core.system.cgroups import MIN_LIMIT
 from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
 from disklab.core.vocab.errors import PlanError, Problem
-from disklab.core.vocab.model import (
-    AS_IS,
-    RAW_KEY,
-    RAW_SECTION,
-    FsConfig,
-    Plan,
-    Target,
-    TestSpec,
-)
-from disklab.core.vocab.units import (
-    MAX_BYTES,
-    format_size,
-    human_bytes,
-    parse_duration,
-    parse_size,
-)
+from disklab.core.vocab.model import AS_IS, RAW_KEY, RAW_SECTION, FsConfig, Plan, Target, TestSpec
+from disklab.core.vocab.units import MAX_BYTES, format_size, human_bytes, parse_duration, parse_size
 
 TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
             "config", "page_cache_limit", "hosts", "targets", "report"}

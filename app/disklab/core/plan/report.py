@@ -11,10 +11,7 @@ from typing import Any
 
 from disklab.core import tools
 from disklab.core.plan.keylines import Checker, KeyLines, short
-from disklab.core.vocab.model import (
-    PIVOT_KEYS,
-    Report,
-)
+from disklab.core.vocab.model import PIVOT_KEYS, Report
 
 REPORT_KEYS = ("rows", "columns", "metrics", "baseline", "where", "title", "chart", "x")
 REPORT_CHARTS = ("lines", "bars", "heatmap")

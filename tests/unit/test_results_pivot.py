@@ -16,7 +16,8 @@ import pytest
 
 from disklab.cli.main import main
 from disklab.core.library import Library
-from disklab.core.plan.parse import parse_plan, session_report
+from disklab.core.plan.parse import parse_plan
+from disklab.core.plan.report import session_report
 from disklab.core.results.charts import pivot_charts
 from disklab.core.results.documents import pivot_json, pivot_text
 from disklab.core.results.partial import session_results

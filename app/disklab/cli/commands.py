@@ -37,14 +37,11 @@ from disklab.core.fs.commands import (
     preview_mountpoint,
     setup_commands,
 )
+from disklab.core.installed import tool_rows
 from disklab.core.library import Library
-from disklab.core.plan.parse import (
-    CheckedPlan,
-    destroyed_devices,
-    load_plan,
-    parse_plan,
-    session_report,
-)
+from disklab.core.plan.checks import destroyed_devices
+from disklab.core.plan.parse import CheckedPlan, load_plan, parse_plan
+from disklab.core.plan.report import session_report
 from disklab.core.plan.schema import plan_schema_text
 from disklab.core.plan.targets import named_targets, partition_names
 from disklab.core.resources import find_plan
@@ -73,11 +70,7 @@ from disklab.core.run.planning import plan_runs
 from disklab.core.run.recorded import RecordedRun
 from disklab.core.run.resume import prepare_resume
 from disklab.core.run.runner import tool_versions
-from disklab.core.run.summary import (
-    summarize,
-    summary_text,
-    tool_rows,
-)
+from disklab.core.run.summary import summarize, summary_text
 from disklab.core.system.directories import library_path
 from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.vocab.events import Notice

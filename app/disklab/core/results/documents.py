@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from disklab.core.library import Library
-from disklab.core.plan.parse import session_report
+from disklab.core.plan.report import session_report
 from disklab.core.results.charts import (
     ChartSpec,
     comparison_charts,

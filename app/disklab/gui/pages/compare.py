@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.plan.parse import session_report
+from disklab.core.plan.report import session_report
 from disklab.core.results.charts import (
     ChartSpec,
     comparison_charts,

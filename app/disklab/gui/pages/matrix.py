@@ -35,18 +35,13 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core import tools
+from disklab.core.installed import tool_rows
 from disklab.core.plan.draft import PlanDraft, field_text, parse_field
 from disklab.core.plan.keys import PlanKey
 from disklab.core.plan.parse import RAW_TOOLS
 from disklab.core.plan.targets import PLACED_TOOLS
-from disklab.core.run.summary import (
-    ASSUMED_RATE,
-    PlanSummary,
-    check_plan,
-    presets,
-    summary_text,
-    tool_rows,
-)
+from disklab.core.resources import preset_paths
+from disklab.core.run.summary import ASSUMED_RATE, PlanSummary, check_plan, summary_text
 from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.core.vocab.errors import Problem
 from disklab.gui.pages.target import mark_invalid
@@ -72,7 +67,7 @@ class MatrixPage(QWidget):
         top = QHBoxLayout()
         self.preset = QComboBox()
         self.preset.addItem("(choose a preset)", None)
-        for p in presets():
+        for p in preset_paths():
             self.preset.addItem(p.stem, str(p))
         load = QPushButton("Load preset")
         load.clicked.connect(lambda: self.load_file(self.preset.currentData()))
@@ -429,7 +424,7 @@ class MatrixPage(QWidget):
         where (a new plan, a shipped preset). True when saved. Close's "Save" opened a file
         dialog on the same file and then "Replace?": three dialogs for one save."""
         path = self.wb.draft.path
-        if path and path not in {str(p) for p in presets()}:
+        if path and path not in {str(p) for p in preset_paths()}:
             try:
                 self.wb.draft.save(path)
             except OSError as e:
@@ -442,7 +437,7 @@ class MatrixPage(QWidget):
     def _save_as(self) -> bool:
         """Ask where to save the plan (the file dialog asks before replacing a file)."""
         start = self.wb.draft.path or f"{self.wb.draft.get('name', 'plan')}.toml"
-        if start in {str(p) for p in presets()}:  # a shipped preset is not saved over
+        if start in {str(p) for p in preset_paths()}:  # a shipped preset is not saved over
             start = f"{self.wb.draft.get('name', 'plan')}.toml"
         path, _ = QFileDialog.getSaveFileName(self, "Save plan", start, "Plans (*.toml)")
         if not path:

@@ -1,8 +1,8 @@
 """Code a newcomer can read (the team's guide): no function in core, in the programs of
-their own that left it (the engine, the file-tree tool) or in the window (gui) longer than 80 lines and no class
-longer than 400, measured with `ast` from the `def`/`class` line to the last line of the body.
-The exceptions are listed here, each with its reason; one that is fixed must leave the list
-(the test says so)."""
+their own that left it (the engine, the file-tree tool) or in the window (gui) longer than 80
+lines and no class longer than 400, measured with `ast` from the `def`/`class` line to the last
+line of the body. The exceptions are listed here, each with its reason; one that is fixed must
+leave the list (the test says so)."""
 
 from __future__ import annotations
 

@@ -146,3 +146,41 @@ direct = true
         assert results[0]["mean"] > 0
     finally:
         lib.close()
+
+
+RELATIVE_LIBRARY_PLAN = """\
+name = "relative library"
+drop_caches = false
+
+[target]
+image = {{ path = "{image}", size = "128m" }}
+
+[[config]]
+label = "ext4"
+fs = "ext4"
+
+[[test]]
+tool = "dd"
+mode = "write"
+block_size = "1m"
+size = "8m"
+direct = true
+"""
+
+
+def test_a_relative_library_path_with_an_image_target_runs(tmp_path: Path) -> None:
+    """`--library lib.sqlite3` from the plan's folder: the root helper (started from /) was
+    handed the relative path, refused it with an answer of no id, and the client waited for
+    ever for its own id (SIGTERM did not end it). Now the path is absolute before it leaves
+    the client, and a refusal answers the request it refuses."""
+    image = Path("/var/tmp") / f"disklab-test-relative-{os.getpid()}.img"
+    (tmp_path / "plan.toml").write_text(RELATIVE_LIBRARY_PLAN.format(image=image))
+    try:
+        done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "run", "plan.toml",
+                               "--library", "lib.sqlite3", "--json"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+        sessions = Library.open(tmp_path / "lib.sqlite3").list_sessions()
+        assert [s["status"] for s in sessions] == ["finished"]
+    finally:
+        image.unlink(missing_ok=True)

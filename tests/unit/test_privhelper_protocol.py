@@ -9,6 +9,7 @@ import ast
 import json
 from dataclasses import asdict, fields
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -113,3 +114,20 @@ def test_no_class_over_400_lines_no_function_over_80() -> None:
                     if lines > limit:
                         too_long.append(f"{path.name}:{node.name} {lines}")
     assert too_long == []
+
+
+def test_a_refusal_answers_the_request_it_refuses() -> None:
+    """A request refused for its arguments is answered with its own id: a client waits for
+    that id, and an answer without it left `disklab run --library lib.sqlite3` waiting for
+    ever. The client also takes an id-less refusal as the answer to the line it just sent."""
+    from disklab.core.privilege.client import _refused_unread
+    from disklab.core.privileged.helper import handle
+    line = p.encode(7, p.Attach("/var/tmp/x.img", 1 << 20)).replace("/var/tmp/x.img", "x.img")
+    with pytest.raises(RequestError) as refused:
+        p.parse_line(line.encode())
+    assert refused.value.request_id == 7  # type: ignore[attr-defined]
+    session = SimpleNamespace(ran=[])  # refused before the session is used: no root needed
+    answer = handle(session, line.encode())  # type: ignore[arg-type]
+    assert answer["id"] == 7 and answer["ok"] is False and "absolute" in answer["error"]
+    assert _refused_unread({"id": None, "ok": False, "error": "a request is a JSON object"})
+    assert not _refused_unread({"id": 3, "ok": False}) and not _refused_unread({"id": None})

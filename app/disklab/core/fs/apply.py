@@ -149,7 +149,8 @@ class Scratch:
                  library_path: str | None = None,
                  log: Callable[[str], None] | None = None, state: StateFile | None = None):
         self.priv = priv
-        self.library_path = library_path
+        # absolute: the root helper runs from / and refuses a relative path
+        self.library_path = os.path.abspath(library_path) if library_path else None
         self.log = log or (lambda message: None)
         # the session's record, shared with the runner's file and directory records
         self.state = state or session_state(state_dir)

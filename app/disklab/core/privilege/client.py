@@ -142,6 +142,13 @@ _ERRORS: dict[str, type[DisklabError]] = {"SafetyError": SafetyError, "ToolError
                                           "RequestError": RequestError}
 
 
+def _refused_unread(answer: Mapping[str, Any]) -> bool:
+    """The helper's answer to a line whose id it could not read: it answers lines in order, and
+    the client sends one at a time, so this answers the line just sent (waiting for its id
+    instead would wait for ever)."""
+    return answer.get("id") is None and answer.get("ok") is False
+
+
 def _error_of(answer: Mapping[str, Any]) -> DisklabError:
     kind, message = answer.get("kind", ""), str(answer.get("error"))
     if kind == "ConfigError":
@@ -282,7 +289,8 @@ class Privileged:
                 answer = json.loads(got)
             except ValueError:
                 continue  # not protocol (the helper keeps stray output off stdout)
-            if isinstance(answer, dict) and (rid is None or answer.get("id") == rid):
+            if isinstance(answer, dict) and (rid is None or answer.get("id") == rid
+                                             or _refused_unread(answer)):
                 return answer
             self._keep(answer)  # the late answer of an interrupted request: keep its commands
 

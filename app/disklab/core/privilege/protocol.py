@@ -517,8 +517,10 @@ def depth_of(value: Any) -> int:
 
 
 def parse_line(line: bytes) -> tuple[Any, Request]:
-    """(the request's id, the request) of one line; RequestError for anything else (the id is
-    then unknown: the answer's is None)."""
+    """(the request's id, the request) of one line; RequestError for anything else. A line whose
+    id was read carries it on the error (`request_id`), so the refusal answers that request: a
+    client waiting for its id would otherwise wait for ever (a relative library path did so).
+    Before the id is read it is unknown, and the answer's is None."""
     if len(line) > MAX_LINE:
         raise RequestError(f"a request line is at most {MAX_LINE} bytes")
     try:
@@ -539,7 +541,11 @@ def parse_line(line: bytes) -> tuple[Any, Request]:
     rid = message.get("id")
     if rid is not None and not _type_ok(rid, int):
         raise RequestError("a request's id is an integer")
-    return rid, build(cls, message.get("args") or {})
+    try:
+        return rid, build(cls, message.get("args") or {})
+    except RequestError as e:
+        e.request_id = rid  # type: ignore[attr-defined]
+        raise
 
 
 def request_of(op: str, args: dict[str, Any]) -> Request:

@@ -92,6 +92,7 @@ def handle(s: Session, line: bytes) -> dict[str, Any]:
         return {"id": rid, "ok": False, "kind": "PlanError", "error": str(e),
                 "problems": [[p.key, p.message] for p in e.problems], "ran": s.ran}
     except (DisklabError, OSError) as e:
+        rid = getattr(e, "request_id", rid)  # a request refused by its arguments: its own id
         return {"id": rid, "ok": False, "kind": type(e).__name__, "error": str(e), "ran": s.ran}
     except Exception as e:  # a bug must not kill the session's only root process
         return {"id": rid, "ok": False, "kind": "InternalError",

@@ -19,10 +19,10 @@ def library_path(flag: str | os.PathLike[str] | None = None,
     """The library file to use: the --library flag, else $DISKLAB_LIBRARY, else
     library.sqlite3 in the XDG data directory. One rule for every command and the window, so
     `disklab sessions` shows what the window recorded."""
-    if flag:
-        return Path(flag).expanduser()
+    if flag:  # absolute: the root helper, started from /, is told where the library is
+        return Path(os.path.abspath(Path(flag).expanduser()))
     if env.get(LIBRARY_ENV):
-        return Path(env[LIBRARY_ENV]).expanduser()
+        return Path(os.path.abspath(Path(env[LIBRARY_ENV]).expanduser()))
     return Path(platformdirs.user_data_dir("disklab")) / "library.sqlite3"
 
 

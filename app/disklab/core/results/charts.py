@@ -1,7 +1,7 @@
 """Chart specs: what to draw, as plain data already in display units.
 
-The very same ChartSpec is drawn by pyqtgraph in the window (gui/plots.py), by `svg.to_svg` in
-files written on a headless server, and compared in tests. Charts show headline figures
+The very same ChartSpec is drawn by `svg.to_svg` for the window's Library and Compare charts
+(gui/chart.py shows that SVG) and for every exported file, PNG included, and compared in tests. Charts show headline figures
 (rows.is_headline) in the units a chart can share an axis for: throughput and operations.
 """
 

@@ -55,3 +55,23 @@ def test_choices_drop_down_names_plain_and_queue_depth_warning(qtbot, window,
     assert warning.severity == "warning" and "fio ignores it" in warning.message
     listed = [page.problems.item(i).text() for i in range(page.problems.count())]
     assert any("fio ignores it" in text for text in listed)
+
+
+def test_every_parameter_fits_the_panel_at_the_default_size(qtbot, window,
+                                                            target_dir: Path) -> None:
+    """At the window's default 1280x820 the Parameters panel shows each row whole: nothing
+    scrolls sideways (the raw-device box and the drop-downs once pushed the fields past its
+    right edge, cut off). A row too wide puts its field under its label instead."""
+    window.resize(1280, 820)
+    window.show()
+    qtbot.waitExposed(window)
+    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir)))
+    window.show_page("matrix")
+    page = window.matrix
+    for tool in ("engine", "fio", "iozone"):
+        page.add_test(tool)
+        qtbot.wait(50)  # the form's layout settles in the event loop
+        scroll = page.params_scroll
+        assert scroll.horizontalScrollBar().maximum() == 0, (
+            f"{tool}: the parameters are {page.params_host.minimumSizeHint().width()} px wide "
+            f"in a {scroll.viewport().width()} px panel")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -127,13 +128,15 @@ class MatrixPage(QWidget):
         self.params_scroll = scroll
         self.params_host = QWidget()
         self.params_form = QFormLayout(self.params_host)
+        # a row too wide for the panel puts its field under its label: never cut off at 1280 px
+        self.params_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         scroll.setWidget(self.params_host)
         pl.addWidget(scroll)
         split.addWidget(params_box)
         # the tools' names whole (iozone's title is the longest), the parameters widest
         self.tools.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.tools.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        split.setSizes([300, 220, 480])
+        split.setSizes([250, 200, 550])
         lay.addWidget(split, 1)
 
         sum_box = QGroupBox("Before you start")
@@ -315,6 +318,9 @@ class MatrixPage(QWidget):
             return edit, edit
         combo = QComboBox()
         combo.setEditable(True)
+        # as wide as the panel gives it, not as its longest choice demands
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(8)
         combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         combo.addItems(["", *choices])  # "": the default (the field's placeholder)
         combo.setCurrentText(text)
@@ -338,7 +344,9 @@ class MatrixPage(QWidget):
     def _raw_field(self, test: dict[str, Any]) -> None:
         """`raw`: the test runs on the target's block device itself, before any configuration
         is made (an image's loop device, a format target's device): the raw-device section."""
-        box = QCheckBox("on the block device, before the filesystems")
+        box = QCheckBox("before the filesystems")
+        # as wide as its words: a click beside them would not tick it
+        box.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
         box.setChecked(test.get("raw") is True)
         box.setToolTip("raw = true: read and write the image's loop device or the format "
                        "target's device itself, in a section of its own (\"raw device\") run "

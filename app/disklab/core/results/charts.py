@@ -1,8 +1,9 @@
 """Chart specs: what to draw, as plain data already in display units.
 
 The very same ChartSpec is drawn by `svg.to_svg` for the window's Library and Compare charts
-(gui/chart.py shows that SVG) and for every exported file, PNG included, and compared in tests. Charts show headline figures
-(rows.is_headline) in the units a chart can share an axis for: throughput and operations.
+(gui/chart.py shows that SVG) and for every exported file, PNG included, and compared in
+tests. Charts show headline figures (rows.is_headline) in the units a chart can share an axis
+for: throughput and operations.
 """
 
 from __future__ import annotations

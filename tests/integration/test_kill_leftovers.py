@@ -59,10 +59,11 @@ def wait_for_case(run: subprocess.Popen[str], timeout: float = 120.0) -> None:
     raise AssertionError("no case started")
 
 
-def wait_for(predicate, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout: float = 30.0, what=None) -> None:  # type: ignore[no-untyped-def]
+    """Wait until `predicate()`; past `timeout` fail, saying `what()` is still there."""
     deadline = time.monotonic() + timeout
     while not predicate():
-        assert time.monotonic() < deadline, "timed out"
+        assert time.monotonic() < deadline, "timed out" + (f": {what()}" if what else "")
         time.sleep(0.1)
 
 
@@ -156,9 +157,16 @@ def test_a_killed_image_run_leaves_no_mountpoint_after_the_next_start(tmp_path: 
         wait_for(lambda: bool(ours(mountpoint)))
     finally:
         kill(run, tmp)
-    # the helper saw its client go: it unmounted, detached and removed what it made itself
-    wait_for(lambda: not os.path.ismount(mountpoint) and not image.exists()
-             and not mountpoint.parent.exists())  # and its own directory
+    # the helper saw its client go: it unmounted, detached and removed what it made itself,
+    # and its own directory. Its unmount waits for the killed writer's dirty pages to reach the
+    # image (buffered writes), which a busy disk stretches: 60 s, and the failure says what
+    # was still there (once, in a whole clean-clone run, 30 s were not enough).
+    def left() -> list[str]:
+        return [name for name, there in (("mounted", os.path.ismount(mountpoint)),
+                                         ("image", image.exists()),
+                                         ("helper's directory", mountpoint.parent.exists()))
+                if there]
+    wait_for(lambda: not left(), 60.0, left)
     next_start(tmp_path, library, env)
     assert not os.path.ismount(mountpoint) and list(tmp.iterdir()) == []
     assert not image.exists()

@@ -120,3 +120,19 @@ def test_compare_says_what_limited_the_pivot_and_the_comparison(window, library_
             for j in range(c.columnCount()) if c.item(i, j)]
     assert any("device busy" in tip and "(fio's disk_util)" in tip for tip in tips)
     assert "limited by device" in page.heading.text()
+
+
+def test_the_run_tables_limited_by_column_is_in_sight(qtbot, window) -> None:
+    """At 1280x820 the Run table's "limited by" column is within its pane, before the
+    result (a result with throughput and IOPS is wider than the pane: after it, the verdict
+    was out of sight)."""
+    window.resize(1280, 820)
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_page("run")
+    table = window.run.table
+    header = table.horizontalHeader()
+    from disklab.gui.pages.run import LIMITED, RESULT
+    assert header.visualIndex(LIMITED) < header.visualIndex(RESULT)
+    assert header.sectionViewportPosition(LIMITED) + header.sectionSize(LIMITED) \
+        <= table.viewport().width()

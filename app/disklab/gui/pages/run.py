@@ -206,10 +206,11 @@ class RunPage(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
                                                            ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
-        # what limited each case, beside its result (shown there, kept last in the model):
-        # its short words elided at a fixed width, the evidence in its tooltip
+        # what limited each case, just before its result (shown there, kept last in the
+        # model): after the result it sat past a long result's right edge, out of sight at
+        # 1280 px; its short words elided at a fixed width, the evidence in its tooltip
         header = self.table.horizontalHeader()
-        header.moveSection(LIMITED, RESULT + 1)
+        header.moveSection(LIMITED, RESULT)
         header.setSectionResizeMode(LIMITED, QHeaderView.ResizeMode.Interactive)
         self.table.setColumnWidth(LIMITED, LIMITED_WIDTH)
         # one line a case, its end elided (the whole title on hover): a wrapped title was cut

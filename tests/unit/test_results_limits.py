@@ -6,7 +6,7 @@ from __future__ import annotations
 from disklab.core.results import limits
 from disklab.core.results.compare import compare_results
 from disklab.core.results.documents import cell_json, pivot_cell_json, pivot_csv
-from disklab.core.results.limits import Limit, RunFacts, row_limits, run_limits
+from disklab.core.results.limits import Limit, RunFacts, row_limits, run_facts, run_limits
 from disklab.core.results.pivot import build_pivot
 from disklab.core.results.tables import comparison_table, pivot_table
 
@@ -168,3 +168,19 @@ def test_a_note_names_whole_rows_or_columns_rather_than_their_cells() -> None:
     assert limits.limits_note(rows) == ("limited by too short (0.50 s): x\n"
                                         "limited by device (busy 99 %): every cell but x")
     assert limits.limits_note([("a", "w", None)]) == ""
+
+
+def test_a_write_only_case_is_never_read_from_the_page_cache() -> None:
+    """The engine's write case: the device read nothing, and the tool's rchar is its own
+    start-up (the interpreter reading its modules). That is no page-cache read (it was shown
+    as one beside every write row); the same samples of a read case are."""
+    samples = [{"series": name, "value": value} for _ in range(5) for name, value in
+               [("cpu_pct", 20.0), ("app_rchar_bps", 30e6), ("device_read_bps", 0.0)]]
+    host = {"cpu_count": 2}
+    write = run_facts({"tool": "engine", "params": {"mode": "write", "direct": False}}, 5.0,
+                      host)
+    read = run_facts({"tool": "engine", "params": {"mode": "read", "direct": False}}, 5.0,
+                     host)
+    assert not write.reads and read.reads
+    assert "page_cache_read" not in [lim.kind for lim in run_limits(samples, write, 5.0)]
+    assert "page_cache_read" in [lim.kind for lim in run_limits(samples, read, 5.0)]

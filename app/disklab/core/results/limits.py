@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from disklab.core.tools import get_adapter
+
 # A device busy (io_ticks over the run's time) at or above this is the limit: above it the
 # device had a request in flight nearly all the time; a little under 100 is usual because the
 # tool needs time between two requests (and the kernel counts busy time in jiffies).
@@ -78,6 +80,10 @@ class RunFacts:
     cpus: int = 1  # the machine's CPUs
     dirty_threshold: float | None = None  # bytes at which the kernel throttles writers
     page_cache_limit: int | None = None
+    # whether the case reads its target at all (the adapter's `reads`): a write-only case's
+    # rchar is the tool's own start-up (an interpreter reading its modules), which the device
+    # never sees, so it must not read as "read from the page cache"
+    reads: bool = True
 
 
 def _series(samples: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
@@ -165,6 +171,8 @@ def _share(series: Mapping[str, list[float]], device: str, app: str
 
 
 def _cache_read(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    if not facts.reads:
+        return None
     share = _share(series, "device_read_bps", "app_rchar_bps")
     if share is None or share[1] < MIN_BYTES or share[0] >= CACHE_READ_SHARE:
         return None
@@ -309,7 +317,17 @@ def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str
                     threads=threads, queue_depth=depth,
                     cpus=int(host.get("cpu_count") or 1),
                     dirty_threshold=host.get("dirty_threshold_bytes"),
-                    page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case))
+                    page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case),
+                    reads=_reads(str(case.get("tool", "")), params))
+
+
+def _reads(tool: str, params: Mapping[str, Any]) -> bool:
+    """Whether a case of `tool` reads its target (True for a tool this program does not
+    know, such as an imported one's: it may)."""
+    try:
+        return get_adapter(tool).reads(params)
+    except (KeyError, ValueError, TypeError):
+        return True
 
 
 def imported_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts

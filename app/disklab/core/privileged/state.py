@@ -17,6 +17,7 @@ import os
 import stat
 import struct
 import tempfile
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,10 @@ class Session:
         self.records = records
         self.record_file: Path | None = None
         self.tools: Any = None  # the tools and cases it runs (toolruns.Runs)
+        # The step of the end of the session under way ({"step", "since"}), in the record: a
+        # helper that dies or hangs while tearing down says where (read by its inheritor, or
+        # by a person looking at /var/lib/disklab/helper).
+        self.closing: dict[str, Any] | None = None
         # Mountpoints and raw-device result files: root's own directory; others may pass
         # through it (a user's monitor stats a mountpoint) but not list or change it.
         self.workdir = workdir or tempfile.mkdtemp(prefix="disklab-helper-")
@@ -135,6 +140,8 @@ class Session:
         both.merge(self.inherited)
         both.merge(self.held)
         data = {"served": self.user.uid, **both.to_json()}
+        if self.closing is not None:
+            data["closing"] = self.closing
         tmp = self.record_file.with_suffix(".tmp")
         with contextlib.suppress(OSError):
             tmp.write_text(json.dumps(data))
@@ -152,6 +159,11 @@ class Session:
                     if json.loads(path.read_text()).get("served") == self.user.uid and \
                             not _alive(path.stem):
                         path.unlink()
+
+    def closing_step(self, step: str) -> None:
+        """Record that the end of the session is at `step` (saved at once)."""
+        self.closing = {"step": step, "since": round(time.time(), 3)}
+        self.save()
 
     # --- what may be touched --------------------------------------------------------------------
     def loop(self, kname: str) -> Loop | None:

@@ -71,6 +71,15 @@ def _reads_of_samples(lib: Library, sid: int) -> tuple[dict, int]:
     return limits, sum("FROM sample" in s for s in seen)
 
 
+def _recorded(tmp_path: Path) -> tuple[Path, int, dict]:
+    """A library file with the session recorded (no verdicts stored), its id and its verdicts
+    as judged from its samples."""
+    path = tmp_path / "lib.sqlite3"
+    with Library.open(path) as lib:
+        sid = _record(lib)
+        return path, sid, judge_session(lib, sid)
+
+
 def _kept(path: Path) -> int:
     with sqlite3.connect(path) as db:
         return db.execute("SELECT count(*) FROM result_limits").fetchone()[0]
@@ -78,10 +87,8 @@ def _kept(path: Path) -> int:
 
 def test_verdicts_stored_at_a_runs_end_read_back_equal_without_reading_the_samples(
         tmp_path: Path) -> None:
-    path = tmp_path / "lib.sqlite3"
+    path, sid, judged = _recorded(tmp_path)
     with Library.open(path) as lib:
-        sid = _record(lib)
-        judged = judge_session(lib, sid)
         store_session_limits(lib, sid)  # what RecordedRun.close does
     assert {c: [x.kind for x in v] for c, v in judged.items()} == {
         "c1": ["device"], "c2": ["cpu"], "c3": ["too_short"]}
@@ -99,13 +106,11 @@ def test_verdicts_stored_at_a_runs_end_read_back_equal_without_reading_the_sampl
 
 def test_a_session_without_stored_verdicts_is_judged_once_and_they_are_kept(
         tmp_path: Path) -> None:
-    path = tmp_path / "lib.sqlite3"
-    with Library.open(path) as lib:
-        sid = _record(lib)  # the recorder alone: nothing stores verdicts
+    path, sid, judged = _recorded(tmp_path)  # the recorder alone: nothing stores verdicts
     assert _kept(path) == 0
     with Library.open(path) as lib:
         limits, reads = _reads_of_samples(lib, sid)
-        assert reads > 0 and limits == judge_session(lib, sid)
+        assert reads > 0 and limits == judged
     assert _kept(path) == 1
     with Library.open(path) as lib:
         again, reads = _reads_of_samples(lib, sid)
@@ -114,10 +119,7 @@ def test_a_session_without_stored_verdicts_is_judged_once_and_they_are_kept(
 
 def test_a_schema_4_library_migrates_and_its_sessions_are_judged_on_first_read(
         tmp_path: Path) -> None:
-    path = tmp_path / "v4.sqlite3"
-    with Library.open(path) as lib:
-        sid = _record(lib)
-        expected = judge_session(lib, sid)
+    path, sid, expected = _recorded(tmp_path)
     with sqlite3.connect(path) as raw:  # back to what DiskLab wrote before schema 5
         raw.execute("DROP TABLE result_limits")
         raw.execute("PRAGMA user_version = 4")

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from disklab.core.library import Library
+from disklab.core.library import Library, summary
 from disklab.core.results.compare import comparison_for
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import build_pivot, session_rows
@@ -105,7 +105,8 @@ def _read(lib: Library, sid: int) -> tuple[int, int]:
 def _computed(lib: Library, sid: int) -> tuple[int, int]:
     """The rows grouped from the metric rows, as for a session without a stored summary (a
     library from before it: done once, then stored)."""
-    rows = [row for _params, row in lib._read_results(sid, int(lib.session(sid)["repeats"]))]
+    rows = [row for _params, row in summary.computed_results(
+        lib.db, sid, lib.cases(sid), int(lib.session(sid)["repeats"]))]
     return len(rows), sum(int(r["n"]) for r in rows)
 
 

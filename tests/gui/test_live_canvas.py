@@ -192,3 +192,30 @@ def test_a_theme_switch_reaches_the_painted_plots(qtbot):
     finally:
         apply_theme(app, dark=False)
     qtbot.waitUntil(lambda: plots.canvas.background.lightness() > 200, timeout=2000)
+
+
+def test_grid_and_axis_lines_filled_as_rectangles_paint_what_drawline_paints(qtbot):
+    """The static layer fills its grid and axis lines as rectangles (a tenth of a stroked
+    line's CPU): the very pixels an aliased 1 px drawLine paints, at whole and fractional
+    coordinates (the panels' edges fall on halves and quarters), opaque and blended."""
+    from PySide6.QtGui import QPainter, QPen
+
+    from disklab.gui.livepaint import _hline, _vline
+
+    for colour in (QColor(20, 30, 40), QColor(20, 30, 40, 51)):
+        for f in (0.0, 0.25, 0.5, 0.75, 0.9):
+            images = []
+            for filled in (False, True):
+                img = QImage(60, 60, QImage.Format.Format_RGB32)
+                img.fill(QColor(250, 250, 245))
+                p = QPainter(img)
+                if filled:
+                    _hline(p, 5 + f, 50 + f, 12 + f, colour)
+                    _vline(p, 30 + f, 3 + f, 55 + f, colour)
+                else:
+                    p.setPen(QPen(colour, 1))
+                    p.drawLine(QPointF(5 + f, 12 + f), QPointF(50 + f, 12 + f))
+                    p.drawLine(QPointF(30 + f, 3 + f), QPointF(30 + f, 55 + f))
+                p.end()
+                images.append(img)
+            assert images[0] == images[1], (colour.alpha(), f)

@@ -54,11 +54,11 @@ def test_open_creates_parent_dirs_in_wal_with_synchronous_full(tmp_path: Path) -
         assert lib.path == path
         assert lib.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert lib.db.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 4
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 5
         assert lib.list_sessions() == []
     # reopening an up-to-date library changes nothing
     with Library.open(path) as lib:
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == 5
 
 
 # --- migration and refusal -------------------------------------------------------------------

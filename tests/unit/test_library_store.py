@@ -157,7 +157,7 @@ def test_a_library_of_schema_version_1_is_migrated_and_keeps_its_sessions(
     db.commit()
     db.close()
     with Library.open(path) as lib:
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 4
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 5
         assert lib.results(1)[0]["mean"] == 42.0
         lib.add_tag(1, "baseline")
         lib.set_notes(1, "before the RAID rebuild")

@@ -163,7 +163,7 @@ def test_a_schema_2_library_migrates_keeps_everything_and_gets_summaries_on_firs
     raw.commit()
     raw.close()
     with Library.open(path) as lib:
-        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 4
+        assert lib.db.execute("PRAGMA user_version").fetchone()[0] == schema.CURRENT == 5
         (row,) = lib.results(1)
         assert (row["values"], row["n"], row["mean"]) == ([40.0, 44.0], 2, 42.0)
         assert row["params"] == {"bs": 1048576}

@@ -319,8 +319,7 @@ class LiveCanvas(QWidget):
             painter.setFont(self.tick_font)
             for v in ticks(y0, y1, step):
                 py = round(r.bottom() - (v - y0) * r.height() / (y1 - y0))
-                painter.setPen(grid)
-                painter.drawLine(QPointF(r.left(), py), QPointF(r.right(), py))
+                _hline(painter, r.left(), r.right(), py, grid)
                 painter.setPen(axis_pen)
                 painter.drawLine(QPointF(r.left() - TICK, py), QPointF(r.left(), py))
                 text = tick_text(v, step)
@@ -336,8 +335,8 @@ class LiveCanvas(QWidget):
                              int(Qt.AlignmentFlag.AlignCenter), p.unit)
             painter.restore()
             painter.setPen(axis_pen)
-            painter.drawLine(QPointF(r.left(), r.top()), QPointF(r.left(), r.bottom()))
-            painter.drawLine(QPointF(r.left(), r.bottom()), QPointF(r.right(), r.bottom()))
+            _vline(painter, r.left(), r.top(), r.bottom(), fg)
+            _hline(painter, r.left(), r.right(), r.bottom(), fg)
             last = i == len(self.panels) - 1
             painter.setFont(self.tick_font)
             for v in xs:
@@ -452,6 +451,21 @@ class LiveCanvas(QWidget):
                 event.ignore()
             return True
         return super().event(event)
+
+
+def _hline(painter: QPainter, x0: float, x1: float, y: float, colour: QColor) -> None:
+    """What drawLine((x0, y), (x1, y)) with a 1 px pen of `colour` paints, as a filled
+    rectangle: Qt's raster engine strokes a line in 15-50 us across a plot (the grid's
+    blended colour the dearest), fills the rectangle in 3 us; the static layer's grid and axes
+    were most of its redraw (bench figure 2). Pixel for pixel the same (tested)."""
+    left, row = math.floor(x0), math.floor(y)  # an aliased 1 px line covers these pixels
+    painter.fillRect(QRectF(left, row, math.floor(x1) - left + 1, 1), colour)
+
+
+def _vline(painter: QPainter, x: float, y0: float, y1: float, colour: QColor) -> None:
+    """_hline's vertical twin: drawLine((x, y0), (x, y1)) as a filled rectangle."""
+    column, top = math.floor(x), math.floor(y0)
+    painter.fillRect(QRectF(column, top, 1, math.floor(y1) - top + 1), colour)
 
 
 def _points(poly: QPolygonF) -> np.ndarray:

@@ -21,6 +21,13 @@ merging a library twice keeps one session. Existing sessions get one derived fro
 are (store.session_uuid: their id, name, start, host and plan), so that an older library merged
 twice (migrated on a copy each time) gives the same UUIDs; a trigger gives a random one to
 every new row, whoever inserts it.
+
+Version 5 keeps each session's verdicts of what limited its runs (`result_limits`: the verdicts
+core.results.limits worked out from the session's samples, as JSON, with the stamp and the rules'
+version they were worked out at), beside its results summary: a comparison of a 10,000-run
+session read them instead of judging 10,000 runs again on every look. Derived like the summary:
+stored when a session's run ends, worked out on first read for sessions without them (older
+libraries, imports) and kept, worked out again when the stamp no longer matches.
 """
 
 from __future__ import annotations
@@ -200,6 +207,15 @@ MIGRATIONS: dict[int, str] = {
     CREATE TRIGGER session_uuid AFTER INSERT ON session WHEN NEW.uuid IS NULL BEGIN
         UPDATE session SET uuid = lower(hex(randomblob(16))) WHERE id = NEW.id;
     END;
+    """,
+    # 4 -> 5: each session's verdicts of what limited its runs, derived like the summary (an
+    # older library's sessions get theirs on first read)
+    5: """
+    CREATE TABLE result_limits (
+        session_id INTEGER PRIMARY KEY REFERENCES session(id) ON DELETE CASCADE,
+        stamp TEXT NOT NULL,
+        verdicts TEXT NOT NULL
+    );
     """,
 }
 

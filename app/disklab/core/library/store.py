@@ -15,7 +15,7 @@ import json
 import os
 import re
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,8 @@ class Library:
         self.db = db
         # results() per session with the stamp it was read at (see results)
         self._results: dict[int, tuple[tuple[Any, ...], list[dict[str, Any]]]] = {}
+        # limits() per session with the stamp they were read at
+        self._limits: dict[int, tuple[tuple[Any, ...], Any]] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Library:
@@ -314,6 +316,32 @@ class Library:
             summary.write_summary(self.db, session_id, stamp, computed)
         self._results[session_id] = (stamp, [row for _params, row in computed])
 
+    def limits(self, session_id: int, rules: int, judge: Callable[[], Any]) -> Any:
+        """The session's verdicts of what limited its runs, as the JSON core.results.limits
+        made of them (`rules`: the version of its rules; `judge()`: works them out). Kept per
+        session with their stamp (summary.limits_stamp), else read from `result_limits` when
+        their stamp matches, else worked out and stored when that holds up nobody, as the
+        results summary is (a 10,000-run session is judged once, not on every look)."""
+        stamp = summary.limits_stamp(self.db, self.path, session_id, rules)
+        kept = self._limits.get(session_id)
+        if kept is not None and kept[0] == stamp:
+            return kept[1]
+        verdicts = summary.stored_limits(self.db, session_id, stamp)
+        if verdicts is None:
+            verdicts = judge()
+            summary.store_limits_quietly(self.db, self.path, session_id, stamp, verdicts)
+        self._limits[session_id] = (stamp, verdicts)
+        return verdicts
+
+    def store_limits(self, session_id: int, rules: int, judge: Callable[[], Any]) -> None:
+        """Work out the session's verdicts (limits()) and store them with their stamp,
+        waiting for the write lock like any write: when its run ends."""
+        with self._transaction():
+            stamp = summary.limits_stamp(self.db, self.path, session_id, rules)
+            verdicts = judge()
+            summary.write_limits(self.db, session_id, stamp, verdicts)
+        self._limits[session_id] = (stamp, verdicts)
+
     def samples(self, session_id: int, case_id: str | None = None,
                 series: str | None = None) -> list[dict[str, Any]]:
         """A session's live series in the order they were recorded, optionally one case's or
@@ -387,8 +415,8 @@ class Library:
     def delete_session(self, session_id: int) -> None:
         """Remove a session and everything recorded with it."""
         with self._transaction():
-            for table in ("result", "result_stamp", "sample", "series", "transcript", "metric",
-                          "run", "case_", "event", "tag"):
+            for table in ("result", "result_stamp", "result_limits", "sample", "series",
+                          "transcript", "metric", "run", "case_", "event", "tag"):
                 self.db.execute(f"DELETE FROM {table} WHERE session_id = ?", (session_id,))
             self.db.execute("DELETE FROM session WHERE id = ?", (session_id,))
 

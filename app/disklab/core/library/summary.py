@@ -11,7 +11,7 @@ import json
 import math
 import sqlite3
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +34,21 @@ def results_stamp(db: sqlite3.Connection, path: Path, session_id: int) -> tuple[
 
 def store_quietly(db: sqlite3.Connection, path: Path, session_id: int, stamp: tuple[Any, ...],
                   computed: list[tuple[str, dict[str, Any]]]) -> None:
-    """Store a summary computed on a read, only where that holds up nobody: not while any
-    session of the library is being recorded (its writer commits every second and would
-    wait for this write), not when the write lock is taken (no waiting for it), not on a
-    read-only file, not inside a transaction of this connection (a recorder's batch), and
-    only if the session's stamp is still the one the rows were computed at. Otherwise the
-    summary is left for the next read or the session's next close; nothing is lost."""
+    """Store a summary computed on a read (quietly: see _quietly), only if the session's stamp
+    is still the one the rows were computed at."""
+    _quietly(db, lambda: results_stamp(db, path, session_id) == stamp,
+             lambda: write_summary(db, session_id, stamp, computed))
+
+
+def _quietly(db: sqlite3.Connection, still: Callable[[], bool], write: Callable[[], None]
+             ) -> None:
+    """Write something derived, computed on a read, only where that holds up nobody: not
+    while any session of the library is being recorded (its writer commits every second and
+    would wait for this write), not when the write lock is taken (no waiting for it), not on
+    a read-only file, not inside a transaction of this connection (a recorder's batch), and
+    only if `still()` says, inside the write transaction, that what it was computed from has
+    not changed. Otherwise it is left for the next read or the session's next close;
+    nothing is lost."""
     if db.in_transaction:
         return
     try:
@@ -54,8 +63,8 @@ def store_quietly(db: sqlite3.Connection, path: Path, session_id: int, stamp: tu
     except sqlite3.Error:  # locked by a writer, read-only file or directory
         return
     try:
-        if results_stamp(db, path, session_id) == stamp:
-            write_summary(db, session_id, stamp, computed)
+        if still():
+            write()
         db.execute("COMMIT")
     except sqlite3.Error:
         with contextlib.suppress(sqlite3.Error):
@@ -153,6 +162,46 @@ def computed_results(db: sqlite3.Connection, session_id: int, cases: list[dict[s
         out.append((key[2], g))
     return out
 
+
+
+# ---- the verdicts of what limited each run (schema 5's result_limits) ------------------------
+
+
+def limits_stamp(db: sqlite3.Connection, path: Path, session_id: int, rules: int
+                 ) -> tuple[Any, ...]:
+    """What a session's verdicts depend on: the version of the rules that judged them
+    (core.results.limits.RULES), the results' stamp (cases, metrics, resumes) and its
+    complete runs, how many and their summed time (a run's end sets its status and duration;
+    its samples were recorded before). The host record and the samples do not change once
+    a run has ended."""
+    runs = db.execute("SELECT count(*), total(duration) FROM run WHERE session_id = ? AND "
+                      "status IN ('ok', 'imported')", (session_id,)).fetchone()
+    return (rules, *results_stamp(db, path, session_id), *runs)
+
+
+def stored_limits(db: sqlite3.Connection, session_id: int, stamp: tuple[Any, ...]) -> Any:
+    """The verdicts stored for the session (JSON, as core.results.limits wrote them), or None
+    when there are none or their stamp is not `stamp`."""
+    row = db.execute("SELECT stamp, verdicts FROM result_limits WHERE session_id = ?",
+                     (session_id,)).fetchone()
+    if row is None or tuple(json.loads(row[0])) != stamp:
+        return None
+    return json.loads(row[1])
+
+
+def write_limits(db: sqlite3.Connection, session_id: int, stamp: tuple[Any, ...],
+                 verdicts: Any) -> None:
+    """Store the session's verdicts (JSON-able) with their stamp, replacing earlier ones."""
+    db.execute("INSERT OR REPLACE INTO result_limits (session_id, stamp, verdicts) "
+               "VALUES (?, ?, ?)", (session_id, json.dumps(stamp), json.dumps(verdicts)))
+
+
+def store_limits_quietly(db: sqlite3.Connection, path: Path, session_id: int,
+                         stamp: tuple[Any, ...], verdicts: Any) -> None:
+    """Store verdicts worked out on a read (quietly: see _quietly), only if the session's
+    stamp is still the one they were worked out at."""
+    _quietly(db, lambda: limits_stamp(db, path, session_id, stamp[0]) == stamp,
+             lambda: write_limits(db, session_id, stamp, verdicts))
 
 
 def _pack(values: Sequence[float | None]) -> bytes:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -250,6 +250,8 @@ def limits_text(limits: Sequence[Limit]) -> str:
 class LimitsSource(Protocol):
     """What session_limits reads of a library (core.library.Library has it)."""
 
+    def limits(self, session_id: int, rules: int, judge: Callable[[], Any]) -> Any: ...
+    def store_limits(self, session_id: int, rules: int, judge: Callable[[], Any]) -> None: ...
     def run_ends(self, session_id: int) -> list[dict[str, Any]]: ...
     def cases(self, session_id: int) -> list[dict[str, Any]]: ...
     def samples(self, session_id: int, case_id: str | None = None,
@@ -271,8 +273,51 @@ DEPTH_KEYS = ("queue_depth", "iodepth")
 BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was buffered
 
 
+# The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
+# session's verdicts with the version that judged them, and judges again under another one.
+# Raise it with any change that changes a verdict.
+RULES = 1
+
+
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
-    """case id -> its verdicts over the runs that completed (row_limits of each run's)."""
+    """case id -> its verdicts over the runs that completed (row_limits of each run's). The
+    library keeps them (Library.limits: stored when the session's run ends, or judged once on
+    a first read and stored), so a comparison of a 10,000-run session does not judge 10,000
+    runs again on every look."""
+    return _decoded(lib.limits(session_id, RULES,
+                               lambda: _encoded(judge_session(lib, session_id))))
+
+
+def store_session_limits(lib: LimitsSource, session_id: int) -> None:
+    """Judge a session whose run has ended and store its verdicts with it (Library.store_limits)."""
+    lib.store_limits(session_id, RULES, lambda: _encoded(judge_session(lib, session_id)))
+
+
+def _encoded(limits: Mapping[str, Sequence[Limit]]) -> dict[str, list[list[Any]]]:
+    """Verdicts as the library stores them: case id -> [kind, words, evidence] each."""
+    return {cid: [[x.kind, x.words, dict(x.evidence)] for x in found]
+            for cid, found in limits.items()}
+
+
+def _decoded(stored: Mapping[str, Sequence[Sequence[Any]]]) -> dict[str, list[Limit]]:
+    """_encoded's verdicts back, equal to those judged (JSON keeps a float's every digit);
+    a verdict said of many cases ("too short", "nothing found") made once."""
+    made: dict[tuple[Any, ...], Limit] = {}
+    out = {}
+    for cid, found in stored.items():
+        limits = []
+        for kind, words, evidence in found:
+            key = (kind, words, *evidence.items())
+            limit = made.get(key)
+            if limit is None:
+                limit = made[key] = Limit(kind, words, evidence)
+            limits.append(limit)
+        out[cid] = limits
+    return out
+
+
+def judge_session(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
+    """session_limits worked out from the session's samples, runs, cases and host record."""
     host = lib.session(session_id).get("host") or {}
     cases = {c["case_id"]: c for c in lib.cases(session_id)}
     by_run: dict[tuple[str, int], list[Mapping[str, Any]]] = {}

@@ -5,6 +5,7 @@ killed session left (mounts, loop devices, servers' files) is cleaned up."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterator
 from typing import Self
@@ -14,10 +15,12 @@ from disklab.core.hosts.leftovers import recover_remote_files
 from disklab.core.hosts.servers import stale_probe_dirs
 from disklab.core.hosts.ssh import Ask
 from disklab.core.library import Library
+from disklab.core.results.limits import store_session_limits
 from disklab.core.run.resume import Resumption
 from disklab.core.run.runner import run_plan
 from disklab.core.run.watch import CancelFlag
 from disklab.core.system.directories import state_dir
+from disklab.core.vocab.errors import LibraryError
 from disklab.core.vocab.events import Event, Notice, SessionFinished
 from disklab.core.vocab.model import Plan
 
@@ -90,6 +93,9 @@ class RecordedRun:
             if cancelled and self.status is None:
                 self.status = "cancelled"
             self.recorder.close(cancelled=cancelled)
+            if self.session_id is not None:  # its verdicts kept with its results summary
+                with contextlib.suppress(LibraryError):  # else judged on its first read
+                    store_session_limits(self.library, self.session_id)
 
     def __enter__(self) -> Self:
         return self

@@ -41,14 +41,21 @@ class IoPath(Protocol):
     `submit_reap(n)` submits the first n entries and returns (slot, result) pairs of at least
     one completion, or none when its wait timed out (so that a halt is seen); a result is the
     bytes moved or -errno (a request the kernel refused to take comes back so). OSError: the path
-    itself failed (its wait refused); what is still in flight is abandoned to `close()`."""
+    itself failed (its wait refused); what is still in flight is abandoned to `close()`.
+    `split`: when the loop has prepared this many requests of one batch it calls `submit(split)`
+    (the first entries, handed to the kernel without a wait) and goes on with the batch's rest,
+    so that a long batch reaches the device in parts as its completions are counted, not as one
+    convoy (bench/README.md, figure 4); a path without such a call has `split` > `depth`."""
 
     depth: int
+    split: int
     batch_slot: list[int]
     batch_offset: list[int]
     inflight: int
 
     def submit_reap(self, n: int) -> Iterable[tuple[int, int]]: ...
+
+    def submit(self, n: int) -> None: ...
 
     def close(self) -> None: ...
 
@@ -95,6 +102,7 @@ def run(path: IoPath, share: Share, fields: list[memoryview], lat_out: memoryvie
     limit = share.samples - path.depth  # halved before a batch could overflow it
     clock = time.perf_counter_ns
     next_slot, next_offset, submit_reap = path.batch_slot, path.batch_offset, path.submit_reap
+    submit, split = path.submit, path.split
     ops_field = fields[OPS]
     lat = array("q")
     keep = lat.append
@@ -138,6 +146,9 @@ def run(path: IoPath, share: Share, fields: list[memoryview], lat_out: memoryvie
                 sub[slot] = now  # the request's clock starts as it is prepared (fio's too)
                 p += step
                 n += 1
+                if n == split:  # a long batch: its first requests go to the device now
+                    submit(n)
+                    n = 0
             ops_field[ti] = done_ops
             if len(lat) > limit:  # a batch adds at most depth samples: never past the space
                 lat = lat[1::2]  # keep the samples of every 2nd sampled request

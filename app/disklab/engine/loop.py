@@ -10,7 +10,8 @@ every path. A path only moves requests: `submit_reap(n)` hands the kernel the ba
 wrote into `batch_slot[:n]` / `batch_offset[:n]` and returns the (slot, result) pairs it reaped.
 
 The loop is written for speed, because the bench compares it with fio at 4 KiB (figure 4): no
-function call and no allocation per request beyond the path's one call per batch; the
+function call and no allocation per request beyond the path's call per batch (or per part of a
+long batch, `IoPath.split`); the
 completions come as a zip of two lists (slots, results) that the path copies out of the
 kernel's memory in one C call each, not request by request (zip: 35 ns a pair here, where
 strict=True costs 200 ns more a batch, much at queue depth 1, one request a batch).

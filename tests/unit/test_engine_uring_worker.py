@@ -7,16 +7,20 @@ test_engine_async.py's). Skipped, with the reason, where this machine forbids io
 from __future__ import annotations
 
 import ctypes
+import mmap
+import os
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 from disklab.core.system.fsprobe import direct_io_refusal
-from disklab.engine import iopath, uring
+from disklab.engine import iopath, loop, uring
+from disklab.engine.loop import FIELDS
 from disklab.engine.report import summary
-from disklab.engine.worker import Job, Runner, prepare_file
+from disklab.engine.worker import Job, Runner, aligned_buffer, block_order, prepare_file
 
 KiB = 1024
 WHY_NOT = uring.unavailable()
@@ -76,3 +80,44 @@ def test_a_halt_ends_a_time_based_ring_run_at_once(direct_dir: Path) -> None:
     s = summary(runner)
     assert took < 5, took  # not the 60 s asked for
     assert s["partial"] is True and s["ops"] > 0 and s["bytes"] == s["ops"] * 4 * KiB
+
+
+def test_a_deep_ring_enters_long_batches_in_parts_and_reads_every_block_once(
+        direct_dir: Path) -> None:
+    """At queue depth 32 a batch of more than uring.SPLIT requests goes to the kernel in parts
+    (loop.IoPath.split): every part and every batch is recorded as the kernel was handed it,
+    and over the run each block of the file is asked for exactly once, each completion a whole
+    block (the loop counts nothing else), with every request reaped."""
+    blocks, bs = 1024, 4 * KiB
+    path = str(direct_dir / "f")
+    assert prepare_file(path, blocks * bs, direct=True)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    ring = uring.UringPath(fd, False, bs, aligned_buffer(32 * bs, fill=False), 32)
+    asked: list[int] = []
+    parts: list[int] = []
+    submit, submit_reap = ring.submit, ring.submit_reap
+
+    def recorded_submit(n: int) -> None:
+        parts.append(n)
+        asked.extend(ring.batch_offset[:n])
+        submit(n)
+
+    def recorded_submit_reap(n: int) -> Iterable[tuple[int, int]]:
+        asked.extend(ring.batch_offset[:n])
+        return submit_reap(n)
+
+    ring.submit, ring.submit_reap = recorded_submit, recorded_submit_reap
+    mem = mmap.mmap(-1, FIELDS * 8)
+    fields = [memoryview(mem).cast("q")[f::FIELDS] for f in range(FIELDS)]
+    lat = memoryview(mmap.mmap(-1, 2 * blocks * 8)).cast("q")  # room: every latency kept
+    halt = memoryview(mmap.mmap(-1, mmap.PAGESIZE)).cast("B")
+    try:
+        loop.run(ring, loop.Share(block_order(blocks, True, 7, bs), 0, 1, False, bs, 0,
+                                  2 * blocks, 0), fields, lat, halt)
+    finally:
+        ring.close()
+        os.close(fd)
+    assert ring.split == uring.SPLIT and parts and set(parts) == {uring.SPLIT}
+    assert sorted(asked) == list(range(0, blocks * bs, bs))
+    assert fields[loop.OPS][0] == blocks and fields[loop.ERR_KIND][0] == loop.NO_ERROR
+    assert ring.inflight == 0 and fields[loop.SAMPLES][0] == blocks

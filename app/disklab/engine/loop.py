@@ -10,7 +10,8 @@ every path. A path only moves requests: `submit_reap(n)` hands the kernel the ba
 wrote into `batch_slot[:n]` / `batch_offset[:n]` and returns the (slot, result) pairs it reaped.
 
 The loop is written for speed, because the bench compares it with fio at 4 KiB (figure 4): no
-function call and no allocation per request beyond the path's one call per batch; the
+function call and no allocation per request beyond the path's call per batch (or per part of a
+long batch, `IoPath.split`); the
 completions come as a zip of two lists (slots, results) that the path copies out of the
 kernel's memory in one C call each, not request by request (zip: 35 ns a pair here, where
 strict=True costs 200 ns more a batch, much at queue depth 1, one request a batch).
@@ -41,14 +42,21 @@ class IoPath(Protocol):
     `submit_reap(n)` submits the first n entries and returns (slot, result) pairs of at least
     one completion, or none when its wait timed out (so that a halt is seen); a result is the
     bytes moved or -errno (a request the kernel refused to take comes back so). OSError: the path
-    itself failed (its wait refused); what is still in flight is abandoned to `close()`."""
+    itself failed (its wait refused); what is still in flight is abandoned to `close()`.
+    `split`: when the loop has prepared this many requests of one batch it calls `submit(split)`
+    (the first entries, handed to the kernel without a wait) and goes on with the batch's rest,
+    so that a long batch reaches the device in parts as its completions are counted, not as one
+    convoy (bench/README.md, figure 4); a path without such a call has `split` > `depth`."""
 
     depth: int
+    split: int
     batch_slot: list[int]
     batch_offset: list[int]
     inflight: int
 
     def submit_reap(self, n: int) -> Iterable[tuple[int, int]]: ...
+
+    def submit(self, n: int) -> None: ...
 
     def close(self) -> None: ...
 
@@ -95,6 +103,7 @@ def run(path: IoPath, share: Share, fields: list[memoryview], lat_out: memoryvie
     limit = share.samples - path.depth  # halved before a batch could overflow it
     clock = time.perf_counter_ns
     next_slot, next_offset, submit_reap = path.batch_slot, path.batch_offset, path.submit_reap
+    submit, split = path.submit, path.split
     ops_field = fields[OPS]
     lat = array("q")
     keep = lat.append
@@ -138,6 +147,9 @@ def run(path: IoPath, share: Share, fields: list[memoryview], lat_out: memoryvie
                 sub[slot] = now  # the request's clock starts as it is prepared (fio's too)
                 p += step
                 n += 1
+                if n == split:  # a long batch: its first requests go to the device now
+                    submit(n)
+                    n = 0
             ops_field[ti] = done_ops
             if len(lat) > limit:  # a batch adds at most depth samples: never past the space
                 lat = lat[1::2]  # keep the samples of every 2nd sampled request

@@ -16,6 +16,7 @@ class PsyncPath:
     bytes object per call, as os.pread would make), pwrite from it."""
 
     depth = 1
+    split = 2  # never reached: a batch is one request (loop.IoPath)
     inflight = 0  # a call returns with its request done
     submit_reap: Callable[[int], tuple[tuple[int, int], ...]]  # made in __init__
 
@@ -34,6 +35,10 @@ class PsyncPath:
             return ((0, io(fd, arg, offsets[0])),)
 
         self.submit_reap = submit_reap
+
+    def submit(self, n: int) -> None:
+        """Never called (split > depth): a call here is its submission and completion both."""
+        raise NotImplementedError("a pread/pwrite slot submits only as it waits")
 
     def close(self) -> None:
         """Nothing to release: the buffer is the worker's."""

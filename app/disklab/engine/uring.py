@@ -48,6 +48,13 @@ OFF_SQ_RING, OFF_CQ_RING, OFF_SQES = 0, 0x8000000, 0x10000000
 # (DEFER_TASKRUN, 6.1), or at least without an interrupt (COOP_TASKRUN, 5.19); older kernels
 # take the plain ring.
 SETUP_CHOICES = (SETUP_SINGLE_ISSUER | SETUP_DEFER_TASKRUN, SETUP_COOP_TASKRUN, 0)
+# At queue depth SPLIT_FROM and more, a batch of more than SPLIT requests is entered in parts of
+# SPLIT, each as soon as the loop has prepared it (loop.IoPath.split): one enter a batch put ~12
+# requests at once into the loop device at queue depth 32, and each then took ~1.1 times fio's
+# time in the device (fio enters one request at a time); in parts of 4, 0.89 times, for ~10 %
+# more CPU a request (bench/README.md, figure 4). At queue depth 8 (batches of ~4) the parts
+# measured no better than one enter, so shallower rings keep one.
+SPLIT, SPLIT_FROM = 4, 16
 WAIT_NS = 200_000_000  # the wait's timeout: how soon a halt is seen by a stalled stream
 # io_uring_enter's failures that are not the run's: a signal, the wait's timeout, the kernel
 # short of memory for a moment or its completion queue full (it is twice the requests here)
@@ -214,10 +221,12 @@ class UringPath:
     completions are read out of the ring as two lists (user_data: the slot; res), one strided
     copy each, handed to the loop zipped, and the ring's head moved past them first."""
 
+    submit: Callable[[int], None]  # made by _submitter
     submit_reap: Callable[[int], Iterable[tuple[int, int]]]  # made by _submitter
 
     def __init__(self, fd: int, write: bool, block_size: int, buffer: Any, depth: int):
         self.depth, self.inflight = depth, 0
+        self.split = SPLIT if depth >= SPLIT_FROM else depth + 1
         self.batch_slot, self.batch_offset = [0] * depth, [0] * depth
         self.ring = ring = Ring(depth)
         try:
@@ -261,14 +270,14 @@ class UringPath:
         self._wait = (c(1), c(ENTER_GETEVENTS | ENTER_EXT_ARG), c(ctypes.addressof(self._arg)),
                       c(ctypes.sizeof(self._arg)))
         self._counts = [c(k) for k in range(self.depth + 1)]
-        self.submit_reap = self._submitter()
+        self._submitter()
 
-    def _submitter(self) -> Callable[[int], Iterable[tuple[int, int]]]:
-        """submit_reap as a closure over the ring's views and indexes: a batch's one call
-        looks up no attribute (the methods it replaces cost the interpreter 270 bytecodes a
-        batch, as much as three requests' bookkeeping). It writes the batch into the
-        entries, publishes the tail, makes the one io_uring_enter that submits and waits, and
-        copies the completions out (`_completions`), the head moved past them."""
+    def _submitter(self) -> None:
+        """submit and submit_reap as closures over the ring's views and indexes: a batch's
+        calls look up no attribute (the methods they replace cost the interpreter 270
+        bytecodes a batch, as much as three requests' bookkeeping). `publish` writes entries
+        into the ring and its tail; submit_reap's one io_uring_enter submits and waits, and
+        the completions are copied out (`_completions`), the head moved past them."""
         ring = self.ring
         sqes, sq, cq = ring.sqes, ring.sq, ring.cq
         sq_mask, sq_array, sq_tail_at = self._sq_mask, self._sq_array, self._sq_tail_at
@@ -276,15 +285,16 @@ class UringPath:
         offset_word, slots, offsets, counts = (self._offset_word, self.batch_slot,
                                                self.batch_offset, self._counts)
         enter, (nr, fd), (min_complete, flags, arg, size) = self._enter, self._args, self._wait
-        completions, get_errno = self._completions, ctypes.get_errno
+        completions, get_errno, nothing = self._completions, ctypes.get_errno, ctypes.c_long(0)
         cq64, cq_res, cq_mask, entries = ring.cq64, ring.cq_res, self._cq_mask, self._cq_entries
         # where completion k's user_data and res are in cq64 / cq_res, for k in 0..entries
         ud_at = [self._cqe_word + 2 * k for k in range(entries + 1)]
         res_at = [self._res_int + 4 * k for k in range(entries + 1)]
         tail, head, to_submit = self._tail, self._head, 0
 
-        def submit_reap(n: int) -> Iterable[tuple[int, int]]:
-            nonlocal tail, head, to_submit
+        def publish(n: int) -> ctypes.c_long:
+            """The batch's first n entries into the ring; how many the next enter submits."""
+            nonlocal tail, to_submit
             for k in range(n):
                 slot = slots[k]
                 sqes[offset_word[slot]] = offsets[k]
@@ -293,12 +303,23 @@ class UringPath:
             tail &= 0xFFFFFFFF
             sq[sq_tail_at] = tail  # after the entries: x86-64 keeps the stores in order
             to_submit += n
-            r = enter(nr, fd, counts[to_submit], min_complete, flags, arg, size)
+            return counts[to_submit]
+
+        def entered(r: int) -> None:
+            nonlocal to_submit
             if r >= 0:
                 to_submit -= r  # the kernel may take fewer: the rest go with the next call
             elif get_errno() not in RETRY:
                 code = get_errno()
                 raise OSError(code, f"io_uring_enter: {os.strerror(code)}")
+
+        def submit(n: int) -> None:
+            entered(enter(nr, fd, publish(n), nothing, nothing, nothing, nothing))
+            self.inflight += n
+
+        def submit_reap(n: int) -> Iterable[tuple[int, int]]:
+            nonlocal head
+            entered(enter(nr, fd, publish(n), min_complete, flags, arg, size))
             count = (cq[cq_tail_at] - head) & 0xFFFFFFFF
             self.inflight += n - count
             if not count:
@@ -314,7 +335,7 @@ class UringPath:
             cq[cq_head_at] = head  # copied out: the kernel may reuse the entries
             return done
 
-        return submit_reap
+        self.submit, self.submit_reap = submit, submit_reap
 
     def _completions(self, at: int, count: int) -> Iterable[tuple[int, int]]:
         """`count` completions from ring entry `at` on that wrap around the ring's end, as

@@ -9,6 +9,7 @@ twice. The conftests take their helpers from here too.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -355,10 +356,25 @@ def run_measured(argv: Sequence[str], timeout: float = 120.0
     return subprocess.CompletedProcess(list(argv), code, out, err), int(peak_kib) * 1024
 
 
+# --- loopback addresses of this test process's own
+
+# pytest-xdist's worker of this process ("gw0", "gw1", ...), "" when pytest runs alone
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+
+
+def loopback(host: int) -> str:
+    """The loopback address `host` of this test process: 127.0.0.HOST when pytest runs alone,
+    127.N+1.0.HOST in pytest-xdist's worker gwN. Tests that run at once (make test runs two at
+    a time) then never bind the same address and port: the fio servers at 8765 and the sshd at
+    2222 are each a worker's own (all of 127.0.0.0/8 is the loopback interface's)."""
+    number = int(WORKER.removeprefix("gw")) + 1 if WORKER.startswith("gw") else 0
+    return f"127.{number}.0.{host}"
+
+
 # --- an sshd of the tests' own, for hosts started over SSH (core/hosts/ssh.py)
 
 SSH_PORT = 2222
-SSH_ADDRESSES = ("127.0.0.5", "127.0.0.6")
+SSH_ADDRESSES = (loopback(5), loopback(6))
 
 
 @dataclass
@@ -384,10 +400,11 @@ def _open(address: str, port: int) -> bool:
 
 @contextlib.contextmanager
 def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
-    """An sshd of the test's own on 127.0.0.5 and 127.0.0.6, port 2222: throwaway host and user
-    keys in `tmp_path/ssh`, root by key only; `Sshd.config` is an ssh_config for the client
-    (IdentityFile, UserKnownHostsFile there), so nothing of the real user's SSH is touched.
-    Stopped (and /run/sshd removed when it made it) at the end."""
+    """An sshd of the test's own on loopback(5) and loopback(6) (127.0.0.5 and .6 when pytest
+    runs alone), port 2222: throwaway host and user keys in `tmp_path/ssh`, root by key only;
+    `Sshd.config` is an ssh_config for the client (IdentityFile, UserKnownHostsFile there), so
+    nothing of the real user's SSH is touched. Stopped (and /run/sshd removed when it made it)
+    at the end."""
     taken = [a for a in SSH_ADDRESSES if _open(a, SSH_PORT)]
     assert not taken, f"{taken[0]}:{SSH_PORT} is taken by another sshd: this test needs its own"
     d = tmp_path / "ssh"
@@ -407,9 +424,14 @@ def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
         f"Host *\n  User root\n  Port {SSH_PORT}\n  IdentityFile {d}/id_ed25519\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
         "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking ask\n")
-    made_run_dir = not os.path.isdir("/run/sshd")  # sshd's privilege separation directory
-    if made_run_dir:
-        os.makedirs("/run/sshd", mode=0o755)
+    with _sshd_run_dir(), _sshd(d) as sshd:
+        yield sshd
+
+
+@contextlib.contextmanager
+def _sshd(d: Path) -> Iterator[Sshd]:
+    """The daemon of own_sshd, started on its files in `d` and stopped."""
+    config = d / "ssh_config"
     daemon = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(d / "sshd_config"),
                                "-E", str(d / "sshd.log")], start_new_session=True)
     try:
@@ -424,9 +446,59 @@ def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(10)
-        if made_run_dir:
-            with contextlib.suppress(OSError):
-                os.rmdir("/run/sshd")
+
+
+RUN_DIR = Path("/run/sshd")  # sshd's privilege separation directory
+RUN_DIR_LOCK = Path("/run/lock/disklab-tests-sshd")
+
+
+@contextlib.contextmanager
+def _sshd_run_dir() -> Iterator[None]:
+    """/run/sshd while a test's sshd runs. Tests run two at a time (make test), and two own_sshd
+    may overlap: the directory is made by the first when missing, and removed by the last to
+    stop when one of them made it. RUN_DIR_LOCK counts the daemons running and says whether
+    the directory was made for them ("COUNT MADE"), under an exclusive flock."""
+    fd = _lock(RUN_DIR_LOCK, fcntl.LOCK_EX)
+    try:
+        count, made = (int(x) for x in (os.pread(fd, 64, 0).decode().split() or ["0", "0"]))
+        if not RUN_DIR.is_dir():
+            RUN_DIR.mkdir(mode=0o755)
+            made = 1
+        _rewrite(fd, f"{count + 1} {made}")
+    finally:
+        os.close(fd)
+    try:
+        yield
+    finally:
+        fd = _lock(RUN_DIR_LOCK, fcntl.LOCK_EX)
+        try:
+            count, made = (int(x) for x in os.pread(fd, 64, 0).decode().split())
+            if count > 1:
+                _rewrite(fd, f"{count - 1} {made}")
+            else:  # the last: the machine as it was
+                if made:
+                    with contextlib.suppress(OSError):
+                        RUN_DIR.rmdir()
+                RUN_DIR_LOCK.unlink()
+        finally:
+            os.close(fd)
+
+
+def _rewrite(fd: int, text: str) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text.encode(), 0)
+
+
+def _lock(path: Path, how: int) -> int:
+    """A descriptor of `path` (made when missing) locked with flock(how); the lock is taken again
+    when the file was removed and made anew meanwhile, so that it is always the file's own."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, how)
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        os.close(fd)
 # ---------------------------------------------------------------------------------------------
 # a session of two configurations x two tests, for pivot tables
 

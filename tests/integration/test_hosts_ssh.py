@@ -112,7 +112,7 @@ def test_sigkill_of_disklab_ends_the_ssh_sessions_and_their_servers(tmp_path: Pa
                            preexec_fn=lambda: signal.signal(signal.SIGHUP, hangup))
     try:
         deadline = time.monotonic() + 60
-        while not any(".s2.job" in p for p in leftovers(sshd, ports) + [
+        while not any(".s2.job" in p and str(tmp_path) in p for p in leftovers(sshd, ports) + [
                 " ".join(q.info["cmdline"] or []) for q in psutil.process_iter(["cmdline"])]):
             assert run.poll() is None, "disklab ended before its case started"
             assert time.monotonic() < deadline, "the case's fio client did not start"

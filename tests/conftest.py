@@ -8,6 +8,7 @@ for the tests that manage their own filesystems.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -19,13 +20,16 @@ from hypothesis import settings
 
 from tests.helpers import (
     IS_ROOT,
+    ISOLATION_FAILED,
     LONG_EXAMPLES,
     XDG,
     ScratchFs,
+    changes_of,
     make_scratch_fs,
     real_dirs,
     snapshot,
     teardown,
+    user_env,
 )
 
 INSTALLER = "scripts/install-system-packages.sh"
@@ -42,16 +46,26 @@ settings.load_profile("ci")
 
 REAL = pytest.StashKey[dict[str, dict[str, tuple[int, str]]]]()
 TEMP = pytest.StashKey[tuple[str, dict[str, str | None]]]()
+# what the session's first process (pytest alone, or pytest-xdist's controller) hands its
+# workers: the user's own XDG variables (JSON) and the temporary directory that holds theirs
+SAVED_VARS, SESSION_BASE = "DISKLAB_TESTS_USER_XDG", "DISKLAB_TESTS_XDG"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before anything is collected or started: the session's own XDG directories (inherited by
     every process a test starts), the user's library variable set aside, and a snapshot of the
-    user's real directories to compare at the end (tests/test_isolation.py)."""
-    real = real_dirs(os.environ)
-    config.stash[REAL] = snapshot(real)
-    base = tempfile.mkdtemp(prefix="disklab-tests-xdg-")
-    saved = {var: os.environ.get(var) for var in (*XDG, "DISKLAB_LIBRARY")}
+    user's real directories to compare at the end (pytest_sessionfinish). Under pytest-xdist
+    (make test) each worker gets directories of its own under the controller's."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker:
+        saved = json.loads(os.environ[SAVED_VARS])
+        base = str(Path(os.environ[SESSION_BASE]) / worker)
+        os.mkdir(base)
+    else:
+        saved = {var: os.environ.get(var) for var in (*XDG, "DISKLAB_LIBRARY")}
+        base = tempfile.mkdtemp(prefix="disklab-tests-xdg-")
+        os.environ[SAVED_VARS], os.environ[SESSION_BASE] = json.dumps(saved), base
+    config.stash[REAL] = snapshot(real_dirs(user_env(saved)))
     for var in XDG:
         os.environ[var] = str(Path(base) / var.removeprefix("XDG_").lower())
     os.environ.pop("DISKLAB_LIBRARY", None)
@@ -68,26 +82,41 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(base, ignore_errors=True)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The check of the user's directories runs last, after everything else did its work."""
-    last = [item for item in items if item.get_closest_marker("after_everything")]
-    items[:] = [item for item in items if item not in last] + last
+@pytest.hookimpl(tryfirst=True)  # before the terminal's summary, which then shows the section
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The user's three DiskLab directories as they were (issue 34), checked once every test of
+    the session has run, in whichever worker: by the session's first process only (pytest
+    alone, or pytest-xdist's controller), which fails the run and names the files changed."""
+    config = session.config
+    if hasattr(config, "workerinput"):
+        return
+    base, saved = config.stash[TEMP]
+    temp = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    ours, others = changes_of((f"{temp}/", f"{base}/"), real_dirs(user_env(saved)),
+                              config.stash[REAL])
+    report = config.pluginmanager.get_plugin("terminalreporter")
+    if others and report is not None:
+        report.write_line(f"changed meanwhile by other DiskLab processes of this machine: "
+                          f"{others}")
+    if ours:
+        if report is not None:
+            report.section("the user's own DiskLab directories", sep="!", red=True, bold=True)
+            for path in ours:
+                report.write_line(f"{ISOLATION_FAILED} {path}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")
 def real_settings(pytestconfig: pytest.Config) -> tuple[dict[str, Path], dict]:
     """The user's real DiskLab directories and what they held when the session started."""
     _base, saved = pytestconfig.stash[TEMP]
-    env = {**os.environ, **{k: v for k, v in saved.items() if v is not None}}
-    for var, value in saved.items():
-        if value is None:
-            env.pop(var, None)
-    return real_dirs(env), pytestconfig.stash[REAL]
+    return real_dirs(user_env(saved)), pytestconfig.stash[REAL]
 
 
 @pytest.fixture(scope="session")
 def session_xdg(pytestconfig: pytest.Config) -> Path:
-    """The temporary directory that holds this session's XDG config, data and state."""
+    """The temporary directory that holds this session's (this worker's) XDG config, data and
+    state."""
     return Path(pytestconfig.stash[TEMP][0])
 
 

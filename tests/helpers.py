@@ -574,3 +574,41 @@ def snapshot(dirs: Mapping[str, Path]) -> dict[str, dict[str, tuple[int, str]]]:
             files[str(path.relative_to(top))] = (size, digest.hexdigest())
         found[str(top)] = files
     return found
+
+
+def user_env(saved: Mapping[str, str | None]) -> dict[str, str]:
+    """os.environ with the user's own values of the `saved` variables (None: unset), as the
+    session found them before it put its temporary XDG directories in their place."""
+    env = {**os.environ, **{k: v for k, v in saved.items() if v is not None}}
+    for var, value in saved.items():
+        if value is None:
+            env.pop(var, None)
+    return env
+
+
+def changes_of(session_paths: tuple[str, ...], real: Mapping[str, Path], before: Mapping
+               ) -> tuple[list[str], list[str]]:
+    """The files of the user's directories added, changed or removed since `before`: those that
+    the session wrote, and the others. On a machine of its own every change is the session's.
+    Where other DiskLab processes use the same account meanwhile (a shared machine: other
+    checkouts' tests and windows leave their start in the real log and their crash records in
+    the real state directory), a change is the session's when it names one of
+    `session_paths` (a test's plan, library, target or command line names its temporary
+    paths), and the others are theirs."""
+    now = snapshot(real)
+    ours, others = [], []
+    for top, files in now.items():
+        old = before.get(top, {})
+        for name in sorted(set(files) | set(old)):
+            if files.get(name) == old.get(name):
+                continue
+            path = Path(top) / name
+            text = path.read_bytes().decode(errors="replace") if path.is_file() else ""
+            (ours if any(p in text for p in session_paths) else others).append(str(path))
+    if not any(Path(p).is_relative_to(real["XDG_STATE_HOME"]) for p in others):
+        return ours + others, []  # nothing else wrote the state directory: no other DiskLab
+    return ours, others
+
+
+# the line the session's end prints for each file of the user's it changed (tests/conftest.py)
+ISOLATION_FAILED = "this test session changed the user's own DiskLab file"

@@ -25,6 +25,7 @@ from tests.helpers import (
     XDG,
     ScratchFs,
     changes_of,
+    machine_turn,
     make_scratch_fs,
     real_dirs,
     snapshot,
@@ -80,6 +81,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         else:
             os.environ[var] = value
     shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """A test's turn (helpers.machine_turn): a test marked `alone` runs, its fixtures made and
+    undone, while no other test of the session runs in another worker."""
+    with machine_turn(Path(os.environ[SESSION_BASE]), item.get_closest_marker("alone") is not None):
+        return (yield)
 
 
 @pytest.hookimpl(tryfirst=True)  # before the terminal's summary, which then shows the section

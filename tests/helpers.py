@@ -448,6 +448,30 @@ def _sshd(d: Path) -> Iterator[Sshd]:
         daemon.wait(10)
 
 
+@contextlib.contextmanager
+def machine_turn(directory: Path, alone: bool) -> Iterator[None]:
+    """A test's turn on the machine among the tests of one session that run at once (make test
+    runs two at a time, pytest-xdist): every test holds a shared flock on `directory`/turn while
+    it runs; a test that changes a setting every process sees (vm.dirty_bytes,
+    kernel.io_uring_disabled: marked `alone`) holds it exclusively, and so runs while no other
+    test does. It first closes `directory`/gate, which the others pass on their way in: their
+    next tests wait for it rather than keep it waiting."""
+    gate = os.open(directory / "gate", os.O_RDWR | os.O_CREAT, 0o600)
+    turn = os.open(directory / "turn", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if alone:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(turn, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(gate, fcntl.LOCK_SH)
+            fcntl.flock(turn, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(turn)
+        os.close(gate)
+
+
 RUN_DIR = Path("/run/sshd")  # sshd's privilege separation directory
 RUN_DIR_LOCK = Path("/run/lock/disklab-tests-sshd")
 

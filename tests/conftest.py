@@ -50,6 +50,9 @@ TEMP = pytest.StashKey[tuple[str, dict[str, str | None]]]()
 # what the session's first process (pytest alone, or pytest-xdist's controller) hands its
 # workers: the user's own XDG variables (JSON) and the temporary directory that holds theirs
 SAVED_VARS, SESSION_BASE = "DISKLAB_TESTS_USER_XDG", "DISKLAB_TESTS_XDG"
+# and the terminal's size as the session was started with it: pytest-xdist starts its workers
+# with COLUMNS set (80), which the CLI's tables would fit where pytest alone leaves them whole
+TERMINAL, TERMINAL_VARS = "DISKLAB_TESTS_TERMINAL", ("COLUMNS", "LINES")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -62,10 +65,16 @@ def pytest_configure(config: pytest.Config) -> None:
         saved = json.loads(os.environ[SAVED_VARS])
         base = str(Path(os.environ[SESSION_BASE]) / worker)
         os.mkdir(base)
+        for var, value in json.loads(os.environ[TERMINAL]).items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
     else:
         saved = {var: os.environ.get(var) for var in (*XDG, "DISKLAB_LIBRARY")}
         base = tempfile.mkdtemp(prefix="disklab-tests-xdg-")
         os.environ[SAVED_VARS], os.environ[SESSION_BASE] = json.dumps(saved), base
+        os.environ[TERMINAL] = json.dumps({var: os.environ.get(var) for var in TERMINAL_VARS})
     config.stash[REAL] = snapshot(real_dirs(user_env(saved)))
     for var in XDG:
         os.environ[var] = str(Path(base) / var.removeprefix("XDG_").lower())
@@ -113,6 +122,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             for path in ours:
                 report.write_line(f"{ISOLATION_FAILED} {path}", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files of `slow` tests first, each file's tests in their order: make test's workers
+    take a file at a time in this order (--dist loadfile), and the quick files then fill the
+    end, rather than a long file starting last while the other worker has nothing left."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)  # stable: the order within each kind
 
 
 @pytest.fixture(scope="session")

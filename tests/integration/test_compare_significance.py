@@ -26,7 +26,8 @@ from disklab.core.run.runner import run_plan
 from disklab.core.vocab.events import CaseStarted
 from tests.helpers import IS_ROOT, ScratchFs, engine_plan, make_scratch_fs, teardown
 
-pytestmark = pytest.mark.skipif(not IS_ROOT, reason="makes loop devices and mounts (root)")
+pytestmark = [pytest.mark.skipif(not IS_ROOT, reason="makes loop devices and mounts (root)"),
+              pytest.mark.slow]
 
 JOURNAL_PLAN = """\
 name = "journal modes"

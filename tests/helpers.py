@@ -453,9 +453,10 @@ def machine_turn(directory: Path, alone: bool) -> Iterator[None]:
     """A test's turn on the machine among the tests of one session that run at once (make test
     runs two at a time, pytest-xdist): every test holds a shared flock on `directory`/turn while
     it runs; a test that changes a setting every process sees (vm.dirty_bytes,
-    kernel.io_uring_disabled: marked `alone`) holds it exclusively, and so runs while no other
-    test does. It first closes `directory`/gate, which the others pass on their way in: their
-    next tests wait for it rather than keep it waiting."""
+    kernel.io_uring_disabled), or counts what any process may do (every read of a device,
+    which another test's lsblk probes) is marked `alone` and holds it exclusively: it runs
+    while no other test does. It first closes `directory`/gate, which the others pass on their
+    way in: their next tests wait for it rather than keep it waiting."""
     gate = os.open(directory / "gate", os.O_RDWR | os.O_CREAT, 0o600)
     turn = os.open(directory / "turn", os.O_RDWR | os.O_CREAT, 0o600)
     try:

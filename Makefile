@@ -68,7 +68,7 @@ JOBS ?= 2
 test: setup system-packages
 	$(VENV)/bin/ruff check app tests bench
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile) --durations=15 tests
+	$(PY) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile --no-loadscope-reorder) --durations=15 tests
 
 # For a maintainer before a release: the long forms only (the 600-second progress matrix, the
 # full soak) and every fuzz test at the long hypothesis profile.

@@ -60,11 +60,15 @@ run: setup
 
 # Three tiers (README, "Tests"). make test: every module, unit, integration and GUI, with the
 # short form of each long test (the `long` marker is deselected in pyproject.toml), hypothesis
-# at its CI profile; the 15 slowest tests at the end.
+# at its CI profile; the 15 slowest tests at the end. JOBS tests at a time (pytest-xdist; most
+# of the time is real tools running and waiting): each test file in one worker (its module's
+# fixtures made once), each worker with loopback addresses and XDG directories of its own, a
+# test marked `alone` while no other runs (tests/conftest.py). JOBS=1: one at a time.
+JOBS ?= 2
 test: setup system-packages
 	$(VENV)/bin/ruff check app tests bench
 	$(VENV)/bin/lint-imports
-	$(PY) -m pytest -q --durations=15 tests
+	$(PY) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile --no-loadscope-reorder) --durations=15 tests
 
 # For a maintainer before a release: the long forms only (the 600-second progress matrix, the
 # full soak) and every fuzz test at the long hypothesis profile.

@@ -8,6 +8,7 @@ for the tests that manage their own filesystems.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -19,13 +20,17 @@ from hypothesis import settings
 
 from tests.helpers import (
     IS_ROOT,
+    ISOLATION_FAILED,
     LONG_EXAMPLES,
     XDG,
     ScratchFs,
+    changes_of,
+    machine_turn,
     make_scratch_fs,
     real_dirs,
     snapshot,
     teardown,
+    user_env,
 )
 
 INSTALLER = "scripts/install-system-packages.sh"
@@ -42,16 +47,35 @@ settings.load_profile("ci")
 
 REAL = pytest.StashKey[dict[str, dict[str, tuple[int, str]]]]()
 TEMP = pytest.StashKey[tuple[str, dict[str, str | None]]]()
+# what the session's first process (pytest alone, or pytest-xdist's controller) hands its
+# workers: the user's own XDG variables (JSON) and the temporary directory that holds theirs
+SAVED_VARS, SESSION_BASE = "DISKLAB_TESTS_USER_XDG", "DISKLAB_TESTS_XDG"
+# and the terminal's size as the session was started with it: pytest-xdist starts its workers
+# with COLUMNS set (80), which the CLI's tables would fit where pytest alone leaves them whole
+TERMINAL, TERMINAL_VARS = "DISKLAB_TESTS_TERMINAL", ("COLUMNS", "LINES")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before anything is collected or started: the session's own XDG directories (inherited by
     every process a test starts), the user's library variable set aside, and a snapshot of the
-    user's real directories to compare at the end (tests/test_isolation.py)."""
-    real = real_dirs(os.environ)
-    config.stash[REAL] = snapshot(real)
-    base = tempfile.mkdtemp(prefix="disklab-tests-xdg-")
-    saved = {var: os.environ.get(var) for var in (*XDG, "DISKLAB_LIBRARY")}
+    user's real directories to compare at the end (pytest_sessionfinish). Under pytest-xdist
+    (make test) each worker gets directories of its own under the controller's."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker:
+        saved = json.loads(os.environ[SAVED_VARS])
+        base = str(Path(os.environ[SESSION_BASE]) / worker)
+        os.mkdir(base)
+        for var, value in json.loads(os.environ[TERMINAL]).items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
+    else:
+        saved = {var: os.environ.get(var) for var in (*XDG, "DISKLAB_LIBRARY")}
+        base = tempfile.mkdtemp(prefix="disklab-tests-xdg-")
+        os.environ[SAVED_VARS], os.environ[SESSION_BASE] = json.dumps(saved), base
+        os.environ[TERMINAL] = json.dumps({var: os.environ.get(var) for var in TERMINAL_VARS})
+    config.stash[REAL] = snapshot(real_dirs(user_env(saved)))
     for var in XDG:
         os.environ[var] = str(Path(base) / var.removeprefix("XDG_").lower())
     os.environ.pop("DISKLAB_LIBRARY", None)
@@ -68,26 +92,57 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """A test's turn (helpers.machine_turn): a test marked `alone` runs, its fixtures made and
+    undone, while no other test of the session runs in another worker."""
+    with machine_turn(Path(os.environ[SESSION_BASE]), item.get_closest_marker("alone") is not None):
+        return (yield)
+
+
+@pytest.hookimpl(tryfirst=True)  # before the terminal's summary, which then shows the section
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The user's three DiskLab directories as they were (issue 34), checked once every test of
+    the session has run, in whichever worker: by the session's first process only (pytest
+    alone, or pytest-xdist's controller), which fails the run and names the files changed."""
+    config = session.config
+    if hasattr(config, "workerinput"):
+        return
+    base, saved = config.stash[TEMP]
+    temp = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    ours, others = changes_of((f"{temp}/", f"{base}/"), real_dirs(user_env(saved)),
+                              config.stash[REAL])
+    report = config.pluginmanager.get_plugin("terminalreporter")
+    if others and report is not None:
+        report.write_line(f"changed meanwhile by other DiskLab processes of this machine: "
+                          f"{others}")
+    if ours:
+        if report is not None:
+            report.section("the user's own DiskLab directories", sep="!", red=True, bold=True)
+            for path in ours:
+                report.write_line(f"{ISOLATION_FAILED} {path}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The check of the user's directories runs last, after everything else did its work."""
-    last = [item for item in items if item.get_closest_marker("after_everything")]
-    items[:] = [item for item in items if item not in last] + last
+    """The files of `slow` tests first, each file's tests in their order: make test's workers
+    take a file at a time in this order (--dist loadfile), and the quick files then fill the
+    end, rather than a long file starting last while the other worker has nothing left."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)  # stable: the order within each kind
 
 
 @pytest.fixture(scope="session")
 def real_settings(pytestconfig: pytest.Config) -> tuple[dict[str, Path], dict]:
     """The user's real DiskLab directories and what they held when the session started."""
     _base, saved = pytestconfig.stash[TEMP]
-    env = {**os.environ, **{k: v for k, v in saved.items() if v is not None}}
-    for var, value in saved.items():
-        if value is None:
-            env.pop(var, None)
-    return real_dirs(env), pytestconfig.stash[REAL]
+    return real_dirs(user_env(saved)), pytestconfig.stash[REAL]
 
 
 @pytest.fixture(scope="session")
 def session_xdg(pytestconfig: pytest.Config) -> Path:
-    """The temporary directory that holds this session's XDG config, data and state."""
+    """The temporary directory that holds this session's (this worker's) XDG config, data and
+    state."""
     return Path(pytestconfig.stash[TEMP][0])
 
 

@@ -9,6 +9,7 @@ twice. The conftests take their helpers from here too.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
@@ -355,10 +356,25 @@ def run_measured(argv: Sequence[str], timeout: float = 120.0
     return subprocess.CompletedProcess(list(argv), code, out, err), int(peak_kib) * 1024
 
 
+# --- loopback addresses of this test process's own
+
+# pytest-xdist's worker of this process ("gw0", "gw1", ...), "" when pytest runs alone
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+
+
+def loopback(host: int) -> str:
+    """The loopback address `host` of this test process: 127.0.0.HOST when pytest runs alone,
+    127.N+1.0.HOST in pytest-xdist's worker gwN. Tests that run at once (make test runs two at
+    a time) then never bind the same address and port: the fio servers at 8765 and the sshd at
+    2222 are each a worker's own (all of 127.0.0.0/8 is the loopback interface's)."""
+    number = int(WORKER.removeprefix("gw")) + 1 if WORKER.startswith("gw") else 0
+    return f"127.{number}.0.{host}"
+
+
 # --- an sshd of the tests' own, for hosts started over SSH (core/hosts/ssh.py)
 
 SSH_PORT = 2222
-SSH_ADDRESSES = ("127.0.0.5", "127.0.0.6")
+SSH_ADDRESSES = (loopback(5), loopback(6))
 
 
 @dataclass
@@ -384,10 +400,11 @@ def _open(address: str, port: int) -> bool:
 
 @contextlib.contextmanager
 def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
-    """An sshd of the test's own on 127.0.0.5 and 127.0.0.6, port 2222: throwaway host and user
-    keys in `tmp_path/ssh`, root by key only; `Sshd.config` is an ssh_config for the client
-    (IdentityFile, UserKnownHostsFile there), so nothing of the real user's SSH is touched.
-    Stopped (and /run/sshd removed when it made it) at the end."""
+    """An sshd of the test's own on loopback(5) and loopback(6) (127.0.0.5 and .6 when pytest
+    runs alone), port 2222: throwaway host and user keys in `tmp_path/ssh`, root by key only;
+    `Sshd.config` is an ssh_config for the client (IdentityFile, UserKnownHostsFile there), so
+    nothing of the real user's SSH is touched. Stopped (and /run/sshd removed when it made it)
+    at the end."""
     taken = [a for a in SSH_ADDRESSES if _open(a, SSH_PORT)]
     assert not taken, f"{taken[0]}:{SSH_PORT} is taken by another sshd: this test needs its own"
     d = tmp_path / "ssh"
@@ -407,9 +424,14 @@ def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
         f"Host *\n  User root\n  Port {SSH_PORT}\n  IdentityFile {d}/id_ed25519\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
         "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking ask\n")
-    made_run_dir = not os.path.isdir("/run/sshd")  # sshd's privilege separation directory
-    if made_run_dir:
-        os.makedirs("/run/sshd", mode=0o755)
+    with _sshd_run_dir(), _sshd(d) as sshd:
+        yield sshd
+
+
+@contextlib.contextmanager
+def _sshd(d: Path) -> Iterator[Sshd]:
+    """The daemon of own_sshd, started on its files in `d` and stopped."""
+    config = d / "ssh_config"
     daemon = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", str(d / "sshd_config"),
                                "-E", str(d / "sshd.log")], start_new_session=True)
     try:
@@ -424,9 +446,84 @@ def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(10)
-        if made_run_dir:
-            with contextlib.suppress(OSError):
-                os.rmdir("/run/sshd")
+
+
+@contextlib.contextmanager
+def machine_turn(directory: Path, alone: bool) -> Iterator[None]:
+    """A test's turn on the machine among the tests of one session that run at once (make test
+    runs two at a time, pytest-xdist): every test holds a shared flock on `directory`/turn while
+    it runs; a test that changes a setting every process sees (vm.dirty_bytes,
+    kernel.io_uring_disabled), or counts what any process may do (every read of a device,
+    which another test's lsblk probes) is marked `alone` and holds it exclusively: it runs
+    while no other test does. It first closes `directory`/gate, which the others pass on their
+    way in: their next tests wait for it rather than keep it waiting."""
+    gate = os.open(directory / "gate", os.O_RDWR | os.O_CREAT, 0o600)
+    turn = os.open(directory / "turn", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if alone:
+            fcntl.flock(gate, fcntl.LOCK_EX)
+            fcntl.flock(turn, fcntl.LOCK_EX)
+        else:
+            fcntl.flock(gate, fcntl.LOCK_SH)
+            fcntl.flock(turn, fcntl.LOCK_SH)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(turn)
+        os.close(gate)
+
+
+RUN_DIR = Path("/run/sshd")  # sshd's privilege separation directory
+RUN_DIR_LOCK = Path("/run/lock/disklab-tests-sshd")
+
+
+@contextlib.contextmanager
+def _sshd_run_dir() -> Iterator[None]:
+    """/run/sshd while a test's sshd runs. Tests run two at a time (make test), and two own_sshd
+    may overlap: the directory is made by the first when missing, and removed by the last to
+    stop when one of them made it. RUN_DIR_LOCK counts the daemons running and says whether
+    the directory was made for them ("COUNT MADE"), under an exclusive flock."""
+    fd = _lock(RUN_DIR_LOCK, fcntl.LOCK_EX)
+    try:
+        count, made = (int(x) for x in (os.pread(fd, 64, 0).decode().split() or ["0", "0"]))
+        if not RUN_DIR.is_dir():
+            RUN_DIR.mkdir(mode=0o755)
+            made = 1
+        _rewrite(fd, f"{count + 1} {made}")
+    finally:
+        os.close(fd)
+    try:
+        yield
+    finally:
+        fd = _lock(RUN_DIR_LOCK, fcntl.LOCK_EX)
+        try:
+            count, made = (int(x) for x in os.pread(fd, 64, 0).decode().split())
+            if count > 1:
+                _rewrite(fd, f"{count - 1} {made}")
+            else:  # the last: the machine as it was
+                if made:
+                    with contextlib.suppress(OSError):
+                        RUN_DIR.rmdir()
+                RUN_DIR_LOCK.unlink()
+        finally:
+            os.close(fd)
+
+
+def _rewrite(fd: int, text: str) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text.encode(), 0)
+
+
+def _lock(path: Path, how: int) -> int:
+    """A descriptor of `path` (made when missing) locked with flock(how); the lock is taken again
+    when the file was removed and made anew meanwhile, so that it is always the file's own."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(fd, how)
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(path).st_ino == os.fstat(fd).st_ino:
+                return fd
+        os.close(fd)
 # ---------------------------------------------------------------------------------------------
 # a session of two configurations x two tests, for pivot tables
 
@@ -502,3 +599,41 @@ def snapshot(dirs: Mapping[str, Path]) -> dict[str, dict[str, tuple[int, str]]]:
             files[str(path.relative_to(top))] = (size, digest.hexdigest())
         found[str(top)] = files
     return found
+
+
+def user_env(saved: Mapping[str, str | None]) -> dict[str, str]:
+    """os.environ with the user's own values of the `saved` variables (None: unset), as the
+    session found them before it put its temporary XDG directories in their place."""
+    env = {**os.environ, **{k: v for k, v in saved.items() if v is not None}}
+    for var, value in saved.items():
+        if value is None:
+            env.pop(var, None)
+    return env
+
+
+def changes_of(session_paths: tuple[str, ...], real: Mapping[str, Path], before: Mapping
+               ) -> tuple[list[str], list[str]]:
+    """The files of the user's directories added, changed or removed since `before`: those that
+    the session wrote, and the others. On a machine of its own every change is the session's.
+    Where other DiskLab processes use the same account meanwhile (a shared machine: other
+    checkouts' tests and windows leave their start in the real log and their crash records in
+    the real state directory), a change is the session's when it names one of
+    `session_paths` (a test's plan, library, target or command line names its temporary
+    paths), and the others are theirs."""
+    now = snapshot(real)
+    ours, others = [], []
+    for top, files in now.items():
+        old = before.get(top, {})
+        for name in sorted(set(files) | set(old)):
+            if files.get(name) == old.get(name):
+                continue
+            path = Path(top) / name
+            text = path.read_bytes().decode(errors="replace") if path.is_file() else ""
+            (ours if any(p in text for p in session_paths) else others).append(str(path))
+    if not any(Path(p).is_relative_to(real["XDG_STATE_HOME"]) for p in others):
+        return ours + others, []  # nothing else wrote the state directory: no other DiskLab
+    return ours, others
+
+
+# the line the session's end prints for each file of the user's it changed (tests/conftest.py)
+ISOLATION_FAILED = "this test session changed the user's own DiskLab file"

@@ -4,7 +4,8 @@
 
 A `make test` had written `page=target` and a test's draft into the real settings: the next
 real window opened where a test left it, and bench figure 6 waited for a page never shown.
-tests/conftest.py gives the session temporary XDG directories before anything is collected.
+tests/conftest.py gives the session temporary XDG directories before anything is collected,
+and fails the session at its end when the user's own files changed.
 """
 
 from __future__ import annotations
@@ -12,13 +13,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
 
 from disklab.core.system.directories import library_path, state_dir
-from tests.helpers import snapshot
+from tests.helpers import ISOLATION_FAILED
 
 
 def test_the_session_puts_settings_library_and_state_in_temporary_directories(
@@ -56,42 +56,42 @@ def test_a_window_started_by_a_test_keeps_its_settings_in_the_sessions_directory
     assert draft.parent == settings_file.parent
 
 
-def changes_of(session_paths: tuple[str, ...], real: dict[str, Path], before: dict
-               ) -> tuple[list[str], list[str]]:
-    """The files of the user's directories added, changed or removed since `before`: those that
-    name one of `session_paths` (this session wrote them), and the others (this machine's other
-    DiskLab processes: on a shared machine, other checkouts' tests and windows)."""
-    now = snapshot(real)
-    ours, others = [], []
-    for top, files in now.items():
-        old = before.get(top, {})
-        for name in sorted(set(files) | set(old)):
-            if files.get(name) == old.get(name):
-                continue
-            path = Path(top) / name
-            text = path.read_bytes().decode(errors="replace") if path.is_file() else ""
-            (ours if any(p in text for p in session_paths) else others).append(str(path))
-    return ours, others
+WRITES_THE_USERS_LIBRARY = """
+import os
+from pathlib import Path
 
 
-@pytest.mark.after_everything
-def test_the_suite_left_the_real_settings_library_and_state_as_they_were(
-        real_settings: tuple[dict[str, Path], dict], session_xdg: Path,
-        tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Run last (tests/conftest.py): no file of the user's three DiskLab directories was
-    written by this session. On a machine of its own, any change is this session's. Where
-    other DiskLab processes use the same account meanwhile (a shared machine: other checkouts'
-    tests and windows; they leave their start in the real log and their crash records in the
-    real state directory), a change counts as this session's when it names one of its
-    temporary paths (a test's plan, library, target or command line does), and the others are
-    reported."""
-    real, before = real_settings
-    ours, others = changes_of((f"{tmp_path_factory.getbasetemp()}/", f"{session_xdg}/"), real,
-                              before)
-    shared = any(Path(p).is_relative_to(real["XDG_STATE_HOME"]) for p in others)
-    if shared:
-        warnings.warn(f"changed meanwhile by other DiskLab processes of this machine: {others}",
-                      stacklevel=1)
-    else:
-        ours += others
-    assert ours == []
+def test_writes_into_the_users_library(tmp_path):
+    real = Path(os.environ["HOME"]) / ".local" / "share" / "disklab"
+    real.mkdir(parents=True, exist_ok=True)
+    (real / "library.sqlite3").write_text(f"a session of {tmp_path}")
+
+
+def test_writes_nothing():
+    pass
+"""
+
+
+@pytest.mark.parametrize("how", [["-n", "2"], ["-p", "no:xdist"]], ids=["xdist", "alone"])
+def test_the_session_fails_when_a_test_writes_the_users_directories(tmp_path: Path,
+                                                                      how: list[str]) -> None:
+    """The check of the user's three directories runs when every test of the session has run
+    (tests/conftest.py, pytest_sessionfinish; under pytest-xdist there is no "last test" of
+    the session): a session whose test writes the user's default library fails, naming the
+    file, though every test passed. A session of its own, on a home of its own (no XDG
+    variable set: the defaults under HOME), with this suite's conftest as its plugin."""
+    home, inner = tmp_path / "home", tmp_path / "inner"
+    home.mkdir()
+    inner.mkdir()
+    (inner / "pytest.ini").write_text("[pytest]\n")
+    (inner / "test_writes.py").write_text(WRITES_THE_USERS_LIBRARY)
+    root = Path(__file__).resolve().parents[1]
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(root),
+           "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest",
+                           "-p", "no:cacheprovider", *how, "test_writes.py"],
+                          cwd=inner, env=env, capture_output=True, text=True, timeout=300)
+    written = home / ".local" / "share" / "disklab" / "library.sqlite3"
+    assert "2 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"{ISOLATION_FAILED} {written}" in done.stdout, done.stdout[-3000:]
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED

@@ -22,9 +22,9 @@ from disklab.core.plan.draft import PlanDraft
 from disklab.gui.pages.hosts import HostsPage
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench
-from tests.helpers import SSH_ADDRESSES, free_port, own_sshd
+from tests.helpers import SSH_ADDRESSES, free_port, loopback, own_sshd
 
-ADDRESS = "127.0.0.26"
+ADDRESS = loopback(26)
 
 
 @pytest.fixture
@@ -85,10 +85,10 @@ def test_test_connection_shows_the_servers_fio_version(qtbot, page: HostsPage,
 
 
 def test_a_host_that_does_not_answer_is_shown_as_such(qtbot, page: HostsPage) -> None:
-    assert page.add("h9", {"address": "127.0.0.27", "start": "running"}) is None
+    assert page.add("h9", {"address": loopback(27), "start": "running"}) is None
     with qtbot.waitSignal(page.tested, timeout=30000):
         page.test_host("h9")
-    assert "host h9: nothing listens at 127.0.0.27,8765" in page.table.item(0, 5).text()
+    assert f"host h9: nothing listens at {loopback(27)},8765" in page.table.item(0, 5).text()
 
 
 def test_ssh_questions_from_the_run_thread_are_asked_in_the_gui(qtbot, page: HostsPage) -> None:

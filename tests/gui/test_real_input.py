@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parents[2]
 SCREEN = (1400, 900)
 GRAB = """\

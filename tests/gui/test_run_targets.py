@@ -21,7 +21,7 @@ from disklab.core import proc
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.plan.parse import parse_plan
 from disklab.core.vocab.events import CaseFailed, CaseStarted, Progress, Sample
-from tests.helpers import Loops
+from tests.helpers import Loops, loopback
 from tests.integration.test_hosts import PORT, fio_processes, start_server
 
 PLACED = """\
@@ -51,13 +51,13 @@ stop_on_failure = false
 directory = "{directory}"
 
 [hosts.h1]
-address = "127.0.0.41"
+address = "{h1_address}"
 port = {port}
 start = "running"
 directory = "{h1}"
 
 [hosts.gone]
-address = "127.0.0.49"
+address = "{gone_address}"
 start = "running"
 
 [[test]]
@@ -144,10 +144,12 @@ def test_a_failed_case_says_why_in_the_log(qtbot, window, tmp_path: Path) -> Non
     # GUI run showed as "failed" with nothing in the log)
     if proc.which("fio") is None:
         pytest.skip("fio is not installed")
-    server = start_server("h1", "127.0.0.41", tmp_path)
+    server = start_server("h1", loopback(41), tmp_path)
     try:
         events = _run(qtbot, window, UNREACHABLE.format(directory=tmp_path,
-                                                        h1=server.directory, port=PORT))
+                                                        h1=server.directory, port=PORT,
+                                                        h1_address=server.address,
+                                                        gone_address=loopback(49)))
     finally:
         server.kill()
     failed = [e for e in events if isinstance(e, CaseFailed)]
@@ -157,7 +159,7 @@ def test_a_failed_case_says_why_in_the_log(qtbot, window, tmp_path: Path) -> Non
     log = window.run.log.toPlainText()
     assert "FAILED: " in log and failed[0].error in log
     assert window.run.status == "failed"
-    assert fio_processes(["127.0.0.41", "127.0.0.49"]) == []
+    assert fio_processes([loopback(41), loopback(49)]) == []
 
 
 def test_a_plan_of_several_targets_keeps_them_through_the_pages(qtbot, window,

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import QAbstractButton, QGroupBox, QLabel, QListWidget, Q
 from disklab.core.resources import resource
 from tests.helpers import engine_plan
 
+pytestmark = [pytest.mark.slow]
+
 ROOT = Path(__file__).resolve().parents[2]
 INNER = "DISKLAB_SCREENSHOT_INNER"
 PAGES = ("target", "configs", "matrix", "run", "library", "compare", "hosts")

@@ -27,6 +27,8 @@ from disklab.core.results.format import number
 from disklab.core.standard_set import KDISKMARK_MB, NAME
 from disklab.core.vocab.events import CaseStarted
 
+pytestmark = [pytest.mark.slow]
+
 # KDiskMark's published set: (rw, bs in bytes, iodepth, numjobs)
 KDISKMARK = {("read", 1 << 20, 8, 1), ("write", 1 << 20, 8, 1), ("read", 1 << 20, 1, 1),
              ("write", 1 << 20, 1, 1), ("randread", 4096, 32, 1), ("randwrite", 4096, 32, 1),

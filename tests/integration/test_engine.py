@@ -82,6 +82,7 @@ def _device_reads(path: Path) -> int:
     return int(Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat").read_text().split()[0])
 
 
+@pytest.mark.alone  # counts every read of the device: another test's lsblk probes it too
 @pytest.mark.parametrize("queue_depth", [1, 4])
 def test_a_1_mib_direct_read_reaches_the_device_as_one_request(workdir: Path,
                                                                queue_depth: int) -> None:

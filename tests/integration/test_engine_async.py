@@ -64,6 +64,7 @@ def _device_reads(directory: Path) -> int:
                .read_text().split()[0])
 
 
+@pytest.mark.alone  # counts every read of the device: another test's lsblk probes it too
 @pytest.mark.parametrize("io", ASYNC)
 def test_writes_every_block_and_reads_each_once(workdir: Path, io: str) -> None:
     """A direct write at queue depth 8 through the path says it took it; the file then holds

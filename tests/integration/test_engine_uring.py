@@ -69,6 +69,7 @@ def io_uring_disabled() -> Iterator[None]:
         DISABLED.write_text(was)
 
 
+@pytest.mark.alone  # kernel.io_uring_disabled is the whole machine's
 def test_where_io_uring_is_forbidden_auto_takes_aio_and_says_why(workdir: Path) -> None:
     with io_uring_disabled():
         why = uring.unavailable()

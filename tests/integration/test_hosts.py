@@ -1,7 +1,8 @@
 """Several machines through fio's client/server engine, on real fio servers this test starts on
-loopback addresses (127.0.0.21..24, port 8765, each in its own scratch directory): per-host and
-aggregate rows stored, the aggregate fio's "All clients" figure, a server killed mid-run named
-with the other hosts' figures kept, and no fio process left afterwards."""
+loopback addresses (127.0.0.21..24, port 8765, or helpers.loopback's of a pytest-xdist worker;
+each in its own scratch directory): per-host and aggregate rows stored, the aggregate fio's
+"All clients" figure, a server killed mid-run named with the other hosts' figures kept, and no
+fio process left afterwards."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from disklab.core.hosts.servers import Servers
 from disklab.core.library import Library
 from disklab.core.resources import resource
 from disklab.core.vocab.model import Host
+from tests.helpers import loopback
 
 pytestmark = [pytest.mark.slow]
 
@@ -79,7 +81,7 @@ def servers(tmp_path: Path) -> Iterator[list[Server]]:
     started: list[Server] = []
     try:
         for i in range(3):
-            started.append(start_server(f"h{i + 1}", f"127.0.0.{21 + i}", tmp_path))
+            started.append(start_server(f"h{i + 1}", loopback(21 + i), tmp_path))
         yield started
     finally:
         for s in started:
@@ -99,7 +101,7 @@ def plan_text(tmp_path: Path, servers: list[Server], hosts: str, extra: str = ""
         text += (f'[hosts.{s.name}]\naddress = "{s.address}"\nport = {PORT}\n'
                  f'start = "running"\ndirectory = "{s.directory}"\n')
     if unreachable:  # nothing listens there
-        text += '[hosts.gone]\naddress = "127.0.0.29"\nstart = "running"\n'
+        text += f'[hosts.gone]\naddress = "{loopback(29)}"\nstart = "running"\n'
     return text + ('[[test]]\ntool = "fio"\nrw = "write"\nbs = "64k"\nsize = "8m"\n'
                    f"hosts = {hosts}\n{extra}")
 
@@ -154,7 +156,7 @@ def test_one_to_three_hosts_per_host_rows_and_fios_aggregate(tmp_path: Path,
     # each host's facts, from its server, are kept with the session
     facts = doc["session"]["host"]["hosts"]
     assert {facts[h]["fio"] for h in ("h1", "h2", "h3")} == {"fio-3.33"}
-    assert facts["h2"]["address"] == "127.0.0.22" and facts["h2"]["os"] == "Linux"
+    assert facts["h2"]["address"] == loopback(22) and facts["h2"]["os"] == "Linux"
     # fio removed its files on every server (unlink=1), and DiskLab its job files here
     assert [list(s.directory.iterdir()) for s in servers] == [[], [], []]
     assert not list(tmp_path.glob("disklab-*"))
@@ -171,7 +173,7 @@ def test_a_server_killed_mid_run_is_named_and_the_others_are_kept(
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             # the case's client (the probe at the start names a probe job, not the case's)
-            if any(".h2.job" in p for p in fio_processes(["127.0.0.22"])):
+            if any(".h2.job" in p for p in fio_processes([loopback(22)])):
                 time.sleep(1.5)
                 servers[1].kill()
                 return
@@ -185,14 +187,14 @@ def test_a_server_killed_mid_run_is_named_and_the_others_are_kept(
     events = [json.loads(line) for line in done.stdout.splitlines()]
     failed = [e for e in events if e.get("event") == "CaseFailed"]
     assert len(failed) == 1
-    assert "host h2: its fio server (127.0.0.22,8765) disconnected during the run" \
+    assert f"host h2: its fio server ({loopback(22)},8765) disconnected during the run" \
         in failed[0]["error"]
     # h1's figures are kept with the failed run (shown; counted with --include-partial)
     got = rows(show(library))
     assert set(got) == {("h1+h2", "h1")}, got
     assert got[("h1+h2", "h1")]["values"] and got[("h1+h2", "h1")]["values"][0] > 0
     # the client is gone (h1's server stays: the user's; the fixture stops it and its job)
-    assert [p for p in fio_processes(["127.0.0.21"]) if "--client" in p] == []
+    assert [p for p in fio_processes([loopback(21)]) if "--client" in p] == []
 
 
 def test_an_unreachable_host_fails_its_cases_only(tmp_path: Path,
@@ -205,7 +207,7 @@ def test_an_unreachable_host_fails_its_cases_only(tmp_path: Path,
     assert done.returncode == 1
     events = [json.loads(line) for line in done.stdout.splitlines()]
     notices = [e["message"] for e in events if e.get("event") == "Notice"]
-    assert any("host gone: nothing listens at 127.0.0.29,8765" in n for n in notices)
+    assert any(f"host gone: nothing listens at {loopback(29)},8765" in n for n in notices)
     failed = [e for e in events if e.get("event") == "CaseFailed"]
     assert len(failed) == 1 and "host gone" in failed[0]["error"]
     assert ("h1", "h1") in rows(show(library))
@@ -218,7 +220,7 @@ def test_the_host_scaling_preset_runs_against_four_local_servers(tmp_path: Path)
     started = []
     try:
         for i in range(1, 5):
-            server = start_server(f"h{i}", f"127.0.0.{30 + i}", tmp_path)
+            server = start_server(f"h{i}", loopback(30 + i), tmp_path)
             started.append(server)
             text = text.replace(f'address = "127.0.0.{i + 1}"', f'address = "{server.address}"')
             text = text.replace(f'"/tmp/disklab-h{i}"', f'"{server.directory}"')

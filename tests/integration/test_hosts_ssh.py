@@ -105,14 +105,17 @@ def test_sigkill_of_disklab_ends_the_ssh_sessions_and_their_servers(tmp_path: Pa
     plan = tmp_path / "plan.toml"
     plan.write_text(plan_text(tmp_path, sshd, ports, extra='runtime = "60s"\n'))
     hangup = signal.SIG_IGN if nohup else signal.SIG_DFL
+    # its crash record in a state directory of its own: the next start of the session's other
+    # tests (in this worker) would try the killed run's hosts, long gone, and say so
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
     run = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run", str(plan),
                             "--library", str(tmp_path / "lib.sqlite3")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           stdin=subprocess.DEVNULL,
+                           stdin=subprocess.DEVNULL, env=env,
                            preexec_fn=lambda: signal.signal(signal.SIGHUP, hangup))
     try:
         deadline = time.monotonic() + 60
-        while not any(".s2.job" in p for p in leftovers(sshd, ports) + [
+        while not any(".s2.job" in p and str(tmp_path) in p for p in leftovers(sshd, ports) + [
                 " ".join(q.info["cmdline"] or []) for q in psutil.process_iter(["cmdline"])]):
             assert run.poll() is None, "disklab ended before its case started"
             assert time.monotonic() < deadline, "the case's fio client did not start"

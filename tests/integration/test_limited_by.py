@@ -255,6 +255,7 @@ def slow_target(tmp_path: Path) -> Iterator[Path]:
         assert number not in THROTTLE.read_text()
 
 
+@pytest.mark.alone  # vm.dirty_bytes is the whole machine's
 def test_a_buffered_burst_past_the_dirty_threshold_on_a_slow_target_is_write_back(
         tmp_path: Path, slow_target: Path) -> None:
     """512 MiB written through the page cache for 5 s onto a device written back at 8 MiB/s:

@@ -80,10 +80,12 @@ def big_fs(tmp_path: Path) -> Iterator[ScratchFs]:
         teardown(fs)
 
 
-def groups() -> set[str]:
-    """DiskLab's groups in this process's memory hierarchy now."""
+def groups(pid: int) -> set[str]:
+    """The groups of the DiskLab process `pid` (named disklab-PID-case) in this process's memory
+    hierarchy now: only its own, as other DiskLab runs (tests run two at a time, other
+    checkouts) may have theirs there meanwhile."""
     assert CONTROLLER is not None
-    return {p.name for p in CONTROLLER.base.glob("disklab-*")}
+    return {p.name for p in CONTROLLER.base.glob(f"disklab-{pid}-*")}
 
 
 def test_a_limited_buffered_read_comes_from_the_device(big_fs: ScratchFs, tmp_path: Path
@@ -113,7 +115,7 @@ def test_a_limited_buffered_read_comes_from_the_device(big_fs: ScratchFs, tmp_pa
     assert set(current) == {limited}
     assert seen_in_group.get(limited), "no process was seen in the case's memory cgroup"
     assert len([e for e in events if isinstance(e, CaseStarted)]) == 3 * REPEATS
-    assert groups() == set()  # every group is gone after its case
+    assert groups(os.getpid()) == set()  # every group this run made is gone after its case
 
     def repeats(case_id: str) -> set[int]:
         return {e.repeat for e in events if isinstance(e, CaseFinished)
@@ -189,7 +191,7 @@ def test_a_killed_runs_group_is_removed_at_the_next_start(big_fs: ScratchFs,
         mine: set[str] = set()
         deadline = time.monotonic() + 60
         while not mine and time.monotonic() < deadline:
-            mine = {g for g in groups() if g.startswith(f"disklab-{run.pid}-")}
+            mine = groups(run.pid)
             time.sleep(0.1)
         assert len(mine) == 1, "the run made no memory cgroup"
         (name,) = mine
@@ -254,7 +256,8 @@ direct = false
     path = limited[0].rsplit(" ", 1)[1]
     helper = [e.text for e in events if isinstance(e, LogLine) and e.stream == "helper"]
     assert f"mkdir {path}" in helper and f"rmdir {path}" in helper
-    assert not os.path.exists(path) and groups() == set()
+    helper_pid = int(Path(path).name.split("-")[1])  # disklab-PID-case: the helper's groups
+    assert not os.path.exists(path) and groups(helper_pid) == set()
     assert not list((tmp_path / "state").glob("setup-state-*"))
 
 

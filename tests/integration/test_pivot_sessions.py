@@ -18,6 +18,7 @@ import pytest
 
 from disklab.core import proc
 from disklab.core.resources import resource
+from tests.helpers import loopback
 from tests.integration.test_hosts import PORT, Server, fio_processes, start_server
 
 pytestmark = [pytest.mark.slow]
@@ -100,7 +101,7 @@ def two_servers(tmp_path: Path) -> Iterator[list[Server]]:
         pytest.skip("fio is not installed")
     started: list[Server] = []
     try:
-        for i, address in enumerate(("127.0.0.41", "127.0.0.42"), start=1):
+        for i, address in enumerate((loopback(41), loopback(42)), start=1):
             started.append(start_server(f"h{i}", address, tmp_path))
         yield started
     finally:

@@ -27,7 +27,7 @@ from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import build_pivot, label_part
 from disklab.core.vocab.units import KiB, MiB
 
-pytestmark = [pytest.mark.root]
+pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 FIELDS = ("config", "tool")
 

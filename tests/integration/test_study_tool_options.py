@@ -13,7 +13,7 @@ import pytest
 from disklab.core.library import Library
 from tests.helpers import ScratchFs
 
-pytestmark = [pytest.mark.root]
+pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 PLAN = """\
 name = "study options"

@@ -77,6 +77,10 @@ def test_a_buffered_read_of_a_cached_file_is_the_page_cache(tmp_path: Path, work
         assert "limited" in text and cache["words"] in text, fmt
 
 
+# alone: fio lays its 256 MiB file out inside the judged run; with another test's I/O and CPU
+# beside it the layout's bursty write-back stretched and the device's steady busy fell below
+# 90 % ("nothing found" at load 1.3, once in a whole -n 2 run)
+@pytest.mark.alone
 def test_direct_reads_at_queue_depth_8_are_the_device(tmp_path: Path, workdir: Path) -> None:
     """fio, which keeps its whole queue in flight: the built-in engine reaps its completions
     in batches and kept 6.4 of 8 in flight here at 80-94 % busy, which is honestly "nothing

@@ -9,16 +9,20 @@ the figures measure through; the loop devices themselves are made and removed pe
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 RUNS_KEPT = 6  # runs kept in results.json's "runs", newest last
+ADDS = 10_000_000  # the calibration's Python loop: this many additions
+HASHED = 256 << 20  # the calibration's C work: SHA-256 of this many bytes in memory
 
 
 def _read(path: Path) -> str:
@@ -64,6 +68,50 @@ def facts(scratch_base: str = "/var/tmp") -> dict[str, Any]:
             "kernel": platform.release(), "memory_gib": round(pages / (1 << 30), 1),
             "python": platform.python_version(), "scratch_disk": disk_of(scratch_base),
             "loadavg_at_start": _loadavg()}
+
+
+def calibration(adds: int = ADDS, hashed: int = HASHED, best_of: int = 3) -> dict[str, float]:
+    """The CPU's speed as two fixed pieces of work, the best of `best_of` each: a bare Python
+    loop of `adds` additions (the kind of work the engine's per-request bookkeeping, the
+    parsers and the library's inserts do) and SHA-256 of `hashed` bytes in memory (C code).
+
+    Why: two runs on machines with the same CPU model string and kernel differed 3x on every
+    CPU-bound figure (bench/README, "The last two full runs"); with this row a reader tells a
+    slower machine from a regression at a glance. Taken at the run's start and end, so that a
+    machine whose speed changed during the run shows it too."""
+    def loop() -> None:
+        total = 0
+        for i in range(adds):
+            total += i
+
+    block = bytes(1 << 20)
+
+    def digest() -> None:
+        h = hashlib.sha256()
+        for _ in range(hashed >> 20):
+            h.update(block)
+
+    def best(work: Any) -> float:
+        times = []
+        for _ in range(best_of):
+            t0 = time.perf_counter()
+            work()
+            times.append(time.perf_counter() - t0)
+        return round(min(times), 3)
+
+    return {"python_adds": adds, "python_s": best(loop), "sha256_bytes": hashed,
+            "sha256_s": best(digest)}
+
+
+def calibration_row(start: dict[str, float], end: dict[str, float]) -> dict[str, Any]:
+    """The calibration as a figure row (info), so that the side-by-side table shows it."""
+    mib = start["sha256_bytes"] >> 20
+    return {"figure": f"0 CPU: {start['python_adds'] // 1_000_000} M Python additions; "
+                      f"SHA-256 of {mib} MiB (best of 3)",
+            "value": f"{start['python_s']:.2f} s; {start['sha256_s']:.2f} s",
+            "target": "-",
+            "verdict": f"info: at the run's end {end['python_s']:.2f} s; {end['sha256_s']:.2f} s",
+            "details": {"start": start, "end": end}}
 
 
 def _loadavg() -> list[float]:
@@ -127,9 +175,12 @@ def _cell(row: dict[str, Any] | None) -> str:
 def _header(run: dict[str, Any]) -> str:
     m = run.get("machine") or {}
     disk = m.get("scratch_disk") or {}
+    cpu = m.get("calibration") or {}
+    speed = (f", {cpu['python_adds'] // 1_000_000} M Python additions in {cpu['python_s']:.2f} s"
+             if cpu else "")
     return (f"{run.get('when', '?')}, {m.get('cpu_model', '?')} x {m.get('cpus', run.get('cpus'))}"
             f", kernel {m.get('kernel', run.get('kernel', '?'))}, disk {disk.get('disk', '?')} "
-            f"({disk.get('scheduler', '?')}), commit {run.get('commit', '?')}"
+            f"({disk.get('scheduler', '?')}){speed}, commit {run.get('commit', '?')}"
             + ("" if run.get("full", True) else f", `{' '.join(run.get('command', []))}`"))
 
 

@@ -42,7 +42,7 @@ from figures import (  # noqa: E402
     pivot_figure,
     target_skew,
 )
-from machine import LoadWatch, facts, keep_runs, side_by_side  # noqa: E402
+from machine import LoadWatch, calibration, calibration_row, facts, keep_runs, side_by_side  # noqa: E402
 from scratch import scratch_ext4  # noqa: E402
 
 
@@ -188,7 +188,7 @@ def main() -> int:
         results = json.loads((HERE / "results.json").read_text())
         print(side_by_side(results, full_only=True), end="")
         return 0
-    machine = facts()
+    machine = facts() | {"calibration": calibration()}
     collect = functools.partial(_collect, limit=args.figure_timeout)
     # a kill of the bench is a normal exit: the scratch areas' finally blocks unmount and detach
     signal.signal(signal.SIGTERM, lambda *_a: sys.exit(143))
@@ -227,6 +227,7 @@ def main() -> int:
     if "10" in only:
         rows += collect("10 pivot", pivot_figure.run)
 
+    rows.insert(0, Row(**calibration_row(machine["calibration"], calibration())))
     width = max(len(r.figure) for r in rows)
     print(f"\n{'figure'.ljust(width)}  {'value':>22}  {'target':>12}  verdict")
     for r in rows:

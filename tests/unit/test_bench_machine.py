@@ -8,7 +8,15 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bench.machine import LoadWatch, disk_of, facts, keep_runs, side_by_side
+from bench.machine import (
+    LoadWatch,
+    calibration,
+    calibration_row,
+    disk_of,
+    facts,
+    keep_runs,
+    side_by_side,
+)
 
 
 def _run(when: str, value: str, full: bool = True, load: float = 1.0) -> dict:
@@ -55,3 +63,25 @@ def test_the_scratch_disk_and_load_are_the_kernels() -> None:
         pass
     s = watch.summary()
     assert s["min"] <= s["mean"] <= s["max"] and len(watch.samples) >= 2
+
+
+def test_the_cpu_calibration_is_in_the_table() -> None:
+    """The fixed CPU work a reader compares between runs: a run whose machine did it 3x slower
+    says so in its header and in a row of its own, beside the other run's figure."""
+    small = calibration(adds=200_000, hashed=4 << 20, best_of=2)
+    assert small["python_adds"] == 200_000 and small["sha256_bytes"] == 4 << 20
+    assert 0 < small["python_s"] < 10 and 0 < small["sha256_s"] < 10
+    fast = {"python_adds": 10_000_000, "python_s": 0.38, "sha256_bytes": 256 << 20,
+            "sha256_s": 0.61}
+    slow = fast | {"python_s": 1.15, "sha256_s": 1.9}
+    runs = []
+    for when, cpu in (("a", fast), ("b", slow)):
+        run = _run(when, "0.97")
+        run["machine"]["calibration"] = cpu
+        run["rows"].insert(0, calibration_row(cpu, cpu | {"python_s": cpu["python_s"] + 0.01}))
+        runs.append(run)
+    table = side_by_side({"runs": runs})
+    assert "(mq-deadline), 10 M Python additions in 1.15 s, commit" in table
+    row = next(line for line in table.splitlines() if line.startswith("| 0 CPU"))
+    assert row == ("| 0 CPU: 10 M Python additions; SHA-256 of 256 MiB (best of 3) "
+                   "| 0.38 s; 0.61 s info | 1.15 s; 1.90 s info |")

@@ -10,7 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-from bench.figures.engine_vs_fio import fio_argv, kept_reading, run_pair
+from bench.figures.engine_vs_fio import (
+    fio_argv,
+    kept_reading,
+    out_of_device,
+    out_of_device_row,
+    run_pair,
+)
 
 from disklab.engine import uring
 from tests.helpers import make_scratch_fs, teardown
@@ -76,3 +82,19 @@ def test_an_unresolved_ratio_says_what_the_requests_kept_in_the_device_decide() 
     assert "leaves the device emptier" in kept_reading([0.9, 0.91, 0.92, 0.93, 0.94])
     undecided = kept_reading([0.9, 0.99, 1.0, 1.01, 0.97])
     assert "interval 0.900-1.010" in undecided and "(" not in undecided
+
+
+def test_the_time_a_request_spends_out_of_the_device() -> None:
+    """Little's law: a device kept full has no time out of it; at QD 1, a request 40 us in the
+    device and kept there 0.8 of the run spends 10 us out of it. The row sets the gap beside
+    the tools' CPU per request (run B's QD 8: 31.3 / 19.2 us against 10.15 / 6.51 us)."""
+    assert out_of_device(8, 100.0, 8.0) == 0
+    assert out_of_device(1, 40.0, 0.8) == pytest.approx(10.0)
+    assert out_of_device(1, 40.0, 0.0) != out_of_device(1, 40.0, 0.0)  # nothing read: NaN
+    device = {"engine_device_us": [110.8, 111.0], "engine_kept": [6.27, 6.27],
+              "fio_io_uring_device_us": [104.2, 104.2], "fio_io_uring_kept": [6.78, 6.78]}
+    cpu = {"engine": [10.15, 10.15], "io_uring": [6.51, 6.51]}
+    row = out_of_device_row("4 qd8", 8, device, cpu, "io_uring")
+    assert row["value"] == "30.6 / 18.7"
+    assert row["verdict"] == ("info: engine / fio io_uring, medians; +11.9 us a request, of "
+                              "which the tools' CPU +3.6 us (10.2 / 6.5 us a request)")

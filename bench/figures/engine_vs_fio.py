@@ -321,8 +321,9 @@ def out_of_device_row(name: str, slots: int, device: dict[str, list], cpu: dict[
                 zip(device[f"{tool}_device_us"], device[f"{tool}_kept"], strict=True)]
 
     engine, fio = per_run("engine"), per_run(f"fio_{like}")
-    e, f = statistics.median(engine), statistics.median(fio)
-    ce, cf = statistics.median(cpu["engine"]), statistics.median(cpu[like])
+    # rounded before the differences, so that the row's figures add up as a reader reads them
+    e, f = round(statistics.median(engine), 1), round(statistics.median(fio), 1)
+    ce, cf = round(statistics.median(cpu["engine"]), 1), round(statistics.median(cpu[like]), 1)
     return {"figure": f"{name}: us out of the device per request",
             "value": f"{e:.1f} / {f:.1f}", "target": "report",
             "verdict": f"info: engine / fio {like}, medians; {e - f:+.1f} us a request, of which "

@@ -97,4 +97,4 @@ def test_the_time_a_request_spends_out_of_the_device() -> None:
     row = out_of_device_row("4 qd8", 8, device, cpu, "io_uring")
     assert row["value"] == "30.6 / 18.7"
     assert row["verdict"] == ("info: engine / fio io_uring, medians; +11.9 us a request, of "
-                              "which the tools' CPU +3.6 us (10.2 / 6.5 us a request)")
+                              "which the tools' CPU +3.7 us (10.2 / 6.5 us a request)")

@@ -84,10 +84,12 @@ check: setup
 
 # The GUI tests RUNS times in a row with every CPU kept busy by a hog the script starts and kills
 # (issue 26's crash showed only on a busy machine); prints crashes and failures per round and
-# the tally. Not for a machine where others are timing things.
+# the tally; JOBS test workers as in make test (JOBS=1: one process, one test at a time).
+# Not for a machine where others are timing things.
 RUNS ?= 20
 test-gui-hog: setup
-	$(PY) scripts/gui_hog.py --runs $(RUNS) $(if $(MINUTES),--minutes $(MINUTES))
+	$(PY) scripts/gui_hog.py --runs $(RUNS) $(if $(MINUTES),--minutes $(MINUTES)) -- tests/gui \
+		$(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile --no-loadscope-reorder)
 
 lint: setup
 	$(VENV)/bin/ruff check app tests bench

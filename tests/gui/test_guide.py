@@ -5,15 +5,17 @@ used are not offered, and the status bar says what is happening now."""
 from __future__ import annotations
 
 import os
+import threading
 
 import pytest
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtWidgets import QInputDialog
 
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.run.summary import check_plan
 from disklab.core.system.devices import Device, describe, list_devices
 from disklab.gui.main_window import MainWindow
+from disklab.gui.pages import target as target_page
 from disklab.gui.state import Workbench
 from tests.helpers import Loops, engine_plan
 
@@ -155,10 +157,10 @@ def test_a_wrong_path_typed_back_is_said_to_be_wrong(qtbot, window, tmp_path, mo
     try:
         device = loops.device("victim")
         page = window.target
-        # the window's own first reading (made before the loop device) may be the one that
-        # ends first: wait for a list that has it
-        page.refresh_devices()
-        qtbot.waitUntil(lambda: any(d.path == device for d in page.devices), timeout=20_000)
+        # the list of this reading, made after the loop device: only the last reading asked
+        # for is shown (and signalled), whichever ends first
+        with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
+            page.refresh_devices()
         row = next(i for i, d in enumerate(page.devices) if d.path == device)
         asked: list[str] = []
 
@@ -248,10 +250,51 @@ def test_another_programs_loop_device_is_listed_with_its_backing_file(qtbot, win
         image = loops.image("s8-window-other")
         device = loops.attach(image)
         page = window.target
-        page.refresh_devices()
-        qtbot.waitUntil(lambda: any(d.path == device for d in page.devices), timeout=20_000)
+        with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
+            page.refresh_devices()
         row = next(i for i, d in enumerate(page.devices) if d.path == device)
         why = page.table.item(row, 7).text()
         assert f"loop device of {image}" in why
     finally:
+        loops.cleanup()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root for a loop device")
+def test_a_reading_that_ends_after_a_later_one_does_not_put_its_older_list_back(
+        qtbot, window, tmp_path, monkeypatch):
+    """Device readings run in parallel in the pool. One that ends after a reading asked for
+    later must not replace that later list: in issue 26's GUI rounds beside a soak, the
+    window's first reading ended last and the page listed a loop device with the image the
+    soak had attached to that number before. Here the first reading is held after it has read
+    (the real list), a loop device is attached and a second reading shows it; then the first
+    is let go, and the page must still list the device with its image."""
+    read, let_go, calls = threading.Event(), threading.Event(), []
+
+    def first_held(library: str) -> list[Device]:
+        calls.append(threading.get_ident())
+        devices = list_devices(library)
+        if len(calls) == 1:
+            read.set()
+            assert let_go.wait(30), "the test never let the first reading go"
+        return devices
+
+    monkeypatch.setattr(target_page, "list_devices", first_held)
+    loops = Loops(tmp_path)
+    page = window.target
+    try:
+        page.refresh_devices()
+        assert read.wait(30)
+        image = loops.image("s10-older-list")
+        device = loops.attach(image)
+        with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
+            page.refresh_devices()
+        assert any(d.path == device for d in page.devices)
+        let_go.set()
+        assert QThreadPool.globalInstance().waitForDone(30_000)
+        qtbot.wait(300)  # what the first reading queued for the GUI thread, delivered
+        row = next((i for i, d in enumerate(page.devices) if d.path == device), None)
+        assert row is not None, f"{device} is gone: the list from before it came back"
+        assert f"loop device of {image}" in page.table.item(row, 7).text()
+    finally:
+        let_go.set()
         loops.cleanup()

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import psutil
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QThreadPool
 
 from disklab.core.hosts.ssh import listening
 from disklab.core.plan.draft import PlanDraft
+from disklab.gui.pages import hosts as hosts_page
 from disklab.gui.pages.hosts import HostsPage
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench
@@ -89,6 +90,42 @@ def test_a_host_that_does_not_answer_is_shown_as_such(qtbot, page: HostsPage) ->
     with qtbot.waitSignal(page.tested, timeout=30000):
         page.test_host("h9")
     assert f"host h9: nothing listens at {loopback(27)},8765" in page.table.item(0, 5).text()
+
+
+def test_an_older_test_that_answers_last_does_not_replace_the_newer_answer(
+        qtbot, page: HostsPage, server: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host tested at a wrong address, then corrected and tested again: the first test's
+    answer ("nothing listens"), held here until the second has been shown (as a timeout to an
+    unreachable address ends after a quick answer), must not replace the second's."""
+    answered, let_go, made = threading.Event(), threading.Event(), []
+
+    class FirstHeld(hosts_page.Servers):
+        def start(self) -> list[str]:
+            made.append(self)
+            try:
+                return super().start()
+            finally:
+                if len(made) == 1:
+                    answered.set()
+                    assert let_go.wait(30), "the test never let the first test go"
+
+    monkeypatch.setattr(hosts_page, "Servers", FirstHeld)
+    assert page.add("h1", {"address": loopback(27), "start": "running"}) is None
+    try:
+        page.test_host("h1")
+        assert answered.wait(30)
+        page.hosts_doc()["h1"]["address"] = ADDRESS
+        page.hosts_doc()["h1"]["directory"] = str(server)
+        with qtbot.waitSignal(page.tested, timeout=30000):
+            page.test_host("h1")
+        assert page.table.item(0, 5).text().startswith("fio-3.33")
+        let_go.set()
+        assert QThreadPool.globalInstance().waitForDone(30_000)
+        qtbot.wait(300)  # what the first test queued for the GUI thread, delivered
+        status = page.table.item(0, 5).text()
+        assert status.startswith("fio-3.33"), f"the older answer came back: {status}"
+    finally:
+        let_go.set()
 
 
 def test_ssh_questions_from_the_run_thread_are_asked_in_the_gui(qtbot, page: HostsPage) -> None:

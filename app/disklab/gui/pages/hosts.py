@@ -104,6 +104,7 @@ class HostsPage(QWidget):
         self.questions = SshQuestions(self)
         self.wb.runs.ask = self.questions.ask  # a run's SSH hosts ask through these dialogs
         self.status: dict[str, str] = {}  # host -> what the last test said
+        self._probes: dict[str, int] = {}  # host -> tests asked for: the last one is shown
         lay = QVBoxLayout(self)
         intro = QLabel("<b>Machines that run a fio test at once.</b> Each runs <tt>fio "
                        "--server</tt>; one fio client here sends them the same job and reports "
@@ -253,16 +254,19 @@ class HostsPage(QWidget):
         table = self.hosts_doc().get(name)
         if table is None:
             return
+        # numbered: a test of the host's old address that answers after this one (a timeout
+        # ends later than a refusal) must not put its answer over this one's
+        probe = self._probes[name] = self._probes.get(name, 0) + 1
         check = _Problems()
         hosts = read_hosts({"hosts": {name: table}}, check, self._base_dir())
         if check.problems or not hosts:
             self._tested(name, None, ValueError(check.problems[0] if check.problems
-                                                else "not a host"))
+                                                else "not a host"), probe)
             return
         self.status[name] = "testing..."
         self.refresh()
 
-        def probe() -> dict[str, Any]:
+        def reach() -> dict[str, Any]:
             servers = Servers(hosts, self.questions.ask)
             try:
                 messages = servers.start()
@@ -272,9 +276,12 @@ class HostsPage(QWidget):
             finally:
                 servers.close()
 
-        run_in_background(probe, lambda r, e: self._tested(name, r, e), self)
+        run_in_background(reach, lambda r, e: self._tested(name, r, e, probe), self)
 
-    def _tested(self, name: str, facts: dict[str, Any] | None, error: Exception | None) -> None:
+    def _tested(self, name: str, facts: dict[str, Any] | None, error: Exception | None,
+                probe: int) -> None:
+        if probe != self._probes.get(name):  # a later test of this host is under way
+            return
         if error is not None:
             self.status[name] = f"failed: {error}"
         elif facts is not None and facts.get("error"):

@@ -13,6 +13,7 @@ import pytest
 from bench.figures.engine_vs_fio import (
     fio_argv,
     kept_reading,
+    one_request_a_call,
     out_of_device,
     out_of_device_row,
     run_pair,
@@ -94,6 +95,11 @@ def test_the_time_a_request_spends_out_of_the_device() -> None:
     device = {"engine_device_us": [110.8, 111.0], "engine_kept": [6.27, 6.27],
               "fio_io_uring_device_us": [104.2, 104.2], "fio_io_uring_kept": [6.78, 6.78]}
     cpu = {"engine": [10.15, 10.15], "io_uring": [6.51, 6.51]}
+    device |= {"engine_reads": [65536, 65538], "fio_io_uring_reads": [65537, 65536]}
+    assert one_request_a_call(device, 65536, "io_uring")
+    # 256 MiB read in 1 MiB calls, each split into requests of 128 KiB: no such row
+    split = device | {"engine_reads": [2048, 2048], "fio_io_uring_reads": [2049, 2048]}
+    assert not one_request_a_call(split, 256, "io_uring")
     row = out_of_device_row("4 qd8", 8, device, cpu, "io_uring")
     assert row["value"] == "30.6 / 18.7"
     assert row["verdict"] == ("info: engine / fio io_uring, medians; +11.9 us a request, of "

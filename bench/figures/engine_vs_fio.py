@@ -301,6 +301,7 @@ def run(mnt: Path, pairs: int, size: str) -> list[dict]:
                                                "ci": ci}})
             if engine == like and kept[engine] and one_request_a_call(device, calls, like):
                 rows.append(out_of_device_row(name, depth * streams, device, cpu, like))
+            if engine == like and kept[engine]:
                 value, _v, ci = judge(kept[engine], 1.0)
                 rows.append({"figure": f"{name}: kept in device", "value": value,
                              "target": "report",
@@ -315,8 +316,8 @@ def run(mnt: Path, pairs: int, size: str) -> list[dict]:
 def one_request_a_call(device: dict[str, list], calls: int, like: str) -> bool:
     """Whether each tool's calls reached the device as one request each (within 5 %): the
     out-of-device arithmetic counts request slots, and a 1 MiB call the block layer splits
-    into several requests in flight at once makes it meaningless (run C's 1 MiB read gave
-    fio -277 us)."""
+    into several requests in flight at once makes it meaningless (session 4's full run:
+    fio's 1 MiB read, two requests a call, gave -277 us)."""
     return all(abs(statistics.median(device[f"{tool}_reads"]) - calls) <= 0.05 * calls
                for tool in ("engine", f"fio_{like}"))
 

@@ -184,6 +184,28 @@ def test_widgets_let_go_while_their_calls_report(qtbot, rounds: int) -> None:
     assert pending_calls() == 0 and 0 < len(reported) <= rounds * 8
 
 
+def test_only_the_newest_call_of_a_name_reports_whichever_ends_first(qtbot) -> None:
+    """Calls made with `latest` (a page's device list, a host's test): the first is held in
+    the pool until the second has reported, then let go; it must report nothing. A call of
+    another name, or of the same name for another owner, still reports."""
+    page, other = QWidget(), QWidget()
+    first = Gate(lambda: "older")
+    heard: list[tuple[str, str]] = []
+    run_in_background(first, lambda r, e: heard.append(("devices", r)), page, latest="devices")
+    assert first.entered.wait(10)
+    run_in_background(lambda: "newer", lambda r, e: heard.append(("devices", r)), page,
+                      latest="devices")
+    run_in_background(lambda: "host", lambda r, e: heard.append(("test h1", r)), page,
+                      latest="test h1")
+    run_in_background(lambda: "mine", lambda r, e: heard.append(("other", r)), other,
+                      latest="devices")
+    qtbot.waitUntil(lambda: len(heard) == 3, timeout=10_000)
+    first.open()
+    _settle(qtbot)
+    assert sorted(heard) == [("devices", "newer"), ("other", "mine"), ("test h1", "host")]
+    assert pending_calls() == 0
+
+
 def test_closing_with_a_run_going_does_not_block_the_event_loop(qtbot, window,
                                                                 target_dir: Path) -> None:
     """Close with a run going (the user said yes to "Cancel the run and close"): the window is

@@ -14,6 +14,10 @@ Why it is built this way (issue 26: a segfault of the GUI tests on a loaded mach
 - A call whose owner was deleted, or was abandoned because its page or window closed, reports
   to nobody; a question asked by an abandoned call is declined at once, so a pool thread never
   waits for a dialog that cannot come (and the application's exit never waits for it).
+- Calls run in parallel in the pool and end in any order. A call made with `latest` (what it
+  reads: a page's device list, a host's connection test) is superseded by a later call of
+  the same owner and name, and reports to nobody: an older answer that ended last put a
+  device list from before a Refresh back on the Target page.
 - Python's cycle collector runs in whichever thread happens to allocate: a pool thread parsing
   a plan collected the cycles of a closed window's widgets and destroyed them there. It is
   switched off and run by a timer in the GUI thread (keep_gc_in_gui_thread).
@@ -54,10 +58,12 @@ class _Pending:
     result: Any = None
     error: Exception | None = None
     abandoned: bool = False
+    latest: tuple[int, str] | None = None  # (owner's id, name): see run_in_background
     answered: threading.Event = field(default_factory=threading.Event)
 
 
 _calls: dict[int, _Pending] = {}
+_newest: dict[tuple[int, str], int] = {}  # (owner's id, name) -> its newest call's number
 _numbers = itertools.count(1)
 
 
@@ -81,7 +87,13 @@ class _Relay(QObject):
 
     def _finish(self, number: int) -> None:
         call = _calls.pop(number, None)
-        if call is None or call.on_done is None or not _owner_alive(call):
+        if call is None:
+            return
+        if call.latest is not None:
+            if _newest.get(call.latest) != number:  # a later call of the same name is under way
+                return
+            del _newest[call.latest]
+        if call.on_done is None or not _owner_alive(call):
             return
         call.on_done(call.result, call.error)
 
@@ -139,13 +151,18 @@ def _execute(number: int) -> None:
 
 
 def run_in_background(fn: Callable[[], Any], on_done: Callable[[Any, Exception | None], None],
-                      owner: QObject | None = None) -> None:
+                      owner: QObject | None = None, latest: str | None = None) -> None:
     """Run fn() in the pool; on_done(result, error) runs later in the GUI thread, unless
-    `owner` (the page that asked) was deleted or abandon_calls() was called for it meanwhile.
+    `owner` (the page that asked) was deleted or abandon_calls() was called for it meanwhile,
+    or, with `latest` (a name for what the call reads), a later call of the same owner and
+    name was made meanwhile: only the newest answer of a name is shown, whichever ends first.
     fn must not touch Qt objects: it runs in another thread."""
     relay = _the_relay()
     number = next(_numbers)
-    _calls[number] = _Pending(fn, on_done, owner)
+    key = (id(owner), latest) if latest is not None else None
+    _calls[number] = _Pending(fn, on_done, owner, latest=key)
+    if key is not None:
+        _newest[key] = number
     QThreadPool.globalInstance().start(_Task(number, relay))
 
 

@@ -12,6 +12,7 @@ host per session; an answer is handed to ssh and never kept.
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,6 @@ class HostsPage(QWidget):
         self.questions = SshQuestions(self)
         self.wb.runs.ask = self.questions.ask  # a run's SSH hosts ask through these dialogs
         self.status: dict[str, str] = {}  # host -> what the last test said
-        self._probes: dict[str, int] = {}  # host -> tests asked for: the last one is shown
         lay = QVBoxLayout(self)
         intro = QLabel("<b>Machines that run a fio test at once.</b> Each runs <tt>fio "
                        "--server</tt>; one fio client here sends them the same job and reports "
@@ -254,14 +254,15 @@ class HostsPage(QWidget):
         table = self.hosts_doc().get(name)
         if table is None:
             return
-        # numbered: a test of the host's old address that answers after this one (a timeout
-        # ends later than a refusal) must not put its answer over this one's
-        probe = self._probes[name] = self._probes.get(name, 0) + 1
+        # only the host's last test is shown (`latest`): a test of its old address that answers
+        # after this one (a timeout ends later than a refusal) must not replace this one's
+        done = functools.partial(self._tested, name)
         check = _Problems()
         hosts = read_hosts({"hosts": {name: table}}, check, self._base_dir())
         if check.problems or not hosts:
-            self._tested(name, None, ValueError(check.problems[0] if check.problems
-                                                else "not a host"), probe)
+            problem = ValueError(check.problems[0] if check.problems else "not a host")
+            run_in_background(functools.partial(_refuse, problem), done, self,
+                              latest=f"test {name}")
             return
         self.status[name] = "testing..."
         self.refresh()
@@ -276,12 +277,9 @@ class HostsPage(QWidget):
             finally:
                 servers.close()
 
-        run_in_background(reach, lambda r, e: self._tested(name, r, e, probe), self)
+        run_in_background(reach, done, self, latest=f"test {name}")
 
-    def _tested(self, name: str, facts: dict[str, Any] | None, error: Exception | None,
-                probe: int) -> None:
-        if probe != self._probes.get(name):  # a later test of this host is under way
-            return
+    def _tested(self, name: str, facts: dict[str, Any] | None, error: Exception | None) -> None:
         if error is not None:
             self.status[name] = f"failed: {error}"
         elif facts is not None and facts.get("error"):
@@ -299,3 +297,8 @@ class HostsPage(QWidget):
                 self.status[name] += f" ({message})"
         self.refresh()
         self.tested.emit(name)
+
+
+def _refuse(problem: Exception) -> None:
+    """A host that cannot be tested: its problem, reported the way a test's failure is."""
+    raise problem

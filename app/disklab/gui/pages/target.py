@@ -65,7 +65,6 @@ class TargetPage(QWidget):
         self.wb = wb
         self.devices: list[Device] = []
         self.free: dict[str, int] = {}
-        self._scans = 0  # block device reads asked for: only the last one's list is shown
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
         self.current: str | None = None  # the target edited: [targets.NAME]; None: [target]
         self._image_of: str | None = None  # the target whose image the image field holds
@@ -438,26 +437,20 @@ class TargetPage(QWidget):
 
     # --- devices
     def refresh_devices(self) -> None:
-        """Read the block devices off the GUI thread. Each read is numbered and only the last
-        one asked for is shown: reads run in parallel in the pool, and an earlier read (the
-        window's first, on a busy machine) that ended after a later one put back a list from
-        before the user's Refresh, a loop device listed with the image it had before."""
+        """Read the block devices off the GUI thread; only the last reading asked for is shown
+        (`latest`: the window's first reading, ending after a Refresh's on a busy machine, put
+        a list from before it back)."""
         self.device_note.setText("Reading block devices…")
         library = str(self.wb.library_path)
-        self._scans += 1
-        scan = self._scans
 
         def read() -> tuple[list[Device], dict[str, int]]:
             devices = list_devices(library)
             return devices, free_space(devices)
 
-        run_in_background(read, lambda found, error: self._devices_done(found, error, scan),
-                          self)
+        run_in_background(read, self._devices_done, self, latest="devices")
 
     def _devices_done(self, found: tuple[list[Device], dict[str, int]] | None,
-                      error: Exception | None, scan: int) -> None:
-        if scan != self._scans:  # a later read is under way: its list is the one to show
-            return
+                      error: Exception | None) -> None:
         devices, self.free = found if found else ([], {})
         if error is not None:
             self.device_note.setText(f"Could not read block devices: {error}")

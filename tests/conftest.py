@@ -25,6 +25,7 @@ from tests.helpers import (
     XDG,
     ScratchFs,
     changes_of,
+    hold_the_machine,
     machine_turn,
     make_scratch_fs,
     real_dirs,
@@ -53,13 +54,17 @@ SAVED_VARS, SESSION_BASE = "DISKLAB_TESTS_USER_XDG", "DISKLAB_TESTS_XDG"
 # and the terminal's size as the session was started with it: pytest-xdist starts its workers
 # with COLUMNS set (80), which the CLI's tables would fit where pytest alone leaves them whole
 TERMINAL, TERMINAL_VARS = "DISKLAB_TESTS_TERMINAL", ("COLUMNS", "LINES")
+# the descriptor that holds the machine for this session (helpers.hold_the_machine)
+MACHINE = pytest.StashKey[int | None]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """Before anything is collected or started: the session's own XDG directories (inherited by
     every process a test starts), the user's library variable set aside, and a snapshot of the
     user's real directories to compare at the end (pytest_sessionfinish). Under pytest-xdist
-    (make test) each worker gets directories of its own under the controller's."""
+    (make test) each worker gets directories of its own under the controller's. The session's
+    first process holds the machine against other DiskLab test sessions (hold_the_machine),
+    except make check's, whose tests start no process and so share nothing."""
     worker = getattr(config, "workerinput", {}).get("workerid")
     if worker:
         saved = json.loads(os.environ[SAVED_VARS])
@@ -71,6 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
             else:
                 os.environ[var] = value
     else:
+        if not config.pluginmanager.has_plugin("tests.no_processes"):  # make check: no process
+            config.stash[MACHINE] = hold_the_machine()
         saved = {var: os.environ.get(var) for var in (*XDG, "DISKLAB_LIBRARY")}
         base = tempfile.mkdtemp(prefix="disklab-tests-xdg-")
         os.environ[SAVED_VARS], os.environ[SESSION_BASE] = json.dumps(saved), base
@@ -83,6 +90,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    held = config.stash.get(MACHINE, None)
+    if held is not None:
+        os.close(held)  # the machine for the next session (helpers.hold_the_machine)
     base, saved = config.stash[TEMP]
     for var, value in saved.items():
         if value is None:

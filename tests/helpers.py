@@ -19,7 +19,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -471,6 +471,58 @@ def machine_turn(directory: Path, alone: bool) -> Iterator[None]:
     finally:
         os.close(turn)
         os.close(gate)
+
+
+# One test session at a time on this machine: its tests bind loopback addresses by worker
+# number (loopback), attach loop devices and change settings every process sees (`alone`), so
+# two sessions at once (make test in two terminals, or beside make test-gui-hog) fail each other.
+SESSION_LOCK = Path(os.environ.get("DISKLAB_TESTS_SESSION_LOCK", "/run/lock/disklab-tests-session"))
+
+
+def hold_the_machine(path: Path = SESSION_LOCK,
+                     say: Callable[[str], None] | None = None) -> int | None:
+    """The machine for this test session, against every other DiskLab test session: an
+    exclusive flock on `path`, which holds the holder's pid and command line. A session that
+    finds it held says whose it is and waits for its end (two sessions at once would fail on
+    each other's addresses and devices, not on DiskLab). A session started by a test of the
+    holding session (its holder is an ancestor process) is part of that session's turn: it goes
+    on without the lock (None). Otherwise the descriptor, to be closed at the session's end."""
+    try:
+        fd, writable = os.open(path, os.O_RDWR | os.O_CREAT, 0o644), True
+    except PermissionError:  # another user's session made it: flock needs no write access
+        fd, writable = os.open(path, os.O_RDONLY), False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+        pid = int(holder.split()[0]) if holder[:1].isdigit() else 0
+        if pid in _ancestors():
+            os.close(fd)
+            return None
+        (say or _say)(f"another DiskLab test session holds this machine (pid {holder or '?'}): "
+                      f"waiting for it to end")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    if writable:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()} {' '.join(sys.argv)[:1000]}\n".encode(), 0)
+    return fd
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _ancestors() -> set[int]:
+    """The pids of this process's parent, its parent's parent, ... up to init (/proc)."""
+    found, pid = set(), os.getpid()
+    while pid > 1:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state: ppid
+        found.add(pid)
+    return found
 
 
 RUN_DIR = Path("/run/sshd")  # sshd's privilege separation directory

@@ -155,7 +155,7 @@ def save(rows: list[Row], started: float, args: argparse.Namespace, machine: dic
     run = {"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
            "kernel": platform.release(), "cpus": os.cpu_count(),
            "seconds": round(time.time() - started, 1), "commit": _commit(),
-           "command": ["bench/run.py", *sys.argv[1:]], "full": not args.only,
+           "command": ["bench/run.py", *sys.argv[1:]], "full": not args.only and not args.cases,
            "machine": machine | {"loadavg_at_end": [float(x) for x in os.getloadavg()]},
            "rows": [asdict(r) for r in rows]}
     path.write_text(json.dumps(keep_runs(old, run), indent=2))
@@ -167,6 +167,10 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per ratio (>= 5)")
     parser.add_argument("--size", default="1g", help="file size for the I/O figures")
     parser.add_argument("--only", nargs="*", help="figure numbers to run (1..10)")
+    parser.add_argument("--cases", nargs="+", choices=engine_vs_fio.CASE_NAMES, metavar="CASE",
+                        help="figure 4: only these engine/fio cases, and not engine/dd (to "
+                             "measure a noisy row again with more pairs): "
+                             + ", ".join(engine_vs_fio.CASE_NAMES))
     parser.add_argument("--observer-backing", choices=("disk", "ram"), default="disk",
                         help="figure 1's scratch image on the disk like the others (default), or "
                              "in RAM (tmpfs): no disk noise, but 1 GiB runs then last 0.2 s and "
@@ -188,6 +192,8 @@ def main() -> int:
         results = json.loads((HERE / "results.json").read_text())
         print(side_by_side(results, full_only=True), end="")
         return 0
+    if args.cases and args.only and "4" not in args.only:
+        parser.error("--cases names figure 4's cases, and --only leaves figure 4 out")
     machine = facts() | {"calibration": calibration()}
     collect = functools.partial(_collect, limit=args.figure_timeout)
     # a kill of the bench is a normal exit: the scratch areas' finally blocks unmount and detach
@@ -208,8 +214,10 @@ def main() -> int:
         if "2" in only:
             rows += collect("2 app overhead", app_overhead.run, mnt)
         if "4" in only:
-            rows += collect("4 engine / dd", engine_vs_dd.run, mnt, pairs, args.size)
-            rows += collect("4 engine / fio", engine_vs_fio.run, mnt, pairs, args.size)
+            if not args.cases:
+                rows += collect("4 engine / dd", engine_vs_dd.run, mnt, pairs, args.size)
+            rows += collect("4 engine / fio", engine_vs_fio.run, mnt, pairs, args.size,
+                            args.cases)
     if "3" in only or "6" in only:
         rows += collect("3/6 GUI", gui_figures.run, only)
     if "5" in only:

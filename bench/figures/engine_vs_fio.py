@@ -40,7 +40,7 @@ import resource
 import statistics
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,6 +54,17 @@ from .common import drop_caches, judge, main_figure, median_interval, with_defau
 # (rw, block size, queue depth, streams)
 CASES = [("write", 1 << 20, 1, 1), ("read", 1 << 20, 1, 1), ("randread", 4096, 1, 1),
          ("randread", 4096, 8, 1), ("randread", 4096, 32, 1), ("randread", 4096, 8, 4)]
+
+
+def case_name(rw: str, bs: int, depth: int, streams: int) -> str:
+    """A case's name for `bench/run.py --cases` (randread-4k-qd32, randread-4k-4xqd8, ...):
+    a noisy row can be measured again with more pairs without the whole figure's time."""
+    queue = f"{streams}xqd{depth}" if streams > 1 else f"qd{depth}"
+    size = f"{bs >> 20}m" if bs >= 1 << 20 else f"{bs >> 10}k"
+    return f"{rw}-{size}-{queue}"
+
+
+CASE_NAMES = [case_name(*case) for case in CASES]
 RANDOM_SIZE = 256 << 20  # per stream for the 4 KiB cases: 65,536 calls, seconds not minutes
 TARGET = 0.95
 QUEUED = ("libaio", "io_uring")  # fio's engines that keep iodepth requests in flight per job
@@ -249,12 +260,15 @@ def _mean_of(runs: list[dict[str, Any]], tool: str, key: str) -> float:
     return statistics.fmean(r[key] for r in runs if r["tool"] == tool)
 
 
-def run(mnt: Path, pairs: int, size: str) -> list[dict]:
+def run(mnt: Path, pairs: int, size: str, cases: Sequence[str] | None = None) -> list[dict]:
+    """Figure 4's engine/fio rows: every case in CASES, or those named in `cases`."""
     if proc.which("fio") is None:
         return [{"figure": "4 engine/fio", "value": "-", "target": ">= 0.95",
                  "verdict": "not measured: fio is not installed", "details": {}}]
     rows = []
     for rw, bs, depth, streams in CASES:
+        if cases and case_name(rw, bs, depth, streams) not in cases:
+            continue
         nbytes = parse_size(size) if bs >= 1 << 20 else min(parse_size(size), RANDOM_SIZE)
         calls = nbytes // bs * streams
         engines = ("psync", "libaio", "io_uring") if depth > 1 else ("psync",)

@@ -508,6 +508,21 @@ def hold_the_machine(path: Path = SESSION_LOCK,
     return fd
 
 
+def inner_session(tmp_path: Path, name: str, text: str) -> tuple[Path, dict[str, str]]:
+    """A pytest session of a test's own, to run with this suite's conftest as its plugin
+    (`-p tests.conftest`): a directory holding `name` (the test file's `text`) and a
+    pytest.ini, and its environment, with a home of its own (no XDG variable set: the defaults
+    under HOME). Returns (the directory to run in, the environment)."""
+    home, inner = tmp_path / "home", tmp_path / "inner"
+    home.mkdir()
+    inner.mkdir()
+    (inner / "pytest.ini").write_text("[pytest]\n")
+    (inner / name).write_text(text)
+    root = Path(__file__).resolve().parents[1]
+    return inner, {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(root),
+                   "QT_QPA_PLATFORM": "offscreen"}
+
+
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 

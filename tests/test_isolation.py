@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core.system.directories import library_path, state_dir
-from tests.helpers import ISOLATION_FAILED
+from tests.helpers import ISOLATION_FAILED, inner_session
 
 
 def test_the_session_puts_settings_library_and_state_in_temporary_directories(
@@ -80,18 +80,11 @@ def test_the_session_fails_when_a_test_writes_the_users_directories(tmp_path: Pa
     the session): a session whose test writes the user's default library fails, naming the
     file, though every test passed. A session of its own, on a home of its own (no XDG
     variable set: the defaults under HOME), with this suite's conftest as its plugin."""
-    home, inner = tmp_path / "home", tmp_path / "inner"
-    home.mkdir()
-    inner.mkdir()
-    (inner / "pytest.ini").write_text("[pytest]\n")
-    (inner / "test_writes.py").write_text(WRITES_THE_USERS_LIBRARY)
-    root = Path(__file__).resolve().parents[1]
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(root),
-           "QT_QPA_PLATFORM": "offscreen"}
+    inner, env = inner_session(tmp_path, "test_writes.py", WRITES_THE_USERS_LIBRARY)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests.conftest",
                            "-p", "no:cacheprovider", *how, "test_writes.py"],
                           cwd=inner, env=env, capture_output=True, text=True, timeout=300)
-    written = home / ".local" / "share" / "disklab" / "library.sqlite3"
+    written = Path(env["HOME"]) / ".local" / "share" / "disklab" / "library.sqlite3"
     assert "2 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"{ISOLATION_FAILED} {written}" in done.stdout, done.stdout[-3000:]
     assert done.returncode == pytest.ExitCode.TESTS_FAILED

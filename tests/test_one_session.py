@@ -10,11 +10,12 @@ test would time out otherwise.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tests.helpers import inner_session
 
 INNER_TEST = """
 import os, time
@@ -47,15 +48,9 @@ def _wait_for(path: Path, text: str, process: subprocess.Popen, seconds: float) 
 
 def test_a_second_session_says_whose_session_holds_the_machine_and_runs_after_it(
         tmp_path: Path) -> None:
-    lock, home, inner = tmp_path / "session.lock", tmp_path / "home", tmp_path / "inner"
-    home.mkdir()
-    inner.mkdir()
-    (inner / "pytest.ini").write_text("[pytest]\n")
-    (inner / "test_inner.py").write_text(INNER_TEST)
-    root = Path(__file__).resolve().parents[1]
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "PYTHONPATH": str(root),
-           "QT_QPA_PLATFORM": "offscreen", "DISKLAB_TESTS_SESSION_LOCK": str(lock),
-           "RAN_AT": str(tmp_path / "ran_at")}
+    lock = tmp_path / "session.lock"
+    inner, env = inner_session(tmp_path, "test_inner.py", INNER_TEST)
+    env |= {"DISKLAB_TESTS_SESSION_LOCK": str(lock), "RAN_AT": str(tmp_path / "ran_at")}
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock)], env=env,
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     said = tmp_path / "second.err"

@@ -24,7 +24,6 @@ EXCEPTIONS.update({f"gui/{name}": WINDOW for name in (
     "main_window.py:MainWindow", "pages/library.py:LibraryPage.__init__",
     "pages/matrix.py:MatrixPage", "pages/matrix.py:MatrixPage.__init__",
     "pages/run.py:RunPage", "pages/run.py:RunPage.__init__", "pages/target.py:TargetPage",
-    "pages/target.py:TargetPage.__init__",
 )})
 
 

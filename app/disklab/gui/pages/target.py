@@ -69,6 +69,26 @@ class TargetPage(QWidget):
         self.current: str | None = None  # the target edited: [targets.NAME]; None: [target]
         self._image_of: str | None = None  # the target whose image the image field holds
         lay = QVBoxLayout(self)
+        self._build_top(lay)
+        self._build_target_box(lay)
+        self._build_device_box(lay)
+
+        self.dir_edit.editingFinished.connect(self._apply)
+        self.image_size.valueChanged.connect(self._apply)
+        self.image_dir.editingFinished.connect(self._apply)
+        self.partitions.valueChanged.connect(self._apply)
+        self.target_list.currentIndexChanged.connect(self._target_chosen)
+        self.add_button.clicked.connect(self.add_target)
+        self.rename_button.clicked.connect(self._rename)
+        self.remove_button.clicked.connect(self.remove_target)
+        self.kind.idToggled.connect(lambda _i, on: on and self._apply())
+        wb.draft_changed.connect(self.load_draft)
+        wb.plan_checked.connect(self.show_problems)
+        self.load_draft()
+        self.refresh_devices()
+
+    def _build_top(self, lay: QVBoxLayout) -> None:
+        """The start hint, the one-click standard set and the row of target names."""
         self.start_hint = QLabel(
             "<b>Start here.</b> 1. Choose where the tests run (a directory is the quickest). "
             "2. Optionally add filesystem configurations to compare (page 2). "
@@ -119,6 +139,8 @@ class TargetPage(QWidget):
         self.targets_note.setWordWrap(True)
         lay.addWidget(self.targets_note)
 
+    def _build_target_box(self, lay: QVBoxLayout) -> None:
+        """The form of the target edited: a directory, a scratch image or a block device."""
         box = QGroupBox("Target")
         self.box = box
         form = QFormLayout(box)
@@ -165,6 +187,8 @@ class TargetPage(QWidget):
         form.addRow("", self.target_error)
         lay.addWidget(box)
 
+    def _build_device_box(self, lay: QVBoxLayout) -> None:
+        """The block devices, each with its safety verdict and why, and Refresh."""
         dev_box = QGroupBox("Block devices")
         dl = QVBoxLayout(dev_box)
         self.device_note = QLabel()
@@ -185,20 +209,6 @@ class TargetPage(QWidget):
         refresh.clicked.connect(self.refresh_devices)
         dl.addWidget(refresh, 0, Qt.AlignmentFlag.AlignLeft)
         lay.addWidget(dev_box, 1)
-
-        self.dir_edit.editingFinished.connect(self._apply)
-        self.image_size.valueChanged.connect(self._apply)
-        self.image_dir.editingFinished.connect(self._apply)
-        self.partitions.valueChanged.connect(self._apply)
-        self.target_list.currentIndexChanged.connect(self._target_chosen)
-        self.add_button.clicked.connect(self.add_target)
-        self.rename_button.clicked.connect(self._rename)
-        self.remove_button.clicked.connect(self.remove_target)
-        self.kind.idToggled.connect(lambda _i, on: on and self._apply())
-        wb.draft_changed.connect(self.load_draft)
-        wb.plan_checked.connect(self.show_problems)
-        self.load_draft()
-        self.refresh_devices()
 
     def run_standard_set(self, **overrides: Any) -> None:
         """The standard set (core.standard_set) on the target chosen here, run at once;

@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 	install dist
 
 # pyproject.toml gives ranges; constraints.txt the exact versions the tests ran with.
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt app/disklab/engine/_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[gui,dev]'
@@ -65,14 +65,15 @@ run: setup
 # fixtures made once), each worker with loopback addresses and XDG directories of its own, a
 # test marked `alone` while no other runs (tests/conftest.py). JOBS=1: one at a time.
 JOBS ?= 2
-test: setup system-packages
+# system packages first: make setup builds the engine's C loop with their compiler
+test: system-packages setup
 	$(VENV)/bin/ruff check app tests bench
 	$(VENV)/bin/lint-imports
 	$(PY) -m pytest -q $(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile --no-loadscope-reorder) --durations=15 tests
 
 # For a maintainer before a release: the long forms only (the 600-second progress matrix, the
 # full soak) and every fuzz test at the long hypothesis profile.
-test-long: setup system-packages
+test-long: system-packages setup
 	$(PY) -m pytest -q --durations=15 -m "long or hypothesis" --hypothesis-profile=long tests
 
 # The edit loop, under a minute: lint, import contracts and the unit tests that start no
@@ -94,7 +95,7 @@ test-gui-hog: setup
 lint: setup
 	$(VENV)/bin/ruff check app tests bench
 
-bench: setup system-packages
+bench: system-packages setup
 	$(PY) bench/run.py
 
 clean:

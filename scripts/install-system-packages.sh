@@ -26,7 +26,9 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     # the export tests render the charts' SVG with librsvg and the HTML report with Chromium
     librsvg2-bin chromium
     # bench/README.md: block I/O traced by task and sector (perf record -e block:block_rq_issue)
-    linux-perf)
+    linux-perf
+    # the engine's accounting loop in C (disklab/engine/_native.c), built by make setup
+    gcc libc6-dev python3-dev)
 
 if [ "$(id -u)" != 0 ]; then
     echo "install-system-packages: not root; install these yourself: ${PACKAGES[*]}" >&2

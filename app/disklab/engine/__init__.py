@@ -18,7 +18,8 @@ Output, one JSON object a line on stdout, flushed at once:
       every --interval seconds, cumulative since the start;
   {"type": "summary", "mode", "bytes", "ops", "seconds", "bw" (B/s), "iops",
    "lat_ns": {"mean", "p50", "p99", "p99.9", "max"}, "streams": [...], "partial",
-   "io" ("uring", "aio" or "psync": the path that ran), "io_why", ...};
+   "io" ("uring", "aio" or "psync": the path that ran), "io_why", "loop" ("C" or "Python":
+   engine/native.py), ...};
       each stream's "bw" and "iops" are over its own active time ("seconds", from its first
       call to its last, its fsync included; "start" and "end" since the first stream began),
       the aggregate's over the wall time from the first stream's start to the last one's end;

@@ -52,6 +52,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="the I/O path: pread/pwrite workers (psync), Linux native AIO (aio, "
                         "O_DIRECT only), io_uring (uring, O_DIRECT only), or auto: uring for "
                         "O_DIRECT at queue depth > 1 where the kernel allows it, else aio")
+    p.add_argument("--loop", choices=("auto", "python"), default="auto",
+                   help="the accounting loop: auto (in C where it was built at install, else "
+                        "Python) or python (engine/loop.py, the reference: to compare the two)")
     p.add_argument("--prepare", action="store_true",
                    help="only lay out the files (sequential writes, fsync), for a later run")
     return p.parse_args(argv)
@@ -197,5 +200,6 @@ def main(argv: list[str] | None = None, early_signals: list[int] | None = None) 
     sizes = args.block_size
     job = Job(args.mode, args.file, sizes[0], args.size, args.queue_depth, args.direct,
               args.sync, args.fsync, args.runtime, args.seed,
-              stream_block_sizes=tuple(sizes) if len(sizes) > 1 else (), io=args.io)
+              stream_block_sizes=tuple(sizes) if len(sizes) > 1 else (), io=args.io,
+              loop=args.loop)
     return _measure(job, args.interval, signals)

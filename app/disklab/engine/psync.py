@@ -22,6 +22,7 @@ class PsyncPath:
 
     def __init__(self, fd: int, write: bool, block: memoryview):
         self.batch_slot, self.batch_offset = [0], [0]
+        self.native = ("psync", fd, write, block)  # what native.run hands the C loop
         io, arg = (os.pwrite, block) if write else (os.preadv, [block])
         offsets = self.batch_offset
 

@@ -10,6 +10,7 @@ import time
 from array import array
 from typing import Any, TextIO
 
+from disklab.engine import native
 from disklab.engine.worker import Runner, StreamState
 
 
@@ -80,4 +81,5 @@ def summary(runner: Runner) -> dict[str, Any]:
         "direct": job.direct, "sync": job.sync, "fsync": job.fsync,
         "streams": [_stream(s, first) for s in runner.streams],
         "partial": runner.halted_early(), "io": runner.io_path, "io_why": runner.io_why,
+        "loop": native.which(runner.io_path, job.loop),
     }

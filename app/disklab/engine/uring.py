@@ -271,6 +271,10 @@ class UringPath:
                       c(ctypes.sizeof(self._arg)))
         self._counts = [c(k) for k in range(self.depth + 1)]
         self._submitter()
+        # what native.run hands the C loop: the ring's views and the byte offsets in them
+        self.native = ("uring", (ring.fd, self.depth, self.split, ring.sqes, ring.sq, ring.cq,
+                                 so[_SQ_TAIL], so[_SQ_ARRAY], self._sq_mask, co[_CQ_HEAD],
+                                 co[_CQ_TAIL], self._cq_mask, co[_CQ_CQES]))
 
     def _submitter(self) -> None:
         """submit and submit_reap as closures over the ring's views and indexes: a batch's
@@ -349,4 +353,5 @@ class UringPath:
         return zip(slots, results)  # noqa: B905 (as long by construction; strict costs)
 
     def close(self) -> None:
+        self.native = None  # the views go with the ring
         self.ring.close()

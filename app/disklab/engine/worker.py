@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from disklab.engine import aio, iopath, loop, uring
+from disklab.engine import aio, iopath, loop, native, uring
 from disklab.engine.loop import (
     ENDED,
     ERR_ERRNO,
@@ -75,6 +75,7 @@ class Job:
     stream_block_sizes: tuple[int, ...] = ()  # one per file, overriding block_size (a slow and
     # a fast stream side by side, as a slow LUN next to a fast one)
     io: str = "auto"  # auto, psync, aio or uring: the I/O path (iopath.choose)
+    loop: str = "auto"  # auto (C where built: engine/native.py) or python (engine/loop.py)
 
     def block_size_of(self, stream: int) -> int:
         """The block size stream number `stream` issues its calls in."""
@@ -497,7 +498,7 @@ def _thread_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
     whole = memoryview(buf)
     write = job.mode in WRITE_MODES
     threads = [threading.Thread(
-        target=loop.run, daemon=True,
+        target=native.run, daemon=True, kwargs={"python": job.loop == "python"},
         args=(PsyncPath(s.fd, write, whole[k * bs:(k + 1) * bs]),
               loop.Share(order, ti, job.queue_depth, job.runtime > 0, bs, ti, cap, ti * cap),
               mem.fields, mem.lat, halt))
@@ -535,7 +536,7 @@ def _async_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
         halt[0] = 1
         return
     try:
-        loop.run(io, share, mem.fields, mem.lat, halt)
+        native.run(io, share, mem.fields, mem.lat, halt, python=job.loop == "python")
     finally:
         io.close()
 

@@ -86,6 +86,7 @@ check: setup
 # The GUI tests RUNS times in a row with every CPU kept busy by a hog the script starts and kills
 # (issue 26's crash showed only on a busy machine); prints crashes and failures per round and
 # the tally; JOBS test workers as in make test (JOBS=1: one process, one test at a time).
+# Ctrl-C stops after the round under way (the tally of the rounds run); a second, at once.
 # Not for a machine where others are timing things.
 RUNS ?= 20
 test-gui-hog: setup

@@ -8,14 +8,26 @@ crashed (a signal, or "Fatal Python error" from faulthandler, which names the te
 tests failed; then the tally. The hog is killed at the end by its own pid, whatever happened.
 
     python scripts/gui_hog.py --runs 20            # or: make test-gui-hog RUNS=20
+    python scripts/gui_hog.py --runs 3 -- tests/gui/test_pages.py   # what pytest runs
 
-Exit 0 when every round passed without a crash, 1 otherwise. The output of a round that did not
-pass is kept under --logs (default: a directory in /var/tmp, named at the end).
+To stop: Ctrl-C (SIGINT) or SIGTERM while a round runs lets that round finish, starts no other,
+stops the hog and prints the tally of the rounds run; a second Ctrl-C or SIGTERM ends the round
+at once (its pytest is interrupted as pytest's own Ctrl-C does, so that its fixtures tear down
+what they made, and killed if it has not ended within STOP_GRACE seconds; a third signal kills
+it without waiting), stops the hog and prints the tally of the rounds that finished. The
+round's pytest and the hog run in process groups of their own: a Ctrl-C at the terminal reaches
+this script only, not the round it lets finish.
+
+Exit 0 when every round passed without a crash, 1 otherwise (after a first Ctrl-C or SIGTERM
+too: the rounds that ran are the verdict); 128 + the signal's number when a round was ended at
+once (130 for Ctrl-C, 143 for SIGTERM). The output of a round that did not pass, or was ended
+at once, is kept under --logs (default: a directory in /var/tmp, named at the end).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -30,6 +42,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BUSY_LOOP = "while True:\n    pass\n"
 SUMMARY = re.compile(r"(\d+) (passed|failed|error|errors|skipped|deselected|xfailed|xpassed)")
+STOP_GRACE = 10.0  # seconds an interrupted round's pytest has for its teardown before a SIGKILL
+POLL = 0.5  # seconds between looks at the stop requests while a round runs
+
+
+class Stop:
+    """The stop requests (SIGINT, SIGTERM) counted by a signal handler that only counts and
+    says so: the rounds' loop and the wait for a round look at the count, so that no exception
+    lands in the middle of a teardown. 1: stop after this round; 2: end the round now; 3: kill
+    it without its teardown."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.signum = 0  # the last request's signal
+
+    def install(self) -> None:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._request)
+
+    def _request(self, signum: int, _frame: object) -> None:
+        self.asked += 1
+        self.signum = signum
+        name = signal.Signals(signum).name
+        if self.asked == 1:
+            said = "will stop after this round (again to stop at once)"
+        elif self.asked == 2:
+            said = "stopping at once: the round's pytest is interrupted"
+        else:
+            said = "killing the round's pytest"
+        # os.write, not print: a print interrupted by this handler would be re-entered
+        with contextlib.suppress(OSError):
+            os.write(sys.stdout.fileno(), f"\n{name}: {said}\n".encode())
+
+    @property
+    def now(self) -> bool:
+        return self.asked >= 2
 
 
 @dataclass
@@ -42,18 +89,23 @@ class Round:
     counts: dict[str, int]
     crashed: bool
     failing: list[str]
+    cut_short: bool = False  # ended at once by a second stop request: not in the tally
 
     @property
     def ok(self) -> bool:
-        return not self.crashed and self.returncode == 0
+        return not self.crashed and self.returncode == 0 and not self.cut_short
 
 
 def start_hog(cpus: int) -> list[subprocess.Popen]:
-    """Keep `cpus` CPUs busy: stress-ng if installed, else one Python busy loop per CPU."""
+    """Keep `cpus` CPUs busy: stress-ng if installed, else one Python busy loop per CPU. In a
+    process group of its own, so that a Ctrl-C at the terminal does not end it under the round
+    that is let finish (stop_hog ends it)."""
     if shutil.which("stress-ng"):
         return [subprocess.Popen(["stress-ng", "--cpu", str(cpus), "--quiet"],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    return [subprocess.Popen([sys.executable, "-c", BUSY_LOOP]) for _ in range(cpus)]
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 process_group=0)]
+    return [subprocess.Popen([sys.executable, "-c", BUSY_LOOP], process_group=0)
+            for _ in range(cpus)]
 
 
 def stop_hog(hog: list[subprocess.Popen]) -> None:
@@ -79,25 +131,63 @@ def counts_of(output: str) -> dict[str, int]:
     return counts
 
 
-def run_round(number: int, pytest_args: list[str], logs: Path) -> Round:
-    """One run of the GUI tests under faulthandler; its output kept when it did not pass."""
+def run_round(number: int, pytest_args: list[str], logs: Path, stop: Stop) -> Round:
+    """One run of the GUI tests under faulthandler, in a process group of its own (a Ctrl-C at
+    the terminal reaches this script, which lets the round finish); ended at once on a second
+    stop request. Its output kept when it did not pass."""
     argv = [sys.executable, "-X", "faulthandler", "-m", "pytest", "-q", "-p", "no:cacheprovider",
             *pytest_args]
-    t0 = time.monotonic()
-    proc = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
-    seconds = time.monotonic() - t0
-    output = proc.stdout + proc.stderr
-    crashed = proc.returncode < 0 or "Fatal Python error" in output
+    # its output in files, not pipes: the round has ended when its pytest has, even if
+    # something it started still holds its stdout
+    with (tempfile.TemporaryFile("w+", errors="replace") as out,
+          tempfile.TemporaryFile("w+", errors="replace") as err):
+        t0 = time.monotonic()
+        proc = subprocess.Popen(argv, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=err, process_group=0)
+        cut_short = wait_for_round(proc, stop)
+        seconds = time.monotonic() - t0
+        out.seek(0)
+        err.seek(0)
+        output = out.read() + err.read()
+    crashed = not cut_short and (proc.returncode < 0 or "Fatal Python error" in output)
     failing = re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE)
-    result = Round(number, seconds, proc.returncode, counts_of(output), crashed, failing)
+    result = Round(number, seconds, proc.returncode, counts_of(output), crashed, failing,
+                   cut_short)
     if not result.ok:
         (logs / f"round-{number:02d}.txt").write_text(output)
     return result
 
 
+def wait_for_round(proc: subprocess.Popen, stop: Stop) -> bool:
+    """Wait for the round's pytest to end: by itself, or at a second stop request interrupted
+    (SIGINT to its group: pytest stops and runs its fixtures' teardowns), then killed with its
+    group after STOP_GRACE seconds or at a third request. Whether it was ended so."""
+    interrupted_at: float | None = None
+    while True:
+        try:
+            proc.wait(POLL)
+            return interrupted_at is not None
+        except subprocess.TimeoutExpired:
+            pass
+        if stop.now and interrupted_at is None:
+            interrupted_at = time.monotonic()
+            _signal_group(proc, signal.SIGINT)
+        elif interrupted_at is not None and (
+                stop.asked >= 3 or time.monotonic() - interrupted_at > STOP_GRACE):
+            _signal_group(proc, signal.SIGKILL)
+
+
+def _signal_group(proc: subprocess.Popen, signum: int) -> None:
+    """Signal the round's process group (pytest, its xdist workers, what they started that
+    stayed in it); it may have ended already."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signum)
+
+
 def describe(r: Round) -> str:
     counts = ", ".join(f"{n} {word}" for word, n in r.counts.items()) or "no summary"
-    verdict = "CRASH" if r.crashed else ("ok" if r.ok else f"exit {r.returncode}")
+    verdict = ("stopped" if r.cut_short else "CRASH" if r.crashed
+               else ("ok" if r.ok else f"exit {r.returncode}"))
     line = f"round {r.number:2d}: {verdict:8s} {r.seconds:6.0f} s  {counts}"
     return line + "".join(f"\n    {name}" for name in r.failing)
 
@@ -118,34 +208,51 @@ def main(argv: list[str] | None = None) -> int:
     logs = args.logs or Path(tempfile.mkdtemp(prefix="disklab-gui-hog-", dir="/var/tmp"))
     logs.mkdir(parents=True, exist_ok=True)
     rounds: list[Round] = []
-    # a SIGTERM ends the rounds through the finally below, which kills the hog
-    signal.signal(signal.SIGTERM, lambda _sig, _frame: sys.exit(143))
+    stop = Stop()
+    stop.install()  # before the hog: a stop request from here on ends through stop_hog
     hog = start_hog(args.cpus)
     print(f"hog: {args.cpus} CPUs busy (pids {', '.join(str(p.pid) for p in hog)})", flush=True)
     try:
         started = time.monotonic()
         for number in range(1, args.runs + 1):
+            if stop.asked:
+                print(f"stopped as asked: no round {number}", flush=True)
+                break
             if args.minutes is not None and time.monotonic() - started > args.minutes * 60:
                 print(f"time is up ({args.minutes:g} minutes): no round {number}", flush=True)
                 break
-            rounds.append(run_round(number, args.pytest_args, logs))
+            rounds.append(run_round(number, args.pytest_args, logs, stop))
             print(describe(rounds[-1]), flush=True)
     finally:
         stop_hog(hog)
-    crashes = sum(r.crashed for r in rounds)
-    failed = sum(not r.ok and not r.crashed for r in rounds)
-    tests_failed = sum(r.counts.get("failed", 0) + r.counts.get("error", 0) for r in rounds)
-    mean = sum(r.seconds for r in rounds) / len(rounds)
-    if not rounds:
-        return 1
-    print(f"\n{len(rounds)} rounds of {' '.join(args.pytest_args)} under a {args.cpus}-CPU hog, "
-          f"{mean:.0f} s each: {crashes} crashed, {failed} failed without a crash "
-          f"({tests_failed} failed tests in all)")
-    if crashes or failed:
+    return tally(rounds, args.pytest_args, args.cpus, logs, stop)
+
+
+def tally(rounds: list[Round], pytest_args: list[str], cpus: int, logs: Path,
+          stop: Stop) -> int:
+    """Print the tally of the rounds that finished (a round ended at once is not counted) and
+    return the exit status (see the module's docstring)."""
+    finished = [r for r in rounds if not r.cut_short]
+    cut = [r for r in rounds if r.cut_short]
+    crashes = sum(r.crashed for r in finished)
+    failed = sum(not r.ok and not r.crashed for r in finished)
+    tests_failed = sum(r.counts.get("failed", 0) + r.counts.get("error", 0) for r in finished)
+    if finished:
+        mean = sum(r.seconds for r in finished) / len(finished)
+        print(f"\n{len(finished)} rounds of {' '.join(pytest_args)} under a {cpus}-CPU hog, "
+              f"{mean:.0f} s each: {crashes} crashed, {failed} failed without a crash "
+              f"({tests_failed} failed tests in all)")
+    else:
+        print("\nno round finished")
+    for r in cut:
+        print(f"round {r.number} was stopped at once after {r.seconds:.0f} s: not counted")
+    if crashes or failed or cut:
         print(f"output of those rounds: {logs}")
     else:
         shutil.rmtree(logs, ignore_errors=True)
-    return 0 if not crashes and not failed else 1
+    if cut:
+        return 128 + stop.signum
+    return 0 if finished and not crashes and not failed else 1
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ import shiboken6
 from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtWidgets import QWidget
 
+import disklab.gui.device_list as device_list
 import disklab.gui.main_window as main_window
-import disklab.gui.pages.target as target_page
 from disklab.core.plan.draft import PlanDraft
 from disklab.gui.main_window import MainWindow
 from disklab.gui.pages.hosts import HostsPage
@@ -85,8 +85,8 @@ def test_closing_the_window_while_f5_checks_the_plan_starts_no_run(
 
 def test_a_page_closed_while_its_device_list_runs_hears_nothing(
         qtbot, library_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    gate = Gate(target_page.list_devices)
-    monkeypatch.setattr(target_page, "list_devices", gate)
+    gate = Gate(device_list.list_devices)
+    monkeypatch.setattr(device_list, "list_devices", gate)
     page = TargetPage(Workbench(library_path))
     loaded: list[bool] = []
     page.devices_loaded.connect(lambda: loaded.append(True))

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import QInputDialog
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.run.summary import check_plan
 from disklab.core.system.devices import Device, describe, list_devices
+from disklab.gui import device_list
 from disklab.gui.main_window import MainWindow
-from disklab.gui.pages import target as target_page
 from disklab.gui.state import Workbench
 from tests.helpers import Loops, engine_plan
 
@@ -37,7 +37,7 @@ def test_block_device_without_a_device_stays_chosen_and_is_marked(qtbot, window,
     assert window.wb.draft.target == {"format": "", "confirm": ""}
     assert "no device chosen" in page.device_choice.text()
     checked(qtbot, window)
-    assert "#d33" in page.table.styleSheet()  # the list to pick from is marked
+    assert "#d33" in page.device_list.table.styleSheet()  # the list to pick from is marked
     assert "target.format" in {p.key for p in window.matrix.summary.problems}
     # the scratch image choice is still there to go back to
     qtbot.mouseClick(page.image_radio, Qt.MouseButton.LeftButton)
@@ -134,10 +134,10 @@ def test_devices_that_cannot_be_used_are_not_offered(qtbot, window):
     with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
         page.refresh_devices()
     for row, dev in enumerate(page.devices):
-        enabled = bool(page.table.item(row, 0).flags() & Qt.ItemFlag.ItemIsEnabled)
+        enabled = bool(page.device_list.table.item(row, 0).flags() & Qt.ItemFlag.ItemIsEnabled)
         assert enabled == (dev.unusable is None), dev
         if dev.size == 0:
-            assert "size 0" in page.table.item(row, 7).text()
+            assert "size 0" in page.device_list.table.item(row, 7).text()
     empty = [d for d in list_devices() if d.size == 0]
     if not empty:
         pytest.skip("no 0-byte block device (zram0 not set up) on this machine")
@@ -171,13 +171,13 @@ def test_a_wrong_path_typed_back_is_said_to_be_wrong(qtbot, window, tmp_path, mo
             return staticmethod(get_text)
 
         monkeypatch.setattr(QInputDialog, "getText", typed("/dev/wrong"))
-        page.table.selectRow(row)
+        page.device_list.table.selectRow(row)
         assert asked and device in asked[0] and "None" not in asked[0]
         assert "'/dev/wrong' is not" in page.device_choice.text()
         assert "format" not in window.wb.draft.target
         monkeypatch.setattr(QInputDialog, "getText", typed(device))
-        page.table.clearSelection()
-        page.table.selectRow(row)
+        page.device_list.table.clearSelection()
+        page.device_list.table.selectRow(row)
         assert window.wb.draft.target["format"] == device
         assert page.device_radio.isChecked() and "confirmed" in page.device_choice.text()
     finally:
@@ -253,7 +253,7 @@ def test_another_programs_loop_device_is_listed_with_its_backing_file(qtbot, win
         with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
             page.refresh_devices()
         row = next(i for i, d in enumerate(page.devices) if d.path == device)
-        why = page.table.item(row, 7).text()
+        why = page.device_list.table.item(row, 7).text()
         assert f"loop device of {image}" in why
     finally:
         loops.cleanup()
@@ -278,7 +278,7 @@ def test_a_reading_that_ends_after_a_later_one_does_not_put_its_older_list_back(
             assert let_go.wait(30), "the test never let the first reading go"
         return devices
 
-    monkeypatch.setattr(target_page, "list_devices", first_held)
+    monkeypatch.setattr(device_list, "list_devices", first_held)
     loops = Loops(tmp_path)
     page = window.target
     try:
@@ -294,7 +294,7 @@ def test_a_reading_that_ends_after_a_later_one_does_not_put_its_older_list_back(
         qtbot.wait(300)  # what the first reading queued for the GUI thread, delivered
         row = next((i for i, d in enumerate(page.devices) if d.path == device), None)
         assert row is not None, f"{device} is gone: the list from before it came back"
-        assert f"loop device of {image}" in page.table.item(row, 7).text()
+        assert f"loop device of {image}" in page.device_list.table.item(row, 7).text()
     finally:
         let_go.set()
         loops.cleanup()

@@ -86,7 +86,7 @@ def test_target_page_directory_and_device_list(qtbot, window, tmp_path):
     assert "does not exist" in page.dir_info.text()
     with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
         page.refresh_devices()
-    assert page.device_note.text()  # either the devices or why there are none
+    assert page.device_list.note.text()  # either the devices or why there are none
 
 
 def test_configs_page_two_configs_with_field_errors_and_argv_preview(qtbot, window):

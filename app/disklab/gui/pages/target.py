@@ -1,10 +1,10 @@
 """Target page: a directory on a mounted filesystem, a scratch image, or a block device.
 
-Devices come from core.system.devices (lsblk, run in the thread pool) with their safety
-verdict; a device that cannot be used (refused, size 0, read-only) is shown disabled with the
-reason, and a destructive choice asks for the device path typed back (a wrong path is said to
-be wrong). A choice that is not complete yet (Block device with no device picked) stays chosen
-and is marked at its field: the page never switches it back behind the user's back.
+The block devices are listed by gui/device_list.py (lsblk in the thread pool, each with its
+safety verdict; one that cannot be used is shown disabled with the reason); choosing one asks
+here for the device path typed back (a wrong path is said to be wrong). A choice that is not
+complete yet (Block device with no device picked) stays chosen and is marked at its field: the
+page never switches it back behind the user's back.
 
 A plan may have several targets ([targets.a], [targets.b]...: the RAID study's LUNs): the list
 at the top adds, renames and removes them, and the form below edits the one chosen there. A
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QLineEdit,
@@ -33,8 +32,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QSpinBox,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -43,35 +40,30 @@ from disklab.core.plan.draft import PlanDraft
 from disklab.core.plan.targets import MAX_PARTITIONS
 from disklab.core.run.summary import PlanSummary
 from disklab.core.standard_set import standard_plan
-from disklab.core.system.devices import (
-    Device,
-    describe,
-    device_note,
-    identity_of,
-    list_devices,
-)
-from disklab.core.system.space import directory_space, free_space
+from disklab.core.system.devices import Device, describe, identity_of
+from disklab.core.system.space import directory_space
 from disklab.core.vocab.units import GiB, human_bytes, parse_size
+from disklab.gui.device_list import DeviceList
 from disklab.gui.state import Workbench
-from disklab.gui.threads import run_in_background
 
 
 class TargetPage(QWidget):
     title = "Target"
-    devices_loaded = Signal()
+    devices_loaded = Signal()  # the device list's `loaded`, forwarded
 
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.devices: list[Device] = []
-        self.free: dict[str, int] = {}
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
         self.current: str | None = None  # the target edited: [targets.NAME]; None: [target]
         self._image_of: str | None = None  # the target whose image the image field holds
         lay = QVBoxLayout(self)
         self._build_top(lay)
         self._build_target_box(lay)
-        self._build_device_box(lay)
+        self.device_list = DeviceList(wb)
+        self.device_list.loaded.connect(self.devices_loaded)
+        self.device_list.picked.connect(self._device_picked)
+        lay.addWidget(self.device_list, 1)
 
         self.dir_edit.editingFinished.connect(self._apply)
         self.image_size.valueChanged.connect(self._apply)
@@ -187,29 +179,6 @@ class TargetPage(QWidget):
         form.addRow("", self.target_error)
         lay.addWidget(box)
 
-    def _build_device_box(self, lay: QVBoxLayout) -> None:
-        """The block devices, each with its safety verdict and why, and Refresh."""
-        dev_box = QGroupBox("Block devices")
-        dl = QVBoxLayout(dev_box)
-        self.device_note = QLabel()
-        self.device_note.setWordWrap(True)
-        dl.addWidget(self.device_note)
-        self.table = QTableWidget(0, 8)
-        self.table.setHorizontalHeaderLabels(["device", "model", "serial", "size", "free",
-                                              "rotational", "safety", "why"])
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
-                                                           ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.itemSelectionChanged.connect(self._device_selected)
-        dl.addWidget(self.table)
-        refresh = QPushButton("Refresh")
-        refresh.clicked.connect(self.refresh_devices)
-        dl.addWidget(refresh, 0, Qt.AlignmentFlag.AlignLeft)
-        lay.addWidget(dev_box, 1)
-
     def run_standard_set(self, **overrides: Any) -> None:
         """The standard set (core.standard_set) on the target chosen here, run at once;
         `overrides` (size, runtime, repeats) make it smaller. A plan with tests and unsaved
@@ -249,14 +218,14 @@ class TargetPage(QWidget):
         bad = any(p.key.startswith("target") and p.severity == "error"
                   for p in summary.problems)
         field = self._field()
-        for w in (self.dir_edit, self.image_dir, self.table):
+        for w in (self.dir_edit, self.image_dir, self.device_list.table):
             mark_invalid(w, bad and w is field)
 
     def _field(self) -> QWidget | None:
         if self.image_radio.isChecked():
             return self.image_dir
         if self.device_radio.isChecked():
-            return self.table
+            return self.device_list.table
         return self.dir_edit
 
     def focus_problem(self, key: str) -> None:
@@ -446,63 +415,19 @@ class TargetPage(QWidget):
                                   + ("" if space.writable else " — not writable"))
 
     # --- devices
+    @property
+    def devices(self) -> list[Device]:
+        """The block devices of the last reading shown, in the list's order."""
+        return self.device_list.devices
+
     def refresh_devices(self) -> None:
-        """Read the block devices off the GUI thread; only the last reading asked for is shown
-        (`latest`: the window's first reading, ending after a Refresh's on a busy machine, put
-        a list from before it back)."""
-        self.device_note.setText("Reading block devices…")
-        library = str(self.wb.library_path)
+        self.device_list.refresh()
 
-        def read() -> tuple[list[Device], dict[str, int]]:
-            devices = list_devices(library)
-            return devices, free_space(devices)
-
-        run_in_background(read, self._devices_done, self, latest="devices")
-
-    def _devices_done(self, found: tuple[list[Device], dict[str, int]] | None,
-                      error: Exception | None) -> None:
-        devices, self.free = found if found else ([], {})
-        if error is not None:
-            self.device_note.setText(f"Could not read block devices: {error}")
-            self.devices = []
-        else:
-            self.devices = devices
-            self.device_note.setText("Greyed devices cannot be used: the last column says why. "
-                                     "Choosing a usable device will ask you to type its path, "
-                                     "because its data will be destroyed.")
-        self._fill_devices()
-        self.devices_loaded.emit()
-
-    def _fill_devices(self) -> None:
-        self.table.setRowCount(len(self.devices))
-        for row, d in enumerate(self.devices):
-            free = self.free.get(d.path)
-            why = d.unusable
-            cells = [d.path, d.model or "", d.serial or "", human_bytes(d.size),
-                     human_bytes(free) if free is not None else "",
-                     "yes" if d.rotational else "no",
-                     d.safety if why is None or d.refused else "unusable",
-                     device_note(d)]
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if why is not None:
-                    item.setFlags(Qt.ItemFlag.NoItemFlags)
-                    item.setToolTip(why)
-                self.table.setItem(row, col, item)
-
-    def _selected_device(self) -> Device | None:
-        rows = self.table.selectionModel().selectedRows()
-        if not rows:
-            return None
-        return self.devices[rows[0].row()]
-
-    def _device_selected(self) -> None:
-        dev = self._selected_device()
-        if dev is None or dev.unusable is not None:
-            return
+    def _device_picked(self, dev: Device) -> None:
+        """A usable device chosen in the list: the target once its path is typed back."""
         confirmed, why = ask_destroy(self, dev, "mkfs and the tests")
         if not confirmed:
-            self.table.clearSelection()
+            self.device_list.table.clearSelection()
             if why:
                 self.device_choice.setText(why)
                 self.device_choice.setStyleSheet("color:#c33")

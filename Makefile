@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 	install dist
 
 # pyproject.toml gives ranges; constraints.txt the exact versions the tests ran with.
-$(STAMP): pyproject.toml constraints.txt app/disklab/engine/_native.c
+$(STAMP): pyproject.toml setup.py constraints.txt app/disklab/engine/_native.c
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -c constraints.txt -e '.[gui,dev]'

@@ -33,6 +33,9 @@ LAZY_ALLOWED: dict[str, set[str]] = {
     # the CLI loads Qt only for the window and for PNG charts, so that `disklab run` works on a
     # server without the gui extra: disklab.gui is imported when one of those is asked for
     "cli/gui_cmd.py": {"disklab.gui.app", "disklab.gui.export"},
+    # the engine's C loop is an optional extension (setup.py): without a compiler at install
+    # the Python loop runs, and every run's summary says so ("loop": "Python")
+    "engine/native.py": {"disklab.engine._native"},
 }
 
 # try/except ImportError around a project module, allowed where the ImportError is an optional
@@ -41,6 +44,9 @@ GUARD_ALLOWED: dict[str, set[str]] = {
     # without the gui extra (PySide6, pyqtgraph), importing disklab.gui fails: say how to
     # install it instead of a traceback
     "cli/gui_cmd.py": {"disklab.gui.app", "disklab.gui.export"},
+    # the engine's C loop is an optional extension (setup.py): without a compiler at install
+    # the Python loop runs, and every run's summary says so ("loop": "Python")
+    "engine/native.py": {"disklab.engine._native"},
 }
 
 

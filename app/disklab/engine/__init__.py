@@ -36,11 +36,12 @@ through the pread/pwrite workers (engine/psync.py; buffered AIO is synchronous o
 interface (engine/loop.py's IoPath: submit a batch, reap completions) under one accounting
 loop (engine/loop.py: what a completion counts, its latency, the samples, the next block).
 
-Limits: Python issues about half a million system calls per second per process, and the GIL is
-released only inside the calls (hence a worker process per CPU, or AIO). Work above that (4 KiB
-at more than ~100k IOPS, deep queues on NVMe) belongs to fio; the engine aims at parity with
-fio's psync engine (pread/pwrite), io_uring and libaio engines at equal block size and concurrency,
-not beyond. Latency
+Limits: the request loop of the pread/pwrite and io_uring paths runs in C without the GIL
+(engine/native.py; where it was not built, or with --loop python, in Python: about half a
+million system calls per second per process, the GIL released only inside the calls, hence a
+worker process per CPU). The engine aims at parity with fio's psync, io_uring and libaio
+engines at equal block size and concurrency (bench figure 4), not beyond: options such as
+polled I/O, SQPOLL or registered rings belong to fio. Latency
 percentiles come from every operation up to about a million of them, and from an even sample
 beyond (the mean is always exact).
 """

@@ -9,7 +9,10 @@ exact from a running sum), the next block of the stream's order and the halt are
 every path. A path only moves requests: `submit_reap(n)` hands the kernel the batch the loop
 wrote into `batch_slot[:n]` / `batch_offset[:n]` and returns the (slot, result) pairs it reaped.
 
-The loop is written for speed, because the bench compares it with fio at 4 KiB (figure 4): no
+The pread/pwrite and io_uring paths run this loop in C (engine/_native.c, through
+engine/native.py), statement for statement: this one is the reference the C one is tested
+against (tests/unit/test_engine_native.py), the loop of the AIO path, and the fallback where the
+extension was not built. It too is written for speed (bench figure 4 compares it with fio): no
 function call and no allocation per request beyond the path's call per batch (or per part of a
 long batch, `IoPath.split`); the
 completions come as a zip of two lists (slots, results) that the path copies out of the

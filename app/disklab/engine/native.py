@@ -18,7 +18,7 @@ from typing import Any
 from disklab.engine import loop
 
 try:
-    from disklab.engine import _native
+    import disklab.engine._native as _native
 except ImportError:  # not built: no C compiler when the package was installed
     _native = None
 

@@ -10,6 +10,10 @@ resubmission is where the engine lost against fio; measured A/B (9 pairs, bench 
 method), this path reads 2.7 % (QD 8) and 3.5 % (4 streams x QD 8) faster than the AIO one, on
 a par with fio's io_uring engine (bench/README.md).
 
+The ring is set up here; the loop over it runs in C where the extension was built
+(engine/native.py hands it `UringPath.native`: the ring's views and offsets), else through
+`submit` / `submit_reap` below.
+
 Dependency-free, like aio.py: the raw system calls (io_uring_setup, io_uring_enter,
 io_uring_register) through libc's syscall() with ctypes, the rings mapped with mmap and read and
 written through memoryviews, laid out as the kernel's include/uapi/linux/io_uring.h.
@@ -55,6 +59,11 @@ SETUP_CHOICES = (SETUP_SINGLE_ISSUER | SETUP_DEFER_TASKRUN, SETUP_COOP_TASKRUN, 
 # more CPU a request (bench/README.md, figure 4). At queue depth 8 (batches of ~4) the parts
 # measured no better than one enter, so shallower rings keep one.
 SPLIT, SPLIT_FROM = 4, 16
+# The C loop (engine/native.py) enters each request as soon as it is prepared, as fio does: its
+# enter costs no interpreter time, and at queue depth 32 the engine's requests then took
+# 1.03-1.05 times fio's time in the device against 1.07-1.13 in parts of 4 (45 and 30 pairs of
+# figure 4 alternated; bench/README.md, "The engine's loop in C").
+NATIVE_SPLIT = 1
 WAIT_NS = 200_000_000  # the wait's timeout: how soon a halt is seen by a stalled stream
 # io_uring_enter's failures that are not the run's: a signal, the wait's timeout, the kernel
 # short of memory for a moment or its completion queue full (it is twice the requests here)
@@ -272,7 +281,8 @@ class UringPath:
         self._counts = [c(k) for k in range(self.depth + 1)]
         self._submitter()
         # what native.run hands the C loop: the ring's views and the byte offsets in them
-        self.native = ("uring", (ring.fd, self.depth, self.split, ring.sqes, ring.sq, ring.cq,
+        split = NATIVE_SPLIT if self.depth >= SPLIT_FROM else self.split
+        self.native = ("uring", (ring.fd, self.depth, split, ring.sqes, ring.sq, ring.cq,
                                  so[_SQ_TAIL], so[_SQ_ARRAY], self._sq_mask, co[_CQ_HEAD],
                                  co[_CQ_TAIL], self._cq_mask, co[_CQ_CQES]))
 

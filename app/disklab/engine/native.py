@@ -3,7 +3,7 @@ where it was not: the same requests counted into the same shared memory.
 
 Why a loop in C: at 4 KiB the interpreter's work between a request's completion and the next
 request is in series with the device (bench/README.md, figure 4: the engine at 0.88-0.96 of fio
-for that alone, on a 2-vCPU VM). The extension is optional at install (pyproject.toml): a
+for that alone, on a 2-vCPU VM). The extension is optional at install (setup.py): a
 machine without a C compiler gets the Python loop, and the run's summary says which loop ran
 ("loop"). The pread/pwrite and io_uring paths run in C; Linux AIO, the path for machines that
 forbid io_uring, stays in Python.
@@ -22,9 +22,10 @@ try:
 except ImportError:  # not built: no C compiler when the package was installed
     _native = None
 
-if _native is not None:  # the C side's layout is loop.py's
-    assert (_native.FIELDS, _native.ENDED, _native.SHORT, _native.SAMPLES) == (
-        loop.FIELDS, loop.ENDED, loop.SHORT, loop.SAMPLES)
+if _native is not None and (_native.FIELDS, _native.ENDED, _native.SHORT, _native.SAMPLES) != (
+        loop.FIELDS, loop.ENDED, loop.SHORT, loop.SAMPLES):  # built from another _native.c
+    raise ImportError("disklab.engine._native was built for another layout of the shared "
+                      "memory than engine/loop.py's: rebuild it (make setup)")
 
 ORDER_RANGE, ORDER_TABLE, ORDER_GRID = 0, 1, 2
 

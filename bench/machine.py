@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 RUNS_KEPT = 6  # runs kept in results.json's "runs", newest last
+FULL_KEPT = 2  # and the last full runs whatever their age: the README puts them side by side
 ADDS = 10_000_000  # the calibration's Python loop: this many additions
 HASHED = 256 << 20  # the calibration's C work: SHA-256 of this many bytes in memory
 
@@ -152,13 +153,17 @@ class LoadWatch:
 
 def keep_runs(old: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
     """results.json's new content: the latest run at the top level (as before), every earlier
-    run in "runs" (the last RUNS_KEPT, newest last, the latest too), and any other record an
-    earlier pass left there (its own keys) kept as it was."""
+    run in "runs" (the last RUNS_KEPT, newest last, the latest too, and the last FULL_KEPT full
+    runs however many partial ones came after them: three 15-pair reruns of one row pushed a
+    full run out, and the side-by-side table lost it), and any other record an earlier pass
+    left there (its own keys) kept as it was."""
     runs = [r for r in old.get("runs", []) if isinstance(r, dict)]
     if not runs and old.get("rows"):  # a results.json from before runs were kept
         runs = [{k: old[k] for k in ("when", "host", "kernel", "cpus", "seconds", "rows")
                  if k in old}]
-    runs = [*runs, run][-RUNS_KEPT:]
+    runs = [*runs, run]
+    full = [i for i, r in enumerate(runs) if r.get("full")][-FULL_KEPT:]
+    runs = [r for i, r in enumerate(runs) if i >= len(runs) - RUNS_KEPT or i in full]
     kept = {k: v for k, v in old.items() if k not in run and k != "runs"}
     return {**run, **kept, "runs": runs}
 

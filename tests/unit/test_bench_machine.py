@@ -39,6 +39,18 @@ def test_results_keep_earlier_runs_and_other_records() -> None:
     assert len(new["runs"]) == 6 and new["runs"][-1]["when"] == "u9"
 
 
+def test_the_last_two_full_runs_stay_however_many_partial_runs_follow() -> None:
+    """Figure 4's noisy rows are measured again with --cases: those partial runs must not push
+    the full runs the README compares out of results.json."""
+    new: dict = {}
+    for when, full in (("f1", True), ("f2", True), ("f3", True)):
+        new = keep_runs(new, _run(when, "1.0", full))
+    for i in range(8):
+        new = keep_runs(new, _run(f"p{i}", "0.9", False))
+    assert [r["when"] for r in new["runs"]] == ["f2", "f3", "p2", "p3", "p4", "p5", "p6", "p7"]
+    assert "run A: f2," in side_by_side(new) and "run B: f3," in side_by_side(new)
+
+
 def test_the_table_puts_the_last_two_full_runs_side_by_side() -> None:
     results = {"runs": [_run("a", "0.80"), _run("b", "0.96", load=3.0), _run("c", "0.5", False),
                         _run("d", "0.99", load=0.5)]}

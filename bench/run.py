@@ -162,6 +162,15 @@ def save(rows: list[Row], started: float, args: argparse.Namespace, machine: dic
     print(f"\nwrote {path}")
 
 
+def chosen_figures(only: list[str] | None, cases: list[str] | None) -> set[str]:
+    """The figures a run makes: those of --only; with --cases alone, figure 4 only (its noisy
+    rows again, not the whole bench: a --cases run without --only ran every figure for 15
+    minutes before reaching them); else all of them."""
+    if only:
+        return set(only)
+    return {"4"} if cases else {str(i) for i in range(1, 11)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per ratio (>= 5)")
@@ -199,7 +208,7 @@ def main() -> int:
     # a kill of the bench is a normal exit: the scratch areas' finally blocks unmount and detach
     signal.signal(signal.SIGTERM, lambda *_a: sys.exit(143))
     pairs = max(args.pairs, 5)
-    only = set(args.only or [str(i) for i in range(1, 11)])
+    only = chosen_figures(args.only, args.cases)
     started = time.time()
     rows: list[Row] = []
     if "1" in only:

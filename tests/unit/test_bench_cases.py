@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from bench.figures.engine_vs_fio import CASE_NAMES, CASES
+from bench.run import chosen_figures
 
 RUN = Path(__file__).resolve().parents[2] / "bench" / "run.py"
 
@@ -36,3 +37,12 @@ def test_a_case_that_does_not_exist_is_refused_with_the_names_there_are() -> Non
 def test_cases_with_figure_4_left_out_is_refused() -> None:
     line = _refused("--only", "5", "--cases", "randread-4k-qd32")
     assert line.endswith("--cases names figure 4's cases, and --only leaves figure 4 out")
+
+
+def test_cases_alone_run_figure_4_and_nothing_else() -> None:
+    """`--cases NAME` measures those rows of figure 4 again; it once ran every other figure
+    first (1e, 1b and 2: a quarter of an hour) because --only was not given."""
+    assert chosen_figures(None, ["randread-4k-qd8"]) == {"4"}
+    assert chosen_figures(["1", "4"], ["randread-4k-qd8"]) == {"1", "4"}
+    assert chosen_figures(None, None) == {str(i) for i in range(1, 11)}
+    assert chosen_figures(["6"], None) == {"6"}

@@ -44,9 +44,9 @@ def test_a_window_started_by_a_test_keeps_its_settings_in_the_sessions_directory
             "w = MainWindow(Workbench(None))\n"
             "w.show_page('library')\n"
             "w.save_state()\n"
-            "w.autosave()\n"
+            "w.keeper.autosave()\n"
             "print(w.settings.fileName())\n"
-            "print(w.draft_file)\n")
+            "print(w.keeper.file)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0, done.stderr[-2000:]

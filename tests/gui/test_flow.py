@@ -15,7 +15,7 @@ from PySide6.QtCore import Qt
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.results.format import format_mean_std
 from disklab.core.run.summary import check_plan
-from disklab.gui.pages.run import RESULT, STATUS
+from disklab.gui.case_table import RESULT, STATUS
 from tests.helpers import engine_plan
 
 
@@ -304,16 +304,16 @@ def test_sudo_password_is_asked_once_before_the_run_and_reaches_the_worker(qtbot
     assert summary.errors == [] and summary.needs_password is False  # root needs none
     summary.needs_password = True  # what the check says for a user whose sudo asks
 
-    window.run._start_checked(summary, None)
-    dialog = window.run.password_dialog
+    window.run.launcher.plan_checked(summary, None)
+    dialog = window.run.launcher.password_dialog
     assert dialog is not None and dialog.isVisible()
     assert not window.wb.runs.running
     dialog.reject()
     assert "no password" in window.run.state_label.text()
     assert window.run.start_btn.isEnabled() and not window.wb.runs.running
 
-    window.run._start_checked(summary, None)
-    dialog = window.run.password_dialog
+    window.run.launcher.plan_checked(summary, None)
+    dialog = window.run.launcher.password_dialog
     dialog.setTextValue("s3cret")
     with qtbot.waitSignal(window.run.finished, timeout=90_000) as blocker:
         dialog.accept()

@@ -17,7 +17,7 @@ from pytestqt.exceptions import TimeoutError
 from disklab.core.importing import import_paths
 from disklab.core.library import Library
 from disklab.core.plan.draft import PlanDraft
-from disklab.gui.pages.run import COLS, LIMITED
+from disklab.gui.case_table import COLS, LIMITED
 
 PLAN = """\
 name = "limits in the window"
@@ -132,7 +132,7 @@ def test_the_run_tables_limited_by_column_is_in_sight(qtbot, window) -> None:
     window.show_page("run")
     table = window.run.table
     header = table.horizontalHeader()
-    from disklab.gui.pages.run import LIMITED, RESULT
+    from disklab.gui.case_table import LIMITED, RESULT
     assert header.visualIndex(LIMITED) < header.visualIndex(RESULT)
     assert header.sectionViewportPosition(LIMITED) + header.sectionSize(LIMITED) \
         <= table.viewport().width()

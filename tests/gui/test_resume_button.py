@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 
 from disklab.core.plan.draft import PlanDraft
-from disklab.gui.pages.run import STATUS
+from disklab.gui.case_table import STATUS
 from tests.helpers import engine_plan
 
 

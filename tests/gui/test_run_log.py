@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
-from disklab.gui.pages.run import LOG_LINES, append_lines
+from disklab.gui.run_log import LOG_LINES, append_lines
 
 
 class _Paints(QObject):

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.vocab.events import CaseFinished, CaseStarted, Progress, Sample
-from disklab.gui.pages.run import STATUS
+from disklab.gui.case_table import STATUS
 from tests.helpers import engine_plan
 
 # the whole matrix: 8 cases of a CASES-th of it each; the long form is issue 13's 10 minutes
@@ -132,9 +132,9 @@ def test_escape_asks_then_cancels_and_the_next_start_shows_nothing_stale(qtbot, 
                             timeout=10_000)
         # Esc asks first; "Keep running" keeps it running
         qtbot.keyClick(window.run.plots, Qt.Key.Key_Escape)
-        qtbot.waitUntil(lambda: run.cancel_dialog is not None, timeout=5_000)
-        assert run.cancel_dialog.isVisible()
-        qtbot.mouseClick(run.cancel_dialog.button(QMessageBox.StandardButton.No),
+        qtbot.waitUntil(lambda: run.cancelling.dialog is not None, timeout=5_000)
+        assert run.cancelling.dialog.isVisible()
+        qtbot.mouseClick(run.cancelling.dialog.button(QMessageBox.StandardButton.No),
                          Qt.MouseButton.LeftButton)
         qtbot.wait(1500)
         assert window.wb.runs.running and run.status == "running"
@@ -143,14 +143,14 @@ def test_escape_asks_then_cancels_and_the_next_start_shows_nothing_stale(qtbot, 
         window.activateWindow()  # the offscreen platform does not give it back by itself
         qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=5_000)
         qtbot.keyClick(window.library, Qt.Key.Key_Escape)
-        qtbot.waitUntil(lambda: run.cancel_dialog is not None, timeout=5_000)
-        qtbot.mouseClick(run.cancel_dialog.button(QMessageBox.StandardButton.Yes),
+        qtbot.waitUntil(lambda: run.cancelling.dialog is not None, timeout=5_000)
+        qtbot.mouseClick(run.cancelling.dialog.button(QMessageBox.StandardButton.Yes),
                          Qt.MouseButton.LeftButton)
     assert blocker.args[1] == "cancelled"
     assert run.state_label.text().startswith("Cancelled")
     assert "failed" not in run.table.item(0, STATUS).text()
     assert "cancelled" in run.table.item(0, STATUS).text()
-    assert not run.esc.isEnabled()  # Esc does nothing when no run goes
+    assert not run.cancelling.esc.isEnabled()  # Esc does nothing when no run goes
     assert list(target_dir.iterdir()) == []
 
     # the log pane is for reading: no raw JSON of the engine's intervals

@@ -11,12 +11,11 @@ F5 checks the plan first: with problems, they are listed at the top of the page 
 
 from __future__ import annotations
 
-import contextlib
 import signal
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QSize, Qt, QTimer
+from PySide6.QtCore import QSettings, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -48,6 +47,7 @@ from disklab.core.vocab.events import (
     SessionResumed,
     SessionStarted,
 )
+from disklab.gui.draft_keeper import DraftKeeper, ask_save
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
 from disklab.gui.pages.hosts import HostsPage
@@ -65,7 +65,6 @@ PAGES: tuple[tuple[str, type[QWidget]], ...] = (
     ("library", LibraryPage), ("compare", ComparePage), ("hosts", HostsPage),
 )
 PAGE_KEYS = tuple(key for key, _cls in PAGES)
-DRAFT_FILE = "draft.toml"  # beside the settings file
 
 
 PROBLEM_PAGES = {"target": "target", "targets": "target", "config": "configs"}
@@ -147,11 +146,9 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)  # bundles, libraries, tool outputs: the Library imports them
         # replaced in tests; asks Save / Discard / Cancel otherwise
-        self.ask_save: Callable[[], str] = self._ask_save
-        self.draft_file = Path(self.settings.fileName()).with_name(DRAFT_FILE)
-        restored = PlanDraft.restore(self.draft_file)
-        if restored is not None:
-            self.wb.draft = restored
+        self.ask_save: Callable[[], str] = lambda: ask_save(self, self.wb.draft)
+        self.keeper = DraftKeeper(self.wb, self.settings.fileName(), self)  # draft.toml
+        self.keeper.failed.connect(self.statusBar().showMessage)
         self.pages: dict[str, QWidget] = {}
         for key, cls in PAGES:
             page = cls(self.wb)  # type: ignore[call-arg]
@@ -202,11 +199,6 @@ class MainWindow(QMainWindow):
         self.run.started.connect(self._run_started)
         self.run.finished.connect(self._run_finished)
         self.wb.runs.event.connect(self._run_event)
-        self._autosave_timer = QTimer(self)
-        self._autosave_timer.setInterval(3000)
-        self._autosave_timer.timeout.connect(self.autosave)
-        self._autosave_timer.start()
-        self._autosaved: str | None = None
         self.wb.draft_changed.connect(self.show_title)
         self.wb.status.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.wb.draft_saved.connect(self.show_title)
@@ -413,33 +405,6 @@ class MainWindow(QMainWindow):
     def _ask(self, title: str, text: str) -> bool:
         return QMessageBox.question(self, title, text) == QMessageBox.StandardButton.Yes
 
-    def _ask_save(self) -> str:
-        """'save', 'discard' or 'cancel' for a plan changed since it was last saved."""
-        name = self.wb.draft.path or repr(self.wb.draft.get("name", "new plan"))
-        box = QMessageBox(QMessageBox.Icon.Question, "Save changes?",
-                          f"The plan {name} has changes that are not saved in a file.\n"
-                          "Save them before closing?",
-                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                          | QMessageBox.StandardButton.Cancel, self)
-        box.setDefaultButton(QMessageBox.StandardButton.Save)
-        answer = box.exec()
-        return {QMessageBox.StandardButton.Save: "save",
-                QMessageBox.StandardButton.Discard: "discard"}.get(
-                    QMessageBox.StandardButton(answer), "cancel")
-
-    def autosave(self) -> None:
-        """Keep the window's plan beside the settings (only when it changed since the last
-        write), so a restart, a logout or a crash gives it back."""
-        text = self.wb.draft.to_text() + str(self.wb.draft.path) + str(self.wb.draft.modified)
-        if text == self._autosaved:
-            return
-        try:
-            self.wb.draft.autosave(self.draft_file)
-        except OSError as e:
-            self.statusBar().showMessage(f"Could not keep the plan in {self.draft_file}: {e}")
-            return
-        self._autosaved = text
-
     def _confirm_unsaved(self) -> bool:
         """Ask about a changed plan before closing; False: stay open."""
         draft = self.wb.draft
@@ -451,24 +416,8 @@ class MainWindow(QMainWindow):
         if answer == "save":
             self.matrix._save()
             return not self.wb.draft.modified  # the file dialog was cancelled: stay open
-        self._discard()
+        self.keeper.discard()
         return True
-
-    def _discard(self) -> None:
-        """Close without the changes: the next start shows the plan as last saved in its
-        file (not a blank plan), or a new plan when it never was."""
-        path = self.wb.draft.path
-        saved = None
-        if path:
-            with contextlib.suppress(OSError, ValueError):
-                saved = PlanDraft.load(path)
-        if saved is not None:
-            with contextlib.suppress(OSError):
-                saved.autosave(self.draft_file)
-        else:
-            with contextlib.suppress(OSError):
-                self.draft_file.unlink()
-        self._autosaved = "discarded"
 
     def show_title(self) -> None:
         """The plan's file in the title bar, and a mark while it has unsaved changes."""
@@ -516,9 +465,7 @@ class MainWindow(QMainWindow):
         if not self._confirm_unsaved():
             event.ignore()
             return
-        if self._autosaved != "discarded":
-            self.autosave()
-        self._autosave_timer.stop()
+        self.keeper.stop()
         if self.wb.runs.running and not self.quitting and not self.ask(
                 "A run is going", "Cancel the run and close DiskLab? What finished is kept "
                 "in the library."):

@@ -53,7 +53,8 @@ from disklab.core.plan.draft import _scalar
 from disklab.core.plan.keys import PlanKey
 from disklab.core.system.devices import classify, identity_of
 from disklab.core.vocab.errors import ConfigError, DisklabError
-from disklab.gui.pages.target import ask_destroy, mark_invalid
+from disklab.gui.invalid_mark import mark_invalid
+from disklab.gui.pages.target import ask_destroy
 from disklab.gui.state import Workbench
 
 AS_IS = "as is (no format)"

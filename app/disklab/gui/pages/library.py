@@ -92,6 +92,27 @@ class LibraryPage(QWidget):
         lay.addLayout(top)
 
         split = QSplitter(Qt.Orientation.Vertical)
+        self.view = self._sessions_view()
+        split.addWidget(self.view)
+
+        detail = QWidget()
+        dl = QVBoxLayout(detail)
+        dl.setContentsMargins(0, 0, 0, 0)
+        self.heading = self._heading()
+        dl.addWidget(self.heading)
+        dl.addLayout(self._notes_row())
+        dl.addLayout(self._actions_row())
+        self.tabs = self._tabs()
+        dl.addWidget(self.tabs, 1)
+        split.addWidget(detail)
+        split.setSizes([260, 420])
+        lay.addWidget(split, 1)
+        wb.library_changed.connect(lambda _change: self.refresh())  # its list shows them all
+        self.refresh()
+
+    def _sessions_view(self) -> QTableView:
+        """The library's sessions, newest first, sorted by a column's value and filtered by the
+        filter's text in any column."""
         self.model = sessions_model(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
@@ -99,33 +120,33 @@ class LibraryPage(QWidget):
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setFilterKeyColumn(-1)
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
-        self.view = QTableView()
-        self.view.setModel(self.proxy)
-        self.view.setSortingEnabled(True)
-        self.view.sortByColumn(0, Qt.SortOrder.DescendingOrder)
-        self.view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.view.verticalHeader().hide()
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.
-                                                          ResizeToContents)
-        self.view.horizontalHeader().setStretchLastSection(True)
-        self.view.selectionModel().selectionChanged.connect(self._selected)
-        split.addWidget(self.view)
+        view = QTableView()
+        view.setModel(self.proxy)
+        view.setSortingEnabled(True)
+        view.sortByColumn(0, Qt.SortOrder.DescendingOrder)
+        view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        view.verticalHeader().hide()
+        view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        view.horizontalHeader().setStretchLastSection(True)
+        view.selectionModel().selectionChanged.connect(self._selected)
+        return view
 
-        detail = QWidget()
-        dl = QVBoxLayout(detail)
-        dl.setContentsMargins(0, 0, 0, 0)
-        self.heading = QLabel("Select a session.")
+    def _heading(self) -> QLabel:
+        """The open session's heading, at a fixed height."""
+        heading = QLabel("Select a session.")
         # wrapped to the room it has, never asking for more: a session's long "every case"
         # line made the window 1346 px wide, and that width was kept for the next start
-        self.heading.setWordWrap(True)
-        self.heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.heading.setMinimumWidth(1)
+        heading.setWordWrap(True)
+        heading.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        heading.setMinimumWidth(1)
         # a fixed height (HEADING_LINES lines), the tabs below never move with its line count
-        self.heading.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.heading.setFixedHeight(self.heading.fontMetrics().lineSpacing() * HEADING_LINES
-                                    + 4)
-        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        dl.addWidget(self.heading)
+        heading.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        heading.setFixedHeight(heading.fontMetrics().lineSpacing() * HEADING_LINES + 4)
+        heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        return heading
+
+    def _notes_row(self) -> QHBoxLayout:
+        """The session's notes and tags, and whether partial runs count."""
         edit = QHBoxLayout()
         self.notes = QLineEdit()
         self.notes.setPlaceholderText("notes")
@@ -143,7 +164,10 @@ class LibraryPage(QWidget):
         self.include_partial.toggled.connect(
             lambda _on: self.current and self.open_session(self.current["id"]))
         edit.addWidget(self.include_partial)
-        dl.addLayout(edit)
+        return edit
+
+    def _actions_row(self) -> QHBoxLayout:
+        """What can be done with the open (or selected) sessions."""
         actions = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for key, text, fn in (("rerun", "Run again", self.rerun),
@@ -161,8 +185,11 @@ class LibraryPage(QWidget):
             actions.addWidget(b)
             self.buttons[key] = b
         actions.addStretch(1)
-        dl.addLayout(actions)
-        self.tabs = QTabWidget()
+        return actions
+
+    def _tabs(self) -> QTabWidget:
+        """The open session's results, charts, plan, host, warnings and transcripts."""
+        tabs = QTabWidget()
         self.results_table = QTableWidget(0, len(RESULTS_HEADER))
         self.results_table.setHorizontalHeaderLabels(list(RESULTS_HEADER))
         self.results_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -176,7 +203,7 @@ class LibraryPage(QWidget):
         self.results_table.setWordWrap(False)
         self.results_table.setSortingEnabled(True)
         header.setStretchLastSection(True)
-        self.tabs.addTab(self.results_table, "Results")
+        tabs.addTab(self.results_table, "Results")
         self.chart_host = chart_host = QWidget()
         self._charts_for: Any = None
         cl = QVBoxLayout(chart_host)
@@ -186,23 +213,18 @@ class LibraryPage(QWidget):
         self.chart = ChartWidget()  # the SVG every export writes, as Compare's
         cl.addWidget(self.chart, 1)
         self.charts: list[ChartSpec] = []
-        self.tabs.addTab(chart_host, "Charts")
+        tabs.addTab(chart_host, "Charts")
         self.texts: dict[str, QPlainTextEdit] = {}
         for key, title in (("plan", "Plan"), ("host", "Host and filesystem"),
                            ("warnings", "Warnings and events"), ("transcript", "Transcripts")):
             t = QPlainTextEdit()
             t.setReadOnly(True)
             t.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
-            self.tabs.addTab(t, title)
+            tabs.addTab(t, title)
             self.texts[key] = t
-        self.tabs.currentChanged.connect(
-            lambda _i: self.tabs.currentWidget() is self.chart_host and self._load_charts())
-        dl.addWidget(self.tabs, 1)
-        split.addWidget(detail)
-        split.setSizes([260, 420])
-        lay.addWidget(split, 1)
-        wb.library_changed.connect(lambda _change: self.refresh())  # its list shows them all
-        self.refresh()
+        tabs.currentChanged.connect(
+            lambda _i: tabs.currentWidget() is self.chart_host and self._load_charts())
+        return tabs
 
     def _library(self) -> Any:
         return self.wb.library()  # the window's one Library
@@ -307,7 +329,7 @@ class LibraryPage(QWidget):
         lines = [notice_text("warning", w) for w in s.get("warnings") or []]
         lines += [stored_line(e) for e in events]
         self.texts["warnings"].setPlainText("\n".join(lines))
-        self.texts["transcript"].setPlainText(self._transcripts(lib, session_id))
+        self.texts["transcript"].setPlainText(_transcripts(lib, session_id))
         self.session_opened.emit(session_id)
 
     def _load_charts(self) -> None:
@@ -330,23 +352,6 @@ class LibraryPage(QWidget):
 
     def _show_chart(self, index: int) -> None:
         self.chart.show_spec(self.charts[index] if 0 <= index < len(self.charts) else None)
-
-    def _transcripts(self, lib: Any, session_id: int, limit: int = 4000) -> str:
-        out: list[str] = []
-        session = lib.transcript(session_id, "", 0)  # lines of no case: setup and teardown
-        if session:
-            out.append("=== the session: setup, teardown, commands run as root")
-            out += [("# " if stream == "helper" else "") + text for _t, stream, text in session]
-        for run in lib.runs(session_id):
-            out.append(f"=== {run['case_id']} repeat {run['repeat']}: {run['status']}"
-                       + (f" ({run['error']})" if run.get("error") else ""))
-            out.append("$ " + " ".join(run.get("argv") or []))
-            for _t, stream, text in lib.transcript(session_id, run["case_id"], run["repeat"]):
-                out.append(("! " if stream == "stderr" else "") + text)
-                if len(out) > limit:
-                    out.append("… (the rest is in the library; export JSON for everything)")
-                    return "\n".join(out)
-        return "\n".join(out)
 
     def _fill_results(self) -> None:
         # the text `disklab show` and the exports write, with what limited each row
@@ -453,3 +458,24 @@ class LibraryPage(QWidget):
         else:
             write_charts(self._session_charts(sid), path, fmt)
         return path
+
+
+def _transcripts(lib: Any, session_id: int, limit: int = 4000) -> str:
+    """The session's transcripts for the Transcripts tab: the setup's and teardown's lines,
+    then each run's command and output, cut after `limit` lines (the library keeps them
+    all)."""
+    out: list[str] = []
+    session = lib.transcript(session_id, "", 0)  # lines of no case: setup and teardown
+    if session:
+        out.append("=== the session: setup, teardown, commands run as root")
+        out += [("# " if stream == "helper" else "") + text for _t, stream, text in session]
+    for run in lib.runs(session_id):
+        out.append(f"=== {run['case_id']} repeat {run['repeat']}: {run['status']}"
+                   + (f" ({run['error']})" if run.get("error") else ""))
+        out.append("$ " + " ".join(run.get("argv") or []))
+        for _t, stream, text in lib.transcript(session_id, run["case_id"], run["repeat"]):
+            out.append(("! " if stream == "stderr" else "") + text)
+            if len(out) > limit:
+                out.append("… (the rest is in the library; export JSON for everything)")
+                return "\n".join(out)
+    return "\n".join(out)

@@ -6,6 +6,9 @@ after the last edit, and the page shows the cases, bytes to write, an estimated 
 line `disklab plan validate` prints) and every warning or problem with its key. A problem of a
 test parameter is also shown at its field, and a click on a listed problem goes to its field
 (on this page, or through the window on the page that has it).
+
+The parameter panel (gui.params_panel) and the "Before you start" box (gui.plan_check_box) are
+widgets of their own; this page keeps the draft's tests, the plan's files and the checks.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -27,8 +29,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMessageBox,
     QPushButton,
-    QScrollArea,
-    QSizePolicy,
     QSpinBox,
     QSplitter,
     QVBoxLayout,
@@ -37,15 +37,14 @@ from PySide6.QtWidgets import (
 
 from disklab.core import tools
 from disklab.core.installed import tool_rows
-from disklab.core.plan.draft import PlanDraft, field_text, parse_field
+from disklab.core.plan.draft import PlanDraft, parse_field
 from disklab.core.plan.keys import PlanKey
-from disklab.core.plan.parse import RAW_TOOLS
-from disklab.core.plan.targets import PLACED_TOOLS
 from disklab.core.resources import preset_paths
-from disklab.core.run.summary import ASSUMED_RATE, PlanSummary, check_plan, summary_text
-from disklab.core.tools.base import REQUIRED, ParamSpec
-from disklab.core.vocab.errors import Problem
-from disklab.gui.pages.target import mark_invalid
+from disklab.core.run.summary import ASSUMED_RATE, PlanSummary, check_plan
+from disklab.core.tools.base import REQUIRED
+from disklab.gui.invalid_mark import mark_invalid
+from disklab.gui.params_panel import ParamsPanel
+from disklab.gui.plan_check_box import PlanCheckBox
 from disklab.gui.state import Workbench
 from disklab.gui.threads import run_in_background
 
@@ -65,36 +64,8 @@ class MatrixPage(QWidget):
         self._again = False
         lay = QVBoxLayout(self)
 
-        top = QHBoxLayout()
-        self.preset = QComboBox()
-        self.preset.addItem("(choose a preset)", None)
-        for p in preset_paths():
-            self.preset.addItem(p.stem, str(p))
-        load = QPushButton("Load preset")
-        load.clicked.connect(lambda: self.load_file(self.preset.currentData()))
-        open_btn = QPushButton("Open plan…")
-        open_btn.clicked.connect(self._open)
-        save_btn = QPushButton("Save plan…")
-        save_btn.clicked.connect(self._save)
-        top.addWidget(QLabel("Preset"))
-        top.addWidget(self.preset, 1)
-        for b in (load, open_btn, save_btn):
-            top.addWidget(b)
-        lay.addLayout(top)
-
-        meta = QHBoxLayout()
-        self.name = QLineEdit()
-        self.repeats = QSpinBox()
-        self.repeats.setRange(1, 100)
-        self.drop = QCheckBox("drop caches between cases")
-        self.stop = QCheckBox("stop on the first failure")
-        meta.addWidget(QLabel("Name"))
-        meta.addWidget(self.name, 2)
-        meta.addWidget(QLabel("Repeats"))
-        meta.addWidget(self.repeats)
-        meta.addWidget(self.drop)
-        meta.addWidget(self.stop)
-        lay.addLayout(meta)
+        lay.addLayout(self._file_row())
+        lay.addLayout(self._plan_row())
 
         split = QSplitter()
         tools_box = QGroupBox("Tools")
@@ -121,41 +92,25 @@ class MatrixPage(QWidget):
         tsl.addLayout(row)
         split.addWidget(tests_box)
 
-        params_box = QGroupBox("Parameters (a, b, c = one case per value)")
-        pl = QVBoxLayout(params_box)
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        self.params_scroll = scroll
-        self.params_host = QWidget()
-        self.params_form = QFormLayout(self.params_host)
-        # a row too wide for the panel puts its field under its label: never cut off at 1280 px
-        self.params_form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
-        scroll.setWidget(self.params_host)
-        pl.addWidget(scroll)
-        split.addWidget(params_box)
+        self.params = ParamsPanel()
+        self.params.edited.connect(self._param)
+        self.params.raw_toggled.connect(self._raw_toggled)
+        # the panel's parts, by the names the page's callers know
+        self.params_scroll, self.params_host = self.params.scroll, self.params.host
+        self.params_form = self.params.form
+        self.param_edits, self.param_errors = self.params.edits, self.params.errors
+        split.addWidget(self.params)
         # the tools' names whole (iozone's title is the longest), the parameters widest
         self.tools.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.tools.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         split.setSizes([250, 200, 550])
         lay.addWidget(split, 1)
 
-        sum_box = QGroupBox("Before you start")
-        sl = QVBoxLayout(sum_box)
-        self.summary_label = QLabel("…")
-        self.summary_label.setWordWrap(True)
-        sl.addWidget(self.summary_label)
-        self.problems = QListWidget()
-        self.problems.setMaximumHeight(130)
-        self.problems.setWordWrap(True)
-        self.problems.setToolTip("click a problem to go to its field")
-        self.problems.itemClicked.connect(self._problem_clicked)
-        self.problems.itemActivated.connect(self._problem_clicked)
-        sl.addWidget(self.problems)
-        lay.addWidget(sum_box)
+        self.check_box = PlanCheckBox()
+        self.check_box.problem_clicked.connect(self._problem_clicked)
+        self.summary_label, self.problems = self.check_box.summary_label, self.check_box.problems
+        lay.addWidget(self.check_box)
 
-        self.param_edits: dict[str, QLineEdit] = {}
-        self.raw_box: QCheckBox | None = None  # `raw`: the test runs on the target's device
-        self.param_errors: dict[str, QLabel] = {}
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(300)
@@ -167,6 +122,41 @@ class MatrixPage(QWidget):
         wb.draft_changed.connect(self._draft_changed)
         self._fill_tools()
         self.load_draft()
+
+    def _file_row(self) -> QHBoxLayout:
+        """The presets, and the plan's files: load, open, save."""
+        top = QHBoxLayout()
+        self.preset = QComboBox()
+        self.preset.addItem("(choose a preset)", None)
+        for p in preset_paths():
+            self.preset.addItem(p.stem, str(p))
+        load = QPushButton("Load preset")
+        load.clicked.connect(lambda: self.load_file(self.preset.currentData()))
+        open_btn = QPushButton("Open plan…")
+        open_btn.clicked.connect(self._open)
+        save_btn = QPushButton("Save plan…")
+        save_btn.clicked.connect(self._save)
+        top.addWidget(QLabel("Preset"))
+        top.addWidget(self.preset, 1)
+        for b in (load, open_btn, save_btn):
+            top.addWidget(b)
+        return top
+
+    def _plan_row(self) -> QHBoxLayout:
+        """The plan's own fields: its name, repeats, caches dropped, stop on a failure."""
+        meta = QHBoxLayout()
+        self.name = QLineEdit()
+        self.repeats = QSpinBox()
+        self.repeats.setRange(1, 100)
+        self.drop = QCheckBox("drop caches between cases")
+        self.stop = QCheckBox("stop on the first failure")
+        meta.addWidget(QLabel("Name"))
+        meta.addWidget(self.name, 2)
+        meta.addWidget(QLabel("Repeats"))
+        meta.addWidget(self.repeats)
+        meta.addWidget(self.drop)
+        meta.addWidget(self.stop)
+        return meta
 
     # --- tools
     def _fill_tools(self) -> None:
@@ -256,104 +246,16 @@ class MatrixPage(QWidget):
             del tests[row]
             self.wb.touch()
 
+    @property
+    def raw_box(self) -> QCheckBox | None:
+        """The shown test's raw-device switch, if its tool has one."""
+        return self.params.raw_box
+
     def _show_test(self, row: int) -> None:
-        while self.params_form.rowCount():
-            self.params_form.removeRow(0)
-        self.param_edits.clear()
-        self.param_errors.clear()
-        self.raw_box = None
         tests = self.wb.draft.tests
-        if not 0 <= row < len(tests):
-            return
-        test = tests[row]
-        try:
-            adapter = tools.get_adapter(str(test.get("tool")))
-        except KeyError:
-            self.params_form.addRow(QLabel(f"unknown tool {test.get('tool')!r}"))
-            return
-        if test.get("tool") in PLACED_TOOLS:  # where its streams run: first, it is the study
-            self._on_field(test)
-        if test.get("tool") in RAW_TOOLS:
-            self._raw_field(test)
-        for key, spec in adapter.params.items():
-            field, edit = self._param_field(key, spec, test)
-            default = "required" if spec.default is REQUIRED else "not set" \
-                if spec.default is None else field_text(
-                    list(spec.default) if isinstance(spec.default, tuple) else spec.default,
-                    spec.multi)
-            edit.setPlaceholderText(default)
-            tip = spec.help or key
-            if spec.choices:
-                tip += f"\nchoices: {', '.join(spec.choices)}"
-                if spec.multi:
-                    tip += "\nseveral at once: write,read; an axis: write,read | write"
-            if spec.minimum is not None or spec.maximum is not None:
-                tip += f"\nrange: {spec.minimum} … {spec.maximum}"
-            edit.setToolTip(tip)
-            field.setToolTip(tip)
-            edit.textEdited.connect(lambda text, k=key, m=spec.multi: self._param(k, text, m))
-            # its plain name, the tool's own beside it: "queue depth (iodepth)"
-            name = f"{spec.label} ({key})" if spec.label else f"{key} ({spec.kind})"
-            self.params_form.addRow(name, field)
-            self.param_edits[key] = edit
-            err = QLabel()
-            err.setWordWrap(True)
-            err.setStyleSheet("color:#d33")
-            err.hide()
-            self.params_form.addRow("", err)
-            self.param_errors[key] = err
-        if test.get("tool") == "fio":  # the machines the job runs on at once (Hosts page)
-            self._hosts_field(test)
-        self._mark_fields()
-
-    def _param_field(self, key: str, spec: ParamSpec,
-                     test: dict[str, Any]) -> tuple[QWidget, QLineEdit]:
-        """A parameter's field and its text: a choice (or yes/no) is a drop-down of its valid
-        values, still editable, since 'a, b' makes it an axis; the rest a text field."""
-        text = field_text(test[key], spec.multi) if key in test else ""
-        choices = spec.choices or (("true", "false") if spec.kind == "bool" else ())
-        if not choices:
-            edit = QLineEdit(text)
-            edit.setCursorPosition(0)  # a long axis shows its start, not its end
-            return edit, edit
-        combo = QComboBox()
-        combo.setEditable(True)
-        # as wide as the panel gives it, not as its longest choice demands
-        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(8)
-        combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
-        combo.addItems(["", *choices])  # "": the default (the field's placeholder)
-        combo.setCurrentText(text)
-        edit = combo.lineEdit()
-        edit.setCursorPosition(0)
-        # a value picked from the list is typed into the plan like a typed one
-        combo.textActivated.connect(lambda value, e=edit: e.textEdited.emit(value))
-        return combo, edit
-
-    def _hosts_field(self, test: dict[str, Any]) -> None:
-        """fio's `hosts`: 'h1,h2' runs on both at once, 'h1 | h1,h2' is an axis (the scaling
-        curve), as a multi parameter is written; empty: this machine."""
-        edit = QLineEdit(field_text(test["hosts"], True) if "hosts" in test else "")
-        edit.setPlaceholderText("this machine")
-        edit.setToolTip("[hosts.*] of the Hosts page the job runs on at once (fio --client)\n"
-                        "several at once: h1,h2; an axis: h1 | h1,h2 | h1,h2,h3")
-        edit.textEdited.connect(lambda text: self._param("hosts", text, True))
-        self.params_form.addRow("hosts (fio --client)", edit)
-        self.param_edits["hosts"] = edit
-
-    def _raw_field(self, test: dict[str, Any]) -> None:
-        """`raw`: the test runs on the target's block device itself, before any configuration
-        is made (an image's loop device, a format target's device): the raw-device section."""
-        box = QCheckBox("before the filesystems")
-        # as wide as its words: a click beside them would not tick it
-        box.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Fixed)
-        box.setChecked(test.get("raw") is True)
-        box.setToolTip("raw = true: read and write the image's loop device or the format "
-                       "target's device itself, in a section of its own (\"raw device\") run "
-                       "before any configuration is made; one stream")
-        box.toggled.connect(self._raw_toggled)
-        self.params_form.addRow("raw device", box)
-        self.raw_box = box
+        test = tests[row] if 0 <= row < len(tests) else None
+        if self.params.show_test(test, self.wb.draft.stream_target_names):
+            self._mark_fields()
 
     def _raw_toggled(self, checked: bool) -> None:
         row = self.tests.currentRow()
@@ -365,28 +267,6 @@ class MatrixPage(QWidget):
         else:
             tests[row].pop("raw", None)
         self._changed()
-
-    def _on_field(self, test: dict[str, Any]) -> None:
-        """`on`: the targets a test's streams run on, one name per stream joined by '+'
-        ('a+b' one stream on each, 'a+a' two on a); 'a, a+b' is an axis. Empty: the plan's
-        only target (or its first)."""
-        streams = self.wb.draft.stream_target_names()
-        edit = QLineEdit(field_text(test["on"]) if "on" in test else "")
-        edit.setCursorPosition(0)  # a long axis shows its start, not its end
-        edit.setPlaceholderText(streams[0] if len(streams) > 1 else "the target")
-        edit.setToolTip("the targets this test's streams run on (Target page): a+b is one "
-                        "stream on each, a+a two on a; an axis: a, a+b, a+a\n"
-                        + ("targets: " + ", ".join(streams) if len(streams) > 1 else
-                           "add targets on the Target page to spread streams over them"))
-        edit.textEdited.connect(lambda text: self._param("on", text, False))
-        self.params_form.addRow("on (targets)", edit)
-        self.param_edits["on"] = edit
-        err = QLabel()
-        err.setWordWrap(True)
-        err.setStyleSheet("color:#d33")
-        err.hide()
-        self.params_form.addRow("", err)
-        self.param_errors["on"] = err
 
     def _param(self, key: str, text: str, multi: bool) -> None:
         row = self.tests.currentRow()
@@ -474,37 +354,7 @@ class MatrixPage(QWidget):
             summary = PlanSummary(errors=[f"cannot check the plan: {error}"])
         assert summary is not None
         self.summary = summary
-        self.problems.clear()
-        problems = summary.problems or [Problem("", e) for e in summary.errors]
-        errors = [p for p in problems if p.severity == "error"]
-        warnings = [p for p in problems if p.severity != "error"]
-        for p in errors + warnings:
-            if p.key == "test" and not self.wb.draft.tests:  # a new plan: what to do next
-                item = QListWidgetItem("next: choose a tool on the left and press "
-                                       "'Add a test with this tool'")
-                item.setForeground(QColor(40, 90, 160))
-            else:
-                where = f"line {p.line}: " if p.line else ""
-                item = QListWidgetItem(f"{p.severity}: {p.key}: {p.message}" if p.key else
-                                       f"{p.severity}: {where}{p.message}")
-                item.setForeground(QColor(200, 50, 50) if p.severity == "error"
-                                   else QColor(190, 120, 0))
-                if where:
-                    item.setToolTip(f"{where.rstrip(': ')} of the plan's TOML; click to go to "
-                                    "the field")
-            item.setData(Qt.ItemDataRole.UserRole, p.key)
-            self.problems.addItem(item)
-        if not summary.problems:  # an exception, not a verdict
-            for w in summary.warnings:
-                item = QListWidgetItem(f"warning: {w}")
-                item.setForeground(QColor(190, 120, 0))
-                self.problems.addItem(item)
-        # the same line `disklab plan validate` prints (core.run.summary.summary_text)
-        if summary.errors and errors and all(p.key == "test" for p in errors) \
-                and not self.wb.draft.tests:
-            self.summary_label.setText("No tests yet.")
-        else:
-            self.summary_label.setText(summary_text(summary, self.assumed_rate))
+        self.check_box.show_summary(summary, not self.wb.draft.tests, self.assumed_rate)
         self._mark_fields()
         self.checked.emit(summary)
         self.wb.plan_checked.emit(summary)
@@ -519,29 +369,17 @@ class MatrixPage(QWidget):
             key = PlanKey.parse(p.key)
             if key.field and key.of("test") == row and p.severity == "error":
                 by_field.setdefault(key.field, p.message)
-        for key, edit in self.param_edits.items():
-            message = by_field.get(key)
-            mark_invalid(edit, bool(message))
-            err = self.param_errors.get(key)
-            if err is not None:
-                err.setText(message or "")
-                err.setVisible(bool(message))
-        if self.raw_box is not None:
-            mark_invalid(self.raw_box, "raw" in by_field)
-            self.raw_box.setToolTip(by_field.get("raw", self.raw_box.toolTip()))
+        self.params.mark(by_field)
         top = {p.key: p.message for p in self.summary.problems if p.severity == "error"}
         for key, widget in (("name", self.name), ("repeats", self.repeats)):
             mark_invalid(widget, key in top)
             widget.setToolTip(top.get(key, ""))
 
-    def _problem_clicked(self, item: QListWidgetItem) -> None:
-        key = item.data(Qt.ItemDataRole.UserRole)
-        if not key:
-            return
+    def _problem_clicked(self, key: str) -> None:
         if key.startswith(("target", "config")):
-            self.wb.problem_requested.emit(str(key))  # the window shows that page
+            self.wb.problem_requested.emit(key)  # the window shows that page
         else:
-            self.focus_problem(str(key))
+            self.focus_problem(key)
 
     def focus_problem(self, key: str) -> None:
         """Select the test a key names and put the focus in its field (test[2].block_size),
@@ -551,13 +389,7 @@ class MatrixPage(QWidget):
         if row is not None:
             if 0 <= row < self.tests.count():
                 self.tests.setCurrentRow(row)
-            field = planned.field
-            edit = self.param_edits.get(field or "")
-            if edit is not None:
-                self.params_scroll.ensureWidgetVisible(edit)
-                edit.setFocus()
-                edit.selectAll()
-            else:
+            if not self.params.focus(planned.field or ""):
                 self.tests.setFocus()
             return
         widget = {"name": self.name, "repeats": self.repeats, "drop_caches": self.drop,

@@ -44,6 +44,7 @@ from disklab.core.system.devices import Device, describe, identity_of
 from disklab.core.system.space import directory_space
 from disklab.core.vocab.units import GiB, human_bytes, parse_size
 from disklab.gui.device_list import DeviceList
+from disklab.gui.invalid_mark import mark_invalid
 from disklab.gui.state import Workbench
 
 
@@ -437,21 +438,11 @@ class TargetPage(QWidget):
         self._apply()
 
 
-INVALID = "border: 2px solid #d33;"
-
-
 def scratch_image(name: str | None) -> str:
     """The scratch image a target starts with when "Scratch image" is chosen: one of its
     own per named target (a new target took the first one's path: two targets on one file)."""
     return (f"/var/tmp/disklab-scratch-{name}.img" if name
             else "/var/tmp/disklab-scratch.img")
-
-
-def mark_invalid(widget: QWidget, invalid: bool) -> None:
-    """A red border on the widget itself (not on its children: a table's headers stay as they
-    are), or none."""
-    name = widget.metaObject().className()
-    widget.setStyleSheet(f"{name} {{ {INVALID} }}" if invalid else "")
 
 
 def destroy_question(dev: Device, by: str) -> str:

@@ -225,3 +225,20 @@ def test_without_the_extension_the_engine_runs_its_python_loop(tmp_path: Path) -
     last = json.loads(out.stdout.splitlines()[-1])
     assert (last["loop"], last["bytes"]) == ("Python", 256 * BS)
     assert os.path.getsize(tmp_path / "f") == 256 * BS
+
+
+def test_an_extension_that_does_not_load_is_an_error_not_the_python_loop() -> None:
+    """Only a _native that was never built falls back to the Python loop; one that is there
+    but fails to load (a missing symbol, a broken file) stops the engine with the loader's
+    words, instead of running the slower loop as if nothing were wrong."""
+    code = ("import sys, importlib.abc\n"
+            "class Broken(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name == 'disklab.engine._native':\n"
+            "            raise ImportError('_native.so: undefined symbol: io_uring_enter')\n"
+            "sys.meta_path.insert(0, Broken())\n"
+            "import disklab.engine.native\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode != 0
+    assert "undefined symbol: io_uring_enter" in out.stderr

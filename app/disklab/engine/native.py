@@ -19,8 +19,10 @@ from disklab.engine import loop
 
 try:
     import disklab.engine._native as _native
-except ImportError:  # not built: no C compiler when the package was installed
-    _native = None
+except ModuleNotFoundError as e:  # not built: no C compiler when the package was installed
+    if e.name != "disklab.engine._native":
+        raise
+    _native = None  # an extension that is there but does not load (a missing symbol) raises
 
 if _native is not None and (_native.FIELDS, _native.ENDED, _native.SHORT, _native.SAMPLES) != (
         loop.FIELDS, loop.ENDED, loop.SHORT, loop.SAMPLES):  # built from another _native.c

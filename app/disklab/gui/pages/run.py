@@ -18,7 +18,6 @@ figures (gui.rate_figures), the standard set's tiles (gui.standard_tiles), the c
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
@@ -91,7 +90,6 @@ class RunPage(QWidget):
         self.event_text = EventText()  # the events' words (core.run.event_text)
         self._pending_log: list[str] = []
         self._pending_progress: Progress | None = None  # shown at the next _flush
-        self._case_started = 0.0
         self.launcher = Launcher(wb, self)
         self.launcher.go.connect(self._launch)
         self.launcher.refused.connect(self._refused)
@@ -335,7 +333,6 @@ class RunPage(QWidget):
         self.table.fill(ev.cases, states)
 
     def _on_case_started(self, ev: CaseStarted) -> None:
-        self._case_started = time.monotonic()
         # the figures and the tool's line are this case's from now: not the previous case's
         # last report while this one sets up, nor a line joining the two
         self.figures.new_case(app_rate_blind_spot(ev.case.tool, ev.case.params))

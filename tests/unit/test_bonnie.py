@@ -60,10 +60,10 @@ def test_argv_as_root_with_default_ram() -> None:
 
 
 def test_argv_not_root_fast_no_files_and_given_ram() -> None:
-    target = RunTarget(directory="/home/u/t", tag="x", is_root=False)
+    target = RunTarget(directory="/mnt/u/t", tag="x", is_root=False)
     cmd = bonnie.build_command({"size": 256 * MiB, "ram": 64 * MiB, "files": 0, "fast": True,
                                 "label": "box"}, target)
-    assert cmd.argv == ("bonnie++", "-d", "/home/u/t", "-s", "256", "-r", "64", "-n", "0",
+    assert cmd.argv == ("bonnie++", "-d", "/mnt/u/t", "-s", "256", "-r", "64", "-n", "0",
                         "-m", "box", "-f")
     assert cmd.planned_bytes == 4 * 256 * MiB
 

@@ -76,11 +76,14 @@ test: system-packages setup
 test-long: system-packages setup
 	$(PY) -m pytest -q --durations=15 -m "long or hypothesis" --hypothesis-profile=long tests
 
-# The edit loop, under a minute: lint, import contracts and the unit tests that start no
+# The edit loop, under a minute: lint, the format and the types of the packages [tool.mypy]
+# names (pyproject.toml), import contracts and the unit tests that start no
 # process (tests/no_processes.py skips a test at its first fork or exec).
 check: setup
 	$(VENV)/bin/ruff check app tests bench
+	$(VENV)/bin/ruff format --check app/disklab/core/vocab
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q -p tests.no_processes --durations=5 tests/unit tests/test_isolation.py
 
 # The GUI tests RUNS times in a row with every CPU kept busy by a hog the script starts and kills

@@ -23,7 +23,7 @@ def test_terminal_log_pane_and_library_say_the_same_words(qtbot, window,
                                                         runtime="0.2s")))
     with qtbot.waitSignal(window.run.finished, timeout=60_000):
         window.run.start()
-    window.run._flush()
+    window.run.flush()
     out = io.StringIO()
     terminal = TerminalView(out)
     for ev in events:

@@ -23,7 +23,7 @@ def _run_once(qtbot, window, timeout: int = 90_000) -> tuple[object, str]:
     """Press Start and wait for the end; a run that did not finish shows its log."""
     with qtbot.waitSignal(window.run.finished, timeout=timeout) as blocker:
         qtbot.mouseClick(window.run.start_btn, Qt.MouseButton.LeftButton)
-    window.run._flush()
+    window.run.flush()
     assert blocker.args[1] == "finished", (window.run.state_label.text(), window.run.failures,
                                            window.run.log.toPlainText()[-3000:])
     return blocker.args[0], blocker.args[1]
@@ -76,7 +76,7 @@ def test_build_run_watch_browse_compare_export(qtbot, window, target_dir, tmp_pa
     for row in range(2):
         assert table.item(row, STATUS).text() == "done"
         assert "MiB/s" in table.item(row, RESULT).text()
-    assert window.run.overall.value() == 1000
+    assert window.run.bars.overall.value() == 1000
     assert "$ " in window.run.log.toPlainText()
 
     # A second session to compare: the same plan, renamed

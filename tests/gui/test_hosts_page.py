@@ -183,7 +183,7 @@ def test_the_windows_run_asks_the_unknown_host_keys_in_dialogs(qtbot, window, tm
         window.wb.set_draft(PlanDraft.from_text(text))
         with qtbot.waitSignal(window.run.finished, timeout=120_000) as blocker:
             qtbot.mouseClick(window.run.start_btn, Qt.MouseButton.LeftButton)
-        window.run._flush()
+        window.run.flush()
         assert blocker.args[1] == "finished", window.run.log.toPlainText()[-2000:]
         assert shown == [("s1", True), ("s2", True)]
         commands = [" ".join(p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"])]

@@ -62,10 +62,9 @@ def test_a_bundle_and_a_folder_dropped_on_the_window_are_imported(window, tmp_pa
     assert not drop(window, [])  # nothing to import: the drag is refused
 
 
-SWEEP = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "fio-plot-sweep"
+SWEEP = FIXTURES / "fio-plot-sweep"
 
 
-@pytest.mark.skipif(not SWEEP.is_dir(), reason="the fio-plot sweep is not here")
 def test_a_runs_fio_logs_show_as_its_time_series_in_the_library(window, tmp_path: Path) -> None:
     folder = tmp_path / "pm883"
     folder.mkdir()

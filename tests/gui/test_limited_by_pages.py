@@ -11,13 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from pytestqt.exceptions import TimeoutError
 
 from disklab.core.importing import import_paths
 from disklab.core.library import Library
 from disklab.core.plan.draft import PlanDraft
 from disklab.gui.case_table import COLS, LIMITED
+from tests.helpers import FIXTURES
 
 PLAN = """\
 name = "limits in the window"
@@ -40,7 +40,7 @@ size = "32m"
 runtime = "2s"
 direct = false
 """
-SWEEP = Path("/work/shared/fixtures/fio-plot-sweep")
+SWEEP = FIXTURES / "fio-plot-sweep"
 
 
 def _show_json(library: Path, session: int) -> dict:
@@ -92,7 +92,6 @@ def test_the_run_table_and_the_library_say_what_limited_each_case(
         assert "limited by:" in t.item(i, column).toolTip()
 
 
-@pytest.mark.skipif(not SWEEP.is_dir(), reason="the fio-plot sweep is not here")
 def test_compare_says_what_limited_the_pivot_and_the_comparison(window, library_path: Path
                                                                 ) -> None:
     with Library.open(library_path) as lib:

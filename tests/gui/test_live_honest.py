@@ -60,10 +60,10 @@ def test_async_fio_and_the_tool_report_between_cases(qtbot, window, tmp_path: Pa
                     or sum(isinstance(e, CaseStarted) for e in events) == 2, timeout=90_000)
     assert "cannot run" not in page.state_label.text(), page.state_label.text()
     # the engine's last report is not shown while fio sets up: cleared at its start
-    page._flush()
-    assert page.rate_labels["Tool's report"].text() == "–"
-    qtbot.waitUntil(lambda: page.rate_labels["Device"].text() != "–", timeout=30_000)
-    application = page.rate_labels["Application"]
+    page.flush()
+    assert page.figures.labels["Tool's report"].text() == "–"
+    qtbot.waitUntil(lambda: page.figures.labels["Device"].text() != "–", timeout=30_000)
+    application = page.figures.labels["Application"]
     assert application.text() == "not seen"
     assert "io_submit" in application.toolTip()
     qtbot.waitUntil(lambda: not window.wb.runs.running, timeout=90_000)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from disklab.core.plan.draft import PlanDraft, field_text, parse_field
 from disklab.core.plan.parse import parse_plan
 from disklab.core.proc import which
 from disklab.core.system.devices import identity
+from disklab.gui.device_list import HEADERS, READY
 from disklab.gui.main_window import PAGE_KEYS, MainWindow
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.state import Workbench
@@ -86,7 +88,23 @@ def test_target_page_directory_and_device_list(qtbot, window, tmp_path):
     assert "does not exist" in page.dir_info.text()
     with qtbot.waitSignal(page.devices_loaded, timeout=20_000):
         page.refresh_devices()
-    assert page.device_list.note.text()  # either the devices or why there are none
+    listing = page.device_list
+    assert listing.note.text() == READY  # read, not an error and not still reading
+    # the disk under / (lsblk's own answer) is listed, greyed, refused with its reason
+    source = subprocess.run(["findmnt", "-no", "SOURCE", "/"], capture_output=True,
+                            text=True).stdout.strip()
+    if not source.startswith("/dev/"):
+        pytest.skip(f"/ is not on a block device here ({source or 'findmnt says nothing'})")
+    parent = subprocess.run(["lsblk", "-no", "PKNAME", source], capture_output=True,
+                            text=True).stdout.strip()
+    disk = f"/dev/{parent}" if parent else source
+    t = listing.table
+    rows = {t.item(r, HEADERS.index("device")).text(): r for r in range(t.rowCount())}
+    assert disk in rows, sorted(rows)
+    row = rows[disk]
+    assert t.item(row, HEADERS.index("safety")).text() == "system"
+    assert "holds /" in t.item(row, HEADERS.index("why")).text()
+    assert t.item(row, 0).flags() == Qt.ItemFlag.NoItemFlags  # cannot be chosen
 
 
 def test_configs_page_two_configs_with_field_errors_and_argv_preview(qtbot, window):

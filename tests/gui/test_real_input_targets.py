@@ -60,7 +60,7 @@ def ended(session_id, status):
     page = window.run
     cells = {case_id: page.table.item(row, 2).text() for case_id, row in page.rows.items()}
     print(json.dumps({"session": session_id, "status": status, "cells": cells,
-                      "overall": page.overall.text()}), flush=True)
+                      "overall": page.bars.overall.text()}), flush=True)
     if plans:
         load()
 

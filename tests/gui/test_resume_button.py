@@ -28,7 +28,7 @@ def test_resume_button_resumes_a_cancelled_session_through_the_worker(qtbot, win
     assert button.isEnabled()
     with qtbot.waitSignal(window.run.finished, timeout=90_000) as resumed:
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
-    window.run._flush()
+    window.run.flush()
     assert resumed.args == [sid, "finished"], window.run.log.toPlainText()[-2000:]
     assert window.current_page() == "run"
     assert "resumed (" in window.run.log.toPlainText()

@@ -122,13 +122,13 @@ def test_the_overall_line_at_the_start_and_after_a_cancel_mid_matrix(qtbot, wind
         'runtime = "2s"\n'))
     window.run.start()
     qtbot.waitUntil(lambda: window.wb.runs.running, timeout=60_000)
-    assert "no run going" not in window.run.overall.format()  # set-up: not "no run going"
+    assert "no run going" not in window.run.bars.overall.format()  # set-up: not "no run going"
     qtbot.waitUntil(lambda: sum(isinstance(e, CaseStarted) for e in events) == 3,
                     timeout=90_000)
     qtbot.wait(700)
     window.run.cancel()
     qtbot.waitUntil(lambda: not window.wb.runs.running and window.run.session_id is not None,
                     timeout=60_000)
-    text = window.run.overall.format()
+    text = window.run.bars.overall.format()
     assert "2 of 4 runs complete" in text and "1 cancelled" in text, text
     assert "ETA" not in text

@@ -93,7 +93,7 @@ def _run(qtbot, window, text: str, timeout_ms: int = 90_000) -> list[object]:
         raise AssertionError(window.run.state_label.text() + "\n"
                              + window.run.log.toPlainText()[-3000:]) from None
     assert "cannot run" not in window.run.state_label.text(), window.run.state_label.text()
-    window.run._flush()  # what arrived since the page's last tick
+    window.run.flush()  # what arrived since the page's last tick
     return events
 
 

@@ -58,7 +58,7 @@ def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target
     shown: list[tuple[int, str]] = []  # what the overall bar showed, once a second
 
     def look() -> None:
-        shown.append((window.run.overall.value(), window.run.overall.format()))
+        shown.append((window.run.bars.overall.value(), window.run.bars.overall.format()))
 
     watcher = QTimer()
     watcher.setInterval(1000)
@@ -69,7 +69,7 @@ def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target
         window.run.start()
     watcher.stop()
     end = time.monotonic()
-    window.run._flush()
+    window.run.flush()
     look()
     assert blocker.args[1] == "finished", window.run.log.toPlainText()[-3000:]
 
@@ -106,7 +106,7 @@ def test_overall_progress_and_eta_over_a_time_based_matrix(qtbot, window, target
     values = [v for v, _text in shown]
     assert values == sorted(values) and values[-1] == 1000
     assert any("ETA" in text for _v, text in shown[:-1])
-    assert "8 of 8 runs complete" in window.run.overall.format()  # ended: counted as such
+    assert "8 of 8 runs complete" in window.run.bars.overall.format()  # ended: counted as such
     # the application plot is the tool's syscall bytes: it moved while the engine ran
     series = {ev.series for _t, ev in events if isinstance(ev, Sample)}
     assert {"app_wchar_bps", "app_rchar_bps", "tool_bps"} <= series
@@ -128,7 +128,7 @@ def test_escape_asks_then_cancels_and_the_next_start_shows_nothing_stale(qtbot, 
         # (the tool's first report may come a refresh after the first sample on a loaded
         # machine: each is waited for)
         for rate in ("Application", "Tool's report"):
-            qtbot.waitUntil(lambda r=rate: run.rate_labels[r].text().endswith("/s"),
+            qtbot.waitUntil(lambda r=rate: run.figures.labels[r].text().endswith("/s"),
                             timeout=10_000)
         # Esc asks first; "Keep running" keeps it running
         qtbot.keyClick(window.run.plots, Qt.Key.Key_Escape)
@@ -164,8 +164,8 @@ def test_escape_asks_then_cancels_and_the_next_start_shows_nothing_stale(qtbot, 
     window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir / "gone" / "away")))
     run.start()
     qtbot.waitUntil(lambda: "cannot run" in run.state_label.text(), timeout=10_000)
-    assert run.overall.format() == "overall: no run going" and run.overall.value() == 0
-    assert run.case_bar.value() == 0
+    assert run.bars.overall.format() == "overall: no run going" and run.bars.overall.value() == 0
+    assert run.bars.case.value() == 0
     qtbot.wait(50)
     assert run.start_btn.geometry() == before
     assert run.state_label.height() == height

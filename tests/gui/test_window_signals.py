@@ -128,7 +128,7 @@ def test_the_windows_start_removes_what_a_killed_run_left_and_says_so(qtbot, win
     window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir, runtime="0.2s")))
     with qtbot.waitSignal(window.run.finished, timeout=60_000) as blocker:
         window.run.start()
-    window.run._flush()
+    window.run.flush()
     assert blocker.args[1] == "finished"
     assert (f"cleaned up after an earlier run: removed {left} (left by DiskLab pid "
             f"{dead.pid})") in window.run.log.toPlainText()

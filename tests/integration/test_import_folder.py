@@ -20,13 +20,9 @@ import pytest
 
 from disklab.core.library import Library
 from disklab.core.results.limits import IMPORTED_SERIES
+from tests.helpers import FIXTURES
 
-SWEEP = Path(__file__).parents[2].parent / "shared" / "fixtures" / "fio-plot-sweep"
-if not SWEEP.is_dir():
-    SWEEP = Path("/work/shared/fixtures/fio-plot-sweep")
-FIO = Path(__file__).parents[1] / "fixtures" / "fio"
-
-pytestmark = pytest.mark.skipif(not SWEEP.is_dir(), reason="the fio-plot sweep is not here")
+SWEEP = FIXTURES / "fio-plot-sweep"
 
 
 def disklab(*args: str, **kw) -> subprocess.CompletedProcess[str]:

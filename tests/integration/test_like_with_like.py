@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from disklab.cli.main import main
-from tests.helpers import IS_ROOT
+from tests.helpers import FIXTURES, IS_ROOT
 
-SWEEP = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "fio-plot-sweep"
+SWEEP = FIXTURES / "fio-plot-sweep"
 
 TREE = """\
 name = "trees"
@@ -94,7 +94,6 @@ def test_a_delete_time_is_never_judged_against_a_create_time(
         assert "never compared" in err and "Traceback" not in err
 
 
-@pytest.mark.skipif(not SWEEP.is_dir(), reason="the shared fio-plot sweep is not here")
 def test_the_fio_plot_sweep_is_a_seven_by_seven_table_in_number_order(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     files = sorted(str(p) for p in SWEEP.glob("randread-*-*.json"))

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import FIXTURES
+
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
 PLAN = """\
@@ -163,8 +165,8 @@ def imported(tmp_path: Path, *paths: Path) -> dict[str, Any]:
     return json.loads(disklab("show", "1", "--json", "--library", str(library)).stdout)
 
 
-FIO = Path(__file__).parents[1] / "fixtures" / "fio"
-SWEEP = Path("/work/shared/fixtures/fio-plot-sweep")
+FIO = FIXTURES / "fio"
+SWEEP = FIXTURES / "fio-plot-sweep"
 
 
 def test_an_imported_result_without_evidence_is_not_known(tmp_path: Path) -> None:
@@ -185,7 +187,6 @@ def test_an_imported_fio_output_says_its_device_from_disk_util(tmp_path: Path) -
     assert verdict["evidence"]["busy_pct"] == pytest.approx(89.707649)
 
 
-@pytest.mark.skipif(not SWEEP.is_dir(), reason="the fio-plot sweep is not here")
 def test_the_imported_fio_plot_sweep_is_the_device_with_its_queue(tmp_path: Path) -> None:
     """The real sweep of a Samsung PM883 (iodepth x numjobs, 60 s each): busy all the time
     from two requests asked on, requests in flight following iodepth x numjobs up to the

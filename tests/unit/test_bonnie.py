@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from disklab.core.importing import read_output
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.bonnie import BonnieAdapter, sniff
@@ -60,10 +60,10 @@ def test_argv_as_root_with_default_ram() -> None:
 
 
 def test_argv_not_root_fast_no_files_and_given_ram() -> None:
-    target = RunTarget(directory="/home/u/t", tag="x", is_root=False)
+    target = RunTarget(directory="/mnt/u/t", tag="x", is_root=False)
     cmd = bonnie.build_command({"size": 256 * MiB, "ram": 64 * MiB, "files": 0, "fast": True,
                                 "label": "box"}, target)
-    assert cmd.argv == ("bonnie++", "-d", "/home/u/t", "-s", "256", "-r", "64", "-n", "0",
+    assert cmd.argv == ("bonnie++", "-d", "/mnt/u/t", "-s", "256", "-r", "64", "-n", "0",
                         "-m", "box", "-f")
     assert cmd.planned_bytes == 4 * 256 * MiB
 
@@ -396,8 +396,10 @@ def test_a_phase_line_still_open_names_its_phase() -> None:
     assert parser.feed("stderr", "Version 2.00a") is None
 
 
-@pytest.mark.parametrize("trace", ["s1g_r512_n16_ext4.trace.jsonl",
-                                   "s1g_r512_n16_ext4_stdout-pty.trace.jsonl"])
+TRACES = ["s1g_r512_n16_ext4.trace.jsonl", "s1g_r512_n16_ext4_stdout-pty.trace.jsonl"]
+
+
+@pytest.mark.parametrize("trace", TRACES)
 def test_phases_replayed_at_the_tools_own_chunking(trace: str) -> None:
     """Lines as the runner passes them: only complete ones. 'Writing a byte at a time...'
     (t=0.0018) is finished by 'done' at t=0.8463; that line announces the block write."""
@@ -431,8 +433,23 @@ def test_sniff() -> None:
     assert not sniff(fixture_text("fio", "foreign", "auto_s64m_q16m_i0-1-2_ext4.txt"))
 
 
-def test_every_fixture_file_has_a_test() -> None:
-    source = Path(__file__).read_text()
-    for path in BONNIE.iterdir():
-        if path.is_file() and path.name != "README.md":
-            assert path.name in source, f"{path.name} is not tested"
+FIXTURE_FILES = sorted(p.name for p in BONNIE.iterdir() if p.is_file() and p.name != "README.md")
+
+
+def test_every_trace_is_replayed() -> None:
+    assert {f for f in FIXTURE_FILES if f.endswith(".trace.jsonl")} == set(TRACES)
+
+
+@pytest.mark.parametrize("name", FIXTURE_FILES)
+def test_every_fixture_file_imports_as_a_user_gets_it(name: str) -> None:
+    """What `disklab import` makes of each recorded file: bonnie++'s results (its CSV line,
+    its table, bon_csv2txt's table; with -q the table goes to stderr) are bonnie's with
+    figures above zero; its other stderr (progress, errors) and the traces are no result."""
+    run, problem = read_output(BONNIE / name)
+    quiet_table = name.endswith(".stderr.txt") and "quiet" in name
+    if name.endswith(".trace.jsonl") or (name.endswith(".stderr.txt") and not quiet_table):
+        assert run is None and problem is not None
+    else:
+        assert problem is None, problem
+        assert run is not None and run.tool == "bonnie"
+        assert [m for m in run.metrics if m.value and m.value > 0]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from disklab.core.importing import read_output
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import RunTarget, ToolOutput
 from disklab.core.tools.fio import FioAdapter
@@ -849,11 +849,46 @@ def test_sniff() -> None:
     assert not sniff(fixture_text("bonnie", "s1g_r512_n16_quiet_ext4.csv"))
 
 
-def test_every_fixture_file_has_a_test() -> None:
-    source = Path(__file__).read_text()
-    for path in FIO.iterdir():
-        if path.is_file() and path.name != "README.md":
-            assert path.name in source, f"{path.name} is not tested"
+# The fixtures that are no result of their own, and what `disklab import` says of each; every
+# other file is a run's output and imports as fio's with its figures (the trace.jsonl files are
+# replayed above, each in TRACES)
+NO_RESULT = {
+    "job.fio": "not recognised",  # the job file of the jobfile_* runs
+    # a run that wrote its JSON to a file (--output): its stdout is ETA lines only
+    "disklab_sigterm_randread.txt": "not recognised",
+    "randread_4k_qd32_rootfs_eta-always_json-to-file_pipe.txt": "not recognised",
+    # a job that failed: refused with fio's own words, not read as a figure
+    "disklab_enospc_write_tmpfs4m.output.json": "error 28 (No space left on device)",
+    "error_enospc_seqwrite_8g_on_4g_ext4.txt": "error 28 (No space left on device)",
+    # fio --client's terse lines: read by the hosts' client adapter (test_hosts_plan), not
+    # imported as a file of their own
+    "client/client_2servers_one-killed_terse.txt": "not recognised",
+    "client/client_2servers_one-refused_terse.txt": "not recognised",
+    "client/client_2servers_randrw_terse.stdout.txt": "not recognised",
+    "client/client_2servers_randrw_terse.txt": "not recognised",
+}
+FIXTURE_FILES = sorted(p.relative_to(FIO).as_posix() for p in FIO.rglob("*")
+                       if p.is_file() and p.name != "README.md")
+
+
+def test_every_trace_is_replayed() -> None:
+    assert {f for f in FIXTURE_FILES if f.endswith(".trace.jsonl")} == set(TRACES)
+
+
+@pytest.mark.parametrize("name", FIXTURE_FILES)
+def test_every_fixture_file_imports_as_a_user_gets_it(name: str) -> None:
+    """What `disklab import` makes of each recorded file: a run's output is fio's with
+    figures above zero; a file that is no result is refused with its reason."""
+    run, problem = read_output(FIO / name)
+    if name.startswith("foreign/"):  # another tool's output is never taken for fio's
+        assert run is not None and run.tool == "iozone"
+    elif name in NO_RESULT or name.endswith((".stderr.txt", ".trace.jsonl")):
+        assert run is None and problem is not None
+        assert NO_RESULT.get(name, "not recognised") in problem.message
+    else:
+        assert problem is None, problem
+        assert run is not None and run.tool == "fio"
+        assert [m for m in run.metrics if m.value and m.value > 0]
 
 
 # --- several targets (`on`): one job per target ---------------------------------------------

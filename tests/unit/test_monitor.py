@@ -135,9 +135,14 @@ def test_without_pids_there_are_no_app_rates(tmp_path: Path) -> None:
     assert not (APP & set(monitor.sample()))
 
 
-def test_filesystems_without_a_device_have_no_device_rates() -> None:
-    if filesystem_of("/dev/shm").get("fstype") == "tmpfs":
-        monitor = Monitor("/dev/shm")
-        assert monitor.device is None
-        monitor.sample()
-        assert not any(k.startswith(("device_", "backing_")) for k in monitor.sample())
+@pytest.mark.parametrize(("directory", "fstype"), [("/proc", "proc"), ("/dev/shm", "tmpfs")])
+def test_filesystems_without_a_device_have_no_device_rates(directory: str, fstype: str) -> None:
+    mounted = filesystem_of(directory).get("fstype")
+    if mounted != fstype:  # /proc is proc on every Linux; /dev/shm is tmpfs on most
+        pytest.skip(f"{directory} is {mounted} on this machine, not {fstype}")
+    monitor = Monitor(directory)
+    assert monitor.device is None
+    assert set(monitor.sample()) == LEVELS  # primed
+    second = monitor.sample()
+    assert set(second) >= LEVELS
+    assert not any(k.startswith(("device_", "backing_")) for k in second), second

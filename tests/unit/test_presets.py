@@ -64,7 +64,7 @@ def test_preset_validates(preset: Path, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# the studies' presets (../shared/studies): one per study, each with a smoke sibling
+# the studies' presets (app/disklab/resources/presets): one per study, each with a smoke sibling
 
 STUDIES = ("study-journaling-cost-sync-vs-buffered", "study-ext4-journal-size",
            "study-san-stream-qd-blocksize", "study-raid-readahead-tree-placement",

@@ -4,7 +4,6 @@ together behind a barrier, read like one tool, and leave no process behind."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import psutil
@@ -39,14 +38,16 @@ def test_members_start_together_after_the_release(tmp_path: Path) -> None:
 
 
 def test_a_member_that_cannot_start_stops_the_group() -> None:
+    """When start() raises, the member that did start is already ended and reaped: not
+    running, not a zombie, nothing to wait for."""
     group = ToolGroup([("a", ["sleep", "30"]), ("b", ["/nonexistent/tool"])])
     with pytest.raises(ToolError, match="nonexistent"):
         group.start()
-    time.sleep(0.2)
-    # this process's own (other tests, run at the same time, start their own sleep 30)
-    left = [p for p in psutil.Process().children(recursive=True)
-            if p.cmdline() == ["sleep", "30"]]
-    assert not left
+    started = [pid for pid in group.pids if pid]
+    assert len(started) == 1  # the sleep, forked and at the barrier before b failed
+    assert not [pid for pid in started if psutil.pid_exists(pid)]
+    # this process's own children (other tests, run at the same time, start their own)
+    assert not [c.pid for c in psutil.Process().children(recursive=True) if c.pid in started]
 
 
 def test_terminate_stops_every_member() -> None:

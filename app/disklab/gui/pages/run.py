@@ -89,7 +89,7 @@ class RunPage(QWidget):
         self.progress_seen = 0
         self.event_text = EventText()  # the events' words (core.run.event_text)
         self._pending_log: list[str] = []
-        self._pending_progress: Progress | None = None  # shown at the next _flush
+        self._pending_progress: Progress | None = None  # shown at the next flush
         self.launcher = Launcher(wb, self)
         self.launcher.go.connect(self._launch)
         self.launcher.refused.connect(self._refused)
@@ -99,10 +99,8 @@ class RunPage(QWidget):
         lay = QVBoxLayout(self)
         lay.addLayout(self._top_row())
         self.bars = RunBars()
-        self.overall, self.case_bar = self.bars.overall, self.bars.case
         lay.addLayout(self.bars.layout())
         self.figures = RateFigures()
-        self.rate_labels = self.figures.labels
         lay.addLayout(self.figures.layout())
         self.tiles = StandardTiles()  # the standard set's eight figures; hidden otherwise
         self.tiles.hide()
@@ -112,7 +110,7 @@ class RunPage(QWidget):
         # drawn once per batch of events the controller hands over (once a refresh interval),
         # and only while a run goes: each append repaints the log pane and each bar, and at
         # 5 Hz that cost 0.14 s of CPU a minute (bench 2); one wake-up draws everything
-        wb.runs.drained.connect(self._flush)
+        wb.runs.drained.connect(self.flush)
         self.settings = QSettings()
         chosen = _seconds(self.settings.value(REFRESH_KEY, 1))
         self.refresh_box.setCurrentIndex(max(0, self.refresh_box.findData(chosen)))
@@ -229,7 +227,7 @@ class RunPage(QWidget):
                            launch.password, resume=launch.resumption)
         self.bars.setting_up()
         self.cancelling.arm()
-        self.plots.driven = True  # redrawn by _flush, in the same wake-up
+        self.plots.driven = True  # redrawn by flush, in the same wake-up
         self.started.emit()
 
     def ask_cancel(self) -> None:
@@ -308,7 +306,7 @@ class RunPage(QWidget):
             self.status = ev.status
             self._take_progress()
             if ev.status == "finished":
-                self.overall.setValue(1000)
+                self.bars.overall.setValue(1000)
 
     def _on_session_started(self, ev: SessionStarted | SessionResumed) -> None:
         """The table of the session's cases. A resumed session's cases say how many of their
@@ -401,9 +399,10 @@ class RunPage(QWidget):
         where it has several, mean ± stddev over the repeats done."""
         return self.live.text(case_id)
 
-    def _flush(self) -> None:
-        """Timer slot: the log lines, the progress and the rates that arrived since the last
-        tick."""
+    def flush(self) -> None:
+        """The log lines, the progress and the rates that arrived since the last drawing.
+        The controller's `drained` calls it once a refresh interval; a test calls it to see at
+        once what the page shows of the events handed over so far."""
         self._take_progress()
         self.figures.show()
         self.plots.redraw()  # only if samples came or the view moved
@@ -418,7 +417,7 @@ class RunPage(QWidget):
 
     def _on_finished(self, session_id: Any) -> None:
         self.plots.driven = False
-        self._flush()
+        self.flush()
         self.session_id = session_id
         self.start_btn.setEnabled(True)
         self.cancel_btn.setEnabled(False)

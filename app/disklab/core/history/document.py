@@ -24,10 +24,10 @@ from disklab.core.results.format import (
 from disklab.core.results.tables import Table
 from disklab.core.vocab.jsonformat import versioned
 
-METHOD = ("Welch's t-test between the sessions before and after each candidate point (the "
-          "largest |t| of each figure), Bonferroni-corrected for every candidate point of "
-          f"every figure of the series; a change also moves the mean by {100 * MIN_STEP:g} % "
-          "or more")
+METHOD = ("Student's t-test (pooled) between the sessions before and after each candidate "
+          "point (the largest |t| of each figure), Bonferroni-corrected for every candidate "
+          "point of every figure of the series; a change also moves the mean by "
+          f"{100 * MIN_STEP:g} % or more; its interval is Welch's")
 
 
 def day(t: float | None, with_time: bool = True) -> str:

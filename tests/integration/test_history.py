@@ -212,3 +212,40 @@ def test_another_machines_bundle_forms_its_own_series(bench: Bench) -> None:
     local = bench.history(library, str(mine["sessions"][0]["id"]))
     assert [s["id"] for s in local["series"][0]["sessions"]] == \
         [s["id"] for s in mine["sessions"]]
+
+
+def test_rerun_adds_a_session_to_the_series_and_the_schedule_verifies(bench: Bench) -> None:
+    library = bench.copy("rerun.sqlite")
+    done = disklab("rerun", "weekly check", "--library", str(library), "-q")
+    assert done.returncode == 0, done.stderr
+    (series,) = bench.history(library)["series"]
+    assert len(series["sessions"]) == 7
+    units = bench.base / "units"
+    done = disklab("schedule", "weekly check", "--every", "week", "--library", str(library),
+                   "--unit-dir", str(units))
+    assert done.returncode == 0, done.stderr
+    written = sorted(units.iterdir())
+    assert [p.suffix for p in written] == [".service", ".timer"]
+    assert "OnCalendar=weekly" in written[1].read_text()
+    if shutil.which("systemd-analyze"):
+        verify = subprocess.run(["systemd-analyze", "verify", *map(str, written)],
+                                capture_output=True, text=True, timeout=60)
+        assert verify.returncode == 0, verify.stderr
+    done = disklab("schedule", "weekly check", "--remove", "--library", str(library),
+                   "--unit-dir", str(units))
+    assert done.returncode == 0 and list(units.iterdir()) == []
+
+
+def test_the_history_charts_render_in_rsvg(bench: Bench) -> None:
+    out = bench.base / "charts"
+    done = disklab("history", "weekly check", "--format", "svg", "-o", f"{out}/",
+                   "--library", str(bench.library))
+    assert done.returncode == 0, done.stderr
+    charts = sorted(out.glob("*.svg"))
+    assert len(charts) == 6  # the headline figures: bandwidth, IOPS, mean latency, twice
+    if shutil.which("rsvg-convert") is None:
+        pytest.skip("rsvg-convert is not installed")
+    for chart in charts:
+        png = chart.with_suffix(".png")
+        subprocess.run(["rsvg-convert", str(chart), "-o", str(png)], check=True, timeout=60)
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -30,11 +30,19 @@ METHOD = ("Student's t-test (pooled) between the sessions before and after each 
           f"{100 * MIN_STEP:g} % or more; its interval is Welch's")
 
 
-def day(t: float | None, with_time: bool = True) -> str:
-    """A session's date as a history shows it: '12 Nov 2026 14:05'."""
+def day(t: float | None, span: float = 0.0) -> str:
+    """A session's date as a history shows it: '12 Nov 2026 14:05'; on an axis spanning
+    `span` seconds, as much as tells its ticks apart: the date alone over weeks, the time to
+    the second within two hours."""
     if not t:
         return ""
-    return time.strftime("%d %b %Y %H:%M" if with_time else "%d %b %Y", time.localtime(t))
+    if span > 14 * 86400:
+        spelt = "%d %b %Y"
+    elif 0 < span < 2 * 3600:
+        spelt = "%H:%M:%S"
+    else:
+        spelt = "%d %b %Y %H:%M"
+    return time.strftime(spelt, time.localtime(t))
 
 
 def change_text(s: SeriesHistory, c: Change) -> str:
@@ -175,6 +183,7 @@ def chart_spec(s: SeriesHistory, f: Figure) -> ChartSpec:
     """One figure over time: dates on x, the means with their intervals, each change a
     marker between its two sessions."""
     shown, div = display_unit(f.unit)
+    first = day(s.sessions[f.points[0].session]["started"]) if f.points else ""
     xs = tuple(float(s.sessions[p.session]["started"] or 0.0) for p in f.points)
     ys = tuple(p.mean / div for p in f.points)
     err = tuple(0.0 if p.high is None else (p.high - p.mean) / div for p in f.points)
@@ -184,9 +193,9 @@ def chart_spec(s: SeriesHistory, f: Figure) -> ChartSpec:
             a, b = (float(s.sessions[i]["started"] or 0.0) for i in (c.before, c.after))
             markers.append(((a + b) / 2, format_delta(c.step.pct)))
     span = (max(xs) - min(xs)) if xs else 0.0
-    ticks = tuple((x, day(x, with_time=span < 3 * 86400)) for x in xs)
+    ticks = tuple((x, day(x, span)) for x in xs)
     return ChartSpec(
-        title=f"{f.label} over time", kind="line", x_label="session start",
+        title=f"{f.label} over time", kind="line", x_label=f"session start (from {first})",
         y_label=shown, series=(Series(f.label, xs, ys, err),), markers=tuple(markers),
         note=f"{s.plan_name} on {s.target}, host {s.host_words}; whiskers: the 95 % "
              "confidence interval of each session's mean; dashed: a change found",

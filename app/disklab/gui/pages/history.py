@@ -90,10 +90,12 @@ class HistoryPage(QWidget):
         row.addWidget(QLabel("Series"))
         self.series_pick = QComboBox()
         self.series_pick.currentIndexChanged.connect(lambda _i: self._show_series())
-        row.addWidget(self.series_pick, 1)
+        self.series_pick.setMinimumContentsLength(26)
+        row.addWidget(self.series_pick, 2)
         row.addWidget(QLabel("Figure"))
         self.figure_pick = QComboBox()
         self.figure_pick.currentIndexChanged.connect(lambda _i: self._show_figure())
+        self.figure_pick.setMinimumContentsLength(22)
         row.addWidget(self.figure_pick, 2)
         self.buttons: dict[str, QPushButton] = {}
         for key, text, fn in (("rerun", "Run again", self.run_again),
@@ -134,7 +136,10 @@ class HistoryPage(QWidget):
         self.series_pick.blockSignals(True)
         self.series_pick.clear()
         for s in self.history.series:
-            self.series_pick.addItem(f"{s.plan_name} · {s.target} · {s.host_words}")
+            text = f"{s.plan_name} · {s.target} · {s.host_words}"
+            self.series_pick.addItem(text)
+            self.series_pick.setItemData(self.series_pick.count() - 1, text,
+                                         Qt.ItemDataRole.ToolTipRole)
         self.series_pick.blockSignals(False)
         self.series_pick.setCurrentIndex(0)
         self._show_series()

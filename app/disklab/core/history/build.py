@@ -6,26 +6,34 @@ table, JSON, CSV, HTML, SVG) and the window's History view lay out the same Hist
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from disklab.core.history import changes as found
 from disklab.core.history import facts
 from disklab.core.history.series import SeriesKey, host_id, series_for, target_words
-from disklab.core.library.history import session_identities, stored_points
+from disklab.core.library.history import (
+    FigureColumns,
+    case_facts,
+    figure_columns,
+    session_identities,
+)
 from disklab.core.library.store import Library
 from disklab.core.results.compare import better_is_higher
 from disklab.core.results.labels import case_labels
 from disklab.core.results.rows import is_headline
-from disklab.core.results.stats import ALPHA, mean_interval
+from disklab.core.results.stats import ALPHA, t_upper_quantile
 from disklab.core.vocab.errors import LibraryError
 
 
-@dataclass(frozen=True)
-class Point:
-    """One session's figure: its mean over the session's repeats and that mean's interval."""
+class Point(NamedTuple):
+    """One session's figure: its mean over the session's repeats and that mean's interval (a
+    tuple: a history of 1,000 sessions x 50 figures makes 50,000 of them)."""
 
     session: int  # the session's index in SeriesHistory.sessions
     mean: float
@@ -36,7 +44,9 @@ class Point:
 
 @dataclass(frozen=True)
 class Figure:
-    """One case and metric over the series' sessions."""
+    """One case and metric over the series' sessions, as columns (the sessions holding it,
+    oldest first); `points` makes each session's Point when first read: a history of 50
+    figures is opened to show one."""
 
     key: str  # case id, metric and the metric's own parameters: the same in every session
     label: str  # 'as is · fio read rw=read'
@@ -44,7 +54,23 @@ class Figure:
     unit: str
     higher_is_better: bool
     headline: bool  # a figure every table shows (rows.is_headline)
-    points: tuple[Point, ...]
+    sessions: tuple[int, ...]  # indexes in SeriesHistory.sessions
+    means: tuple[float, ...]
+    stddevs: tuple[float, ...]  # NaN: none (one repeat)
+    ns: tuple[int, ...]
+    alpha: float = ALPHA
+
+    @functools.cached_property
+    def points(self) -> tuple[Point, ...]:
+        out = []
+        for i, mean, sd, n in zip(self.sessions, self.means, self.stddevs, self.ns,
+                                  strict=True):
+            if n < 2 or sd != sd:
+                out.append(Point(i, mean, None, None, n))
+            else:
+                half = _quantile(n - 1, self.alpha) * sd / math.sqrt(n)  # mean_interval's
+                out.append(Point(i, mean, mean - half, mean + half, n))
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -123,9 +149,8 @@ def _fill(lib: Library, series: SeriesHistory, members: Mapping[int, Mapping[str
           alpha: float) -> None:
     """The series' figures, then the changes found in them and what changed at each."""
     ids = [s["id"] for s in series.sessions]
-    rows = stored_points(lib, ids)
-    series.figures = _figures(ids, rows, alpha)
-    series.tests = sum(found.candidates(len(f.points)) for f in series.figures)
+    series.figures = _figures(lib, ids, figure_columns(lib, ids), alpha)
+    series.tests = sum(found.candidates(len(f.means)) for f in series.figures)
     hosts = {sid: members[sid]["host"] for sid in ids}
     readbacks: dict[int, dict[str, Any]] = {}
 
@@ -135,8 +160,8 @@ def _fill(lib: Library, series: SeriesHistory, members: Mapping[int, Mapping[str
         return readbacks[sid]
 
     for f in series.figures:
-        for step in found.steps([p.mean for p in f.points], series.tests, alpha):
-            before, after = f.points[step.at - 1].session, f.points[step.at].session
+        for step in found.steps(f.means, series.tests, alpha):
+            before, after = f.sessions[step.at - 1], f.sessions[step.at]
             a, b = ids[before], ids[after]
             diffs = facts.differences(hosts[a], hosts[b], readback(a), readback(b))
             worse = (step.pct < 0) == f.higher_is_better
@@ -144,41 +169,44 @@ def _fill(lib: Library, series: SeriesHistory, members: Mapping[int, Mapping[str
                                          tuple(diffs)))
 
 
-def _figures(ids: Sequence[int], rows: Mapping[int, list[dict[str, Any]]], alpha: float
-             ) -> list[Figure]:
-    """Each case and metric's points over the sessions, in the order the sessions give
-    them."""
-    points: dict[str, list[Point]] = {}
-    first: dict[str, dict[str, Any]] = {}
-    for index, sid in enumerate(ids):
-        for r in rows.get(sid, ()):
-            mean = r["mean"]
-            if mean is None:
-                continue
-            key = f"{r['case_id']}|{r['metric']}|{r['params']}"
-            if key not in first:
-                first[key] = r
-                points[key] = []
-            low, high = mean_interval(mean, r["stddev"], int(r["n"] or 0), alpha)
-            points[key].append(Point(index, float(mean), low, high, int(r["n"] or 0)))
-    reps = [_merged(r) for r in first.values()]
+def _figures(lib: Library, ids: Sequence[int], columns: Sequence[FigureColumns],
+             alpha: float) -> list[Figure]:
+    """Each case and metric's values over the sessions, oldest session first, labelled as
+    the comparisons label them."""
+    index_of = {sid: i for i, sid in enumerate(ids)}
+    cases: dict[int, dict[str, tuple[str, str, dict[str, Any]]]] = {}
+    reps, lines = [], []
+    for c in columns:
+        index = [index_of[sid] for sid in c.sessions]
+        line: tuple[tuple[Any, ...], ...] = (index, c.mean, c.stddev, c.n)
+        if any(m != m for m in c.mean) or any(b < a for a, b in itertools.pairwise(index)):
+            # a session without the figure, or sessions not in id order: sorted, kept out
+            line = tuple(zip(*sorted(p for p in zip(*line, strict=True) if p[1] == p[1]),
+                             strict=True))
+        if not line or not line[0]:
+            continue
+        first = ids[line[0][0]]
+        if first not in cases:
+            cases[first] = case_facts(lib, first)
+        config, tool, case_params = cases[first].get(c.case_id, ("", "", {}))
+        reps.append({"config": config, "tool": tool, "metric": c.metric, "unit": c.unit,
+                     "test": c.metric.split(":")[0],
+                     "params": {**case_params, **(json.loads(c.params) if c.params else {})}})
+        lines.append((c, line))
     labels = case_labels(reps)
     configs = {r["config"] for r in reps}
     out = []
-    for (key, r), rep in zip(first.items(), reps, strict=True):
+    for (c, line), rep in zip(lines, reps, strict=True):
         shown = " ".join(p for p in (rep["tool"], rep["metric"], labels.label(rep)) if p)
         label = f"{rep['config']} · {shown}" if len(configs) > 1 else shown
-        out.append(Figure(key, label, r["metric"], r["unit"],
-                          better_is_higher(r["metric"], r["unit"]), is_headline(rep),
-                          tuple(points[key])))
+        index, means, sds, ns = (tuple(column) for column in line)
+        out.append(Figure(f"{c.case_id}|{c.metric}|{c.params}", label, c.metric, c.unit,
+                          better_is_higher(c.metric, c.unit), is_headline(rep), index, means,
+                          sds, ns, alpha))
     return out
 
 
-def _merged(r: Mapping[str, Any]) -> dict[str, Any]:
-    """A representative row with its parameters as one dict, as the labels read them."""
-    params = r.get("merged")
-    if params is None:
-        params = {**json.loads(r.get("case_params") or "{}"),
-                  **(json.loads(r["params"]) if r.get("params") else {})}
-    return {"config": r["config"], "tool": r["tool"], "metric": r["metric"],
-            "unit": r["unit"], "params": params, "test": str(r["metric"]).split(":")[0]}
+@functools.lru_cache(maxsize=256)
+def _quantile(df: int, alpha: float) -> float:
+    """The t quantile of a mean's interval, once per repeats count (stats.mean_interval)."""
+    return t_upper_quantile(alpha / 2.0, df)

@@ -27,14 +27,17 @@ the spread of whole sessions (a busy machine, a cold cache), which the session m
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 from disklab.core.results.stats import ALPHA, t_sf2, welch
 
 MIN_SIDE = 2  # sessions each side of a candidate point (Welch needs two)
 MIN_STEP = 0.05  # a change moves the mean by at least this fraction (asv's default)
+_NORMAL = NormalDist()
 
 
 @dataclass(frozen=True)
@@ -62,31 +65,31 @@ def _moments(values: Sequence[float]) -> tuple[list[float], list[float]]:
     """Prefix sums of the values and of their squares (shifted by the first value, so that
     large figures keep their precision)."""
     shift = values[0] if values else 0.0
-    s, q = [0.0], [0.0]
-    for v in values:
-        d = v - shift
-        s.append(s[-1] + d)
-        q.append(q[-1] + d * d)
-    return s, q
+    d = [v - shift for v in values]
+    return [0.0, *itertools.accumulate(d)], [0.0, *itertools.accumulate(x * x for x in d)]
 
 
 def _best_split(values: Sequence[float], lo: int, hi: int) -> tuple[int, float] | None:
-    """The candidate point in values[lo:hi] with the largest pooled |t| (index, |t|): the
-    smallest p, the degrees of freedom (n - 2) being the same at every point."""
+    """The candidate point in values[lo:hi] with the largest pooled |t| (index, t squared
+    over (n - 2), which orders the candidates as |t| does): the smallest p, the degrees of
+    freedom (n - 2) being the same at every point. One pass over prefix sums: a history of
+    1,000 sessions x 50 figures is scanned in a few tens of milliseconds (bench figure 11)."""
     s, q = _moments(values[lo:hi])
     n = hi - lo
-    best: tuple[int, float] | None = None
-    for k in range(MIN_SIDE, n - MIN_SIDE + 1):
-        na, nb = k, n - k
-        ma, mb = s[k] / na, (s[n] - s[k]) / nb
-        pooled = (max(q[k] - na * ma * ma, 0.0) + max((q[n] - q[k]) - nb * mb * mb, 0.0)
-                  ) / (n - 2)
-        se = math.sqrt(pooled * (1.0 / na + 1.0 / nb))
-        delta = abs(mb - ma)
-        t = math.inf if se == 0.0 and delta > 0 else (delta / se if se else 0.0)
-        if best is None or t > best[1]:
-            best = (lo + k, t)
-    return best
+    if n < 2 * MIN_SIDE:
+        return None
+    total_s, total_q = s[n], q[n]
+    best_k, best = MIN_SIDE, -1.0
+    for k, sa, qa in zip(range(MIN_SIDE, n - MIN_SIDE + 1), s[MIN_SIDE:], q[MIN_SIDE:],
+                         strict=False):
+        nb = n - k
+        sb = total_s - sa
+        ss = (qa - sa * sa / k) + (total_q - qa - sb * sb / nb)  # within both sides
+        d = sb / nb - sa / k
+        t2 = d * d / (ss * (1.0 / k + 1.0 / nb)) if ss > 0.0 else (math.inf if d else 0.0)
+        if t2 > best:
+            best_k, best = k, t2
+    return lo + best_k, best
 
 
 def _test(values: Sequence[float], lo: int, at: int, hi: int, m: int, alpha: float
@@ -98,6 +101,8 @@ def _test(values: Sequence[float], lo: int, at: int, hi: int, m: int, alpha: flo
     ma, mb = math.fsum(left) / na, math.fsum(right) / nb
     ssa, ssb = math.fsum((v - ma) ** 2 for v in left), math.fsum((v - mb) ** 2 for v in right)
     se = math.sqrt((ssa + ssb) / (na + nb - 2) * (1.0 / na + 1.0 / nb))
+    if se > 0.0 and abs(mb - ma) / se < _NORMAL.inv_cdf(1.0 - alpha / (2.0 * m)):
+        return None  # below even the normal's quantile, which is below every t's: no p needed
     exact = 0.0 if mb != ma else 1.0  # neither side varies: the difference is exact
     p = exact if se == 0.0 else t_sf2((mb - ma) / se, na + nb - 2)
     adjusted = min(1.0, p * m)

@@ -90,20 +90,25 @@ def host_id(host: Mapping[str, Any]) -> str:
 
 def key_of(session: Mapping[str, Any], plans: dict[str, str] | None = None) -> SeriesKey:
     """The series a session belongs to (`plans`: plan texts already hashed, for many)."""
-    text = str(session.get("plan_text") or "")
     host = session.get("host") or {}
-    memo = plans if plans is not None else {}
+    return SeriesKey(_plan_of(session, {} if plans is None else plans), target_text(host),
+                     host_id(host))
+
+
+def _plan_of(session: Mapping[str, Any], plans: dict[str, str]) -> str:
+    text = str(session.get("plan_text") or "")
     memo_key = text if text.strip() else f"\0{session.get('name')}"
-    digest = memo.get(memo_key)
+    digest = plans.get(memo_key)
     if digest is None:
-        digest = memo[memo_key] = plan_hash(text, str(session.get("name") or ""))
-    return SeriesKey(digest, target_text(host), host_id(host))
+        digest = plans[memo_key] = plan_hash(text, str(session.get("name") or ""))
+    return digest
 
 
-def group(sessions: Iterable[Mapping[str, Any]]) -> dict[SeriesKey, list[Mapping[str, Any]]]:
+def group(sessions: Iterable[Mapping[str, Any]], plans: dict[str, str] | None = None
+          ) -> dict[SeriesKey, list[Mapping[str, Any]]]:
     """The sessions (complete ones: POINT_STATUSES) by series, each series oldest first as
-    given."""
-    plans: dict[str, str] = {}
+    given (`plans`: plan texts already hashed)."""
+    plans = {} if plans is None else plans
     out: dict[SeriesKey, list[Mapping[str, Any]]] = {}
     for s in sessions:
         if s.get("status") in POINT_STATUSES:
@@ -115,14 +120,23 @@ def series_for(sessions: Sequence[Mapping[str, Any]], ref: str
                ) -> tuple[list[SeriesKey], dict[SeriesKey, list[Mapping[str, Any]]]]:
     """The series `ref` names: a session's id or UUID (its one series, whatever its
     status) or a name (every series holding a session of that name). ([], ...) when no
-    session matches."""
-    grouped = group(sessions)
+    session matches. Only the sessions of the plans asked for are keyed whole (their target
+    and host), each once."""
     plans: dict[str, str] = {}
     by_id = [s for s in sessions if str(s.get("id")) == ref or s.get("uuid") == ref]
     matched = by_id or [s for s in sessions if s.get("name") == ref]
+    wanted_plans = {_plan_of(s, plans) for s in matched}
+    keys_of: dict[int, SeriesKey] = {}
+    grouped: dict[SeriesKey, list[Mapping[str, Any]]] = {}
+    for s in sessions:
+        if _plan_of(s, plans) not in wanted_plans:
+            continue
+        key = keys_of[id(s)] = key_of(s, plans)
+        if s.get("status") in POINT_STATUSES:
+            grouped.setdefault(key, []).append(s)
     keys: list[SeriesKey] = []
     for s in matched:
-        key = key_of(s, plans)
+        key = keys_of[id(s)]
         if key not in keys:
             keys.append(key)
             grouped.setdefault(key, [])

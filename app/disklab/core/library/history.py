@@ -2,16 +2,20 @@
 
 A history of one plan over 1,000 sessions opens in under 200 ms (bench figure 11): one query
 lists every session's identity (plan text, host record, start), one gives the results stamps of
-the sessions of one series, one their stored summary rows. A session whose stored summary is
-missing or stale (its stamp is not the session's) has its rows computed from its metric rows,
-as Library.results does.
+the sessions of one series, one their stored summary rows grouped by figure, each figure's
+values over the sessions in one row (50 rows of 1,000 values, not 50,000 rows: making a Python
+row of each took most of the time). A session whose stored summary is missing or stale (its
+stamp is not the session's) has its rows computed from its metric rows, as Library.results
+does.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from disklab.core.library import summary
@@ -58,46 +62,75 @@ def results_stamps(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tupl
     return out
 
 
-def stored_points(lib: Library, ids: Sequence[int]) -> dict[int, list[dict[str, Any]]]:
-    """Each session's result rows reduced to what a history plots: case_id, config, tool,
-    metric, params, merged, unit, n, mean, stddev. From the
-    stored summaries where their stamps match (one query a chunk), else computed from the
-    metric rows. `params` is the metric's own parameters as stored (JSON text, '' for none:
-    with case_id and metric, what names a figure across sessions); `merged` the case's and
-    the metric's together, or None where they are left as text (`case_params`) until a
-    label needs them."""
+@dataclass
+class FigureColumns:
+    """One figure (case, metric, the metric's own parameters) over sessions, as columns:
+    a history of 1,000 sessions x 50 figures reads 50 of these, not 50,000 rows."""
+
+    case_id: str
+    metric: str
+    params: str  # the metric's own parameters as stored (JSON text, '' for none)
+    unit: str
+    sessions: list[int] = field(default_factory=list)
+    n: list[int] = field(default_factory=list)
+    mean: list[float] = field(default_factory=list)  # NaN: none
+    stddev: list[float] = field(default_factory=list)  # NaN: none
+
+
+# one row per figure, its sessions' figures concatenated in the same scan (so in the same
+# order), each REAL in the shortest text that reads back as the same double (%!.17g)
+_COLUMNS_SQL = (
+    "SELECT case_id, metric, params, unit, group_concat(session_id), group_concat(n), "
+    "group_concat(CASE WHEN mean IS NULL THEN 'nan' ELSE printf('%!.17g', mean) END), "
+    "group_concat(CASE WHEN stddev IS NULL THEN 'nan' ELSE printf('%!.17g', stddev) END) "
+    "FROM result WHERE session_id IN ({marks}) GROUP BY case_id, metric, params "
+    "ORDER BY min(session_id * 100000 + ord)")
+
+
+def figure_columns(lib: Library, ids: Sequence[int]) -> list[FigureColumns]:
+    """The sessions' figures, each as columns over the sessions (in no particular session
+    order: the caller orders them), the figures in the order the first session holding each
+    lists it. From the stored summaries where their stamps match, else computed from the
+    metric rows as Library.results computes them."""
     stamps = results_stamps(lib.db, ids)
-    stored: dict[int, Any] = {}
+    stored: dict[int, str] = {}
     for chunk in _chunks(ids):
         marks = ", ".join("?" * len(chunk))
-        stored.update((sid, json.loads(stamp)) for sid, stamp in lib.db.execute(
+        stored.update(lib.db.execute(
             f"SELECT session_id, stamp FROM result_stamp WHERE session_id IN ({marks})",
             tuple(chunk)))
-    fresh = [sid for sid in ids if sid in stored and tuple(stored[sid]) == stamps.get(sid)]
-    out: dict[int, list[dict[str, Any]]] = {sid: [] for sid in fresh}
-    cases: dict[tuple[int, str], tuple[str, str, str]] = {}
-    for chunk in _chunks(fresh):
-        marks = ", ".join("?" * len(chunk))
-        for sid, case_id, config, tool, params in lib.db.execute(
-                "SELECT session_id, case_id, config, tool, params FROM case_ "
-                f"WHERE session_id IN ({marks})", tuple(chunk)):
-            cases[(sid, case_id)] = (config, tool, params)
-        for sid, case_id, metric, params, unit, n, mean, stddev in lib.db.execute(
-                "SELECT session_id, case_id, metric, params, unit, n, mean, stddev FROM result "
-                f"WHERE session_id IN ({marks}) ORDER BY session_id, ord", tuple(chunk)):
-            config, tool, case_params = cases.get((sid, case_id), ("", "", "{}"))
-            out[sid].append({"case_id": case_id, "config": config, "tool": tool,
-                             "metric": metric, "case_params": case_params,
-                             "params": params or "", "merged": None, "unit": unit,
-                             "n": n, "mean": mean, "stddev": stddev})
+    fresh = {sid for sid in ids
+             if sid in stored and tuple(json.loads(stored[sid])) == stamps.get(sid)}
+    out: dict[tuple[str, str, str], FigureColumns] = {}
+    for chunk in _chunks(sorted(fresh)):
+        for case_id, metric, params, unit, sids, ns, means, sds in lib.db.execute(
+                _COLUMNS_SQL.format(marks=", ".join("?" * len(chunk))), tuple(chunk)):
+            key = (case_id, metric, params or "")
+            f = out.get(key)
+            if f is None:
+                f = out[key] = FigureColumns(case_id, metric, params or "", unit)
+            f.sessions += map(int, sids.split(","))
+            f.n += map(int, ns.split(","))
+            f.mean += map(float, means.split(","))
+            f.stddev += map(float, sds.split(","))
     for sid in ids:
-        if sid not in out:  # no summary, or a stale one: computed from the metric rows
-            cases_of = lib.cases(sid)
-            computed = summary.computed_results(lib.db, sid, cases_of,
-                                                int(stamps.get(sid, (1,))[0] or 1))
-            out[sid] = [{"case_id": r["case_id"], "config": r["config"], "tool": r["tool"],
-                         "metric": r["metric"], "case_params": None, "params": mparams,
-                         "merged": r["params"], "unit": r["unit"], "n": r["n"],
-                         "mean": r["mean"], "stddev": r["stddev"]}
-                        for mparams, r in computed]
-    return out
+        if sid in fresh:
+            continue
+        # no summary, or a stale one: computed from the metric rows
+        for mparams, r in summary.computed_results(lib.db, sid, lib.cases(sid),
+                                                   int(stamps.get(sid, (1,))[0] or 1)):
+            key = (r["case_id"], r["metric"], mparams)
+            f = out.get(key)
+            if f is None:
+                f = out[key] = FigureColumns(r["case_id"], r["metric"], mparams, r["unit"])
+            f.sessions.append(sid)
+            f.n.append(int(r["n"]))
+            f.mean.append(math.nan if r["mean"] is None else float(r["mean"]))
+            f.stddev.append(math.nan if r["stddev"] is None else float(r["stddev"]))
+    return list(out.values())
+
+
+def case_facts(lib: Library, session_id: int) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    """A session's cases: case_id -> (configuration, tool, parameters)."""
+    return {c["case_id"]: (c["config"], c["tool"], c["params"])
+            for c in lib.cases(session_id)}

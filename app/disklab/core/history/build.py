@@ -7,7 +7,6 @@ table, JSON, CSV, HTML, SVG) and the window's History view lay out the same Hist
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -179,7 +178,7 @@ def _figures(lib: Library, ids: Sequence[int], columns: Sequence[FigureColumns],
     for c in columns:
         index = [index_of[sid] for sid in c.sessions]
         line: tuple[tuple[Any, ...], ...] = (index, c.mean, c.stddev, c.n)
-        if any(m != m for m in c.mean) or any(b < a for a, b in itertools.pairwise(index)):
+        if math.isnan(math.fsum(c.mean)) or index != sorted(index):
             # a session without the figure, or sessions not in id order: sorted, kept out
             line = tuple(zip(*sorted(p for p in zip(*line, strict=True) if p[1] == p[1]),
                              strict=True))

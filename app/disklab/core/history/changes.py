@@ -27,6 +27,7 @@ the spread of whole sessions (a busy machine, a cold cache), which the session m
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -101,8 +102,6 @@ def _test(values: Sequence[float], lo: int, at: int, hi: int, m: int, alpha: flo
     ma, mb = math.fsum(left) / na, math.fsum(right) / nb
     ssa, ssb = math.fsum((v - ma) ** 2 for v in left), math.fsum((v - mb) ** 2 for v in right)
     se = math.sqrt((ssa + ssb) / (na + nb - 2) * (1.0 / na + 1.0 / nb))
-    if se > 0.0 and abs(mb - ma) / se < _NORMAL.inv_cdf(1.0 - alpha / (2.0 * m)):
-        return None  # below even the normal's quantile, which is below every t's: no p needed
     exact = 0.0 if mb != ma else 1.0  # neither side varies: the difference is exact
     p = exact if se == 0.0 else t_sf2((mb - ma) / se, na + nb - 2)
     adjusted = min(1.0, p * m)
@@ -116,6 +115,12 @@ def _test(values: Sequence[float], lo: int, at: int, hi: int, m: int, alpha: flo
                 p=p, p_adjusted=adjusted, n_before=na, n_after=nb)
 
 
+@functools.lru_cache(maxsize=64)
+def _z(tail: float) -> float:
+    """The normal quantile with `tail` above it."""
+    return _NORMAL.inv_cdf(1.0 - tail)
+
+
 def steps(values: Sequence[float], m: int, alpha: float = ALPHA) -> list[Step]:
     """The changes in one figure's history (session means, oldest first), tested at alpha / m
     (m: candidate points over the whole history, `candidates` summed), in order."""
@@ -126,7 +131,8 @@ def steps(values: Sequence[float], m: int, alpha: float = ALPHA) -> list[Step]:
         if hi - lo < 2 * MIN_SIDE:
             continue
         best = _best_split(values, lo, hi)
-        if best is None:
+        # |t| below even the normal's quantile (below every t's) is no change: no p needed
+        if best is None or best[1] * (hi - lo - 2) < _z(alpha / (2.0 * max(m, 1))) ** 2:
             continue
         step = _test(values, lo, best[0], hi, max(m, 1), alpha)
         if step is None:

@@ -186,3 +186,17 @@ def test_cli_history_json_and_bad_input(tmp_path: Path, capsys: pytest.CaptureFi
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nothing-here" in err
     assert main(["history", "weekly", "--library", str(tmp_path / "none.sqlite")]) == 2
+
+
+def test_cli_svg_of_several_charts_wants_a_directory(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]):
+    path = tmp_path / "lib.sqlite"
+    with Library.open(path) as lib:
+        ids = _series(lib, 5, None)
+    out = tmp_path / "one.svg"
+    assert main(["history", str(ids[0]), "--format", "svg", "-o", str(out),
+                 "--library", str(path)]) == 2
+    assert not out.exists() and "directory" in capsys.readouterr().err
+    assert main(["history", str(ids[0]), "--format", "svg", "-o", f"{tmp_path}/charts/",
+                 "--library", str(path)]) == 0
+    assert len(list((tmp_path / "charts").glob("*.svg"))) == 2

@@ -123,6 +123,9 @@ def _write_svgs(h: History, all_metrics: bool, out: str | None) -> int:
         target.write_text(to_svg(specs[0]), encoding="utf-8")
         print(f"wrote {target}", file=sys.stderr)
         return 0
+    if not out.endswith("/") and not target.is_dir():
+        raise DisklabError(f"-o {out}: {len(specs)} charts go into a directory: give an "
+                           "existing directory or a path ending with /")
     target.mkdir(parents=True, exist_ok=True)
     for i, spec in enumerate(specs, 1):
         (target / f"{i:02d}-{spec.slug()}.svg").write_text(to_svg(spec), encoding="utf-8")

@@ -19,7 +19,7 @@ from disklab.core.library import Library, summary
 from disklab.core.library.history import results_stamps
 from disklab.core.results.svg import to_svg
 from disklab.core.vocab.model import Case, Metric
-from tests.helpers import record_session
+from tests.helpers import engine_plan, record_session
 
 PLAN = """name = "{name}"
 repeats = 3
@@ -200,3 +200,27 @@ def test_cli_svg_of_several_charts_wants_a_directory(tmp_path: Path,
     assert main(["history", str(ids[0]), "--format", "svg", "-o", f"{tmp_path}/charts/",
                  "--library", str(path)]) == 0
     assert len(list((tmp_path / "charts").glob("*.svg"))) == 2
+
+
+def test_rerun_refuses_a_target_that_is_another_one_now(tmp_path: Path):
+    from disklab.core.history.rerun import rerun_plan
+    from disklab.core.run.resume import target_identity
+    from disklab.core.vocab.errors import DisklabError
+    from disklab.core.vocab.model import Target
+
+    target = tmp_path / "t"
+    target.mkdir()
+    plan = engine_plan(target, name="again")
+    now = target_identity(Target(kind="directory", path=str(target)))
+    host = {"target": {"kind": "directory", "path": str(target), "identity": now}}
+    case = Case(id="c", index=0, config="as is", tool="engine", test_index=0, params={})
+    runs = [(case, [[Metric("write", 1e8, "B/s")]])]
+    with Library.open(tmp_path / "lib.sqlite") as lib:
+        same = record_session(lib, runs, name="again", host=host, plan_text=plan)
+        session, checked = rerun_plan(lib, str(same))
+        assert session["id"] == same and checked.plan.target.path == str(target)
+        moved = {**host, "target": {**host["target"],
+                                    "identity": {**now, "fstype": "xfs", "source": "/dev/x"}}}
+        other = record_session(lib, runs, name="moved", host=moved, plan_text=plan)
+        with pytest.raises(DisklabError, match="fstype was 'xfs'"):
+            rerun_plan(lib, str(other))

@@ -34,6 +34,7 @@ from figures import (  # noqa: E402
     engine_vs_dd,
     engine_vs_fio,
     gui_figures,
+    history_figure,
     host_scaling,
     library_figures,
     observer_cost,
@@ -168,14 +169,14 @@ def chosen_figures(only: list[str] | None, cases: list[str] | None) -> set[str]:
     minutes before reaching them); else all of them."""
     if only:
         return set(only)
-    return {"4"} if cases else {str(i) for i in range(1, 11)}
+    return {"4"} if cases else {str(i) for i in range(1, 12)}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per ratio (>= 5)")
     parser.add_argument("--size", default="1g", help="file size for the I/O figures")
-    parser.add_argument("--only", nargs="*", help="figure numbers to run (1..10)")
+    parser.add_argument("--only", nargs="*", help="figure numbers to run (1..11)")
     parser.add_argument("--cases", nargs="+", choices=engine_vs_fio.CASE_NAMES, metavar="CASE",
                         help="figure 4: only these engine/fio cases, and not engine/dd (to "
                              "measure a noisy row again with more pairs): "
@@ -243,6 +244,8 @@ def main() -> int:
             rows += collect("9 several targets", target_skew.run, mnt_a, mnt_b)
     if "10" in only:
         rows += collect("10 pivot", pivot_figure.run)
+    if "11" in only:
+        rows += collect("11 history", history_figure.run)
 
     rows.insert(0, Row(**calibration_row(machine["calibration"], calibration())))
     width = max(len(r.figure) for r in rows)

@@ -44,5 +44,5 @@ def test_cases_alone_run_figure_4_and_nothing_else() -> None:
     first (1e, 1b and 2: a quarter of an hour) because --only was not given."""
     assert chosen_figures(None, ["randread-4k-qd8"]) == {"4"}
     assert chosen_figures(["1", "4"], ["randread-4k-qd8"]) == {"1", "4"}
-    assert chosen_figures(None, None) == {str(i) for i in range(1, 11)}
+    assert chosen_figures(None, None) == {str(i) for i in range(1, 12)}
     assert chosen_figures(["6"], None) == {"6"}

@@ -27,7 +27,15 @@ import shlex  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
 from disklab import __version__  # noqa: E402
-from disklab.cli import commands, exporting, gui_cmd, install, library_cmds, output  # noqa: E402
+from disklab.cli import (  # noqa: E402
+    commands,
+    exporting,
+    gui_cmd,
+    history_cmds,
+    install,
+    library_cmds,
+    output,
+)
 from disklab.cli import devices as devices_cmd  # noqa: E402
 from disklab.cli.docs import SHELLS  # noqa: E402
 from disklab.core import tools  # noqa: E402
@@ -173,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.compare)
 
     library_cmds.add_parsers(sub, library_option, commands.open_library)
+    history_cmds.add_parsers(sub, library_option, alpha_value)
 
     p = sub.add_parser("tools", help="installed tools and their versions")
     p.add_argument("--json", action="store_true", help=JSON_HELP)

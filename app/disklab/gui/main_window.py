@@ -50,6 +50,7 @@ from disklab.core.vocab.events import (
 from disklab.gui.draft_keeper import DraftKeeper, ask_save
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
+from disklab.gui.pages.history import HistoryPage
 from disklab.gui.pages.hosts import HostsPage
 from disklab.gui.pages.library import LibraryPage, dropped_paths
 from disklab.gui.pages.matrix import MatrixPage
@@ -62,7 +63,8 @@ from disklab.gui.threads import abandon_calls, run_in_background
 # that key (window.target, window.matrix...); a new page is one row here.
 PAGES: tuple[tuple[str, type[QWidget]], ...] = (
     ("target", TargetPage), ("configs", ConfigsPage), ("matrix", MatrixPage), ("run", RunPage),
-    ("library", LibraryPage), ("compare", ComparePage), ("hosts", HostsPage),
+    ("library", LibraryPage), ("compare", ComparePage), ("history", HistoryPage),
+    ("hosts", HostsPage),
 )
 PAGE_KEYS = tuple(key for key, _cls in PAGES)
 
@@ -160,6 +162,7 @@ class MainWindow(QMainWindow):
         self.run: RunPage
         self.library: LibraryPage
         self.compare: ComparePage
+        self.history: HistoryPage
         self.hosts: HostsPage
         self.sidebar = QListWidget()
         self.sidebar.setFixedWidth(170)

@@ -41,6 +41,7 @@ class Workbench(QObject):
     compare_requested = Signal(list)  # session ids to open in the Compare page
     page_requested = Signal(str)  # a page asks to be shown ("run", "library", ...)
     resume_requested = Signal(int)  # a session to resume on the Run page
+    history_requested = Signal(object)  # a session whose series the History page shows
     plan_checked = Signal(object)  # a PlanSummary of the draft: pages mark their fields
     problem_requested = Signal(str)  # a plan key (test[2].block_size): show its field
 

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from disklab import __version__
 from disklab.core.system.devices import device_for_path
 from disklab.core.system.mountinfo import existing, filesystem_of
 from disklab.core.system.sysfs import SECTOR, SYS_CLASS_BLOCK, parse_scheduler, read
@@ -50,8 +51,9 @@ def _meminfo_kib(key: str) -> int | None:
 
 
 def block_facts(name: str) -> dict[str, Any]:
-    """Model, size, rotational flag, scheduler (the active one) and read-ahead (KiB) of a block
-    device by its sysfs name; a partition's queue facts are its disk's."""
+    """Model, firmware (an NVMe's firmware_rev, a SCSI disk's rev), size, rotational flag,
+    scheduler (the active one) and read-ahead (KiB) of a block device by its sysfs name; a
+    partition's queue facts are its disk's."""
     base = SYS_CLASS_BLOCK / name
     facts: dict[str, Any] = {"name": name, "path": f"/dev/{name}"}
     disk = base
@@ -65,7 +67,8 @@ def block_facts(name: str) -> dict[str, Any]:
     if size and size.isdigit():
         facts["size"] = int(size) * SECTOR
     for key, rel in (("model", "device/model"), ("vendor", "device/vendor"),
-                     ("serial", "device/serial"), ("rotational", "queue/rotational"),
+                     ("serial", "device/serial"), ("firmware", "device/firmware_rev"),
+                     ("revision", "device/rev"), ("rotational", "queue/rotational"),
                      ("read_ahead_kb", "queue/read_ahead_kb"),
                      ("logical_block_size", "queue/logical_block_size"),
                      ("physical_block_size", "queue/physical_block_size")):
@@ -120,6 +123,7 @@ def _machine_facts() -> dict[str, Any]:
         "memory_bytes": _fact(lambda: _meminfo_kib("MemTotal")),
         "dirty_threshold_bytes": _fact(_dirty_threshold),
         "python": _fact(platform.python_version),
+        "disklab_version": __version__,
         "python_executable": sys.executable or None,
     }
 
@@ -148,8 +152,8 @@ def host_facts(directory: str | None) -> dict[str, Any]:
     """Facts of this machine and, when given, of the filesystem and device under `directory`.
 
     Keys: hostname, kernel, kernel_version, machine, distribution, cpu_model, cpu_count,
-    memory_bytes, python, python_executable; with a directory also directory, filesystem
-    (filesystem_of), device (block_facts, with `backing` for a loop device), free_bytes,
+    memory_bytes, python, python_executable, disklab_version; with a directory also directory,
+    filesystem (filesystem_of), device (block_facts, with `backing` for a loop device), free_bytes,
     fs_size_bytes. A fact that cannot be read is absent."""
     facts: dict[str, Any] = _machine_facts()
     if directory:

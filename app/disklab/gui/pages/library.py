@@ -173,6 +173,7 @@ class LibraryPage(QWidget):
         for key, text, fn in (("rerun", "Run again", self.rerun),
                               ("resume", "Resume", self.resume),
                               ("compare", "Compare selected", self.compare_selected),
+                              ("history", "History", self.show_history),
                               ("html", "Export HTML…", lambda: self._export("html")),
                               ("csv", "Export CSV…", lambda: self._export("csv")),
                               ("md", "Markdown…", lambda: self._export("md")),
@@ -425,6 +426,11 @@ class LibraryPage(QWidget):
             return
         self.wb.page_requested.emit("run")
         self.wb.resume_requested.emit(int(self.current["id"]))
+
+    def show_history(self) -> None:
+        """This plan on this target over time: the History page (core.history)."""
+        if self.current:
+            self.wb.history_requested.emit(int(self.current["id"]))
 
     def compare_selected(self) -> None:
         ids = self.selected_ids()

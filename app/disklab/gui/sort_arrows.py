@@ -20,7 +20,7 @@ class SortArrows(QProxyStyle):
     def __init__(self) -> None:
         super().__init__("Fusion")
 
-    def drawPrimitive(self, element: QStyle.PrimitiveElement,  # noqa: N802 (Qt's name)
+    def drawPrimitive(self, element: QStyle.PrimitiveElement,
                       option: QStyleOption, painter: QPainter,
                       widget: QWidget | None = None) -> None:
         if (element == QStyle.PrimitiveElement.PE_IndicatorHeaderArrow

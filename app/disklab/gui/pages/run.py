@@ -161,7 +161,7 @@ class RunPage(QWidget):
         self.table = CaseTable()
         self.rows = self.table.rows
         upper.addWidget(self.table)
-        upper.setSizes([640, 460])
+        upper.setSizes([580, 520])  # the table's config, case, status and verdict in sight
         split.addWidget(upper)
         self.log = new_log()
         split.addWidget(self.log)

@@ -8,9 +8,12 @@ several targets, cancelled), so the widths their texts ask for are in play."""
 
 from __future__ import annotations
 
+import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -89,14 +92,25 @@ def kinds(library_path: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     long = tmp_path / "long.toml"
     long.write_text(engine_plan(dirs[0], name="stopped early", runtime="60s"))
-    run = subprocess.Popen([*cli, str(long)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           text=True)
-    assert run.stdout is not None
-    for line in run.stdout:  # until the first case runs
-        if "case" in line.lower() and "start" in line.lower():
-            break
+    run = subprocess.Popen([*cli, str(long)], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 60
+    while time.monotonic() < end and not _running(library_path):  # until it is recorded
+        time.sleep(0.2)
+    time.sleep(1)
     run.send_signal(signal.SIGTERM)
-    run.communicate(timeout=60)
+    run.wait(timeout=60)
+    with sqlite3.connect(library_path) as db:
+        assert [s for (s,) in db.execute("SELECT status FROM session ORDER BY id")] == \
+            ["finished", "cancelled"]
+
+
+def _running(library: Path) -> bool:
+    try:
+        with sqlite3.connect(f"file:{library}?mode=ro", uri=True) as db:
+            return bool(db.execute("SELECT 1 FROM session WHERE status = 'running'").fetchall())
+    except sqlite3.Error:
+        return False
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -121,3 +135,28 @@ def test_every_page_fits(qtbot, kinds, window, size: tuple[int, int]) -> None:
                 qtbot.wait(50)
                 problems += [f"library, row {row}: {p}" for p in _outside(window)]
     assert not problems, "\n".join(problems)
+
+
+def test_the_librarys_chart_text_is_readable(qtbot, kinds, window) -> None:
+    """The Library's Charts tab at 1280x820: the chart is drawn at a scale where its smallest
+    text is at least 9 px high (the pane scrolls rather than shrink it)."""
+    from disklab.gui.chart import smallest_font
+
+    window.resize(1280, 820)
+    window.show_page("library")
+    page = window.library
+    page.refresh()
+    for row in range(page.proxy.rowCount()):
+        page.view.selectRow(row)
+        if page.current and page.current["status"] == "finished":
+            break
+    page.tabs.setCurrentWidget(page.chart_host)
+    qtbot.waitUntil(lambda: bool(page.chart.svg), timeout=10_000)
+    qtbot.wait(50)
+    drawn = getattr(page.chart, "view", page.chart)  # the widget the SVG is painted on
+    natural = drawn.renderer().defaultSize()
+    scale = min(drawn.width() / natural.width(), drawn.height() / natural.height())
+    assert smallest_font(page.chart.svg) * scale >= 9, (scale, drawn.size(), natural)
+    shots = os.environ.get("DISKLAB_SCREENSHOTS")
+    if shots:
+        assert window.grab().save(str(Path(shots) / "library-chart-1280x820.png"))

@@ -58,7 +58,7 @@ def window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     w = MainWindow(Workbench(library_path), settings)
     w.ask = lambda title, text: True
-    w.ask_save = lambda: "discard"  # closing with a changed plan: no dialog in tests
+    w.ask_save = lambda _doing: "discard"  # closing with a changed plan: no dialog in tests
     qtbot.addWidget(w)
     w.show()
     yield w

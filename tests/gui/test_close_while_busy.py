@@ -148,7 +148,7 @@ def test_windows_closed_and_dropped_while_their_calls_run(
     for i in range(8):
         settings = QSettings(str(tmp_path / f"settings{i}.ini"), QSettings.Format.IniFormat)
         w = MainWindow(Workbench(library_path), settings)
-        w.ask_save = lambda: "discard"
+        w.ask_save = lambda _doing: "discard"
         w.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir, name=f"w{i}")))
         w.show()
         w.target.refresh_devices()

@@ -107,7 +107,7 @@ def test_plan_kept_across_a_restart_and_a_signal(qtbot, library_path, tmp_path, 
         w = MainWindow(Workbench(library_path),
                        QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat))
         qtbot.addWidget(w)
-        w.ask_save = lambda: pytest.fail("a signal or a saved plan must not ask")
+        w.ask_save = lambda _doing: pytest.fail("a signal or a saved plan must not ask")
         return w
 
     w = window()

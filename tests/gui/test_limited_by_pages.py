@@ -131,7 +131,19 @@ def test_the_run_tables_limited_by_column_is_in_sight(qtbot, window) -> None:
     window.show_page("run")
     table = window.run.table
     header = table.horizontalHeader()
-    from disklab.gui.case_table import LIMITED, RESULT
+    from PySide6.QtWidgets import QTableWidgetItem
+
+    from disklab.gui.case_table import CASE, CONFIG, LIMITED, RESULT, STATUS
+    # a row as a finished case fills it: long texts in every column
+    table.setRowCount(1)
+    for col, text in ((0, "12"), (STATUS, "finished (2 of 2)"), (CONFIG, "xfs-logbsize-256k"),
+                      (CASE, "fio randwrite bs=4k iodepth=32 numjobs=4 on=a+b"),
+                      (LIMITED, "device busy 99 %, 31.2 of 32 requests in flight"),
+                      (RESULT, "1623 MiB/s ± 12.3 · 415,488 IOPS ± 3,150 · lat 77 µs")):
+        table.setItem(0, col, QTableWidgetItem(text))
+    qtbot.wait(50)  # the columns sized to their contents
     assert header.visualIndex(LIMITED) < header.visualIndex(RESULT)
-    assert header.sectionViewportPosition(LIMITED) + header.sectionSize(LIMITED) \
-        <= table.viewport().width()
+    # which test a row is, and what limited it, in sight without the scroll bar
+    for col in (CONFIG, CASE, LIMITED):
+        assert header.sectionViewportPosition(col) + header.sectionSize(col) \
+            <= table.viewport().width(), COLS[col]

@@ -46,7 +46,7 @@ def test_window_state_is_remembered(qtbot, library_path, tmp_path):
         w = MainWindow(Workbench(library_path),
                        QSettings(str(tmp_path / "state.ini"), QSettings.Format.IniFormat))
         qtbot.addWidget(w)
-        w.ask_save = lambda: pytest.fail("asked to save a plan that has no changes")
+        w.ask_save = lambda _doing: pytest.fail("asked to save a plan that has no changes")
         return w
 
     w = window()
@@ -66,10 +66,10 @@ def test_window_state_is_remembered(qtbot, library_path, tmp_path):
     again.show()
     again.matrix.add_test("dd")  # a change not saved: closing asks
     asked: list[str] = []
-    again.ask_save = lambda: asked.append("cancel") or "cancel"
+    again.ask_save = lambda _doing: asked.append("cancel") or "cancel"
     again.close()
     assert asked and again.isVisible()  # cancelled: still open, the plan still there
-    again.ask_save = lambda: "discard"
+    again.ask_save = lambda _doing: "discard"
     again.close()
     assert not again.isVisible()
     third = window()  # discarded: the next start shows the plan as last saved in its file

@@ -29,7 +29,7 @@ def make_window(qtbot, library_path: Path, tmp_path: Path) -> Iterator:
         settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
         w = MainWindow(Workbench(library_path), settings)
         w.ask = lambda title, text: True
-        w.ask_save = lambda: answer
+        w.ask_save = lambda _doing: answer
         qtbot.addWidget(w)
         w.show()
         made.append(w)

@@ -108,7 +108,7 @@ def test_inner_take_screenshots(qtbot, tmp_path):
     settings = QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat)
     w = MainWindow(Workbench(tmp_path / "lib" / "library.sqlite3"), settings)
     w.ask = lambda title, text: True
-    w.ask_save = lambda: "discard"  # closing with a changed plan: no dialog in tests
+    w.ask_save = lambda _doing: "discard"  # closing with a changed plan: no dialog in tests
     qtbot.addWidget(w)
     w.resize(1280, 820)  # the default window (issue 29: every page read at this size)
     w.show()

@@ -1,7 +1,8 @@
 """One click to a first result: KDiskMark's standard set from the Target page (issue 29).
 
-- The button on the Target page, with a directory chosen, replaces the plan by the standard
-  set on that directory and starts it; the fio command lines it runs carry KDiskMark's own
+- The button on the Target page, with a directory chosen, runs the standard set on that
+  directory as a plan of its own: the plan being edited (its tests, its unsaved changes) stays
+  the draft for the next Start. The fio command lines it runs carry KDiskMark's own
   settings (src/benchmark.cpp, src/appsettings.h of JonMagon/KDiskMark: libaio, --direct=1,
   --end_fsync=1, 1 GiB file, 1 MiB / 4 KiB blocks, queue depths 8, 1, 32, 1, one thread, 5
   loops averaged).
@@ -23,8 +24,9 @@ import pytest
 from pytestqt.exceptions import TimeoutError
 
 from disklab.core import proc
+from disklab.core.plan.draft import PlanDraft
 from disklab.core.results.format import number
-from disklab.core.standard_set import KDISKMARK_MB, NAME
+from disklab.core.standard_set import KDISKMARK_MB, NAME, standard_plan
 from disklab.core.vocab.events import CaseStarted
 
 pytestmark = [pytest.mark.slow]
@@ -53,15 +55,23 @@ def test_the_button_runs_kdiskmarks_settings(qtbot, window, tmp_path: Path, fio)
     target.mkdir()
     window.show_page("target")
     window.target.set_directory(str(target))
-    events: list[object] = []
-    window.wb.runs.event.connect(events.append)
+    # the plan being edited: a test of its own, not saved
+    window.wb.draft.doc["test"] = [{"tool": "dd", "mode": ["write"], "block_size": ["1m"]}]
+    window.wb.touch()
+    edited = window.wb.draft.to_text()
+    launches: list[object] = []
+    window.run.launcher.go.connect(launches.append)
     window.target.standard_button.click()
     assert window.current_page() == "run"
-    assert window.wb.draft.get("name") == NAME and window.wb.draft.get("repeats") == 5
-    assert window.wb.draft.target == {"directory": str(target)}
+    qtbot.waitUntil(lambda: bool(launches) or "cannot run" in window.run.state_label.text(),
+                    timeout=60_000)
+    assert launches, window.run.state_label.text()
+    ran = launches[0].plan  # type: ignore[attr-defined]
+    assert ran.name == NAME and ran.repeats == 5
+    assert window.wb.draft.to_text() == edited and window.wb.draft.modified  # still the draft
     # what fio will run, as `disklab plan show` prints it: every case's command line
     plan = tmp_path / "standard.toml"
-    plan.write_text(window.wb.draft.to_text())
+    plan.write_text(PlanDraft(standard_plan({"directory": str(target)})).to_text())
     shown = subprocess.run([sys.executable, "-m", "disklab", "plan", "show", str(plan)],
                            capture_output=True, text=True, check=True).stdout
     runs = [line.split()[1:] for line in shown.splitlines() if line.strip().startswith("run:")]

@@ -160,3 +160,50 @@ def test_a_first_guess_of_the_rate_never_puts_the_fraction_ahead_of_the_runs() -
     assert est.fraction <= later.fraction <= (0.5 / 18) + 1e-9
     p.end_run(20.0)
     assert p.estimate(20.0).fraction >= later.fraction
+
+
+def _comparison(configs: int, runs: int, runtime: float, mkfs: float, gap: float):
+    """A comparison as the runner feeds it: before each configuration's first run its
+    filesystem is made (`mkfs` s, the session's set-up before the first), `gap` s between two
+    runs of one configuration. Returns (the real end, [(now, estimate)] every second)."""
+    order = [(runtime, 64 << 20, f"c{c}") for c in range(configs) for _ in range(runs)]
+    tr = OverallProgress(Work.of(order), start=0.0)
+    now, seen = 0.0, []
+
+    def wait(seconds: float) -> None:
+        nonlocal now
+        end = now + seconds
+        while now < end:
+            now = round(min(end, now + 1.0), 6)
+            seen.append((now, tr.estimate(now)))
+    for i, (rt, planned, config) in enumerate(order):
+        wait(mkfs if i % runs == 0 else gap)
+        tr.start_run(now, rt, planned, config)
+        began = now
+        while now < began + rt:
+            now = round(now + 1.0, 6)
+            tr.update(measured=now - began)
+            seen.append((now, tr.estimate(now)))
+        tr.end_run(now)
+    return now, seen
+
+
+def test_the_eta_counts_the_configurations_set_up_still_to_come():
+    """Three filesystems, two 10 s runs each, 15 s of mkfs before each and 2 s between runs:
+    from the first run on, the ETA is within 20 % of the real time left while 30 s or more are
+    left (the runs alone, 60 s of 111 s, said 56 s left at 7 %: the set-up was left out). Not
+    closer: the gap between two runs is learnt only after the first, and an ETA that grows by
+    less than ETA_SLACK_SECONDS keeps counting down instead (it never jumps back up)."""
+    end, seen = _comparison(configs=3, runs=2, runtime=10.0, mkfs=15.0, gap=2.0)
+    assert end == 3 * 15 + 3 * 2 + 6 * 10
+    for now, est in seen:
+        left = end - now
+        if now < 16 or est.eta is None or left < 30:
+            continue  # the first run's first second: nothing learnt of the set-up yet
+        assert abs(est.eta - left) <= 0.2 * left, (now, est.eta, left)
+
+
+def test_work_counts_configurations_in_run_order():
+    assert Work.of([(1.0, 1, "a"), (1.0, 1, "a"), (1.0, 1, "b")]).configs == 2
+    assert Work.of([(1.0, 1, "a"), (1.0, 1, "b"), (1.0, 1, "a")]).configs == 3  # interleaved
+    assert Work.of([(1.0, 1)] * 4).configs == 1

@@ -28,6 +28,7 @@ from disklab.core.resources import APP_ID
 from disklab.gui.activity import log_activity
 from disklab.gui.main_window import MainWindow
 from disklab.gui.plot_theme import set_plot_colours
+from disklab.gui.sort_arrows import SortArrows
 from disklab.gui.state import Workbench
 from disklab.gui.threads import keep_gc_in_gui_thread
 
@@ -45,7 +46,7 @@ def apply_theme(app: QApplication, dark: bool | None = None) -> bool:
     """Fusion with a light or dark palette (the desktop's choice unless told), and the same
     background for the plots. Returns whether dark was applied."""
     dark = is_dark() if dark is None else dark
-    app.setStyle("Fusion")
+    app.setStyle(SortArrows())  # Fusion, its sort arrows as people read them
     if dark:
         p = QPalette()
         base, window, text = QColor(30, 30, 34), QColor(43, 43, 48), QColor(225, 225, 225)

@@ -15,8 +15,11 @@ from disklab.core.results.limits import Limit, limits_text, limits_tip
 from disklab.core.vocab.model import Case
 
 COLS = ("#", "status", "result", "config", "case", "limited by")
-STATUS, RESULT, LIMITED = 1, 2, 5
-LIMITED_WIDTH = 180  # px: "device busy 99 %, 7.8 of 8…" (the whole verdict on hover)
+STATUS, RESULT, CONFIG, CASE, LIMITED = 1, 2, 3, 4, 5
+# shown left to right: which test a row is, then how it went; the verdict before the
+# result, whose throughput and IOPS can be wider than the pane
+SHOWN = (0, CONFIG, CASE, STATUS, LIMITED, RESULT)
+WIDTHS = {CONFIG: 80, CASE: 150, STATUS: 90, LIMITED: 130}  # px, elided; whole text on hover
 
 
 class CaseTable(QTableWidget):
@@ -31,12 +34,13 @@ class CaseTable(QTableWidget):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
-        # what limited each case, just before its result (shown there, kept last in the
-        # model): after the result it sat past a long result's right edge, out of sight at
-        # 1280 px; its short words elided at a fixed width, the evidence in its tooltip
-        header.moveSection(LIMITED, RESULT)
-        header.setSectionResizeMode(LIMITED, QHeaderView.ResizeMode.Interactive)
-        self.setColumnWidth(LIMITED, LIMITED_WIDTH)
+        # which test a row is (config, case) at the left, at widths of their own, so a long
+        # result or verdict never pushes them behind the scroll bar (520 px of pane at 1280)
+        for shown, logical in enumerate(SHOWN):
+            header.moveSection(header.visualIndex(logical), shown)
+        for col, width in WIDTHS.items():
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            self.setColumnWidth(col, width)
         # one line a case, its end elided (the whole title on hover): a wrapped title was cut
         # in half by the row's height
         self.setWordWrap(False)

@@ -72,12 +72,13 @@ class DraftKeeper(QObject):
         self.timer.stop()
 
 
-def ask_save(parent: QWidget, draft: PlanDraft) -> str:
-    """'save', 'discard' or 'cancel' for a plan changed since it was last saved."""
+def ask_save(parent: QWidget, draft: PlanDraft, doing: str = "closing") -> str:
+    """'save', 'discard' or 'cancel' for a plan changed since it was last saved; `doing` is
+    what the question comes before ("closing", "starting a new plan")."""
     name = draft.path or repr(draft.get("name", "new plan"))
     box = QMessageBox(QMessageBox.Icon.Question, "Save changes?",
                       f"The plan {name} has changes that are not saved in a file.\n"
-                      "Save them before closing?",
+                      f"Save them before {doing}?",
                       QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
                       | QMessageBox.StandardButton.Cancel, parent)
     box.setDefaultButton(QMessageBox.StandardButton.Save)

@@ -48,6 +48,7 @@ from disklab.core.vocab.events import (
     SessionStarted,
 )
 from disklab.gui.draft_keeper import DraftKeeper, ask_save
+from disklab.gui.enter_presses import EnterPresses
 from disklab.gui.pages.compare import ComparePage
 from disklab.gui.pages.configs import ConfigsPage
 from disklab.gui.pages.history import HistoryPage
@@ -58,6 +59,7 @@ from disklab.gui.pages.run import RunPage
 from disklab.gui.pages.target import TargetPage
 from disklab.gui.state import Workbench
 from disklab.gui.threads import abandon_calls, run_in_background
+from disklab.gui.typed_edits import TypedEdits
 
 # The pages in the order of the work: (key, class). The window keeps each as an attribute of
 # that key (window.target, window.matrix...); a new page is one row here.
@@ -147,8 +149,8 @@ class MainWindow(QMainWindow):
         self._closing_after_run = False  # closed with a run going: closes when it has ended
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)  # bundles, libraries, tool outputs: the Library imports them
-        # replaced in tests; asks Save / Discard / Cancel otherwise
-        self.ask_save: Callable[[], str] = lambda: ask_save(self, self.wb.draft)
+        # replaced in tests; asks Save / Discard / Cancel before `doing` otherwise
+        self.ask_save: Callable[[str], str] = lambda doing: ask_save(self, self.wb.draft, doing)
         self.keeper = DraftKeeper(self.wb, self.settings.fileName(), self)  # draft.toml
         self.keeper.failed.connect(self.statusBar().showMessage)
         self.pages: dict[str, QWidget] = {}
@@ -203,6 +205,10 @@ class MainWindow(QMainWindow):
         self.run.finished.connect(self._run_finished)
         self.wb.runs.event.connect(self._run_event)
         self.wb.draft_changed.connect(self.show_title)
+        # a key typed into a plan's field: the unsaved mark at once, not when the field is left
+        self.typed = TypedEdits([self.target, self.configs, self.matrix], self)
+        self.typed.typed.connect(self._typed)
+        self.enter_presses = EnterPresses(self)  # Enter clicks a focused button, as Space does
         self.wb.status.connect(lambda text: self.statusBar().showMessage(text, 15000))
         self.wb.draft_saved.connect(self.show_title)
         self._restore()
@@ -413,7 +419,7 @@ class MainWindow(QMainWindow):
         draft = self.wb.draft
         if self.quitting or not draft.modified or draft.is_blank:
             return True
-        answer = self.ask_save()
+        answer = self.ask_save("closing")
         if answer == "cancel":
             return False
         if answer == "save":
@@ -423,11 +429,15 @@ class MainWindow(QMainWindow):
         return True
 
     def show_title(self) -> None:
-        """The plan's file in the title bar, and a mark while it has unsaved changes."""
+        """The plan's file in the title bar, and a mark while it has unsaved changes: the
+        draft's, once a field's value is in it (the edit may also have changed nothing)."""
         draft = self.wb.draft
         name = Path(draft.path).name if draft.path else "new plan"
         self.setWindowTitle(f"{name}[*] — DiskLab")
         self.setWindowModified(draft.modified and not draft.is_blank)
+
+    def _typed(self) -> None:
+        self.setWindowModified(True)
 
     def new_plan(self) -> None:
         """File ▸ New plan: a blank plan on the Target page, after asking about changes."""
@@ -436,7 +446,7 @@ class MainWindow(QMainWindow):
             return
         draft = self.wb.draft
         if draft.modified and not draft.is_blank:
-            answer = self.ask_save()
+            answer = self.ask_save("starting a new plan")
             if answer == "cancel" or (answer == "save" and not self.matrix._save()):
                 return
         self.wb.set_draft(PlanDraft())

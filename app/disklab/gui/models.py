@@ -45,8 +45,8 @@ class RowsModel(QAbstractTableModel):
             return None
         row = self.rows[index.row()]
         value = self.columns[index.column()][1](row)
-        if role == Qt.ItemDataRole.DisplayRole:
-            return "" if value is None else str(value)
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return "" if value is None else str(value)  # the whole text of an elided cell
         if role == Qt.ItemDataRole.UserRole:  # sort key
             return value if isinstance(value, int | float) else str(value or "")
         if role == Qt.ItemDataRole.ForegroundRole and self.columns[index.column()][0] == "status":

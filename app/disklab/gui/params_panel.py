@@ -87,7 +87,7 @@ class ParamsPanel(QGroupBox):
                 list(spec.default) if isinstance(spec.default, tuple) else spec.default,
                 spec.multi)
         edit.setPlaceholderText(default)
-        tip = spec.help or key
+        tip = f"{spec.help or key}\n{key}: {spec.kind}"
         if spec.choices:
             tip += f"\nchoices: {', '.join(spec.choices)}"
             if spec.multi:
@@ -97,8 +97,9 @@ class ParamsPanel(QGroupBox):
         edit.setToolTip(tip)
         field.setToolTip(tip)
         edit.textEdited.connect(lambda text, k=key, m=spec.multi: self.edited.emit(k, text, m))
-        # its plain name, the tool's own beside it: "queue depth (iodepth)"
-        name = f"{spec.label} ({key})" if spec.label else f"{key} ({spec.kind})"
+        # its plain name, the tool's own beside it: "queue depth (iodepth)"; the kind of
+        # value is in the tooltip, not in the name ("mode", not "mode (choice)")
+        name = f"{spec.label} ({key})" if spec.label else key
         self.form.addRow(name, field)
         self.edits[key] = edit
         self._error_row(key)

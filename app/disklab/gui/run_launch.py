@@ -45,8 +45,9 @@ class Launcher(QObject):
         self.page = page
         self.password_dialog: QInputDialog | None = None  # open while sudo wants a password
 
-    def check_plan(self) -> None:
-        text = self.wb.draft.to_text()
+    def check_plan(self, text: str | None = None) -> None:
+        """Check `text` (a plan's TOML; the draft's when None) off the GUI thread."""
+        text = self.wb.draft.to_text() if text is None else text
         library = str(self.wb.library_path)
         run_in_background(lambda: check_plan(text, library), self.plan_checked, self.page)
 

@@ -36,7 +36,9 @@ class Workbench(QObject):
     draft_changed = Signal()  # the plan was edited or replaced
     draft_saved = Signal()  # the plan was written to its file
     status = Signal(str)  # a page says what it did (an export written): the status bar
-    run_requested = Signal()  # a page asks the Run page to start the plan (one click)
+    # a page asks the Run page to start a plan (one click): its TOML text, or None for the
+    # draft; the standard set runs its own plan and leaves the plan being edited as it is
+    run_requested = Signal(object)
     library_changed = Signal(object)  # a LibraryChange: a session added, edited or deleted
     compare_requested = Signal(list)  # session ids to open in the Compare page
     page_requested = Signal(str)  # a page asks to be shown ("run", "library", ...)

@@ -104,7 +104,7 @@ def planned_work(plan: Plan, python: str = sys.executable, as_root: bool = False
                  only: Collection[tuple[str, int]] | None = None) -> Work:
     """The runs of a whole plan (or of the `only` runs) counted by kind, time-based (a runtime
     parameter) or size-based, for the overall progress and ETA (core.run.progress)."""
-    return Work.of((runtime_of(run.case), run.command.planned_bytes)
+    return Work.of((runtime_of(run.case), run.command.planned_bytes, run.case.config)
                    for run in plan_runs(plan, python, as_root=as_root, only=only))
 
 

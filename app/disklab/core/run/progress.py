@@ -10,7 +10,12 @@ unit it is planned in and everything is turned into seconds:
   run's own rate while it has none finished; an assumed rate before the first figure);
 - a run with neither lasts as long as such runs took so far;
 - every run also costs the setup seen so far (start, layout, cleanup: wall time beyond the
-  measuring time), learnt from the runs that ended.
+  measuring time), learnt from the runs that ended;
+- the time between runs is learnt too, in two kinds: before the first run of a configuration
+  (the filesystem made and mounted, the session's own set-up before the first) and between
+  two runs of one configuration (files removed, caches dropped). Each configuration still to
+  come costs the first, each other run the second: a comparison of three filesystems spends
+  half its time in mkfs, which an ETA of the runs alone left out.
 
 The fraction is time spent / (time spent + time left), so it and the ETA tell the same story, and
 it reaches 1.0 only when the last run has ended. What a person sees must not jitter: the fraction
@@ -42,14 +47,23 @@ class Work:
     sized_runs: int = 0
     bytes: int = 0  # planned bytes of the size-based runs only
     total_bytes: int = 0  # planned bytes of every run (the file sizes of time-based runs too)
+    configs: int = 1  # the configurations the runs go through, each set up once
 
     @staticmethod
-    def of(runs: Iterable[tuple[float | None, int | None]]) -> Work:
-        """From (runtime seconds or None/0, planned bytes or None) per run."""
+    def of(runs: Iterable[tuple[float | None, int | None]
+                          | tuple[float | None, int | None, str]]) -> Work:
+        """From (runtime seconds or None/0, planned bytes or None[, configuration]) per run,
+        in the order they run."""
         n = timed = sized = 0
         seconds = 0.0
         sized_bytes = total = 0
-        for runtime, planned in runs:
+        configs, last = 0, None
+        for run in runs:
+            runtime, planned = run[0], run[1]
+            config = run[2] if len(run) > 2 else ""  # type: ignore[misc]
+            if n == 0 or config != last:
+                configs += 1
+            last = config
             n += 1
             total += planned or 0
             if runtime and runtime > 0:
@@ -58,7 +72,7 @@ class Work:
             elif planned:
                 sized += 1
                 sized_bytes += planned
-        return Work(n, timed, seconds, sized, sized_bytes, total)
+        return Work(n, timed, seconds, sized, sized_bytes, total, max(1, configs))
 
     def describe(self) -> str:
         """What the plan moves or lasts, as a person reads it (not "2 GiB moved" for a plan
@@ -115,6 +129,13 @@ class OverallProgress:
         self._setup = [0, 0.0]
         self._walls = [0, 0.0]
         self._cur: tuple[float, float, int] | None = None  # start, runtime, planned bytes
+        # the time between runs: before a configuration's first run, and between two runs of
+        # one configuration (count, seconds); idle since the session's start or the last end
+        self._config_gaps = [0, 0.0]
+        self._run_gaps = [0, 0.0]
+        self._idle_since: float | None = start
+        self._config: str | None = None
+        self._configs_started = 0
         self._measured = 0.0  # the current run's measuring time so far (tool's elapsed)
         self._done = 0  # the current run's bytes so far
         self._fraction = 0.0
@@ -131,9 +152,20 @@ class OverallProgress:
         else:
             self._other_left -= 1
 
-    def start_run(self, now: float, runtime: float | None, planned_bytes: int | None) -> None:
+    def start_run(self, now: float, runtime: float | None, planned_bytes: int | None,
+                  config: str = "") -> None:
+        """A run starts (`config`: its configuration's label; a new one was set up before)."""
         if self._cur is not None:
             self.end_run(now)
+        first_of_config = self._configs_started == 0 or config != self._config
+        if first_of_config:
+            self._configs_started += 1
+            self._config = config
+        if self._idle_since is not None:
+            gaps = self._config_gaps if first_of_config else self._run_gaps
+            gaps[0] += 1
+            gaps[1] += max(0.0, now - self._idle_since)
+            self._idle_since = None
         self._cur = (now, float(runtime or 0.0), int(planned_bytes or 0))
         self._take(self._cur[1], self._cur[2])
         self._measured = 0.0
@@ -170,6 +202,7 @@ class OverallProgress:
             self._other[1] += wall
         self.runs_done += 1
         self._cur = None
+        self._idle_since = now
         return True
 
     # --- reading
@@ -206,7 +239,19 @@ class OverallProgress:
         size = self._sized_left[1]
         future = (max(0.0, seconds) + max(0, timed) * setup + max(0, size) * spb
                   + max(0, self._other_left) * other)
-        return current + future
+        return current + future + self._between(now)
+
+    def _between(self, now: float) -> float:
+        """The time still to pass between runs: each configuration to come set up, each other
+        run's gap, less what the gap going on now has taken already."""
+        to_start = max(0, self.work.runs - self.runs_done - (self._cur is not None))
+        configs = max(0, min(to_start, self.work.configs - self._configs_started))
+        per_config = self._config_gaps[1] / self._config_gaps[0] if self._config_gaps[0] else 0.0
+        per_run = self._run_gaps[1] / self._run_gaps[0] if self._run_gaps[0] else 0.0
+        total = configs * per_config + (to_start - configs) * per_run
+        if self._idle_since is not None and to_start:
+            total = max(0.0, total - (now - self._idle_since))
+        return total
 
     def _runs_share(self) -> float:
         """The runs ended plus the current run's own share (its measuring time of its runtime,

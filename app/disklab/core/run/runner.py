@@ -384,7 +384,7 @@ def _run_config(ctx: _Context, label: str, directory: str,
                 return
         if state.overall is not None:
             state.overall.start_run(time.monotonic(), runtime_of(run.case),
-                                    run.command.planned_bytes)
+                                    run.command.planned_bytes, run.case.config)
         outcome = yield from _run_case(
             run, state.index, state.run_count, ctx.versions.get(run.case.tool), ctx,
             ctx.cancel, ctx.sample_interval, state.done_bytes, state.total_bytes,

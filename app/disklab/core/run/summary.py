@@ -55,13 +55,13 @@ def summarize(checked: CheckedPlan) -> PlanSummary:
     plan = checked.plan
     counted = {"runs": 0, "bytes": 0, "runtime": 0.0}
 
-    def kinds() -> Iterator[tuple[float, int | None]]:
+    def kinds() -> Iterator[tuple[float, int | None, str]]:
         for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
             runtime = float(run.case.params.get("runtime") or 0)
             counted["runs"] += 1
             counted["bytes"] += run.command.planned_bytes or 0
             counted["runtime"] += runtime
-            yield runtime, run.command.planned_bytes
+            yield runtime, run.command.planned_bytes, run.case.config
 
     work = Work.of(kinds())
     runs, planned_bytes, runtime = counted["runs"], int(counted["bytes"]), counted["runtime"]

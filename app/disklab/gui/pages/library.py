@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QMimeData, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -54,7 +56,7 @@ from disklab.core.run.event_text import notice_text, stored_line
 from disklab.core.vocab.errors import DisklabError
 from disklab.gui.chart import ChartWidget
 from disklab.gui.export import ask_export_path, write_chart, write_charts
-from disklab.gui.models import sessions_model, when
+from disklab.gui.models import SESSION_COLUMNS, sessions_model, when
 from disklab.gui.state import Workbench
 
 PARAMS_WIDTH = 220  # px: the widest the parameters column opens (elided, full in the tooltip)
@@ -69,6 +71,8 @@ def dropped_paths(mime: QMimeData) -> list[str]:
 
 HEADING_LINES = 5  # the session heading's height: name, resumes and the notes under it
 
+
+DEVICE_WIDTH = 180  # px: the Library list's device column
 
 class LibraryPage(QWidget):
     title = "Library"
@@ -126,8 +130,16 @@ class LibraryPage(QWidget):
         view.sortByColumn(0, Qt.SortOrder.DescendingOrder)
         view.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
         view.verticalHeader().hide()
-        view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        view.horizontalHeader().setStretchLastSection(True)
+        header = view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        # a several-target session's devices ("a: /dev/loop3 (ext4), b: ...") at a width of
+        # their own, elided in the middle (whole on hover): status and tags stay in sight
+        device = next(i for i, (name, _f) in enumerate(SESSION_COLUMNS) if name == "device")
+        header.setSectionResizeMode(device, QHeaderView.ResizeMode.Interactive)
+        view.setColumnWidth(device, DEVICE_WIDTH)
+        view.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        view.setWordWrap(False)
         view.selectionModel().selectionChanged.connect(self._selected)
         return view
 
@@ -167,24 +179,30 @@ class LibraryPage(QWidget):
         return edit
 
     def _actions_row(self) -> QHBoxLayout:
-        """What can be done with the open (or selected) sessions."""
+        """What can be done with the open (or selected) sessions; the five exports in one
+        menu, so the row fits a 1024 px wide window."""
         actions = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for key, text, fn in (("rerun", "Run again", self.rerun),
                               ("resume", "Resume", self.resume),
                               ("compare", "Compare selected", self.compare_selected),
                               ("history", "History", self.show_history),
-                              ("html", "Export HTML…", lambda: self._export("html")),
-                              ("csv", "Export CSV…", lambda: self._export("csv")),
-                              ("md", "Markdown…", lambda: self._export("md")),
-                              ("png", "Chart PNG…", lambda: self._export("png")),
-                              ("svg", "Chart SVG…", lambda: self._export("svg")),
+                              ("export", "Export", None),
                               ("delete", "Delete…", self.delete)):
             b = QPushButton(text)
-            b.clicked.connect(fn)
+            if fn is not None:
+                b.clicked.connect(fn)
             b.setEnabled(False)
             actions.addWidget(b)
             self.buttons[key] = b
+        menu = QMenu(self.buttons["export"])
+        self.export_actions: dict[str, QAction] = {}
+        for fmt, text in (("html", "HTML report…"), ("csv", "CSV table…"),
+                          ("md", "Markdown…"), ("png", "Chart PNG…"), ("svg", "Chart SVG…")):
+            action = menu.addAction(text)
+            action.triggered.connect(lambda _on=False, f=fmt: self._export(f))
+            self.export_actions[fmt] = action
+        self.buttons["export"].setMenu(menu)
         actions.addStretch(1)
         return actions
 

@@ -132,7 +132,7 @@ class RunPage(QWidget):
         self.cancel_btn.setToolTip("Stop the tool and tear down, after a confirmation (Esc, "
                                    "from any page while a run goes)")
         self.cancel_btn.setEnabled(False)
-        self.start_btn.clicked.connect(self.start)
+        self.start_btn.clicked.connect(lambda: self.start())
         self.cancel_btn.clicked.connect(self.ask_cancel)
         # one line, elided: a long message never grows the row or moves the buttons; the
         # whole text is the tooltip, and a plan's problems go to the log below as well
@@ -159,7 +159,7 @@ class RunPage(QWidget):
         self.table = CaseTable()
         self.rows = self.table.rows
         upper.addWidget(self.table)
-        upper.setSizes([640, 460])
+        upper.setSizes([580, 520])  # the table's config, case, status and verdict in sight
         split.addWidget(upper)
         self.log = new_log()
         split.addWidget(self.log)
@@ -180,14 +180,15 @@ class RunPage(QWidget):
         if index >= 0 and index != self.refresh_box.currentIndex():
             self.refresh_box.setCurrentIndex(index)
 
-    def start(self) -> None:
-        """Start, F5 or the Matrix page's run: the draft checked (gui.run_launch), then run."""
+    def start(self, text: str | None = None) -> None:
+        """Start, F5 or a page's one-click run: the plan checked (gui.run_launch), then run.
+        `text`: a plan of its own (the standard set); None: the draft being edited."""
         if self.wb.runs.running:
             return
         self.start_btn.setEnabled(False)
         self._idle_bars()  # nothing of the previous run beside this check's verdict
         self.state_label.setText("Checking the plan…")
-        self.launcher.check_plan()
+        self.launcher.check_plan(text)
         self._make_plots()  # while the plan is checked off this thread
 
     def resume(self, session_id: int) -> None:

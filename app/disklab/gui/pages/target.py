@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPushButton,
     QRadioButton,
     QSpinBox,
@@ -47,6 +46,7 @@ from disklab.gui.device_list import DeviceList
 from disklab.gui.invalid_mark import mark_invalid
 from disklab.gui.state import Workbench
 
+DEFAULT_IMAGE_GIB = 4  # a new plan's scratch image size, GiB
 
 class TargetPage(QWidget):
     title = "Target"
@@ -58,6 +58,7 @@ class TargetPage(QWidget):
         self._confirmed: tuple[str, str] | None = None  # (device, identity) the user typed
         self.current: str | None = None  # the target edited: [targets.NAME]; None: [target]
         self._image_of: str | None = None  # the target whose image the image field holds
+        self._draft_shown: object = None  # the draft the fields show (a new one resets them)
         lay = QVBoxLayout(self)
         self._build_top(lay)
         self._build_target_box(lay)
@@ -156,7 +157,7 @@ class TargetPage(QWidget):
         form.addRow("", self.dir_info)
         self.image_size = QSpinBox()
         self.image_size.setRange(1, 4096)
-        self.image_size.setValue(4)
+        self.image_size.setValue(DEFAULT_IMAGE_GIB)
         self.image_size.setSuffix(" GiB")
         form.addRow(self.image_radio, self.image_size)
         self.image_dir = QLineEdit("/var/tmp/disklab-scratch.img")
@@ -181,26 +182,13 @@ class TargetPage(QWidget):
         lay.addWidget(box)
 
     def run_standard_set(self, **overrides: Any) -> None:
-        """The standard set (core.standard_set) on the target chosen here, run at once;
-        `overrides` (size, runtime, repeats) make it smaller. A plan with tests and unsaved
-        changes is not replaced without asking (a window-modal box: the event loop runs)."""
-        draft = self.wb.draft
-        if not (draft.modified and draft.tests):
-            self._run_standard(overrides)
-            return
-        box = QMessageBox(QMessageBox.Icon.Question, "Replace the plan?",
-                          "The plan has tests and changes that are not saved. Replace it with "
-                          "the standard set?", QMessageBox.StandardButton.Yes
-                          | QMessageBox.StandardButton.No, self)
-        box.accepted.connect(lambda: self._run_standard(overrides))
-        box.finished.connect(box.deleteLater)
-        box.open()
-
-    def _run_standard(self, overrides: dict[str, Any]) -> None:
+        """The standard set (core.standard_set) on the target chosen here, run at once as a
+        plan of its own: the plan being edited stays the draft, with its tests and changes,
+        for the next Start. `overrides` (size, runtime, repeats) make it smaller."""
         target = dict(self.wb.draft.target_table(self.current))
-        self.wb.set_draft(PlanDraft(standard_plan(target, **overrides)))
+        text = PlanDraft(standard_plan(target, **overrides)).to_text()
         self.wb.page_requested.emit("run")
-        self.wb.run_requested.emit()
+        self.wb.run_requested.emit(text)
 
     def show_start_hint(self, shown: bool) -> None:
         self.start_hint.setVisible(shown)
@@ -257,10 +245,12 @@ class TargetPage(QWidget):
         self.partitions.setValue(min(_whole(target.get("partitions")), MAX_PARTITIONS))
         if "format" not in target:
             self._confirmed = None  # a confirmation is of one target's device
-        if "image" not in target and self._image_of != self.current:
-            # another target shown: not the last one's image (two targets on one file)
+        fresh = self.wb.draft is not self._draft_shown  # File > New or Open: a plan of its own
+        if "image" not in target and (fresh or self._image_of != self.current):
+            # another plan or target shown: not the last one's image (two targets on one file)
             self.image_dir.setText(scratch_image(self.current))
-        self._image_of = self.current
+            self.image_size.setValue(DEFAULT_IMAGE_GIB)
+        self._image_of, self._draft_shown = self.current, self.wb.draft
         if "image" in target:
             self.image_radio.setChecked(True)
             image = target["image"]

@@ -9,13 +9,13 @@ same SVG (gui/chart.py).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QAction, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
-from PySide6.QtWidgets import QApplication, QFileDialog, QWidget
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QPushButton, QWidget
 
 from disklab.core.results.charts import ChartSpec
 from disklab.core.results.svg import HEIGHT, WIDTH, to_svg
@@ -83,3 +83,19 @@ def ask_export_path(parent: QWidget | None, title: str, name: str, ext: str) -> 
         return None
     settings.setValue(EXPORT_DIR_KEY, str(Path(path).parent))
     return path
+
+
+def export_button(formats: Sequence[tuple[str, str]],
+                  export: Callable[[str], None]) -> tuple[QPushButton, dict[str, QAction]]:
+    """One "Export" button whose menu holds a page's formats ((format, text) pairs), each
+    calling `export(format)`: a row of five export buttons made the window wider than a
+    1024 px screen. Returns the button and its actions by format."""
+    button = QPushButton("Export")
+    menu = QMenu(button)
+    actions: dict[str, QAction] = {}
+    for fmt, text in formats:
+        action = menu.addAction(text)
+        action.triggered.connect(lambda _on=False, f=fmt: export(f))
+        actions[fmt] = action
+    button.setMenu(menu)
+    return button, actions

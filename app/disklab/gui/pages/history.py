@@ -47,7 +47,7 @@ from disklab.core.results.svg import to_svg
 from disklab.core.run.resume import host_identity
 from disklab.core.vocab.errors import DisklabError
 from disklab.gui.chart import ChartWidget
-from disklab.gui.export import ask_export_path
+from disklab.gui.export import ask_export_path, export_button
 from disklab.gui.state import Workbench
 
 WORSE, BETTER = QColor("#f4c7c3"), QColor("#c8e6c9")
@@ -90,23 +90,22 @@ class HistoryPage(QWidget):
         row.addWidget(QLabel("Series"))
         self.series_pick = QComboBox()
         self.series_pick.currentIndexChanged.connect(lambda _i: self._show_series())
-        self.series_pick.setMinimumContentsLength(26)
+        self.series_pick.setMinimumContentsLength(16)
         row.addWidget(self.series_pick, 2)
         row.addWidget(QLabel("Figure"))
         self.figure_pick = QComboBox()
         self.figure_pick.currentIndexChanged.connect(lambda _i: self._show_figure())
-        self.figure_pick.setMinimumContentsLength(22)
+        self.figure_pick.setMinimumContentsLength(14)
         row.addWidget(self.figure_pick, 2)
-        self.buttons: dict[str, QPushButton] = {}
-        for key, text, fn in (("rerun", "Run again", self.run_again),
-                              ("csv", "Export CSV…", lambda: self._export("csv")),
-                              ("html", "Export HTML…", lambda: self._export("html")),
-                              ("svg", "Chart SVG…", lambda: self._export("svg"))):
-            b = QPushButton(text)
-            b.clicked.connect(fn)
+        rerun = QPushButton("Run again")
+        rerun.clicked.connect(self.run_again)
+        export, self.export_actions = export_button(
+            (("csv", "CSV table…"), ("html", "HTML report…"), ("svg", "Chart SVG…")),
+            self._export)
+        self.buttons: dict[str, QPushButton] = {"rerun": rerun, "export": export}
+        for b in self.buttons.values():
             b.setEnabled(False)
             row.addWidget(b)
-            self.buttons[key] = b
         self.buttons["rerun"].setToolTip("Run this plan again on the same target: a new "
                                          "session of this history")
         return row
@@ -224,7 +223,7 @@ class HistoryPage(QWidget):
             draft.target["directory"] = target["path"]  # where it ran (a --target then)
         self.wb.set_draft(draft)
         self.wb.page_requested.emit("run")
-        self.wb.run_requested.emit()
+        self.wb.run_requested.emit(None)  # the draft, now this plan
 
     def _export(self, fmt: str) -> None:
         if self.history is None:

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QMimeData, QSortFilterProxyModel, Qt, Signal
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,7 +22,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QMenu,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -55,7 +53,7 @@ from disklab.core.results.tables import RESULTS_HEADER, results_table
 from disklab.core.run.event_text import notice_text, stored_line
 from disklab.core.vocab.errors import DisklabError
 from disklab.gui.chart import ChartWidget
-from disklab.gui.export import ask_export_path, write_chart, write_charts
+from disklab.gui.export import ask_export_path, export_button, write_chart, write_charts
 from disklab.gui.models import SESSION_COLUMNS, sessions_model, when
 from disklab.gui.state import Workbench
 
@@ -72,6 +70,8 @@ def dropped_paths(mime: QMimeData) -> list[str]:
 HEADING_LINES = 5  # the session heading's height: name, resumes and the notes under it
 
 
+EXPORTS = (("html", "HTML report…"), ("csv", "CSV table…"), ("md", "Markdown…"),
+           ("png", "Chart PNG…"), ("svg", "Chart SVG…"))
 DEVICE_WIDTH = 180  # px: the Library list's device column
 
 class LibraryPage(QWidget):
@@ -179,30 +179,20 @@ class LibraryPage(QWidget):
         return edit
 
     def _actions_row(self) -> QHBoxLayout:
-        """What can be done with the open (or selected) sessions; the five exports in one
-        menu, so the row fits a 1024 px wide window."""
+        """What can be done with the open (or selected) sessions; the exports in one menu."""
         actions = QHBoxLayout()
-        self.buttons: dict[str, QPushButton] = {}
+        export, self.export_actions = export_button(EXPORTS, self._export)
+        self.buttons: dict[str, QPushButton] = {"export": export}
         for key, text, fn in (("rerun", "Run again", self.rerun),
                               ("resume", "Resume", self.resume),
                               ("compare", "Compare selected", self.compare_selected),
                               ("history", "History", self.show_history),
-                              ("export", "Export", None),
                               ("delete", "Delete…", self.delete)):
-            b = QPushButton(text)
-            if fn is not None:
-                b.clicked.connect(fn)
-            b.setEnabled(False)
-            actions.addWidget(b)
-            self.buttons[key] = b
-        menu = QMenu(self.buttons["export"])
-        self.export_actions: dict[str, QAction] = {}
-        for fmt, text in (("html", "HTML report…"), ("csv", "CSV table…"),
-                          ("md", "Markdown…"), ("png", "Chart PNG…"), ("svg", "Chart SVG…")):
-            action = menu.addAction(text)
-            action.triggered.connect(lambda _on=False, f=fmt: self._export(f))
-            self.export_actions[fmt] = action
-        self.buttons["export"].setMenu(menu)
+            self.buttons[key] = QPushButton(text)
+            self.buttons[key].clicked.connect(fn)
+        for key in ("rerun", "resume", "compare", "history", "export", "delete"):
+            self.buttons[key].setEnabled(False)
+            actions.addWidget(self.buttons[key])
         actions.addStretch(1)
         return actions
 

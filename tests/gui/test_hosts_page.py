@@ -177,7 +177,7 @@ def test_the_windows_run_asks_the_unknown_host_keys_in_dialogs(qtbot, window, tm
             remote = tmp_path / f"remote{i}"
             remote.mkdir()
             text += (f'[hosts.s{i}]\naddress = "{address}"\nport = {free_port()}\n'
-                     f'ssh_config = "{sshd.config}"\ndirectory = "{remote}"\n')
+                     f'directory = "{remote}"\n')
         text += ('[[test]]\ntool = "fio"\nrw = "write"\nbs = "64k"\nsize = "4m"\n'
                  'hosts = ["s1", "s2"]\n')
         window.wb.set_draft(PlanDraft.from_text(text))

@@ -1,8 +1,9 @@
 """Hosts started over SSH (start = "ssh"), against the test's own sshd on 127.0.0.5/.6:2222 with a
 throwaway host key and user key in a temporary directory; the ssh client reads a temporary
 ssh_config (IdentityFile, UserKnownHostsFile), kept as the user's in DiskLab's settings (never
-in the plan), so nothing of the real user's SSH setup is read or written. Checked: the two-host run's rows; no fio server and no ssh left afterwards, also
-after a SIGKILL of disklab; the unknown-host-key question answered through the callback."""
+in the plan), so nothing of the real user's SSH setup is read or written. Checked: the two-host
+run's rows; no fio server and no ssh left afterwards, also after a SIGKILL of disklab; the
+unknown-host-key question answered through the callback."""
 
 from __future__ import annotations
 

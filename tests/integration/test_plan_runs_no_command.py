@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from disklab.core.hosts.leftovers import remove_over_ssh
 from disklab.core.hosts.ssh_settings import save_ssh_config
+from disklab.core.vocab.errors import DisklabError
 from tests.helpers import SSH_ADDRESSES, free_port
 
 pytestmark = [pytest.mark.slow]
@@ -84,3 +86,23 @@ def test_what_ssh_quotes_of_a_files_lines_is_not_stored(tmp_path: Path,
         for part in secret.split(":"):
             if "SECRET" in part.upper():
                 assert part not in everything and part.lower() not in everything
+
+
+def test_the_next_starts_removal_over_ssh_rechecks_the_config_and_keeps_no_quoted_line(
+        tmp_path: Path) -> None:
+    """A killed session's crash record names the ssh_config it logged in with; the next start
+    (core.hosts.leftovers.remove_over_ssh) checks it again and says what ssh said without the
+    lines ssh quotes."""
+    loose = tmp_path / "loose_config"
+    loose.write_text("Host *\n")
+    loose.chmod(0o666)
+    login = {"address": SSH_ADDRESSES[0], "user": None, "ssh_port": None}
+    with pytest.raises(DisklabError, match="writable by its group or others"):
+        remove_over_ssh({**login, "ssh_config": str(loose)}, ["/tmp/x"])
+    secret = tmp_path / "shadow-like"
+    secret.write_text("".join(f"{line}\n" for line in SECRETS))
+    secret.chmod(0o600)
+    with pytest.raises(DisklabError) as e:
+        remove_over_ssh({**login, "ssh_config": str(secret)}, ["/tmp/x"])
+    assert "line 3: no argument after keyword" in str(e.value)
+    assert "SECRET" not in str(e.value).upper().replace(str(secret).upper(), "")

@@ -15,7 +15,6 @@ host per session; an answer is handed to ssh and never kept.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import threading
 from pathlib import Path
@@ -182,11 +181,13 @@ class HostsPage(QWidget):
         form = QFormLayout(box)
         self.ssh_config_edit = QLineEdit()
         self.ssh_config_edit.setPlaceholderText("empty: ssh reads your ~/.ssh/config")
-        with contextlib.suppress(SshSettingsError):
-            self.ssh_config_edit.setText(chosen_ssh_config() or "")
         self.ssh_config_button = QPushButton("Keep")
         self.ssh_config_message = QLabel()
         self.ssh_config_message.setWordWrap(True)
+        try:
+            self.ssh_config_edit.setText(chosen_ssh_config() or "")
+        except SshSettingsError as e:  # the hosts started over SSH fail with the same words
+            self.ssh_config_message.setText(str(e))
         form.addRow("ssh_config file (ssh -F)", self.ssh_config_edit)
         form.addRow(self.ssh_config_button)
         form.addRow(self.ssh_config_message)

@@ -28,6 +28,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from disklab.core.hosts.ssh_settings import save_ssh_config
 from disklab.core.library import Library
 from disklab.core.vocab.events import (
     CaseFinished,
@@ -402,9 +403,10 @@ def _open(address: str, port: int) -> bool:
 def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
     """An sshd of the test's own on loopback(5) and loopback(6) (127.0.0.5 and .6 when pytest
     runs alone), port 2222: throwaway host and user keys in `tmp_path/ssh`, root by key only;
-    `Sshd.config` is an ssh_config for the client (IdentityFile, UserKnownHostsFile there), so
-    nothing of the real user's SSH is touched. Stopped (and /run/sshd removed when it made it)
-    at the end."""
+    `Sshd.config` is an ssh_config for the client (IdentityFile, UserKnownHostsFile there),
+    kept as the user's ssh_config in DiskLab's settings (the session's temporary XDG config
+    directory; a plan names none) while the daemon runs, so nothing of the real user's SSH is
+    touched. Stopped (and /run/sshd removed when it made it) at the end."""
     taken = [a for a in SSH_ADDRESSES if _open(a, SSH_PORT)]
     assert not taken, f"{taken[0]}:{SSH_PORT} is taken by another sshd: this test needs its own"
     d = tmp_path / "ssh"
@@ -424,8 +426,12 @@ def own_sshd(tmp_path: Path) -> Iterator[Sshd]:
         f"Host *\n  User root\n  Port {SSH_PORT}\n  IdentityFile {d}/id_ed25519\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {d}/known_hosts\n"
         "  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking ask\n")
-    with _sshd_run_dir(), _sshd(d) as sshd:
-        yield sshd
+    save_ssh_config(str(config))
+    try:
+        with _sshd_run_dir(), _sshd(d) as sshd:
+            yield sshd
+    finally:
+        save_ssh_config(None)
 
 
 @contextlib.contextmanager

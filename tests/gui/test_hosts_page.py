@@ -18,6 +18,7 @@ import pytest
 from PySide6.QtCore import Qt, QThreadPool
 
 from disklab.core.hosts.ssh import listening
+from disklab.core.hosts.ssh_settings import chosen_ssh_config
 from disklab.core.plan.draft import PlanDraft
 from disklab.gui.pages import hosts as hosts_page
 from disklab.gui.pages.hosts import HostsPage
@@ -55,6 +56,36 @@ def page(qtbot, library_path: Path) -> HostsPage:
     p = HostsPage(wb)
     qtbot.addWidget(p)
     return p
+
+
+def test_the_ssh_config_is_kept_in_the_users_settings_never_in_the_plan(
+        page: HostsPage, tmp_path: Path) -> None:
+    """The page's "SSH configuration" field: a file others can write is refused with its
+    reason and nothing is kept; the user's own file is kept in DiskLab's settings (what `disklab
+    run` reads too), the plan stays without it; emptied, ssh reads ~/.ssh/config again."""
+    loose = tmp_path / "loose_config"
+    loose.write_text("Host *\n")
+    loose.chmod(0o666)
+    page.ssh_config_edit.setText(str(loose))
+    page.ssh_config_button.click()
+    assert "writable by its group or others" in page.ssh_config_message.text()
+    assert chosen_ssh_config() is None
+    mine = tmp_path / "my_config"
+    mine.write_text("Host *\n")
+    mine.chmod(0o600)
+    page.ssh_config_edit.setText(str(mine))
+    page.ssh_config_button.click()
+    try:
+        assert chosen_ssh_config() == str(mine)
+        assert page.ssh_config_message.text() == f"ssh reads {mine}"
+        assert page.add("h1", {"address": "node1"}) is None
+        assert "ssh_config" not in page.wb.draft.to_text()
+        assert "ssh_config" in (page.add("h2", {"address": "node2", "ssh_config": str(mine)})
+                                or "")
+    finally:
+        page.ssh_config_edit.setText("")
+        page.ssh_config_button.click()
+    assert chosen_ssh_config() is None and "~/.ssh/config" in page.ssh_config_message.text()
 
 
 def test_add_checks_like_the_plan_and_warns_on_a_plain_server(page: HostsPage) -> None:
@@ -177,7 +208,7 @@ def test_the_windows_run_asks_the_unknown_host_keys_in_dialogs(qtbot, window, tm
             remote = tmp_path / f"remote{i}"
             remote.mkdir()
             text += (f'[hosts.s{i}]\naddress = "{address}"\nport = {free_port()}\n'
-                     f'ssh_config = "{sshd.config}"\ndirectory = "{remote}"\n')
+                     f'directory = "{remote}"\n')
         text += ('[[test]]\ntool = "fio"\nrw = "write"\nbs = "64k"\nsize = "4m"\n'
                  'hosts = ["s1", "s2"]\n')
         window.wb.set_draft(PlanDraft.from_text(text))

@@ -1,8 +1,9 @@
 """Hosts started over SSH (start = "ssh"), against the test's own sshd on 127.0.0.5/.6:2222 with a
 throwaway host key and user key in a temporary directory; the ssh client reads a temporary
-ssh_config (IdentityFile, UserKnownHostsFile), so nothing of the real user's SSH setup is read
-or written. Checked: the two-host run's rows; no fio server and no ssh left afterwards, also
-after a SIGKILL of disklab; the unknown-host-key question answered through the callback."""
+ssh_config (IdentityFile, UserKnownHostsFile), kept as the user's in DiskLab's settings (never
+in the plan), so nothing of the real user's SSH setup is read or written. Checked: the two-host
+run's rows; no fio server and no ssh left afterwards, also after a SIGKILL of disklab; the
+unknown-host-key question answered through the callback."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def plan_text(tmp_path: Path, sshd: Sshd, ports: list[int], extra: str = "") -> 
         remote = tmp_path / f"remote{i}"
         remote.mkdir()
         text += (f'[hosts.s{i}]\naddress = "{address}"\nport = {port}\nstart = "ssh"\n'
-                 f'ssh_config = "{sshd.config}"\ndirectory = "{remote}"\n')
+                 f'directory = "{remote}"\n')
     return text + ('[[test]]\ntool = "fio"\nrw = "write"\nbs = "64k"\nsize = "8m"\n'
                    f'hosts = ["s1", "s2"]\n{extra}')
 

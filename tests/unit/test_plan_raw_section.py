@@ -17,7 +17,7 @@ PLAN = """\
 name = "LUN, then filesystem"
 repeats = 2
 [target]
-image = {{ path = "{d}/lun.img", size = "256m" }}
+image = {{ path = "{d}/lun.img", size = "512m" }}
 
 [[config]]
 label = "xfs"
@@ -66,7 +66,7 @@ def test_raw_tests_run_once_on_the_device_before_every_configuration(tmp_path: P
 
 def test_raw_tests_on_a_plan_without_a_device_are_refused(tmp_path: Path) -> None:
     text = PLAN.format(d=tmp_path).replace(
-        f'image = {{ path = "{tmp_path}/lun.img", size = "256m" }}', f'directory = "{tmp_path}"')
+        f'image = {{ path = "{tmp_path}/lun.img", size = "512m" }}', f'directory = "{tmp_path}"')
     text = text[:text.index("[[config]]")] + text[text.index("[[test]]"):]
     with pytest.raises(PlanError) as e:
         parse_plan(text)

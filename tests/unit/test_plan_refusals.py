@@ -5,6 +5,7 @@ that is the kernel's interface (/sys, /proc), not storage."""
 from __future__ import annotations
 
 import pwd
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,8 +33,14 @@ def test_a_bonnie_user_or_group_this_machine_lacks_is_refused(tmp_path: Path) ->
     [line] = problems(bonnie_plan(str(tmp_path), "a b;rm"))
     assert "not a user name or uid" in line
     someone = pwd.getpwall()[-1]
-    for user in (someone.pw_name, str(someone.pw_uid), f"{someone.pw_name}:{someone.pw_gid}"):
-        assert parse_plan(bonnie_plan(str(tmp_path), user)).plan.tests
+    shared = Path(tempfile.mkdtemp(prefix="disklab-test-", dir="/var/tmp"))
+    try:  # a directory every user can write (where bonnie++ -u USER makes its files)
+        shared.chmod(0o1777)
+        for user in (someone.pw_name, str(someone.pw_uid),
+                     f"{someone.pw_name}:{someone.pw_gid}"):
+            assert parse_plan(bonnie_plan(str(shared), user)).plan.tests
+    finally:
+        shared.rmdir()
 
 
 @pytest.mark.parametrize("directory", ["/sys", "/proc", "/sys/kernel"])

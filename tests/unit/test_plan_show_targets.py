@@ -19,7 +19,7 @@ image = {{ path = "{d}/b.img", size = "256m" }}
 [targets.c]
 image = {{ path = "{d}/c.img", size = "256m" }}
 [targets.d]
-image = {{ path = "{d}/d.img", size = "256m" }}
+image = {{ path = "{d}/d.img", size = "2g" }}
 partitions = 4
 
 [[config]]
@@ -54,15 +54,16 @@ def show(tmp_path: Path) -> str:
 def test_every_target_and_partition_is_shown_with_its_setup(tmp_path: Path) -> None:
     out = show(tmp_path)
     head = out.splitlines()[0]
-    for name in ("a", "b", "c", "d"):
-        assert f"{name} (image {tmp_path}/{name}.img, 256m" in head
+    for name, size in (("a", "256m"), ("b", "256m"), ("c", "256m"), ("d", "2g")):
+        assert f"{name} (image {tmp_path}/{name}.img, {size}" in head
     assert "2 partitions: a1 a2" in head and "4 partitions: d1 d2 d3 d4" in head
-    # the partitioning of a and d, with sizes: (256 MiB - 4 MiB) / parts, the last the rest
+    # the partitioning of a and d, with sizes: (size - 4 MiB) / parts, the last the rest (d's
+    # 511 MiB partitions hold xfs, whose least size is 300 MB)
     assert "target a: 2 GPT partitions of /dev/loopN:" in out
     assert ("sgdisk --new=1:0:+126M --typecode=1:8300 --change-name=1:disklab1 --new=2:0:0 "
             "--typecode=2:8300 --change-name=2:disklab2 /dev/loopN") in out
     assert "target d: 4 GPT partitions of /dev/loopN:" in out
-    assert "--new=3:0:+63M" in out and "--new=4:0:0" in out
+    assert "--new=3:0:+511M" in out and "--new=4:0:0" in out
     assert "target b:" not in out  # not split: nothing to partition
     # each configuration on each stream target it is made on, with its own mountpoint
     made = re.findall(r"^configuration '(.+)' on (\w+) \((\S+)\):$", out, re.M)

@@ -149,7 +149,7 @@ fs = "ext4"
 
 [[config]]
 label = "some"
-fs = "xfs"
+fs = "ext4"
 targets = {limit}
 
 [[test]]

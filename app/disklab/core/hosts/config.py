@@ -18,7 +18,15 @@ from disklab.core.vocab.model import Host
 HOSTS_KEY = "hosts"
 DEFAULT_PORT = 8765  # fio's own default server port
 STARTS = ("ssh", "running")
-HOST_KEYS = ("address", "port", "start", "directory", "user", "ssh_port", "ssh_config")
+HOST_KEYS = ("address", "port", "start", "directory", "user", "ssh_port")
+# keys a plan may not hold: ssh's configuration is the user's own (core.hosts.ssh_settings)
+NOT_IN_A_PLAN = {
+    "ssh_config": "a plan does not choose ssh's configuration (it can run commands: "
+                  "ProxyCommand, LocalCommand, Match exec); ssh reads your ~/.ssh/config, or "
+                  "the file chosen on the Hosts page (ssh_config in "
+                  "$XDG_CONFIG_HOME/disklab/hosts.toml)",
+}
+RESERVED_NAMES = ("all",)  # fio's aggregate row of a several-host case is host = "all"
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,32}$")  # no '+': "h1+h2" lists hosts
 _ADDRESS = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}$")
 _USER = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]{0,31}$")
@@ -67,11 +75,17 @@ def read_hosts(doc: Mapping[str, Any], check: Checker, base_dir: Path) -> tuple[
         if not _NAME.match(name):
             check.error(where, "a host name is 1-32 letters, digits, '_' or '-'")
             continue
+        if name.lower() in RESERVED_NAMES:
+            check.error(where, f"{name!r} is reserved: the total row of a case on several "
+                        "hosts is host = \"all\"; name the host otherwise")
+            continue
         if not isinstance(table, dict):
             check.error(where, "must be a table with address = \"...\"")
             continue
         for key in table:
-            if key not in HOST_KEYS:
+            if key in NOT_IN_A_PLAN:
+                check.error(f"{where}.{key}", NOT_IN_A_PLAN[key])
+            elif key not in HOST_KEYS:
                 check.error(f"{where}.{key}", f"unknown key (known: {', '.join(HOST_KEYS)})")
         address = table.get("address")
         if not isinstance(address, str) or not _ADDRESS.match(address):
@@ -94,23 +108,12 @@ def read_hosts(doc: Mapping[str, Any], check: Checker, base_dir: Path) -> tuple[
         if user is not None and (not isinstance(user, str) or not _USER.match(user)):
             check.error(f"{where}.user", f"{user!r} is not a user name")
             continue
-        ssh_config = table.get("ssh_config")
-        if ssh_config is not None:
-            if not isinstance(ssh_config, str):
-                check.error(f"{where}.ssh_config", "a path to an ssh_config file")
-                continue
-            path = Path(ssh_config).expanduser()
-            path = path if path.is_absolute() else base_dir / path
-            if not path.is_file():
-                check.error(f"{where}.ssh_config", f"{path} is not a file")
-                continue
-            ssh_config = str(path)
-        if start == "running" and any(k in table for k in ("user", "ssh_port", "ssh_config")):
-            check.error(where, "user, ssh_port and ssh_config are for start = \"ssh\"")
+        if start == "running" and any(k in table for k in ("user", "ssh_port")):
+            check.error(where, "user and ssh_port are for start = \"ssh\"")
         if port is None:
             continue
         host = Host(name=name, address=address, port=port, start=start, directory=directory,
-                    user=user, ssh_port=ssh_port, ssh_config=ssh_config)
+                    user=user, ssh_port=ssh_port)
         if start == "running":
             who = ("any local user of this machine" if is_loopback(address)
                    else "anyone who can reach that address")
@@ -162,7 +165,7 @@ def hosts_schema() -> dict[str, Any]:
     return {
         "type": "object",
         "description": "machines running fio --server, named by a fio test's `hosts`",
-        "propertyNames": {"pattern": _NAME.pattern},
+        "propertyNames": {"pattern": _NAME.pattern, "not": {"enum": list(RESERVED_NAMES)}},
         "additionalProperties": {
             "type": "object", "additionalProperties": False, "required": ["address"],
             "properties": {
@@ -178,7 +181,6 @@ def hosts_schema() -> dict[str, Any]:
                               "description": "where fio writes on that machine"},
                 "user": {"type": "string", "pattern": _USER.pattern},
                 "ssh_port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                "ssh_config": {"type": "string", "description": "ssh -F FILE"},
             },
         },
     }

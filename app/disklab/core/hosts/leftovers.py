@@ -24,7 +24,8 @@ from typing import Any
 
 from disklab.core import proc
 from disklab.core.fs.apply import StateFile, leftover_files
-from disklab.core.hosts.ssh import listening
+from disklab.core.hosts.ssh import listening, scrubbed
+from disklab.core.hosts.ssh_settings import config_problem
 from disklab.core.tools.fio.client import unlink_job
 from disklab.core.vocab.errors import DisklabError
 from disklab.core.vocab.model import Host, HostEndpoint
@@ -106,7 +107,10 @@ def remove_over_ssh(login: dict[str, Any], paths: list[str],
     anything (BatchMode: a key or an agent; no terminal at a start). DisklabError when it did
     not run there."""
     argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]
-    if login.get("ssh_config"):
+    if login.get("ssh_config"):  # the user's own choice, as the session had it: checked again
+        problem = config_problem(login["ssh_config"])
+        if problem is not None:
+            raise DisklabError(f"ssh_config: {problem}")
         argv += ["-F", str(login["ssh_config"])]
     if login.get("ssh_port"):
         argv += ["-p", str(int(login["ssh_port"]))]
@@ -116,7 +120,7 @@ def remove_over_ssh(login: dict[str, Any], paths: list[str],
     argv += ["--", str(login.get("address")), "rm -f -- " + " ".join(map(shlex.quote, paths))]
     done = proc.run(argv, timeout=timeout)
     if done.returncode != 0:
-        said = " ".join((done.stderr or done.stdout or "").split())[-200:]
+        said = " ".join(scrubbed(done.stderr or done.stdout or "").split())[-200:]
         raise DisklabError(said or f"ssh exited {done.returncode}")
 
 

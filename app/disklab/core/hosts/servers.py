@@ -215,6 +215,7 @@ class Servers:
         if host.start == "ssh":
             state.ssh = SshServer(host, self.ask, self.cancelled)
             state.ssh.start()
+            state.host = state.ssh.host  # with the ssh_config it logged in with (leftovers)
             state.endpoint = HostEndpoint(host.name, "127.0.0.1", state.ssh.local_port,
                                           host.directory)
             return

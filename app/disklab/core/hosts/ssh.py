@@ -21,7 +21,9 @@ What runs where, and how it ends:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
+import re
 import shlex
 import socket
 import time
@@ -29,6 +31,7 @@ from collections.abc import Callable
 
 import pexpect
 
+from disklab.core.hosts.ssh_settings import SshSettingsError, chosen_ssh_config
 from disklab.core.proc import start_on_terminal
 from disklab.core.vocab.errors import DisklabError
 from disklab.core.vocab.model import Host
@@ -40,6 +43,11 @@ _HOST_KEY = r"continue connecting \(yes/no[^)]*\)\? ?"
 _PASSPHRASE = r"Enter passphrase for key [^\n]*: ?"
 _PASSWORD = r"(?i)[^\n]*password[^\n]*: ?$"
 READY_TIMEOUT = 60.0  # seconds for ssh to log in and the server to listen (a person answers)
+SAID_CHARS = 300  # the most of what ssh said that an error (and so the library) keeps
+# ssh's complaints about a configuration line ("FILE: line N: Bad configuration option: TEXT",
+# "FILE line N: no argument after keyword \"TEXT\""): the line's own text may be a secret of
+# that file; the complaint's words before any quote or colon stay
+_CONFIG_LINE = re.compile(r"(?m)^(?P<where>[^\n]*?:? line \d+): (?P<what>[^:\"'\n]*)[^\n]*$")
 
 
 class HostError(DisklabError):
@@ -115,8 +123,15 @@ def parse_facts(text: str) -> dict[str, object]:
     return facts
 
 
+def scrubbed(text: str) -> str:
+    """What ssh said, without the text of any configuration line it quotes in a complaint
+    (the file and line number stay): what is kept goes into errors, events and bundles."""
+    return _CONFIG_LINE.sub(lambda m: f"{m['where'][-200:]}: {m['what'].strip()[:60]}", text)
+
+
 def ssh_argv(host: Host, local_port: int) -> list[str]:
-    """ssh's argv (without 'ssh'): a terminal, the forward, the user's config and the command."""
+    """ssh's argv (without 'ssh'): a terminal, the forward, the user's chosen ssh_config
+    (core.hosts.ssh_settings; a plan names none) and the command."""
     args = ["-tt", "-o", "ExitOnForwardFailure=yes", "-o", "ServerAliveInterval=5",
             "-o", "ServerAliveCountMax=3",
             "-L", f"127.0.0.1:{local_port}:127.0.0.1:{host.port}"]
@@ -151,6 +166,11 @@ class SshServer:
         """Log in, answer ssh's questions through `ask`, and wait until the server listens.
         HostError names the host and what went wrong; nothing is left running then."""
         env = {**os.environ, "LC_ALL": "C"}
+        try:  # the user's own choice, read at each start; never the plan's
+            config = chosen_ssh_config()
+        except SshSettingsError as e:
+            raise HostError(f"host {self.host.name}: {e}") from e
+        self.host = dataclasses.replace(self.host, ssh_config=config)
         try:
             self.child = start_on_terminal("ssh", ssh_argv(self.host, self.local_port), env)
         except pexpect.ExceptionPexpect as e:
@@ -202,12 +222,12 @@ class SshServer:
         self.child.sendline(answer)
 
     def said(self) -> str:
-        text = " ".join(" ".join(self.transcript).split())
+        text = "\n".join(self.transcript)
         if self.child is not None:
             with contextlib.suppress(pexpect.EOF, pexpect.TIMEOUT, OSError, ValueError):
-                text += " " + " ".join(self.child.read_nonblocking(4096, timeout=0).split())
-        text = text.strip()
-        return f" (ssh said: {text[-300:]})" if text else ""
+                text += "\n" + self.child.read_nonblocking(4096, timeout=0)
+        text = " ".join(scrubbed(text.replace("\r", "\n")).split())
+        return f" (ssh said: {text[-SAID_CHARS:]})" if text else ""
 
     def drain(self) -> None:
         """Read what the server printed, so that its terminal never fills up."""

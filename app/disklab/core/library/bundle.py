@@ -130,6 +130,7 @@ def _readable(source: Path) -> Iterator[sqlite3.Connection]:
         db = _connect_ro(source)
         try:
             _check_tables(db, source)
+            _check_rows(db, source)
             yield db
         finally:
             db.close()
@@ -141,6 +142,7 @@ def _readable(source: Path) -> Iterator[sqlite3.Connection]:
         except OSError as e:
             raise LibraryError(f"cannot read {source}: {e.strerror or e}") from e
         with Library.open(copy) as migrated:
+            _check_rows(migrated.db, source)
             yield migrated.db
 
 
@@ -185,6 +187,42 @@ def _check_tables(db: sqlite3.Connection, path: Path) -> None:
     if missing:
         raise LibraryError(f"{path} is not a whole DiskLab library: it has no "
                            f"{', '.join(sorted(missing))} table")
+
+
+# a number column holding what no number is: text, a blob, or an infinity (NaN reads as NULL)
+_NOT_A_NUMBER = ("(typeof({c}) NOT IN ('integer', 'real', 'null') "
+                 "OR abs({c}) > 1.7976931348623157e308)")
+_NUMBERS = (("metric", "value"), ("sample", "value"), ("sample", "t"))
+_FORGED = "is not as DiskLab writes its files"
+
+
+def _check_rows(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse, with one line, what a recorder never writes and a reader would trip on: a
+    session without its UUID (imported again at every import), rows of a session the file does
+    not hold (a session that arrives empty, its rows lost without a word), and a figure or a
+    sample that is not a finite number (show, export and compare do arithmetic on them)."""
+    try:
+        row = db.execute("SELECT id, name FROM session WHERE uuid IS NULL OR length(uuid) != 32 "
+                         "OR uuid GLOB '*[^0-9a-f]*' LIMIT 1").fetchone()
+        if row is not None:
+            raise LibraryError(f"{path} {_FORGED}: session {row[0]} ({str(row[1])[:60]!r}) "
+                               "has no UUID of 32 hex digits; nothing imported")
+        for table in (*PLAIN_TABLES, *ID_TABLES, "series", "sample"):
+            row = db.execute(f"SELECT session_id FROM {table} WHERE session_id NOT IN "
+                             "(SELECT id FROM session) LIMIT 1").fetchone()
+            if row is not None:
+                raise LibraryError(f"{path} {_FORGED}: it has {table} rows of session "
+                                   f"{str(row[0])[:24]}, which it does not hold; nothing "
+                                   "imported")
+        for table, column in _NUMBERS:
+            row = db.execute(f"SELECT session_id, {column} FROM {table} WHERE "
+                             f"{_NOT_A_NUMBER.format(c=column)} LIMIT 1").fetchone()
+            if row is not None:
+                raise LibraryError(f"{path} {_FORGED}: a {table} {column} of session "
+                                   f"{row[0]} is {str(row[1])[:24]!r}, not a finite number; "
+                                   "nothing imported")
+    except sqlite3.DatabaseError as e:
+        raise LibraryError(f"{path} is damaged (SQLite says: {e})") from e
 
 
 @contextlib.contextmanager

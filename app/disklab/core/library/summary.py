@@ -146,7 +146,7 @@ def computed_results(db: sqlite3.Connection, session_id: int, cases: list[dict[s
                 "unit": unit, "by_repeat": {}, "notes": [], "case_id": case_id,
                 "_order": (case["index"], len(groups)),
             }
-        g["by_repeat"][repeat] = value
+        g["by_repeat"][repeat] = _finite(value)
         if note and note not in g["notes"]:
             g["notes"].append(note)
     out = []
@@ -223,6 +223,14 @@ def _unpack(blob: bytes, n: int) -> list[float | None]:
 
 def _doubles(count: int) -> struct.Struct:
     return struct.Struct(f"<{count}d")
+
+
+def _finite(value: Any) -> float | None:
+    """A stored figure as a number, or None (missing) for what no recorder writes: text, an
+    infinity (a library that took them in before bundle imports refused them)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
 
 
 def _mean_stddev(values: list[float]) -> tuple[float | None, float | None]:

@@ -98,7 +98,8 @@ def _writes(method: Callable[P, R]) -> Callable[P, R]:
 
 class SessionWriter:
     """The write side of one session, for the recorder: every statement joins the open
-    transaction (begun on demand) until commit(). The recorder decides when to commit."""
+    transaction (begun on demand, IMMEDIATE) until commit(). The recorder decides when to
+    commit."""
 
     def __init__(self, db: sqlite3.Connection, path: Path):
         self.db = db
@@ -106,8 +107,12 @@ class SessionWriter:
         self.session_id: int | None = None
 
     def _begin(self) -> None:
+        """Every batch may write, so it takes the write lock as it begins (IMMEDIATE): a
+        writer that finds it taken waits for it (the connection's 30 s busy timeout). A
+        deferred BEGIN takes a read snapshot first, and under WAL SQLite answers the upgrade of
+        a read to a write with "database is locked" at once, without waiting."""
         if not self.db.in_transaction:
-            self.db.execute("BEGIN")
+            self.db.execute("BEGIN IMMEDIATE")
 
     @_writes
     def create_session(self, *, name: str, started: float, pid: int, pid_started: float,

@@ -8,6 +8,7 @@ start no process: what they ask the kernel goes through core.system and core.pro
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from collections.abc import Mapping
@@ -18,12 +19,14 @@ from typing import Any
 import psutil
 
 from disklab.core import tools
+from disklab.core.fs.commands import PARTITION_RESERVE
 from disklab.core.fs.options import device_options, journalled_data_seconds
 from disklab.core.plan.direct_io import direct_io_refusal_once
 from disklab.core.plan.keylines import Checker, KeyLines
 from disklab.core.plan.matrix import points
 from disklab.core.plan.targets import (
     check_placements,
+    config_targets,
     named_targets,
     read_partitions,
     stream_targets,
@@ -33,6 +36,7 @@ from disklab.core.system.cgroups import find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
+from disklab.core.tools.bonnie import user_place_problem
 from disklab.core.vocab.errors import DisklabError
 from disklab.core.vocab.model import FsConfig, Plan, Target
 from disklab.core.vocab.units import format_size, human_bytes, parse_size
@@ -48,6 +52,9 @@ PSEUDO_FILESYSTEMS = frozenset({
 TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm", "partitions"}
 MIN_IMAGE = 64 << 20
+# the least sizes mkfs refuses to go below: mkfs.xfs (xfsprogs 5.19 on) "must be larger than
+# 300MB"; mkfs.btrfs "minimum size for each btrfs device is 114294784"
+MIN_FS_BYTES = {"xfs": 300 << 20, "btrfs": 114294784}
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
 
 
@@ -124,6 +131,10 @@ def _image_target(image: Any, check: Checker, base_dir: Path,
     if not isinstance(raw_path, str) or not raw_path:
         check.error(f"{base}.image", "needs path = \"...\" (a file DiskLab creates)")
         return None
+    if any(ord(c) < 32 or c == "\x7f" for c in raw_path):
+        check.error(f"{base}.image", f"path {raw_path[:80]!r} holds a control character (a NUL, "
+                    "a line break): no file can be made under that name")
+        return None
     path = Path(raw_path).expanduser()
     path = path if path.is_absolute() else base_dir / path
     if path.exists():
@@ -138,12 +149,36 @@ def _image_target(image: Any, check: Checker, base_dir: Path,
         return None
     if size < MIN_IMAGE:
         check.error(f"{base}.image", f"size {format_size(size)} is below {format_size(MIN_IMAGE)}")
+    elif path.parent.is_dir() and (too_large := _file_too_large(path.parent, size)):
+        check.error(f"{base}.image", f"size {format_size(size)}: {too_large}")
     elif path.parent.is_dir() and size > shutil.disk_usage(path.parent).free:
         check.warn(f"{base}.image", f"the image ({human_bytes(size)}) is larger than the free "
                    f"space under {path.parent}; it is sparse, but filling it will fail")
     if os.geteuid() != 0 and not on_path("pkexec") and not on_path("sudo"):
         check.error(f"{base}.image", "attaching an image needs root, pkexec or sudo")
     return Target(kind="image", path=str(path), size=size)
+
+
+def _file_too_large(directory: Path, size: int) -> str | None:
+    """Why the filesystem under `directory` cannot hold a file of `size` bytes (ext4 with 4 KiB
+    blocks: 16 TiB; ext3: 2 TiB), or None. Asked of the filesystem itself: an unnamed sparse
+    file (O_TMPFILE) is set to that size and dropped, nothing allocated, nothing left behind.
+    None too when it cannot be asked (no write access here: the helper makes the image)."""
+    try:
+        fd = os.open(directory, os.O_TMPFILE | os.O_WRONLY, 0o600)
+    except OSError:
+        return None
+    try:
+        os.ftruncate(fd, size)
+    except OSError as e:
+        if e.errno not in (errno.EFBIG, errno.EINVAL):
+            return None
+        fs = mount_of(str(directory))
+        return (f"{fs.fstype if fs else 'the filesystem'} under {directory} cannot hold a file "
+                f"that large ({e.strerror})")
+    finally:
+        os.close(fd)
+    return None
 
 
 def _format_target(device: Any, confirm: Any, check: Checker, library: str | None,
@@ -229,9 +264,51 @@ def destroyed_devices(plan: Plan) -> list[Destroyed]:
 
 def check_targets(plan: Plan, check: Checker) -> None:
     """Several targets: every placement runnable by some configuration, and each target able
-    to hold the files placed on it."""
+    to hold the files placed on it; every filesystem a configuration makes fits its place."""
     check_placements(plan, check)
     _check_placed_room(plan, check)
+    _check_fs_minimums(plan, check)
+    _check_bonnie_users(plan, check)
+
+
+def _check_bonnie_users(plan: Plan, check: Checker) -> None:
+    """bonnie++'s `user` (-u, given when it runs as root) must be able to make its files
+    where the test runs: in a directory target, by its owner and mode; in a filesystem DiskLab
+    makes, only root can (its top directory is root's)."""
+    targets = named_targets(plan).values()
+    for spec in plan.tests:
+        if spec.tool != "bonnie":
+            continue
+        raw = spec.params.get("user")
+        for user in raw if isinstance(raw, tuple) else (raw,):
+            problems = [user_place_problem(user, t.path if t.kind == "directory" else None)
+                        for t in targets if t.kind != "directory" or os.geteuid() == 0]
+            problem = next((p for p in problems if p), None)
+            if problem:
+                check.error(f"test[{spec.index + 1}].user", problem)
+                break
+
+
+def _check_fs_minimums(plan: Plan, check: Checker) -> None:
+    """A filesystem with a least size (mkfs.xfs: "must be larger than 300MB") on an image,
+    a device or a partition of one that is smaller: mkfs would refuse it mid-run."""
+    targets = named_targets(plan)
+    streams = stream_targets(targets)
+    for i, config in enumerate(plan.configs, start=1):
+        least = MIN_FS_BYTES.get(config.fs or "")
+        for name in config_targets(config, targets) if least else ():
+            target = targets[streams[name][0]]
+            if target.kind not in ("image", "format", "device") or not target.size:
+                continue
+            room = (target.size if not target.partitions else
+                    (target.size - PARTITION_RESERVE) // target.partitions >> 20 << 20)
+            if room < least:
+                place = f"partition {name} ({human_bytes(room)})" if target.partitions else \
+                    f"{target.path} ({human_bytes(target.size)})"
+                check.error(f"config[{i}].fs", f"{config.fs} needs at least "
+                            f"{format_size(least)} (mkfs.{config.fs}'s least size): "
+                            f"{place} is smaller")
+                break
 
 
 def _check_placed_room(plan: Plan, check: Checker) -> None:

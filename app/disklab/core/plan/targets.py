@@ -144,12 +144,18 @@ def take_placements(raw_tests: list[Any]) -> tuple[list[Any], dict[int, Any]]:
 
 
 def _placement(value: Any, names: Mapping[str, Any], key: str, check: _Check) -> str | None:
-    """One placement ("a+b+b") checked against the stream targets; canonical text or None."""
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        value = "+".join(value)  # ["a", "b"] is a+b
+    """One placement ("a+b+b") checked against the stream targets; canonical text or None.
+    A placement is one string: `on = "a+b"` is one, `on = ["a", "a+b"]` an axis of two; a
+    list inside the list, or names parted by commas, is said to be neither."""
     if not isinstance(value, str) or not value.strip():
-        check.error(key, f"{value!r} is not a placement: target names joined by '+', "
-                    'e.g. "a+b" (a stream on a and one on b)')
+        check.error(key, f"{value!r} is not a placement: a placement is a string of target "
+                    'names joined by \'+\' ("a+b": a stream on a and one on b), and a list of '
+                    'them is an axis (on = ["a", "a+b"])')
+        return None
+    if "," in value:
+        listed = ", ".join(f'"{v.strip()}"' for v in value.split(",") if v.strip())
+        check.error(key, f"{value!r} is one string: several placements are a list (an axis), "
+                    f"on = [{listed}]; names of one placement are joined by '+'")
         return None
     parts = [p.strip() for p in value.split("+")]
     if "" in parts:

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import grp
 import math
+import os
 import pwd
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from disklab.core.tools.base import (
@@ -160,6 +163,40 @@ def _user_problems(user: Any) -> list[tuple[str, str]]:
         except (KeyError, OverflowError):
             return [("user", f"no group {group!r} on this machine")]
     return []
+
+
+def user_place_problem(user: Any, directory: str | None) -> str | None:
+    """Why bonnie++ -u USER cannot make its Bonnie.PID directory in `directory` (None: a
+    filesystem DiskLab makes, whose top directory is root's, 0755), or None. bonnie++ drops to
+    the user before it writes and then fails mid-run with "Can't make directory"."""
+    name, _sep, group = str(user).partition(":") if user is not None else ("root", "", "")
+    try:
+        pw = pwd.getpwuid(int(name)) if name.isdigit() else pwd.getpwnam(name)
+        gid = (grp.getgrgid(int(group)) if group.isdigit() else grp.getgrnam(group)).gr_gid \
+            if group else pw.pw_gid
+    except (KeyError, OverflowError):
+        return None  # no such user or group: _user_problems says so
+    if pw.pw_uid == 0:
+        return None
+    if directory is None:
+        return (f"bonnie++ -u {user} writes in the filesystem DiskLab makes, whose top "
+                f"directory is root's: {name} cannot make its files there; leave user out "
+                "(root)")
+    path = os.path.abspath(directory)
+    steps = [*reversed([str(p) for p in Path(path).parents]), path]
+    for step in steps:
+        try:
+            st = os.stat(step)
+        except OSError:
+            return None  # the target's own check says what is wrong with it
+        need = 0o3 if step == path else 0o1  # write and search in it, search on the way
+        shift = 6 if st.st_uid == pw.pw_uid else 3 if st.st_gid == gid else 0
+        if (st.st_mode >> shift) & need != need:
+            return (f"bonnie++ -u {user} cannot make its files in {path}: {step} (uid "
+                    f"{st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}) does not let {name} "
+                    f"{'write' if step == path else 'through'}; give a directory it can write, "
+                    "or leave user out (root)")
+    return None
 
 
 def sniff(text: str) -> bool:

@@ -5,6 +5,9 @@ facts, from a probe job its server runs).
 A test's `hosts` axis is written in the plan (`hosts = [["h1"], ["h1", "h2"]]`, also from the
 "Use as axis" button here); per-host rows and the "all" total come from the results' params.
 
+ssh's configuration is the user's own (~/.ssh/config, or the file kept here in DiskLab's
+settings): a plan never names one, since an ssh_config can run commands.
+
 SSH asks questions a person must answer (an unknown host key with its fingerprint, a password, a
 passphrase): SshQuestions shows them as dialogs, from whichever thread ssh runs on, once per
 host per session; an answer is handed to ssh and never kept.
@@ -38,6 +41,7 @@ from PySide6.QtWidgets import (
 
 from disklab.core.hosts.config import DEFAULT_PORT, is_loopback, read_hosts
 from disklab.core.hosts.servers import Servers
+from disklab.core.hosts.ssh_settings import SshSettingsError, chosen_ssh_config, save_ssh_config
 from disklab.gui.state import Workbench
 from disklab.gui.threads import ask_in_gui_thread, run_in_background
 
@@ -161,6 +165,7 @@ class HostsPage(QWidget):
         self.message.setWordWrap(True)
         form.addRow(self.message)
         lay.addWidget(box)
+        lay.addWidget(self._ssh_config_box())
 
         self.add_button.clicked.connect(self.add_from_form)
         self.remove_button.clicked.connect(self.remove_selected)
@@ -168,6 +173,37 @@ class HostsPage(QWidget):
         self.axis_button.clicked.connect(self.use_as_axis)
         self.wb.draft_changed.connect(self.refresh)
         self.refresh()
+
+    def _ssh_config_box(self) -> QGroupBox:
+        """The user's own ssh_config for the hosts started over SSH (kept in DiskLab's
+        settings, core.hosts.ssh_settings): a plan never names one."""
+        box = QGroupBox("SSH configuration (yours, never the plan's)")
+        form = QFormLayout(box)
+        self.ssh_config_edit = QLineEdit()
+        self.ssh_config_edit.setPlaceholderText("empty: ssh reads your ~/.ssh/config")
+        self.ssh_config_button = QPushButton("Keep")
+        self.ssh_config_message = QLabel()
+        self.ssh_config_message.setWordWrap(True)
+        try:
+            self.ssh_config_edit.setText(chosen_ssh_config() or "")
+        except SshSettingsError as e:  # the hosts started over SSH fail with the same words
+            self.ssh_config_message.setText(str(e))
+        form.addRow("ssh_config file (ssh -F)", self.ssh_config_edit)
+        form.addRow(self.ssh_config_button)
+        form.addRow(self.ssh_config_message)
+        self.ssh_config_button.clicked.connect(self.keep_ssh_config)
+        return box
+
+    def keep_ssh_config(self) -> None:
+        """Keep the field's file as the user's ssh_config (empty: ssh's own default)."""
+        value = self.ssh_config_edit.text().strip()
+        try:
+            save_ssh_config(value or None)
+        except SshSettingsError as e:
+            self.ssh_config_message.setText(str(e))
+            return
+        self.ssh_config_message.setText(f"ssh reads {value}" if value
+                                        else "ssh reads your ~/.ssh/config")
 
     # --- the draft's [hosts.*]
     def hosts_doc(self) -> dict[str, dict[str, Any]]:

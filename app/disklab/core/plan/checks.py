@@ -28,12 +28,12 @@ from disklab.core.plan.targets import (
     read_partitions,
     stream_targets,
 )
-from disklab.core.proc import which
+from disklab.core.proc import run, which
 from disklab.core.system.cgroups import find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
-from disklab.core.vocab.errors import DisklabError
+from disklab.core.vocab.errors import DisklabError, ToolError
 from disklab.core.vocab.model import FsConfig, Plan, Target
 from disklab.core.vocab.units import format_size, human_bytes, parse_size
 
@@ -49,6 +49,8 @@ TARGET_KINDS = ("directory", "image", "format", "device")
 TARGET_KEYS = {*TARGET_KINDS, "confirm", "partitions"}
 MIN_IMAGE = 64 << 20
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
+MAX_OPTION_CHECKS = 64  # distinct jobs of one test the tool is asked about (fio --parse-only)
+OPTION_CHECK_SECONDS = 20.0
 
 
 def on_path(executable: str) -> bool:
@@ -263,6 +265,58 @@ def _check_placed_room(plan: Plan, check: Checker) -> None:
                             f"{params[PLACEMENT_KEY]!r} puts {human_bytes(need)} of test files "
                             f"on {name}, more than {where} ({human_bytes(room or 0)})")
                 break
+
+
+def check_tool_options(plan: Plan, check: Checker) -> None:
+    """The tool's own options of each test ([test.fio_options]) as the installed tool reads
+    them: `fio --parse-only` with each case's whole job (each distinct one, at most
+    MAX_OPTION_CHECKS a test), a refusal in the tool's own words at the option's key. A test
+    on fio servers is checked here too: the hosts' fio reads the same job file at the run."""
+    for spec in plan.tests:
+        adapter = tools.get_adapter(spec.tool)
+        names = [k for k in spec.params if k not in adapter.params]
+        if not adapter.options_table or not names:
+            continue
+        table = f"test[{spec.index + 1}].{adapter.options_table}"
+        asked: set[tuple[str, ...]] = set()
+        for params in points(spec):
+            argv = adapter.options_check_argv(params)
+            if argv is None or argv in asked:
+                continue
+            if len(asked) >= MAX_OPTION_CHECKS:
+                check.warn(table, f"{adapter.executable} was asked about the first "
+                           f"{MAX_OPTION_CHECKS} distinct jobs of this test only")
+                break
+            asked.add(argv)
+            if not _tool_takes(adapter, argv, names, table, check):
+                break  # one case's refusal says it: the others would repeat it
+
+
+def _tool_takes(adapter: ToolAdapter, argv: tuple[str, ...], names: list[str], table: str,
+                check: Checker) -> bool:
+    """One job put to the tool, its refusals at their options' keys; False if refused. fio
+    stops at the first option it refuses, so the job is asked again without it (once per
+    option at most) for the next one."""
+    refused = False
+    for _ in range(len(names) + 1):
+        try:
+            done = run(argv, timeout=OPTION_CHECK_SECONDS)
+        except ToolError as e:
+            check.error(table, f"{adapter.executable} could not check the options: {e}")
+            return False
+        if done.returncode == 0:
+            return not refused
+        refused = True
+        verdict = adapter.options_verdict(f"{done.stderr}\n{done.stdout}", names) or [
+            (None, f"exit status {done.returncode}")]
+        for name, words in verdict:
+            check.error(f"{table}.{name}" if name else table,
+                        f"{adapter.executable} refuses it: {words}")
+        named = [f"--{name}=" for name, _words in verdict if name]
+        if not named or any(name is None for name, _words in verdict):
+            return False
+        argv = tuple(a for a in argv if not a.startswith(tuple(named)))
+    return False
 
 
 def check_cache_limit(plan: Plan, check: Checker, cgroup_root: str) -> None:

@@ -8,6 +8,7 @@ start no process: what they ask the kernel goes through core.system and core.pro
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from collections.abc import Mapping
@@ -290,6 +291,21 @@ def check_tool_options(plan: Plan, check: Checker) -> None:
             asked.add(argv)
             if not _tool_takes(adapter, argv, names, table, check):
                 break  # one case's refusal says it: the others would repeat it
+
+
+@functools.cache
+def tool_options(tool: str) -> tuple[tuple[str, str], ...]:
+    """The installed tool's own options DiskLab takes, as (name, what it does), for the Test
+    matrix's completion (fio --cmdhelp=all); () when it has none or cannot say."""
+    adapter = tools.get_adapter(tool)
+    argv = adapter.options_list_argv()
+    if argv is None or not on_path(adapter.executable):
+        return ()
+    try:
+        done = run(argv, timeout=OPTION_CHECK_SECONDS)
+    except ToolError:
+        return ()
+    return tuple(adapter.options_list(done.stdout))
 
 
 def _tool_takes(adapter: ToolAdapter, argv: tuple[str, ...], names: list[str], table: str,

@@ -241,3 +241,18 @@ def test_showcmd_reads_the_job_file_as_the_command_line(tmp_path: Path) -> None:
     for option in ("--io_size=33554432", "--norandommap=1", "--buffer_compress_percentage=50",
                    "--rate_iops=500"):
         assert option in shown
+
+
+def test_the_data_journal_warning_counts_what_io_size_writes(tmp_path: Path) -> None:
+    """16 MiB files under a 64 MiB page-cache limit: no warning; 256 MiB written through them
+    (io_size) is what the journal holds until it commits: warned of."""
+    def warnings(options: str) -> list[str]:
+        text = (f'page_cache_limit = "64m"\n[target]\nimage = {{ path = "{tmp_path}/x.img", '
+                'size = "1g" }\n[[config]]\nlabel = "journal"\nfs = "ext4"\n'
+                'mount = ["data=journal", "commit=300"]\n[[test]]\ntool = "fio"\n'
+                f'rw = "write"\nsize = "16m"\n[test.fio_options]\n{options}\n')
+        return [p.message for p in parse_plan(text).warnings if p.key == "config[1].mount"]
+
+    assert warnings("norandommap = true") == []
+    (said,) = warnings('io_size = "256m"')
+    assert "writes 256m (io_size or loops over its files)" in said

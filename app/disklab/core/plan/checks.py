@@ -459,7 +459,7 @@ def _warn_journal_oom(plan: Plan, check: Checker) -> None:
             if limit is None:
                 continue
             adapter = tools.get_adapter(spec.tool)
-            most = max((_data_touched(adapter, p) for p in points(spec)),
+            most = max((_data_written(adapter, p) for p in points(spec)),
                        key=lambda t: t[0] or 0, default=(None, ""))
             if most[0] is not None and most[0] > limit:
                 check.warn(f"config[{i}].mount",
@@ -471,6 +471,17 @@ def _warn_journal_oom(plan: Plan, check: Checker) -> None:
                            "the tool (raise page_cache_limit, lower commit or make the journal "
                            "smaller)")
                 break
+
+
+def _data_written(adapter: ToolAdapter,
+                  params: Mapping[str, Any]) -> tuple[int | None, str]:
+    """The bytes one case writes, with the words: its files, or more when the tool goes over
+    them again (fio's io_size or loops: 256 GiB through a 16 GiB file)."""
+    touched = _data_touched(adapter, params)
+    moved = adapter.moved_bytes({k: v for k, v in params.items() if k != PLACEMENT_KEY})
+    if moved is not None and moved > (touched[0] or 0):
+        return moved, f"{format_size(moved)} (io_size or loops over its files)"
+    return touched
 
 
 def _data_touched(adapter: ToolAdapter,

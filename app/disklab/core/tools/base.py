@@ -225,6 +225,11 @@ class ToolAdapter(ABC):
         against the target's free space before anything runs; None: unknown."""
         return self.file_size(params)
 
+    def moved_bytes(self, params: Mapping[str, Scalar]) -> int | None:
+        """Bytes one size-based case moves when that is more than its files hold (fio's
+        io_size, loops), for the checks that count what is written; None: its files."""
+        return None
+
     def buffer_bytes(self, params: Mapping[str, Scalar]) -> int | None:
         """Bytes of I/O buffers the tool allocates for one case (block size x queue slots x
         jobs), checked against the machine's RAM before anything runs; None: small."""

@@ -126,6 +126,10 @@ class FioAdapter(ToolAdapter):
         size, jobs = param_value(params, "size"), param_value(params, "numjobs")
         return size * jobs if isinstance(size, int) and isinstance(jobs, int) else None
 
+    def moved_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """io_size (else size) per job, times loops: what the case writes or reads."""
+        return moved_bytes(params)
+
     def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
         """fio allocates a buffer of bs per I/O in flight, per job."""
         bs, depth, jobs = (param_value(params, k) for k in ("bs", "iodepth", "numjobs"))

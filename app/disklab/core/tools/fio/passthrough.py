@@ -116,6 +116,8 @@ def option_value(name: str, value: Any) -> bool | int | float | str:
         raise ValueError(f"longer than {MAX_VALUE} characters")
     if any(ord(c) < 32 or ord(c) == 127 for c in value):
         raise ValueError("a control character (a line break ends a job file's line)")
+    if "#" in value or ";" in value:
+        raise ValueError("a `#` or `;` starts a comment in fio's job files")
     if "$" in value:
         raise ValueError("a `$` is expanded from the environment in fio's job files")
     if _PATH.search(value):

@@ -55,8 +55,11 @@ def test_options_run_with_fio_and_the_figures_are_fios_own(tmp_path: Path) -> No
     (session,) = lib.list_sessions()
     sid = session["id"]
     cases = {c["case_id"]: c["params"] for c in lib.cases(sid)}
+    results = lib.results(sid)
     rows = {cases[r["case_id"]]["buffer_compress_percentage"]: r
-            for r in lib.results(sid) if r["metric"] == "write"}
+            for r in results if r["metric"] == "write"}
+    moved = {cases[r["case_id"]]["buffer_compress_percentage"]: r["mean"]
+             for r in results if r["metric"] == "write:bytes"}
     assert sorted(rows) == [0, 50]  # two rows, told apart by the option
     for run in lib.runs(sid):
         percent = cases[run["case_id"]]["buffer_compress_percentage"]
@@ -69,6 +72,7 @@ def test_options_run_with_fio_and_the_figures_are_fios_own(tmp_path: Path) -> No
         assert job["job options"]["buffer_compress_percentage"] == str(percent)
         assert job["write"]["io_bytes"] == IO_SIZE  # what fio moved: io_size, not size
         assert rows[percent]["mean"] == pytest.approx(job["write"]["bw_bytes"])
+        assert moved[percent] == IO_SIZE  # the session reports the bytes fio moved
     lib.close()
     assert list((tmp_path / "target").iterdir()) == []
 

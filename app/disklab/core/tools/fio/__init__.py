@@ -311,6 +311,8 @@ class FioAdapter(ToolAdapter):
                                      (p.runtime_ms or 0.0) / 1e3) for n, p in parts]
             out += placement_metrics(d, streams, UNIT_THROUGHPUT)
         for m in metrics:
+            if m.name.endswith(":bytes"):
+                continue  # each target's and all streams' bytes are placement_metrics' own
             job = (m.params or {}).get("job")
             if job is not None:
                 out.append(Metric(m.name, m.value, m.unit, m.note,

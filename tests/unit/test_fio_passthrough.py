@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from disklab.core.plan.matrix import expand
 from disklab.core.plan.parse import case_params, parse_plan
+from disklab.core.run.progress import OverallProgress, Work
 from disklab.core.run.summary import check_plan, estimate_seconds, summary_text
 from disklab.core.tools.base import RunTarget
 from disklab.core.tools.fio import FioAdapter
@@ -256,3 +257,20 @@ def test_the_data_journal_warning_counts_what_io_size_writes(tmp_path: Path) -> 
     assert warnings("norandommap = true") == []
     (said,) = warnings('io_size = "256m"')
     assert "writes 256m (io_size or loops over its files)" in said
+
+
+def test_the_live_progress_and_eta_count_io_size_and_read_a_rate_limited_line() -> None:
+    """fio's percentage is of io_size (fio 3.33, size=4m io_size=64m rate=16m printed this
+    line 3 s into its 4 s); the case's done bytes and the session's ETA follow it."""
+    params = case(size=4 << 20, io_size=64 << 20, bs=65536, rate="16m")
+    planned = FIO.build_command(params, RunTarget("/tmp", "t")).planned_bytes
+    assert planned == 64 << 20
+    update = FIO.progress_parser(params).feed(
+        "stdout", "Jobs: 1 (f=1), 0B/s-16.0MiB/s: [W(1)][80.0%][w=16.0MiB/s][w=256 IOPS]"
+        "[eta 00m:01s]")
+    assert update is not None and update.done_bytes == int(0.8 * (64 << 20))
+    assert update.rate == 16 << 20
+    overall = OverallProgress(Work.of([(None, planned)]), start=0.0)
+    overall.start_run(0.0, None, planned)
+    overall.update(measured=3.0, done_bytes=update.done_bytes)
+    assert overall.estimate(3.0).eta == pytest.approx(0.75, rel=0.01)  # 12.8 MiB at 16 MiB/s

@@ -51,6 +51,7 @@ def sniff(text: str) -> bool:
 
 _ETA = re.compile(
     r"Jobs: (?P<jobs>\d+) \(f=(?P<files>\d+)\)"
+    r"(?:, [^:\[\]]*)?"  # a rate-limited job's ", 0B/s-16.0MiB/s" (fio's rate, rate_iops)
     r"(?:: \[(?P<states>[^\]]*)\])?"
     r"(?:\[(?P<pct>[0-9.]+|-\.-)%\])?"
     r"(?:\[(?P<rates>[rwt]=(?:(?! IOPS)[^\]])*)\])?"

@@ -6,15 +6,25 @@ by `plan validate` with exit 2 and nothing run."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from disklab.core.library import Library
+from disklab.core.plan.checks import _hosts_take
+from disklab.core.plan.keylines import Checker, KeyLines
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import parse_plan
 from disklab.core.vocab.units import MiB
+from tests.helpers import free_port, loopback
 
 SIZE = 4 * MiB
 IO_SIZE = 3 * SIZE  # fio goes over the file three times
@@ -94,3 +104,60 @@ def test_refused_options_exit_2_with_the_key_and_the_reason(
         assert len(said) == 1 and line in said[0] and (words is None or words in said[0])
         assert "Traceback" not in done.stderr
     assert list((tmp_path / "target").iterdir()) == []  # nothing ran
+
+
+def test_a_running_hosts_fio_checks_the_options_through_fios_client(tmp_path: Path) -> None:
+    """A test on a `running` fio server: the job file is put to that server's fio (fio
+    --client --parse-only: parsed there, nothing run), its refusal at the option's key with the
+    host named; a host that does not answer is a warning (checked at the run)."""
+    address, port = loopback(61), free_port()
+    served = tmp_path / "served"
+    served.mkdir()
+    server = subprocess.Popen(["fio", f"--server={address},{port}"], cwd=served,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not _listening(address, port):
+            assert server.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+
+        def validate(options: str, host_port: int) -> subprocess.CompletedProcess[str]:
+            path = tmp_path / "hosts.toml"
+            path.write_text(plan_host_text(tmp_path, address, host_port, served, options))
+            return disklab("plan", "validate", str(path))
+
+        good = validate("io_size = \"8m\"\nnorandommap = true", port)
+        assert good.returncode == 0, good.stderr
+        assert "did not answer" not in good.stdout + good.stderr
+        # what fio here refuses is refused before the hosts are asked: the server's own words
+        # are read from the host check itself, on a job only the server sees
+        checked = parse_plan(plan_host_text(tmp_path, address, port, served), path=None)
+        case = {**expand(checked.plan)[0].params, "io_sise": "8m"}
+        check = Checker(KeyLines(""))
+        assert not _hosts_take(checked.plan, case, ["io_sise"], "test[1].fio_options", check)
+        assert [(p.key, p.message) for p in check.errors] == [
+            ("test[1].fio_options.io_sise", "fio on host h1 refuses it: Bad option "
+             "<io_sise=8m>; Did you mean io_size?")]
+        away = validate("norandommap = true", free_port())
+        assert away.returncode == 0
+        assert "host h1" in away.stdout + away.stderr and "did not answer" in \
+            away.stdout + away.stderr
+        assert sorted(p.name for p in served.iterdir()) == []  # nothing ran there
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(10)
+
+
+def plan_host_text(tmp_path: Path, address: str, port: int, served: Path,
+                   options: str = "norandommap = true") -> str:
+    text = plan(tmp_path, options, "hosts.toml").read_text()
+    return text.replace("[[test]]\n", f'[hosts.h1]\naddress = "{address}"\nport = {port}\n'
+                        f'start = "running"\ndirectory = "{served}"\n\n[[test]]\n'
+                        'hosts = ["h1"]\n', 1)
+
+
+def _listening(address: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
+        return True
+    return False

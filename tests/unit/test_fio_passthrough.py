@@ -274,3 +274,14 @@ def test_the_live_progress_and_eta_count_io_size_and_read_a_rate_limited_line() 
     overall.start_run(0.0, None, planned)
     overall.update(measured=3.0, done_bytes=update.done_bytes)
     assert overall.estimate(3.0).eta == pytest.approx(0.75, rel=0.01)  # 12.8 MiB at 16 MiB/s
+
+
+def test_a_servers_refusal_through_fios_client_is_read_without_the_hosts_prefix() -> None:
+    """fio 3.33's client printed this for a job file with io_sise=1m (fio --client
+    --parse-only)."""
+    said = ("hostname=vm, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1\n"
+            "<vm> Bad option <io_sise=1m>\n<vm> Did you mean io_size?\n"
+            "<vm> fio: job x dropped\n")
+    assert parse_only_problems(said, ["io_sise"]) == [
+        ("io_sise", "Bad option <io_sise=1m>; Did you mean io_size?")]
+    assert parse_only_problems(said.splitlines()[0], ["io_sise"]) == []

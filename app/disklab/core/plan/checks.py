@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,6 +35,8 @@ from disklab.core.system.cgroups import find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
+from disklab.core.tools.fio.client import host_names, job_text
+from disklab.core.tools.fio.passthrough import parse_only_problems
 from disklab.core.vocab.errors import DisklabError, ToolError
 from disklab.core.vocab.model import FsConfig, Plan, Target
 from disklab.core.vocab.units import format_size, human_bytes, parse_size
@@ -52,6 +55,7 @@ MIN_IMAGE = 64 << 20
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
 MAX_OPTION_CHECKS = 64  # distinct jobs of one test the tool is asked about (fio --parse-only)
 OPTION_CHECK_SECONDS = 20.0
+HOST_CHECK_SECONDS = 10.0
 
 
 def on_path(executable: str) -> bool:
@@ -291,6 +295,8 @@ def check_tool_options(plan: Plan, check: Checker) -> None:
             asked.add(argv)
             if not _tool_takes(adapter, argv, names, table, check):
                 break  # one case's refusal says it: the others would repeat it
+            if not _hosts_take(plan, params, names, table, check):
+                break
 
 
 @functools.cache
@@ -306,6 +312,39 @@ def tool_options(tool: str) -> tuple[tuple[str, str], ...]:
     except ToolError:
         return ()
     return tuple(adapter.options_list(done.stdout))
+
+
+def _hosts_take(plan: Plan, params: Mapping[str, Any], names: list[str], table: str,
+                check: Checker) -> bool:
+    """A case on fio servers: its job file put to each `running` host's fio through fio's
+    client (`fio --client=A,P --parse-only JOB`: the server parses it and runs nothing). A host
+    DiskLab starts over SSH has no server before the run: its fio reads the job at the run. A
+    host not answering now is a warning (it may be started before the run)."""
+    hosts = {h.name: h for h in plan.hosts if h.start == "running"}
+    for name in host_names(params):
+        host = hosts.get(name)
+        if host is None:
+            continue
+        with tempfile.TemporaryDirectory(prefix="disklab-check-") as tmp:
+            job = Path(tmp) / "check.job"
+            job.write_text(job_text(params, host.directory, "check", name))
+            try:
+                done = run(("fio", f"--client={host.address},{host.port}", "--parse-only",
+                            str(job)), timeout=HOST_CHECK_SECONDS)
+            except ToolError:
+                done = None
+        said = f"{done.stdout}\n{done.stderr}" if done is not None else ""
+        if done is None or "failed to connect" in said:
+            check.warn(table, f"host {name} ({host.address}:{host.port}) did not answer: its fio "
+                       "checks these options when the run sends it the job")
+            continue
+        verdict = [(n, w) for n, w in parse_only_problems(said, names) if n]
+        for option, words in verdict:
+            check.error(f"{table}.{option}" if option else table,
+                        f"fio on host {name} refuses it: {words}")
+        if verdict:
+            return False
+    return True
 
 
 def _tool_takes(adapter: ToolAdapter, argv: tuple[str, ...], names: list[str], table: str,

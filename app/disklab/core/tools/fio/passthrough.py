@@ -167,6 +167,9 @@ def files_per_job(params: Mapping[str, Any]) -> int:
 # --- fio's own words ---------------------------------------------------------------------------
 
 _UNRECOGNIZED = re.compile(r"unrecognized option '--?(?P<name>[^=' ]+)(=[^']*)?'")
+_BAD = re.compile(r"Bad option <(?P<name>[^=> ]+)")  # a server's words for a job file's line
+_HOST = re.compile(r"^<[^>]*> ")  # a server's line, through fio's client
+_NOISE = re.compile(r"^(hostname=|fio: job \S+ dropped)")
 _FAILED = re.compile(r"failed parsing (?P<name>[^= ]+)=")
 _NAMED = re.compile(r"^(?P<name>[a-z][a-z0-9_]*): ")
 
@@ -176,14 +179,16 @@ def parse_only_problems(text: str, names: list[str]) -> list[tuple[str | None, s
     one per option it names; `names` are the plan's pass-through names (a refusal of another
     option, one of DiskLab's own, is said without a name). fio prints "unrecognized option
     '--io_sise=1g'" twice and "Did you mean io_size?" after it; a value's refusal is "NAME:
-    <why>" then "fio: failed parsing NAME=VALUE"."""
+    <why>" then "fio: failed parsing NAME=VALUE"; a server, through fio's client, "<host> Bad
+    option <io_sise=1m>" (the host's prefix and its "job dropped" are left out)."""
     found: dict[str | None, list[str]] = {}
     current: str | None = None
     for raw in text.splitlines():
-        line = raw.strip()
-        if not line:
+        line = _HOST.sub("", raw.strip())
+        if not line or _NOISE.match(line):
             continue
-        m = _UNRECOGNIZED.search(line) or _FAILED.search(line) or _NAMED.match(line)
+        m = (_UNRECOGNIZED.search(line) or _BAD.search(line) or _FAILED.search(line)
+             or _NAMED.match(line))
         if m:
             current = m["name"] if m["name"] in names else None
             line = _UNRECOGNIZED.sub(lambda u: f"unrecognized option '{u['name']}'", line)

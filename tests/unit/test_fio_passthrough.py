@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from disklab.core.plan.matrix import expand
 from disklab.core.plan.parse import case_params, parse_plan
+from disklab.core.privileged.toolruns import NEVER
 from disklab.core.run.progress import OverallProgress, Work
 from disklab.core.run.summary import check_plan, estimate_seconds, summary_text
 from disklab.core.tools.base import RunTarget
@@ -24,6 +25,7 @@ from disklab.core.tools.fio.passthrough import (
     option_problem,
     option_value,
     parse_only_problems,
+    spelt,
 )
 from disklab.core.vocab.errors import PlanError
 from disklab.core.vocab.units import GiB
@@ -73,7 +75,7 @@ def test_values_are_made_safe_for_a_command_line_and_a_job_file() -> None:
     assert option_value("norandommap", True) is True
     assert option_value("cpus_allowed", "0-1") == "0-1"
     for bad in ("1\nexec_prerun=/bin/sh", "a\x00b", "$HOME", "mmaphuge:/hugepages/f",
-                "/etc/passwd", "x" * 600):
+                "/etc/passwd", "x" * 600, "a|b", "`id`", "../up", "1#2"):
         with pytest.raises(ValueError):
             option_value("mem", bad)
     with pytest.raises(ValueError, match="DiskLab counts loops"):
@@ -95,8 +97,9 @@ def test_any_name_and_value_are_taken_or_refused_with_a_reason(name: str, value:
     except ValueError as e:
         assert str(e)
         return
-    text = str(taken)
+    text = spelt(taken)
     assert "\n" not in text and "\r" not in text and "\x00" not in text
+    assert not NEVER.search(f"--{name}={text}")  # what the root helper would refuse
 
 
 # --- spelt after DiskLab's options, on the command line and in the job file --------------------

@@ -27,6 +27,7 @@ MAX_VALUE = 512  # characters of one value: fio's longest (bssplit, cpus_allowed
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
 # an absolute path in a value (mem=mmaphuge:/hugetlbfs/f, a pattern file): the targets say where
 _PATH = re.compile(r"(^|[:,@=])/")
+_SHELL = re.compile(r"[|&<>`]|(?:^|[/=:,])\.\.(?:/|$)")
 
 # fio's names (and aliases) of what the test's own parameters set
 OWN = {
@@ -118,6 +119,9 @@ def option_value(name: str, value: Any) -> bool | int | float | str:
         raise ValueError("a control character (a line break ends a job file's line)")
     if "#" in value or ";" in value:
         raise ValueError("a `#` or `;` starts a comment in fio's job files")
+    if _SHELL.search(value):
+        raise ValueError("a shell's character (| & < > `) or a `..` path: no value of fio's "
+                         "needs one, and DiskLab's root helper refuses them")
     if "$" in value:
         raise ValueError("a `$` is expanded from the environment in fio's job files")
     if _PATH.search(value):

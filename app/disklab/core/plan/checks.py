@@ -347,6 +347,14 @@ def _hosts_take(plan: Plan, params: Mapping[str, Any], names: list[str], table: 
     return True
 
 
+@functools.lru_cache(maxsize=512)
+def _asked(argv: tuple[str, ...]) -> tuple[int, str]:
+    """The tool's answer to one job (exit status, its words), kept: the window checks the plan
+    again at each edit, and the same job gets the same answer from the same program."""
+    done = run(argv, timeout=OPTION_CHECK_SECONDS)
+    return done.returncode, f"{done.stderr}\n{done.stdout}"
+
+
 def _tool_takes(adapter: ToolAdapter, argv: tuple[str, ...], names: list[str], table: str,
                 check: Checker) -> bool:
     """One job put to the tool, its refusals at their options' keys; False if refused. fio
@@ -355,15 +363,14 @@ def _tool_takes(adapter: ToolAdapter, argv: tuple[str, ...], names: list[str], t
     refused = False
     for _ in range(len(names) + 1):
         try:
-            done = run(argv, timeout=OPTION_CHECK_SECONDS)
+            returncode, said = _asked(argv)
         except ToolError as e:
             check.error(table, f"{adapter.executable} could not check the options: {e}")
             return False
-        if done.returncode == 0:
+        if returncode == 0:
             return not refused
         refused = True
-        verdict = adapter.options_verdict(f"{done.stderr}\n{done.stdout}", names) or [
-            (None, f"exit status {done.returncode}")]
+        verdict = adapter.options_verdict(said, names) or [(None, f"exit status {returncode}")]
         for name, words in verdict:
             check.error(f"{table}.{name}" if name else table,
                         f"{adapter.executable} refuses it: {words}")

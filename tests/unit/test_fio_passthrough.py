@@ -288,3 +288,13 @@ def test_a_servers_refusal_through_fios_client_is_read_without_the_hosts_prefix(
     assert parse_only_problems(said, ["io_sise"]) == [
         ("io_sise", "Bad option <io_sise=1m>; Did you mean io_size?")]
     assert parse_only_problems(said.splitlines()[0], ["io_sise"]) == []
+
+
+def test_a_paced_case_is_said_to_last_what_its_rate_makes_it() -> None:
+    """256 GiB at rate_iops = 5000 of 4 KiB: 3.7 h, whatever a device's speed (a warning of
+    the plan check at the option's key)."""
+    advice = FIO.advice(case(size=16 * GiB, io_size=256 * GiB, bs=4096, rate_iops=5000))
+    assert advice == [("fio_options.rate_iops", "fio paces each job at 19.5 MiB/s: this case "
+                       "lasts about 3.7 h (the plan's estimate counts an assumed rate; the "
+                       "run's own ETA learns the pace)")]
+    assert FIO.advice(case(rate="16m", runtime=30.0)) == []  # time-based: its runtime says

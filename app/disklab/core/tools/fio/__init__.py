@@ -70,6 +70,7 @@ from disklab.core.tools.fio.passthrough import (
     option_list,
     option_problem,
     option_value,
+    paced_rate,
     parse_only_problems,
     passed_options,
 )
@@ -154,6 +155,9 @@ class FioAdapter(ToolAdapter):
         """A queue depth above 1 that fio ignores: its synchronous engines issue one I/O at a
         time whatever iodepth says (fio's manual, iodepth), and Linux runs libaio's buffered
         I/O synchronously too (only direct = true is asynchronous)."""
+        paced = self._paced(params)
+        if paced:
+            return paced
         depth, engine = param_value(params, "iodepth"), param_value(params, "ioengine")
         if not isinstance(depth, int) or depth <= 1:
             return []
@@ -167,6 +171,19 @@ class FioAdapter(ToolAdapter):
                                 "false: Linux runs buffered AIO synchronously, so fio keeps "
                                 "about one I/O in flight; set direct = true")]
         return []
+
+    def _paced(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """A size-based case fio paces (rate, rate_iops): how long it lasts, which the plan's
+        estimate at an assumed rate does not know (the live ETA learns it from the run)."""
+        moved, jobs = moved_bytes(params), param_value(params, "numjobs")
+        paced = paced_rate(params, int(param_value(params, "bs")))
+        if moved is None or paced is None or not isinstance(jobs, int) or jobs < 1:
+            return []
+        name, per_second = paced
+        hours = moved / jobs / per_second / 3600
+        return [(f"{TABLE}.{name}", f"fio paces each job at {per_second / 2**20:.3g} MiB/s: "
+                 f"this case lasts about {hours:.2g} h (the plan's estimate counts an assumed "
+                 "rate; the run's own ETA learns the pace)")] if hours > 0.01 else []
 
     def progress_bytes(self, params: Mapping[str, Any]) -> int | None:
         """The bytes fio moves: io_size (else size) per job, loops, number_ios; a time-based

@@ -162,6 +162,21 @@ def io_bytes(params: Mapping[str, Any], size: int, jobs: int, bs: int) -> int:
     return per_job * jobs
 
 
+def paced_rate(params: Mapping[str, Any], bs: int) -> tuple[str, float] | None:
+    """The option that paces a job and its bytes per second (rate, else rate_iops x bs; the
+    first of fio's 'read,write' values), or None: fio goes as fast as the device lets it."""
+    for name in ("rate", "rate_iops"):
+        value = params.get(name)
+        first = str(value).split(",")[0].strip() if value is not None else ""
+        try:
+            per_second = parse_size(first) if name == "rate" else int(first) * bs
+        except ValueError:
+            continue
+        if per_second > 0:
+            return name, float(per_second)
+    return None
+
+
 def files_per_job(params: Mapping[str, Any]) -> int:
     """nrfiles: the files each job splits its size between (1 unless the plan says)."""
     n = params.get("nrfiles")

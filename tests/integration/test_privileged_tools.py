@@ -168,6 +168,10 @@ size = "16m"
 direct = true
 ioengine = "psync"
 
+[test.fio_options]          # fio's own options, through the root helper's case_params
+io_size = "24m"
+norandommap = true
+
 [[test]]
 tool = "tree"
 dirs = 2
@@ -191,6 +195,9 @@ def test_a_user_runs_configs_on_an_image_with_the_tools_run_as_root(user: User) 
         assert [e["config"] for e in events if e["event"] == "ConfigApplied"] == [
             "ext4 data=journal", "xfs"]
         argvs = [e["argv"] for e in events if e["event"] == "CaseStarted"]
+        fio_runs = [a for a in argvs if a[0] == "fio"]
+        assert fio_runs and all("--io_size=25165824" in a and "--norandommap=1" in a
+                                for a in fio_runs)
     finally:
         loops, mounts = clean_up(image)
     assert loops == [] and mounts == [] and not image.exists()

@@ -534,6 +534,7 @@ def test_json_all_figures_and_import_params() -> None:
     metrics = parse("seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json")
     assert values(metrics) == pytest.approx({
         "write": 4588640273,  # "bw_bytes" : 4588640273,
+        "write:bytes": 536870912,  # "io_bytes" : 536870912, what fio moved
         "write:iops": 4376.068376,  # "iops" : 4376.068376,
         "write:lat_mean": 226770.039063,  # lat_ns "mean" : 226770.039063,
         "write:clat_mean": 196535.310547,  # clat_ns "mean" : 196535.310547,

@@ -104,7 +104,8 @@ def test_the_schema_knows_every_adapter_parameter() -> None:
     raw = {"engine", "dd", "fio"}  # a device without a filesystem
     for name, then in by_tool.items():
         hosts = {"hosts"} if name == "fio" else set()  # fio --client on [hosts.*]
-        assert set(then["properties"]) == {"tool", "page_cache_limit", "zip", *hosts,
+        own = {"fio_options"} if name == "fio" else set()  # [test.fio_options]
+        assert set(then["properties"]) == {"tool", "page_cache_limit", "zip", *hosts, *own,
                                            *tools.get_adapter(name).params,
                                            *(["on"] if name in placed else []),
                                            *(["raw"] if name in raw else [])}

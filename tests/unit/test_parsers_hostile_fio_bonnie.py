@@ -31,7 +31,7 @@ from tests.helpers import (
 )
 
 FOREIGN = ["throughput_t1_r4m_s256m_ext4_excel.txt", "auto_s64m_q16m_i0-1-2_ext4.txt"]
-UNITS = {"B/s", "op/s", "ns", "%"}
+UNITS = {"B/s", "op/s", "ns", "%", "B"}  # B: the bytes a tool says it moved (fio's io_bytes)
 fio = FioAdapter()
 bonnie = BonnieAdapter()
 

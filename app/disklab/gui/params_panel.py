@@ -1,19 +1,23 @@
 """The Test matrix page's parameter panel: the fields of the test shown, one per parameter of
 its tool (a choice as an editable drop-down, the rest as text: 'a, b' makes an axis), its
-targets (`on`), its raw-device switch and fio's hosts, each problem of the last check under
-its field. The page owns the draft: an edit is handed to it as (key, text, multi)."""
+targets (`on`), its raw-device switch and fio's hosts, the tool's own options as rows of name
+and value (`[test.fio_options]`, the names offered from the installed tool's list), each
+problem of the last check under its field. The page owns the draft: an edit is handed to it as
+(key, text, multi), the options as the whole table."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QStringListModel, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QCompleter,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
@@ -23,11 +27,15 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core import tools
+from disklab.core.plan.checks import tool_options
 from disklab.core.plan.draft import field_text
 from disklab.core.plan.parse import RAW_TOOLS
 from disklab.core.plan.targets import PLACED_TOOLS
 from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.gui.invalid_mark import mark_invalid
+from disklab.gui.threads import run_in_background
+
+AXIS = "|"  # between an option's values: fio's own values hold commas (cpus_allowed=0,2)
 
 
 class ParamsPanel(QGroupBox):
@@ -35,6 +43,7 @@ class ParamsPanel(QGroupBox):
 
     edited = Signal(str, str, bool)  # key, text, multi: typed or picked
     raw_toggled = Signal(bool)
+    options_edited = Signal(str, object)  # the options table's key, {name: value} (TOML)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__("Parameters (a, b, c = one case per value)", parent)
@@ -50,6 +59,13 @@ class ParamsPanel(QGroupBox):
         self.edits: dict[str, QLineEdit] = {}
         self.errors: dict[str, QLabel] = {}
         self.raw_box: QCheckBox | None = None  # `raw`: the test runs on the target's device
+        # the tool's own options: (name field, value field) per row, the last one empty
+        self.option_rows: list[tuple[QLineEdit, QLineEdit]] = []
+        self._options_table = ""
+        self._completer = QCompleter([], self)
+        self._completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self._completer.setFilterMode(Qt.MatchFlag.MatchContains)
+        self._completer.activated.connect(lambda _t: self._options_changed())
 
     def show_test(self, test: dict[str, Any] | None,
                   streams: Callable[[], list[str]]) -> bool:
@@ -61,6 +77,8 @@ class ParamsPanel(QGroupBox):
         self.edits.clear()
         self.errors.clear()
         self.raw_box = None
+        self.option_rows = []
+        self._options_table = ""
         if test is None:
             return False
         try:
@@ -76,7 +94,86 @@ class ParamsPanel(QGroupBox):
             self._param_row(key, spec, test)
         if test.get("tool") == "fio":  # the machines the job runs on at once (Hosts page)
             self._hosts_field(test)
+        if adapter.options_table:
+            self._options_fields(adapter.name, adapter.options_table, test)
         return True
+
+    # --- the tool's own options ([test.fio_options])
+    def _options_fields(self, tool: str, table: str, test: dict[str, Any]) -> None:
+        """A heading, a row per option the test has and an empty one to add the next; the
+        names the installed tool lists are offered as one types (read off the GUI thread)."""
+        self._options_table = table
+        heading = QLabel(f"{tool}'s own options ({table}): name and value; "
+                         f"'0 {AXIS} 50' is an axis")
+        heading.setWordWrap(True)
+        self.form.addRow(heading)
+        options = test.get(table)
+        for name, value in (options.items() if isinstance(options, dict) else ()):
+            self._option_row(str(name), option_text(value))
+        self._option_row("", "")
+        self._error_row(table)
+        run_in_background(lambda: tool_options(tool), self._offer_names, owner=self,
+                          latest="options")
+
+    def _offer_names(self, listed: Any, error: Exception | None) -> None:
+        if error is None and listed:
+            self._completer.setModel(QStringListModel([name for name, _what in listed],
+                                                      self._completer))
+
+    def _option_row(self, name: str, value: str) -> None:
+        name_edit, value_edit = QLineEdit(name), QLineEdit(value)
+        name_edit.setPlaceholderText("option")
+        value_edit.setPlaceholderText("value")
+        name_edit.setCompleter(self._completer)
+        name_edit.setToolTip("one of the tool's own options (fio's names: io_size, "
+                             "buffer_compress_percentage, norandommap...); checked by the "
+                             "tool itself before anything runs")
+        value_edit.setToolTip(f"its value; 0 {AXIS} 50 makes an axis (one case per value); "
+                              "true/false for a switch")
+        row = QWidget()
+        lay = QHBoxLayout(row)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(name_edit, 3)
+        lay.addWidget(value_edit, 2)
+        name_edit.textEdited.connect(lambda _t, e=name_edit: self._option_typed(e))
+        value_edit.textEdited.connect(lambda _t: self._options_changed())
+        # the row's position among the option rows (the last is the empty one)
+        self.form.insertRow(self._options_end(), "", row)
+        self.option_rows.append((name_edit, value_edit))
+        if name:
+            self.edits[f"{self._options_table}.{name}"] = name_edit
+
+    def _options_end(self) -> int:
+        """The form row after the last option row (before the options' problem line)."""
+        if not self.option_rows:
+            return self.form.rowCount()
+        last = self.option_rows[-1][0].parentWidget()
+        row, _role = self.form.getWidgetPosition(last)
+        return row + 1
+
+    def _option_typed(self, edit: QLineEdit) -> None:
+        """A name typed (each key, as every field's): in the empty row, another empty row
+        under it for the next one."""
+        if edit is self.option_rows[-1][0] and edit.text().strip():
+            self._option_row("", "")
+        self._options_changed()
+
+    def options(self) -> dict[str, Any]:
+        """The rows as the plan's table: {name: value}, a value with '|' a list (an axis)."""
+        table: dict[str, Any] = {}
+        for name_edit, value_edit in self.option_rows:
+            name = name_edit.text().strip()
+            if name:
+                table[name] = option_value(value_edit.text())
+        return table
+
+    def _options_changed(self) -> None:
+        self.edits = {k: e for k, e in self.edits.items()
+                      if not k.startswith(f"{self._options_table}.")}
+        for name_edit, _value in self.option_rows:
+            if name_edit.text().strip():
+                self.edits[f"{self._options_table}.{name_edit.text().strip()}"] = name_edit
+        self.options_edited.emit(self._options_table, self.options())
 
     def _param_row(self, key: str, spec: ParamSpec, test: dict[str, Any]) -> None:
         """A parameter's field, its default as the placeholder, its help, range and choices
@@ -154,7 +251,13 @@ class ParamsPanel(QGroupBox):
         self._error_row("on")
 
     def mark(self, by_field: dict[str, str]) -> None:
-        """The last check's problems of this test (field -> message) at their fields."""
+        """The last check's problems of this test (field -> message) at their fields; an
+        option's ('fio_options.io_sise') at its row, said under the options."""
+        if self._options_table:
+            said = [f"{k.partition('.')[2]}: {m}" for k, m in by_field.items()
+                    if k.startswith(f"{self._options_table}.")]
+            by_field = {**by_field, self._options_table:
+                        "\n".join(said) or by_field.get(self._options_table, "")}
         for key, edit in self.edits.items():
             message = by_field.get(key)
             mark_invalid(edit, bool(message))
@@ -162,6 +265,10 @@ class ParamsPanel(QGroupBox):
             if err is not None:
                 err.setText(message or "")
                 err.setVisible(bool(message))
+        table_error = self.errors.get(self._options_table)
+        if self._options_table and table_error is not None:
+            table_error.setText(by_field[self._options_table])
+            table_error.setVisible(bool(by_field[self._options_table]))
         if self.raw_box is not None:
             mark_invalid(self.raw_box, "raw" in by_field)
             self.raw_box.setToolTip(by_field.get("raw", self.raw_box.toolTip()))
@@ -176,6 +283,35 @@ class ParamsPanel(QGroupBox):
         edit.setFocus()
         edit.selectAll()
         return True
+
+
+def option_text(value: Any) -> str:
+    """An option's TOML value as its field shows it: a list as 'a | b'."""
+    if isinstance(value, list):
+        return f" {AXIS} ".join(field_text(v) for v in value)
+    return field_text(value)
+
+
+def option_value(text: str) -> Any:
+    """An option's field -> its TOML value: numbers and true/false typed, 'a | b' a list;
+    commas are the value's own (fio's cpus_allowed=0,2, bs=4k,64k)."""
+    parts = [p.strip() for p in text.split(AXIS) if p.strip()]
+    values = [_typed(p) for p in parts]
+    if not values:
+        return ""
+    return values[0] if len(values) == 1 else values
+
+
+def _typed(text: str) -> Any:
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def _param_field(key: str, spec: ParamSpec, test: dict[str, Any]) -> tuple[QWidget, QLineEdit]:

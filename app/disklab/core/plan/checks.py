@@ -9,8 +9,10 @@ start no process: what they ask the kernel goes through core.system and core.pro
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import shutil
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,13 +33,15 @@ from disklab.core.plan.targets import (
     read_partitions,
     stream_targets,
 )
-from disklab.core.proc import which
+from disklab.core.proc import run, which
 from disklab.core.system.cgroups import find_memory_controller
 from disklab.core.system.devices import check_destructive, kernel_name
 from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
 from disklab.core.tools.bonnie import user_place_problem
-from disklab.core.vocab.errors import DisklabError
+from disklab.core.tools.fio.client import host_names, job_text
+from disklab.core.tools.fio.passthrough import parse_only_problems
+from disklab.core.vocab.errors import DisklabError, ToolError
 from disklab.core.vocab.model import FsConfig, Plan, Target
 from disklab.core.vocab.units import format_size, human_bytes, parse_size
 
@@ -56,6 +60,9 @@ MIN_IMAGE = 64 << 20
 # 300MB"; mkfs.btrfs "minimum size for each btrfs device is 114294784"
 MIN_FS_BYTES = {"xfs": 300 << 20, "btrfs": 114294784}
 CACHE_LIMIT = "page_cache_limit"  # plan-level, and per [[test]] (not a tool parameter)
+MAX_OPTION_CHECKS = 64  # distinct jobs of one test the tool is asked about (fio --parse-only)
+OPTION_CHECK_SECONDS = 20.0
+HOST_CHECK_SECONDS = 10.0
 
 
 def on_path(executable: str) -> bool:
@@ -342,6 +349,115 @@ def _check_placed_room(plan: Plan, check: Checker) -> None:
                 break
 
 
+def check_tool_options(plan: Plan, check: Checker) -> None:
+    """The tool's own options of each test ([test.fio_options]) as the installed tool reads
+    them: `fio --parse-only` with each case's whole job (each distinct one, at most
+    MAX_OPTION_CHECKS a test), a refusal in the tool's own words at the option's key. A test
+    on fio servers is checked here too: the hosts' fio reads the same job file at the run."""
+    for spec in plan.tests:
+        adapter = tools.get_adapter(spec.tool)
+        names = [k for k in spec.params if k not in adapter.params]
+        if not adapter.options_table or not names:
+            continue
+        table = f"test[{spec.index + 1}].{adapter.options_table}"
+        asked: set[tuple[str, ...]] = set()
+        for params in points(spec):
+            argv = adapter.options_check_argv(params)
+            if argv is None or argv in asked:
+                continue
+            if len(asked) >= MAX_OPTION_CHECKS:
+                check.warn(table, f"{adapter.executable} was asked about the first "
+                           f"{MAX_OPTION_CHECKS} distinct jobs of this test only")
+                break
+            asked.add(argv)
+            if not _tool_takes(adapter, argv, names, table, check):
+                break  # one case's refusal says it: the others would repeat it
+            if not _hosts_take(plan, params, names, table, check):
+                break
+
+
+@functools.cache
+def tool_options(tool: str) -> tuple[tuple[str, str], ...]:
+    """The installed tool's own options DiskLab takes, as (name, what it does), for the Test
+    matrix's completion (fio --cmdhelp=all); () when it has none or cannot say."""
+    adapter = tools.get_adapter(tool)
+    argv = adapter.options_list_argv()
+    if argv is None or not on_path(adapter.executable):
+        return ()
+    try:
+        done = run(argv, timeout=OPTION_CHECK_SECONDS)
+    except ToolError:
+        return ()
+    return tuple(adapter.options_list(done.stdout))
+
+
+def _hosts_take(plan: Plan, params: Mapping[str, Any], names: list[str], table: str,
+                check: Checker) -> bool:
+    """A case on fio servers: its job file put to each `running` host's fio through fio's
+    client (`fio --client=A,P --parse-only JOB`: the server parses it and runs nothing). A host
+    DiskLab starts over SSH has no server before the run: its fio reads the job at the run. A
+    host not answering now is a warning (it may be started before the run)."""
+    hosts = {h.name: h for h in plan.hosts if h.start == "running"}
+    for name in host_names(params):
+        host = hosts.get(name)
+        if host is None:
+            continue
+        with tempfile.TemporaryDirectory(prefix="disklab-check-") as tmp:
+            job = Path(tmp) / "check.job"
+            job.write_text(job_text(params, host.directory, "check", name))
+            try:
+                done = run(("fio", f"--client={host.address},{host.port}", "--parse-only",
+                            str(job)), timeout=HOST_CHECK_SECONDS)
+            except ToolError:
+                done = None
+        said = f"{done.stdout}\n{done.stderr}" if done is not None else ""
+        if done is None or "failed to connect" in said:
+            check.warn(table, f"host {name} ({host.address}:{host.port}) did not answer: its fio "
+                       "checks these options when the run sends it the job")
+            continue
+        verdict = [(n, w) for n, w in parse_only_problems(said, names) if n]
+        for option, words in verdict:
+            check.error(f"{table}.{option}" if option else table,
+                        f"fio on host {name} refuses it: {words}")
+        if verdict:
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=512)
+def _asked(argv: tuple[str, ...]) -> tuple[int, str]:
+    """The tool's answer to one job (exit status, its words), kept: the window checks the plan
+    again at each edit, and the same job gets the same answer from the same program."""
+    done = run(argv, timeout=OPTION_CHECK_SECONDS)
+    return done.returncode, f"{done.stderr}\n{done.stdout}"
+
+
+def _tool_takes(adapter: ToolAdapter, argv: tuple[str, ...], names: list[str], table: str,
+                check: Checker) -> bool:
+    """One job put to the tool, its refusals at their options' keys; False if refused. fio
+    stops at the first option it refuses, so the job is asked again without it (once per
+    option at most) for the next one."""
+    refused = False
+    for _ in range(len(names) + 1):
+        try:
+            returncode, said = _asked(argv)
+        except ToolError as e:
+            check.error(table, f"{adapter.executable} could not check the options: {e}")
+            return False
+        if returncode == 0:
+            return not refused
+        refused = True
+        verdict = adapter.options_verdict(said, names) or [(None, f"exit status {returncode}")]
+        for name, words in verdict:
+            check.error(f"{table}.{name}" if name else table,
+                        f"{adapter.executable} refuses it: {words}")
+        named = [f"--{name}=" for name, _words in verdict if name]
+        if not named or any(name is None for name, _words in verdict):
+            return False
+        argv = tuple(a for a in argv if not a.startswith(tuple(named)))
+    return False
+
+
 def check_cache_limit(plan: Plan, check: Checker, cgroup_root: str) -> None:
     """A page-cache limit needs a memory cgroup controller, and a place to make groups in: as
     root or in a delegated subtree here, or as root through the privileged helper (the tools of
@@ -466,7 +582,7 @@ def _warn_journal_oom(plan: Plan, check: Checker) -> None:
             if limit is None:
                 continue
             adapter = tools.get_adapter(spec.tool)
-            most = max((_data_touched(adapter, p) for p in points(spec)),
+            most = max((_data_written(adapter, p) for p in points(spec)),
                        key=lambda t: t[0] or 0, default=(None, ""))
             if most[0] is not None and most[0] > limit:
                 check.warn(f"config[{i}].mount",
@@ -478,6 +594,17 @@ def _warn_journal_oom(plan: Plan, check: Checker) -> None:
                            "the tool (raise page_cache_limit, lower commit or make the journal "
                            "smaller)")
                 break
+
+
+def _data_written(adapter: ToolAdapter,
+                  params: Mapping[str, Any]) -> tuple[int | None, str]:
+    """The bytes one case writes, with the words: its files, or more when the tool goes over
+    them again (fio's io_size or loops: 256 GiB through a 16 GiB file)."""
+    touched = _data_touched(adapter, params)
+    moved = adapter.moved_bytes({k: v for k, v in params.items() if k != PLACEMENT_KEY})
+    if moved is not None and moved > (touched[0] or 0):
+        return moved, f"{format_size(moved)} (io_size or loops over its files)"
+    return touched
 
 
 def _data_touched(adapter: ToolAdapter,

@@ -25,6 +25,7 @@ from disklab.core.plan.checks import (
     check_devices,
     check_resources,
     check_targets,
+    check_tool_options,
     on_path,
     read_target,
     target_table,
@@ -41,7 +42,7 @@ from disklab.core.plan.targets import (
     take_placements,
 )
 from disklab.core.system.cgroups import MIN_LIMIT
-from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
+from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec, ToolAdapter
 from disklab.core.vocab.errors import PlanError, Problem
 from disklab.core.vocab.model import AS_IS, RAW_KEY, RAW_SECTION, FsConfig, Plan, Target, TestSpec
 from disklab.core.vocab.units import MAX_BYTES, format_size, human_bytes, parse_duration, parse_size
@@ -158,6 +159,9 @@ def _read_test(index: int, table: Any, check: Checker) -> TestSpec | None:
     for key, raw in table.items():
         if key in ("tool", ZIP_KEY):
             continue
+        if adapter.options_table and key == adapter.options_table:
+            _read_options(adapter, raw, f"{base}.{key}", params, axes, check)
+            continue
         spec = adapter.params.get(key)
         where = f"{base}.{key}"
         if key == "direct" and not adapter.capabilities.direct_io and any(
@@ -192,6 +196,39 @@ def _read_test(index: int, table: Any, check: Checker) -> TestSpec | None:
     zips = _read_zip(table.get(ZIP_KEY), base, params, axes, check)
     return TestSpec(index=index, tool=str(tool), params=params, line=check.where.get(base),
                     axes=tuple(axes), zips=zips)
+
+
+def _read_options(adapter: ToolAdapter, raw: Any, where: str, params: dict[str, Any],
+                  axes: list[str], check: Checker) -> None:
+    """A test's table of the tool's own options ([test.fio_options]): each name and value as
+    the adapter takes it, a list an axis like any parameter's; into `params` under the
+    option's own name (so labels, pivots and exports show it when it varies)."""
+    if not isinstance(raw, dict):
+        check.error(where, f"must be a table ([test.{adapter.options_table}]) of option = value")
+        return
+    for name, value in raw.items():
+        key = f"{where}.{name}"
+        if name in params:
+            check.error(key, f"{name!r} is set twice (the test's own and here)")
+            continue
+        values = value if isinstance(value, list) else [value]
+        if not values:
+            check.error(key, "an empty list gives no cases")
+            continue
+        converted = []
+        for one in values:
+            try:
+                converted.append(adapter.option_value(str(name), one))
+            except ValueError as e:
+                check.error(key, str(e))
+                break
+        if len(converted) != len(values):
+            continue
+        if isinstance(value, list):
+            axes.append(name)
+            params[name] = tuple(converted)
+        else:
+            params[name] = converted[0]
 
 
 def _read_zip(raw: Any, base: str, params: Mapping[str, Any], axes: list[str],
@@ -324,6 +361,12 @@ def case_params(tool: str, raw: Mapping[str, Any], device: bool = False) -> dict
     params: dict[str, Any] = {}
     for key, value in raw.items():
         spec = adapter.params.get(key)
+        if spec is None and adapter.options_table:  # one of the tool's own options
+            try:
+                params[key] = adapter.option_value(key, value)
+            except ValueError as e:
+                problems.append(Problem(key, str(e)))
+            continue
         if spec is None:
             problems.append(Problem(key, f"unknown key for {tool}"))
             continue
@@ -563,6 +606,8 @@ def _check_plan(plan: Plan, check: Checker, host_params: Mapping[int, Any],
         _check_run_count(plan, check)
     if not check.errors:
         _check_cases(plan, check)
+    if not check.errors:
+        check_tool_options(plan, check)
     if not check.errors and has_target:
         check_resources(plan, check)
     if not check.errors and has_target:

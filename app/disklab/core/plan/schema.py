@@ -105,6 +105,18 @@ RAW_SCHEMA = {"type": "boolean", "description": "run on the target's block devic
               "section)"}
 
 
+OPTION_VALUE = {"type": ["string", "integer", "number", "boolean"]}
+
+
+def options_schema(tool: str, table: str) -> dict[str, Any]:
+    """A test's table of the tool's own options ([test.fio_options]): any name the tool has
+    (the plan check asks the tool itself), a value or a list of values (an axis)."""
+    return {"type": "object", "description": f"{tool}'s own job options, passed through as "
+            f"{tool} reads them (checked by {tool} before anything runs); a list is an axis",
+            "additionalProperties": {"anyOf": [OPTION_VALUE, {"type": "array", "minItems": 1,
+                                                             "items": OPTION_VALUE}]}}
+
+
 def _test_schema() -> dict[str, Any]:
     """A [[test]] table: `tool` picks which parameters it may have."""
     branches = []
@@ -121,7 +133,10 @@ def _test_schema() -> dict[str, Any]:
                                **({PLACEMENT_KEY: ON_SCHEMA}
                                   if adapter.capabilities.placeable else {}),
                                **({RAW_KEY: RAW_SCHEMA}
-                                  if adapter.capabilities.raw_device else {})},
+                                  if adapter.capabilities.raw_device else {}),
+                               **({adapter.options_table: options_schema(
+                                   name, adapter.options_table)}
+                                  if adapter.options_table else {})},
                 "required": ["tool", *required],
                 "additionalProperties": False,
             },

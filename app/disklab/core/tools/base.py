@@ -156,6 +156,31 @@ class ToolAdapter(ABC):
     # where the tool stands in every list of tools (`disklab tools`, the schema, the window's
     # choice of tool, the order `disklab import` sniffs in): lowest first
     rank: ClassVar[int] = 100
+    # a [[test]]'s sub-table of the tool's own options, passed through beside `params`
+    # ([test.fio_options]); "": the tool takes its `params` only
+    options_table: ClassVar[str] = ""
+
+    def option_value(self, name: str, value: Any) -> Any:
+        """One pass-through option's canonical value; ValueError says why it is not taken
+        (the option itself, or its value). By default none is."""
+        raise ValueError(f"{self.name} takes its parameters only")
+
+    def options_check_argv(self, params: Mapping[str, Any]) -> tuple[str, ...] | None:
+        """argv that asks the tool itself whether it takes a case's options (fio
+        --parse-only), run by the plan check before anything runs; None: nothing to ask."""
+        return None
+
+    def options_verdict(self, text: str, names: list[str]) -> list[tuple[str | None, str]]:
+        """The tool's refusals in that check's output as (option name or None, its words)."""
+        return []
+
+    def options_list_argv(self) -> tuple[str, ...] | None:
+        """argv that lists the tool's own options (fio --cmdhelp=all), for completion."""
+        return None
+
+    def options_list(self, text: str) -> list[tuple[str, str]]:
+        """(name, what it does) of the options that listing offers and DiskLab takes."""
+        return []
 
     def version_argv(self) -> tuple[str, ...] | None:
         """argv that prints the version (None: no such thing)."""
@@ -199,6 +224,11 @@ class ToolAdapter(ABC):
         """Bytes of test files one case has on the target at once (all its streams), checked
         against the target's free space before anything runs; None: unknown."""
         return self.file_size(params)
+
+    def moved_bytes(self, params: Mapping[str, Scalar]) -> int | None:
+        """Bytes one size-based case moves when that is more than its files hold (fio's
+        io_size, loops), for the checks that count what is written; None: its files."""
+        return None
 
     def buffer_bytes(self, params: Mapping[str, Scalar]) -> int | None:
         """Bytes of I/O buffers the tool allocates for one case (block size x queue slots x

@@ -221,7 +221,8 @@ class Case:
 # Parameter keys whose values are sizes in bytes (for display in the plan's spelling).
 SIZE_KEYS = frozenset(
     {"block_size", "size", "record_size", "file_size", "bs", "min_file_size", "max_file_size",
-     "ram", "max_record_size", "min_record_size"}
+     "ram", "max_record_size", "min_record_size",
+     "io_size", "io_limit", "offset", "offset_increment"}  # fio options DiskLab reads as bytes
 )
 
 

@@ -95,6 +95,7 @@ class MatrixPage(QWidget):
         self.params = ParamsPanel()
         self.params.edited.connect(self._param)
         self.params.raw_toggled.connect(self._raw_toggled)
+        self.params.options_edited.connect(self._options)
         # the panel's parts, by the names the page's callers know
         self.params_scroll, self.params_host = self.params.scroll, self.params.host
         self.params_form = self.params.form
@@ -283,6 +284,18 @@ class MatrixPage(QWidget):
             item.setText(self._test_title(row, tests[row]))
         self._changed()
 
+    def _options(self, table: str, options: dict[str, Any]) -> None:
+        """The tool's own options of the test shown ([test.fio_options]), the whole table."""
+        row = self.tests.currentRow()
+        tests = self.wb.draft.tests
+        if not 0 <= row < len(tests):
+            return
+        if options:
+            tests[row][table] = options
+        else:
+            tests[row].pop(table, None)
+        self._changed()
+
     def set_param(self, key: str, text: str) -> None:
         """Type into a parameter field (tests and keyboard users alike)."""
         edit = self.param_edits[key]
@@ -369,6 +382,7 @@ class MatrixPage(QWidget):
             key = PlanKey.parse(p.key)
             if key.field and key.of("test") == row and p.severity == "error":
                 by_field.setdefault(key.field, p.message)
+                by_field.setdefault(key.rest, p.message)  # fio_options.io_sise: its row
         self.params.mark(by_field)
         top = {p.key: p.message for p in self.summary.problems if p.severity == "error"}
         for key, widget in (("name", self.name), ("repeats", self.repeats)):
@@ -389,7 +403,7 @@ class MatrixPage(QWidget):
         if row is not None:
             if 0 <= row < self.tests.count():
                 self.tests.setCurrentRow(row)
-            if not self.params.focus(planned.field or ""):
+            if not (self.params.focus(planned.rest) or self.params.focus(planned.field or "")):
                 self.tests.setFocus()
             return
         widget = {"name": self.name, "repeats": self.repeats, "drop_caches": self.drop,

@@ -45,7 +45,10 @@ from disklab.core.tools.fio.options import (
     SYNC_ENGINES,
     TOOL,
     as_arguments,
+    data_files,
+    file_name_format,
     job_options,
+    moved_bytes,
     param_value,
 )
 from disklab.core.tools.fio.output import (
@@ -60,6 +63,16 @@ from disklab.core.tools.fio.output import (
     json_jobs,
     sniff,
     text_jobs,
+)
+from disklab.core.tools.fio.passthrough import (
+    TABLE,
+    files_per_job,
+    option_list,
+    option_problem,
+    option_value,
+    paced_rate,
+    parse_only_problems,
+    passed_options,
 )
 from disklab.core.vocab.errors import ParseError, ToolError
 from disklab.core.vocab.model import (
@@ -77,6 +90,31 @@ class FioAdapter(ToolAdapter):
                                 placeable=True, raw_device=True, importable=True)
     rank = 3
     params: Mapping[str, ParamSpec] = PARAMS
+    options_table = TABLE
+
+    def option_value(self, name: str, value: Any) -> Any:
+        """Any fio job option DiskLab does not set itself (passthrough.py says which not)."""
+        problem = option_problem(name)
+        if problem is not None:
+            raise ValueError(problem)
+        return option_value(name, value)
+
+    def options_check_argv(self, params: Mapping[str, Any]) -> tuple[str, ...] | None:
+        """fio --parse-only with the case's whole job, as it would run (its engine first:
+        an engine's own options need it), when the case passes fio options of its own."""
+        if not passed_options(params, PARAMS):
+            return None
+        return ("fio", "--parse-only", "--thread", "--name=disklab",
+                *as_arguments(job_options(params, placed=bool(placement(params)))))
+
+    def options_verdict(self, text: str, names: list[str]) -> list[tuple[str | None, str]]:
+        return parse_only_problems(text, names)
+
+    def options_list_argv(self) -> tuple[str, ...] | None:
+        return ("fio", "--cmdhelp=all")
+
+    def options_list(self, text: str) -> list[tuple[str, str]]:
+        return option_list(text)
 
     def version_argv(self) -> tuple[str, ...]:
         return ("fio", "--version")
@@ -88,6 +126,10 @@ class FioAdapter(ToolAdapter):
         """Each job has a file of its own: size x numjobs."""
         size, jobs = param_value(params, "size"), param_value(params, "numjobs")
         return size * jobs if isinstance(size, int) and isinstance(jobs, int) else None
+
+    def moved_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """io_size (else size) per job, times loops: what the case writes or reads."""
+        return moved_bytes(params)
 
     def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
         """fio allocates a buffer of bs per I/O in flight, per job."""
@@ -104,12 +146,18 @@ class FioAdapter(ToolAdapter):
                                    "fails with 'Inappropriate ioctl for device' (err=25)"))
         if params.get("direct") and isinstance(bs, int) and bs % 512:
             problems.append(("bs", f"direct I/O needs a multiple of 512 bytes, not {bs}"))
+        if placement(params) and files_per_job(params) > 1:
+            problems.append(("nrfiles", "a placed case has one file per stream (its target's): "
+                                        "no nrfiles"))
         return problems
 
     def advice(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
         """A queue depth above 1 that fio ignores: its synchronous engines issue one I/O at a
         time whatever iodepth says (fio's manual, iodepth), and Linux runs libaio's buffered
         I/O synchronously too (only direct = true is asynchronous)."""
+        paced = self._paced(params)
+        if paced:
+            return paced
         depth, engine = param_value(params, "iodepth"), param_value(params, "ioengine")
         if not isinstance(depth, int) or depth <= 1:
             return []
@@ -124,11 +172,28 @@ class FioAdapter(ToolAdapter):
                                 "about one I/O in flight; set direct = true")]
         return []
 
-    def _planned(self, params: Mapping[str, Any]) -> int | None:
-        size, jobs = param_value(params, "size"), param_value(params, "numjobs")
-        if isinstance(size, int) and isinstance(jobs, int):
-            return size * jobs
-        return None
+    def _paced(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
+        """A size-based case fio paces (rate, rate_iops): how long it lasts, which the plan's
+        estimate at an assumed rate does not know (the live ETA learns it from the run)."""
+        moved, jobs = moved_bytes(params), param_value(params, "numjobs")
+        paced = paced_rate(params, int(param_value(params, "bs")))
+        if moved is None or paced is None or not isinstance(jobs, int) or jobs < 1:
+            return []
+        name, per_second = paced
+        hours = moved / jobs / per_second / 3600
+        return [(f"{TABLE}.{name}", f"fio paces each job at {per_second / 2**20:.3g} MiB/s: "
+                 f"this case lasts about {hours:.2g} h (the plan's estimate counts an assumed "
+                 "rate; the run's own ETA learns the pace)")] if hours > 0.01 else []
+
+    def progress_bytes(self, params: Mapping[str, Any]) -> int | None:
+        """The bytes fio moves: io_size (else size) per job, loops, number_ios; a time-based
+        case's progress says its percentage of the size (fio's own ETA line)."""
+        planned = moved_bytes(params)
+        if planned is None:  # time-based: fio's percentage is of its time, shown on the size
+            size, jobs = param_value(params, "size"), param_value(params, "numjobs")
+            if isinstance(size, int) and isinstance(jobs, int):
+                return size * jobs
+        return planned
 
     def _placed_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
         """One job per name of `on`, its file on that target: the options before the first
@@ -139,7 +204,6 @@ class FioAdapter(ToolAdapter):
         base = target.stem
         result = f"{target.directory}/{base}.json"
         common = ["fio", *as_arguments(job_options(params, placed=True))]
-        runtime = float(param_value(params, "runtime"))
         jobs: list[str] = []
         data = []
         for i, (name, directory) in enumerate(stream_directories(params, target)):
@@ -150,23 +214,21 @@ class FioAdapter(ToolAdapter):
         prepare: tuple[tuple[str, ...], ...] = ()
         if rw in READS_FIRST:
             prepare = ((*common, "--thread", "--create_only=1", *jobs),)
-        size = int(params["size"])
         return Command(argv=(*common, *output, *jobs), cwd=target.directory,
                        files=(*data, result), result_file=result,
-                       planned_bytes=size * len(data) if runtime <= 0 else None,
+                       planned_bytes=moved_bytes(params, streams=len(data)),
                        prepare=prepare, reads_after_prepare=bool(prepare))
 
     def build_command(self, params: Mapping[str, Any], target: RunTarget) -> Command:
         if placement(params) and target.device is None:
             return self._placed_command(params, target)
         rw = str(params["rw"])
-        numjobs = int(param_value(params, "numjobs"))
         base = target.stem
-        data = tuple(f"{target.directory}/{base}.{n}.fio" for n in range(numjobs))
+        data = data_files(target.directory, base, params)
         result = f"{target.directory}/{base}.json"
         where = ([f"--filename={target.device}"] if target.device else
                  [f"--directory={target.directory}",
-                  f"--filename_format={base}.$jobnum.fio"])  # fio expands $jobnum; no shell
+                  f"--filename_format={file_name_format(base, params)}"])
         if target.device:
             data = ()  # a raw device: every job on it, nothing to remove afterwards
         options = job_options(params)
@@ -178,7 +240,7 @@ class FioAdapter(ToolAdapter):
             prepare = ((*job, *as_arguments(layout), "--thread", "--create_only=1"),)
         return Command(
             argv=(*job, *as_arguments(options), *output), cwd=target.directory,
-            files=(*data, result), result_file=result, planned_bytes=self._planned(params),
+            files=(*data, result), result_file=result, planned_bytes=self.progress_bytes(params),
             prepare=prepare, reads_after_prepare=bool(prepare),
         )
 
@@ -266,6 +328,8 @@ class FioAdapter(ToolAdapter):
                                      (p.runtime_ms or 0.0) / 1e3) for n, p in parts]
             out += placement_metrics(d, streams, UNIT_THROUGHPUT)
         for m in metrics:
+            if m.name.endswith(":bytes"):
+                continue  # each target's and all streams' bytes are placement_metrics' own
             job = (m.params or {}).get("job")
             if job is not None:
                 out.append(Metric(m.name, m.value, m.unit, m.note,
@@ -282,7 +346,7 @@ class FioAdapter(ToolAdapter):
             return []
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        return FioProgress(self._planned(params))
+        return FioProgress(self.progress_bytes(params))
 
     def sniff(self, text: str) -> bool:
         return sniff(text)

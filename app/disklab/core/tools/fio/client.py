@@ -29,7 +29,14 @@ from typing import Any
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import Command, ProgressParser, RunTarget, ToolAdapter, ToolOutput
 from disklab.core.tools.fio import FioAdapter
-from disklab.core.tools.fio.options import PERCENTILES, as_job_lines, job_options, param_value
+from disklab.core.tools.fio.options import (
+    PERCENTILES,
+    as_job_lines,
+    data_files,
+    file_name_format,
+    job_options,
+    moved_bytes,
+)
 from disklab.core.tools.fio.output import (
     Direction,
     FioProgress,
@@ -67,8 +74,9 @@ def job_text(params: Mapping[str, Any], directory: str, tag: str, host: str = ""
     named after the host (its report lines say which host they are)."""
     if not _SAFE_VALUE.match(directory):
         raise ToolError(f"a host directory cannot hold a line break: {directory!r}")
+    names = file_name_format(f"disklab-{tag}", params)
     lines = ["[global]", "thread", "unlink=1", "", f"[{job_name(host) if host else 'disklab'}]",
-             f"directory={directory}", f"filename_format=disklab-{tag}.$jobnum.fio",
+             f"directory={directory}", f"filename_format={names}",
              *as_job_lines(job_options(params))]
     return "\n".join(lines) + "\n"
 
@@ -79,11 +87,13 @@ def server_files(params: Mapping[str, Any], target: RunTarget
     one per job): what a killed run leaves on the servers, recorded before the case runs. A
     server puts the address its client named it by before the file name ('127.0.0.21.disklab-
     ...'); both spellings are listed (removing one that is not there makes nothing)."""
-    jobs = param_value(params, "numjobs")
-    count = jobs if isinstance(jobs, int) and jobs > 0 else 1
-    return [(ep, [f"{ep.directory.rstrip('/')}/{prefix}{target.stem}.{j}.fio"
-                  for j in range(count) for prefix in (f"{ep.address}.", "")])
-            for ep in endpoints_of(params, target)]
+    out = []
+    for ep in endpoints_of(params, target):
+        directory = ep.directory.rstrip("/")
+        names = [path.rpartition("/")[2] for path in data_files(directory, target.stem, params)]
+        out.append((ep, [f"{directory}/{prefix}{name}" for name in names
+                         for prefix in (f"{ep.address}.", "")]))
+    return out
 
 
 def unlink_job(paths: list[str]) -> str:
@@ -118,9 +128,8 @@ def client_command(params: Mapping[str, Any], target: RunTarget) -> Command:
         argv += [f"--client={ep.address},{ep.port}", path]
     result = f"{base}.terse"
     argv += ["--output-format=terse", "--terse-version=3", f"--output={result}", "--eta=always"]
-    size, jobs = param_value(params, "size"), param_value(params, "numjobs")
-    planned = size * jobs * len(inputs) if isinstance(size, int) and isinstance(jobs, int) \
-        else None
+    moved = moved_bytes(params)
+    planned = moved * len(inputs) if moved is not None else None
     return Command(argv=tuple(argv), cwd=target.directory,
                    files=(*(p for p, _t in inputs), result), result_file=result,
                    planned_bytes=planned, inputs=tuple(inputs))
@@ -299,11 +308,8 @@ class FioClientAdapter(FioAdapter):
             return []
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
-        size, jobs = param_value(params, "size"), param_value(params, "numjobs")
-        hosts = len(host_names(params))
-        planned = size * jobs * hosts if isinstance(size, int) and isinstance(jobs, int) \
-            else None
-        return _ClientProgress(planned)
+        moved = FioAdapter().progress_bytes(params)
+        return _ClientProgress(moved * len(host_names(params)) if moved is not None else None)
 
 
 def adapter_for(name: str, params: Mapping[str, Any],

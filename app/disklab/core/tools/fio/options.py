@@ -14,6 +14,7 @@ from disklab.core.tools.base import (
     REQUIRED,
     ParamSpec,
 )
+from disklab.core.tools.fio.passthrough import files_per_job, io_bytes, passed_options
 
 TOOL = "fio"
 RW_CHOICES = ("read", "write", "randread", "randwrite", "rw", "randrw", "trim", "randtrim")
@@ -88,7 +89,11 @@ def _seconds_arg(seconds: float) -> str:
 # fio --client sends each server (k=v, fio/client.py) are the same options in two spellings
 
 Option = tuple[str, str | None]  # (fio option, value); None: a flag ("time_based")
-LAYOUT_OPTIONS = ("rw", "bs", "size", "numjobs")  # what the --create_only=1 layout step needs
+# what the --create_only=1 layout step needs: the files' number, size and place, and what fills
+# them (a compressing device reads back what the layout wrote)
+LAYOUT_OPTIONS = ("rw", "bs", "size", "numjobs", "nrfiles", "fallocate", "offset",
+                  "buffer_compress_percentage", "buffer_compress_chunk", "refill_buffers",
+                  "scramble_buffers", "zero_buffers", "buffer_pattern", "dedupe_percentage")
 PER_JOB_OPTIONS = ("numjobs", "group_reporting")  # not in a placed case: one job per stream,
 # each reported on its own (its target's row)
 
@@ -120,9 +125,40 @@ def job_options(params: Mapping[str, Any], placed: bool = False) -> list[Option]
         options.append(("ramp_time", _seconds_arg(ramp)))
     if param_value(params, "group_reporting"):
         options.append(("group_reporting", None))
+    options += passed_options(params, PARAMS)  # after ioengine: its own options need it first
     if placed:
         options = [(k, v) for k, v in options if k not in PER_JOB_OPTIONS]
     return options
+
+
+def moved_bytes(params: Mapping[str, Any], streams: int | None = None) -> int | None:
+    """The bytes a size-based case moves (io_size or size per job, loops, number_ios), for
+    its progress and the session's ETA; None for a time-based one (it moves what the device
+    allows in its runtime). `streams`: a placed case's jobs, one per stream."""
+    size, jobs, bs = (param_value(params, k) for k in ("size", "numjobs", "bs"))
+    if float(param_value(params, "runtime") or 0) > 0:
+        return None
+    if not all(isinstance(v, int) for v in (size, jobs, bs)):
+        return None
+    return io_bytes(params, int(size), int(streams or jobs), int(bs))
+
+
+def file_name_format(stem: str, params: Mapping[str, Any]) -> str:
+    """fio's filename_format of a case's files in a directory: one per job, or with nrfiles
+    one per job and file (fio expands $jobnum and $filenum; no shell)."""
+    if files_per_job(params) > 1:
+        return f"{stem}.$jobnum.$filenum.fio"
+    return f"{stem}.$jobnum.fio"
+
+
+def data_files(directory: str, stem: str, params: Mapping[str, Any]) -> tuple[str, ...]:
+    """The files file_name_format makes, to be removed after the case."""
+    jobs = int(param_value(params, "numjobs"))
+    nrfiles = files_per_job(params)
+    if nrfiles > 1:
+        return tuple(f"{directory}/{stem}.{n}.{f}.fio" for n in range(jobs)
+                     for f in range(nrfiles))
+    return tuple(f"{directory}/{stem}.{n}.fio" for n in range(jobs))
 
 
 def as_arguments(options: list[Option]) -> list[str]:

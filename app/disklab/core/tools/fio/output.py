@@ -51,6 +51,7 @@ def sniff(text: str) -> bool:
 
 _ETA = re.compile(
     r"Jobs: (?P<jobs>\d+) \(f=(?P<files>\d+)\)"
+    r"(?:, [^:\[\]]*)?"  # a rate-limited job's ", 0B/s-16.0MiB/s" (fio's rate, rate_iops)
     r"(?:: \[(?P<states>[^\]]*)\])?"
     r"(?:\[(?P<pct>[0-9.]+|-\.-)%\])?"
     r"(?:\[(?P<rates>[rwt]=(?:(?! IOPS)[^\]])*)\])?"
@@ -130,6 +131,7 @@ class Direction:
     lat_mean: float | None = None  # ns
     clat_mean: float | None = None
     percentiles: dict[str, float] = field(default_factory=dict)  # metric suffix -> ns
+    moved: float | None = None  # bytes fio says it moved (its JSON's io_bytes), not derived
 
 
 @dataclass
@@ -322,7 +324,7 @@ def _json_dir(doc_line: int, where: str, d: Any) -> Direction | None:
                              repr(d.get("bw_bytes")))
         bw = kib * 1024
     out = Direction(bw=bw, iops=finite(d.get("iops")), ios=total_ios, io_bytes=io_bytes,
-               runtime_ms=finite(d.get("runtime")))
+               runtime_ms=finite(d.get("runtime")), moved=io_bytes)
     # fio >= 3.0: *_ns in ns; fio 2.x: lat/clat in usec
     for key, attr in (("lat", "lat_mean"), ("clat", "clat_mean")):
         mean = finite(_get(d, f"{key}_ns", "mean"))
@@ -557,6 +559,8 @@ def _job_keys(jobs: list[Job]) -> list[str]:
 def _dir_metrics(name: str, d: Direction, params: Mapping[str, Scalar] | None,
                  note: str | None) -> list[Metric]:
     out = [Metric(name, d.bw, UNIT_THROUGHPUT, note, params)]
+    if d.moved is not None:  # what a time-based or io_size run moved, in fio's own count
+        out.append(Metric(f"{name}:bytes", d.moved, "B", note, params))
     if d.iops is not None:
         out.append(Metric(f"{name}:iops", d.iops, UNIT_OPS, note, params))
     if d.lat_mean is not None:
@@ -602,6 +606,8 @@ def _aggregate(jobs: list[Job], group_bw: Mapping[str, float]) -> Job:
             out = Direction(bw=sum(p.io_bytes or 0.0 for p in parts) / wall)
         else:
             out = Direction(bw=sum(p.bw for p in parts))
+        if all(p.moved is not None for p in parts):
+            out.moved = sum(p.moved or 0.0 for p in parts)
         if wall and all(p.ios is not None for p in parts):
             out.iops = sum(p.ios or 0.0 for p in parts) / wall
         elif all(p.iops is not None for p in parts):

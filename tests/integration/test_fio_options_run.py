@@ -1,0 +1,163 @@
+"""fio's own options from a plan, end to end with `disklab` (issue 50): a plan with io_size,
+buffer_compress_percentage (an axis) and norandommap shows them in `plan show`'s argv, runs fio
+with them (the session's argv), gives one row per buffer_compress_percentage whose figures are
+fio's own JSON's (kept in the session); a mistyped option, exec_prerun and output are refused
+by `plan validate` with exit 2 and nothing run."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from disklab.core.library import Library
+from disklab.core.plan.checks import _hosts_take
+from disklab.core.plan.keylines import Checker, KeyLines
+from disklab.core.plan.matrix import expand
+from disklab.core.plan.parse import parse_plan
+from disklab.core.vocab.units import MiB
+from tests.helpers import free_port, loopback
+
+SIZE = 4 * MiB
+IO_SIZE = 3 * SIZE  # fio goes over the file three times
+
+
+def disklab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "disklab.cli.main", *args],
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def plan(tmp_path: Path, options: str, name: str = "plan.toml") -> Path:
+    target = tmp_path / "target"
+    target.mkdir(exist_ok=True)
+    path = tmp_path / name
+    path.write_text(f'name = "fio options"\n[target]\ndirectory = "{target}"\n\n[[test]]\n'
+                    f'tool = "fio"\nrw = "randwrite"\nsize = "{SIZE}"\nbs = "4k"\n\n'
+                    f"[test.fio_options]\n{options}\n")
+    return path
+
+
+OPTIONS = 'io_size = "12m"\nbuffer_compress_percentage = [0, 50]\nnorandommap = true'
+
+
+def test_options_run_with_fio_and_the_figures_are_fios_own(tmp_path: Path) -> None:
+    path = plan(tmp_path, OPTIONS)
+    shown = disklab("plan", "show", str(path))
+    assert shown.returncode == 0, shown.stderr
+    runs = [line for line in shown.stdout.splitlines() if line.strip().startswith("run:")]
+    assert len(runs) == 2
+    for line, percent in zip(runs, (0, 50), strict=True):
+        assert f"--io_size={IO_SIZE}" in line and "--norandommap=1" in line
+        assert f"--buffer_compress_percentage={percent}" in line
+
+    library = tmp_path / "lib.sqlite3"
+    done = disklab("run", str(path), "--library", str(library))
+    assert done.returncode == 0, done.stdout + done.stderr
+    lib = Library.open(library)
+    (session,) = lib.list_sessions()
+    sid = session["id"]
+    cases = {c["case_id"]: c["params"] for c in lib.cases(sid)}
+    results = lib.results(sid)
+    rows = {cases[r["case_id"]]["buffer_compress_percentage"]: r
+            for r in results if r["metric"] == "write"}
+    moved = {cases[r["case_id"]]["buffer_compress_percentage"]: r["mean"]
+             for r in results if r["metric"] == "write:bytes"}
+    assert sorted(rows) == [0, 50]  # two rows, told apart by the option
+    for run in lib.runs(sid):
+        percent = cases[run["case_id"]]["buffer_compress_percentage"]
+        assert f"--buffer_compress_percentage={percent}" in run["argv"]
+        assert f"--io_size={IO_SIZE}" in run["argv"] and "--norandommap=1" in run["argv"]
+        assert run["planned_bytes"] == IO_SIZE
+        kept = "\n".join(text for _t, stream, text in lib.transcript(sid, run["case_id"], 1)
+                         if stream == "result")
+        (job,) = json.loads(kept[kept.index("{"):])["jobs"]
+        assert job["job options"]["buffer_compress_percentage"] == str(percent)
+        assert job["write"]["io_bytes"] == IO_SIZE  # what fio moved: io_size, not size
+        assert rows[percent]["mean"] == pytest.approx(job["write"]["bw_bytes"])
+        assert moved[percent] == IO_SIZE  # the session reports the bytes fio moved
+    lib.close()
+    assert list((tmp_path / "target").iterdir()) == []
+
+
+@pytest.mark.parametrize(("options", "line", "words"), [
+    ('io_sise = "12m"', "line 12: test[1].fio_options.io_sise: fio refuses it: unrecognized "
+     "option 'io_sise'; Did you mean io_size?", None),
+    ('exec_prerun = "/bin/true"', "line 12: test[1].fio_options.exec_prerun:", "runs a command"),
+    ('output = "mine.json"', "line 12: test[1].fio_options.output:", "sets fio's output"),
+])
+def test_refused_options_exit_2_with_the_key_and_the_reason(
+        tmp_path: Path, options: str, line: str, words: str | None) -> None:
+    path = plan(tmp_path, options)
+    for command in (("plan", "validate", str(path)), ("run", str(path), "--library",
+                                                       str(tmp_path / "lib.sqlite3"))):
+        done = disklab(*command)
+        assert done.returncode == 2, done.stdout + done.stderr
+        said = [x for x in done.stderr.splitlines() if "fio_options" in x]
+        assert len(said) == 1 and line in said[0] and (words is None or words in said[0])
+        assert "Traceback" not in done.stderr
+    assert list((tmp_path / "target").iterdir()) == []  # nothing ran
+
+
+def test_a_running_hosts_fio_checks_the_options_through_fios_client(tmp_path: Path) -> None:
+    """A test on a `running` fio server: the job file is put to that server's fio (fio
+    --client --parse-only: parsed there, nothing run), its refusal at the option's key with the
+    host named; a host that does not answer is a warning (checked at the run)."""
+    address, port = loopback(61), free_port()
+    served = tmp_path / "served"
+    served.mkdir()
+    server = subprocess.Popen(["fio", f"--server={address},{port}"], cwd=served,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not _listening(address, port):
+            assert server.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+
+        def validate(options: str, host_port: int) -> subprocess.CompletedProcess[str]:
+            path = tmp_path / "hosts.toml"
+            path.write_text(plan_host_text(tmp_path, address, host_port, served, options))
+            return disklab("plan", "validate", str(path))
+
+        good = validate("io_size = \"8m\"\nnorandommap = true", port)
+        assert good.returncode == 0, good.stderr
+        assert "did not answer" not in good.stdout + good.stderr
+        # what fio here refuses is refused before the hosts are asked: the server's own words
+        # are read from the host check itself, on a job only the server sees
+        checked = parse_plan(plan_host_text(tmp_path, address, port, served), path=None)
+        case = {**expand(checked.plan)[0].params, "io_sise": "8m"}
+        check = Checker(KeyLines(""))
+        assert not _hosts_take(checked.plan, case, ["io_sise"], "test[1].fio_options", check)
+        assert [(p.key, p.message) for p in check.errors] == [
+            ("test[1].fio_options.io_sise", "fio on host h1 refuses it: Bad option "
+             "<io_sise=8m>; Did you mean io_size?")]
+        away = validate("norandommap = true", free_port())
+        assert away.returncode == 0
+        assert "host h1" in away.stdout + away.stderr and "did not answer" in \
+            away.stdout + away.stderr
+        assert sorted(p.name for p in served.iterdir()) == []  # nothing ran there
+    finally:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(10)
+
+
+def plan_host_text(tmp_path: Path, address: str, port: int, served: Path,
+                   options: str = "norandommap = true") -> str:
+    text = plan(tmp_path, options, "hosts.toml").read_text()
+    return text.replace("[[test]]\n", f'[hosts.h1]\naddress = "{address}"\nport = {port}\n'
+                        f'start = "running"\ndirectory = "{served}"\n\n[[test]]\n'
+                        'hosts = ["h1"]\n', 1)
+
+
+def _listening(address: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
+        return True
+    return False

@@ -303,7 +303,9 @@ def _check_fs_minimums(plan: Plan, check: Checker) -> None:
     streams = stream_targets(targets)
     for i, config in enumerate(plan.configs, start=1):
         least = MIN_FS_BYTES.get(config.fs or "")
-        for name in config_targets(config, targets) if least else ():
+        if least is None:
+            continue
+        for name in config_targets(config, targets):
             target = targets[streams[name][0]]
             if target.kind not in ("image", "format", "device") or not target.size:
                 continue

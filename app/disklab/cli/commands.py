@@ -87,19 +87,29 @@ def _library_path(args: argparse.Namespace) -> Path:
     return library_path(getattr(args, "library", None))
 
 
-# The commands that only read the library: they never create one (a mistyped --library
-# would otherwise become an empty file, its directories, and an empty table)
-READ_ONLY = frozenset({"sessions", "show", "compare", "export"})
+# The commands that may make a library where there is none: they record something new into
+# it, and say they made it. Every other command needs one that exists: a mistyped --library
+# would otherwise become an empty library (or an empty file given as --library get a schema).
+CREATORS = frozenset({"run", "import", "start"})
 
 
 def open_library(args: argparse.Namespace) -> Library:
-    """The library, created when missing, except for the commands that only read it: for
-    them a missing library is the user's mistake (LibraryError, exit 2)."""
+    """The library. Only `run`, `import` and `start` create it when missing (saying so on
+    stderr); for the others a missing or empty file is the user's mistake (LibraryError,
+    exit 2) and is left as it is."""
     path = _library_path(args)
-    if getattr(args, "command", None) in READ_ONLY and not path.exists():
-        raise LibraryError(f"no library at {path}: nothing has been recorded there (check "
-                           "--library and $DISKLAB_LIBRARY)")
-    return Library.open(path)
+    exists = path.exists()
+    if getattr(args, "command", None) not in CREATORS:
+        if not exists:
+            raise LibraryError(f"no library at {path}: nothing has been recorded there (check "
+                               "--library and $DISKLAB_LIBRARY)")
+        if path.is_file() and path.stat().st_size == 0:
+            raise LibraryError(f"{path} is an empty file, not a DiskLab library (check "
+                               "--library and $DISKLAB_LIBRARY)")
+    library = Library.open(path)
+    if not exists and not is_quiet():
+        print(f"disklab: created a new library at {path}", file=sys.stderr)
+    return library
 
 
 _open_library = open_library  # the name the commands below use
@@ -162,17 +172,25 @@ def _record(start: Callable[[threading.Event], RecordedRun], library: Library, n
 
 def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library, name: str,
               as_json: bool) -> int:
+    """The run's events as --json lines, or on a terminal view (none with --quiet), then its
+    results. Standard output closed under the run (`| head -1`) cancels it: exit 130."""
     view = None if as_json or is_quiet() else TerminalView(sys.stderr)
+    closed = False
     with _CancelOnSignal() as cancel, start(cancel) as run:
         for event in run:
-            if view is not None:
-                view.show(event)
-            elif isinstance(event, Notice) and run.session_id is None:
-                # a cleanup before the session: said on stderr, not one of the session's events
-                print(f"disklab: {event.message}", file=sys.stderr)
-            else:
-                print(json.dumps(event_json(event)), flush=True)
+            if closed:
+                continue  # cancelled: the run tears down; nobody reads its events
+            try:
+                _show_event(event, view, as_json, run.session_id is None)
+            except BrokenPipeError:
+                closed = True
+                _silence_stdout()
+                cancel.set()
     status = run.status or "failed"
+    if closed:
+        print(f"disklab: standard output was closed (a broken pipe): session "
+              f"{run.session_id} {status}", file=sys.stderr)
+        return EXIT_CANCELLED if status == "cancelled" else EXIT_FAILED
     if not as_json and run.session_id is not None:
         if view is not None:
             view.close()
@@ -181,6 +199,27 @@ def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library,
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
+
+
+def _show_event(event: Any, view: TerminalView | None, as_json: bool, before: bool) -> None:
+    """One event: a JSON line with --json, else on the view; none with --quiet. A cleanup
+    notice before the session exists is no event of it: said on stderr."""
+    if view is not None:
+        view.show(event)
+    elif isinstance(event, Notice) and before:
+        print(f"disklab: {event.message}", file=sys.stderr)
+    elif as_json:
+        print(json.dumps(event_json(event)), flush=True)
+
+
+def _silence_stdout() -> None:
+    """Standard output whose reader is gone points at /dev/null, so nothing written later
+    (the interpreter's last flush included) raises again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _confirm_destroy(plan: Plan, yes: list[str] | None) -> None:
@@ -590,8 +629,18 @@ def tools_cmd(args: argparse.Namespace) -> int:
 
 def import_cmd(args: argparse.Namespace) -> int:
     """`disklab import PATH...` (cli.importing): bundles, libraries, tool outputs."""
-    with _open_library(args) as library:
+    opened: list[Library] = []
+
+    def library() -> Library:  # opened (made) only when something is stored
+        if not opened:
+            opened.append(_open_library(args))
+        return opened[0]
+
+    try:
         return importing.import_cmd(args, library)
+    finally:
+        for lib in opened:
+            lib.close()
 
 
 def start(args: argparse.Namespace) -> int:

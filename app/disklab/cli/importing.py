@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from disklab.cli.output import is_quiet
 from disklab.core.importing import import_paths
@@ -17,7 +18,7 @@ from disklab.core.vocab.jsonformat import versioned
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def import_cmd(args: argparse.Namespace, library: Library) -> int:
+def import_cmd(args: argparse.Namespace, library: Callable[[], Library]) -> int:
     """What import_paths did, as lines (not with --json or --quiet) or JSON; a progress line
     on a terminal while the files are read; each problem in one line on stderr."""
     quiet = bool(args.json or is_quiet())

@@ -254,7 +254,10 @@ def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Log
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: Ctrl-C cancels commands
+    """Parse, start the log, run the command. Until the command starts, Ctrl-C ends the
+    process with one line (the loading handler: building the parser loads the tools'
+    adapters); from then on it is a KeyboardInterrupt the command cancels with."""
+    signal.signal(signal.SIGINT, _cancelled_while_loading)
     parser = build_parser()
     given = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(given)
@@ -262,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     log = _start_logging(args, given)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C cancels the command
     code = _dispatch(args)
     log.info("disklab %s ended with exit code %d", args.command, code)
     return code

@@ -267,17 +267,27 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
 
 
-def import_paths(library: Library, paths: Sequence[str], *, tool: str | None = None,
-                 session: str | None = None, config: str = "imported",
+def import_paths(library: Library | Callable[[], Library], paths: Sequence[str], *,
+                 tool: str | None = None, session: str | None = None,
+                 config: str = "imported",
                  progress: Callable[[int, int, str], None] | None = None) -> ImportReport:
     """Bundles and libraries (SQLite files) merge; the other paths are tool outputs: with
     `session` (or one folder) all of them one session, else one session per file (named
-    after it)."""
+    after it). `library` may be a function that opens it, called only when there is
+    something to store (the command line then makes no library for input it refuses)."""
+    if isinstance(library, Library):
+        return _import_paths(lambda: library, paths, tool, session, config, progress)
+    return _import_paths(library, paths, tool, session, config, progress)
+
+
+def _import_paths(library: Callable[[], Library], paths: Sequence[str], tool: str | None,
+                  session: str | None, config: str,
+                  progress: Callable[[int, int, str], None] | None) -> ImportReport:
     report = ImportReport()
     outputs = []
     for p in paths:
-        why = None if Path(p).is_dir() else unreadable(Path(p), limit=None)
-        if why is not None:  # never opened: a FIFO would block, /dev/zero never end
+        why = refusal(Path(p))
+        if why is not None:
             report.problems.append(Problem(p, why))
         elif Path(p).is_dir() or not is_sqlite_file(Path(p)):
             outputs.append(p)
@@ -288,10 +298,23 @@ def import_paths(library: Library, paths: Sequence[str], *, tool: str | None = N
     return report
 
 
-def _merge_one(library: Library, path: Path, report: ImportReport) -> None:
+def refusal(path: Path) -> str | None:
+    """Why a path given to import is refused before anything of it is read, or None: a
+    folder is walked; a file must be regular (a FIFO would block, /dev/zero never end) and,
+    unless it is a bundle or library (SQLite reads those a page at a time), at most
+    MAX_OUTPUT_BYTES."""
+    if path.is_dir():
+        return None
+    why = unreadable(path, limit=None)
+    if why is None and not is_sqlite_file(path):
+        why = unreadable(path)
+    return why
+
+
+def _merge_one(library: Callable[[], Library], path: Path, report: ImportReport) -> None:
     """One bundle or library merged (a problem for one that cannot be: newer, not ours)."""
     try:
-        done = merge(library, path)
+        done = merge(library(), path)
     except LibraryError as e:
         report.problems.append(Problem(str(path), str(e).removeprefix(f"{path} ")))
         report.merged.append({"file": str(path), "added": [], "present": [], "running": []})
@@ -310,8 +333,9 @@ def _merge_one(library: Library, path: Path, report: ImportReport) -> None:
                           "running": done.running})
 
 
-def _import_outputs(library: Library, paths: list[str], tool: str | None, session: str | None,
-                    config: str, progress: Callable[[int, int, str], None] | None,
+def _import_outputs(library: Callable[[], Library], paths: list[str], tool: str | None,
+                    session: str | None, config: str,
+                    progress: Callable[[int, int, str], None] | None,
                     report: ImportReport) -> None:
     """Tool outputs into sessions."""
     read = read_outputs(paths, tool, progress)
@@ -332,7 +356,7 @@ def _import_outputs(library: Library, paths: list[str], tool: str | None, sessio
         sources = [r.source_path for r in runs]
         where = sources[0] if len(sources) == 1 else os.path.commonpath(
             [str(Path(p).parent) for p in sources])
-        sid = import_runs(library, name=name, config=config, runs=runs,
+        sid = import_runs(library(), name=name, config=config, runs=runs,
                           host={"imported_from": where}, plan_path=where)
         report.lines.append(_summary(name, sid, runs))
         report.imported += [{"file": r.source_path, "tool": r.tool, "session": sid,

@@ -30,7 +30,8 @@ def import_cmd(args: argparse.Namespace, library: Callable[[], Library]) -> int:
             print(line)
     if args.json:
         print(json.dumps(versioned("disklab.import", {
-            "imported": report.imported, "merged": report.merged, "skipped": report.skipped,
+            "imported": report.imported, "present": report.present, "merged": report.merged,
+            "skipped": report.skipped,
             "problems": [str(p) for p in report.problems]}), indent=2))
     for problem in report.problems:
         print(f"disklab import: {problem}", file=sys.stderr)

@@ -21,7 +21,7 @@ from typing import Any
 from disklab.core import tools
 from disklab.core.library import Library
 from disklab.core.library.bundle import is_sqlite_file, merge
-from disklab.core.library.imports import ImportedRun, import_runs
+from disklab.core.library.imports import ImportedRun, import_runs, imported_session
 from disklab.core.results.limits import IMPORTED_SERIES
 from disklab.core.vocab.errors import DisklabError, LibraryError, Problem
 from disklab.core.vocab.model import Metric
@@ -265,6 +265,7 @@ class ImportReport:
     imported: list[dict[str, Any]] = field(default_factory=list)
     merged: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    present: list[dict[str, Any]] = field(default_factory=list)  # outputs already imported
 
 
 def import_paths(library: Library | Callable[[], Library], paths: Sequence[str], *,
@@ -356,6 +357,13 @@ def _import_outputs(library: Callable[[], Library], paths: list[str], tool: str 
         sources = [r.source_path for r in runs]
         where = sources[0] if len(sources) == 1 else os.path.commonpath(
             [str(Path(p).parent) for p in sources])
+        held = imported_session(library(), runs)
+        if held is not None:
+            what = sources[0] if len(sources) == 1 else f"{len(runs)} outputs ({where})"
+            report.lines.append(f"{what}: already in the library as session {held[0]} "
+                                f"{held[1]!r} (the same outputs): not imported again")
+            report.present.append({"files": sources, "session": held[0]})
+            continue
         sid = import_runs(library(), name=name, config=config, runs=runs,
                           host={"imported_from": where}, plan_path=where)
         report.lines.append(_summary(name, sid, runs))

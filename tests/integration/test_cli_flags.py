@@ -152,3 +152,25 @@ def test_run_and_import_make_the_library_and_say_so(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr == f"disklab: created a new library at {other}\n"
     assert os.path.getsize(other) > 0
+
+
+def test_a_cancelled_runs_rows_do_not_say_imported(tmp_path: Path) -> None:
+    """A run cancelled in its first case: its partial rows said 'limited by: not known
+    (imported)' although nothing was imported."""
+    library = tmp_path / "lib.sqlite3"
+    proc = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run",
+                             str(plan_file(tmp_path, "2g")), "--library", str(library),
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line)["event"] == "CaseStarted":
+            break
+    time.sleep(1.5)  # some of the case written: partial figures
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    shown = disklab("show", "1", "--include-partial", "--library", str(library))
+    assert shown.returncode == 0, shown.stderr
+    assert "limited by: not known: no run of it completed" in shown.stdout, shown.stdout
+    assert "imported" not in shown.stdout

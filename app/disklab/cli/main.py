@@ -210,9 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
     install.add_parser(sub, parser)
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
     p.add_argument("shell", choices=SHELLS)
-    p.set_defaults(func=lambda args: commands.completion_cmd(args, parser))
+    p.set_defaults(func=lambda args: commands.completion_cmd(args, parser), log=False)
     p = sub.add_parser("manpage", help="print the man page disklab(1) in roff")
-    p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser))
+    p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser), log=False)
     verbosity_options(parser)
     return parser
 
@@ -238,11 +238,14 @@ def verbosity_options(parser: argparse.ArgumentParser) -> None:
 
 def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Logger:
     """The CLI logs to the window's rotating log file (core.logfile): the command, how it
-    ended, and any crash's traceback. A log that cannot be written stops nothing."""
+    ended, and any crash's traceback. A log that cannot be written stops nothing. The
+    commands a package build runs (install-desktop, install-helper, completion, manpage) set
+    log=False: they write nothing under $HOME."""
     log = logging.getLogger("disklab")
-    with contextlib.suppress(OSError):
-        start_log()
-        install_exception_hooks()
+    if getattr(args, "log", True):  # not for what a package build runs (no $HOME written)
+        with contextlib.suppress(OSError):
+            start_log()
+            install_exception_hooks()
     if args.verbose:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("disklab: %(levelname)s %(message)s"))

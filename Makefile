@@ -50,12 +50,15 @@ install:
 	if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) $(INSTALL_PYTHON) -m disklab \
 		install-helper --python $(HELPER_PYTHON); fi
 
-# The wheel (and sdist) to install outside the checkout: pipx install 'dist/disklab-*.whl[gui]'.
-# Built by pip in an isolated environment (setuptools from the package index or pip's cache).
+# What a distribution builds from and what a user installs (README, "Install"): the sdist
+# (with the tests; installing it builds the engine's C loop where there is a compiler) and a
+# pure wheel built from it, py3-none-any, for every Python the classifiers name (the engine's
+# Python loop). `python -m build` in an isolated environment (setuptools from the package index
+# or pip's cache). pipx install 'dist/disklab-VERSION-py3-none-any.whl[gui]'.
 dist: setup
-	rm -rf dist build
-	$(PY) -m pip wheel -q --no-deps -w dist .
-	@ls dist/disklab-*.whl
+	rm -rf dist build app/*.egg-info
+	DISKLAB_PURE_WHEEL=1 $(PY) -m build -q --outdir dist . >/dev/null
+	@ls dist/disklab-*.tar.gz dist/disklab-*-py3-none-any.whl
 
 system-packages:
 	bash scripts/install-system-packages.sh

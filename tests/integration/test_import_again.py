@@ -40,7 +40,7 @@ def test_the_same_folder_twice_is_one_session_and_compare_still_works(tmp_path: 
         f.rename(f.with_name("renamed-" + f.name))
     again = disklab("import", str(copy), "--session", "pm883", "--library", str(library))
     assert again.returncode == 0, again.stderr
-    assert f"already in the library as session 1 'pm883' (the same outputs): not imported " \
+    assert "already in the library as session 1 'pm883' (the same outputs): not imported " \
            "again" in again.stdout
     assert names(library) == ["pm883"]
     pivot = disklab("compare", "pm883", "--rows", "rw,iodepth", "--columns", "numjobs",

@@ -79,7 +79,8 @@ def import_runs(library: Library, *, name: str, config: str, runs: Sequence[Impo
             "INSERT INTO session (name, status, started, finished, host, plan_text, plan_path, "
             "repeats, last_activity, uuid) VALUES (?, 'imported', ?, ?, ?, '', ?, ?, ?, ?)",
             (name, now, now, to_json(dict(host)), plan_path,
-             max((n for _run, n in cases.values()), default=1), now, content_key(runs) if keyed else None))
+             max((n for _run, n in cases.values()), default=1), now,
+             content_key(runs) if keyed else None))
         sid = int(cur.lastrowid or 0)
         db.executemany("INSERT INTO case_ VALUES (?, ?, ?, ?, ?, 0, ?)",
                        [(sid, key, idx, config, first.tool, to_json(dict(first.params)))

@@ -120,5 +120,6 @@ def main() -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """The `gui` subcommand for cli/main.py."""
     p = sub.add_parser("gui", help="open the desktop window")
-    p.add_argument("--library", metavar="PATH")
+    p.add_argument("--library", metavar="PATH",
+                   help="session library file (default: $DISKLAB_LIBRARY or the XDG data dir)")
     p.set_defaults(func=gui)

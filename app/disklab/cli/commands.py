@@ -70,7 +70,7 @@ from disklab.core.run.planning import plan_runs
 from disklab.core.run.recorded import RecordedRun
 from disklab.core.run.resume import prepare_resume
 from disklab.core.run.runner import tool_versions
-from disklab.core.run.summary import summarize, summary_text
+from disklab.core.run.summary import estimate_seconds, summarize, summary_text
 from disklab.core.system.directories import library_path
 from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.vocab.events import Notice
@@ -287,6 +287,8 @@ def resume(args: argparse.Namespace) -> int:
 def plan_validate(args: argparse.Namespace) -> int:
     """The plan's verdict as the Test matrix page shows it: the summary line (core.run.summary),
     then each tool the plan uses, as the page's tool list names it, then the warnings."""
+    if getattr(args, "json", False):
+        return _plan_validate_json(args)
     summary = summarize(_load(args))
     print(f"{args.plan}: valid")
     print(summary_text(summary))
@@ -297,8 +299,58 @@ def plan_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _plan_validate_json(args: argparse.Namespace) -> int:
+    """`plan validate --json`: the verdict as one document; a plan with problems is valid
+    false with each problem (key, line, message), exit 2."""
+    try:
+        summary = summarize(_load(args))
+    except PlanError as e:
+        print(json.dumps(versioned("disklab.plan-check", {
+            "plan": str(args.plan), "valid": False,
+            "problems": [_problem_json(p) for p in e.problems]}), indent=2))
+        return EXIT_BAD_INPUT
+    print(json.dumps(versioned("disklab.plan-check", {
+        "plan": str(args.plan), "valid": True, "summary": summary_text(summary),
+        "cases": summary.cases, "repeats": summary.repeats, "runs": summary.runs,
+        "bytes": summary.bytes, "estimate_s": round(estimate_seconds(summary), 1),
+        "tools": [{"tool": r.name, "label": r.label, "installed": r.installed,
+                   "install_hint": None if r.installed else r.install_hint}
+                  for r in summary.tools],
+        "warnings": [str(w) for w in summary.warnings]}), indent=2))
+    return EXIT_OK
+
+
+def _problem_json(problem: Problem) -> dict[str, Any]:
+    return {"key": problem.key, "line": problem.line, "message": problem.message,
+            "severity": problem.severity}
+
+
+def _plan_show_json(checked: CheckedPlan) -> int:
+    """`plan show --json`: every case with the exact argv of each step."""
+    plan = checked.plan
+    cases = []
+    for run in plan_runs(plan):
+        if run.repeat != 1:
+            continue
+        case: dict[str, Any] = {"index": run.case.index + 1, "id": run.case.id,
+                                "config": run.case.config, "title": run.case.title(),
+                                "prepare": [list(step) for step in run.command.prepare]}
+        if run.command.group:
+            case["group"] = [{"target": t, "argv": list(a)} for t, a in run.command.group]
+        else:
+            case["argv"] = list(run.command.argv)
+        cases.append(case)
+    print(json.dumps(versioned("disklab.plan", {
+        "name": plan.name, "targets": _targets_text(plan), "repeats": plan.repeats,
+        "warnings": [str(w) for w in checked.warnings], "cases": cases}), indent=2,
+        default=str))
+    return EXIT_OK
+
+
 def plan_show(args: argparse.Namespace) -> int:
     checked = _load(args)
+    if getattr(args, "json", False):
+        return _plan_show_json(checked)
     plan = checked.plan
     print(f"plan {plan.name!r}: {_targets_text(plan)}, repeats {plan.repeats}")
     for w in checked.warnings:
@@ -413,8 +465,11 @@ def sessions(args: argparse.Namespace) -> int:
     library = _open_library(args)
     try:
         rows = library.list_sessions()
+        uuids = dict(library.db.execute("SELECT id, uuid FROM session"))
     finally:
         library.close()
+    for r in rows:
+        r["uuid"] = uuids.get(r["id"])
     if args.json:
         print(json.dumps(versioned("disklab.sessions", {"sessions": rows}), indent=2,
                          default=str))

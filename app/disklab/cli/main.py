@@ -207,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("plan", metavar="PLAN", help="a plan file, or a preset's name")
         q.add_argument("--target", metavar="DIR",
                        help="check the plan as run in DIR instead of its target")
+        q.add_argument("--json", action="store_true", help=JSON_HELP)
         library_option(q)
         q.set_defaults(func=func)
     q = plan_sub.add_parser("schema", help="print the JSON Schema of the plan format")

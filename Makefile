@@ -26,31 +26,39 @@ desktop:
 # and the helper's launcher in libexec (/usr/libexec/disklab/disklab-helper, the policy's
 # exec.path) under $(DESTDIR)$(PREFIX); the Python package itself is installed, root-owned, by
 # pip or the distribution's Python tooling. HELPER_PYTHON is the root-owned interpreter the
-# helper runs; PYTHON must be able to import disklab's dependencies. Without DESTDIR (as root,
-# from a checkout) the launcher runs a root-owned copy of the package instead, made by
-# `disklab install-helper` under /usr/local/lib/disklab: the helper refuses to serve as root
-# from code a user can change (a venv in a home directory).
+# helper runs (default with DESTDIR: $(PREFIX)/bin/python3 when the build machine has it, else
+# /usr/bin/python3); PYTHON must be able to import disklab's dependencies. Without DESTDIR (as
+# root, from a checkout) the launcher runs a root-owned copy of the package instead, made by
+# `disklab install-helper` under /usr/local/lib/disklab, with the interpreter PYTHON is (its
+# real path: the copied psutil is built for it): the helper refuses to serve as root from code
+# a user can change (a venv in a home directory). Nothing is written outside DESTDIR, nor
+# under $HOME (no log, no byte code).
 PREFIX ?= /usr/local
 DESTDIR ?=
-HELPER_PYTHON ?= $(PREFIX)/bin/python3
 # Without PYTHON on the command line, the checkout's venv (made by make run / make setup) when
 # there is one: the system python3 usually lacks psutil and platformdirs.
 INSTALL_PYTHON := $(if $(filter file,$(origin PYTHON)),$(if $(wildcard $(PY)),$(PY),$(PYTHON)),$(PYTHON))
+INSTALL_REAL_PYTHON = $(shell $(INSTALL_PYTHON) -c 'import os, sys; print(os.path.realpath(sys.executable))' 2>/dev/null)
+HELPER_PYTHON ?= $(if $(DESTDIR),$(or $(wildcard $(PREFIX)/bin/python3),/usr/bin/python3),$(INSTALL_REAL_PYTHON))
+INSTALL_ENV := PYTHONPATH=$(abspath app) PYTHONDONTWRITEBYTECODE=1
 install:
 	@$(INSTALL_PYTHON) -c 'import psutil, platformdirs' 2>/dev/null || { echo "make install: \
 	$(INSTALL_PYTHON) cannot import DiskLab's dependencies (psutil, platformdirs): run make setup \
 	first, or give PYTHON=/path/to/a/python/that/has/them" >&2; exit 2; }
-	PYTHONPATH=$(abspath app) $(INSTALL_PYTHON) -m disklab install-desktop --system \
+	$(INSTALL_ENV) $(INSTALL_PYTHON) -m disklab install-desktop --system \
 		--prefix $(PREFIX) --destdir "$(DESTDIR)" --python $(HELPER_PYTHON)
-	if [ -z "$(DESTDIR)" ]; then PYTHONPATH=$(abspath app) $(PYTHON) -m disklab \
+	if [ -z "$(DESTDIR)" ]; then $(INSTALL_ENV) $(INSTALL_PYTHON) -m disklab \
 		install-helper --python $(HELPER_PYTHON); fi
 
-# The wheel (and sdist) to install outside the checkout: pipx install 'dist/disklab-*.whl[gui]'.
-# Built by pip in an isolated environment (setuptools from the package index or pip's cache).
+# What a distribution builds from and what a user installs (README, "Install"): the sdist
+# (with the tests; installing it builds the engine's C loop where there is a compiler) and a
+# pure wheel built from it, py3-none-any, for every Python the classifiers name (the engine's
+# Python loop). `python -m build` in an isolated environment (setuptools from the package index
+# or pip's cache). pipx install 'dist/disklab-VERSION-py3-none-any.whl[gui]'.
 dist: setup
-	rm -rf dist build
-	$(PY) -m pip wheel -q --no-deps -w dist .
-	@ls dist/disklab-*.whl
+	rm -rf dist build app/*.egg-info
+	DISKLAB_PURE_WHEEL=1 $(PY) -m build -q --outdir dist . >/dev/null
+	@ls dist/disklab-*.tar.gz dist/disklab-*-py3-none-any.whl
 
 system-packages:
 	bash scripts/install-system-packages.sh

@@ -190,7 +190,8 @@ def test_delete_import_compare_and_csv(tmp_path: Path) -> None:
         with out.open("w") as fp:
             write_session_csv(lib, a, fp)
         lines = out.read_text().splitlines()
-        assert lines[0].startswith("session,config,tool,test,params,metric")
+        assert lines[0].startswith("session,config,tool,test,params,")
+        assert ",metric,unit,better,n,mean," in lines[0]
         assert any(",write,B/s,higher,2,100.0,0.0,0.0,100.0;100.0," in ln for ln in lines)
         imported = import_session(lib, name="old log", tool="dd", config="ext4", source_path="/x",
                                       transcript="a\nb", metrics=[Metric("copy", 3.0, "B/s")],

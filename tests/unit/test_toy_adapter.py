@@ -128,7 +128,9 @@ def test_a_new_adapter_module_is_a_tool_everywhere(
     output = tmp_path / "run.txt"
     output.write_text("toy-bench 1.0\nwrote 123456 B/s\n")
     assert main(["import", str(output), "--library", library, "--session", "sniffed"]) == 0
-    assert main(["import", str(output), "--tool", "toy", "--library", library,
+    again = tmp_path / "again.txt"  # another output (the same one again is not imported)
+    again.write_text("toy-bench 1.0\nwrote 123456 B/s\n\n")
+    assert main(["import", str(again), "--tool", "toy", "--library", library,
                  "--session", "named"]) == 0
     with Library.open(library) as lib:
         for name in ("sniffed", "named"):

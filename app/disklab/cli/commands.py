@@ -70,7 +70,7 @@ from disklab.core.run.planning import plan_runs
 from disklab.core.run.recorded import RecordedRun
 from disklab.core.run.resume import prepare_resume
 from disklab.core.run.runner import tool_versions
-from disklab.core.run.summary import summarize, summary_text
+from disklab.core.run.summary import estimate_seconds, summarize, summary_text
 from disklab.core.system.directories import library_path
 from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.vocab.events import Notice
@@ -87,19 +87,29 @@ def _library_path(args: argparse.Namespace) -> Path:
     return library_path(getattr(args, "library", None))
 
 
-# The commands that only read the library: they never create one (a mistyped --library
-# would otherwise become an empty file, its directories, and an empty table)
-READ_ONLY = frozenset({"sessions", "show", "compare", "export"})
+# The commands that may make a library where there is none: they record something new into
+# it, and say they made it. Every other command needs one that exists: a mistyped --library
+# would otherwise become an empty library (or an empty file given as --library get a schema).
+CREATORS = frozenset({"run", "import", "start"})
 
 
 def open_library(args: argparse.Namespace) -> Library:
-    """The library, created when missing, except for the commands that only read it: for
-    them a missing library is the user's mistake (LibraryError, exit 2)."""
+    """The library. Only `run`, `import` and `start` create it when missing (saying so on
+    stderr); for the others a missing or empty file is the user's mistake (LibraryError,
+    exit 2) and is left as it is."""
     path = _library_path(args)
-    if getattr(args, "command", None) in READ_ONLY and not path.exists():
-        raise LibraryError(f"no library at {path}: nothing has been recorded there (check "
-                           "--library and $DISKLAB_LIBRARY)")
-    return Library.open(path)
+    exists = path.exists()
+    if getattr(args, "command", None) not in CREATORS:
+        if not exists:
+            raise LibraryError(f"no library at {path}: nothing has been recorded there (check "
+                               "--library and $DISKLAB_LIBRARY)")
+        if path.is_file() and path.stat().st_size == 0:
+            raise LibraryError(f"{path} is an empty file, not a DiskLab library (check "
+                               "--library and $DISKLAB_LIBRARY)")
+    library = Library.open(path)
+    if not exists and not is_quiet():
+        print(f"disklab: created a new library at {path}", file=sys.stderr)
+    return library
 
 
 _open_library = open_library  # the name the commands below use
@@ -162,17 +172,25 @@ def _record(start: Callable[[threading.Event], RecordedRun], library: Library, n
 
 def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library, name: str,
               as_json: bool) -> int:
+    """The run's events as --json lines, or on a terminal view (none with --quiet), then its
+    results. Standard output closed under the run (`| head -1`) cancels it: exit 130."""
     view = None if as_json or is_quiet() else TerminalView(sys.stderr)
+    closed = False
     with _CancelOnSignal() as cancel, start(cancel) as run:
         for event in run:
-            if view is not None:
-                view.show(event)
-            elif isinstance(event, Notice) and run.session_id is None:
-                # a cleanup before the session: said on stderr, not one of the session's events
-                print(f"disklab: {event.message}", file=sys.stderr)
-            else:
-                print(json.dumps(event_json(event)), flush=True)
+            if closed:
+                continue  # cancelled: the run tears down; nobody reads its events
+            try:
+                _show_event(event, view, as_json, run.session_id is None)
+            except BrokenPipeError:
+                closed = True
+                _silence_stdout()
+                cancel.set()
     status = run.status or "failed"
+    if closed:
+        print(f"disklab: standard output was closed (a broken pipe): session "
+              f"{run.session_id} {status}", file=sys.stderr)
+        return EXIT_CANCELLED if status == "cancelled" else EXIT_FAILED
     if not as_json and run.session_id is not None:
         if view is not None:
             view.close()
@@ -181,6 +199,27 @@ def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library,
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
+
+
+def _show_event(event: Any, view: TerminalView | None, as_json: bool, before: bool) -> None:
+    """One event: a JSON line with --json, else on the view; none with --quiet. A cleanup
+    notice before the session exists is no event of it: said on stderr."""
+    if view is not None:
+        view.show(event)
+    elif isinstance(event, Notice) and before:
+        print(f"disklab: {event.message}", file=sys.stderr)
+    elif as_json:
+        print(json.dumps(event_json(event)), flush=True)
+
+
+def _silence_stdout() -> None:
+    """Standard output whose reader is gone points at /dev/null, so nothing written later
+    (the interpreter's last flush included) raises again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _confirm_destroy(plan: Plan, yes: list[str] | None) -> None:
@@ -248,6 +287,8 @@ def resume(args: argparse.Namespace) -> int:
 def plan_validate(args: argparse.Namespace) -> int:
     """The plan's verdict as the Test matrix page shows it: the summary line (core.run.summary),
     then each tool the plan uses, as the page's tool list names it, then the warnings."""
+    if getattr(args, "json", False):
+        return _plan_validate_json(args)
     summary = summarize(_load(args))
     print(f"{args.plan}: valid")
     print(summary_text(summary))
@@ -258,8 +299,58 @@ def plan_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _plan_validate_json(args: argparse.Namespace) -> int:
+    """`plan validate --json`: the verdict as one document; a plan with problems is valid
+    false with each problem (key, line, message), exit 2."""
+    try:
+        summary = summarize(_load(args))
+    except PlanError as e:
+        print(json.dumps(versioned("disklab.plan-check", {
+            "plan": str(args.plan), "valid": False,
+            "problems": [_problem_json(p) for p in e.problems]}), indent=2))
+        return EXIT_BAD_INPUT
+    print(json.dumps(versioned("disklab.plan-check", {
+        "plan": str(args.plan), "valid": True, "summary": summary_text(summary),
+        "cases": summary.cases, "repeats": summary.repeats, "runs": summary.runs,
+        "bytes": summary.bytes, "estimate_s": round(estimate_seconds(summary), 1),
+        "tools": [{"tool": r.name, "label": r.label, "installed": r.installed,
+                   "install_hint": None if r.installed else r.install_hint}
+                  for r in summary.tools],
+        "warnings": [str(w) for w in summary.warnings]}), indent=2))
+    return EXIT_OK
+
+
+def _problem_json(problem: Problem) -> dict[str, Any]:
+    return {"key": problem.key, "line": problem.line, "message": problem.message,
+            "severity": problem.severity}
+
+
+def _plan_show_json(checked: CheckedPlan) -> int:
+    """`plan show --json`: every case with the exact argv of each step."""
+    plan = checked.plan
+    cases = []
+    for run in plan_runs(plan):
+        if run.repeat != 1:
+            continue
+        case: dict[str, Any] = {"index": run.case.index + 1, "id": run.case.id,
+                                "config": run.case.config, "title": run.case.title(),
+                                "prepare": [list(step) for step in run.command.prepare]}
+        if run.command.group:
+            case["group"] = [{"target": t, "argv": list(a)} for t, a in run.command.group]
+        else:
+            case["argv"] = list(run.command.argv)
+        cases.append(case)
+    print(json.dumps(versioned("disklab.plan", {
+        "name": plan.name, "targets": _targets_text(plan), "repeats": plan.repeats,
+        "warnings": [str(w) for w in checked.warnings], "cases": cases}), indent=2,
+        default=str))
+    return EXIT_OK
+
+
 def plan_show(args: argparse.Namespace) -> int:
     checked = _load(args)
+    if getattr(args, "json", False):
+        return _plan_show_json(checked)
     plan = checked.plan
     print(f"plan {plan.name!r}: {_targets_text(plan)}, repeats {plan.repeats}")
     for w in checked.warnings:
@@ -374,8 +465,11 @@ def sessions(args: argparse.Namespace) -> int:
     library = _open_library(args)
     try:
         rows = library.list_sessions()
+        uuids = dict(library.db.execute("SELECT id, uuid FROM session"))
     finally:
         library.close()
+    for r in rows:
+        r["uuid"] = uuids.get(r["id"])
     if args.json:
         print(json.dumps(versioned("disklab.sessions", {"sessions": rows}), indent=2,
                          default=str))
@@ -590,8 +684,18 @@ def tools_cmd(args: argparse.Namespace) -> int:
 
 def import_cmd(args: argparse.Namespace) -> int:
     """`disklab import PATH...` (cli.importing): bundles, libraries, tool outputs."""
-    with _open_library(args) as library:
+    opened: list[Library] = []
+
+    def library() -> Library:  # opened (made) only when something is stored
+        if not opened:
+            opened.append(_open_library(args))
+        return opened[0]
+
+    try:
         return importing.import_cmd(args, library)
+    finally:
+        for lib in opened:
+            lib.close()
 
 
 def start(args: argparse.Namespace) -> int:

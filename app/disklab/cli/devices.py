@@ -13,7 +13,7 @@ import json
 import sys
 
 from disklab.cli.output import print_table
-from disklab.core.system.devices import identity_of, list_devices
+from disklab.core.system.devices import Device, device_note, identity_of, list_devices
 from disklab.core.system.directories import library_path
 from disklab.core.vocab.jsonformat import versioned
 from disklab.core.vocab.units import human_bytes
@@ -25,9 +25,25 @@ def devices(args: argparse.Namespace) -> int:
     confirms = {d.path: identity_of(d) for d in found}
     if getattr(args, "json", False):
         json.dump(versioned("disklab.devices", {"devices": [
-            {**d.to_json(), "confirm": confirms[d.path]} for d in found]}), sys.stdout, indent=1)
+            {**d.to_json(), "confirm": confirms[d.path], "unusable": d.unusable}
+            for d in found]}), sys.stdout, indent=1)
         print()
         return 0
+    print_table(device_rows(found))
+    print("\nconfirm strings (copy one into the plan next to the device it confirms):")
+    for d in found:
+        if d.refused:
+            print(f"  {d.path}: refused ({d.safety}): no confirm is accepted")
+        elif d.unusable is not None:
+            print(f"  {d.path}: unusable ({d.unusable})")
+        else:
+            print(f'  {d.path}: confirm = "{confirms[d.path]}"')
+    return 0
+
+
+def device_rows(found: list[Device]) -> list[list[str]]:
+    """The table's rows, as the window's device list says them: a device nothing can be
+    done with (size 0, read-only) is SAFETY 'unusable' with the reason, not 'free'."""
     rows = [["PATH", "SIZE", "MODEL", "FSTYPE", "MOUNTPOINTS", "SAFETY", "REASONS"]]
     for d in found:
         rows.append([
@@ -36,16 +52,7 @@ def devices(args: argparse.Namespace) -> int:
             d.model or "-",
             d.fstype or d.pttype or "-",
             ",".join(d.mountpoints) or "-",
-            d.safety,
-            "; ".join(d.reasons) or "-",
+            d.safety if d.unusable is None or d.refused else "unusable",
+            device_note(d) or "-",
         ])
-    print_table(rows)
-    print("\nconfirm strings (copy one into the plan next to the device it confirms):")
-    for d in found:
-        if d.refused:
-            print(f"  {d.path}: refused ({d.safety}): no confirm is accepted")
-        elif d.readonly or d.size == 0:
-            print(f"  {d.path}: refused ({'read-only' if d.readonly else 'size 0'})")
-        else:
-            print(f'  {d.path}: confirm = "{confirms[d.path]}"')
-    return 0
+    return rows

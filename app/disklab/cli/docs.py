@@ -95,18 +95,18 @@ def _roff(text: str) -> str:
     return "\\&" + text if text[:1] in (".", "'") else text
 
 
+def usage(parser: argparse.ArgumentParser) -> str:
+    """A (sub)command's usage as its --help prints it, on one line, without 'usage: ': the
+    man page's synopsis, so that it cannot differ from what the command takes (required
+    options without brackets, a repeated positional as 'SESSION [SESSION ...]')."""
+    formatter = argparse.HelpFormatter(parser.prog, width=100_000)
+    formatter.add_usage(parser.usage, parser._actions, parser._mutually_exclusive_groups,
+                        prefix="")
+    return " ".join(formatter.format_help().split())
+
+
 def _synopsis(cmd: Command) -> str:
-    parts = [f"\\fB{_roff(' '.join(('disklab', *cmd.path)))}\\fR"]
-    for opt in cmd.options:
-        if opt.flags[0] in ("-h", "--help"):
-            continue
-        flag = f"\\fB{_roff(opt.flags[-1])}\\fR"
-        value = f" \\fI{_roff(opt.metavar)}\\fR" if opt.metavar else ""
-        parts.append(f"[{flag}{value}]")
-    parts.extend(f"\\fI{_roff(p.metavar)}\\fR" for p in cmd.positionals)
-    if cmd.children:
-        parts.append("\\fICOMMAND\\fR")
-    return " ".join(parts)
+    return _roff(usage(cmd.parser))
 
 
 def _options_roff(cmd: Command) -> list[str]:
@@ -179,6 +179,19 @@ def manpage(parser: argparse.ArgumentParser, date: datetime.date | None = None) 
         ".TP", "\\fBXDG_STATE_HOME\\fR",
         _roff("$XDG_STATE_HOME/disklab holds the log file (disklab.log) and the records of "
               "mounts and loop devices a run set up, cleaned at the next start"),
+        ".SH FILES",
+        ".TP", "\\fI$XDG_DATA_HOME/disklab/library.sqlite3\\fR",
+        _roff("the session library (default ~/.local/share/disklab/library.sqlite3; "
+              "--library or $DISKLAB_LIBRARY name another); with its -wal and -shm files"),
+        ".TP", "\\fI$XDG_STATE_HOME/disklab/disklab.log\\fR",
+        _roff("the log of the window and the command line, rotated (disklab.log.1 ...)"),
+        ".TP", "\\fI$XDG_STATE_HOME/disklab/setup\\-state\\-PID.json\\fR",
+        _roff("what a running session set up (mounts, loop devices, images), cleaned at the "
+              "next start if the session died"),
+        ".TP", "\\fI$XDG_CONFIG_HOME/DiskLab/DiskLab.conf\\fR, "
+               "\\fI$XDG_CONFIG_HOME/DiskLab/draft.toml\\fR",
+        _roff("the window's settings, and the plan being edited in it (kept every few "
+              "seconds, given back at the next start)"),
         ".SH SEE ALSO",
         "\\fBfio\\fR(1), \\fBiozone\\fR(1), \\fBbonnie++\\fR(8), \\fBdd\\fR(1), "
         "\\fBmkfs\\fR(8), \\fBpkexec\\fR(1)",

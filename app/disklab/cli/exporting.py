@@ -122,7 +122,7 @@ def _session_text(library: Library, sid: int, fmt: str, include: bool) -> str:
     with tempfile.TemporaryDirectory(prefix="disklab-export-") as tmp:
         path = write_session(library, sid, Path(tmp, f"out.{fmt}"), fmt,
                              include_partial=include)
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")  # as written: CSV's CRLF kept
 
 
 def samples_csv(library: Library, sid: int) -> str:
@@ -131,7 +131,7 @@ def samples_csv(library: Library, sid: int) -> str:
     B/s, *_ns in ns, iops in op/s)."""
     cases = {c["case_id"]: c["params"] for c in library.cases(sid)}
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\r\n")  # RFC 4180, as every CSV DiskLab writes
     w.writerow(["case_id", "params", "repeat", "series", "t_s", "value"])
     starts = {(r["case_id"], r["repeat"]): r["started"] for r in library.runs(sid)
               if r["started"] is not None}

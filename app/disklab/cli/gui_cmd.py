@@ -25,15 +25,35 @@ def gui_missing(what: str, e: ImportError) -> str:
     """The one line said when the GUI extra is not installed: what needs it (the window, a
     PNG chart) and how to add it to this install (a checkout's venv, or pip/pipx)."""
     checkout = Path(__file__).resolve().parents[3]
-    if (checkout / "pyproject.toml").is_file() and (checkout / "Makefile").is_file():
-        how = f"in the checkout {checkout}: make run (or .venv/bin/pip install -e '.[gui]')"
-    elif os.environ.get("PIPX_HOME") or "/pipx/" in sys.prefix:
-        how = "pipx install --force 'dist/disklab-VERSION-py3-none-any.whl[gui]' (the wheel " \
-              "with its [gui] extra)"
-    else:
-        how = f"{Path(sys.executable).name} -m pip install 'disklab[gui]' (or the wheel with " \
-              "[gui] after its file name)"
+    in_checkout = (checkout / "pyproject.toml").is_file() and (checkout / "Makefile").is_file()
+    pipx = bool(os.environ.get("PIPX_HOME")) or "/pipx/" in sys.prefix
+    how = gui_hint(checkout if in_checkout else None, pipx)
     return f"disklab: {what} needs the GUI extra (PySide6, numpy; missing: {e.name}): {how}"
+
+
+def gui_hint(checkout: Path | None, pipx: bool) -> str:
+    """How to add the GUI extra to this install: in a checkout its venv; else the extra's own
+    requirements added to the environment DiskLab is in (pipx inject, pip install). Never
+    'disklab[gui]' from a package index: the 'disklab' published there is not this one."""
+    if checkout is not None:
+        return f"in the checkout {checkout}: make run (or .venv/bin/pip install -e '.[gui]')"
+    wanted = " ".join(f"'{r}'" for r in gui_requirements())
+    if pipx:
+        return f"pipx inject disklab {wanted}"
+    return f"{Path(sys.executable).name} -m pip install {wanted}"
+
+
+def gui_requirements() -> list[str]:
+    """The [gui] extra's requirements as this install's metadata states them."""
+    from importlib import metadata
+
+    try:
+        requires = metadata.requires("disklab") or []
+    except metadata.PackageNotFoundError:
+        requires = []
+    found = [r.split(";")[0].replace(" ", "") for r in requires
+             if 'extra == "gui"' in r.replace("'", '"')]
+    return found or ["PySide6-Essentials>=6.8,<6.12", "numpy", "tomli-w"]
 
 
 def _extras_missing(e: ImportError) -> bool:
@@ -100,5 +120,6 @@ def main() -> int:
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """The `gui` subcommand for cli/main.py."""
     p = sub.add_parser("gui", help="open the desktop window")
-    p.add_argument("--library", metavar="PATH")
+    p.add_argument("--library", metavar="PATH",
+                   help="session library file (default: $DISKLAB_LIBRARY or the XDG data dir)")
     p.set_defaults(func=gui)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 
 from disklab.cli.output import is_quiet
 from disklab.core.importing import import_paths
@@ -17,7 +18,7 @@ from disklab.core.vocab.jsonformat import versioned
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
 
-def import_cmd(args: argparse.Namespace, library: Library) -> int:
+def import_cmd(args: argparse.Namespace, library: Callable[[], Library]) -> int:
     """What import_paths did, as lines (not with --json or --quiet) or JSON; a progress line
     on a terminal while the files are read; each problem in one line on stderr."""
     quiet = bool(args.json or is_quiet())
@@ -29,7 +30,8 @@ def import_cmd(args: argparse.Namespace, library: Library) -> int:
             print(line)
     if args.json:
         print(json.dumps(versioned("disklab.import", {
-            "imported": report.imported, "merged": report.merged, "skipped": report.skipped,
+            "imported": report.imported, "present": report.present, "merged": report.merged,
+            "skipped": report.skipped,
             "problems": [str(p) for p in report.problems]}), indent=2))
     for problem in report.problems:
         print(f"disklab import: {problem}", file=sys.stderr)

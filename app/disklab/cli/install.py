@@ -57,7 +57,7 @@ def add_parser(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser)
                    help="interpreter the polkit helper runs (default: this one)")
     p.add_argument("--remove", action="store_true",
                    help="remove what the same install wrote (make clean does, for --user)")
-    p.set_defaults(func=lambda args: install_desktop(args, parser))
+    p.set_defaults(func=lambda args: install_desktop(args, parser), log=False)
     h = sub.add_parser("install-helper",
                        help="install the root-owned privileged helper sudo and pkexec start")
     h.add_argument("--libdir", metavar="DIR", default=HELPER_LIBDIR,
@@ -66,7 +66,7 @@ def add_parser(sub: argparse._SubParsersAction, parser: argparse.ArgumentParser)
                    help=f"the launcher's path (default {HELPER_LAUNCHER}, the polkit policy's)")
     h.add_argument("--python", metavar="PATH", default=os.path.realpath(sys.executable),
                    help="the root-owned interpreter the helper runs (default: this one's)")
-    h.set_defaults(func=install_helper)
+    h.set_defaults(func=install_helper, log=False)
 
 
 def _staged(destdir: str, path: str | Path) -> Path:

@@ -4,16 +4,19 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
-from disklab.cli.output import info, print_table
+from disklab.cli.output import info, print_table, terminal_width
 from disklab.core.library import Library
 from disklab.core.plan.parse import parse_plan
 from disklab.core.resources import preset_paths
 from disklab.core.run.progress import format_duration
 from disklab.core.run.summary import estimate_seconds, summarize
 from disklab.core.vocab.errors import DisklabError, PlanError
+from disklab.core.vocab.jsonformat import versioned
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 OpenLibrary = Callable[[argparse.Namespace], Library]
@@ -35,23 +38,25 @@ def add_parsers(sub: argparse._SubParsersAction, library_option: Callable[..., N
     library_option(p)
     p.set_defaults(func=with_library(delete))
     p = sub.add_parser("rename", help="give a session another name")
-    p.add_argument("session", metavar="SESSION")
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("session", metavar="SESSION", help="session id, name or UUID")
+    p.add_argument("name", metavar="NAME", help="its new name")
     library_option(p)
     p.set_defaults(func=with_library(rename))
     p = sub.add_parser("note", help="print a session's notes, or replace them with TEXT")
-    p.add_argument("session", metavar="SESSION")
+    p.add_argument("session", metavar="SESSION", help="session id, name or UUID")
     p.add_argument("text", nargs="?", metavar="TEXT", help="the new notes ('' clears them)")
     library_option(p)
     p.set_defaults(func=with_library(note))
     p = sub.add_parser("tag", help="add tags to a session (or --remove them); none: list them")
-    p.add_argument("session", metavar="SESSION")
-    p.add_argument("tags", nargs="*", metavar="TAG")
+    p.add_argument("session", metavar="SESSION", help="session id, name or UUID")
+    p.add_argument("tags", nargs="*", metavar="TAG", help="the tags to add (or remove)")
     p.add_argument("--remove", action="store_true", help="remove the tags instead")
     library_option(p)
     p.set_defaults(func=with_library(tag))
     p = sub.add_parser("presets", help="the plans that come with DiskLab: name, what each "
                                        "measures, how long it takes")
+    p.add_argument("--json", action="store_true",
+                   help="print JSON (its format name and version first) instead of a table")
     p.set_defaults(func=presets)
 
 
@@ -124,23 +129,32 @@ def preset_description(text: str) -> str:
     return first if len(first) <= 110 else first[:109].rstrip() + "…"
 
 
-def preset_rows() -> list[list[str]]:
-    """name, estimated duration (the plan check's, as the Test matrix shows it), first
-    sentence; a preset that does not pass the check says so instead of a duration."""
-    rows = []
+def preset_rows() -> list[dict[str, Any]]:
+    """name, estimated duration (the plan check's, as the Test matrix shows it; None when
+    the preset needs its target set), first sentence."""
+    rows: list[dict[str, Any]] = []
     for path in preset_paths():
         text = path.read_text(encoding="utf-8")
         try:
-            summary = summarize(parse_plan(text, path=str(path)))
-            duration = "about " + format_duration(estimate_seconds(summary))
+            seconds: float | None = estimate_seconds(summarize(parse_plan(text, path=str(path))))
         except (PlanError, DisklabError, OSError):
-            duration = "(needs its target set)"
-        rows.append([path.stem, duration, preset_description(text)])
+            seconds = None
+        rows.append({"name": path.stem, "estimate_s": seconds,
+                     "description": preset_description(text)})
     return rows
 
 
 def presets(args: argparse.Namespace) -> int:
-    print_table([["preset", "duration", "what it measures"], *preset_rows()])
+    """The presets as a table that fits the terminal (80 columns on a pipe: the description
+    wraps under its column), or JSON."""
+    rows = preset_rows()
+    if getattr(args, "json", False):
+        print(json.dumps(versioned("disklab.presets", {"presets": rows}), indent=2))
+        return EXIT_OK
+    table = [[r["name"], "(needs its target set)" if r["estimate_s"] is None else
+              "about " + format_duration(r["estimate_s"]), r["description"]] for r in rows]
+    print_table([["preset", "duration", "what it measures"], *table],
+                width=terminal_width() or 80)
     return EXIT_OK
 
 

@@ -88,7 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Storage and filesystem benchmark workbench (headless command line).",
     )
     parser.add_argument("--version", action="version", version=f"disklab {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND",
+                                help="what to do (disklab COMMAND --help says more)")
 
     def library_option(p: argparse.ArgumentParser) -> None:
         p.add_argument("--library", metavar="PATH",
@@ -152,7 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("compare", help="compare sessions: mean ± stddev, differences and their "
                                        "significance (Welch's t-test)")
-    p.add_argument("sessions", nargs="+", metavar="SESSION")
+    p.add_argument("sessions", nargs="+", metavar="SESSION",
+                   help="session id, name or UUID: at least two, or one with several "
+                        "configurations")
     p.add_argument("--baseline", metavar="SESSION|KEY=VALUE",
                    help="what the others are compared with: a session, a configuration "
                         "('3 raid / ext2'), or a row or column value of the table "
@@ -164,7 +167,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "iodepth=16, block_size=4k, config=ext2)")
     p.add_argument("--format", choices=("text", "md", "csv", "json", "html"), default=None,
                    help="md by default; text and the --rows/--columns pivot need no Qt either")
-    p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="the file to write (its directory must exist); default or '-': "
+                        "standard output")
     p.add_argument("--rows", action="append", metavar="KEYS",
                    help="pivot table: the keys of its rows, comma separated (config, tool, "
                         "test, metric, session, target, host, on, hosts or any parameter)")
@@ -188,8 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.tools_cmd)
 
     p = sub.add_parser("import", help="store existing iozone/fio/bonnie++/dd outputs as sessions")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--tool", choices=tools.importable_tools())
+    p.add_argument("files", nargs="+", metavar="FILE",
+                   help="a tool output, a folder of them (read recursively), a bundle "
+                        "(.disklab) or another library")
+    p.add_argument("--tool", choices=tools.importable_tools(),
+                   help="the tool whose output the files are, when it is not recognised")
     p.add_argument("--session", metavar="NAME", help="session name (default: the file name)")
     p.add_argument("--config", metavar="LABEL", default="imported",
                    help="configuration label of the results")
@@ -199,14 +207,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("plan", help="check a plan or show its cases")
     plan_sub = p.add_subparsers(dest="plan_command", metavar="validate|show|schema",
-                                required=True)
+                                required=True, help="what to do with the plan")
     for name, func, text in (
         ("validate", commands.plan_validate, "report every problem of a plan (exit 2 if any)"),
         ("show", commands.plan_show, "print the cases and the exact argv of each"),
     ):
         q = plan_sub.add_parser(name, help=text)
         q.add_argument("plan", metavar="PLAN", help="a plan file, or a preset's name")
-        q.add_argument("--target", metavar="DIR")
+        q.add_argument("--target", metavar="DIR",
+                       help="check the plan as run in DIR instead of its target")
+        q.add_argument("--json", action="store_true", help=JSON_HELP)
         library_option(q)
         q.set_defaults(func=func)
     q = plan_sub.add_parser("schema", help="print the JSON Schema of the plan format")
@@ -218,10 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     install.add_parser(sub, parser)
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
-    p.add_argument("shell", choices=SHELLS)
-    p.set_defaults(func=lambda args: commands.completion_cmd(args, parser))
+    p.add_argument("shell", choices=SHELLS, help="the shell the script is for")
+    p.set_defaults(func=lambda args: commands.completion_cmd(args, parser), log=False)
     p = sub.add_parser("manpage", help="print the man page disklab(1) in roff")
-    p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser))
+    p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser), log=False)
     verbosity_options(parser)
     return parser
 
@@ -247,11 +257,14 @@ def verbosity_options(parser: argparse.ArgumentParser) -> None:
 
 def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Logger:
     """The CLI logs to the window's rotating log file (core.logfile): the command, how it
-    ended, and any crash's traceback. A log that cannot be written stops nothing."""
+    ended, and any crash's traceback. A log that cannot be written stops nothing. The
+    commands a package build runs (install-desktop, install-helper, completion, manpage) set
+    log=False: they write nothing under $HOME."""
     log = logging.getLogger("disklab")
-    with contextlib.suppress(OSError):
-        start_log()
-        install_exception_hooks()
+    if getattr(args, "log", True):  # not for what a package build runs (no $HOME written)
+        with contextlib.suppress(OSError):
+            start_log()
+            install_exception_hooks()
     if args.verbose:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("disklab: %(levelname)s %(message)s"))
@@ -263,7 +276,10 @@ def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Log
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # loaded: Ctrl-C cancels commands
+    """Parse, start the log, run the command. Until the command starts, Ctrl-C ends the
+    process with one line (the loading handler: building the parser loads the tools'
+    adapters); from then on it is a KeyboardInterrupt the command cancels with."""
+    signal.signal(signal.SIGINT, _cancelled_while_loading)
     parser = build_parser()
     given = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(given)
@@ -271,6 +287,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     log = _start_logging(args, given)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C cancels the command
     code = _dispatch(args)
     log.info("disklab %s ended with exit code %d", args.command, code)
     return code

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -53,17 +54,34 @@ def event_json(event: Event) -> dict[str, Any]:
     return versioned("disklab.event", {"event": type(event).__name__, **data})
 
 
-def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None) -> None:
-    """Left-aligned text columns; the first row is the header."""
+def print_table(rows: Sequence[Sequence[str]], out: TextIO | None = None,
+                width: int = 0) -> None:
+    """Left-aligned text columns; the first row is the header. With `width`, no line is
+    longer: the last column wraps under itself, or, when the others leave it under 20
+    characters, goes on the lines below its row, indented."""
     out = out or sys.stdout
     if not rows:
         return
     widths = [max(len(str(r[i])) for r in rows if i < len(r)) for i in range(len(rows[0]))]
+    indent = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    below = False
+    if width and indent + widths[-1] > width:
+        below = width - indent < 20
+        widths[-1] = width - 4 if below else width - indent
     for n, row in enumerate(rows):
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=False)).rstrip(),
+        cells = [str(c) for c in row]
+        last = textwrap.wrap(cells[-1], widths[-1]) or [""]
+        if below:  # the header's last word is left out: its lines say what they are
+            head, rest, pad = cells[:-1], [] if n == 0 else last, 4
+        else:
+            head, rest, pad = [*cells[:-1], last[0]], last[1:], indent
+        print("  ".join(c.ljust(w) for c, w in zip(head, widths, strict=False)).rstrip(),
               file=out)
+        for more in rest:
+            print(" " * pad + more, file=out)
         if n == 0:
-            print("  ".join("-" * w for w in widths), file=out)
+            shown = widths[:-1] if below else widths
+            print("  ".join("-" * w for w in shown), file=out)
 
 
 def terminal_width() -> int:

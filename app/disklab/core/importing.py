@@ -7,10 +7,12 @@ the window show it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,17 +21,23 @@ from typing import Any
 from disklab.core import tools
 from disklab.core.library import Library
 from disklab.core.library.bundle import is_sqlite_file, merge
-from disklab.core.library.imports import ImportedRun, import_runs
+from disklab.core.library.imports import ImportedRun, import_runs, imported_session
 from disklab.core.results.limits import IMPORTED_SERIES
 from disklab.core.vocab.errors import DisklabError, LibraryError, Problem
 from disklab.core.vocab.model import Metric
+from disklab.core.vocab.units import human_bytes
 
 # fio's per-interval logs: PREFIX_bw.1.log, PREFIX_clat.2.log, PREFIX_iops.log ...
 FIO_LOG = re.compile(r"^(?P<prefix>.+)_(?P<kind>bw|iops|lat|clat|slat)(?:\.(?P<job>\d+))?\.log$")
 FIO_LOG_SERIES = {"bw": ("bw_bps", 1024.0), "iops": ("iops", 1.0), "lat": ("lat_ns", 1.0),
                   "clat": ("clat_ns", 1.0), "slat": ("slat_ns", 1.0)}
 FIO_DIRECTIONS = {"0": "read", "1": "write", "2": "trim"}
-MAX_LOG_POINTS = 2_000_000  # per file: a 1 ms log of a week-long run is 6e8 lines; keep the start
+MAX_LOG_POINTS = 2_000_000  # per output, all its logs: a 1 ms log of a week is 6e8 lines
+MAX_LOG_LINE = 256  # bytes: a fio log line is ~40; a longer one is no log line (read no further)
+# The largest tool output read: a week of fio --status-interval is ~100 MiB; the read holds
+# about 3x the file (bytes, text, the parse), so 128 MiB stays inside a 512 MiB machine.
+MAX_OUTPUT_BYTES = 128 << 20
+KERNEL_FILESYSTEMS = ("/proc", "/sys")  # files there are the kernel's, never a tool output
 
 
 @dataclass
@@ -98,13 +106,62 @@ def read_outputs(paths: Sequence[str], tool: str | None = None,
     return out
 
 
+def unreadable(path: Path, limit: int | None = MAX_OUTPUT_BYTES) -> str | None:
+    """Why `path` is no file to read as an output, or None: a device, a FIFO or a socket
+    (endless or blocking: /dev/zero never ends), a kernel file (/proc, /sys: their size says
+    0 and some never end), or a file larger than `limit` (named with its size; None: any size,
+    for a bundle, which SQLite reads a page at a time). Only the inode is looked at: nothing
+    is opened."""
+    try:
+        st = path.stat()
+    except OSError as e:
+        return f"cannot read: {e.strerror or e}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"not a regular file (a {_file_kind(st.st_mode)}): a tool output is a file"
+    for kernel in KERNEL_FILESYSTEMS:
+        with contextlib.suppress(OSError):
+            if os.stat(kernel).st_dev == st.st_dev:
+                return f"a kernel file under {kernel}, not a tool output"
+    if limit is not None and st.st_size > limit:
+        return (f"{human_bytes(st.st_size)} is larger than a tool output can be "
+                f"({human_bytes(MAX_OUTPUT_BYTES)} at most): not read")
+    return None
+
+
+def _file_kind(mode: int) -> str:
+    """What a file that is not regular is, in words."""
+    for test, word in ((stat.S_ISDIR, "directory"), (stat.S_ISCHR, "character device"),
+                       (stat.S_ISBLK, "block device"), (stat.S_ISFIFO, "FIFO"),
+                       (stat.S_ISSOCK, "socket")):
+        if test(mode):
+            return word
+    return "special file"
+
+
+def read_text(path: Path) -> str:
+    """The text of a file unreadable() let through, read up to one byte past the cap (a file
+    that grew since it was looked at is refused all the same). DisklabError says why not."""
+    why = unreadable(path)
+    if why is not None:
+        raise DisklabError(why)
+    try:
+        with path.open("rb") as fp:
+            data = fp.read(MAX_OUTPUT_BYTES + 1)
+    except OSError as e:
+        raise DisklabError(f"cannot read: {e.strerror or e}") from None
+    if len(data) > MAX_OUTPUT_BYTES:
+        raise DisklabError(f"grew past {human_bytes(MAX_OUTPUT_BYTES)} while it was read: "
+                           "larger than a tool output can be, not read")
+    return data.decode("utf-8", errors="replace")
+
+
 def read_output(path: Path, tool: str | None = None
                 ) -> tuple[ImportedRun | None, Problem | None]:
     """One file as an ImportedRun, or the problem that stops it (file, what is wrong)."""
     try:
-        text = path.read_bytes().decode("utf-8", errors="replace")
-    except OSError as e:
-        return None, Problem(str(path), f"cannot read: {e.strerror or e}")
+        text = read_text(path)
+    except DisklabError as e:
+        return None, Problem(str(path), str(e))
     name = tool or detect(text)
     if name is None:
         return None, Problem(str(path), f"not recognised as {_importable()} output "
@@ -161,23 +218,29 @@ def fio_log_series(path: Path, text: str) -> dict[str, list[tuple[float, float]]
         return {}
     several = len({job for _k, job, _p in logs}) > 1
     series: dict[str, list[tuple[float, float]]] = {}
+    budget = MAX_LOG_POINTS
     for kind, job, log in sorted(logs, key=lambda x: (int(x[1]), x[0])):
         name, scale = FIO_LOG_SERIES[kind]
-        for direction, points in _read_fio_log(log, scale).items():
+        for direction, points in _read_fio_log(log, scale, budget).items():
             series[f"fio_{direction}_{name}" + (f":{job}" if several else "")] = points
+            budget -= len(points)
     return series
 
 
-def _read_fio_log(path: Path, scale: float) -> Mapping[str, list[tuple[float, float]]]:
-    """One fio log: lines 'msec, value, direction, bs[, offset]' -> points per direction.
-    Lines that are not such a line are left out (a log cut short by a kill)."""
+def _read_fio_log(path: Path, scale: float, budget: int = MAX_LOG_POINTS
+                  ) -> Mapping[str, list[tuple[float, float]]]:
+    """One fio log: lines 'msec, value, direction, bs[, offset]' -> points per direction, at
+    most `budget` lines read. Lines that are not such a line are left out (a log cut short by
+    a kill); a line longer than MAX_LOG_LINE ends the reading (no log has one: a file of no
+    newlines is not held whole)."""
     by_direction: dict[str, list[tuple[float, float]]] = {}
     try:
-        with path.open(encoding="ascii", errors="replace") as fp:
-            for count, line in enumerate(fp):
-                if count >= MAX_LOG_POINTS:
+        with path.open("rb") as fp:
+            for _count in range(max(budget, 0)):
+                raw = fp.readline(MAX_LOG_LINE)
+                if not raw or (len(raw) == MAX_LOG_LINE and not raw.endswith(b"\n")):
                     break
-                parts = line.split(",")
+                parts = raw.decode("ascii", errors="replace").split(",")
                 if len(parts) < 3:
                     continue
                 try:
@@ -202,28 +265,57 @@ class ImportReport:
     imported: list[dict[str, Any]] = field(default_factory=list)
     merged: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    present: list[dict[str, Any]] = field(default_factory=list)  # outputs already imported
 
 
-def import_paths(library: Library, paths: Sequence[str], *, tool: str | None = None,
-                 session: str | None = None, config: str = "imported",
+def import_paths(library: Library | Callable[[], Library], paths: Sequence[str], *,
+                 tool: str | None = None, session: str | None = None,
+                 config: str = "imported",
                  progress: Callable[[int, int, str], None] | None = None) -> ImportReport:
     """Bundles and libraries (SQLite files) merge; the other paths are tool outputs: with
     `session` (or one folder) all of them one session, else one session per file (named
-    after it)."""
+    after it). `library` may be a function that opens it, called only when there is
+    something to store (the command line then makes no library for input it refuses)."""
+    if isinstance(library, Library):
+        return _import_paths(lambda: library, paths, tool, session, config, progress)
+    return _import_paths(library, paths, tool, session, config, progress)
+
+
+def _import_paths(library: Callable[[], Library], paths: Sequence[str], tool: str | None,
+                  session: str | None, config: str,
+                  progress: Callable[[int, int, str], None] | None) -> ImportReport:
     report = ImportReport()
-    outputs = [p for p in paths if Path(p).is_dir() or not is_sqlite_file(Path(p))]
+    outputs = []
     for p in paths:
-        if p not in outputs:
+        why = refusal(Path(p))
+        if why is not None:
+            report.problems.append(Problem(p, why))
+        elif Path(p).is_dir() or not is_sqlite_file(Path(p)):
+            outputs.append(p)
+        else:
             _merge_one(library, Path(p), report)
     if outputs:
         _import_outputs(library, outputs, tool, session, config, progress, report)
     return report
 
 
-def _merge_one(library: Library, path: Path, report: ImportReport) -> None:
+def refusal(path: Path) -> str | None:
+    """Why a path given to import is refused before anything of it is read, or None: a
+    folder is walked; a file must be regular (a FIFO would block, /dev/zero never end) and,
+    unless it is a bundle or library (SQLite reads those a page at a time), at most
+    MAX_OUTPUT_BYTES."""
+    if path.is_dir():
+        return None
+    why = unreadable(path, limit=None)
+    if why is None and not is_sqlite_file(path):
+        why = unreadable(path)
+    return why
+
+
+def _merge_one(library: Callable[[], Library], path: Path, report: ImportReport) -> None:
     """One bundle or library merged (a problem for one that cannot be: newer, not ours)."""
     try:
-        done = merge(library, path)
+        done = merge(library(), path)
     except LibraryError as e:
         report.problems.append(Problem(str(path), str(e).removeprefix(f"{path} ")))
         report.merged.append({"file": str(path), "added": [], "present": [], "running": []})
@@ -242,8 +334,9 @@ def _merge_one(library: Library, path: Path, report: ImportReport) -> None:
                           "running": done.running})
 
 
-def _import_outputs(library: Library, paths: list[str], tool: str | None, session: str | None,
-                    config: str, progress: Callable[[int, int, str], None] | None,
+def _import_outputs(library: Callable[[], Library], paths: list[str], tool: str | None,
+                    session: str | None, config: str,
+                    progress: Callable[[int, int, str], None] | None,
                     report: ImportReport) -> None:
     """Tool outputs into sessions."""
     read = read_outputs(paths, tool, progress)
@@ -264,7 +357,14 @@ def _import_outputs(library: Library, paths: list[str], tool: str | None, sessio
         sources = [r.source_path for r in runs]
         where = sources[0] if len(sources) == 1 else os.path.commonpath(
             [str(Path(p).parent) for p in sources])
-        sid = import_runs(library, name=name, config=config, runs=runs,
+        held = imported_session(library(), runs)
+        if held is not None:
+            what = sources[0] if len(sources) == 1 else f"{len(runs)} outputs ({where})"
+            report.lines.append(f"{what}: already in the library as session {held[0]} "
+                                f"{held[1]!r} (the same outputs): not imported again")
+            report.present.append({"files": sources, "session": held[0]})
+            continue
+        sid = import_runs(library(), name=name, config=config, runs=runs,
                           host={"imported_from": where}, plan_path=where)
         report.lines.append(_summary(name, sid, runs))
         report.imported += [{"file": r.source_path, "tool": r.tool, "session": sid,

@@ -5,6 +5,10 @@ parameters) of the outputs, the parameters as each tool states them in its outpu
 options, iozone's record and file sizes, bonnie++'s size and file count); outputs with the same
 parameters are repeats of one case, in the order given. A run may bring its own time series
 (fio's per-interval logs), stored as the run's samples like a live run's.
+
+An imported session's UUID is its content key: a digest of its outputs (each tool and text), so
+the same outputs imported again are found (imported_session) and a bundle of them merged into a
+library that imported them itself is the same session, as bundles and merges are keyed by UUID.
 """
 
 from __future__ import annotations
@@ -41,9 +45,26 @@ def case_key(run: ImportedRun) -> str:
     return f"import-{run.tool}-{digest}"
 
 
+def content_key(runs: Sequence[ImportedRun]) -> str:
+    """The UUID (32 hex digits) of a session of these outputs: a digest of each one's tool and
+    text, in no particular order (the files' names and the session's name are not in it)."""
+    digests = sorted(f"{r.tool}\0{hashlib.sha256(r.transcript.encode()).hexdigest()}"
+                     for r in runs)
+    return hashlib.sha256("\n".join(["disklab-import-1", *digests]).encode()).hexdigest()[:32]
+
+
+def imported_session(library: Library, runs: Sequence[ImportedRun]) -> tuple[int, str] | None:
+    """The session (id, name) that already holds exactly these outputs, or None."""
+    row = library.db.execute("SELECT id, name FROM session WHERE uuid = ?",
+                             (content_key(runs),)).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
 def import_runs(library: Library, *, name: str, config: str, runs: Sequence[ImportedRun],
-                host: Mapping[str, Any], plan_path: str = "") -> int:
-    """Store `runs` as one new imported session, in one transaction; returns its id."""
+                host: Mapping[str, Any], plan_path: str = "", keyed: bool = True) -> int:
+    """Store `runs` as one new imported session, in one transaction; returns its id. Its
+    UUID is content_key(runs) (the caller checks imported_session first), or a random one
+    when not `keyed`."""
     now = time.time()
     cases: dict[str, tuple[ImportedRun, int]] = {}  # case id -> (first run, repeats so far)
     placed: list[tuple[str, int, ImportedRun]] = []
@@ -56,9 +77,10 @@ def import_runs(library: Library, *, name: str, config: str, runs: Sequence[Impo
     with library._transaction():
         cur = db.execute(
             "INSERT INTO session (name, status, started, finished, host, plan_text, plan_path, "
-            "repeats, last_activity) VALUES (?, 'imported', ?, ?, ?, '', ?, ?, ?)",
+            "repeats, last_activity, uuid) VALUES (?, 'imported', ?, ?, ?, '', ?, ?, ?, ?)",
             (name, now, now, to_json(dict(host)), plan_path,
-             max((n for _run, n in cases.values()), default=1), now))
+             max((n for _run, n in cases.values()), default=1), now,
+             content_key(runs) if keyed else None))
         sid = int(cur.lastrowid or 0)
         db.executemany("INSERT INTO case_ VALUES (?, ?, ?, ?, ?, 0, ?)",
                        [(sid, key, idx, config, first.tool, to_json(dict(first.params)))
@@ -92,6 +114,8 @@ def _store_run(library: Library, sid: int, case_id: str, repeat: int, run: Impor
 def import_session(library: Library, *, name: str, tool: str, config: str, source_path: str,
                    transcript: str, metrics: Sequence[Metric], params: Mapping[str, Any],
                    host: Mapping[str, Any]) -> int:
-    """One tool output as a one-run session (import_runs of one run)."""
+    """One tool output as a one-run session (import_runs of one run, not keyed by content:
+    the library's own callers may store the same text twice)."""
     return import_runs(library, name=name, config=config, host=host, plan_path=source_path,
+                       keyed=False,
                        runs=[ImportedRun(tool, params, source_path, transcript, metrics)])

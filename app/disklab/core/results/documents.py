@@ -267,19 +267,49 @@ def write_session_csv(lib: Library, session_id: int, fp: TextIO,
     """One row per result, canonical units for spreadsheets: config, tool, test, parameters
     (JSON), metric, unit, which way is better, n, mean, stddev and CV (over the runs counted),
     every per-repeat value separated by ';', the repeats left out of the mean ('2 cancelled'),
-    notes, and `shown`: the mean ± stddev as every table writes it."""
-    w = csv.writer(fp)
-    w.writerow(["session", "config", "tool", "test", "params", "metric", "unit", "better", "n",
-                "mean", "stddev", "cv", "values", "excluded", "notes", "shown", "limited_by"])
+    notes, and `shown`: the mean ± stddev as every table writes it. After `params`, one
+    column per parameter whose value differs between rows (block_size, iodepth...), so a
+    spreadsheet filters on it. Lines end with CRLF (RFC 4180), in a file and on stdout."""
+    w = csv.writer(fp, lineterminator="\r\n")
+    rows = session_results(lib, session_id, include_partial).rows
+    varying = varying_params(rows)
+    header = ["session", "config", "tool", "test", "params", "metric", "unit", "better", "n",
+              "mean", "stddev", "cv", "values", "excluded", "notes", "shown", "limited_by"]
+    w.writerow(header[:5] + [k if k not in header else f"param_{k}" for k in varying]
+               + header[5:])
     limits = session_limits(lib, session_id)
-    for r in session_results(lib, session_id, include_partial).rows:
+    for r in rows:
         w.writerow([session_id, r["config"], r["tool"], r["test"],
-                    json.dumps(r["params"], sort_keys=True), r["metric"], r["unit"],
+                    json.dumps(r["params"], sort_keys=True),
+                    *(_param_cell((r["params"] or {}).get(k)) for k in varying),
+                    r["metric"], r["unit"],
                     _better(r), r["n"], r["mean"], r["stddev"], _num(_cv(r)),
                     ";".join("" if v is None else repr(v) for v in r["values"]),
                     ";".join(f"{e['repeat']} {e['status']}" for e in r.get("excluded") or []),
                     "; ".join(r.get("notes") or []), shown(r),
                     limits_text(limits.get(str(r.get("case_id")), [UNKNOWN]))])
+
+
+def varying_params(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The parameter keys whose value is not the same in every row (missing counts as a
+    value), sorted: the columns a spreadsheet needs to filter on."""
+    seen: dict[str, set[str]] = {}
+    for r in rows:
+        for k, v in (r.get("params") or {}).items():
+            seen.setdefault(k, set()).add(json.dumps(v, sort_keys=True, default=str))
+    return sorted(k for k, values in seen.items()
+                  if len(values) > 1 or any(k not in (r.get("params") or {}) for r in rows))
+
+
+def _param_cell(value: Any) -> str:
+    """One parameter in its own CSV cell: numbers and text as they are, lists comma joined."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return ",".join(map(str, value))
+    return str(value)
 
 
 def _better(row: Mapping[str, Any]) -> str:

@@ -215,6 +215,8 @@ def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | No
 
 
 UNKNOWN = Limit("unknown", "not known (imported)", {})
+# A case whose runs all ended early (cancelled, failed): nothing complete to judge
+NOT_COMPLETED = Limit("unknown", "not known: no run of it completed", {})
 
 
 def row_limits(per_run: Sequence[Sequence[Limit]]) -> list[Limit]:
@@ -326,9 +328,11 @@ def judge_session(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
             by_run.setdefault((s["case_id"], int(s["repeat"])), []).append(s)
     per_case: dict[str, list[list[Limit]]] = {}
     of_case: dict[str, RunFacts] = {}  # a case's facts, worked out once for all its runs
+    ended_early: set[str] = set()  # cases with a run that did not complete
     for run in lib.run_ends(session_id):
         case = cases.get(run["case_id"])
         if case is None or run.get("status") not in ("ok", "imported"):
+            ended_early.add(run["case_id"])
             continue
         facts = of_case.get(run["case_id"])
         if facts is None:
@@ -343,7 +347,8 @@ def judge_session(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
             continue  # no evidence
         per_case.setdefault(run["case_id"], []).append(
             run_limits(samples, facts, run.get("duration")))
-    return {cid: row_limits(runs) for cid, runs in per_case.items()}
+    judged = {cid: row_limits(runs) for cid, runs in per_case.items()}
+    return judged | {cid: [NOT_COMPLETED] for cid in ended_early if cid not in judged}
 
 
 def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str, Any]

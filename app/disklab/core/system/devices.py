@@ -106,6 +106,8 @@ class Device:
         it is not offered as usable either; check_destructive refuses them the same way."""
         if self.refused:
             return f"refused: class {self.safety}: {'; '.join(self.reasons)}"
+        if self.size == 0 and self.name.startswith("zram"):
+            return "size 0: zram not set up (its disksize is 0): nothing to format"
         if self.size == 0:
             return "size 0: nothing to format (no medium, an empty loop device, zram not set up)"
         if self.readonly:

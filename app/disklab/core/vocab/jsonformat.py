@@ -22,6 +22,9 @@ VERSIONS: dict[str, int] = {
     "disklab.devices": 1,      # devices --json
     "disklab.import": 1,       # import --json
     "disklab.history": 1,      # history --json: a plan's series, points and changes
+    "disklab.presets": 1,      # presets --json
+    "disklab.plan-check": 1,   # plan validate --json
+    "disklab.plan": 1,         # plan show --json: the cases and their argv
     "disklab.pivot": 3,        # compare --rows/--columns --format json: a pivot table
     # (2: ci_* -> mean_ci_*, cells are values unless a baseline is named, compared_with;
     # 3: each cell's limited_by)

@@ -10,11 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from disklab.core.library import Library
 
-SWEEP = Path("/work/shared/fixtures/fio-plot-sweep")
+SWEEP = Path(__file__).parents[1] / "fixtures" / "fio-plot-sweep"
 FIO = Path(__file__).parents[1] / "fixtures" / "fio" / \
     "seqwrite_1m_qd1_libaio_direct_ext4_jsonplus.json"
 
@@ -29,7 +27,6 @@ def names(library: Path) -> list[str]:
         return [s["name"] for s in lib.list_sessions()]
 
 
-@pytest.mark.skipif(not SWEEP.is_dir(), reason="the fio-plot sweep is not here")
 def test_the_same_folder_twice_is_one_session_and_compare_still_works(tmp_path: Path) -> None:
     library = tmp_path / "l.sqlite3"
     first = disklab("import", str(SWEEP), "--session", "pm883", "--library", str(library))

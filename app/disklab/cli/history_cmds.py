@@ -69,7 +69,8 @@ def add_parsers(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
     p = sub.add_parser("schedule", help="run a session's plan again every hour, day, week or "
                                         "month (a systemd user timer)")
     p.add_argument("session", metavar="SESSION", help="session id, UUID or name (the newest)")
-    p.add_argument("--every", choices=tuple(schedule.EVERY), default="week")
+    p.add_argument("--every", choices=tuple(schedule.EVERY), default="week",
+                   help="how often the timer runs it (default: week)")
     p.add_argument("--remove", action="store_true", help="remove the series' timer and service")
     p.add_argument("--unit-dir", metavar="DIR", help=argparse.SUPPRESS)  # tests
     library_option(p)

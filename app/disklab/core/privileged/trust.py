@@ -3,16 +3,26 @@
 interpreter and package directories that no one but root can change. A venv in a home
 directory fails the check: sudo and pkexec then start a root-owned copy (`disklab
 install-helper` puts one under /usr/local/lib/disklab, with the launcher in libexec).
+
+The check runs before any other module of the package is imported (`boot`): this module
+imports the standard library only, and the launcher loads it by its file path (after checking
+that file and its directories itself) without importing the disklab package, so that a
+tampered copy runs none of its code as root before it is refused. `python -I -m
+disklab.core.privileged` (__main__) calls the same boot, after only the package's three
+`__init__` files, which hold no code.
 """
 
 from __future__ import annotations
 
+import importlib
+import json
 import os
 import stat
 import sys
 from collections.abc import Iterable
 
-import disklab
+PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+REFUSED_EXIT = 3
 
 INSTALL_HINT = ("install a root-owned copy of the helper once with `sudo disklab install-helper` "
                 "(or `make install`), which sudo and pkexec then start")
@@ -56,8 +66,7 @@ def code_paths() -> Iterable[str]:
     comes from there)."""
     yield sys.executable
     yield os.path.realpath(sys.executable)
-    package = os.path.dirname(os.path.abspath(disklab.__file__))
-    for top, dirs, files in os.walk(package):
+    for top, dirs, files in os.walk(PACKAGE):
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         yield top
         yield from (os.path.join(top, f) for f in files if f.endswith(".py"))
@@ -86,3 +95,21 @@ def refusal() -> str | None:
         if why:
             return (f"the helper's code is not root's alone ({why}); {INSTALL_HINT}")
     return None
+
+
+def refuse(why: str) -> int:
+    """Say why on stderr and, as the protocol's one line, on stdout; the exit status."""
+    print(f"disklab helper: refusing to serve as root: {why}", file=sys.stderr)
+    sys.stdout.write(json.dumps({"ready": False, "kind": "HelperRefused", "error": why}) + "\n")
+    sys.stdout.flush()
+    return REFUSED_EXIT
+
+
+def boot() -> int:
+    """The helper's start: the check first, and only when it passes the helper itself (the
+    first import of the package's code beyond its empty __init__ files)."""
+    why = refusal()
+    if why:
+        return refuse(why)
+    helper = importlib.import_module("disklab.core.privileged.helper")
+    return int(helper.main())

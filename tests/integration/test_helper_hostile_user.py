@@ -28,6 +28,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from disklab.core.fs.apply import STATE_PREFIX, recover_leftovers
+from disklab.core.privilege import Privileged
 from disklab.core.privileged.state import RECORDS
 from tests.integration.privhelper_fixtures import (
     Installed,
@@ -104,9 +106,6 @@ def test_1_no_setuid_file_or_device_node_on_a_helper_mount_takes_effect(setup: S
     loop device does not open."""
     with session(setup) as h:
         device, mountpoint = mounted(h, setup.user.home / "suid.img", "suid")
-        entry = next(line.split() for line in Path("/proc/self/mountinfo").read_text()
-                     .splitlines() if line.split()[4] == mountpoint)
-        assert {"nosuid", "nodev", "noexec"} <= set(entry[5].split(",")), entry
         shell = Path(mountpoint) / "id"
         shutil.copy("/usr/bin/id", shell)
         os.chmod(shell, 0o4755)
@@ -118,6 +117,9 @@ def test_1_no_setuid_file_or_device_node_on_a_helper_mount_takes_effect(setup: S
         assert "0" not in ran.stdout.split(), ran  # never euid 0 (noexec: it does not run)
         opened = as_user(setup, "/bin/sh", "-c", f"exec 3<>{node} && echo opened")
         assert "opened" not in opened.stdout, opened
+        entry = next(line.split() for line in Path("/proc/self/mountinfo").read_text()
+                     .splitlines() if line.split()[4] == mountpoint)
+        assert {"nosuid", "nodev", "noexec"} <= set(entry[5].split(",")), entry
         assert h.ask("umount", mountpoint=mountpoint, remove_dir=True)["ok"]
 
 
@@ -199,12 +201,12 @@ def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_
                         params={"mode": "write", "size": 1 << 20, "block_size": 1 << 20})
         assert started["ok"], started
         out = Path(started["result"]["cwd"])
+        closed = _close(h, started["result"]["run"])
+        assert not marker.exists(), marker.read_text()
+        assert closed["returncode"] == 0, closed
         assert out.parent == Path(h.hello["workdir"]) and out.name == "out-eng"
         assert out.stat().st_uid == 0 and out.stat().st_mode & 0o777 == 0o700
         assert started["result"]["argv"][1] == "-I"
-        closed = _close(h, started["result"]["run"])
-        assert closed["returncode"] == 0, closed
-        assert not marker.exists()
         fio = h.ask("tool_start", tool="fio", tag="fio", directory=mountpoint,
                     params={"rw": "write", "size": 1 << 20})
         assert fio["ok"], fio
@@ -319,7 +321,7 @@ def test_6_a_sigkill_during_attach_leaves_nothing_after_the_next_start(setup: Se
         helper.send_signal(signal.SIGKILL)
         psutil.wait_procs([helper, *children], timeout=30)  # a losetup under way ends
         h.p.wait(30)
-        outcomes.append("after the attach" if not children else "in losetup")
+        outcomes.append("in losetup" if children else "no command running")
         with session(setup) as after:
             assert after.ask("ping")["ok"]
         assert _leftovers(setup, image) == [], (i, outcomes)
@@ -360,3 +362,25 @@ def test_7_readback_answers_only_for_a_mount_the_helper_made(setup: Setup) -> No
                                        (root_dev, "/", "ext4"), (root_dev, None, "ext4")):
             answer = h.ask("readback", device=device_, mountpoint=where, fstype=fstype)
             assert not answer["ok"] and answer["ran"] == [], answer
+
+
+def test_6_a_record_of_a_loop_no_loop_device_holds_is_dropped_not_warned_about_forever(
+        tmp_path: Path) -> None:
+    """DiskLab's own record (setup-state-PID.json) of an attach whose loop device is gone:
+    the next start drops it, says so once, and the start after says nothing; the file it
+    names (not DiskLab's: created was never answered) stays."""
+    state = tmp_path / "state"
+    state.mkdir()
+    image = tmp_path / "someone's.img"
+    image.write_bytes(b"kept")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (state / f"{STATE_PREFIX}{dead.pid}.json").write_text(json.dumps({
+        "version": 1, "pid": dead.pid, "create_time": 1.0, "started": 1.0,
+        "steps": [{"kind": "loop", "image": str(image), "device": None, "created": False}]}))
+    with Privileged(mode="root") as priv:
+        first = recover_leftovers(state, priv)
+        again = recover_leftovers(state, priv)
+    assert len(first) == 1 and "no loop device holds" in first[0], first
+    assert again == [] and list(state.iterdir()) == []
+    assert image.read_bytes() == b"kept"

@@ -176,6 +176,30 @@ def test_2_an_image_the_user_made_or_holds_open_is_never_attached(setup: Setup) 
         theirs.unlink(missing_ok=True)
 
 
+def test_2_an_image_on_a_filesystem_the_user_can_rewrite_underneath_is_refused(
+        setup: Setup) -> None:
+    """A directory of the user's on a filesystem whose loop device is backed by a file the
+    user may write (the user could rewrite the image's blocks through it): refused."""
+    outer = setup.user.home / "outer.img"
+    where = setup.user.home / "outer-mnt"
+    where.mkdir()
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(outer), "256M"], check=True)
+    os.chown(outer, setup.user.uid, setup.user.gid)
+    loop = subprocess.run(["losetup", "--find", "--show", str(outer)], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    try:
+        subprocess.run(["mount", loop, str(where)], check=True)
+        os.chown(where, setup.user.uid, setup.user.gid)
+        with session(setup) as h:
+            answer = h.ask("attach", image=str(where / "inner.img"), size=IMAGE_SIZE)
+        assert not answer["ok"] and f"which uid {setup.user.uid} may write" in answer["error"]
+        assert not (where / "inner.img").exists()
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+        subprocess.run(["losetup", "-d", loop], check=False)
+        outer.unlink(missing_ok=True)
+
+
 # --- 3: tools ---------------------------------------------------------------------------------
 
 PLANTED = "open({marker!r}, 'w').write('planted engine ran')\n"

@@ -93,7 +93,7 @@ def _new_file(s: Session, dirfd: int, name: str, real: str, image: str) -> int:
             raise SafetyError(f"{image}: cannot make it ({e.strerror})") from None
         return _named_file(s, dirfd, name, real, image)
     try:
-        _check_made(s, fd, image)
+        _check_made(s, fd, image, os.path.dirname(real))
         st = os.fstat(fd)
         s.pending_image(real, st.st_dev, st.st_ino)  # in the record before it has a name
         os.link(f"/proc/self/fd/{fd}", name, dst_dir_fd=dirfd, follow_symlinks=True)
@@ -121,7 +121,7 @@ def _named_file(s: Session, dirfd: int, name: str, real: str, image: str) -> int
     st = os.fstat(fd)
     s.pending_image(real, st.st_dev, st.st_ino)
     try:
-        _check_made(s, fd, image)
+        _check_made(s, fd, image, os.path.dirname(real))
     except BaseException:
         os.close(fd)
         _remove_if_same(s, real, st)
@@ -138,7 +138,7 @@ def _exists(name: str, dirfd: int) -> bool:
         return False
 
 
-def _check_made(s: Session, fd: int, image: str) -> None:
+def _check_made(s: Session, fd: int, image: str, directory: str) -> None:
     """The new file is root's alone as the kernel sees it, on a filesystem whose contents only
     the kernel serves: not FUSE (a user's daemon answers every read), not on a block device
     (or a loop device's backing file) the served user may write. A filesystem that maps every
@@ -151,33 +151,40 @@ def _check_made(s: Session, fd: int, image: str) -> None:
         why = (f"is owned by uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o} on its "
                "filesystem, not root's alone")
     else:
-        why = _writable_under(s, st.st_dev)
+        why = _writable_under(s, st.st_dev, directory)
     if why:
         raise SafetyError(f"{image} {why}: DiskLab mounts only an image no one but root can "
                           "write; choose a directory on a local filesystem")
 
 
-def _writable_under(s: Session, devno: int) -> str | None:
-    """Why the filesystem of device number `devno` is one the served user can change under
-    the kernel (FUSE, a device node the user may write, a loop device over a file the user
-    may write), or None."""
+def _writable_under(s: Session, devno: int, directory: str) -> str | None:
+    """Why the filesystem of the new file (device number `devno`, in `directory`) is one the
+    served user can change under the kernel (FUSE, a device node the user may write, a loop
+    device over a file the user may write), or None. The mount is found by its device number,
+    else (a btrfs subvolume's own number) as the mount holding the directory."""
     if s.user.is_root:
         return None  # root may write every device anyway: nothing to gain
     major, minor = os.major(devno), os.minor(devno)
     entry = next((m for m in mountinfo.mounts() if m.devno == f"{major}:{minor}"), None)
+    entry = entry or mountinfo.mount_of(directory)
     if entry is None or entry.fstype.startswith("fuse"):
         return f"is on a {entry.fstype if entry else 'unknown'} filesystem"
-    node = f"/dev/block/{major}:{minor}"
-    with contextlib.suppress(OSError):
-        if paths.may_write(os.stat(node), s.user):
-            return f"is on {entry.source}, a device uid {s.user.uid} may write"
-        kname = os.path.basename(os.path.realpath(node))
-        backing_file = Path("/sys/block") / kname / "loop" / "backing_file"
-        if backing_file.exists():
-            under = backing_file.read_text().strip()
-            if paths.may_write(os.stat(under), s.user):
-                return f"is on {entry.source}, a loop device over {under}, which uid " \
-                       f"{s.user.uid} may write"
+    nodes = [f"/dev/block/{major}:{minor}"] + ([entry.source] if
+                                                entry.source.startswith("/dev/") else [])
+    for node in nodes:
+        with contextlib.suppress(OSError, SafetyError):
+            st = os.stat(node)
+            if not stat.S_ISBLK(st.st_mode):
+                continue
+            if paths.may_write(st, s.user):
+                return f"is on {entry.source}, a device uid {s.user.uid} may write"
+            kname = devices.kernel_name(node)
+            backing_file = Path("/sys/block") / kname / "loop" / "backing_file"
+            if backing_file.exists():
+                under = backing_file.read_text().strip()
+                if paths.may_write(os.stat(under), s.user):
+                    return (f"is on {entry.source}, a loop device over {under}, which uid "
+                            f"{s.user.uid} may write")
     return None
 
 

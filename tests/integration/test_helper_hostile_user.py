@@ -15,8 +15,10 @@ protocol through `sudo -n LAUNCHER`. Each test names the contract's point it che
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
+import py_compile
 import shutil
 import signal
 import subprocess
@@ -270,6 +272,8 @@ TAMPERED = "\nopen({marker!r}, 'w').write('tampered code ran as uid %d' % __impo
     ("disklab/core/privileged/trust.py", "owned"),
     ("disklab/core/privileged/loops.py", "group-writable directory"),
     ("disklab/core/privilege/protocol.py", "group-writable directory"),
+    ("disklab/core/privileged/helper.py", "a .pyc of the user's"),
+    ("disklab/core/privileged/trust.py", "a .pyc of the user's"),
 ])
 def test_5_a_tampered_copy_runs_none_of_its_code_before_it_refuses(
         setup: Setup, module: str, how: str) -> None:
@@ -277,11 +281,14 @@ def test_5_a_tampered_copy_runs_none_of_its_code_before_it_refuses(
     marker.unlink(missing_ok=True)
     with installed_helper() as inst, sudoers_rule(setup.user, inst.launcher):
         path = inst.libdir / module
-        with path.open("a") as f:
-            f.write(TAMPERED.format(marker=str(marker)))
+        if how == "a .pyc of the user's":  # imported as is, its source never looked at
+            path = _tampered_pyc(path, TAMPERED.format(marker=str(marker)), setup.user)
+        else:
+            with path.open("a") as f:
+                f.write(TAMPERED.format(marker=str(marker)))
         if how == "owned":
             os.chown(path, setup.user.uid, setup.user.gid)
-        else:
+        elif how == "group-writable directory":
             os.chown(path.parent, 0, setup.user.gid)
             os.chmod(path.parent, 0o775)
         h = RawHelper(["sudo", "-n", "--", str(inst.launcher)],
@@ -294,6 +301,21 @@ def test_5_a_tampered_copy_runs_none_of_its_code_before_it_refuses(
         expected = str(path) if how == "owned" else str(path.parent)
         assert expected in h.hello["error"] or str(path.parent) in h.hello["error"], h.hello
         assert not marker.exists(), marker.read_text()
+
+
+def _tampered_pyc(source: Path, code: str, user: LocalUser) -> Path:
+    """An unchecked-hash .pyc of `source` with `code` appended, in a __pycache__ the user
+    owns: Python imports it without comparing it with the source."""
+    tampered = source.with_suffix(".tampered")
+    tampered.write_text(source.read_text() + code)
+    cached = Path(importlib.util.cache_from_source(str(source)))
+    cached.parent.mkdir(exist_ok=True)
+    py_compile.compile(str(tampered), cfile=str(cached), dfile=str(source), doraise=True,
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+    tampered.unlink()
+    for path in (cached.parent, cached):
+        os.chown(path, user.uid, user.gid)
+    return cached
 
 
 # --- 6: SIGKILL during attach ---------------------------------------------------------------

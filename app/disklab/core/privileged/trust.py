@@ -5,11 +5,11 @@ directory fails the check: sudo and pkexec then start a root-owned copy (`diskla
 install-helper` puts one under /usr/local/lib/disklab, with the launcher in libexec).
 
 The check runs before any other module of the package is imported (`boot`): this module
-imports the standard library only, and the launcher loads it by its file path (after checking
-that file and its directories itself) without importing the disklab package, so that a
-tampered copy runs none of its code as root before it is refused. `python -I -m
-disklab.core.privileged` (__main__) calls the same boot, after only the package's three
-`__init__` files, which hold no code.
+imports the standard library only, and the launcher runs its source by its file path (after
+checking that file and its directories itself; never a cached .pyc) without importing the
+disklab package, so that a tampered copy runs none of its code as root before it is refused.
+`python -I -m disklab.core.privileged` (__main__) calls the same boot, after only the
+package's three `__init__` files, which hold no code.
 """
 
 from __future__ import annotations
@@ -62,14 +62,14 @@ def unsafe_path(path: str, seen: set[str]) -> str | None:
 
 def code_paths() -> Iterable[str]:
     """The interpreter, every directory on the import path, every loaded module's file, and
-    every directory and file of the disklab package (what it imports later, a tool adapter,
-    comes from there)."""
+    every directory and file of the disklab package, its bytecode caches included (what it
+    imports later, a tool adapter, comes from there; an unchecked-hash .pyc is imported
+    without a look at its source)."""
     yield sys.executable
     yield os.path.realpath(sys.executable)
-    for top, dirs, files in os.walk(PACKAGE):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
+    for top, _dirs, files in os.walk(PACKAGE):  # __pycache__ too: a .pyc is imported as is
         yield top
-        yield from (os.path.join(top, f) for f in files if f.endswith(".py"))
+        yield from (os.path.join(top, f) for f in files)
     for entry in sys.path:  # one that does not exist yet must not be creatable by a user
         while entry and not os.path.exists(entry) and os.path.dirname(entry) != entry:
             entry = os.path.dirname(entry)

@@ -274,6 +274,7 @@ TAMPERED = "\nopen({marker!r}, 'w').write('tampered code ran as uid %d' % __impo
     ("disklab/core/privilege/protocol.py", "group-writable directory"),
     ("disklab/core/privileged/helper.py", "a .pyc of the user's"),
     ("disklab/core/privileged/trust.py", "a .pyc of the user's"),
+    ("psutil/__init__.py", "owned"),
 ])
 def test_5_a_tampered_copy_runs_none_of_its_code_before_it_refuses(
         setup: Setup, module: str, how: str) -> None:

@@ -20,9 +20,11 @@ import os
 import stat
 import sys
 from collections.abc import Iterable
+from importlib.machinery import PathFinder
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 REFUSED_EXIT = 3
+DEPENDENCIES = ("psutil", "platformdirs")  # what the helper and its tools import besides
 
 INSTALL_HINT = ("install a root-owned copy of the helper once with `sudo disklab install-helper` "
                 "(or `make install`), which sudo and pkexec then start")
@@ -61,24 +63,31 @@ def unsafe_path(path: str, seen: set[str]) -> str | None:
 
 
 def code_paths() -> Iterable[str]:
-    """The interpreter, every directory on the import path, every loaded module's file, and
-    every directory and file of the disklab package, its bytecode caches included (what it
-    imports later, a tool adapter, comes from there; an unchecked-hash .pyc is imported
-    without a look at its source)."""
+    """The interpreter, every directory on the import path, every loaded module's file and
+    cache, and every directory and file of the disklab package and of its DEPENDENCIES, their
+    bytecode caches included (what it imports later, a tool adapter, comes from there; an
+    unchecked-hash .pyc is imported without a look at its source)."""
     yield sys.executable
     yield os.path.realpath(sys.executable)
-    for top, _dirs, files in os.walk(PACKAGE):  # __pycache__ too: a .pyc is imported as is
-        yield top
-        yield from (os.path.join(top, f) for f in files)
+    packages = [PACKAGE]
+    for name in DEPENDENCIES:  # found, not imported: they are checked before they run
+        spec = PathFinder.find_spec(name, sys.path)
+        if spec is not None and spec.origin:
+            packages.append(os.path.dirname(os.path.realpath(spec.origin)))
+    for package in packages:
+        for top, _dirs, files in os.walk(package):  # __pycache__ too: a .pyc runs as is
+            yield top
+            yield from (os.path.join(top, f) for f in files)
     for entry in sys.path:  # one that does not exist yet must not be creatable by a user
         while entry and not os.path.exists(entry) and os.path.dirname(entry) != entry:
             entry = os.path.dirname(entry)
         if entry:
             yield entry
     for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str) and os.path.exists(file):
-            yield file
+        for attribute in ("__file__", "__cached__"):
+            file = getattr(module, attribute, None)
+            if isinstance(file, str) and os.path.exists(file):
+                yield file
 
 
 def refusal() -> str | None:

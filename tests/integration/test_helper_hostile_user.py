@@ -22,6 +22,7 @@ import py_compile
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -144,6 +145,34 @@ def test_4_an_option_that_gives_root_or_stops_the_kernel_is_refused_in_one_line(
                        mountpoint=f"{h.hello['workdir']}/disklab-mnt-opt")
         assert not answer["ok"] and answer["kind"] == "ConfigError", answer
         assert not any(c["argv"][0] == "mount" for c in answer["ran"]), answer
+
+
+PLAN = """name = "hostile options"
+[target]
+image = {{ path = "{image}", size = "1g" }}
+[[config]]
+label = "a"
+fs = "ext4"
+mount = ["noatime", "errors=panic", "suid", "dev", "exec"]
+[[test]]
+tool = "engine"
+mode = "write"
+size = "1m"
+"""
+
+
+def test_4_plan_validate_refuses_those_options_with_line_and_key(setup: Setup,
+                                                                 tmp_path: Path) -> None:
+    plan = tmp_path / "hostile.toml"
+    plan.write_text(PLAN.format(image=setup.user.home / "never.img"))
+    done = subprocess.run([sys.executable, "-m", "disklab.cli.main", "plan", "validate",
+                           str(plan)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done
+    refused = [line for line in done.stderr.splitlines() if "is refused" in line]
+    assert [line.split(": ")[1] for line in refused] == [
+        f"config[1].mount[{i}]" for i in (2, 3, 4, 5)], done.stderr
+    assert all(line.strip().startswith("line 4:") for line in refused), done.stderr
+    assert "Traceback" not in done.stderr
 
 
 # --- 2: no image the user can write --------------------------------------------------------

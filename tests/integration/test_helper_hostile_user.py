@@ -369,6 +369,8 @@ def _leftovers(s: Setup, image: Path) -> list[str]:
     held = subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True).stdout
     if held.strip():
         left.append(held.strip())
+    left += [f"half-written record {t}" for t in RECORDS.glob("*.tmp")  # a dead helper's
+             if not psutil.pid_exists(int(t.stem.split("-")[0]))]
     for record in RECORDS.glob("*.json"):
         with contextlib.suppress(OSError, ValueError):
             if json.loads(record.read_text()).get("served") == s.user.uid:

@@ -129,6 +129,9 @@ class Session:
             self.record_file = records / f"{me.pid}-{int(me.create_time() * 100)}.json"
             for path in records.glob("*.json"):
                 self._inherit(path)
+            for path in records.glob("*.tmp"):  # a record being written when it was killed
+                if not _alive(path.stem):
+                    path.unlink(missing_ok=True)
 
     def _inherit(self, path: Path) -> None:
         """A dead helper's record of the same user: what it lists may be undone here."""

@@ -100,7 +100,8 @@ def test_preview_plan_show_and_helper_run_the_same_argv(window, tmp_path: Path,
     assert ext4[0] == ["wipefs", "--all", "--force", IMAGE_DEVICE]
     assert ext4[1][:4] == ["mke2fs", "-t", "ext4", "-F"] and "size=64" in ext4[1]
     assert ["mount", "-t", "ext4", "-o",
-            "noatime,data=journal,commit=30,journal_checksum,journal_async_commit",
+            "nosuid,nodev,noexec,noatime,data=journal,commit=30,journal_checksum,"
+            "journal_async_commit",
             IMAGE_DEVICE, preview_mountpoint()] in ext4
     assert ["blockdev", "--setra", "4096", IMAGE_DEVICE] in ext4
     assert ["mkfs.xfs", "-f", "-d", "su=131072,sw=10", IMAGE_DEVICE] in xfs

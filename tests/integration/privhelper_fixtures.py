@@ -76,6 +76,19 @@ class Installed:
 
 
 @contextmanager
+def sudoers_rule(user: LocalUser, launcher: Path) -> Iterator[Path]:
+    """The README's rule: the user may start the launcher as root, without a password, and
+    nothing else (a file of its own under /etc/sudoers.d, removed after)."""
+    rule = Path(f"/etc/sudoers.d/disklab-{BRANCH}-{user.name}-{launcher.parent.parent.name}")
+    rule.write_text(f"{user.name} ALL=(root) NOPASSWD: {launcher}\n")
+    os.chmod(rule, 0o440)
+    try:
+        yield rule
+    finally:
+        rule.unlink(missing_ok=True)
+
+
+@contextmanager
 def installed_helper() -> Iterator[Installed]:
     """`disklab install-helper` into a root-owned test directory: the package copy and the
     launcher naming this machine's root-owned interpreter."""
@@ -96,9 +109,13 @@ def installed_helper() -> Iterator[Installed]:
 class RawHelper:
     """A helper process spoken to in raw bytes: one line out, the answers read one by one."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], user: LocalUser | None = None
+                 ) -> None:
+        """`user`: started as that user (its uid and group, no other groups), as a user's
+        DiskLab starts `sudo -n LAUNCHER`."""
+        who = {"user": user.uid, "group": user.gid, "extra_groups": []} if user else {}
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, env=env, cwd="/")
+                                  stderr=subprocess.PIPE, env=env, cwd="/", **who)
         self._buf = b""
         self.hello = json.loads(self.read_line(60) or "null")
 
@@ -134,6 +151,12 @@ class RawHelper:
                 assert answer["ok"], answer
                 return answers
             answers.append(answer)
+
+    def ask(self, op: str, timeout: float = 120, **args: object) -> dict:
+        """One request, its one answer."""
+        answers = self.send(json.dumps({"id": 1, "op": op, "args": args}).encode(), timeout)
+        assert len(answers) == 1, answers
+        return answers[0]
 
     def close(self) -> None:
         assert self.p.stdin is not None

@@ -272,7 +272,7 @@ def test_the_helper_rechecks_every_target_itself(loops: Loops, tmp_path: Path) -
             ("mkfs", {"device": dev, "confirm": confirm,
                       "config": {"label": "x", "fs": "ext4"}}, "class mounted"),
             ("mount", {"device": dev, "mountpoint": f"{helper.workdir}/disklab-mnt-again",
-                       "config": {"label": "x", "fs": "ext4"}}, "attached or formatted"),
+                       "config": {"label": "x", "fs": "ext4"}}, "its own mkfs made"),
         ):
             with pytest.raises(SafetyError) as e:
                 helper.request(op, **args)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -104,9 +105,21 @@ def loops_of(image: Path) -> list[str]:
 
 
 def as_run(argv: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    """A tool's argv as the helper runs it: a Python tool (the engine, the tree load) by root's
-    own interpreter, not the user's, whose path the planned argv shows."""
-    return tuple(argv[1:]) if len(argv) > 2 and argv[1] == "-m" else tuple(argv)
+    """What of a tool's argv the plan and the helper's run share: a Python tool (the engine,
+    the tree load) runs by root's own interpreter, isolated (`-I -c BOOT` where the plan says
+    `-m MODULE`), and a result file goes to the case's own root-only directory (the same
+    name, another directory)."""
+    if len(argv) > 2 and argv[1] == "-m":
+        argv = argv[3:]
+    elif len(argv) > 3 and argv[1:3] in (["-I", "-c"], ("-I", "-c")):
+        argv = argv[4:]
+    return tuple(_output_named(a) for a in argv)
+
+
+def _output_named(text: str) -> str:
+    """--output=DIR/NAME as --output=NAME (the helper's result file: same name, its own
+    directory)."""
+    return re.sub(r"--output=\S*/", "--output=", text)
 
 
 def processes_running(argvs: list[list[str]]) -> list[psutil.Process]:
@@ -229,8 +242,8 @@ def test_a_user_runs_configs_on_an_image_with_the_tools_run_as_root(user: User) 
         assert any(t.startswith("mke2fs -t ext4") for t in helper)
         assert any(t.startswith("mkfs.xfs") for t in helper)
         started = [t for t in helper if t.startswith("started as root")]
-        assert all(any(t.endswith(" " + " ".join(as_run(argv))) for t in started)
-                   for argv in argvs)
+        assert all(any(_output_named(t).endswith(" " + " ".join(as_run(argv)))
+                       for t in started) for argv in argvs)
         assert any(t.startswith("losetup --detach") for t in helper)
     finally:
         lib.close()

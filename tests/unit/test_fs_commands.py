@@ -47,7 +47,8 @@ def test_mkfs_argv_xfs_and_btrfs() -> None:
     assert fsc.mkfs_argv(logdev, "/dev/loop2") == (
         "mkfs.xfs", "-f", "-l", "logdev=/dev/loop5", "/dev/loop2")
     assert fsc.mount_argv(logdev, "/dev/loop2", "/mnt/x") == (
-        "mount", "-t", "xfs", "-o", "noatime,logdev=/dev/loop5", "/dev/loop2", "/mnt/x")
+        "mount", "-t", "xfs", "-o", "nosuid,nodev,noexec,noatime,logdev=/dev/loop5",
+        "/dev/loop2", "/mnt/x")
     btrfs = FsConfig("b", "btrfs", {"data": "single", "metadata": "dup"})
     assert fsc.mkfs_argv(btrfs, "/dev/loop2") == (
         "mkfs.btrfs", "-f", "-d", "single", "-m", "dup", "/dev/loop2")
@@ -56,9 +57,10 @@ def test_mkfs_argv_xfs_and_btrfs() -> None:
 def test_mount_and_small_argv() -> None:
     config = FsConfig("dj", "ext4", mount=("noatime", "data=journal"))
     assert fsc.mount_argv(config, "/dev/loop1", "/mnt/a") == (
-        "mount", "-t", "ext4", "-o", "noatime,data=journal", "/dev/loop1", "/mnt/a")
+        "mount", "-t", "ext4", "-o", "nosuid,nodev,noexec,noatime,data=journal",
+        "/dev/loop1", "/mnt/a")
     assert fsc.mount_argv(FsConfig("d", "ext4"), "/dev/loop1", "/mnt/a") == (
-        "mount", "-t", "ext4", "/dev/loop1", "/mnt/a")
+        "mount", "-t", "ext4", "-o", "nosuid,nodev,noexec", "/dev/loop1", "/mnt/a")
     assert fsc.wipefs_argv("/dev/loop1") == ("wipefs", "--all", "--force", "/dev/loop1")
     assert fsc.setra_argv("/dev/loop1", 4096) == ("blockdev", "--setra", "4096", "/dev/loop1")
     assert fsc.umount_argv("/mnt/a", lazy=True) == ("umount", "-l", "/mnt/a")

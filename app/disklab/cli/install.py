@@ -176,7 +176,7 @@ def launcher_text(python: str, libdir: str | None) -> str:
     interpreter's own site-packages, for a distribution's package)."""
     text = resource("polkit", "disklab-helper").read_text(encoding="utf-8")
     if libdir is None:
-        text = text.replace('sys.path.insert(0, "@LIBDIR@"); ', "")
+        text = text.replace('sys.path.insert(0, "@LIBDIR@")\n', "")
     return text.replace("@PYTHON@", python).replace("@LIBDIR@", libdir or "")
 
 

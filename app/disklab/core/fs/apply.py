@@ -39,7 +39,7 @@ from disklab.core.system.cgroups import remove_group
 from disklab.core.system.cleanup import remove_recorded
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.sysfs import read_readahead, read_scheduler
-from disklab.core.vocab.errors import ConfigError, DisklabError
+from disklab.core.vocab.errors import ConfigError, DisklabError, SafetyError
 from disklab.core.vocab.model import FsConfig
 
 STATE_PREFIX = "setup-state-"
@@ -287,10 +287,11 @@ class Scratch:
         return done
 
 
-def readback_directory(directory: str, priv: Privileged | None = None) -> dict[str, Any]:
-    """The read-back of the filesystem holding a directory target (its single 'as is' config).
-    With `priv` the superblock tools run as root; without, what a user can read (dumpe2fs on
-    a root-only device is then listed under "errors"). Never raises."""
+def readback_directory(directory: str) -> dict[str, Any]:
+    """The read-back of the filesystem holding a directory target (its single 'as is' config),
+    as DiskLab's user can read it: the root helper reads back only what it mounted
+    (docs/helper-contract.md, point 7), so a superblock tool on a root-only device is listed
+    under "errors". Never raises."""
     fs = filesystem_of(directory)
     source, mountpoint, fstype = fs.get("source", ""), fs.get("mountpoint"), fs.get("fstype")
     if not source.startswith("/dev/") or not os.path.exists(source):
@@ -299,16 +300,6 @@ def readback_directory(directory: str, priv: Privileged | None = None) -> dict[s
         return {"device": source or None, "mountpoint": mountpoint, "fs": fstype,
                 "mount_options": list(dict.fromkeys(options)), "raw": {},
                 "errors": [f"{source or directory} is not a block device: no superblock facts"]}
-    if priv is not None:
-        try:
-            result: rq.ReadBack = priv.call(rq.Readback(source, mountpoint, fstype))
-            rb = dict(result.readback)
-            rb["commands"] = [c.get("argv") for c in priv.last_ran]
-            return rb
-        except DisklabError as e:
-            rb = readback(source, mountpoint, fstype)
-            rb["errors"].append(f"privileged read-back failed: {e}")
-            return rb
     return readback(source, mountpoint, fstype)
 
 
@@ -364,7 +355,14 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
             if not os.path.exists(image):
                 state.remove(step)
                 return []
-            result: rq.Detached = priv.call(rq.Detach(image, None, bool(step.get("created"))))
+            try:
+                result: rq.Detached = priv.call(rq.Detach(image, None,
+                                                          bool(step.get("created"))))
+            except SafetyError:
+                if _loop_backed_by(image):
+                    raise
+                state.remove(step)  # no loop device holds it: nothing of this step is left
+                return [f"no loop device holds {image} any more; the record of it is dropped"]
             state.remove(step)
             out = [f"detached {d} ({image})" for d in result.detached]
             if result.removed:
@@ -375,6 +373,16 @@ def _undo(priv: Privileged, step: dict[str, Any], state: StateFile,
     except DisklabError as e:
         return [f"could not undo {kind} {step.get('mountpoint') or step.get('device') or ''}: "
                 f"{e}"]
+
+
+def _loop_backed_by(image: str) -> bool:
+    """Some loop device is backed by the file at `image` now (sysfs, readable by anyone)."""
+    real = os.path.realpath(image)
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        with contextlib.suppress(OSError):
+            if os.path.realpath(backing.read_text().strip().removesuffix(" (deleted)")) == real:
+                return True
+    return False
 
 
 def _has_partitions(device: str) -> bool:

@@ -24,6 +24,9 @@ from disklab.core.vocab.model import FsConfig
 from disklab.core.vocab.units import MiB
 
 MOUNT_PREFIX = "disklab-mnt-"  # a configuration is mounted on tempfile.mkdtemp(prefix=this)
+# Every mount DiskLab makes: no set-user-ID file, device node or program on a test filesystem
+# takes effect (its contents come from benchmarks and plans, never from a trusted source).
+FORCED_MOUNT_OPTIONS = ("nosuid", "nodev", "noexec")
 IMAGE_DEVICE = "/dev/loopN"  # an image target's loop device: known once the image is attached
 UNKNOWN_DEVICE = "/dev/TARGET"  # shown while the target is not an image or a device yet
 
@@ -194,11 +197,13 @@ def mount_options(config: FsConfig) -> tuple[str, ...]:
 
 
 def mount_argv(config: FsConfig, device: str, mountpoint: str) -> tuple[str, ...]:
+    """mount with FORCED_MOUNT_OPTIONS first and the configuration's after them (options.py
+    refuses suid, dev and exec, so nothing later turns them back on)."""
     if config.fs is None:
         raise ConfigError([("fs", f"configuration {config.label!r} mounts nothing (as is)")])
-    options = mount_options(config)
-    o = ("-o", ",".join(options)) if options else ()
-    return ("mount", "-t", config.fs, *o, device, mountpoint)
+    options = (*FORCED_MOUNT_OPTIONS,
+               *(o for o in mount_options(config) if o not in FORCED_MOUNT_OPTIONS))
+    return ("mount", "-t", config.fs, "-o", ",".join(options), device, mountpoint)
 
 
 def umount_argv(mountpoint: str, lazy: bool = False) -> tuple[str, ...]:

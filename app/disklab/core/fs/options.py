@@ -164,7 +164,7 @@ MOUNT_OPTIONS: dict[str, MountOption] = {
     "journal_async_commit": MountOption(("ext4",)),
     "barrier": MountOption((*JOURNALED_EXT, "btrfs")),
     "nobarrier": MountOption((*JOURNALED_EXT, "btrfs")),
-    "errors": MountOption(EXT, "choice", ("continue", "remount-ro", "panic")),
+    "errors": MountOption(EXT, "choice", ("continue", "remount-ro")),
     "logbsize": MountOption(("xfs",), "text", ("16k", "32k", "64k", "128k", "256k"),
                             custom=_logbsize),
     "logbufs": MountOption(("xfs",), "int", minimum=2, maximum=8),
@@ -196,6 +196,32 @@ MOUNT8_OPTIONS = frozenset({
 })
 DEVICE_MOUNT_OPTIONS = frozenset({"journal_path", "journal_dev", "logdev", "rtdev", "device",
                                   "usrjquota", "grpjquota", "prjjquota", "journal_ioprio"})
+
+
+# What no mount DiskLab makes may carry, whoever asks: its root helper mounts with nosuid,
+# nodev and noexec (fs.commands.FORCED_MOUNT_OPTIONS), so that no set-user-ID file, device node
+# or program on a filesystem it mounts takes effect, and with no error behaviour that stops the
+# kernel (a filesystem error must never be a panic on demand).
+REFUSED_MOUNT_OPTIONS: dict[str, str] = {
+    "suid": "set-user-ID files on a mounted test filesystem would give root; DiskLab mounts "
+            "with nosuid",
+    "dev": "device nodes on a mounted test filesystem would open any device; DiskLab mounts "
+           "with nodev",
+    "exec": "programs on a mounted test filesystem never run; DiskLab mounts with noexec",
+    "errors=panic": "a filesystem error would stop the kernel; use errors=remount-ro or "
+                    "errors=continue",
+    "fatal_errors": "btrfs fatal_errors=panic/bug stops the kernel on an error",
+    "abort": "ext4's abort is a debugging option that shuts the filesystem down",
+}
+
+
+def refused_mount_option(option: str) -> str | None:
+    """Why a mount option is never accepted (REFUSED_MOUNT_OPTIONS), or None."""
+    name, value = split_mount_option(option)
+    why = REFUSED_MOUNT_OPTIONS.get(option) or REFUSED_MOUNT_OPTIONS.get(name)
+    if why is None and name == "errors" and value == "panic":
+        why = REFUSED_MOUNT_OPTIONS["errors=panic"]
+    return f"{option!r} is refused: {why}" if why else None
 
 
 def passthrough_problem(option: str) -> str | None:
@@ -315,6 +341,9 @@ def journalled_data_seconds(fs: str | None, mount: tuple[str, ...]) -> int | Non
 def _check_mount_option(fs: str, option: Any) -> str | None:
     if not isinstance(option, str) or not option.strip():
         return f"{option!r} is not a mount option (a string such as 'noatime' or 'commit=30')"
+    refused = refused_mount_option(option.strip())
+    if refused:
+        return refused
     name, value = split_mount_option(option.strip())
     spec = MOUNT_OPTIONS.get(name)
     if spec is None:

@@ -132,7 +132,8 @@ class Identity(Request):
 
 @dataclass(frozen=True)
 class Attach(Request):
-    """A new sparse image file (or an empty one the served user owns) on a free loop device."""
+    """A new sparse image file, made by the helper (never an existing file), on a free loop
+    device (docs/helper-contract.md, point 2)."""
 
     OP: ClassVar[str] = "attach"
     image: str = field(metadata=PATH)

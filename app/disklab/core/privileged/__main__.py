@@ -1,7 +1,8 @@
-"""`python -I -m disklab.core.privileged`: the privileged helper (helper.main)."""
+"""`python -I -m disklab.core.privileged`: the privileged helper. Only the standard library
+and the trust check are imported before the check has passed (trust.boot)."""
 
 import sys
 
-from disklab.core.privileged.helper import main
+from disklab.core.privileged import trust
 
-sys.exit(main())
+sys.exit(trust.boot())

@@ -3,9 +3,10 @@
 A destructive step checks everything before it destroys anything: the target (a device this
 helper attached or formatted, or a user's device with the confirmation string its identity
 gives, passing the safety classes), every extra device, and that the mkfs tool accepts the
-options (its dry run: mke2fs -n, mkfs.xfs -N). Only then does wipefs run. Mounts go only on a
-new directory the helper makes directly in its own work directory; unmounts only where it
-mounted.
+options (its dry run: mke2fs -n, mkfs.xfs -N). Only then does wipefs run. It mounts only a
+filesystem its own mkfs made in this session (no raw tool has written over it since), with
+nosuid, nodev and noexec (checked in mountinfo afterwards), on a new directory it makes
+directly in its own work directory; it unmounts and reads back only where it mounted.
 """
 
 from __future__ import annotations
@@ -17,7 +18,12 @@ import time
 from collections.abc import Sequence
 
 from disklab.core import proc
-from disklab.core.fs.commands import setup_commands, umount_argv, wipefs_argv
+from disklab.core.fs.commands import (
+    FORCED_MOUNT_OPTIONS,
+    setup_commands,
+    umount_argv,
+    wipefs_argv,
+)
 from disklab.core.fs.options import (
     config_from_toml,
     device_options,
@@ -74,6 +80,7 @@ def checked_config(table: dict) -> FsConfig:
 
 def wipefs(s: Session, r: Wipefs) -> Done:
     path, kname = destructive_target(s, r.device, r.confirm, r.library_path)
+    s.written_raw(kname)
     s.run(wipefs_argv(path), timeout=TIMEOUTS["wipefs"])
     s.held.owned.add(kname)
     s.save()
@@ -123,10 +130,12 @@ def mkfs(s: Session, r: Mkfs) -> Done:
     for argv in commands:
         if argv[0] != "wipefs":
             _dry_run(s, argv)
+    s.written_raw(kname)
     for argv in commands:
         kind = "wipefs" if argv[0] == "wipefs" else "mkfs"
         s.run(argv, timeout=TIMEOUTS[kind])
     s.held.owned.add(kname)
+    s.formatted.add(kname)
     s.save()
     return Done()
 
@@ -151,9 +160,9 @@ def _mount_dir(s: Session, mountpoint: str) -> tuple[str, bool]:
 def mount(s: Session, r: Mount) -> Mounted:
     config = checked_config(r.config)
     path, kname = device_of(r.device)
-    if not s.owns(kname):
-        raise SafetyError(f"{r.device}: the helper mounts only a device it attached or "
-                          "formatted in this session")
+    if kname not in s.formatted:
+        raise SafetyError(f"{r.device}: the helper mounts only a filesystem its own mkfs made "
+                          "in this session (and no raw I/O has written over since)")
     dev = devices.classify(path, r.library_path)
     if dev.refused:
         raise SafetyError(f"{r.device} refused: class {dev.safety}: {'; '.join(dev.reasons)}")
@@ -161,7 +170,11 @@ def mount(s: Session, r: Mount) -> Mounted:
     try:
         for command in setup_commands(config, path, mountpoint):
             if command.request == "mount":
+                if not set(FORCED_MOUNT_OPTIONS) <= set(command.argv[command.argv.index("-o")
+                                                                     + 1].split(",")):
+                    raise SafetyError("a mount without nosuid,nodev,noexec")  # never built
                 _mount(s, config, command.argv)
+        _check_forced(s, mountpoint)
     except BaseException:
         if created:
             with contextlib.suppress(OSError):
@@ -170,6 +183,17 @@ def mount(s: Session, r: Mount) -> Mounted:
     s.held.mounts[mountpoint] = kname
     s.save()
     return Mounted(mountpoint, created)
+
+
+def _check_forced(s: Session, mountpoint: str) -> None:
+    """The kernel shows the new mount with nosuid, nodev and noexec; else it is undone."""
+    entry = mount_at(mountpoint)
+    shown = set(entry.options.split(",")) if entry is not None else set()
+    if not set(FORCED_MOUNT_OPTIONS) <= shown:
+        s.run(umount_argv(mountpoint), check=False)
+        shown_text = entry.options if entry is not None else "not mounted"
+        raise SafetyError(f"{mountpoint}: the kernel shows the mount without "
+                          f"{','.join(FORCED_MOUNT_OPTIONS)} ({shown_text}); undone")
 
 
 def _kernel_log(s: Session) -> list[str]:
@@ -240,7 +264,15 @@ def _unmount(s: Session, mountpoint: str, lazy: bool) -> None:
 
 
 def readback(s: Session, r: Readback) -> ReadBack:
-    path, _ = device_of(r.device)
+    """The read-back of a mount this helper made (device and mountpoint as it mounted them),
+    or of a device it formatted (mountpoint None); nothing else is read as root."""
+    path, kname = device_of(r.device)
+    if r.mountpoint is not None and s.mounted_here(r.mountpoint) != kname:
+        raise SafetyError(f"{r.mountpoint}: not a mount of {r.device} this helper made; the "
+                          "helper reads back only what it mounted")
+    if r.mountpoint is None and not s.owns(kname):
+        raise SafetyError(f"{r.device}: the helper reads back only a device it formatted or "
+                          "attached")
     return ReadBack(read_back(path, r.mountpoint, r.fstype,
                               run=lambda argv: s.run(argv, check=False)))
 

@@ -6,8 +6,9 @@ validated into one request dataclass before any work, handled by the module of i
 commands it ran. A line that is not a valid request gets one error answer; nothing a client
 sends ends the helper but the end of its input.
 
-Before serving as root it checks that it runs only its own code (trust.refusal): when it does
-not, its one line is {"ready": false, "error": WHY} and it exits. It knows the user it serves
+It is started through trust.boot, which checks that it runs only its own code before this
+module (and through it the handler modules) is imported: when it does not, its one line is
+{"ready": false, "error": WHY} and it exits. It knows the user it serves
 from PKEXEC_UID / SUDO_UID (paths.served_user), never from the client. When its client goes
 away (end of input, or its death signal), it stops every tool, unmounts what it mounted,
 detaches what it attached, removes what it made, and ends.
@@ -24,10 +25,8 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import asdict
-from pathlib import Path
 from typing import IO, Any
 
-import disklab
 from disklab.core.privilege.protocol import MAX_LINE, PROTOCOL, Answer, Pong, Request, parse_line
 from disklab.core.privileged import (
     filesystems,
@@ -117,6 +116,7 @@ def lines(inp: IO[bytes]) -> Any:
 
 def serve(inp: IO[bytes], out: IO[str], session: Session | None = None) -> None:
     s = session or Session(paths.served_user(os.environ))
+    loops.undo_dead(s)  # a killed helper's attach, answered or not: undone before anything
     try:
         out.write(json.dumps({"ready": True, "pid": os.getpid(), "uid": os.geteuid(),
                               "protocol": PROTOCOL, "workdir": s.workdir,
@@ -154,7 +154,7 @@ def close(s: Session) -> None:
             for name in os.listdir(dead):
                 os.rmdir(os.path.join(dead, name))
             os.rmdir(dead)
-    if not (s.held.loops or s.held.mounts or s.held.groups):
+    if not s.held.undoable:
         s.forget_records()
 
 
@@ -169,15 +169,12 @@ def main() -> int:
     # The protocol owns the real stdout; anything printed by accident goes to stderr.
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
-    why = trust.refusal()
+    why = trust.refusal()  # trust.boot checked before this module was imported; once more
     if why:
         print(f"disklab helper: refusing to serve as root: {why}", file=sys.stderr)
         out.write(json.dumps({"ready": False, "kind": "HelperRefused", "error": why}) + "\n")
         out.flush()
         return REFUSED_EXIT
-    # The tools it starts with this interpreter (the engine) import this very copy, which the
-    # check above found root's alone.
-    os.environ["PYTHONPATH"] = str(Path(disklab.__file__).resolve().parents[1])
     # Die with the client (a killed DiskLab must not leave a root process behind).
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)

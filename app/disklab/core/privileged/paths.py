@@ -74,10 +74,73 @@ def may_create_in(st: os.stat_result, user: User) -> bool:
     return st.st_mode & bits == bits
 
 
-def open_dir(path: str) -> int:
+def may_search(st: os.stat_result, user: User) -> bool:
+    """`user` may look up names in the directory of `st` (search permission)."""
+    if user.is_root:
+        return True
+    if st.st_uid == user.uid:
+        bit = stat.S_IXUSR
+    elif st.st_gid in user.groups:
+        bit = stat.S_IXGRP
+    else:
+        bit = stat.S_IXOTH
+    return bool(st.st_mode & bit)
+
+
+def not_the_users(path: str, user: User) -> SafetyError:
+    """The refusal of a path the served user may not use: the same words whether or not the
+    path exists, so that the helper is no way to learn what is in a directory the user cannot
+    search."""
+    return SafetyError(f"{path}: uid {user.uid} may not make files there (DiskLab makes an "
+                       "image only in a directory its user may write and search)")
+
+
+def resolve_as(path: str, user: User, shown: str | None = None, limit: int = 40) -> str:
+    """The real path of the directory `path`, resolved as `user` would resolve it: a name is
+    looked up (and a symbolic link read) only in a directory that user may search, so the
+    answer says nothing about what the user could not see (not_the_users: the same words for a
+    missing and an existing name; `shown`: the path its words name). Root resolves it;
+    open_dir then opens the result."""
+    shown = shown or path
+    if not path.startswith("/"):
+        raise SafetyError(f"{path} is not an absolute path")
+    todo = [p for p in path.split("/") if p]
+    real: list[str] = []
+    while todo:
+        part = todo.pop(0)
+        if part == ".":
+            continue
+        here = "/" + "/".join(real)
+        try:
+            if not may_search(os.stat(here), user):
+                raise not_the_users(shown, user)
+            if part == "..":
+                real = real[:-1]
+                continue
+            st = os.lstat(os.path.join(here, part))
+        except FileNotFoundError:
+            raise SafetyError(f"{path}: {os.path.join(here, part)} does not exist") from None
+        except OSError:
+            raise not_the_users(shown, user) from None
+        if stat.S_ISLNK(st.st_mode):
+            limit -= 1
+            target = os.readlink(os.path.join(here, part))
+            if limit < 0:
+                raise SafetyError(f"{path}: too many symbolic links")
+            real = [] if target.startswith("/") else real
+            todo = [p for p in target.split("/") if p] + todo
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise SafetyError(f"{path}: {os.path.join(here, part)} is not a directory")
+        real.append(part)
+    return "/" + "/".join(real)
+
+
+def open_dir(path: str, user: User | None = None) -> int:
     """A descriptor (O_PATH) of the directory `path`, opened from / one component at a time
     without following a symbolic link; SafetyError when a component is a link or not a
-    directory. The caller closes it."""
+    directory. With `user`, every directory passed through must be one that user may search
+    (not_the_users otherwise). The caller closes it."""
     if not path.startswith("/"):
         raise SafetyError(f"{path} is not an absolute path")
     fd = os.open("/", DIR_FLAGS)
@@ -85,6 +148,8 @@ def open_dir(path: str) -> int:
         for part in [p for p in path.split("/") if p]:
             if part in (".", ".."):
                 raise SafetyError(f"{path}: '.' or '..' in a resolved path")
+            if user is not None and not may_search(os.fstat(fd), user):
+                raise not_the_users(path, user)
             try:
                 following = os.open(part, DIR_FLAGS, dir_fd=fd)
             except OSError as e:

@@ -58,20 +58,30 @@ class Holdings:
     groups: dict[str, str] = field(default_factory=dict)  # case tag -> cgroup path
     tuned: dict[str, dict[str, str]] = field(default_factory=dict)  # device -> first values
     workdirs: set[str] = field(default_factory=set)  # the helpers' own directories
+    # an image made by an attach not finished yet: real path -> [st_dev, st_ino] (a loop
+    # device may or may not be attached to it yet)
+    pending: dict[str, list[int]] = field(default_factory=dict)
+
+    @property
+    def undoable(self) -> bool:
+        return bool(self.loops or self.mounts or self.groups or self.pending)
 
     def to_json(self) -> dict[str, Any]:
         return {"loops": {k: asdict(v) for k, v in self.loops.items()}, "mounts": self.mounts,
                 "owned": sorted(self.owned), "groups": self.groups, "tuned": self.tuned,
-                "workdirs": sorted(self.workdirs)}
+                "workdirs": sorted(self.workdirs), "pending": self.pending}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Holdings:
         return cls({k: Loop(**v) for k, v in (data.get("loops") or {}).items()},
                    dict(data.get("mounts") or {}), set(data.get("owned") or ()),
                    dict(data.get("groups") or {}), dict(data.get("tuned") or {}),
-                   set(data.get("workdirs") or ()))
+                   set(data.get("workdirs") or ()),
+                   {str(k): [int(v[0]), int(v[1])] for k, v in
+                    (data.get("pending") or {}).items()})
 
     def merge(self, other: Holdings) -> None:
+        self.pending.update(other.pending)
         self.loops.update(other.loops)
         self.mounts.update(other.mounts)
         self.owned |= other.owned
@@ -93,6 +103,9 @@ class Session:
         self.records = records
         self.record_file: Path | None = None
         self.tools: Any = None  # the tools and cases it runs (toolruns.Runs)
+        # devices whose filesystem this helper's mkfs made and no raw tool has written since:
+        # the only ones it mounts (a filesystem is never one whose bytes a client chose)
+        self.formatted: set[str] = set()
         # The step of the end of the session under way ({"step", "since"}), in the record: a
         # helper that dies or hangs while tearing down says where (read by its inheritor, or
         # by a person looking at /var/lib/disklab/helper).
@@ -116,6 +129,9 @@ class Session:
             self.record_file = records / f"{me.pid}-{int(me.create_time() * 100)}.json"
             for path in records.glob("*.json"):
                 self._inherit(path)
+            for path in records.glob("*.tmp"):  # a record being written when it was killed
+                if not _alive(path.stem):
+                    path.unlink(missing_ok=True)
 
     def _inherit(self, path: Path) -> None:
         """A dead helper's record of the same user: what it lists may be undone here."""
@@ -126,7 +142,7 @@ class Session:
             if data.get("served") != self.user.uid:
                 return
             left = still_there(Holdings.from_json(data))
-            if left.loops or left.mounts or left.groups:
+            if left.undoable:
                 self.inherited.merge(left)
             else:
                 self.inherited.workdirs |= left.workdirs
@@ -153,7 +169,7 @@ class Session:
             return
         with contextlib.suppress(OSError):
             self.record_file.unlink()
-        if not (self.inherited.loops or self.inherited.mounts or self.inherited.groups):
+        if not self.inherited.undoable:
             for path in self.records.glob("*.json"):
                 with contextlib.suppress(OSError, ValueError):
                     if json.loads(path.read_text()).get("served") == self.user.uid and \
@@ -165,6 +181,12 @@ class Session:
         self.closing = {"step": step, "since": round(time.time(), 3)}
         self.save()
 
+    def pending_image(self, path: str | None, dev: int = 0, ino: int = 0) -> None:
+        """Record (saved at once) the image an attach under way made, before its next step;
+        None: the attach is over (its loop device stands for it, or it was undone)."""
+        self.held.pending = {path: [dev, ino]} if path is not None else {}
+        self.save()
+
     # --- what may be touched --------------------------------------------------------------------
     def loop(self, kname: str) -> Loop | None:
         return self.held.loops.get(kname) or self.inherited.loops.get(kname)
@@ -173,6 +195,10 @@ class Session:
         """`kname` is a device this helper (or a dead one of this user) attached, formatted with
         a confirm, or partitioned."""
         return kname in self.held.owned or kname in self.inherited.owned
+
+    def written_raw(self, kname: str) -> None:
+        """`kname` (and its partitions) no longer hold the filesystem this helper made."""
+        self.formatted -= {k for k in self.formatted if k == kname or k.startswith(kname + "p")}
 
     def mounted_here(self, mountpoint: str) -> str | None:
         return self.held.mounts.get(mountpoint) or self.inherited.mounts.get(mountpoint)
@@ -239,11 +265,30 @@ def still_there(held: Holdings) -> Holdings:
     file it attached (and their partitions), mounts still mounted, groups still there. A kernel
     name reused by someone else since is not the helper's any more."""
     loops = {k: v for k, v in held.loops.items() if backing(k) == (v.dev, v.ino)}
+    pending = {p: v for p, v in held.pending.items()
+               if same_inode(p, v) or any(backing(k) == tuple(v) for k in loop_names())}
     owned = {k for k in held.owned if any(k == n or k.startswith(n + "p") for n in loops)}
     mounts = {m: k for m, k in held.mounts.items() if os.path.ismount(m)}
     groups = {t: p for t, p in held.groups.items() if os.path.isdir(p)}
     tuned = {d: v for d, v in held.tuned.items() if os.path.basename(d) in owned}
-    return Holdings(loops, mounts, owned, groups, tuned, held.workdirs)
+    return Holdings(loops, mounts, owned, groups, tuned, held.workdirs, pending)
+
+
+def same_inode(path: str, dev_ino: list[int]) -> bool:
+    """`path` is (still) the regular file with this (st_dev, st_ino); the last component is
+    not followed."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and [st.st_dev, st.st_ino] == list(dev_ino)
+
+
+def loop_names() -> list[str]:
+    """The kernel names of the loop devices there are now."""
+    with contextlib.suppress(OSError):
+        return sorted(n for n in os.listdir("/sys/block") if n.startswith("loop"))
+    return []
 
 
 def device_of(path: str) -> tuple[str, str]:

@@ -6,8 +6,12 @@ The argv is the tool adapter's, built here from parameters checked as the plan l
 them (core.plan.case_params), and checked once more as built: no option the adapters never
 produce (fio's exec_prerun/exec_postrun, an --output other than the case's result file), no
 shell character, control character or '..' in any argument. A tool runs only in a filesystem
-this helper mounted in this session, or on a raw device that passes the destructive checks
-(its result file then goes to the helper's own work directory).
+this helper mounted in this session (one its user cannot write), or on a raw device that
+passes the destructive checks. Whatever the tool is, it runs with its working directory in
+the case's own root-only directory (WORKDIR/out-TAG, 0700), its result file is made there
+first (O_EXCL, O_NOFOLLOW) and handed back from there, and a python tool (the engine, the
+tree load) runs isolated (python -I) from this helper's own package copy: nothing a user can
+write is on its path, in its working directory, or where its output goes.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import psutil
 
+import disklab
 from disklab.core import proc, tools
 from disklab.core.plan.parse import case_params
 from disklab.core.plan.targets import NAME
@@ -41,9 +47,9 @@ from disklab.core.privilege.protocol import (
     ToolTree,
     ToolTreeCounters,
 )
-from disklab.core.privileged import groups
+from disklab.core.privileged import groups, paths
 from disklab.core.privileged.filesystems import destructive_target
-from disklab.core.privileged.state import Session
+from disklab.core.privileged.state import Session, device_of
 from disklab.core.proc.group import ToolGroup
 from disklab.core.proc.tool import ToolProcess
 from disklab.core.system import devices
@@ -52,6 +58,8 @@ from disklab.core.system.mountinfo import mount_at
 from disklab.core.tools.base import PLACEMENT_KEY, Command, RunTarget
 from disklab.core.vocab.errors import RequestError, SafetyError
 
+# the root of the package copy this helper runs (trust checked it): its python tools import it
+PACKAGE_ROOT = str(Path(disklab.__file__).resolve().parents[1])
 RESULT_MAX = 64 << 20  # bytes of a tool's result file returned (fio JSON is far smaller)
 PLACEMENT = re.compile(rf"{NAME.pattern}(?:\+{NAME.pattern}){{0,63}}")  # "a+b+a"
 NEVER = re.compile(r"exec_pre|exec_post|[;|&$`<>\x00-\x1f\x7f]|(?:^|[/=])\.\.(?:/|$)")
@@ -102,6 +110,10 @@ def _tool_directory(s: Session, directory: str, device: str | None) -> str:
     real = os.path.realpath(directory)
     if device is not None and real == os.path.realpath(s.workdir):
         return real
+    with contextlib.suppress(OSError):
+        if paths.may_write(os.stat(real), s.user) and not s.user.is_root:
+            raise SafetyError(f"{directory}: uid {s.user.uid} may write it; the helper runs "
+                              "tools only where its user cannot plant a file or a link")
     kname = s.held.mounts.get(real)
     if kname is None:
         raise SafetyError(f"{directory}: the helper runs tools only in a filesystem it "
@@ -160,7 +172,63 @@ def _build(s: Session, r: ToolStart) -> tuple[Command, str]:
     if not -1 <= r.step < len(command.prepare):
         raise RequestError(f"{r.tool} has {len(command.prepare)} prepare step(s), no step "
                            f"{r.step}")
-    return command, directory
+    return _confined(command, _outputs(s, r.tag)), directory
+
+
+def _outputs(s: Session, tag: str) -> str:
+    """The case's own directory for what a tool hands back (its result file) and its working
+    directory: made by root in root's work directory (0711: no one else can list it or make
+    anything in it), mode 0700."""
+    out = os.path.join(s.workdir, f"out-{tag}")
+    try:
+        os.mkdir(out, 0o700)
+        s.builtin("mkdir", out)
+    except FileExistsError:
+        st = os.lstat(out)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            raise SafetyError(f"{out} is not the helper's own directory") from None
+    return out
+
+
+def _isolated(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """`python -m MODULE ARGS` (the engine, the tree load) as `python -I -c BOOT ARGS`: the
+    interpreter ignores PYTHON* variables, the user site and the working directory, and
+    imports the module from this helper's own (checked) copy of the package."""
+    if len(argv) < 3 or argv[0] != sys.executable or argv[1] != "-m":
+        return argv
+    boot = (f"import runpy, sys; sys.path.insert(0, {PACKAGE_ROOT!r}); "
+            f"runpy.run_module({argv[2]!r}, run_name='__main__', alter_sys=True)")
+    return (argv[0], "-I", "-c", boot, *argv[3:])
+
+
+def _confined(command: Command, out: str) -> Command:
+    """The command as the helper runs it: working directory `out`, its result file moved
+    into `out` (the adapters put it beside the data), python tools isolated."""
+    result = command.result_file
+    moved = os.path.join(out, os.path.basename(result)) if result else None
+
+    def fix(argv: tuple[str, ...]) -> tuple[str, ...]:
+        if result and moved:
+            argv = tuple(a.replace(f"--output={result}", f"--output={moved}")
+                         if a.startswith("--output=") else (moved if a == result else a)
+                         for a in argv)
+        return _isolated(argv)
+
+    files = tuple(moved if f == result else f for f in command.files)
+    return replace(command, argv=fix(command.argv), cwd=out, files=files, result_file=moved,
+                   prepare=tuple(fix(a) for a in command.prepare),
+                   group=tuple((n, fix(a)) for n, a in command.group))
+
+
+def _fresh_result(path: str | None) -> None:
+    """Make the result file before the tool runs: O_CREAT|O_EXCL|O_NOFOLLOW in the case's
+    own root-only directory, so that what the tool writes and the helper hands back is that
+    new file and nothing a link points at."""
+    if path is None:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    os.close(fd)
 
 
 def start(s: Session, r: ToolStart) -> ToolStarted:
@@ -177,6 +245,10 @@ def start(s: Session, r: ToolStart) -> ToolStarted:
     if r.step in case.started:
         raise RequestError(f"step {r.step} of {r.tag} was already run")
     case.started.add(r.step)
+    if r.device is not None:
+        s.written_raw(device_of(r.device)[1])  # its filesystem is no longer the one mkfs made
+    if r.step < 0:
+        _fresh_result(command.result_file)
     argv = command.argv if r.step < 0 else command.prepare[r.step]
     group = s.held.groups.get(r.tag)
     process: ToolProcess | ToolGroup
@@ -266,6 +338,8 @@ def cleanup(s: Session, r: ToolCleanup) -> CaseCleaned:
             del book.runs[number]
     case = book.cases.pop(r.tag, None)
     left = remove_files(case.files) if case else []
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.join(s.workdir, f"out-{r.tag}"))
     group = groups.remove_case_group(s, r.tag)
     return CaseCleaned(left + ([group] if group else []))
 

@@ -41,7 +41,13 @@ from disklab.core.results.format import (
     format_value,
 )
 from disklab.core.results.labels import case_labels
-from disklab.core.results.limits import UNKNOWN, Limit, limits_note, limits_text, limits_tip
+from disklab.core.results.limits import (
+    Limit,
+    limits_note,
+    limits_text,
+    limits_tip,
+    row_verdicts,
+)
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.pivot import Pivot, cell_class
 from disklab.core.results.rows import headline, point, row_stats
@@ -127,7 +133,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
             cells = (*cells, "" if r.get("config") == baseline_config
                      else format_delta(delta_pct(mean, base.get(point(r)))))
         if limits is not None:
-            found = limits.get(str(r.get("case_id"))) or [UNKNOWN]
+            found = row_verdicts(limits, r)
             cells = (*cells, limits_text(found))
             tips.append(("",) * (len(cells) - 1) + (limits_tip(found),))
         out.append(cells)

@@ -1,0 +1,192 @@
+"""Issue 44, verdicts that judge what was measured, on real runs through `disklab run` and
+`disklab show --json`, as a user reads them: a placed case judged from every target's device,
+each iozone phase from its own samples, direct I/O that ext4's data=journal buffered, the
+write-back rule under a page_cache_limit, the file-tree tool's cells."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from disklab.core import proc
+from tests.helpers import Loops
+
+pytestmark = [pytest.mark.root, pytest.mark.slow]
+
+
+def disklab(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "disklab.cli.main", *args],
+                          capture_output=True, text=True, timeout=600)
+
+
+def _needs(*tools: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root (loop devices, mkfs, mount)")
+    missing = [t for t in tools if proc.which(t) is None]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")
+
+
+def run(tmp_path: Path, plan_text: str) -> dict[str, Any]:
+    """Run a plan into a fresh library; its session as `show --json` gives it."""
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text)
+    library = tmp_path / "lib.sqlite3"
+    done = disklab("run", str(plan), "--library", str(library))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    shown = disklab("show", "1", "--json", "--library", str(library))
+    assert shown.returncode == 0, shown.stderr
+    return dict(json.loads(shown.stdout))
+
+
+def kinds(row: dict[str, Any]) -> set[str]:
+    return {x["kind"] for x in row["limited_by"]}
+
+
+@pytest.fixture
+def two_luns(tmp_path: Path) -> Iterator[dict[str, Path]]:
+    _needs("iozone", "mkfs.ext4", "losetup")
+    loops = Loops(tmp_path)
+    try:
+        yield {name: loops.mount(loops.device(name, "600M"), f"lun-{name}") for name in "ab"}
+    finally:
+        loops.cleanup()
+
+
+PLACED = """\
+name = "placed under a limit"
+repeats = 1
+page_cache_limit = "64m"
+[targets.a]
+directory = "{a}"
+[targets.b]
+directory = "{b}"
+
+[[test]]
+tool = "iozone"
+tests = ["write"]
+record_size = "1m"
+file_size = "192m"
+on = ["a+b", "a+b+b"]
+"""
+
+
+def test_a_placed_case_is_judged_from_every_targets_device(two_luns: dict[str, Path],
+                                                           tmp_path: Path) -> None:
+    """iozone writes 192 MiB a stream on a and on b (and on a, b and b again) under a 64 MiB
+    page_cache_limit: the bytes went through to both devices, so no figure of it is 'absorbed
+    by the page cache' (a's device alone holds half of them, a third in a+b+b)."""
+    session = run(tmp_path, PLACED.format(**two_luns))
+    rows = [r for r in session["results"] if r["tool"] == "iozone"]
+    assert rows
+    for r in rows:
+        assert not kinds(r) & {"page_cache_write", "page_cache_read"}, (r["metric"],
+                                                                        r["limited_by"])
+    # the samples the verdict read: both devices' bytes, together at least what was written
+    library = tmp_path / "lib.sqlite3"
+    from disklab.core.library import Library
+    with Library.open(library) as lib:
+        every = sum(s["value"] for s in lib.samples(1, series="device_write_bps:all"))
+        one = sum(s["value"] for s in lib.samples(1, series="device_write_bps"))
+    assert every > 1.6 * one
+
+
+JOURNAL = """\
+name = "direct under data=journal"
+repeats = 1
+[target]
+image = {{ path = "{image}", size = "384m" }}
+
+[[config]]
+label = "ordered"
+fs = "ext4"
+mount = ["data=ordered"]
+
+[[config]]
+label = "journal"
+fs = "ext4"
+mount = ["data=journal"]
+
+[[test]]
+tool = "fio"
+rw = "randwrite"
+bs = "4k"
+size = "64m"
+iodepth = 8
+ioengine = "libaio"
+direct = true
+runtime = "3s"
+"""
+
+
+def test_direct_io_under_data_journal_is_warned_and_named_the_page_cache(tmp_path: Path
+                                                                        ) -> None:
+    """fio randwrite 4k, libaio, direct = true under ext4 data=ordered and data=journal:
+    `plan validate` warns that data=journal buffers it, and the journal configuration's
+    figures say 'direct I/O through the page cache' (the ordered one's do not)."""
+    _needs("fio", "mkfs.ext4", "losetup")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(JOURNAL.format(image=tmp_path / "scratch.img"))
+    checked = disklab("plan", "validate", str(plan))
+    assert checked.returncode == 0, checked.stderr
+    said = checked.stdout + checked.stderr
+    assert "data=journal does not do O_DIRECT" in said and "test[1].direct" in said, said
+    session = run(tmp_path, plan.read_text())
+    by_config: dict[str, set[str]] = {}
+    for r in session["results"]:
+        by_config.setdefault(r["config"], set()).update(kinds(r))
+    assert "page_cache_direct" in by_config["journal"], by_config
+    assert "page_cache_direct" not in by_config["ordered"], by_config
+    words = [x["words"] for r in session["results"] if r["config"] == "journal"
+             for x in r["limited_by"] if x["kind"] == "page_cache_direct"]
+    assert words[0].startswith("direct I/O through the page cache: ext4 data=journal")
+
+
+@pytest.fixture
+def one_lun(tmp_path: Path) -> Iterator[Path]:
+    _needs("iozone", "mkfs.ext4", "losetup")
+    loops = Loops(tmp_path)
+    try:
+        yield loops.mount(loops.device("a", "512M"), "lun-a")
+    finally:
+        loops.cleanup()
+
+
+PHASES = """\
+name = "write then re-read"
+repeats = 1
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "iozone"
+tests = ["write", "read"]
+record_size = "1m"
+file_size = "192m"
+threads = 1
+fsync = true
+"""
+
+
+def test_each_iozone_phase_is_judged_from_its_own_samples(one_lun: Path, tmp_path: Path
+                                                          ) -> None:
+    """iozone's throughput mode writes 192 MiB with fsync (to the device) and reads it back
+    from the page cache, seconds apart: the re-read figure says the page cache, the write
+    figure does not (the whole run's reads were all the page cache's)."""
+    session = run(tmp_path, PHASES.format(directory=one_lun))
+    by_metric = {r["metric"]: r for r in session["results"]}
+    reread, write = by_metric["reread"], by_metric["write"]
+    assert "page_cache_read" in kinds(reread), reread["limited_by"]
+    assert not kinds(write) & {"page_cache_read", "page_cache_write"}, write["limited_by"]
+    assert kinds(write) != kinds(reread)
+    # a figure's interval is its own: the re-read's 192 MiB at cache speed lasts well under
+    # the run's ~10 s of iozone's sleeps between phases
+    short = [x for x in reread["limited_by"] if x["kind"] == "too_short"]
+    assert not short or short[0]["evidence"]["seconds"] < 2.0

@@ -190,3 +190,30 @@ def test_each_iozone_phase_is_judged_from_its_own_samples(one_lun: Path, tmp_pat
     # the run's ~10 s of iozone's sleeps between phases
     short = [x for x in reread["limited_by"] if x["kind"] == "too_short"]
     assert not short or short[0]["evidence"]["seconds"] < 2.0
+
+
+TREE = """\
+name = "a tree"
+repeats = 1
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "tree"
+phases = ["create"]
+dirs = 20
+files_per_dir = 1000
+file_size = "12k"
+block_size = "4k"
+"""
+
+
+def test_a_file_tree_carries_no_read_verdict(one_lun: Path, tmp_path: Path) -> None:
+    """The file-tree tool writes and removes files and reads none back: its Python start-up
+    (a megabyte or more of modules read) is no figure's, so no cell says 'read from the page
+    cache'."""
+    session = run(tmp_path, TREE.format(directory=one_lun))
+    rows = [r for r in session["results"] if r["tool"] == "tree"]
+    assert {r["metric"].split(":")[0] for r in rows} == {"create"}
+    for r in rows:
+        assert "page_cache_read" not in kinds(r), (r["metric"], r["limited_by"])

@@ -217,3 +217,59 @@ def test_a_file_tree_carries_no_read_verdict(one_lun: Path, tmp_path: Path) -> N
     assert {r["metric"].split(":")[0] for r in rows} == {"create"}
     for r in rows:
         assert "page_cache_read" not in kinds(r), (r["metric"], r["limited_by"])
+
+
+# The root blkio cgroup's write limit on one device (cgroup v1), as test_limited_by's
+THROTTLE = Path("/sys/fs/cgroup/blkio/blkio.throttle.write_bps_device")
+SLOW_BPS = 8 << 20
+
+
+@pytest.fixture
+def slow_lun(tmp_path: Path) -> Iterator[Path]:
+    """A scratch ext4 on its own loop device written back at 8 MiB/s; the limit removed and
+    the device detached afterwards, by name. No sysctl is touched."""
+    _needs("mkfs.ext4", "losetup")
+    if not THROTTLE.exists():
+        pytest.skip("no cgroup v1 blkio throttle on this machine")
+    loops = Loops(tmp_path)
+    try:
+        device = loops.device("slow", "512M")
+        mnt = loops.mount(device, "lun-slow")
+        number = f"{os.major(os.stat(device).st_rdev)}:{os.minor(os.stat(device).st_rdev)}"
+        THROTTLE.write_text(f"{number} {SLOW_BPS}\n")
+        try:
+            yield mnt
+        finally:
+            THROTTLE.write_text(f"{number} 0\n")
+    finally:
+        loops.cleanup()
+
+
+WRITEBACK = """\
+name = "write-back under a limit"
+repeats = 1
+page_cache_limit = "64m"
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "256m"
+runtime = "5s"
+direct = false
+"""
+
+
+def test_a_write_back_bound_run_under_a_page_cache_limit_is_write_back(
+        slow_lun: Path, tmp_path: Path) -> None:
+    """Buffered writes for 5 s onto a device written back at 8 MiB/s, under a 64 MiB
+    page_cache_limit: the group fills with pages waiting for the device, the machine's Dirty
+    stays far below its own threshold; the verdict is write-back, against the group's limit."""
+    session = run(tmp_path, WRITEBACK.format(directory=slow_lun))
+    row = next(r for r in session["results"] if r["tool"] == "engine")
+    (back,) = [x for x in row["limited_by"] if x["kind"] == "writeback"]
+    assert back["evidence"]["threshold"] <= 64 << 20
+    assert back["evidence"]["dirty_bytes"] >= 0.5 * back["evidence"]["threshold"]
+    assert "page_cache_limit group" in back["words"]

@@ -46,6 +46,11 @@ CACHE_WRITE_SHARE = 0.5
 # makes them wait, holding them about 7/8 of it (balance_dirty_pages' freerun and setpoint);
 # pages under write-back count with the dirty ones (a slow device holds many in its queue).
 WRITEBACK_SHARE = 0.75
+# Under a page_cache_limit, the group's own Dirty + Writeback at or above this share of its
+# limit: its dirty threshold (cgroup v2: vm.dirty_ratio of the group's memory, 20 % by
+# default) is far behind, and its reclaim (v1) finds mostly pages waiting for the device and
+# waits for them (a writer at 8 MiB/s held its 64 MiB group at 73 %).
+GROUP_WRITEBACK_SHARE = 0.5
 # A run shorter than this, or with fewer samples than this, says more about its start than its
 # steady state (and gives the monitor too little to judge from).
 MIN_SECONDS = 1.0
@@ -269,11 +274,17 @@ def _cache_write(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | 
 def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     """Dirty and Writeback pages (the kernel throttles writers on their sum) held at the
     dirty threshold while the tool wrote: the median over the samples in which the tool's
-    processes wrote (all samples when none says), compared with WRITEBACK_SHARE of it."""
-    dirty = series.get("dirty_bytes")
-    if not dirty or not facts.dirty_threshold:
+    processes wrote (all samples when none says), compared with WRITEBACK_SHARE of it. Under
+    a page_cache_limit, the group's own pages against its limit (or the machine's threshold
+    when lower): a group full of pages waiting for the device holds its writer, whatever the
+    machine's threshold (4.9 GB here) and other programs' Dirty say."""
+    group = facts.page_cache_limit and series.get("group_dirty_bytes")
+    dirty = series.get("group_dirty_bytes" if group else "dirty_bytes")
+    threshold = (min(facts.page_cache_limit, facts.dirty_threshold or math.inf) if group
+                 else facts.dirty_threshold)
+    if not dirty or not threshold:
         return None
-    back = series.get("writeback_bytes") or []
+    back = series.get("group_writeback_bytes" if group else "writeback_bytes") or []
     n = min(len(dirty), len(back)) if back else len(dirty)
     held_at = [d + (back[-n:][i] if back else 0.0) for i, d in enumerate(dirty[-n:])]
     wrote = series.get("app_wchar_bps") or []
@@ -281,13 +292,14 @@ def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | No
         writing = [h for h, w in zip(held_at, wrote[-n:], strict=True) if w > 0]
         held_at = writing or held_at
     held = statistics.median(held_at)
-    if held < WRITEBACK_SHARE * facts.dirty_threshold:
+    if held < (GROUP_WRITEBACK_SHARE if group else WRITEBACK_SHARE) * threshold:
         return None
-    share = held / facts.dirty_threshold
-    return Limit("writeback", "write-back throttling: Dirty + Writeback held at "
-                 f"{100 * share:.0f} % of the kernel's threshold "
-                 f"({facts.dirty_threshold / (1 << 20):.0f} MiB)",
-                 {"dirty_bytes": held, "threshold": facts.dirty_threshold})
+    share = held / threshold
+    whose = ("the page_cache_limit group's Dirty + Writeback held at "
+             f"{100 * share:.0f} % of its limit" if group else
+             f"Dirty + Writeback held at {100 * share:.0f} % of the kernel's threshold")
+    return Limit("writeback", f"write-back throttling: {whose} ({threshold / (1 << 20):.0f} MiB)",
+                 {"dirty_bytes": held, "threshold": float(threshold)})
 
 
 UNKNOWN = Limit("unknown", "not known (imported)", {})
@@ -346,7 +358,8 @@ IMPORTED_SERIES = {"busy_pct": "imported_device_busy_pct",
 JUDGED_SERIES = ("cpu_pct", "machine_cpu_pct", "device_busy_pct", "device_in_flight",
                  "device_read_bps", "device_write_bps", *ALL_DEVICES.values(),
                  "app_rchar_bps", "app_wchar_bps",
-                 "dirty_bytes", "writeback_bytes", *IMPORTED_SERIES.values())
+                 "dirty_bytes", "writeback_bytes", "group_dirty_bytes",
+                 "group_writeback_bytes", *IMPORTED_SERIES.values())
 # the parameters that say how many processes or threads issue I/O, and how deep each queue is
 THREAD_KEYS = ("streams", "numjobs", "threads")
 DEPTH_KEYS = ("queue_depth", "iodepth")

@@ -273,3 +273,73 @@ def test_a_write_back_bound_run_under_a_page_cache_limit_is_write_back(
     assert back["evidence"]["threshold"] <= 64 << 20
     assert back["evidence"]["dirty_bytes"] >= 0.5 * back["evidence"]["threshold"]
     assert "page_cache_limit group" in back["words"]
+
+
+def test_a_cell_whose_baseline_was_limited_otherwise_is_marked_not_coloured(tmp_path: Path
+                                                                           ) -> None:
+    """data=journal's buffered 'direct' writes against data=ordered's direct ones, 2 repeats
+    each: `compare` and the pivot mark the journal cells '≠' (limited by something else than
+    the baseline) instead of calling them better, and the HTML colours none of them."""
+    _needs("fio", "mkfs.ext4", "losetup")
+    session = run(tmp_path, JOURNAL.format(image=tmp_path / "scratch.img").replace(
+        "repeats = 1", "repeats = 2"))
+    assert session["results"]
+    library = str(tmp_path / "lib.sqlite3")
+    shown = disklab("compare", "1", "--baseline", "ordered", "--format", "json",
+                    "--library", library)
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    text = json.dumps(doc)
+    assert "limited by something else than the baseline" in text
+    assert '"significant": true' not in text.replace("\n", "")
+    html = tmp_path / "c.html"
+    done = disklab("compare", "1", "--baseline", "ordered", "--format", "html", "-o", str(html),
+                   "--library", library)
+    assert done.returncode == 0, done.stderr
+    page = html.read_text()
+    assert "≠" in page and 'class="num better"' not in page and 'class="num worse"' not in page
+    pivot = disklab("compare", "1", "--rows", "config", "--columns", "metric",
+                    "--baseline", "config=ordered", "--format", "text", "--library", library)
+    assert pivot.returncode == 0, pivot.stderr
+    assert "≠" in pivot.stdout and "▲" not in pivot.stdout and "▼" not in pivot.stdout
+
+
+MISSING = """\
+name = "one configuration fails"
+repeats = 2
+[target]
+image = {{ path = "{image}", size = "256m" }}
+
+[[config]]
+label = "roomy"
+fs = "ext4"
+
+[[config]]
+label = "few inodes"
+fs = "ext4"
+mkfs = {{ bytes_per_inode = "4m" }}
+
+[[test]]
+tool = "tree"
+phases = ["create"]
+dirs = 2
+files_per_dir = 200
+file_size = "4k"
+block_size = "4k"
+"""
+
+
+def test_a_configuration_whose_every_run_failed_is_named_in_compare(tmp_path: Path) -> None:
+    """A configuration whose filesystem runs out of inodes fails both its runs: `compare`
+    (text and HTML) names it with its runs' statuses instead of showing the other alone."""
+    _needs("mkfs.ext4", "losetup")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(MISSING.format(image=tmp_path / "scratch.img"))
+    library = str(tmp_path / "lib.sqlite3")
+    disklab("run", str(plan), "--library", library)  # exits non-zero: runs failed
+    for fmt in ("text", "html"):
+        out = tmp_path / f"c.{fmt}"
+        done = disklab("compare", "1", "--format", fmt, "-o", str(out), "--library", library)
+        assert done.returncode == 0, done.stderr
+        said = out.read_text()
+        assert "no figure of:" in said and "few inodes: 2 runs failed" in said, said[-2000:]

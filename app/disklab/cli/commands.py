@@ -45,7 +45,7 @@ from disklab.core.plan.report import session_report
 from disklab.core.plan.schema import plan_schema_text
 from disklab.core.plan.targets import named_targets, partition_names
 from disklab.core.resources import find_plan
-from disklab.core.results.compare import session_label
+from disklab.core.results.compare import missing_configs, session_label
 from disklab.core.results.documents import (
     comparison_text,
     pivot_text,
@@ -623,10 +623,11 @@ def compare_pivot(args: argparse.Namespace) -> int:
         metrics = _keys(getattr(args, "metric", None)) or list(report.metrics)
         # the report's own layout: its baseline and filters too (not on a layout of the user's)
         own = (rows, columns) == (list(report.rows), list(report.columns))
+        raw = [(s, session_results(library, s["id"], include).rows) for s in sessions]
         labelled = session_rows([(session_label(s), with_limits(
-            session_results(library, s["id"], include).rows, session_limits(library, s["id"])))
-            for s in sessions])
+            rows, session_limits(library, s["id"]))) for s, rows in raw])
         evidence = [e for s in sessions for e in session_evidence(library, s["id"])]
+        missing = tuple(m for s, rows in raw for m in missing_configs(library, s, rows))
     finally:
         library.close()
     try:
@@ -638,6 +639,7 @@ def compare_pivot(args: argparse.Namespace) -> int:
                             getattr(args, "alpha", None) or ALPHA, baseline, where)
         if own:  # the report's chart shape and axis with its layout
             pivot = dataclasses.replace(pivot, chart=report.chart, x=report.x)
+        pivot = dataclasses.replace(pivot, missing=missing)
     except (PivotKeyError, BaselineError, ValueError) as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -558,6 +558,7 @@ def warn_plan(plan: Plan, check: Checker, library: str | None) -> None:
             if message:
                 check.error(f"{base}.direct", message)
     _warn_journal_oom(plan, check)
+    _warn_journal_direct(plan, check)
     under_test = {"directory": plan.target.path,
                   "image": str(Path(plan.target.path).parent)}.get(plan.target.kind)
     if library and under_test and same_filesystem(library, under_test):
@@ -607,6 +608,30 @@ def _data_written(adapter: ToolAdapter,
     if moved is not None and moved > (touched[0] or 0):
         return moved, f"{format_size(moved)} (io_size or loops over its files)"
     return touched
+
+
+JOURNAL_DIRECT = ("ext4 data=journal does not do O_DIRECT: the kernel quietly buffers the "
+                  "I/O of direct = true through the page cache, so its figures are the page "
+                  "cache's, not the device's (measure direct I/O under data=ordered)")
+
+
+def _warn_journal_direct(plan: Plan, check: Checker) -> None:
+    """A test asking for direct I/O where the data is journalled (a data=journal
+    configuration, or a directory target on a data=journal mount): its figures would be
+    compared as the device's while they are the page cache's (issue 44: +934 % 'better')."""
+    where = [f"{config.label!r}" for config in plan.configs
+             if journalled_data_seconds(config.fs, config.mount) is not None]
+    if plan.target.kind == "directory":
+        mount = mount_of(plan.target.path)
+        if mount is not None and mount.fstype in ("ext3", "ext4") and \
+                "data=journal" in mount.option_list():
+            where.append(f"the target's mount ({mount.mountpoint})")
+    if not where:
+        return
+    for spec in plan.tests:
+        adapter = tools.get_adapter(spec.tool)
+        if any(adapter.uses_direct_io(p) for p in points(spec)):
+            check.warn(f"test[{spec.index + 1}].direct", f"{', '.join(where)}: {JOURNAL_DIRECT}")
 
 
 def _data_touched(adapter: ToolAdapter,

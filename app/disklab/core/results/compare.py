@@ -31,6 +31,9 @@ WORSE = "worse"
 NO_DIFFERENCE = "no significant difference"
 ONE_RUN = "one run: no test possible"
 BASELINE = "baseline"
+# a cell and its baseline limited by different things (limits: CPU against nothing found, the
+# page cache against the device): their difference says which limit, not which configuration
+UNLIKE = "limited by something else than the baseline: not compared"
 
 
 class ResultsSource(Protocol):
@@ -111,6 +114,20 @@ class Comparison:
     incomplete: SessionResults = field(default_factory=lambda: SessionResults([]))
     # each cell's verdicts of what limited it (limits.with_limits rows), absent when not judged
     limits: Mapping[tuple[str, str], tuple[Limit, ...]] = field(default_factory=dict)
+    # the configurations of the sessions compared that have no figure (every run failed), each
+    # with why ('1 journal / data=journal: 3 runs failed')
+    missing: tuple[str, ...] = ()
+
+
+def unlike(cell: Cell, found: Sequence[Limit] | None, ref_found: Sequence[Limit] | None
+           ) -> Cell:
+    """A judged cell whose baseline was limited by something else (different kinds of
+    verdict), marked UNLIKE instead of better or worse; as it is otherwise."""
+    if found is None or ref_found is None or cell.verdict in ("", BASELINE):
+        return cell
+    if {x.kind for x in found} == {x.kind for x in ref_found}:
+        return cell
+    return cell.against(cell.delta, cell.delta_pct, cell.test, UNLIKE)
 
 
 def better_is_higher(metric: str, unit: str) -> bool:
@@ -232,7 +249,8 @@ def compare_results(sessions: Sequence[tuple[str, Sequence[Mapping[str, Any]]]],
             cells[(row, col)] = cell.against(0.0 if cell.mean is not None else None,
                                         0.0 if cell.mean else None, cell.test, BASELINE)
         else:
-            cells[(row, col)] = judged(cell, ref, better[col], alpha)
+            cells[(row, col)] = unlike(judged(cell, ref, better[col], alpha),
+                                       limited.get((row, col)), limited.get((base, col)))
     return Comparison(tuple(rows), tuple(columns), cells, base, units, better, common, metrics,
                       alpha, limits=limited)
 
@@ -285,7 +303,33 @@ def comparison_for(lib: ResultsSource, session_ids: Sequence[int],
         labelled.append((session_label(s), with_limits(results.rows,
                                                        session_limits(lib, s["id"]))))
     c = compare_results(labelled, base_label, all_metrics, alpha)
-    return dataclasses.replace(c, incomplete=combined(counted)), sessions
+    missing = tuple(m for s, (_l, rows) in zip(sessions, labelled, strict=True)
+                    for m in missing_configs(lib, s, rows))
+    return dataclasses.replace(c, incomplete=combined(counted), missing=missing), sessions
+
+
+def missing_configs(lib: ResultsSource, session: Mapping[str, Any],
+                    rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The session's configurations without a figure among `rows`, each with its runs'
+    statuses ('1 journal / data=journal: 3 runs failed'): a configuration whose every run
+    failed is named, not silently absent from a comparison."""
+    shown = {str(r.get("config") or "") for r in rows}
+    cases = lib.cases(session["id"])
+    config_of = {str(c["case_id"]): str(c.get("config") or "") for c in cases}
+    statuses: dict[str, dict[str, int]] = {}
+    for run in lib.run_ends(session["id"]):
+        config = config_of.get(str(run["case_id"]))
+        if config is not None:
+            counts = statuses.setdefault(config, {})
+            counts[str(run.get("status"))] = counts.get(str(run.get("status")), 0) + 1
+    out = []
+    for config in dict.fromkeys(config_of.values()):
+        if config in shown:
+            continue
+        why = ", ".join(f"{n} run{'s' if n > 1 else ''} {status}"
+                        for status, n in statuses.get(config, {}).items()) or "no run"
+        out.append(f"{session_label(session)} / {config}: {why}")
+    return out
 
 
 def applied_configs(lib: ResultsSource, session_id: int) -> dict[str, dict[str, Any]]:

@@ -48,9 +48,9 @@ from disklab.core.results.format import (
     format_mean_std,
 )
 from disklab.core.results.limits import (
-    UNKNOWN,
     Limit,
     limits_text,
+    row_verdicts,
     session_limits,
     with_limits,
 )
@@ -287,7 +287,7 @@ def write_session_csv(lib: Library, session_id: int, fp: TextIO,
                     ";".join("" if v is None else repr(v) for v in r["values"]),
                     ";".join(f"{e['repeat']} {e['status']}" for e in r.get("excluded") or []),
                     "; ".join(r.get("notes") or []), shown(r),
-                    limits_text(limits.get(str(r.get("case_id")), [UNKNOWN]))])
+                    limits_text(row_verdicts(limits, r))])
 
 
 def varying_params(rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -352,7 +352,7 @@ def session_json(lib: Library, session_id: int, samples: bool = True,
         mean, std, n = row_stats(r)
         rows.append({**r, "cv": _cv(r), "noisy": is_noisy(mean, std, n), "better": _better(r),
                      "shown": shown(r), "limited_by": [
-                         x.to_json() for x in limits.get(str(r.get("case_id")), [UNKNOWN])]})
+                         x.to_json() for x in row_verdicts(limits, r)]})
     doc: dict[str, Any] = {
         "session": lib.session(session_id),
         "results": rows,

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from disklab.core.tools import get_adapter
+from disklab.core.tools.base import Measured, ToolAdapter
 
 # A device busy (io_ticks over the run's time) at or above this is the limit: above it the
 # device had a request in flight nearly all the time; a little under 100 is usual because the
@@ -45,6 +46,11 @@ CACHE_WRITE_SHARE = 0.5
 # makes them wait, holding them about 7/8 of it (balance_dirty_pages' freerun and setpoint);
 # pages under write-back count with the dirty ones (a slow device holds many in its queue).
 WRITEBACK_SHARE = 0.75
+# Under a page_cache_limit, the group's own Dirty + Writeback at or above this share of its
+# limit: its dirty threshold (cgroup v2: vm.dirty_ratio of the group's memory, 20 % by
+# default) is far behind, and its reclaim (v1) finds mostly pages waiting for the device and
+# waits for them (a writer at 8 MiB/s held its 64 MiB group at 73 %).
+GROUP_WRITEBACK_SHARE = 0.5
 # A run shorter than this, or with fewer samples than this, says more about its start than its
 # steady state (and gives the monitor too little to judge from).
 MIN_SECONDS = 1.0
@@ -53,8 +59,8 @@ MIN_SAMPLES = 2
 MIN_BYTES = 1 << 20
 
 # The kinds, in the order a reader asks about them
-KINDS = ("too_short", "device", "cpu", "page_cache_read", "page_cache_write", "writeback",
-         "none", "unknown")
+KINDS = ("too_short", "page_cache_direct", "device", "cpu", "page_cache_read",
+         "page_cache_write", "writeback", "none", "unknown")
 
 
 @dataclass(frozen=True)
@@ -84,31 +90,93 @@ class RunFacts:
     # rchar is the tool's own start-up (an interpreter reading its modules), which the device
     # never sees, so it must not read as "read from the page cache"
     reads: bool = True
+    # direct I/O asked of a filesystem that journals its data (ext3/ext4 data=journal, as its
+    # mount was read back when the configuration was applied): the kernel does not do O_DIRECT
+    # there and buffers the I/O through the page cache, whatever the tool's counters say
+    direct_buffered: bool = False
+
+
+# A placed case's bytes on every target's device (monitor.TargetDisks: the distinct devices
+# of its targets summed), which its verdicts read instead of the one device under its first
+# target: a+b's streams write to two devices, and one device's bytes are half of them.
+ALL_DEVICES = {"device_read_bps": "device_read_bps:all",
+               "device_write_bps": "device_write_bps:all"}
 
 
 def _series(samples: Iterable[Mapping[str, Any]]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for s in samples:
         out.setdefault(str(s["series"]), []).append(float(s["value"]))
+    for one, every in ALL_DEVICES.items():
+        if every in out:
+            out[one] = out.pop(every)
     return out
 
 
 def run_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
-               seconds: float | None = None) -> list[Limit]:
-    """The verdicts of one run from its samples ({series, value}): every limit found, or
-    too short, or nothing found. Rates are compared as sums over the same sample times.
-    `seconds`: the run's duration when `facts` are its case's, shared by its runs."""
+               seconds: float | None = None, alone: bool = False) -> list[Limit]:
+    """The verdicts of one run (or of one figure's interval) from its samples ({series,
+    value}): every limit found, or too short, or nothing found. Rates are compared as sums
+    over the same sample times. `seconds`: the time measured (the run's duration when `facts`
+    are its case's, shared by its runs; a figure's own interval). `alone`: the samples hold
+    this figure's bytes only, so that an interval too short for the device's or the CPU's
+    levels still says where its bytes went (their counts are exact whatever the length)."""
     series = _series(samples)
     rated = len(series.get("cpu_pct", series.get("device_write_bps", [])))
     took = facts.duration if seconds is None else seconds
     if (took is not None and took < MIN_SECONDS) or rated < MIN_SAMPLES:
-        return [Limit("too_short", f"too short to judge: {took or 0:.2f} s, "
-                      f"{rated} sample(s)", {"seconds": took or 0.0,
-                                             "samples": float(rated)})]
-    found = [limit for limit in (_device(series, facts), _cpu(series, facts),
+        found = [limit for limit in (
+            _direct_buffered(series, facts),
+            *((_cache_read(series, facts), _cache_write(series, facts)) if alone else ()))
+            if limit is not None]
+        return [*found, Limit("too_short", f"too short to judge: {took or 0:.2f} s, "
+                              f"{rated} sample(s)", {"seconds": took or 0.0,
+                                                     "samples": float(rated)})]
+    found = [limit for limit in (_direct_buffered(series, facts),
+                                 _device(series, facts), _cpu(series, facts),
                                  _cache_read(series, facts), _cache_write(series, facts),
                                  _writeback(series, facts)) if limit is not None]
     return found or [Limit("none", "nothing found", {})]
+
+
+# A figure's verdicts are kept beside its case's under the case id, this and the figure's name
+# (session_limits: "c0003/write"); row_verdicts finds a row's own
+FIGURE_SEP = "/"
+
+
+def figure_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
+                  intervals: Sequence[Measured]) -> dict[str, list[Limit]]:
+    """Each figure's verdicts from the samples of its own measured interval (those whose time
+    span overlaps it; a name measured more than once, iozone's auto-mode rows, over all of
+    them), its time the interval's: not the run's sleeps, set-up or other tests."""
+    times = sorted({float(s["t"]) for s in samples})
+    spans = _spans(times)
+    by_name: dict[str, list[Measured]] = {}
+    for m in intervals:
+        by_name.setdefault(m.name, []).append(m)
+
+    def over(m: Measured) -> set[float]:
+        return {t for t in times if spans[t][1] > m.start and spans[t][0] < m.end}
+
+    covered = {id(m): over(m) for m in intervals}
+    out = {}
+    for name, parts in by_name.items():
+        chosen = set().union(*(covered[id(m)] for m in parts))
+        alone = not any(covered[id(o)] & chosen for o in intervals if o.name != name)
+        own = [s for s in samples if float(s["t"]) in chosen]
+        out[name] = run_limits(own, facts, math.fsum(m.end - m.start for m in parts),
+                               alone=alone)
+    return out
+
+
+def _spans(times: Sequence[float]) -> dict[float, tuple[float, float]]:
+    """Each sample time -> the time span its rates cover (from the sample before it; the
+    first one as long as the second's)."""
+    out = {}
+    for i, t in enumerate(times):
+        before = times[i - 1] if i else t - ((times[1] - t) if len(times) > 1 else 0.5)
+        out[t] = (before, t)
+    return out
 
 
 def _mean(values: list[float] | None) -> float | None:
@@ -122,6 +190,19 @@ def _steady(values: list[float] | None) -> float | None:
     if values and len(values) >= 4:
         values = values[1:-1]
     return _mean(values)
+
+
+def _direct_buffered(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    """Direct I/O the kernel buffered (RunFacts.direct_buffered), with the Dirty it reached
+    while the tool ran as the page cache's own evidence."""
+    if not facts.direct_buffered:
+        return None
+    dirty = series.get("dirty_bytes") or []
+    evidence = {"dirty_bytes": max(dirty)} if dirty else {}
+    return Limit("page_cache_direct", "direct I/O through the page cache: ext4 data=journal "
+                 "buffers O_DIRECT (the mount read back data=journal)"
+                 + (f", Dirty up to {max(dirty) / (1 << 20):.0f} MiB" if dirty else ""),
+                 evidence)
 
 
 def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
@@ -193,11 +274,17 @@ def _cache_write(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | 
 def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     """Dirty and Writeback pages (the kernel throttles writers on their sum) held at the
     dirty threshold while the tool wrote: the median over the samples in which the tool's
-    processes wrote (all samples when none says), compared with WRITEBACK_SHARE of it."""
-    dirty = series.get("dirty_bytes")
-    if not dirty or not facts.dirty_threshold:
+    processes wrote (all samples when none says), compared with WRITEBACK_SHARE of it. Under
+    a page_cache_limit, the group's own pages against its limit (or the machine's threshold
+    when lower): a group full of pages waiting for the device holds its writer, whatever the
+    machine's threshold (4.9 GB here) and other programs' Dirty say."""
+    group = facts.page_cache_limit and series.get("group_dirty_bytes")
+    dirty = series.get("group_dirty_bytes" if group else "dirty_bytes")
+    threshold = (min(facts.page_cache_limit, facts.dirty_threshold or math.inf) if group
+                 else facts.dirty_threshold)
+    if not dirty or not threshold:
         return None
-    back = series.get("writeback_bytes") or []
+    back = series.get("group_writeback_bytes" if group else "writeback_bytes") or []
     n = min(len(dirty), len(back)) if back else len(dirty)
     held_at = [d + (back[-n:][i] if back else 0.0) for i, d in enumerate(dirty[-n:])]
     wrote = series.get("app_wchar_bps") or []
@@ -205,13 +292,14 @@ def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | No
         writing = [h for h, w in zip(held_at, wrote[-n:], strict=True) if w > 0]
         held_at = writing or held_at
     held = statistics.median(held_at)
-    if held < WRITEBACK_SHARE * facts.dirty_threshold:
+    if held < (GROUP_WRITEBACK_SHARE if group else WRITEBACK_SHARE) * threshold:
         return None
-    share = held / facts.dirty_threshold
-    return Limit("writeback", "write-back throttling: Dirty + Writeback held at "
-                 f"{100 * share:.0f} % of the kernel's threshold "
-                 f"({facts.dirty_threshold / (1 << 20):.0f} MiB)",
-                 {"dirty_bytes": held, "threshold": facts.dirty_threshold})
+    share = held / threshold
+    whose = ("the page_cache_limit group's Dirty + Writeback held at "
+             f"{100 * share:.0f} % of its limit" if group else
+             f"Dirty + Writeback held at {100 * share:.0f} % of the kernel's threshold")
+    return Limit("writeback", f"write-back throttling: {whose} ({threshold / (1 << 20):.0f} MiB)",
+                 {"dirty_bytes": held, "threshold": float(threshold)})
 
 
 UNKNOWN = Limit("unknown", "not known (imported)", {})
@@ -259,6 +347,9 @@ class LimitsSource(Protocol):
     def samples(self, session_id: int, case_id: str | None = None,
                 series: str | None = None) -> list[dict[str, Any]]: ...
     def session(self, session_id: int) -> dict[str, Any]: ...
+    def events(self, session_id: int) -> list[dict[str, Any]]: ...
+    def transcript(self, session_id: int, case_id: str, repeat: int
+                   ) -> list[tuple[float, str, str]]: ...
 
 
 # An imported output's evidence of its device (ToolAdapter.device_evidence: fio's disk_util),
@@ -267,8 +358,10 @@ IMPORTED_SERIES = {"busy_pct": "imported_device_busy_pct",
                    "in_flight": "imported_device_in_flight"}
 # the series the verdicts read (run_limits); a session's other series are never loaded for them
 JUDGED_SERIES = ("cpu_pct", "machine_cpu_pct", "device_busy_pct", "device_in_flight",
-                 "device_read_bps", "device_write_bps", "app_rchar_bps", "app_wchar_bps",
-                 "dirty_bytes", "writeback_bytes", *IMPORTED_SERIES.values())
+                 "device_read_bps", "device_write_bps", *ALL_DEVICES.values(),
+                 "app_rchar_bps", "app_wchar_bps",
+                 "dirty_bytes", "writeback_bytes", "group_dirty_bytes",
+                 "group_writeback_bytes", *IMPORTED_SERIES.values())
 # the parameters that say how many processes or threads issue I/O, and how deep each queue is
 THREAD_KEYS = ("streams", "numjobs", "threads")
 DEPTH_KEYS = ("queue_depth", "iodepth")
@@ -278,7 +371,7 @@ BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was b
 # The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
 # session's verdicts with the version that judged them, and judges again under another one.
 # Raise it with any change that changes a verdict.
-RULES = 1
+RULES = 2
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
@@ -322,6 +415,7 @@ def judge_session(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
     """session_limits worked out from the session's samples, runs, cases and host record."""
     host = lib.session(session_id).get("host") or {}
     cases = {c["case_id"]: c for c in lib.cases(session_id)}
+    journalled = journalled_configs(lib.events(session_id))
     by_run: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for name in JUDGED_SERIES:  # only what a verdict reads, not every series of a long run
         for s in lib.samples(session_id, series=name):
@@ -336,7 +430,8 @@ def judge_session(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
             continue
         facts = of_case.get(run["case_id"])
         if facts is None:
-            facts = of_case[run["case_id"]] = run_facts(case, None, host)
+            facts = of_case[run["case_id"]] = run_facts(
+                case, None, host, journalled=str(case.get("config")) in journalled)
         samples = by_run.get((run["case_id"], int(run["repeat"])), [])
         if run.get("status") == "imported":
             found = imported_limits(samples, facts)
@@ -347,12 +442,54 @@ def judge_session(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
             continue  # no evidence
         per_case.setdefault(run["case_id"], []).append(
             run_limits(samples, facts, run.get("duration")))
+        intervals = _measured(lib, session_id, case, int(run["repeat"]))
+        for name, found in figure_limits(samples, facts, intervals or ()).items():
+            per_case.setdefault(f"{run['case_id']}{FIGURE_SEP}{name}", []).append(found)
     judged = {cid: row_limits(runs) for cid, runs in per_case.items()}
     return judged | {cid: [NOT_COMPLETED] for cid in ended_early if cid not in judged}
 
 
-def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str, Any]
-              ) -> RunFacts:
+def _measured(lib: LimitsSource, session_id: int, case: Mapping[str, Any], repeat: int
+              ) -> list[Measured] | None:
+    """A run's figures' intervals as its tool timed them (ToolAdapter.measured, from its
+    transcript); None for a tool that gives no boundary between its figures."""
+    try:
+        adapter = get_adapter(str(case.get("tool", "")))
+    except (KeyError, ValueError):
+        return None
+    if type(adapter).measured is ToolAdapter.measured:  # no boundary: no transcript read
+        return None
+    return adapter.measured(lib.transcript(session_id, str(case["case_id"]), repeat),
+                            case.get("params") or {})
+
+
+def journalled_configs(events: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The configurations whose filesystem journals its data, from what was read back of it
+    when it was applied (ConfigApplied's readback: an ext3/ext4 mount with data=journal among
+    its options, the filesystem's own /proc list or the superblock's; a directory target's
+    mount as found)."""
+    out = set()
+    for e in events:
+        if e.get("kind") in ("config_applied", "ConfigApplied") and \
+                _journals_data(e.get("readback") or {}):
+            out.add(str(e.get("config")))
+    return out
+
+
+def _journals_data(readback: Mapping[str, Any]) -> bool:
+    fs = readback.get("fs") or readback.get("fstype")
+    if fs not in ("ext3", "ext4"):
+        return False
+    options: list[str] = []
+    for key in ("mount_options", "fs_options", "options", "super_options"):
+        value = readback.get(key)
+        options += value.split(",") if isinstance(value, str) else \
+            [str(o) for o in value] if isinstance(value, list | tuple) else []
+    return "data=journal" in options
+
+
+def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str, Any],
+              journalled: bool = False) -> RunFacts:
     """A run's facts from its case (tool, params, test_index: a library case row or a
     model.Case's fields), its duration and the session's host record: what session_limits
     reads from the library and the Run page's live verdict (results.live) from the events."""
@@ -368,7 +505,16 @@ def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str
                     cpus=int(host.get("cpu_count") or 1),
                     dirty_threshold=host.get("dirty_threshold_bytes"),
                     page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case),
-                    reads=_reads(str(case.get("tool", "")), params))
+                    reads=_reads(str(case.get("tool", "")), params),
+                    direct_buffered=journalled and _direct(str(case.get("tool", "")), params))
+
+
+def _direct(tool: str, params: Mapping[str, Any]) -> bool:
+    """Whether a case of `tool` asks for O_DIRECT."""
+    try:
+        return get_adapter(tool).uses_direct_io(params)
+    except (KeyError, ValueError, TypeError):
+        return params.get("direct") not in (None, *BUFFERED)
 
 
 def _reads(tool: str, params: Mapping[str, Any]) -> bool:
@@ -418,6 +564,7 @@ def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | Non
 
 # The short words of each kind, for a pivot's or a comparison's note (what limited which cells)
 SHORT = {"too_short": "too short", "device": "device", "cpu": "CPU",
+         "page_cache_direct": "direct I/O through the page cache (data=journal)",
          "page_cache_read": "reads from the page cache",
          "page_cache_write": "writes absorbed by the page cache",
          "writeback": "write-back throttling", "none": "nothing found",
@@ -428,12 +575,20 @@ LIMITS_KEY = "_limited_by"
 NOTE_CELLS = 6
 
 
+def row_verdicts(limits: Mapping[str, Sequence[Limit]], row: Mapping[str, Any]
+                 ) -> tuple[Limit, ...]:
+    """A result row's verdicts (session_limits): its own figure's (the metric's name before
+    ':', judged over the interval its tool measured it in), else its case's; "not known"
+    for a case without evidence (imported)."""
+    case = str(row.get("case_id"))
+    figure = str(row.get("metric") or "").split(":", 1)[0]
+    return tuple(limits.get(f"{case}{FIGURE_SEP}{figure}") or limits.get(case) or (UNKNOWN,))
+
+
 def with_limits(rows: Iterable[Mapping[str, Any]], limits: Mapping[str, Sequence[Limit]]
                 ) -> list[dict[str, Any]]:
-    """Copies of result rows, each with its case's verdicts (session_limits) under
-    LIMITS_KEY; a row of a case without evidence (imported) is "not known"."""
-    return [{**r, LIMITS_KEY: tuple(limits.get(str(r.get("case_id"))) or (UNKNOWN,))}
-            for r in rows]
+    """Copies of result rows, each with its verdicts (row_verdicts) under LIMITS_KEY."""
+    return [{**r, LIMITS_KEY: row_verdicts(limits, r)} for r in rows]
 
 
 def limits_of(row: Mapping[str, Any]) -> tuple[Limit, ...] | None:

@@ -32,6 +32,7 @@ from disklab.core.results.compare import (
     judged,
     row_cell,
     row_name,
+    unlike,
 )
 from disklab.core.results.format import MISSING, format_params
 from disklab.core.results.labels import number_of, unset_default, value_rank
@@ -89,6 +90,8 @@ class Pivot:
     x: str = ""
     # each cell's verdicts of what limited it (limits.with_limits rows), absent when not judged
     cell_limits: Mapping[tuple[int, int], tuple[Limit, ...]] = field(default_factory=dict)
+    # the configurations of the sessions shown without a figure (compare.missing_configs)
+    missing: tuple[str, ...] = ()
 
     def cell(self, i: int, j: int) -> Cell | None:
         return self.cells.get((i, j))
@@ -408,7 +411,7 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     key = value = ""
     if baseline:
         key, value = resolve_baseline(baseline, chosen, (*row_keys, *all_columns))
-        _judge(cells, coords, key, value, better, alpha)
+        _judge(cells, coords, key, value, better, alpha, limited)
     return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells,
                  _common(chosen, {*row_keys, *all_columns}), all_columns[len(column_keys):],
                  tuple(dict.fromkeys(str(r.get("metric", "")) for r in chosen)),
@@ -419,7 +422,8 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
 
 
 def _judge(cells: dict[tuple[int, int], Cell], coords: Mapping[tuple[int, int], dict[str, str]],
-           key: str, value: str, better: Mapping[int, bool], alpha: float) -> None:
+           key: str, value: str, better: Mapping[int, bool], alpha: float,
+           limited: Mapping[tuple[int, int], tuple[Limit, ...]]) -> None:
     """Each cell against the cell with `key` at `value` and every other key the same (so the
     same metric, test and unit), in place; a cell without such a partner stays a value."""
     where = {tuple(sorted(c.items())): ij for ij, c in coords.items()}
@@ -432,7 +436,8 @@ def _judge(cells: dict[tuple[int, int], Cell], coords: Mapping[tuple[int, int], 
             cells[ij] = cell.against(0.0 if cell.mean is not None else None,
                                      0.0 if cell.mean else None, None, BASELINE)
         else:
-            cells[ij] = judged(cell, ref, better[ij[1]], alpha)
+            cells[ij] = unlike(judged(cell, ref, better[ij[1]], alpha), limited.get(ij),
+                               limited.get(ref_at))
 
 
 def report_pivot(rows: Sequence[Mapping[str, Any]], report: Report | None,

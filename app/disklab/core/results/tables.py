@@ -16,6 +16,7 @@ from disklab.core.results.compare import (
     BETTER,
     NO_DIFFERENCE,
     ONE_RUN,
+    UNLIKE,
     WORSE,
     Comparison,
     better_is_higher,
@@ -41,7 +42,13 @@ from disklab.core.results.format import (
     format_value,
 )
 from disklab.core.results.labels import case_labels
-from disklab.core.results.limits import UNKNOWN, Limit, limits_note, limits_text, limits_tip
+from disklab.core.results.limits import (
+    Limit,
+    limits_note,
+    limits_text,
+    limits_tip,
+    row_verdicts,
+)
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.pivot import Pivot, cell_class
 from disklab.core.results.rows import headline, point, row_stats
@@ -127,7 +134,7 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
             cells = (*cells, "" if r.get("config") == baseline_config
                      else format_delta(delta_pct(mean, base.get(point(r)))))
         if limits is not None:
-            found = limits.get(str(r.get("case_id"))) or [UNKNOWN]
+            found = row_verdicts(limits, r)
             cells = (*cells, limits_text(found))
             tips.append(("",) * (len(cells) - 1) + (limits_tip(found),))
         out.append(cells)
@@ -189,6 +196,8 @@ def comparison_note(c: Comparison) -> str:
         f"in every test: {common}" if common else "",
         f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)"
         if any(cell.verdict == ONE_RUN for cell in c.cells.values()) else "",
+        UNLIKE_NOTE if any(cell.verdict == UNLIKE for cell in c.cells.values()) else "",
+        missing_note(c.missing),
         format_excluded(c.incomplete.reasons(), c.incomplete.included),
         NOISY_HINT if noisy else "",
         limits_note([(row, col, c.limits.get((row, col)))
@@ -217,7 +226,10 @@ def config_diff_table(c: Comparison, diff: Sequence[tuple[str, Mapping[str, str]
 
 # A compared cell's mark in text (the window and HTML colour the cell and add an arrow), each
 # explained once under the table.
-MARKS = {BETTER: "▲", WORSE: "▼", NO_DIFFERENCE: "≈", ONE_RUN: "†", BASELINE: "◆"}
+MARKS = {BETTER: "▲", WORSE: "▼", NO_DIFFERENCE: "≈", ONE_RUN: "†", BASELINE: "◆",
+         UNLIKE: "≠"}
+# said under a table where a cell is marked UNLIKE
+UNLIKE_NOTE = f"{MARKS[UNLIKE]} {UNLIKE} (see what limited each, below)"
 
 
 def _shared(p: Pivot) -> tuple[str | None, int | None]:
@@ -279,6 +291,8 @@ def pivot_marks(p: Pivot) -> str:
                      f"p < {p.alpha:g})")
     if ONE_RUN in verdicts:
         lines.append(f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)")
+    if UNLIKE in verdicts:
+        lines.append(UNLIKE_NOTE)
     return _lines(*lines)
 
 
@@ -327,7 +341,14 @@ def pivot_table(p: Pivot) -> Table:
     return Table("Pivot (mean ± stddev over repeats)",
                  (corner, *(pivot_column_heading(p, j) for j in range(len(p.columns)))),
                  tuple(rows), tuple(classes),
-                 note=_lines(pivot_heading(p), pivot_marks(p), limited), tips=tips)
+                 note=_lines(pivot_heading(p), pivot_marks(p), missing_note(p.missing),
+                             limited), tips=tips)
+
+
+def missing_note(missing: Sequence[str]) -> str:
+    """The configurations shown without a figure, named under a table (compare.missing_configs);
+    '' when there are none."""
+    return f"no figure of: {'; '.join(missing)}" if missing else ""
 
 
 def pivot_cell_tip(p: Pivot, i: int, j: int) -> str:

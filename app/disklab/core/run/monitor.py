@@ -22,8 +22,10 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 
 from disklab.core.proc import ProcCounters, TreeEntry, kept_files, read_tree
+from disklab.core.system.cgroups import group_dirty, group_stat_of
 from disklab.core.system.devices import device_for_path
 from disklab.core.system.sysfs import SECTOR
 from disklab.core.tools.base import ALL_TARGETS
@@ -113,6 +115,7 @@ class Monitor:
         self._last_t: float | None = None
         self.last_interval: float | None = None  # seconds covered by the last rates
         self._totals: dict[str, float] = {}
+        self._group: Path | None = None  # the memory.stat of the tool's page_cache_limit group
 
     def set_pids(self, pids: Callable[[], Iterable[int]]) -> None:
         """Where the pids of the tool's live tree come from (ToolProcess.descendants). When it
@@ -207,12 +210,27 @@ class Monitor:
                     out[key] = v / dt
                     self._totals[total_key] = self._totals.get(total_key, 0.0) + v
                 out["cpu_pct"] = cpu / dt * 100
+        self._sample_group(out)
         self._sample_disks(out, dt, first)
         self._sample_machine(out)
         if not first and dt > 0:
             self.last_interval = dt
         self._last_t = now
         return out
+
+    def _sample_group(self, out: dict[str, float]) -> None:
+        """group_dirty_bytes and group_writeback_bytes: the levels of the tool's own memory
+        cgroup (page_cache_limit), against whose limit the kernel holds its writers (the
+        machine's Dirty counts every other program's pages too). Found from the tool's first
+        process once it runs; nothing outside a DiskLab group."""
+        if self._group is None:
+            for pid in list(self._seen)[:1]:
+                self._group = group_stat_of(pid)
+        if self._group is not None:
+            levels = group_dirty(self._group)
+            if levels:
+                out["group_dirty_bytes"] = float(levels.get("dirty", 0))
+                out["group_writeback_bytes"] = float(levels.get("writeback", 0))
 
     def _sample_machine(self, out: dict[str, float]) -> None:
         """machine_cpu_pct: how busy the machine's CPUs were since the last sample (100 = all

@@ -231,3 +231,35 @@ def oom_kills(path: str | os.PathLike[str]) -> int:
             if key == "oom_kill" and value.strip().isdigit():
                 return int(value)
     return 0
+
+
+# memory.stat's dirty and write-back page bytes of a group: v2's names, then v1's
+_DIRTY_KEYS = {"file_dirty": "dirty", "file_writeback": "writeback",
+               "dirty": "dirty", "writeback": "writeback"}
+
+
+def group_stat_of(pid: int, root: str | os.PathLike[str] = "/") -> Path | None:
+    """The memory.stat of the DiskLab group (page_cache_limit) a process runs in, from its
+    /proc/PID/cgroup (the v1 memory hierarchy's, else the v2 one's); None outside one."""
+    text = _read(Path(root) / f"proc/{pid}/cgroup")
+    if text is None:
+        return None
+    unified, memory = _own_paths(text)
+    for path, base in ((memory, "sys/fs/cgroup/memory"), (unified, "sys/fs/cgroup")):
+        if path and Path(path).name.startswith(GROUP_PREFIX):
+            stat = Path(root) / base / path.lstrip("/") / "memory.stat"
+            if stat.exists():
+                return stat
+    return None
+
+
+def group_dirty(stat: Path) -> dict[str, int]:
+    """A group's own dirty and write-back bytes ({"dirty": N, "writeback": N}) from its
+    memory.stat: what the kernel holds against the group's limit, not the machine's."""
+    out: dict[str, int] = {}
+    for line in (_read(stat) or "").splitlines():
+        key, _, value = line.partition(" ")
+        name = _DIRTY_KEYS.get(key)
+        if name is not None and name not in out and value.strip().isdigit():
+            out[name] = int(value)
+    return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -125,6 +125,18 @@ class ToolOutput:
     stderr: str = ""
     result_file: str | None = None  # contents of Command.result_file, if any
     exit_status: int | None = 0
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One figure's measured interval as its tool timed it: the figure's name (its metrics'
+    names before ':', "write" for write and write:cpu), from `start` to `end` in wall-clock
+    seconds (the transcript's lines are stamped so): what a verdict of what limited that
+    figure judges, not the whole run's sleeps, set-up and other tests."""
+
+    name: str
+    start: float
+    end: float
 
 
 class ProgressParser:
@@ -267,6 +279,13 @@ class ToolAdapter(ABC):
         """A saved output file as parse_result reads it (`disklab import`): by default what the
         tool printed on stdout; a tool that reports on stderr (dd) overrides this."""
         return ToolOutput(stdout=text)
+
+    def measured(self, lines: Sequence[tuple[float, str, str]], params: Mapping[str, Any]
+                 ) -> list[Measured] | None:
+        """Each figure's measured interval from a run's transcript ((t, stream, text) lines,
+        as the library keeps them); None when the tool gives no boundary between its figures
+        (the run is the one interval of them all)."""
+        return None
 
     def device_evidence(self, text: str) -> dict[str, float]:
         """What a saved output says of the device it ran on, for `disklab import`'s verdict of

@@ -29,10 +29,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from disklab.core.tools._iozone_phases import table_tests, throughput_phases
 from disklab.core.tools.base import (
     MAX_FILE,
     Capabilities,
     Command,
+    Measured,
     ParamSpec,
     ProgressParser,
     RunTarget,
@@ -751,6 +753,14 @@ class IozoneAdapter(ToolAdapter):
         "min_record_size": ParamSpec("size", None, minimum=KiB, maximum=MAX_RECORD,
                                      help="-y (auto)"),
     }
+
+    def measured(self, lines: Sequence[tuple[float, str, str]], params: Mapping[str, Any]
+                 ) -> list[Measured] | None:
+        """Each test's interval (_iozone_phases): throughput mode's phases, single-process
+        mode's tests walked back from their row by their own times."""
+        if _int_param(params, "threads") and not params.get("auto"):
+            return throughput_phases(lines, THROUGHPUT_LABELS, _int_param(params, "file_size"))
+        return table_tests(lines, COLUMN_ORDER, lambda out: self.parse_partial(out, params))
 
     def version_argv(self) -> tuple[str, ...]:
         return ("iozone", "-v")

@@ -107,6 +107,11 @@ class TreeAdapter(ToolAdapter):
                                              "timing, so a small tree measures the disk"),
     }
 
+    def reads(self, params: Mapping[str, Any]) -> bool:
+        """No: the tree's files are written and removed, never read back; the process's own
+        reads (the interpreter's modules at its start) are no figure's."""
+        return False
+
     def file_size(self, params: Mapping[str, Any]) -> int | None:
         return None  # many small files: the 2 x RAM rule of one big file does not apply
 

@@ -44,10 +44,20 @@ from disklab.core.plan.targets import (
 from disklab.core.system.cgroups import MIN_LIMIT
 from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec, ToolAdapter
 from disklab.core.vocab.errors import PlanError, Problem
-from disklab.core.vocab.model import AS_IS, RAW_KEY, RAW_SECTION, FsConfig, Plan, Target, TestSpec
+from disklab.core.vocab.model import (
+    AS_IS,
+    ORDERS,
+    RAW_KEY,
+    RAW_SECTION,
+    FsConfig,
+    Plan,
+    Target,
+    TestSpec,
+)
 from disklab.core.vocab.units import MAX_BYTES, format_size, human_bytes, parse_duration, parse_size
 
-TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "target", "test",
+TOP_KEYS = {"name", "description", "repeats", "drop_caches", "stop_on_failure", "order", "target",
+            "test",
             "config", "page_cache_limit", "hosts", "targets", "report"}
 ZIP_KEY = "zip"  # in a [[test]] table: groups of list parameters that advance together
 # What one plan may ask for: its runs (configurations x cases x repeats) are counted before any
@@ -515,6 +525,10 @@ def parse_plan(
         repeats = 1
     drop_caches = _typed(doc, "drop_caches", bool, False, check)
     stop_on_failure = _typed(doc, "stop_on_failure", bool, False, check)
+    order = _typed(doc, "order", str, ORDERS[0], check)
+    if order not in ORDERS:
+        check.error("order", f"{short(order)} is not one of {', '.join(ORDERS)}")
+        order = ORDERS[0]
     config_limits = take_config_targets(doc)
     named = read_targets(doc, check, lambda table, key: target_table(
         table, key, check, base_dir, library)) if "targets" in doc else None
@@ -536,6 +550,7 @@ def parse_plan(
         repeats=max(repeats, 1),
         drop_caches=drop_caches,
         stop_on_failure=stop_on_failure,
+        order=order,
         source=text,
         path=path,
         page_cache_limit=cache_limit,

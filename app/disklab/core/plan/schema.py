@@ -33,7 +33,7 @@ from disklab.core.plan.targets import (
     NAME,
 )
 from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec
-from disklab.core.vocab.model import RAW_KEY
+from disklab.core.vocab.model import ORDERS, RAW_KEY
 
 SCHEMA_ID = "https://disklab.org/schemas/plan.schema.json"
 SIZE = {"anyOf": [{"type": "integer", "minimum": 0},
@@ -254,6 +254,10 @@ def plan_schema() -> dict[str, Any]:
         "drop_caches": {"type": "boolean", "default": False,
                         "description": "sync and drop the page cache before each case (root)"},
         "stop_on_failure": {"type": "boolean", "default": False},
+        "order": {"enum": list(ORDERS), "default": ORDERS[0],
+                  "description": "configuration: every repeat of a configuration before the "
+                                 "next; interleaved: each configuration's repeat r before any "
+                                 "repeat r + 1 (a drift of the machine lands on all alike)"},
         CACHE_LIMIT: CACHE_LIMIT_SCHEMA,
         "target": _target_schema(),
         "test": {"type": "array", "minItems": 1, "items": _test_schema()},

@@ -38,8 +38,9 @@ def plan_runs(plan: Plan, python: str = sys.executable,
               raw_device: str | None = None,
               ) -> Iterator[Planned]:
     """Every case x repeat with its command, in run order, one at a time (a plan may have
-    100000 runs: their commands are made as they are needed, never all held): configuration
-    by configuration (each is made once), and within one, rounds of repeats. `directories` maps
+    100000 runs: their commands are made as they are needed, never all held), in the plan's
+    order (Plan.rounds): configuration by configuration, each with its rounds of repeats, or
+    interleaved, each configuration's repeat r before any repeat r + 1. `directories` maps
     a config label to where its filesystem is mounted (default: the plan's target directory;
     for an image or a format target, preview_mountpoint, where a configuration is shown mounted
     before a run: the tools' files are on the filesystem made there, never beside the image
@@ -58,7 +59,7 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
         plan.target.kind) or preview_mountpoint()
     previews = _preview_directories(plan)
-    for label in plan.sections():
+    for label, repeat in plan.rounds():  # by configuration, or interleaved by repeat
         mine = [c for c in cases if c.config == label]
         directory = (directories or {}).get(label, default)
         placed = (placements or {}).get(label, previews)
@@ -66,16 +67,15 @@ def plan_runs(plan: Plan, python: str = sys.executable,
         if label == RAW_SECTION and plan.raw_section:  # (a device target's label is the same)
             on = raw_device or preview_device(plan.target.kind, plan.target.path)
             directory = (directories or {}).get(label, tempfile.gettempdir())
-        for repeat in range(1, plan.repeats + 1):
-            for case in mine:
-                if only is not None and (case.id, repeat) not in only:
-                    continue
-                target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
-                                   device=on, ram_bytes=ram, is_root=is_root,
-                                   python=python, hosts=hosts, directories=placed)
-                command = adapter_for(case.tool, case.params, hosts).build_command(
-                    case.params, target)
-                yield Planned(case, repeat, command, target)
+        for case in mine:
+            if only is not None and (case.id, repeat) not in only:
+                continue
+            target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
+                               device=on, ram_bytes=ram, is_root=is_root,
+                               python=python, hosts=hosts, directories=placed)
+            command = adapter_for(case.tool, case.params, hosts).build_command(
+                case.params, target)
+            yield Planned(case, repeat, command, target)
 
 
 def _preview_directories(plan: Plan) -> dict[str, str]:

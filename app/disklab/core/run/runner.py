@@ -229,6 +229,7 @@ def _host_record(plan: Plan, versions: Mapping[str, str | None]) -> dict[str, An
     a resume compares to refuse another machine or another target."""
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
     host["tools"] = versions
+    host["order"] = plan.order  # how the configurations' repeats were laid out in time
     host.update(host_identity())
     host["target"] = {"kind": plan.target.kind, "path": plan.target.path,
                       "size": plan.target.size, "identity": target_identity(plan.target)}
@@ -362,16 +363,17 @@ def _helper_log(ctx: _Context) -> Iterator[LogLine]:
 
 def _run_config(ctx: _Context, label: str, directory: str,
                 placed: Mapping[str, str] | None = None,
-                raw_device: str | None = None) -> Iterator[Event]:
-    """Every run of one configuration, its filesystem mounted at `directory` (and, with
-    several targets, each stream target's at `placed[name]`)."""
+                raw_device: str | None = None, repeat: int | None = None) -> Iterator[Event]:
+    """Every run of one configuration (of its round `repeat` only, when given), its
+    filesystem mounted at `directory` (and, with several targets, each stream target's at
+    `placed[name]`)."""
     state = ctx.state
     if placed is None:  # one target: every name `on` may use ("target") is this directory
         placed = {name: directory for name in stream_targets(named_targets(ctx.plan))}
     runs = (r for r in plan_runs(ctx.plan, ctx.python, {label: directory}, ctx.via_helper,
                                  ctx.only, ctx.endpoints, placements={label: placed},
                                  raw_device=raw_device)
-            if r.case.config == label)
+            if r.case.config == label and repeat in (None, r.repeat))
     for run in runs:
         if _stopping(ctx):
             return
@@ -441,18 +443,18 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         scratch = Scratch(ctx.helper(), state_dir or tempfile.gettempdir(), ctx.library_path,
                           log=notes.append, state=ctx.record)
         devices = yield from _make_targets(ctx, scratch, targets, single)
-        needed = {r.case.config for r in plan_runs(plan, ctx.python, only=ctx.only)}
+        rounds = {(r.case.config, r.repeat) for r in plan_runs(plan, ctx.python, only=ctx.only)}
+        needed = {label for label, _repeat in rounds}
         if single and RAW_SECTION in needed and not _stopping(ctx):
             yield from _run_raw_section(ctx, next(iter(devices.values()))[0])
-        for config in plan.configs:
+        for config, repeat in _config_rounds(plan, rounds):
             if _stopping(ctx):
                 break
-            if config.label not in needed:
-                continue  # a resumed session's configuration whose runs are all complete
             placed = yield from _apply_config(ctx, scratch, config, devices, mountpoints, notes)
             if placed is None:
                 continue
-            yield from _run_config(ctx, config.label, next(iter(placed.values())), placed)
+            yield from _run_config(ctx, config.label, next(iter(placed.values())), placed,
+                                   repeat=repeat)
             undone = [line for name in placed for line in scratch.release(devices[name][0])]
             yield ConfigTornDown(config=config.label, t=time.time())
             for line in undone:
@@ -466,6 +468,19 @@ def _run_configs(ctx: _Context, state_dir: str | None) -> Iterator[Event]:
         for m in mountpoints:
             with contextlib.suppress(OSError):
                 os.rmdir(m)
+
+
+def _config_rounds(plan: Plan, rounds: set[tuple[str, int]]
+                   ) -> Iterator[tuple[FsConfig, int | None]]:
+    """Each configuration to make, in the plan's order: once with all its repeats (None), or
+    made again for each round of an interleaved plan. Only what has runs to do (`rounds`:
+    (configuration, repeat) pairs; a resumed session's complete ones are left out) is made."""
+    if plan.order != "interleaved":
+        needed = {label for label, _repeat in rounds}
+        yield from ((c, None) for c in plan.configs if c.label in needed)
+        return
+    for repeat in range(1, plan.repeats + 1):
+        yield from ((c, repeat) for c in plan.configs if (c.label, repeat) in rounds)
 
 
 def _apply_config(ctx: _Context, scratch: Scratch, config: FsConfig,

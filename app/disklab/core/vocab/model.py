@@ -6,7 +6,7 @@ values are plain scalars (int, float, str, bool); sizes are ints in bytes after 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,6 +92,8 @@ class TestSpec:
 # The label of a plan's raw-device section: the runs of its `raw = true` tests, grouped and
 # compared as a configuration is (the SAN study measures the LUN, then the filesystem on it).
 RAW_SECTION = "raw device"
+# a plan's `order`: every repeat of a configuration before the next, or interleaved by repeat
+ORDERS = ("configuration", "interleaved")
 RAW_KEY = "raw"  # the [[test]] key that puts a test in that section
 
 
@@ -158,6 +160,10 @@ class Plan:
     repeats: int = 1
     drop_caches: bool = False
     stop_on_failure: bool = False
+    # ORDERS: "configuration" runs every repeat of a configuration before the next;
+    # "interleaved" each configuration's repeat r before any repeat r + 1, so that a change of
+    # the machine during the session lands on every configuration alike, not on the last ones
+    order: str = "configuration"
     source: str = ""
     path: str | None = None
     # bytes of page cache each tool may keep (its memory cgroup's limit); None: no limit
@@ -174,6 +180,19 @@ class Plan:
         """Whether the plan starts with a raw-device section: tests with raw = true on an
         image or format target (on a device target every test is raw already)."""
         return self.target.kind in ("image", "format") and any(t.raw for t in self.tests)
+
+    def rounds(self) -> Iterator[tuple[str, int]]:
+        """(section label, repeat) in run order: the raw-device section's repeats first, then
+        the configurations, each whole (order "configuration") or interleaved by repeat."""
+        labels = self.sections()
+        raw = labels[:1] if self.raw_section else ()
+        configs = labels[len(raw):]
+        repeats = range(1, self.repeats + 1)
+        yield from ((label, r) for label in raw for r in repeats)
+        if self.order == "interleaved":
+            yield from ((label, r) for r in repeats for label in configs)
+        else:
+            yield from ((label, r) for label in configs for r in repeats)
 
     def sections(self) -> tuple[str, ...]:
         """The labels the runs are grouped under, in run order: the raw-device section, then

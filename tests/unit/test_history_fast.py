@@ -16,7 +16,7 @@ import pytest
 
 from disklab.core.history import changes
 from disklab.core.history.build import History, build_history
-from disklab.core.library import Library
+from disklab.core.library import Library, summary
 from disklab.core.library import history as library_history
 from disklab.core.vocab.model import Case, Metric
 from tests.helpers import record_session
@@ -107,3 +107,14 @@ def test_a_constant_figure_has_no_split_and_infinities_keep_theirs():
     assert changes._best_split([1.0] * 3 + [12.5] * 6, 0, 9) == (3, float("inf"))
     inf = float("inf")
     assert changes._best_split([inf] * 6, 0, 6) == (2, inf)
+
+
+def test_bulk_stamps_of_a_session_without_metrics(tmp_path: Path):
+    case = Case("c0", 0, "as is", "fio", 0, {})
+    with Library.open(tmp_path / "lib.sqlite") as lib:
+        ids = [record_session(lib, [(case, [[]])], name="empty", start=1.0),
+               *_fixture(lib, 2)]
+        stamps = library_history.results_stamps(lib.db, ids)
+        assert stamps[ids[0]][3:5] == (0, None)
+        for sid in ids:
+            assert stamps[sid] == summary.results_stamp(lib.db, lib.path, sid)

@@ -48,17 +48,21 @@ def _chunks(ids: Sequence[int]) -> list[Sequence[int]]:
 
 def results_stamps(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
     """summary.results_stamp of each session in `ids`, in one query a chunk (the same columns
-    in the same order: tests/unit/test_history.py holds the two to each other)."""
+    in the same order: tests/unit/test_history.py holds the two to each other). A session's
+    metric count and largest metric id come from one pass over its metric index entries
+    (two subqueries made two passes, the max not being at either end of (session, case))."""
     out: dict[int, tuple[Any, ...]] = {}
     for chunk in _chunks(ids):
         marks = ", ".join("?" * len(chunk))
-        for row in db.execute(
+        for sid, repeats, started, cases, metrics, resumes in db.execute(
                 "SELECT s.id, s.repeats, s.started, (SELECT count(*) FROM case_ c WHERE "
-                "c.session_id = s.id), (SELECT count(*) FROM metric m WHERE m.session_id = "
-                "s.id), (SELECT max(id) FROM metric m WHERE m.session_id = s.id), (SELECT "
-                "count(*) FROM event e WHERE e.session_id = s.id AND e.kind = "
-                f"'SessionResumed') FROM session s WHERE s.id IN ({marks})", tuple(chunk)):
-            out[row[0]] = tuple(row[1:])
+                "c.session_id = s.id), (SELECT count(*) || ' ' || ifnull(max(id), '') FROM "
+                "metric m WHERE m.session_id = s.id), (SELECT count(*) FROM event e WHERE "
+                "e.session_id = s.id AND e.kind = 'SessionResumed') FROM session s WHERE "
+                f"s.id IN ({marks})", tuple(chunk)):
+            count, top = metrics.split(" ")
+            out[sid] = (repeats, started, cases, int(count), int(top) if top else None,
+                        resumes)
     return out
 
 

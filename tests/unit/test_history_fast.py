@@ -89,6 +89,8 @@ def test_the_fast_reading_gives_the_same_history(tmp_path: Path,
         ids = _fixture(lib, 16)
         fast, general = _both_ways(lib, str(ids[-1]), monkeypatch)
         h = build_history(lib, str(ids[-1]))
+        columns = library_history._uniform_columns(lib.db, ids)
+    assert columns is not None and len(columns) == 9  # the fast reading read it
     assert fast == general == UNIFORM_DIGEST
     assert {c.figure.split("|")[1] for c in h.series[0].changes} == {"read", "read:iops"}
 
@@ -99,6 +101,13 @@ def test_sessions_of_two_layouts_and_a_stale_summary_read_the_same(
         ids = _fixture(lib, 16, extra_from=12)
         lib.db.execute("DELETE FROM result_stamp WHERE session_id = ?", (ids[3],))
         fast, general = _both_ways(lib, str(ids[0]), monkeypatch)
+        assert library_history._uniform_columns(lib.db, ids) is None  # the general one did
+        # a row past the layout's end (a figure added last) is not read as a slice either
+        lib.db.execute("DELETE FROM result WHERE session_id >= ?", (ids[12],))
+        lib.db.execute("INSERT INTO result SELECT session_id, 99, case_id, 'extra', params, "
+                       "unit, n, mean, stddev, vals, notes FROM result WHERE session_id = ? "
+                       "AND ord = 0", (ids[5],))
+        assert library_history._uniform_columns(lib.db, ids[:12]) is None
     assert fast == general == MIXED_DIGEST
 
 

@@ -90,13 +90,15 @@ _COLUMNS_SQL = (
     "group_concat(CASE WHEN stddev IS NULL THEN 'nan' ELSE printf('%!.17g', stddev) END) "
     "FROM result WHERE session_id IN ({marks}) GROUP BY case_id, metric, params "
     "ORDER BY min(session_id * 100000 + ord)")
-# the fast reading: one session's layout (each summary row's place and figure), the rows of
-# every session that are not in it (none: they all share it), and the numbers alone
+# the fast reading: one session's layout (each summary row's place and figure), how many of
+# each session's rows are in it, and the numbers alone in the table's own order
 _LAYOUT_SQL = ("SELECT ord, case_id, metric, params, unit FROM result WHERE session_id = ? "
                "ORDER BY ord")
-_OUTSIDE_SQL = ("SELECT count(*) FROM result WHERE session_id IN ({marks}) AND "
-                "(ord, case_id, metric, params, unit) NOT IN (VALUES {layout})")
-_NUMBERS_SQL = "SELECT session_id, ord, n, mean, stddev FROM result WHERE session_id IN ({marks})"
+_IN_LAYOUT_SQL = ("SELECT session_id, count(*) FROM result WHERE session_id IN ({marks}) AND "
+                  "(ord, case_id, metric, params, unit) IN (VALUES {layout}) "
+                  "GROUP BY session_id ORDER BY session_id")
+_NUMBERS_SQL = ("SELECT n, mean, stddev FROM result WHERE session_id IN ({marks}) "
+                "ORDER BY session_id, ord")
 
 
 def figure_columns(lib: Library, ids: Sequence[int]) -> list[FigureColumns]:
@@ -169,23 +171,22 @@ def _uniform_columns(db: sqlite3.Connection, ids: Sequence[int]) -> list[FigureC
         return None
     places = ", ".join(["(?, ?, ?, ?, ?)"] * width)
     flat = tuple(x for row in layout for x in row)
+    counts: list[tuple[int, int]] = []
     rows: list[tuple[Any, ...]] = []
     for at in range(0, len(ids), chunk_size):
         chunk = tuple(ids[at:at + chunk_size])
         marks = ", ".join("?" * len(chunk))
-        outside = db.execute(_OUTSIDE_SQL.format(marks=marks, layout=places),
-                             chunk + flat).fetchone()
-        if outside[0]:
-            return None
+        counts += db.execute(_IN_LAYOUT_SQL.format(marks=marks, layout=places), chunk + flat)
         rows += db.execute(_NUMBERS_SQL.format(marks=marks), chunk)
-    sids, ords, ns, means, sds = zip(*rows, strict=True) if rows else ((),) * 5
-    # each session a block of `width` rows, in the layout's order
-    if ords != tuple(o for o, *_k in layout) * (len(rows) // width) or any(
-            sids[j::width] != sids[::width] for j in range(1, width)):
+    # every session holding rows holds the whole layout ((session, place) is the key) and
+    # nothing else: row i is session i // width's figure at place i % width
+    if any(count != width for _s, count in counts) or len(rows) != width * len(counts):
         return None
+    sids = tuple(sid for sid, _c in counts)
+    ns, means, sds = zip(*rows, strict=True) if rows else ((), (), ())
     out = []
     for j, (_o, case_id, metric, params, unit) in enumerate(layout):
-        out.append(FigureColumns(case_id, metric, params, unit, list(sids[j::width]),
+        out.append(FigureColumns(case_id, metric, params, unit, list(sids),
                                  list(ns[j::width]), _floats(means[j::width]),
                                  _floats(sds[j::width])))
     return out

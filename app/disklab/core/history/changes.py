@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -66,8 +67,9 @@ def _moments(values: Sequence[float]) -> tuple[list[float], list[float]]:
     """Prefix sums of the values and of their squares (shifted by the first value, so that
     large figures keep their precision)."""
     shift = values[0] if values else 0.0
-    d = [v - shift for v in values]
-    return [0.0, *itertools.accumulate(d)], [0.0, *itertools.accumulate(x * x for x in d)]
+    d = list(map(operator.sub, values, itertools.repeat(shift)))
+    return ([0.0, *itertools.accumulate(d)],
+            [0.0, *itertools.accumulate(map(operator.mul, d, d))])
 
 
 @functools.lru_cache(maxsize=64)

@@ -14,6 +14,7 @@ computed from its metric rows, as Library.results does.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sqlite3
@@ -185,20 +186,19 @@ def _uniform_columns(db: sqlite3.Connection, ids: Sequence[int]) -> list[FigureC
     # nothing else: row i is session i // width's figure at place i % width
     if any(count != width for _s, count in counts) or len(rows) != width * len(counts):
         return None
-    sids = tuple(sid for sid, _c in counts)
-    ns, means, sds = zip(*rows, strict=True) if rows else ((), (), ())
-    out = []
-    for j, (_o, case_id, metric, params, unit) in enumerate(layout):
-        out.append(FigureColumns(case_id, metric, params, unit, list(sids),
-                                 list(ns[j::width]), _floats(means[j::width]),
-                                 _floats(sds[j::width])))
-    return out
+    sids = [sid for sid, _c in counts]
+    numbers = list(itertools.chain.from_iterable(rows))  # n, mean, stddev, n, mean, ...
+    stride = 3 * width
+    return [FigureColumns(case_id, metric, params, unit, list(sids), numbers[3 * j::stride],
+                          _floats(numbers[3 * j + 1::stride]),
+                          _floats(numbers[3 * j + 2::stride]))
+            for j, (_o, case_id, metric, params, unit) in enumerate(layout)]
 
 
-def _floats(column: tuple[float | None, ...]) -> list[float]:
+def _floats(column: list[float | None]) -> list[float]:
     """A column of REALs, NULL as NaN (as the grouped reading has it)."""
     if None not in column:
-        return list(column)
+        return column  # type: ignore[return-value]  # no None in it
     return [math.nan if v is None else v for v in column]
 
 

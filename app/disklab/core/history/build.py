@@ -174,10 +174,11 @@ def _figures(lib: Library, ids: Sequence[int], columns: Sequence[FigureColumns],
     the comparisons label them."""
     index_of = {sid: i for i, sid in enumerate(ids)}
     cases: dict[int, dict[str, tuple[str, str, dict[str, Any]]]] = {}
-    reps, lines = [], []
+    reps: list[dict[str, Any]] = []
+    lines: list[tuple[FigureColumns, tuple[Sequence[Any], ...]]] = []
     for c in columns:
         index = [index_of[sid] for sid in c.sessions]
-        line: tuple[tuple[Any, ...], ...] = (index, c.mean, c.stddev, c.n)
+        line: tuple[Sequence[Any], ...] = (index, c.mean, c.stddev, c.n)
         if math.isnan(math.fsum(c.mean)) or index != sorted(index):
             # a session without the figure, or sessions not in id order: sorted, kept out
             line = tuple(zip(*sorted(p for p in zip(*line, strict=True) if p[1] == p[1]),
@@ -198,9 +199,9 @@ def _figures(lib: Library, ids: Sequence[int], columns: Sequence[FigureColumns],
     for (c, line), rep in zip(lines, reps, strict=True):
         shown = " ".join(p for p in (rep["tool"], rep["metric"], labels.label(rep)) if p)
         label = f"{rep['config']} · {shown}" if len(configs) > 1 else shown
-        index, means, sds, ns = (tuple(column) for column in line)
+        at, means, sds, ns = (tuple(column) for column in line)
         out.append(Figure(f"{c.case_id}|{c.metric}|{c.params}", label, c.metric, c.unit,
-                          better_is_higher(c.metric, c.unit), is_headline(rep), index, means,
+                          better_is_higher(c.metric, c.unit), is_headline(rep), at, means,
                           sds, ns, alpha))
     return out
 

@@ -2,15 +2,19 @@
 
 A history of one plan over 1,000 sessions opens in under 200 ms (bench figure 11): one query
 lists every session's identity (plan text, host record, start), one gives the results stamps of
-the sessions of one series, one their stored summary rows grouped by figure, each figure's
-values over the sessions in one row (50 rows of 1,000 values, not 50,000 rows: making a Python
-row of each took most of the time). A session whose stored summary is missing or stale (its
-stamp is not the session's) has its rows computed from its metric rows, as Library.results
-does.
+the sessions of one series, and their stored summary rows are read in one of two ways. The
+sessions of one plan usually share one layout (the same figure at each place of their
+summaries): SQL checks that each session's rows are that layout, and the numbers (n, mean,
+stddev) come as they are stored, in (session, place) order, each figure's column a slice of
+them: no GROUP BY sort, no text conversion, no Python step per value. Otherwise SQL groups the
+rows by figure, each figure's values over the sessions in one row of concatenated text. A
+session whose stored summary is missing or stale (its stamp is not the session's) has its rows
+computed from its metric rows, as Library.results does.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import sqlite3
@@ -48,17 +52,21 @@ def _chunks(ids: Sequence[int]) -> list[Sequence[int]]:
 
 def results_stamps(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
     """summary.results_stamp of each session in `ids`, in one query a chunk (the same columns
-    in the same order: tests/unit/test_history_changes.py holds the two to each other)."""
+    in the same order: tests/unit/test_history_changes.py holds the two to each other). A session's
+    metric count and largest metric id come from one pass over its metric index entries
+    (two subqueries made two passes, the max not being at either end of (session, case))."""
     out: dict[int, tuple[Any, ...]] = {}
     for chunk in _chunks(ids):
         marks = ", ".join("?" * len(chunk))
-        for row in db.execute(
+        for sid, repeats, started, cases, metrics, resumes in db.execute(
                 "SELECT s.id, s.repeats, s.started, (SELECT count(*) FROM case_ c WHERE "
-                "c.session_id = s.id), (SELECT count(*) FROM metric m WHERE m.session_id = "
-                "s.id), (SELECT max(id) FROM metric m WHERE m.session_id = s.id), (SELECT "
-                "count(*) FROM event e WHERE e.session_id = s.id AND e.kind = "
-                f"'SessionResumed') FROM session s WHERE s.id IN ({marks})", tuple(chunk)):
-            out[row[0]] = tuple(row[1:])
+                "c.session_id = s.id), (SELECT count(*) || ' ' || ifnull(max(id), '') FROM "
+                "metric m WHERE m.session_id = s.id), (SELECT count(*) FROM event e WHERE "
+                "e.session_id = s.id AND e.kind = 'SessionResumed') FROM session s WHERE "
+                f"s.id IN ({marks})", tuple(chunk)):
+            count, top = metrics.split(" ")
+            out[sid] = (repeats, started, cases, int(count), int(top) if top else None,
+                        resumes)
     return out
 
 
@@ -78,13 +86,23 @@ class FigureColumns:
 
 
 # one row per figure, its sessions' figures concatenated in the same scan (so in the same
-# order), each REAL in the shortest text that reads back as the same double (%!.17g)
+# order), each REAL in the shortest text that reads back as the same double (%!.17g): the
+# general reading, for sessions whose summaries do not share one layout
 _COLUMNS_SQL = (
     "SELECT case_id, metric, params, unit, group_concat(session_id), group_concat(n), "
     "group_concat(CASE WHEN mean IS NULL THEN 'nan' ELSE printf('%!.17g', mean) END), "
     "group_concat(CASE WHEN stddev IS NULL THEN 'nan' ELSE printf('%!.17g', stddev) END) "
     "FROM result WHERE session_id IN ({marks}) GROUP BY case_id, metric, params "
     "ORDER BY min(session_id * 100000 + ord)")
+# the fast reading: one session's layout (each summary row's place and figure), how many of
+# each session's rows are in it, and the numbers alone in the table's own order
+_LAYOUT_SQL = ("SELECT ord, case_id, metric, params, unit FROM result WHERE session_id = ? "
+               "ORDER BY ord")
+_IN_LAYOUT_SQL = ("SELECT session_id, count(*) FROM result WHERE session_id IN ({marks}) AND "
+                  "(ord, case_id, metric, params, unit) IN (VALUES {layout}) "
+                  "GROUP BY session_id ORDER BY session_id")
+_NUMBERS_SQL = ("SELECT n, mean, stddev FROM result WHERE session_id IN ({marks}) "
+                "ORDER BY session_id, ord")
 
 
 def figure_columns(lib: Library, ids: Sequence[int]) -> list[FigureColumns]:
@@ -99,22 +117,15 @@ def figure_columns(lib: Library, ids: Sequence[int]) -> list[FigureColumns]:
         stored.update(lib.db.execute(
             f"SELECT session_id, stamp FROM result_stamp WHERE session_id IN ({marks})",
             tuple(chunk)))
-    fresh = {sid for sid in ids
-             if sid in stored and tuple(json.loads(stored[sid])) == stamps.get(sid)}
-    out: dict[tuple[str, str, str], FigureColumns] = {}
-    for chunk in _chunks(sorted(fresh)):
-        for case_id, metric, params, unit, sids, ns, means, sds in lib.db.execute(
-                _COLUMNS_SQL.format(marks=", ".join("?" * len(chunk))), tuple(chunk)):
-            key = (case_id, metric, params or "")
-            f = out.get(key)
-            if f is None:
-                f = out[key] = FigureColumns(case_id, metric, params or "", unit)
-            f.sessions += map(int, sids.split(","))
-            f.n += map(int, ns.split(","))
-            f.mean += map(float, means.split(","))
-            f.stddev += map(float, sds.split(","))
+    fresh = sorted(sid for sid in ids
+                   if sid in stored and tuple(json.loads(stored[sid])) == stamps.get(sid))
+    columns = _uniform_columns(lib.db, fresh)
+    if columns is None:
+        columns = _grouped_columns(lib.db, fresh)
+    out = {(f.case_id, f.metric, f.params): f for f in columns}
+    done = set(fresh)
     for sid in ids:
-        if sid in fresh:
+        if sid in done:
             continue
         # no summary, or a stale one: computed from the metric rows
         for mparams, r in summary.computed_results(lib.db, sid, lib.cases(sid),
@@ -128,6 +139,67 @@ def figure_columns(lib: Library, ids: Sequence[int]) -> list[FigureColumns]:
             f.mean.append(math.nan if r["mean"] is None else float(r["mean"]))
             f.stddev.append(math.nan if r["stddev"] is None else float(r["stddev"]))
     return list(out.values())
+
+
+def _grouped_columns(db: sqlite3.Connection, ids: Sequence[int]) -> list[FigureColumns]:
+    """The stored summaries of `ids` grouped by figure in SQL, whatever their layouts."""
+    out: dict[tuple[str, str, str], FigureColumns] = {}
+    for chunk in _chunks(ids):
+        for case_id, metric, params, unit, sids, ns, means, sds in db.execute(
+                _COLUMNS_SQL.format(marks=", ".join("?" * len(chunk))), tuple(chunk)):
+            key = (case_id, metric, params or "")
+            f = out.get(key)
+            if f is None:
+                f = out[key] = FigureColumns(case_id, metric, params or "", unit)
+            f.sessions += map(int, sids.split(","))
+            f.n += map(int, ns.split(","))
+            f.mean += map(float, means.split(","))
+            f.stddev += map(float, sds.split(","))
+    return list(out.values())
+
+
+def _uniform_columns(db: sqlite3.Connection, ids: Sequence[int]) -> list[FigureColumns] | None:
+    """The stored summaries of `ids` when every one has the first one's layout (the same
+    figure at each place, as the sessions of one plan have): the numbers read as they are
+    stored, session by session in the table's own order, and each figure's column a slice of
+    them (50,000 numbers without a sort, a text conversion or a Python step each). None when
+    the layouts differ (a metric added, a case left out): the general reading then groups them.
+    """
+    if not ids:
+        return []
+    layout = db.execute(_LAYOUT_SQL, (ids[0],)).fetchall()
+    width = len(layout)
+    keys = [(case_id, metric, params) for _o, case_id, metric, params, _u in layout]
+    chunk_size = db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 5 * width
+    if not width or len(set(keys)) < width or chunk_size < 1:
+        return None
+    places = ", ".join(["(?, ?, ?, ?, ?)"] * width)
+    flat = tuple(x for row in layout for x in row)
+    counts: list[tuple[int, int]] = []
+    rows: list[tuple[Any, ...]] = []
+    for at in range(0, len(ids), chunk_size):
+        chunk = tuple(ids[at:at + chunk_size])
+        marks = ", ".join("?" * len(chunk))
+        counts += db.execute(_IN_LAYOUT_SQL.format(marks=marks, layout=places), chunk + flat)
+        rows += db.execute(_NUMBERS_SQL.format(marks=marks), chunk)
+    # every session holding rows holds the whole layout ((session, place) is the key) and
+    # nothing else: row i is session i // width's figure at place i % width
+    if any(count != width for _s, count in counts) or len(rows) != width * len(counts):
+        return None
+    sids = [sid for sid, _c in counts]
+    numbers = list(itertools.chain.from_iterable(rows))  # n, mean, stddev, n, mean, ...
+    stride = 3 * width
+    return [FigureColumns(case_id, metric, params, unit, list(sids), numbers[3 * j::stride],
+                          _floats(numbers[3 * j + 1::stride]),
+                          _floats(numbers[3 * j + 2::stride]))
+            for j, (_o, case_id, metric, params, unit) in enumerate(layout)]
+
+
+def _floats(column: list[float | None]) -> list[float]:
+    """A column of REALs, NULL as NaN (as the grouped reading has it)."""
+    if None not in column:
+        return column  # type: ignore[return-value]  # no None in it
+    return [math.nan if v is None else v for v in column]
 
 
 def case_facts(lib: Library, session_id: int) -> dict[str, tuple[str, str, dict[str, Any]]]:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 from disklab.core.results.charts import (
     comparison_charts,
@@ -203,15 +206,47 @@ def test_one_chart_per_metric_never_two_quantities_on_one_axis() -> None:
     assert len({spec.title for spec in comparison_charts(c)}) == len(comparison_charts(c)) == 2
 
 
-def test_latency_percentiles_get_a_chart_per_case() -> None:
+def test_latency_percentiles_of_every_case_share_one_log_axis() -> None:
+    """fio-plot's shape: one chart for the session's (or comparison's) cases, the
+    percentiles along x, a bar per case, on a log axis where p50 (426 µs) still reads beside
+    p99.9 (113,962 µs); each value inside its bar's foot, not at the whisker's tip."""
     from disklab.core.results.charts import percentile_charts
+    from disklab.core.results.svg import to_svg
 
-    rows = [dict(_sweep()[0], metric=f"read:lat_{p}", unit="ns", mean=v, case_id="c1")
-            for p, v in (("p99.9", 9000.0), ("p50", 1000.0), ("p99", 5000.0))]
+    rows = [dict(_sweep()[0], config=c, metric=f"read:lat_{p}", unit="ns", mean=v * k,
+                 stddev=v * k / 10, n=3, case_id=f"c{c}")
+            for k, c in ((1, "ext4"), (2, "xfs"))
+            for p, v in (("p99.9", 113_962_000.0), ("p50", 426_000.0), ("p99", 5e6))]
     (spec,) = percentile_charts(rows)
     assert spec.categories == ("p50", "p99", "p99.9") and spec.y_label == "µs"
-    assert spec.series[0].y == (1.0, 5.0, 9.0) and spec.better == "lower is better"
-    assert "n=1 per point" in spec.note
+    assert spec.log_y and spec.better == "lower is better"
+    assert [s.name.split()[0] for s in spec.series] == ["ext4", "xfs"]
+    assert spec.series[0].y == (426.0, 5000.0, 113962.0)
+    assert "n=3 per point" in spec.note
+    svg = to_svg(spec)
+    for tick in (">100<", ">1000<", ">10000<", ">100000<"):  # decades on the value axis
+        assert tick in svg
+    bar = re.search(r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" '
+                    r'fill="#0072B2"><title>ext4[^<]*: 426 ', svg)
+    assert bar is not None
+    foot = float(bar[1]) + float(bar[2])
+    label = re.search(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="middle" font-size="10" '
+                      r'fill="#ffffff">426</text>', svg)
+    assert label is not None and float(label[1]) == pytest.approx(foot - 4, abs=0.01)
+
+
+def test_series_beyond_the_palette_are_dashed_with_their_own_markers() -> None:
+    from disklab.core.results.charts import PALETTE, ChartSpec, Series
+    from disklab.core.results.svg import to_svg
+
+    lines = tuple(Series(f"s{k}", (1.0, 2.0), (float(k), k + 1.0)) for k in range(10))
+    svg = to_svg(ChartSpec("ten", "line", "threads", "MiB/s", lines))
+    paths = re.findall(r'<path d="M[^"]*" fill="none" stroke="(#\w+)" stroke-width="1.8"'
+                       r'( stroke-dasharray="[^"]+")?><title>(s\d+)</title>', svg)
+    style = {name: (colour, dash) for colour, dash, name in paths}
+    assert style["s0"][0] == style["s8"][0] == PALETTE[0]
+    assert style["s0"] != style["s8"] and style["s1"] != style["s9"]
+    assert len(set(style.values())) == 10
 
 
 def test_the_studies_sweeps_draw_as_lines_by_their_report() -> None:

@@ -88,6 +88,7 @@ class ChartSpec:
     x_ticks: tuple[tuple[float, str], ...] = ()  # line charts: the swept values, as labelled
     rows: tuple[str, ...] = ()  # heat maps: the label of each row of `grid` (top to bottom)
     grid: tuple[tuple[float | None, ...], ...] = ()  # heat maps: values, rows x categories
+    log_y: bool = False  # a log-10 value axis: figures that span decades (percentiles)
 
     @property
     def axis_title(self) -> str:
@@ -268,40 +269,45 @@ def _line_chart(what: str, unit: str, x_key: str,
         note="; ".join(filter(None, (n_note(ns), common))) + left_out)
 
 
-def percentile_charts(rows: Sequence[Mapping[str, Any]], limit: int = 16) -> list[ChartSpec]:
-    """Latency percentiles (p50, p99, p99.9 ... where the tool gives them) per case: one bar
-    chart each, a bar per percentile and a colour per test (read, write); at most `limit`."""
-    cases: dict[str, list[Mapping[str, Any]]] = {}
-    for r in rows:
-        suffix = str(r.get("metric", "")).partition(":")[2]
-        if suffix.startswith(PERCENTILE_PREFIX) and r.get("mean") is not None:
-            cases.setdefault(f"{r.get('config') or ''}\x00{r.get('case_id') or ''}",
-                             []).append(r)
-    labels = case_labels(rows)
-    charts = []
-    for members in list(cases.values())[:limit]:
-        shown, div = display_unit(str(members[0].get("unit", "")))
-        names = sorted({str(r["metric"]).partition(":")[2].removeprefix("lat_")
-                        for r in members}, key=lambda t: number_of(t[1:]) or 0.0)
-        tests = list(dict.fromkeys(str(r["metric"]).partition(":")[0] for r in members))
-        series = []
-        for test in tests:
-            points = sorted((float(names.index(str(r["metric"]).partition(":")[2]
-                                               .removeprefix("lat_"))), row_stats(r))
-                            for r in members if str(r["metric"]).partition(":")[0] == test)
-            series.append(Series(test, tuple(x for x, _s in points),
-                                 tuple((s[0] or 0.0) / div for _x, s in points),
-                                 tuple(((s[1] or 0.0) / div if s[2] >= 2 else 0.0)
-                                       for _x, s in points)))
-        first = members[0]
-        case = " ".join(filter(None, (str(first.get("config") or ""), str(first.get("tool")),
-                                      labels.label(first))))
-        charts.append(ChartSpec(
-            title=f"latency percentiles ({shown}): {case}", kind="bar", x_label="percentile",
-            y_label=shown, better=format_direction(False), series=tuple(series),
-            categories=tuple(names),
-            note=n_note(row_stats(r)[2] for r in members)))
-    return charts
+def _percentile(metric: str) -> str:
+    """'read:lat_p99.9' -> 'p99.9'."""
+    return metric.partition(":")[2].removeprefix("lat_")
+
+
+def percentile_charts(rows: Sequence[Mapping[str, Any]], limit: int = 24) -> list[ChartSpec]:
+    """Latency percentiles (p50, p99, p99.9 ... where the tool gives them) of every case in
+    one chart, as fio-plot draws them: the percentiles along x, a bar per case and test, on a
+    log axis (p50's hundreds of µs and p99.9's hundred ms both read); at most `limit` bars a
+    percentile, the note says how many were left out."""
+    found = [r for r in rows if str(r.get("metric", "")).partition(":")[2].startswith(
+        PERCENTILE_PREFIX) and r.get("mean") is not None]
+    if not found:
+        return []
+    labels = case_labels(found)
+    names = sorted({_percentile(str(r["metric"])) for r in found},
+                   key=lambda t: number_of(t[1:]) or 0.0)
+    tests = {str(r["metric"]).partition(":")[0] for r in found}
+    bars: dict[str, list[tuple[float, tuple[float | None, float | None, int]]]] = {}
+    for r in found:
+        name = " ".join(filter(None, (str(r.get("config") or ""), labels.label(r),
+                                      str(r["metric"]).partition(":")[0]
+                                      if len(tests) > 1 else "")))
+        bars.setdefault(name or str(r.get("tool")), []).append(
+            (float(names.index(_percentile(str(r["metric"])))), row_stats(r)))
+    shown, div = display_unit(str(found[0].get("unit", "")))
+    series = tuple(
+        Series(name, tuple(x for x, _s in sorted(points)),
+               tuple((s[0] or 0.0) / div for _x, s in sorted(points)),
+               tuple(((s[1] or 0.0) / div if s[2] >= 2 else 0.0) for _x, s in sorted(points)))
+        for name, points in list(bars.items())[:limit])
+    left = len(bars) - len(series)
+    return [ChartSpec(
+        title=f"latency percentiles ({shown}), log scale", kind="bar", x_label="percentile",
+        y_label=shown, better=format_direction(False), series=series, categories=tuple(names),
+        log_y=True,
+        note="; ".join(filter(None, (n_note(row_stats(r)[2] for r in found),
+                                     labels.heading.replace("every case", "every bar"),
+                                     f"{left} more cases not drawn" if left else ""))))]
 
 
 def timeseries_chart(title: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],

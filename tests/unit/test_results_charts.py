@@ -287,3 +287,54 @@ def test_a_log_2_axis_where_the_values_double_or_span_far() -> None:
     assert doubling([1, 2, 4, 8, 16, 32, 64]) and doubling([4096, 65536])
     assert doubling([k << 10 for k in (64, 128, 256, 320, 512, 1024)])  # the SAN sweep
     assert not doubling([1, 2, 3]) and not doubling([10, 20, 30, 40]) and not doubling([5])
+
+
+def _tree_rows() -> list[dict]:
+    """The file-tree study's zipped shapes (file size, files, directories change together),
+    each phase as bytes per second and as seconds, on two filesystems."""
+    shapes = ((10 * 1024, 50, 2), (1 << 20, 4, 1), (100 << 20, 1, 1))
+    return [{"config": fs, "tool": "tree", "metric": metric, "unit": unit, "n": 3,
+             "params": {"file_size": size, "files_per_dir": files, "dirs": dirs},
+             "mean": value * (k + 1), "stddev": 0.1, "values": []}
+            for fs in ("ext2", "xfs") for k, (size, files, dirs) in enumerate(shapes)
+            for metric, unit, value in (("create", "B/s", 50.0 * 2**20),
+                                        ("create:seconds", "s", 2.5))]
+
+
+def test_zipped_tree_shapes_are_categories_in_seconds() -> None:
+    """Zipped shapes are no sweep: one bar chart (not 6 one-point lines over file_size), in
+    seconds as the study and its report give them, not MiB/s."""
+    rows = _tree_rows()
+    assert sweep_charts(rows) == []
+    (spec,) = [c for c in results_charts(rows)]
+    assert spec.kind == "bar" and spec.y_label == "s" and "create:seconds" in spec.title
+    assert spec.better == "lower is better" and len(spec.categories) == 3
+    assert [s.name for s in spec.series] == ["ext2", "xfs"]
+
+
+def test_iozone_single_process_is_a_category_not_the_number_0() -> None:
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    rows = [{"config": "ext4", "tool": "iozone", "metric": "write", "unit": "B/s", "n": 2,
+             "params": {"threads": t, "file_size": 75 << 20}, "mean": (100.0 + t) * 2**20,
+             "stddev": 1.0, "values": []} for t in (0, 6, 7)]
+    assert sweep_charts(rows) == []
+    (bars,) = results_charts(rows)
+    assert bars.kind == "bar" and "single process" in bars.categories
+    (pivoted,) = pivot_charts(build_pivot(rows, ["config"], ["threads"]))
+    assert pivoted.kind == "bar" and pivoted.categories == ("single process", "6", "7")
+
+
+def test_a_pivot_chart_notes_its_cells_verdicts() -> None:
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    rows = [{"config": fs, "tool": "engine", "metric": t, "unit": "B/s", "n": 3,
+             "params": {"mode": t}, "mean": m * 2**20, "stddev": 2**18,
+             "values": [v * 2**20 for v in (m - 0.2, m, m + 0.2)]}
+            for fs, ms in (("ext2", (100.0, 300.0)), ("ext4", (150.0, 200.0)))
+            for t, m in zip(("write", "read"), ms, strict=True)]
+    charts = pivot_charts(build_pivot(rows, ["config"], ["test"], baseline="config=ext2"))
+    assert [c.note.rsplit("; ", 1)[1] for c in charts] == ["vs ext2: 1 better",
+                                                           "vs ext2: 1 worse"]

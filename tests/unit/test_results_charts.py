@@ -338,3 +338,19 @@ def test_a_pivot_chart_notes_its_cells_verdicts() -> None:
     charts = pivot_charts(build_pivot(rows, ["config"], ["test"], baseline="config=ext2"))
     assert [c.note.rsplit("; ", 1)[1] for c in charts] == ["vs ext2: 1 better",
                                                            "vs ext2: 1 worse"]
+
+
+def test_placements_are_the_axis_not_23_series() -> None:
+    """The RAID study's placement rows (on = a, a+a, a+b ..., each target and 'all'), whose
+    process count follows the placement: categories of one bar chart, a colour per
+    configuration, not a one-point line per placement over threads."""
+    placements = {"a": ("a", "all"), "a+a": ("a", "all"), "a+b": ("a", "b", "all"),
+                  "a+b+c": ("a", "b", "c", "all")}
+    rows = [{"config": "ext4o", "tool": "iozone", "metric": "write", "unit": "B/s", "n": 1,
+             "params": {"on": on, "target": t, "threads": on.count("+") + 1},
+             "mean": 100.0 * 2**20, "stddev": None, "values": []}
+            for on, targets in placements.items() for t in targets]
+    assert sweep_charts(rows) == []
+    (spec,) = results_charts(rows)
+    assert [s.name for s in spec.series] == ["ext4o"]
+    assert "on=a+b target=b" in spec.categories[5] and len(spec.categories) == 11

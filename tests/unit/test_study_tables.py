@@ -175,3 +175,13 @@ def test_samples_export_says_each_points_configuration(
                  "-o", "-"]) == 0
     lines = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert {(r["case_id"], r["config"]) for r in lines} == {("c0", "a"), ("c1", "b")}
+
+
+def test_show_opens_on_the_per_thread_table(
+        lib: Library, capsys: pytest.CaptureFixture[str]) -> None:
+    sid = _per_thread_session(lib)
+    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    out = capsys.readouterr().out
+    head = next(line for line in out.splitlines() if line.startswith("config / figure"))
+    assert head.split()[5:] == STUDY_TESTS  # 'config / figure \\ test', then the tests
+    assert f"{JOURNAL} / avg_proc" in out

@@ -82,7 +82,9 @@ def label(row: dict[str, Any], key: str) -> Any:
     if key in FIELDS:
         return row[key]
     if key == "test":
-        return row["metric"]
+        return row["metric"].split(":")[0]
+    if key == "figure":
+        return row["metric"].partition(":")[2] or "throughput"
     if key == "metric":
         return row["metric"]
     return row["params"].get(key)
@@ -102,16 +104,18 @@ def pivoted(report: dict[str, Any], tmp_path: Path) -> tuple[list[str], list[str
     session (the preset's [report]); `disklab compare` opens on the same table."""
     with Library.open(tmp_path / "lib.sqlite3") as lib:
         rows = session_results(lib, 1).rows
-    p = build_pivot(rows, report["rows"], report["columns"], report.get("metrics") or ())
+    p = build_pivot(rows, report["rows"], report["columns"], report.get("metrics") or (),
+                    plan_order=True)
     assert p.added == (), f"a dimension still varies inside a cell: {p.added}"
     doc = compare_json(tmp_path)
     assert (doc["row_keys"], doc["column_keys"]) == (report["rows"], report["columns"])
     assert (doc["rows"], doc["columns"]) == (list(p.rows), list(p.columns))
     assert all(any(c is not None for c in line) for line in doc["cells"])  # no empty row
-    # in number order, the first key major: 4k before 64k before 1m, never as text
-    first = [v[0] for v in p.row_values]
-    if all(isinstance(v, int | float) and not isinstance(v, bool) for v in first):
-        assert first == sorted(first), (report["rows"][0], first)
+    # in the plan's order, the first key major (the study's tests 1-6, 4k before 64k)
+    first = list(dict.fromkeys(v[0] for v in p.row_values))
+    key = report["rows"][0]
+    planned = list(dict.fromkeys(value for r in rows if (value := label(r, key)) in first))
+    assert first == planned, (key, first, planned)
     return list(p.rows), list(p.columns)
 
 
@@ -201,6 +205,7 @@ def test_journaling_cost_smoke_gives_the_per_filesystem_command_table(tmp_path: 
     commands_shown = [r.rsplit(" / ", 1)[0] for r in doc["rows"]]
     blocks = list(dict.fromkeys(commands_shown))
     assert len(doc["rows"]) == 18 and len(blocks) == 5
+    assert blocks[0].startswith("file_size=64m / sync=True")  # the plan's test 1 first
     assert commands_shown == [c for c in blocks for _ in range(commands_shown.count(c))]
     for command in blocks:
         block = [r.rsplit(" / ", 1)[1] for r in doc["rows"] if r.startswith(command + " / ")]
@@ -218,6 +223,7 @@ def test_journal_size_smoke_gives_the_record_size_by_journal_tables(tmp_path: Pa
     # the study's tables: one per record size, each journal size in it in the study's order
     assert grouped(doc["rows"], 0) == ["record_size=1m", "record_size=4m"]
     assert [r.split(" / ")[1] for r in doc["rows"]] == [*journals, *journals]
+    assert doc["columns"] == report["metrics"]  # the write group, then the read group
 
 
 def test_san_smoke_gives_the_block_size_by_read_write_table(tmp_path: Path) -> None:
@@ -288,10 +294,14 @@ def test_raid_smoke_gives_the_data_shape_by_filesystem_tables(tmp_path: Path) ->
 def test_data_journal_smoke_gives_per_thread_min_max_avg_per_mode(tmp_path: Path) -> None:
     report, rows = run_smoke("study-ext4-data-journal-vs-ordered-smoke", tmp_path)
     row_labels, columns = table(report, rows)
-    assert row_labels == {("data=ordered, 16m journal",), ("data=journal, 16m journal",)}
-    assert {("write:min_proc",), ("write:max_proc",), ("write:avg_proc",)} <= columns
-    prow, pcol = pivoted(report, tmp_path)
+    modes = ("data=ordered, 16m journal", "data=journal, 16m journal")
+    figures = ("min_proc", "max_proc", "avg_proc")
+    assert row_labels == {(m, f) for m in modes for f in figures}
+    tests = ["write", "rewrite"]  # the smoke's `iozone -i 0`
+    assert columns == {(t,) for t in tests}
+    prow, _pcol = pivoted(report, tmp_path)
     assert set(prow) == texts(row_labels, report["rows"])
-    assert {"write:min_proc", "write:max_proc", "write:avg_proc"} <= set(pcol)
     doc = assert_like_with_like(report, tmp_path)
-    assert doc["rows"] == ["data=ordered, 16m journal", "data=journal, 16m journal"]
+    # the study's table per mode: min, max, avg per process down, its tests across in order
+    assert doc["rows"] == [f"{m} / {f}" for m in modes for f in figures]
+    assert doc["columns"] == tests

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import itertools
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 from disklab.core.results.charts import (
     comparison_charts,
@@ -203,15 +206,47 @@ def test_one_chart_per_metric_never_two_quantities_on_one_axis() -> None:
     assert len({spec.title for spec in comparison_charts(c)}) == len(comparison_charts(c)) == 2
 
 
-def test_latency_percentiles_get_a_chart_per_case() -> None:
+def test_latency_percentiles_of_every_case_share_one_log_axis() -> None:
+    """fio-plot's shape: one chart for the session's (or comparison's) cases, the
+    percentiles along x, a bar per case, on a log axis where p50 (426 µs) still reads beside
+    p99.9 (113,962 µs); each value inside its bar's foot, not at the whisker's tip."""
     from disklab.core.results.charts import percentile_charts
+    from disklab.core.results.svg import to_svg
 
-    rows = [dict(_sweep()[0], metric=f"read:lat_{p}", unit="ns", mean=v, case_id="c1")
-            for p, v in (("p99.9", 9000.0), ("p50", 1000.0), ("p99", 5000.0))]
+    rows = [dict(_sweep()[0], config=c, metric=f"read:lat_{p}", unit="ns", mean=v * k,
+                 stddev=v * k / 10, n=3, case_id=f"c{c}")
+            for k, c in ((1, "ext4"), (2, "xfs"))
+            for p, v in (("p99.9", 113_962_000.0), ("p50", 426_000.0), ("p99", 5e6))]
     (spec,) = percentile_charts(rows)
     assert spec.categories == ("p50", "p99", "p99.9") and spec.y_label == "µs"
-    assert spec.series[0].y == (1.0, 5.0, 9.0) and spec.better == "lower is better"
-    assert "n=1 per point" in spec.note
+    assert spec.log_y and spec.better == "lower is better"
+    assert [s.name.split()[0] for s in spec.series] == ["ext4", "xfs"]
+    assert spec.series[0].y == (426.0, 5000.0, 113962.0)
+    assert "n=3 per point" in spec.note
+    svg = to_svg(spec)
+    for tick in (">100<", ">1000<", ">10000<", ">100000<"):  # decades on the value axis
+        assert tick in svg
+    bar = re.search(r'<rect x="[\d.]+" y="([\d.]+)" width="[\d.]+" height="([\d.]+)" '
+                    r'fill="#0072B2"><title>ext4[^<]*: 426 ', svg)
+    assert bar is not None
+    foot = float(bar[1]) + float(bar[2])
+    label = re.search(r'<text x="[\d.]+" y="([\d.]+)" text-anchor="middle" font-size="10" '
+                      r'fill="#ffffff">426</text>', svg)
+    assert label is not None and float(label[1]) == pytest.approx(foot - 4, abs=0.01)
+
+
+def test_series_beyond_the_palette_are_dashed_with_their_own_markers() -> None:
+    from disklab.core.results.charts import PALETTE, ChartSpec, Series
+    from disklab.core.results.svg import to_svg
+
+    lines = tuple(Series(f"s{k}", (1.0, 2.0), (float(k), k + 1.0)) for k in range(10))
+    svg = to_svg(ChartSpec("ten", "line", "threads", "MiB/s", lines))
+    paths = re.findall(r'<path d="M[^"]*" fill="none" stroke="(#\w+)" stroke-width="1.8"'
+                       r'( stroke-dasharray="[^"]+")?><title>(s\d+)</title>', svg)
+    style = {name: (colour, dash) for colour, dash, name in paths}
+    assert style["s0"][0] == style["s8"][0] == PALETTE[0]
+    assert style["s0"] != style["s8"] and style["s1"] != style["s9"]
+    assert len(set(style.values())) == 10
 
 
 def test_the_studies_sweeps_draw_as_lines_by_their_report() -> None:
@@ -252,3 +287,70 @@ def test_a_log_2_axis_where_the_values_double_or_span_far() -> None:
     assert doubling([1, 2, 4, 8, 16, 32, 64]) and doubling([4096, 65536])
     assert doubling([k << 10 for k in (64, 128, 256, 320, 512, 1024)])  # the SAN sweep
     assert not doubling([1, 2, 3]) and not doubling([10, 20, 30, 40]) and not doubling([5])
+
+
+def _tree_rows() -> list[dict]:
+    """The file-tree study's zipped shapes (file size, files, directories change together),
+    each phase as bytes per second and as seconds, on two filesystems."""
+    shapes = ((10 * 1024, 50, 2), (1 << 20, 4, 1), (100 << 20, 1, 1))
+    return [{"config": fs, "tool": "tree", "metric": metric, "unit": unit, "n": 3,
+             "params": {"file_size": size, "files_per_dir": files, "dirs": dirs},
+             "mean": value * (k + 1), "stddev": 0.1, "values": []}
+            for fs in ("ext2", "xfs") for k, (size, files, dirs) in enumerate(shapes)
+            for metric, unit, value in (("create", "B/s", 50.0 * 2**20),
+                                        ("create:seconds", "s", 2.5))]
+
+
+def test_zipped_tree_shapes_are_categories_in_seconds() -> None:
+    """Zipped shapes are no sweep: one bar chart (not 6 one-point lines over file_size), in
+    seconds as the study and its report give them, not MiB/s."""
+    rows = _tree_rows()
+    assert sweep_charts(rows) == []
+    (spec,) = [c for c in results_charts(rows)]
+    assert spec.kind == "bar" and spec.y_label == "s" and "create:seconds" in spec.title
+    assert spec.better == "lower is better" and len(spec.categories) == 3
+    assert [s.name for s in spec.series] == ["ext2", "xfs"]
+
+
+def test_iozone_single_process_is_a_category_not_the_number_0() -> None:
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    rows = [{"config": "ext4", "tool": "iozone", "metric": "write", "unit": "B/s", "n": 2,
+             "params": {"threads": t, "file_size": 75 << 20}, "mean": (100.0 + t) * 2**20,
+             "stddev": 1.0, "values": []} for t in (0, 6, 7)]
+    assert sweep_charts(rows) == []
+    (bars,) = results_charts(rows)
+    assert bars.kind == "bar" and "single process" in bars.categories
+    (pivoted,) = pivot_charts(build_pivot(rows, ["config"], ["threads"]))
+    assert pivoted.kind == "bar" and pivoted.categories == ("single process", "6", "7")
+
+
+def test_a_pivot_chart_notes_its_cells_verdicts() -> None:
+    from disklab.core.results.charts import pivot_charts
+    from disklab.core.results.pivot import build_pivot
+
+    rows = [{"config": fs, "tool": "engine", "metric": t, "unit": "B/s", "n": 3,
+             "params": {"mode": t}, "mean": m * 2**20, "stddev": 2**18,
+             "values": [v * 2**20 for v in (m - 0.2, m, m + 0.2)]}
+            for fs, ms in (("ext2", (100.0, 300.0)), ("ext4", (150.0, 200.0)))
+            for t, m in zip(("write", "read"), ms, strict=True)]
+    charts = pivot_charts(build_pivot(rows, ["config"], ["test"], baseline="config=ext2"))
+    assert [c.note.rsplit("; ", 1)[1] for c in charts] == ["vs ext2: 1 better",
+                                                           "vs ext2: 1 worse"]
+
+
+def test_placements_are_the_axis_not_23_series() -> None:
+    """The RAID study's placement rows (on = a, a+a, a+b ..., each target and 'all'), whose
+    process count follows the placement: categories of one bar chart, a colour per
+    configuration, not a one-point line per placement over threads."""
+    placements = {"a": ("a", "all"), "a+a": ("a", "all"), "a+b": ("a", "b", "all"),
+                  "a+b+c": ("a", "b", "c", "all")}
+    rows = [{"config": "ext4o", "tool": "iozone", "metric": "write", "unit": "B/s", "n": 1,
+             "params": {"on": on, "target": t, "threads": on.count("+") + 1},
+             "mean": 100.0 * 2**20, "stddev": None, "values": []}
+            for on, targets in placements.items() for t in targets]
+    assert sweep_charts(rows) == []
+    (spec,) = results_charts(rows)
+    assert [s.name for s in spec.series] == ["ext4o"]
+    assert "on=a+b target=b" in spec.categories[5] and len(spec.categories) == 11

@@ -127,7 +127,7 @@ def test_cli_unknown_key_exits_2_naming_it(lib: Library,
     code = main(["compare", str(sid), "--library", str(lib.path), "--rows", "confgi"])
     err = capsys.readouterr().err
     assert code == 2 and "unknown pivot key 'confgi'" in err
-    assert "valid: config, tool, test, metric" in err and "block_size" in err
+    assert "valid: config, tool, test, figure, metric" in err and "block_size" in err
     assert "Traceback" not in err
     code = main(["compare", str(sid), "--library", str(lib.path), "--metric", "iosp"])
     err = capsys.readouterr().err

@@ -57,10 +57,12 @@ from disklab.core.results.documents import (
 from disklab.core.results.limits import session_limits, with_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
+    NO_BASELINE,
     BaselineError,
     PivotKeyError,
     build_pivot,
     parse_where,
+    report_layout,
     report_pivot,
     session_rows,
 )
@@ -588,6 +590,7 @@ def _pivot_asked(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "rows", None) or getattr(args, "columns", None)
                 or getattr(args, "metric", None) or getattr(args, "where", None)
                 or "=" in str(getattr(args, "baseline", None) or "")
+                or str(getattr(args, "baseline", None)).lower() == NO_BASELINE
                 or getattr(args, "format", None) == "text")
 
 
@@ -618,11 +621,6 @@ def compare_pivot(args: argparse.Namespace) -> int:
         sessions = list({s["id"]: s for s in (library.find_session(r)
                                               for r in args.sessions)}.values())
         report = session_report(sessions[0].get("plan_text")) or Report()
-        rows = _keys(getattr(args, "rows", None)) or list(report.rows)
-        columns = _keys(getattr(args, "columns", None)) or list(report.columns)
-        metrics = _keys(getattr(args, "metric", None)) or list(report.metrics)
-        # the report's own layout: its baseline and filters too (not on a layout of the user's)
-        own = (rows, columns) == (list(report.rows), list(report.columns))
         raw = [(s, session_results(library, s["id"], include).rows) for s in sessions]
         labelled = session_rows([(session_label(s), with_limits(
             rows, session_limits(library, s["id"]))) for s, rows in raw])
@@ -631,18 +629,26 @@ def compare_pivot(args: argparse.Namespace) -> int:
     finally:
         library.close()
     try:
-        where = ([parse_where(w) for w in getattr(args, "where", None) or []]
-                 or (list(report.where) if own else []))
-        baseline = (_pivot_baseline(getattr(args, "baseline", None), sessions,
-                                    [*rows, *columns]) or (report.baseline if own else None))
+        asked = _keys(getattr(args, "rows", None)), _keys(getattr(args, "columns", None))
+        lay = report_layout(report, *asked, _keys(getattr(args, "metric", None)),
+                            [parse_where(w) for w in getattr(args, "where", None) or []],
+                            getattr(args, "baseline", None))
+        rows, columns, metrics, where, own = (list(lay.rows), list(lay.columns),
+                                              list(lay.metrics), lay.where, lay.own)
+        baseline = _pivot_baseline(lay.baseline, sessions, [*rows, *columns])
         pivot = build_pivot(labelled, rows, columns, metrics,
-                            getattr(args, "alpha", None) or ALPHA, baseline, where)
+                            getattr(args, "alpha", None) or ALPHA, baseline, where,
+                            plan_order=own and report != Report(),
+                            baseline_optional=lay.baseline_optional)
         if own:  # the report's chart shape and axis with its layout
             pivot = dataclasses.replace(pivot, chart=report.chart, x=report.x)
         pivot = dataclasses.replace(pivot, missing=missing)
     except (PivotKeyError, BaselineError, ValueError) as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if baseline and not pivot.baseline:
+        print(f"disklab compare: the [report]'s baseline {baseline} has no rows here "
+              "(--where): cells are values", file=sys.stderr)
     if not pivot.cells and metrics:
         names = list(dict.fromkeys(str(r.get("metric", "")) for r in labelled))
         print(f"disklab compare: --metric {', '.join(metrics)}: no such metric in these "

@@ -126,18 +126,22 @@ def _session_text(library: Library, sid: int, fmt: str, include: bool) -> str:
 
 
 def samples_csv(library: Library, sid: int) -> str:
-    """The session's time series, one line per point: the case, its parameters, the repeat,
-    the series, seconds from that run's start and the value (series units: *_bps in
-    B/s, *_ns in ns, iops in op/s)."""
-    cases = {c["case_id"]: c["params"] for c in library.cases(sid)}
+    """The session's time series, one line per point: the case, its configuration (which
+    filesystem or mount a curve belongs to), its parameters, the repeat, the series, seconds
+    from that run's start and the value (series units: *_bps in B/s, *_ns in ns, iops in
+    op/s)."""
+    listed = library.cases(sid)
+    cases = {c["case_id"]: c["params"] for c in listed}
+    configs = {c["case_id"]: c["config"] or "" for c in listed}
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")  # RFC 4180, as every CSV DiskLab writes
-    w.writerow(["case_id", "params", "repeat", "series", "t_s", "value"])
+    w.writerow(["case_id", "config", "params", "repeat", "series", "t_s", "value"])
     starts = {(r["case_id"], r["repeat"]): r["started"] for r in library.runs(sid)
               if r["started"] is not None}
     for s in library.samples(sid):
         start = starts.setdefault((s["case_id"], s["repeat"]), s["t"])
-        w.writerow([s["case_id"], json.dumps(cases.get(s["case_id"], {}), sort_keys=True),
+        case = s["case_id"]
+        w.writerow([case, configs.get(case, ""), json.dumps(cases.get(case, {}), sort_keys=True),
                     s["repeat"], s["series"], f"{s['t'] - start:.3f}", repr(s["value"])])
     return buf.getvalue()
 

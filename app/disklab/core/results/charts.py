@@ -11,11 +11,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from disklab.core.results.compare import Comparison, better_is_higher
+from disklab.core.results.compare import BASELINE, Comparison, better_is_higher
 from disklab.core.results.format import (
     display_unit,
     format_direction,
@@ -36,6 +38,11 @@ SWEEP_KEYS = ("record_size", "block_size", "bs", "file_size", "size", "threads",
 # Latency percentiles, drawn per case in a chart of their own (the order is their value's)
 PERCENTILE_PREFIX = "lat_p"
 CHART_UNITS = ("B/s", "op/s")
+# A phase's time is the figure of a tool that times whole phases (the file-tree study reports
+# create and delete in seconds): charted in seconds, in place of its bytes per second.
+TIME_FIGURE = "seconds"
+# iozone's threads = 0 is its single-process mode, not a count of processes: a category
+SINGLE_PROCESS = ("threads", 0, "single process")
 UNIT_NAMES = {"B/s": "throughput", "op/s": "IOPS", "ns": "latency", "%": "CPU"}
 
 # Colours that read on light and dark backgrounds (Okabe-Ito, colour-blind safe).
@@ -88,6 +95,7 @@ class ChartSpec:
     x_ticks: tuple[tuple[float, str], ...] = ()  # line charts: the swept values, as labelled
     rows: tuple[str, ...] = ()  # heat maps: the label of each row of `grid` (top to bottom)
     grid: tuple[tuple[float | None, ...], ...] = ()  # heat maps: values, rows x categories
+    log_y: bool = False  # a log-10 value axis: figures that span decades (percentiles)
 
     @property
     def axis_title(self) -> str:
@@ -102,9 +110,21 @@ class ChartSpec:
 
 
 def plottable(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Rows worth a chart: headline figures in a chartable unit, with a mean."""
-    return [r for r in rows if r.get("unit") in CHART_UNITS and is_headline(r)
-            and r.get("mean") is not None]
+    """Rows worth a chart: headline figures in a chartable unit, with a mean; a phase timed
+    in seconds (TIME_FIGURE) in place of its throughput, as the studies report it."""
+    timed = {(r.get("tool"), str(r.get("metric", "")).partition(":")[0]) for r in rows
+             if str(r.get("metric", "")).partition(":")[2] == TIME_FIGURE
+             and r.get("unit") == "s" and r.get("mean") is not None}
+    return [r for r in rows if r.get("mean") is not None and is_headline(r) and (
+        (r.get("unit") in CHART_UNITS
+         and (r.get("tool"), str(r.get("metric", ""))) not in timed)
+        or (r.get("unit") == "s" and str(r.get("metric", "")).endswith(f":{TIME_FIGURE}")))]
+
+
+def single_process(text: str) -> str:
+    """A label with iozone's threads=0 said as what it is ('single process')."""
+    key, value, words = SINGLE_PROCESS
+    return re.sub(rf"\b{key}={value}\b", words, text)
 
 
 def _left_out(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -183,7 +203,8 @@ def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
             continue  # drawn as lines by sweep_charts
         shown, div = display_unit(unit)
         labels = case_labels(members)
-        categories = list(dict.fromkeys(labels.label(r) or metric for r in members))
+        categories = list(dict.fromkeys(single_process(labels.label(r)) or metric
+                                        for r in members))
         names = list(dict.fromkeys(str(r.get(series_key) or "") for r in members))
         series = []
         for name in names:
@@ -192,7 +213,7 @@ def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
                 if str(r.get(series_key) or "") != name:
                     continue
                 mean, std, _n = row_stats(r)
-                xs.append(float(categories.index(labels.label(r) or metric)))
+                xs.append(float(categories.index(single_process(labels.label(r)) or metric)))
                 ys.append((mean or 0.0) / div)
                 es.append((std or 0.0) / div)
             series.append(Series(name or "results", tuple(xs), tuple(ys), tuple(es)))
@@ -208,15 +229,37 @@ def results_charts(rows: Sequence[Mapping[str, Any]], title: str = "",
 
 
 def sweep_key(rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """The parameter that varies most across rows, among the ones worth an x axis."""
+    """The parameter that varies most across rows, among the ones worth an x axis: numbers,
+    and swept on their own (some line, every other parameter the same, has two of its
+    values: a zipped shape, where file size, files and directories change together, is a
+    category, not a sweep); iozone's threads = 0 (single process) is no count."""
     best, best_n = None, 1
     for key in SWEEP_KEYS:
         values = {row_params(r).get(key) for r in rows if key in row_params(r)}
         values.discard(None)
         if len(values) > best_n and all(isinstance(v, int | float) and not isinstance(v, bool)
-                                        for v in values):
+                                        for v in values) and not _single_process_in(
+                                            key, values) and _swept_alone(rows, key):
             best, best_n = key, len(values)
     return best
+
+
+def _single_process_in(key: str, values: Iterable[Any]) -> bool:
+    return key == SINGLE_PROCESS[0] and any(v == SINGLE_PROCESS[1] for v in values)
+
+
+def _swept_alone(rows: Sequence[Mapping[str, Any]], key: str) -> bool:
+    """Whether some rows alike in everything but `key` (configuration, metric and the other
+    parameters) have two or more of its values: a line of more than one point."""
+    lines: dict[str, set[str]] = {}
+    for r in rows:
+        params = row_params(r)
+        if key not in params:
+            continue
+        rest = repr((r.get("config"), r.get("metric"),
+                     sorted((k, repr(v)) for k, v in params.items() if k != key)))
+        lines.setdefault(rest, set()).add(repr(params[key]))
+    return any(len(v) >= 2 for v in lines.values())
 
 
 def sweep_charts(rows: Sequence[Mapping[str, Any]], key: str | None = None,
@@ -268,40 +311,45 @@ def _line_chart(what: str, unit: str, x_key: str,
         note="; ".join(filter(None, (n_note(ns), common))) + left_out)
 
 
-def percentile_charts(rows: Sequence[Mapping[str, Any]], limit: int = 16) -> list[ChartSpec]:
-    """Latency percentiles (p50, p99, p99.9 ... where the tool gives them) per case: one bar
-    chart each, a bar per percentile and a colour per test (read, write); at most `limit`."""
-    cases: dict[str, list[Mapping[str, Any]]] = {}
-    for r in rows:
-        suffix = str(r.get("metric", "")).partition(":")[2]
-        if suffix.startswith(PERCENTILE_PREFIX) and r.get("mean") is not None:
-            cases.setdefault(f"{r.get('config') or ''}\x00{r.get('case_id') or ''}",
-                             []).append(r)
-    labels = case_labels(rows)
-    charts = []
-    for members in list(cases.values())[:limit]:
-        shown, div = display_unit(str(members[0].get("unit", "")))
-        names = sorted({str(r["metric"]).partition(":")[2].removeprefix("lat_")
-                        for r in members}, key=lambda t: number_of(t[1:]) or 0.0)
-        tests = list(dict.fromkeys(str(r["metric"]).partition(":")[0] for r in members))
-        series = []
-        for test in tests:
-            points = sorted((float(names.index(str(r["metric"]).partition(":")[2]
-                                               .removeprefix("lat_"))), row_stats(r))
-                            for r in members if str(r["metric"]).partition(":")[0] == test)
-            series.append(Series(test, tuple(x for x, _s in points),
-                                 tuple((s[0] or 0.0) / div for _x, s in points),
-                                 tuple(((s[1] or 0.0) / div if s[2] >= 2 else 0.0)
-                                       for _x, s in points)))
-        first = members[0]
-        case = " ".join(filter(None, (str(first.get("config") or ""), str(first.get("tool")),
-                                      labels.label(first))))
-        charts.append(ChartSpec(
-            title=f"latency percentiles ({shown}): {case}", kind="bar", x_label="percentile",
-            y_label=shown, better=format_direction(False), series=tuple(series),
-            categories=tuple(names),
-            note=n_note(row_stats(r)[2] for r in members)))
-    return charts
+def _percentile(metric: str) -> str:
+    """'read:lat_p99.9' -> 'p99.9'."""
+    return metric.partition(":")[2].removeprefix("lat_")
+
+
+def percentile_charts(rows: Sequence[Mapping[str, Any]], limit: int = 24) -> list[ChartSpec]:
+    """Latency percentiles (p50, p99, p99.9 ... where the tool gives them) of every case in
+    one chart, as fio-plot draws them: the percentiles along x, a bar per case and test, on a
+    log axis (p50's hundreds of µs and p99.9's hundred ms both read); at most `limit` bars a
+    percentile, the note says how many were left out."""
+    found = [r for r in rows if str(r.get("metric", "")).partition(":")[2].startswith(
+        PERCENTILE_PREFIX) and r.get("mean") is not None]
+    if not found:
+        return []
+    labels = case_labels(found)
+    names = sorted({_percentile(str(r["metric"])) for r in found},
+                   key=lambda t: number_of(t[1:]) or 0.0)
+    tests = {str(r["metric"]).partition(":")[0] for r in found}
+    bars: dict[str, list[tuple[float, tuple[float | None, float | None, int]]]] = {}
+    for r in found:
+        name = " ".join(filter(None, (str(r.get("config") or ""), labels.label(r),
+                                      str(r["metric"]).partition(":")[0]
+                                      if len(tests) > 1 else "")))
+        bars.setdefault(name or str(r.get("tool")), []).append(
+            (float(names.index(_percentile(str(r["metric"])))), row_stats(r)))
+    shown, div = display_unit(str(found[0].get("unit", "")))
+    series = tuple(
+        Series(name, tuple(x for x, _s in sorted(points)),
+               tuple((s[0] or 0.0) / div for _x, s in sorted(points)),
+               tuple(((s[1] or 0.0) / div if s[2] >= 2 else 0.0) for _x, s in sorted(points)))
+        for name, points in list(bars.items())[:limit])
+    left = len(bars) - len(series)
+    return [ChartSpec(
+        title=f"latency percentiles ({shown}), log scale", kind="bar", x_label="percentile",
+        y_label=shown, better=format_direction(False), series=series, categories=tuple(names),
+        log_y=True,
+        note="; ".join(filter(None, (n_note(row_stats(r)[2] for r in found),
+                                     labels.heading.replace("every case", "every bar"),
+                                     f"{left} more cases not drawn" if left else ""))))]
 
 
 def timeseries_chart(title: str, series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
@@ -447,8 +495,12 @@ def _swept(values: Sequence[tuple[Any, ...]], keys: Sequence[str], x: str = "") 
         if x and key != x:
             continue
         seen = {v[k] for v in values}
+        lines: dict[tuple[Any, ...], set[Any]] = {}
+        for v in values:  # the values of the axis' other keys: one line each
+            lines.setdefault((*v[:k], *v[k + 1:]), set()).add(v[k])
         if key not in ("config", "session") and len(seen) >= 2 and all(
-                number_of(x) is not None and not isinstance(x, bool) for x in seen):
+                number_of(x) is not None and not isinstance(x, bool) for x in seen) and (
+                not _single_process_in(key, seen)) and any(len(s) >= 2 for s in lines.values()):
             return k
     return None
 
@@ -469,6 +521,24 @@ def _pivot_common(p: Pivot) -> str:
                                    f"{left_out} from the means" if left_out else "")))
 
 
+def _verdicts(p: Pivot, where: Sequence[tuple[int, int]]) -> str:
+    """What the table says of the charted cells, for the note: their verdicts against the
+    baseline ('vs config=ext2: 3 better, 1 worse') and what limited them ('limited by: device
+    (4 cells), too short (2)')."""
+    parts = []
+    if p.baseline:
+        counts = Counter(v for ij in where if (v := p.cells[ij].verdict) not in ("", BASELINE))
+        if counts:
+            parts.append(f"vs {p.baseline}: " + ", ".join(
+                f"{n} {v}" for v, n in counts.most_common()))
+    kinds = Counter(limit.kind.replace("_", " ") for ij in where
+                    for limit in p.cell_limits.get(ij, ()))
+    if kinds:
+        parts.append("limited by: " + ", ".join(
+            f"{k} ({n} cell{'s' if n > 1 else ''})" for k, n in kinds.most_common()))
+    return "; ".join(parts)
+
+
 def pivot_charts(p: Pivot) -> list[ChartSpec]:
     """A pivot's charts, one per metric and unit, in the shape the field draws them: a
     numeric row or column key (block size, queue depth, threads) is a line chart over it with
@@ -477,6 +547,7 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
     its unit, which way is better and n."""
     charts = []
     for (metric, unit), where in _pivot_groups(p).items():
+        start = len(charts)
         on_rows = _swept([p.row_values[i] for i, _j in where], p.row_keys, p.x)
         on_cols = _swept([p.column_values[j] for _i, j in where], p.column_keys, p.x)
         if p.x and on_rows is not None:
@@ -494,6 +565,10 @@ def pivot_charts(p: Pivot) -> list[ChartSpec]:
             charts.append(_pivot_lines(p, metric, unit, where, False, on_cols))
         else:
             charts.append(_pivot_bars(p, metric, unit, where))
+        said = _verdicts(p, where)
+        if said:  # every chart of these cells says what the table says of them
+            charts[start:] = [dataclasses.replace(c, note="; ".join(filter(None, (c.note, said))))
+                              for c in charts[start:]]
     return charts
 
 
@@ -557,12 +632,13 @@ def _pivot_bars(p: Pivot, metric: str, unit: str, where: Sequence[tuple[int, int
             ys.append((cell.mean or 0.0) / div)
             es.append((cell.stddev or 0.0) / div if cell.n >= 2 else 0.0)
         if xs:
-            series.append(Series(row, tuple(xs), tuple(ys), tuple(es)))
+            series.append(Series(single_process(row), tuple(xs), tuple(ys), tuple(es)))
     what = metric or (f"{UNIT_NAMES[unit]}" if unit in UNIT_NAMES else shown)
     return ChartSpec(
         title=f"{what} ({shown}): {' / '.join(p.row_keys)} by {' / '.join(p.column_keys)}",
         kind="bar", x_label=" / ".join(p.column_keys), y_label=shown,
         better=direction([p.higher_is_better.get(j, True) for j in cols]),
-        series=tuple(series), categories=tuple(_bare(p.columns[j], p.column_keys) for j in cols),
+        series=tuple(series),
+        categories=tuple(_bare(single_process(p.columns[j]), p.column_keys) for j in cols),
         note="; ".join(filter(None, (n_note(p.cells[ij].n for ij in where),
                                      _pivot_common(p).replace("every point", "every bar")))))

@@ -42,8 +42,12 @@ from disklab.core.results.stats import ALPHA
 from disklab.core.vocab.model import PIVOT_KEYS, Report
 
 # Keys a row has outside its parameters; 'test' is the metric's test part ('write' of
-# 'write:iops'), 'metric' the whole metric name, 'session' the session it comes from.
-ROW_KEYS = ("config", "tool", "test", "metric", "session")
+# 'write:iops'), 'figure' its other part ('iops', 'min_proc'; 'throughput' for a plain
+# metric): the statistic as an axis of its own, so that min/max/avg per process can be rows
+# while the tests are columns), 'metric' the whole metric name, 'session' the session.
+ROW_KEYS = ("config", "tool", "test", "figure", "metric", "session")
+PLAIN_FIGURE = "throughput"  # the figure of a metric without suffix ('write')
+NO_BASELINE = "none"  # `--baseline none`: cells are values, even where a [report] names one
 # A row's configuration label as its plan names it, kept beside `config` (which, across
 # several sessions, names the session too) for a pivot that has `session` as a key of its own.
 CONFIG_NAME = "_config_name"
@@ -114,6 +118,8 @@ def value_of(row: Mapping[str, Any], key: str) -> Any:
     parameter (None when the row has no such parameter)."""
     if key == "test":
         return str(row.get("metric", "")).split(":")[0]
+    if key == "figure":
+        return str(row.get("metric", "")).partition(":")[2] or PLAIN_FIGURE
     if key in ROW_KEYS:
         return row.get(key)
     return row_params(row).get(key)
@@ -299,6 +305,59 @@ def _order(labels: Sequence[str], first: Mapping[str, Mapping[str, Any]],
     return sorted(labels, key=key)
 
 
+def _metric_rank(key: str, metrics: Sequence[str]) -> Callable[[Any], int | None]:
+    """Where a value of 'test', 'figure' or 'metric' comes in the metrics a person listed
+    (a [report]'s `metrics`, `--metric`): the write tests before the read tests as the
+    journal-size study prints them; None for a value the list does not place."""
+    def places(name: str, value: Any) -> bool:
+        test, colon, figure = name.partition(":")
+        if key == "metric":
+            return metric_matches(str(value), [name])
+        if key == "test":
+            return test == value
+        return (figure if colon else name) == value  # 'min_proc' or 'write:min_proc'
+
+    def rank(value: Any) -> int | None:
+        return next((n for n, name in enumerate(metrics) if places(name, value)), None)
+    return rank
+
+
+def _ranks(chosen: Sequence[Mapping[str, Any]], keys: Sequence[str], metrics: Sequence[str],
+           plan_order: bool) -> dict[str, Callable[[Any], tuple[int, float]]]:
+    """Each key's sort key: the metrics' order where they were listed; then the plan's order
+    (each value where it first comes in the rows, which follow the plan's cases: tests 1-6 as
+    the study numbers them) when `plan_order`, else value order (labels.value_rank)."""
+    out: dict[str, Callable[[Any], tuple[int, float]]] = {}
+    for k in dict.fromkeys(keys):
+        values = [value_of(r, k) for r in chosen]
+        base = _first_seen(values) if plan_order else value_rank(values)
+        if metrics and k in ("test", "figure", "metric"):
+            out[k] = _listed_first(_metric_rank(k, metrics), base)
+        else:
+            out[k] = base
+    return out
+
+
+def _first_seen(values: Sequence[Any]) -> Callable[[Any], tuple[int, float]]:
+    """A sort key placing each value where it first comes."""
+    seen: dict[str, int] = {}
+    for v in values:
+        seen.setdefault(repr(v), len(seen))
+    return lambda v: (2, float(seen.get(repr(v), len(seen))))
+
+
+def _listed_first(listed: Callable[[Any], int | None], base: Callable[[Any], tuple[int, float]]
+                  ) -> Callable[[Any], tuple[int, float]]:
+    """A sort key: the listed values in the list's order, then the others by `base`."""
+    def rank(v: Any) -> tuple[int, float]:
+        n = listed(v)
+        if n is not None:
+            return (0, float(n))
+        group, order = base(v)
+        return (10 + group, order)
+    return rank
+
+
 def resolve_baseline(text: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]
                      ) -> tuple[str, str]:
     """The (key, label part) a baseline names: 'iodepth=1', 'config="Disk - 16MB"', or a
@@ -336,14 +395,17 @@ def _group(chosen: Sequence[Mapping[str, Any]], labels: _Labels, row_keys: tuple
         clash = [g for g in groups.values() if len(g) > 1]
         taken = {*row_keys, *column_keys, *added}
         if "metric" in taken:
-            taken.add("test")  # the metric names its test
+            taken |= {"test", "figure"}  # the metric names its test and its figure
+        if "figure" in taken:
+            taken.add("metric")  # the figure varies, never the metric past it: 'test' is added
         free = [k for k in dims if k not in taken]
         # the first dimension varying inside a clashing cell (cells in table order, dimensions
         # in RESIDUAL_ORDER then first-seen parameters) is added to the columns ...
         extra = next((k for g in clash for k in free if labels.varies(g, k)), None)
         # ... but the metric names its test: added alone, not after a 'test' that leaves it
         # varying ('ext2 / create:seconds', not 'ext2 / create / create:seconds')
-        if extra == "test" and any(labels.varies(g, "metric") for g in clash):
+        if extra == "test" and "figure" not in taken and any(
+                labels.varies(g, "metric") for g in clash):
             extra = "metric"
         if extra is None:
             return added
@@ -364,7 +426,8 @@ def _common(chosen: Sequence[Mapping[str, Any]], shown: set[str]) -> dict[str, A
 def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("config",),
                 column_keys: Sequence[str] = ("test",), metrics: Sequence[str] = (),
                 alpha: float = ALPHA, baseline: str | None = None,
-                where: Sequence[tuple[str, str]] = ()) -> Pivot:
+                where: Sequence[tuple[str, str]] = (), plan_order: bool = False,
+                baseline_optional: bool = False) -> Pivot:
     """The pivot of results rows (session_results(...).rows, or session_rows of several).
 
     Rows and columns are ordered by their keys' values (labels.value_rank: numbers in number
@@ -372,8 +435,11 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     the columns (Pivot.added). Cells are values; with `baseline` ('iodepth=1', 'config=a', a
     bare value), each cell is tested against the cell with that value and every other key the
     same (like with like: same metric, unit and test). `where` keeps the rows whose values
-    match. PivotKeyError for a key no row can have, BaselineError for a baseline it cannot
-    compare along."""
+    match. Tests, figures and metrics come in the order `metrics` lists them; the other keys'
+    values in the plan's order when `plan_order` (a [report]'s layout). PivotKeyError for a
+    key no row can have, BaselineError for a baseline it cannot compare along, unless
+    `baseline_optional` (a [report]'s baseline, which `--where` may have filtered away: the
+    cells are then values)."""
     row_keys, column_keys = tuple(row_keys), tuple(column_keys)
     check_keys([*row_keys, *column_keys], rows)
     if "session" in (*row_keys, *column_keys):  # session and config apart: 'a', not '3 x / a'
@@ -385,7 +451,7 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
     column_of = [labels.of(k, all_columns) for k in range(len(chosen))]
     first_row = {t: chosen[k] for k, t in reversed(list(enumerate(row_of)))}
     first_col = {t: chosen[k] for k, t in reversed(list(enumerate(column_of)))}
-    ranks = {k: value_rank(value_of(r, k) for r in chosen) for k in (*row_keys, *all_columns)}
+    ranks = _ranks(chosen, (*row_keys, *all_columns), metrics, plan_order)
     row_labels = _order(list(dict.fromkeys(row_of)), first_row, row_keys, ranks)
     col_labels = _order(list(dict.fromkeys(column_of)), first_col, all_columns, ranks)
     row_index = {name: i for i, name in enumerate(row_labels)}
@@ -409,9 +475,14 @@ def build_pivot(rows: Sequence[Mapping[str, Any]], row_keys: Sequence[str] = ("c
         ways.setdefault(j, []).append(better_is_higher(str(r.get("metric", "")), unit))
     better = {j: all(w) if len(set(w)) == 1 else True for j, w in ways.items()}
     key = value = ""
-    if baseline:
-        key, value = resolve_baseline(baseline, chosen, (*row_keys, *all_columns))
-        _judge(cells, coords, key, value, better, alpha, limited)
+    if baseline and baseline.strip().lower() != NO_BASELINE:
+        try:
+            key, value = resolve_baseline(baseline, chosen, (*row_keys, *all_columns))
+        except BaselineError:
+            if not baseline_optional:
+                raise
+        else:
+            _judge(cells, coords, key, value, better, alpha, limited)
     return Pivot(row_keys, all_columns, tuple(row_labels), tuple(col_labels), cells,
                  _common(chosen, {*row_keys, *all_columns}), all_columns[len(column_keys):],
                  tuple(dict.fromkeys(str(r.get("metric", "")) for r in chosen)),
@@ -448,10 +519,40 @@ def report_pivot(rows: Sequence[Mapping[str, Any]], report: Report | None,
         return build_pivot(rows, alpha=alpha)
     try:
         p = build_pivot(rows, report.rows, report.columns, report.metrics, alpha,
-                        report.baseline, report.where)
+                        report.baseline, report.where, plan_order=True,
+                        baseline_optional=True)
     except (PivotKeyError, BaselineError):
         return build_pivot(rows, alpha=alpha)
     return replace(p, chart=report.chart, x=report.x)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What a pivot is built with once a person's choices meet a plan's [report]."""
+
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    metrics: tuple[str, ...]
+    where: tuple[tuple[str, str], ...]
+    baseline: str | None
+    own: bool  # the [report]'s own rows and columns: its order, chart, title with them
+    baseline_optional: bool  # the [report]'s baseline, not typed: dropped when filtered away
+
+
+def report_layout(report: Report, rows: Sequence[str] = (), columns: Sequence[str] = (),
+                  metrics: Sequence[str] = (), where: Sequence[tuple[str, str]] = (),
+                  baseline: str | None = None) -> Layout:
+    """The pivot of `disklab compare` and the Compare page: the keys a person gave, the rest
+    from the [report]. Its metrics, filters and baseline go with its own rows and columns
+    only (own --rows/--columns show every main figure); `--baseline none` asks for values."""
+    rows_, columns_ = tuple(rows) or report.rows, tuple(columns) or report.columns
+    own = (rows_, columns_) == (tuple(report.rows), tuple(report.columns))
+    typed = (baseline or "").strip()
+    return Layout(rows_, columns_, tuple(metrics) or (report.metrics if own else ()),
+                  tuple(where) or (tuple(report.where) if own else ()),
+                  None if typed.lower() == NO_BASELINE else typed or (
+                      report.baseline if own else None),
+                  own, not typed)
 
 
 def cell_class(cell: Cell | None) -> str:

@@ -33,11 +33,64 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return ticks
 
 
+def log_ticks(lo: float, hi: float) -> list[float]:
+    """A log axis' ticks from the decade at or below lo to the one at or above hi (1, 10,
+    100 ...; with 1, 2 and 5 of each decade when it spans two decades or less)."""
+    a = math.floor(math.log10(lo))
+    b = max(math.ceil(math.log10(hi)), a + 1)
+    steps = (1, 2, 5) if b - a <= 2 else (1,)
+    ticks = [m * 10.0 ** e for e in range(a, b) for m in steps] + [10.0 ** b]
+    return [float(f"{t:.12g}") for t in ticks]
+
+
 def tick_text(v: float) -> str:
     """An axis label: whole numbers whole, others with three significant digits."""
     if v == int(v) and abs(v) < 1e7:
         return str(int(v))
     return f"{v:.3g}"
+
+
+# Beyond the palette's colours a series differs by its dashes and marker too (the ninth
+# series is the first's colour, dashed, with squares): no two series look the same.
+DASHES = ("", "7 4", "2 3", "9 3 2 3")
+MARKERS = ("circle", "square", "triangle", "diamond")
+
+
+def series_style(k: int) -> tuple[str, str, str]:
+    """The k-th series' colour, dash pattern ('' solid) and marker."""
+    turn = k // len(PALETTE)
+    return (PALETTE[k % len(PALETTE)], DASHES[turn % len(DASHES)],
+            MARKERS[turn % len(MARKERS)])
+
+
+def marker(shape: str, x: float, y: float, colour: str, r: float = 2.5) -> str:
+    """A point's mark: a circle, square, triangle or diamond of radius about r."""
+    if shape == "circle":
+        return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{colour}"/>'
+    if shape == "square":
+        return (f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" '
+                f'height="{2 * r:.1f}" fill="{colour}"/>')
+    k = r * 1.4
+    points = ((x, y - k), (x + k, y + k * 0.8), (x - k, y + k * 0.8)) if shape == "triangle" \
+        else ((x, y - k), (x + k, y), (x, y + k), (x - k, y))
+    return (f'<polygon points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in points)}" '
+            f'fill="{colour}"/>')
+
+
+def _bar_paint(k: int) -> str:
+    """A bar's fill attributes: the palette's colour, then (beyond it) a lighter fill with a
+    solid or dashed outline of that colour."""
+    colour, dash, _shape = series_style(k)
+    if k < len(PALETTE):
+        return f'fill="{colour}"'
+    return (f'fill="{colour}" fill-opacity="0.35" stroke="{colour}" stroke-width="1.5"'
+            + (f' stroke-dasharray="{dash}"' if dash else ""))
+
+
+def _ink(colour: str) -> str:
+    """Text colour that reads on a fill: black on light colours, white on dark ones."""
+    r, g, b = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return "#111111" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
 
 
 # The size every exported chart has unless asked otherwise: PNG and SVG alike.
@@ -184,14 +237,18 @@ class _Frame:
     xmin: float
     xmax: float
     log_x: bool
+    ybottom: float = 0.0  # the value at the axis' bottom (a log axis' lowest decade)
+    log_y: bool = False
 
     @classmethod
     def of(cls, spec: ChartSpec, box: _Layout) -> _Frame:
         ys = [y + (s.err[i] if s.err else 0.0) for s in spec.series for i, y in enumerate(s.y)]
         ymax = max([*ys, 0.0]) or 1.0
         if spec.kind == "bar":
-            ymax *= 1.12  # room for the values above the bars
-        yt = nice_ticks(0.0, ymax)
+            ymax *= 1.12 if not spec.log_y else 1.6  # room for the values above the bars
+        positive = [y for s in spec.series for y in s.y if y > 0]
+        log_y = spec.log_y and bool(positive)
+        yt = log_ticks(min(positive), ymax) if log_y else nice_ticks(0.0, ymax)
         if spec.kind == "bar":
             xmin, xmax = -0.5, max(len(spec.categories), 1) - 0.5
         else:
@@ -205,13 +262,18 @@ class _Frame:
                 pad = (xmax - xmin) * 0.04
                 xmin, xmax = xmin - pad, xmax + pad
         return cls(box.left, box.top, box.pw, box.ph, yt[-1] or 1.0, yt, xmin, xmax,
-                   spec.kind != "bar" and spec.log_x)
+                   spec.kind != "bar" and spec.log_x, yt[0] if log_y else 0.0, log_y)
 
     @property
     def base(self) -> float:
         return self.top + self.ph
 
     def sy(self, v: float) -> float:
+        if self.log_y:
+            if v <= self.ybottom:
+                return self.base
+            lo, hi = math.log10(self.ybottom), math.log10(self.ytop)
+            return self.top + self.ph - (math.log10(v) - lo) / (hi - lo) * self.ph
         return self.top + self.ph - (v / self.ytop) * self.ph
 
     def sx(self, v: float) -> float:
@@ -275,12 +337,12 @@ def _bars(spec: ChartSpec, f: _Frame, box: _Layout) -> list[str]:
             parts.append(f'<text x="{cx:.1f}" y="{base + 15 + n * 13.75:.1f}" '
                          f'text-anchor="middle">{esc(line)}</text>')
     for k, s in enumerate(spec.series):
-        colour = PALETTE[k % len(PALETTE)]
+        colour = series_style(k)[0]
         for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)):
             x0 = f.sx(x) - slot * 0.4 + k * bw
             top_y = f.sy(y)
             parts.append(f'<rect x="{x0:.2f}" y="{top_y:.2f}" width="{bw:.2f}" '
-                         f'height="{max(base - top_y, 0):.2f}" fill="{colour}">'
+                         f'height="{max(base - top_y, 0):.2f}" {_bar_paint(k)}>'
                          f'<title>{esc(s.name)}: {esc(number(y))} {esc(spec.y_label)}'
                          '</title></rect>')
             err = s.err[i] if s.err else 0.0
@@ -289,15 +351,28 @@ def _bars(spec: ChartSpec, f: _Frame, box: _Layout) -> list[str]:
                 parts.append(f'<line x1="{mx:.2f}" y1="{f.sy(y + err):.2f}" x2="{mx:.2f}" '
                              f'y2="{f.sy(max(y - err, 0)):.2f}" stroke="#222222" '
                              'stroke-width="1.2"/>')
-            value = number(y)
-            above = min(f.sy(y + err), top_y) - 4
-            if text_width(value, 10) <= bw + 2:
-                parts.append(f'<text x="{mx:.2f}" y="{above:.2f}" text-anchor="middle" '
-                             f'font-size="10">{esc(value)}</text>')
-            else:  # a narrow bar: its value upright, above it
-                parts.append(f'<text transform="translate({mx + 3.5:.2f},{above:.2f}) '
-                             f'rotate(-90)" font-size="10">{esc(value)}</text>')
+            parts += _bar_value(number(y), mx, bw, top_y, f.sy(y + err), base,
+                                _ink(colour) if k < len(PALETTE) else "#111111")
     return parts
+
+
+def _bar_value(value: str, mx: float, bw: float, top_y: float, tip: float, base: float,
+               ink: str) -> list[str]:
+    """A bar's value, written inside the bar at its foot when it fits (never at the
+    whisker's tip, where it would read as the whisker's value), else above the whisker."""
+    esc, wide, tall = html.escape, text_width(value, 10), base - top_y
+    if wide <= bw - 2 and tall >= 16:
+        return [f'<text x="{mx:.2f}" y="{base - 4:.2f}" text-anchor="middle" font-size="10" '
+                f'fill="{ink}">{esc(value)}</text>']
+    if bw >= 11 and tall >= wide + 8:  # a narrow bar: upright, inside, from its foot
+        return [f'<text transform="translate({mx + 3.5:.2f},{base - 4:.2f}) rotate(-90)" '
+                f'font-size="10" fill="{ink}">{esc(value)}</text>']
+    above = min(tip, top_y) - 4
+    if wide <= bw + 2:
+        return [f'<text x="{mx:.2f}" y="{above:.2f}" text-anchor="middle" '
+                f'font-size="10">{esc(value)}</text>']
+    return [f'<text transform="translate({mx + 3.5:.2f},{above:.2f}) rotate(-90)" '
+            f'font-size="10">{esc(value)}</text>']
 
 
 def _lines(spec: ChartSpec, f: _Frame) -> list[str]:
@@ -311,13 +386,14 @@ def _lines(spec: ChartSpec, f: _Frame) -> list[str]:
         parts.append(f'<text x="{mx + 3:.1f}" y="{top + 10}" fill="#555555">'
                      f'{esc(shorten(text, 11, 120))}</text>')
     for k, s in enumerate(spec.series):
-        colour = PALETTE[k % len(PALETTE)]
+        colour, dash, shape = series_style(k)
         if not s.x:
             continue
         d = " ".join(f"{'M' if i == 0 else 'L'}{sx(x):.1f},{sy(y):.1f}"
                      for i, (x, y) in enumerate(zip(s.x, s.y, strict=True)))
-        parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.8">'
-                     f'<title>{esc(s.name)}</title></path>')
+        dashed = f' stroke-dasharray="{dash}"' if dash else ""
+        parts.append(f'<path d="{d}" fill="none" stroke="{colour}" stroke-width="1.8"'
+                     f'{dashed}><title>{esc(s.name)}</title></path>')
         for x, y, e in zip(s.x, s.y, s.err or [0.0] * len(s.x), strict=True):
             if e:  # whiskers: ± 1 stddev, capped
                 cx, hi, lo = sx(x), sy(y + e), sy(max(y - e, 0.0))
@@ -325,10 +401,10 @@ def _lines(spec: ChartSpec, f: _Frame) -> list[str]:
                              f'M{cx - 4:.1f},{hi:.1f} L{cx + 4:.1f},{hi:.1f} '
                              f'M{cx - 4:.1f},{lo:.1f} L{cx + 4:.1f},{lo:.1f}" '
                              f'fill="none" stroke="{colour}" stroke-width="1.2"/>')
-        if len(s.x) <= 40:
-            for x, y in zip(s.x, s.y, strict=True):
-                parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="2.5" '
-                             f'fill="{colour}"/>')
+        if len(s.x) <= 40 or k >= len(PALETTE):
+            step = max(1, len(s.x) // 40)
+            parts += [marker(shape, sx(x), sy(y), colour)
+                      for x, y in list(zip(s.x, s.y, strict=True))[::step]]
     return parts
 
 
@@ -341,10 +417,17 @@ def _foot(spec: ChartSpec, f: _Frame, box: _Layout) -> list[str]:
              f'fill="#333333">{esc(shorten(spec.x_label, 11, f.pw))}</text>']
     ly = label_y + 20
     for k, (dx, row, name) in enumerate(box.legend):
-        colour = PALETTE[k % len(PALETTE)]
+        colour, dash, shape = series_style(k)
         lx = f.left + dx
-        parts.append(f'<rect x="{lx:.1f}" y="{ly + row * 18 - 9:.1f}" width="10" height="10" '
-                     f'fill="{colour}"/>')
+        if spec.kind == "bar":
+            parts.append(f'<rect x="{lx:.1f}" y="{ly + row * 18 - 9:.1f}" width="10" '
+                         f'height="10" {_bar_paint(k)}/>')
+        else:  # the line's own dashes and marker
+            yy = ly + row * 18 - 4
+            dashed = f' stroke-dasharray="{dash}"' if dash else ""
+            parts.append(f'<line x1="{lx - 2:.1f}" y1="{yy:.1f}" x2="{lx + 12:.1f}" '
+                         f'y2="{yy:.1f}" stroke="{colour}" stroke-width="1.8"{dashed}/>')
+            parts.append(marker(shape, lx + 5, yy, colour))
         parts.append(f'<text x="{lx + 14:.1f}" y="{ly + row * 18:.1f}">{esc(name)}'
                      f'<title>{esc(names[k])}</title></text>')
     for n, line in enumerate(box.note_lines):

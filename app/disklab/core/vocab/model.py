@@ -99,7 +99,8 @@ RAW_KEY = "raw"  # the [[test]] key that puts a test in that section
 
 # Pivot keys every result row has (besides its parameters, which are keys too): a plan's
 # [report] table, `disklab compare --rows/--columns` and the Compare page choose among them.
-PIVOT_KEYS = ("config", "tool", "test", "metric", "session", "target", "host", "on", "hosts")
+PIVOT_KEYS = (
+    "config", "tool", "test", "figure", "metric", "session", "target", "host", "on", "hosts")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from disklab.core.results.charts import ChartSpec
 from disklab.core.system.directories import library_path
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-GUI_EXTRAS = frozenset({"PySide6", "shiboken6", "numpy"})  # the [gui] extra
+GUI_EXTRAS = frozenset({"PySide6", "shiboken6", "pyqtgraph", "numpy"})  # the [gui] extra
 
 
 def gui_missing(what: str, e: ImportError) -> str:
@@ -33,7 +33,8 @@ def gui_missing(what: str, e: ImportError) -> str:
     else:
         how = f"{Path(sys.executable).name} -m pip install 'disklab[gui]' (or the wheel with " \
               "[gui] after its file name)"
-    return f"disklab: {what} needs the GUI extra (PySide6, numpy; missing: {e.name}): {how}"
+    return (f"disklab: {what} needs the GUI extra (PySide6, pyqtgraph, numpy; missing: "
+            f"{e.name}): {how}")
 
 
 def _extras_missing(e: ImportError) -> bool:

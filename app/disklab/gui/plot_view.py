@@ -24,7 +24,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QAction
 
-HEADROOM = 1.35  # the top quarter of a plot is above its data: the legend sits there
+HEADROOM = 1.35  # at least the top quarter of a plot is above its data: the legend sits there
+LEGEND_MARGIN_PX = 6  # between the legend's bottom and the highest point of the data
 
 
 class LiveView(pg.ViewBox):
@@ -34,15 +35,16 @@ class LiveView(pg.ViewBox):
     def __init__(self, whole_run: Callable[[], None]) -> None:
         super().__init__(enableMenu=True)
         self._whole_run = whole_run
+        self.legend: Any = None  # the plot's legend, whose row the auto-range keeps clear
         self.setAutoVisible(y=True)  # y fits the samples of the visible time window
         self.setLimits(xMin=0.0)  # nothing before the run's start
         self.setDefaultPadding(0.0)
         self.menu.viewAll.triggered.disconnect()
         self.menu.viewAll.triggered.connect(whole_run)
-        self.log_y = QAction("Log y", self.menu)
+        self.log_y = QAction("&Log y", self.menu)
         self.log_y.setCheckable(True)
         self.menu.insertAction(self.menu.actions()[1], self.log_y)
-        self.export_menu = self.menu.addMenu("Export")
+        self.export_menu = self.menu.addMenu("&Export")
 
     def add_export(self, text: str, slot: Callable[[], None]) -> QAction:
         """An entry of the Export submenu."""
@@ -87,5 +89,14 @@ class LiveView(pg.ViewBox):
         if bounds[1] is not None and not self.log_y.isChecked():
             lo, hi = bounds[1]
             lo = min(lo, 0.0)
-            bounds[1] = [lo, lo + (hi - lo) * HEADROOM if hi > lo else lo + 1.0]
+            bounds[1] = [lo, lo + (hi - lo) * self.headroom() if hi > lo else lo + 1.0]
         return bounds
+
+    def headroom(self) -> float:
+        """How far above the data the range goes: HEADROOM, or more in a short plot whose
+        legend would cover the data's top (at most 1.8x: the scale stays readable)."""
+        height = float(self.height())
+        if self.legend is None or height <= 0:
+            return HEADROOM
+        covered = (self.legend.boundingRect().height() + LEGEND_MARGIN_PX) / height
+        return min(1.8, max(HEADROOM, 1.0 / max(1.0 - covered, 0.5)))

@@ -25,7 +25,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from disklab.core.results.charts import PALETTE
 from disklab.gui.buffers import SeriesBuffer
@@ -94,6 +102,8 @@ class LivePlots(QWidget):
         lay.addLayout(follow_bar(self))
         self.readout = QLabel(HINT)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # a long line of values never widens the window: what does not fit is cut
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.readout)
         self.layout_widget = pg.GraphicsLayoutWidget(self)
         self.layout_widget.scene().contextMenu = []  # our Export menu writes the samples
@@ -145,16 +155,16 @@ class LivePlots(QWidget):
         plot.setLabel("left", unit)
         plot.showGrid(x=True, y=True, alpha=0.2)
         plot.getAxis("left").setWidth(62)
-        plot.addLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
+        view.legend = plot.addLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
         if self.plots:
             plot.setXLink(next(iter(self.plots.values())))
         else:
             view.sigXRangeChanged.connect(self._view_changed)
         view.sigStateChanged.connect(self._auto_x_changed)
         view.log_y.toggled.connect(lambda on, p=plot: p.setLogMode(False, on))
-        view.add_export("CSV of the samples shown…", lambda: export_csv(self))
-        view.add_export("PNG of the plots…", lambda: export_image(self, "png"))
-        view.add_export("SVG of the plots…", lambda: export_image(self, "svg"))
+        view.add_export("&CSV of the samples shown…", lambda: export_csv(self))
+        view.add_export("&PNG of the plots…", lambda: export_image(self, "png"))
+        view.add_export("&SVG of the plots…", lambda: export_image(self, "svg"))
         line = cross_line()
         plot.addItem(line, ignoreBounds=True)
         self.cross[key] = line

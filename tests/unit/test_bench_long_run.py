@@ -31,13 +31,13 @@ def test_full_scale_is_256_gib_over_16_and_a_smoke_test_is_a_hundredth() -> None
             sizes(bad)
 
 
-def test_the_plan_is_one_direct_fio_write_with_io_size_passed_through() -> None:
-    text = plan_text(Path("/var/tmp/x"), 256 * GIB, 16 * GIB)
+def test_the_plan_is_one_direct_fio_write_with_io_size_passed_through(tmp_path: Path) -> None:
+    text = plan_text(tmp_path, 256 * GIB, 16 * GIB)
     plan = tomllib.loads(text)
     (test,) = plan["test"]
     assert test["tool"] == "fio" and test["rw"] == "write" and test["direct"] is True
     assert test["size"] == "16384m" and test["fio_options"] == {"io_size": "262144m"}
-    assert plan["target"]["directory"] == "/var/tmp/x"
+    assert plan["target"]["directory"] == str(tmp_path)
     problem = plan_problem(text)  # None once DiskLab takes [test.fio_options]
     assert problem is None or "fio_options" in problem
 
@@ -64,7 +64,7 @@ def test_gaps_and_verdicts() -> None:
 def test_a_directory_without_room_is_not_measured(tmp_path: Path, monkeypatch) -> None:
     import bench.figures.long_run as long_run
 
-    monkeypatch.setattr(long_run.shutil, "disk_usage",
-                        lambda _path: shutil.disk_usage(tmp_path)._replace(free=GIB))
+    usage = shutil.disk_usage(tmp_path)._replace(free=GIB)
+    monkeypatch.setattr(long_run.shutil, "disk_usage", lambda _path: usage)
     (row,) = run(tmp_path, scale=1.0)  # a 16 GiB file in 1 GiB free: nothing is started
     assert row["verdict"].startswith("not measured") and "MiB free" in row["verdict"]

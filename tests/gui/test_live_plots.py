@@ -254,3 +254,37 @@ def test_a_theme_switch_reaches_the_plots(qtbot):
     finally:
         apply_theme(app, dark=False)
     qtbot.waitUntil(lambda: QColor(_image(plots).pixel(centre)).lightness() > 200, timeout=2000)
+
+
+def test_a_drag_after_hovering_pans_time_in_every_plot(qtbot):
+    # a person hovers (the crosshair's values change) and then drags: the drag pans time in
+    # all plots (a relayout of the values' line under the pressed button lost the drag)
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QMouseEvent
+
+    plots = _plots(qtbot)
+    _feed(plots, 600, every=1.0)
+    plots.redraw()
+    plots.set_window(300, 400)
+    plots.redraw()
+    viewport = plots.layout_widget.viewport()
+    start = QPointF(_px(plots, "device", 350.0, 0.0))
+    start.setY(start.y() - 20)
+
+    def send(kind, pos, button, buttons) -> None:
+        QApplication.sendEvent(viewport, QMouseEvent(kind, pos, viewport.mapToGlobal(pos),
+                                                     button, buttons,
+                                                     Qt.KeyboardModifier.NoModifier))
+        QApplication.processEvents()
+
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    send(QEvent.Type.MouseMove, start, none, none)
+    assert plots.readout.text().startswith("t = 350")  # the crosshair's values
+    send(QEvent.Type.MouseButtonPress, start, left, left)
+    for dx in range(10, 201, 10):
+        send(QEvent.Type.MouseMove, start + QPointF(dx, 0), none, left)
+    send(QEvent.Type.MouseButtonRelease, start + QPointF(200, 0), left, none)
+    lo, hi = plots.x_range()
+    assert lo < 290 and hi - lo == pytest.approx(100, rel=0.01)  # earlier times, same width
+    assert plots.plots["app"].getViewBox().viewRange()[0] == pytest.approx([lo, hi])
+    assert not plots.follow

@@ -21,7 +21,9 @@ def cross_line() -> pg.InfiniteLine:
     line = pg.InfiniteLine(angle=90, movable=False,
                            pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine))
     line.setVisible(False)
-    line.setAcceptedMouseButtons(Qt.MouseButton.NoButton)  # clicks reach the view
+    # always under the mouse: disabled, so pyqtgraph's scene hands clicks and drags to the
+    # view behind it (it skips disabled items; a drag that began on it panned nothing)
+    line.setEnabled(False)
     return line
 
 

@@ -103,7 +103,9 @@ class LivePlots(QWidget):
         self.readout = QLabel(HINT)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # a long line of values never widens the window: what does not fit is cut
-        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # and never moves the plots: a relayout under a pressed button cost pyqtgraph the drag
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.readout.setFixedHeight(self.readout.sizeHint().height())
         lay.addWidget(self.readout)
         self.layout_widget = pg.GraphicsLayoutWidget(self)
         self.layout_widget.scene().contextMenu = []  # our Export menu writes the samples

@@ -1,12 +1,10 @@
 """The Run page's live plots driven by real X input (xdotool on Xvfb, issue 45): the window as
 `disklab gui` opens it (tests/gui/live_probe.py, which also writes what the plots show), a real
 run of two engine cases (4 MiB blocks, fast; 512 B blocks, far slower), then as a person would:
-the wheel over the y axis zooms y alone; "Whole run" brings the run back; zoomed by the
+the wheel over the y axis zooms y alone; a drag on a plot pans time in all plots; zoomed by the
 wheel into the slow case, y fits it (the top tick within 2x of what is shown, not the run's
 peak); the crosshair's values are the stored samples (`disklab export --format samples`) at the
 mouse's time; the right-click menu's Export > CSV holds the stored samples of the window shown.
-(A drag panning time is tested offscreen after a hover: test_live_plots.py; with xdotool here
-it did not pan while the crosshair's line of values relayouted the plots.)
 
 Screenshots go to $DISKLAB_SCREENSHOTS when set, else the test's temporary directory.
 """
@@ -182,9 +180,27 @@ def _by_hand(desk: Desktop, probe: Probe, state: dict, library: Path, tmp: Path)
     assert any(f"{v:.4g}" == f"{shown_value:.4g}" for _t, v in near), (text, near)
     desk.shot("plots-crosshair")
 
-    # (a drag panning time in all plots: test_live_plots.py, after a hover, offscreen)
+    # a drag on the Device plot pans time in all plots (to earlier times)
+    rect = probe.read()["plot_rects"]["device"]
+    x, y = rect[0] + rect[2] // 3, rect[1] + rect[3] * 3 // 4  # clear of the legend
+    desk.xdo("mousemove", "--sync", str(x), str(y))
+    time.sleep(0.3)
+    desk.shot("plots-before-drag")
+    time.sleep(1.0)
+    desk.xdo("mousedown", "1")
+    time.sleep(0.6)
+    for _ in range(10):
+        desk.xdo("mousemove_relative", "--", "20", "0")
+        time.sleep(0.1)
+    time.sleep(0.3)
+    desk.xdo("mouseup", "1")
     panned = probe.settled()
     plo, phi = panned["views"]["app"][0]
+    assert plo < lo and phi - plo == pytest.approx(hi - lo, rel=0.01)
+    for key in ("device", "memory", "cpu"):
+        assert panned["views"][key][0] == pytest.approx([plo, phi], rel=1e-6)
+    assert not panned["follow"]  # back in time: it stays there
+    desk.shot("plots-panned")
 
     # the right-click menu: Export > CSV of the samples shown
     x, y = centre(probe.read()["plot_rects"]["app"])

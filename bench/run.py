@@ -37,6 +37,7 @@ from figures import (  # noqa: E402
     history_figure,
     host_scaling,
     library_figures,
+    long_run,
     observer_cost,
     observer_effect,
     parser_rates,
@@ -176,7 +177,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pairs", type=int, default=5, help="A/B pairs per ratio (>= 5)")
     parser.add_argument("--size", default="1g", help="file size for the I/O figures")
-    parser.add_argument("--only", nargs="*", help="figure numbers to run (1..11)")
+    parser.add_argument("--only", nargs="*", help="figure numbers to run (1..11; 12, the long "
+                        "run, only when named)")
+    parser.add_argument("--long-scale", type=float, default=1.0,
+                        help="figure 12: its 256 GiB over a 16 GiB file times this (0.01 for a "
+                             "smoke test of a few minutes)")
+    parser.add_argument("--long-dir", default="/var/tmp",
+                        help="figure 12: the directory of its file (needs the file's size free)")
     parser.add_argument("--cases", nargs="+", choices=engine_vs_fio.CASE_NAMES, metavar="CASE",
                         help="figure 4: only these engine/fio cases, and not engine/dd (to "
                              "measure a noisy row again with more pairs): "
@@ -246,6 +253,8 @@ def main() -> int:
         rows += collect("10 pivot", pivot_figure.run)
     if "11" in only:
         rows += collect("11 history", history_figure.run)
+    if "12" in only:  # hours at full scale: give --figure-timeout room (two arms)
+        rows += collect("12 long run", long_run.run, Path(args.long_dir), args.long_scale)
 
     rows.insert(0, Row(**calibration_row(machine["calibration"], calibration())))
     width = max(len(r.figure) for r in rows)

@@ -1,5 +1,6 @@
 """Figure 2: CPU seconds DiskLab's own process uses per minute of a running case (GUI thread,
-worker, sampler and library writes; the tool's processes excluded). Target <= 0.6 s per minute.
+worker, sampler and library writes; the tool's processes excluded). Target <= 1.0 s per minute
+(issue 45: 1.4 % of a core; figure 1b guards what the tool loses).
 
 Two arms, each a fresh interpreter running one real engine case (4 KiB random direct reads for
 `seconds`) on the bench's scratch filesystem:
@@ -146,8 +147,8 @@ def run(mnt: Path, seconds: int = 60, rounds: int = 2) -> list[dict]:
     rows = []
     for name, results in arms.items():
         values = [r["per_minute"] for r in results]
-        value, v, ci = judge(values, 0.6, higher_is_better=False, digits=2)
+        value, v, ci = judge(values, 1.0, higher_is_better=False, digits=2)
         rows.append({"figure": f"2 app CPU per minute ({name})",
-                     "value": f"{value} s/min", "target": "<= 0.6",
+                     "value": f"{value} s/min", "target": "<= 1.0",
                      "verdict": v, "details": {"runs": results, "ci": ci}})
     return rows

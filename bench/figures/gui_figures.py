@@ -65,7 +65,7 @@ REPLAY = textwrap.dedent("""
         plots._dirty = True
         t = time.perf_counter()
         plots.redraw()
-        plots.canvas.grab()  # what the user sees: the painted plots (gui/livepaint.py)
+        plots.layout_widget.grab()  # what the user sees: the plots as pyqtgraph draws them
         draws.append(time.perf_counter() - t)
     ticks = state["ticks"]
     gap = max(b - a for a, b in zip(ticks, ticks[1:]))

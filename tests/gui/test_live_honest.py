@@ -13,13 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QColor
 
 from disklab.core import proc
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.vocab.events import CaseStarted
-from disklab.gui.livepaint import nice_step, ticks
-from disklab.gui.plots import PALETTE, LivePlots, step_up
+from disklab.gui.plot_axes import value_ticks
+from disklab.gui.plots import PALETTE, LivePlots
 
 PLAN = """\
 name = "engine then fio libaio"
@@ -71,10 +72,12 @@ def test_async_fio_and_the_tool_report_between_cases(qtbot, window, tmp_path: Pa
     # the dashed line of the tool's report is broken between the engine's case and fio's
     t, y = page.plots.series_data("tool_bps")
     second = next(e.t for e in events if isinstance(e, CaseStarted) and e.case.tool == "fio")
-    gap = np.flatnonzero(np.isnan(y))
-    assert len(gap) == 1
-    assert t[gap[0]] <= second - page.plots.t0 + 1e-6
-    assert np.isfinite(y[:gap[0]]).all() and np.isfinite(y[gap[0] + 1:]).all()
+    breaks = [b for b in page.plots.gaps["tool_bps"].breaks if b < second - page.plots.t0]
+    assert breaks and breaks[-1] in t  # the engine's last report ends its line
+    assert np.isfinite(y).all()  # no NaN in the buffers: no finite check when drawn
+    after = t[t > breaks[-1]]
+    connect = page.plots.gaps["tool_bps"].connect(t)
+    assert len(after) and not connect[t == breaks[-1]][0]
 
 
 def test_the_line_is_not_drawn_across_the_break(qtbot) -> None:
@@ -89,22 +92,31 @@ def test_the_line_is_not_drawn_across_the_break(qtbot) -> None:
     for s in range(6, 12):
         plots.add_sample("tool_bps", 100.0 + s, 100 * mib)
     plots.redraw()
-    canvas = plots.canvas
-    image = canvas.grab().toImage()
-    panel = canvas.by_key["app"]
-    x = round(canvas.to_px(5.5)) if hasattr(canvas, "to_px") else None
-    assert x is not None
+    qtbot.wait(50)
+    image = plots.layout_widget.grab().toImage()
+    view = plots.plots["app"].getViewBox()
     pen = QColor(PALETTE[3])
-    column = [QColor(image.pixel(x, yy)) for yy in range(int(panel.rect.top()) + 2,
-                                                            int(panel.rect.bottom()) - 2)]
-    near = [c for c in column if abs(c.red() - pen.red()) + abs(c.green() - pen.green())
-            + abs(c.blue() - pen.blue()) < 60]
-    assert not near  # nothing of the tool's line between 1300 at 5 s and 100 at 6 s
-    # while each side is drawn
-    left = [QColor(image.pixel(round(canvas.to_px(2.5)), yy))
-            for yy in range(int(panel.rect.top()), int(panel.rect.bottom()))]
-    assert any(abs(c.red() - pen.red()) + abs(c.green() - pen.green())
-               + abs(c.blue() - pen.blue()) < 60 for c in left)
+
+    def column(t: float) -> list[QColor]:
+        rect = view.sceneBoundingRect()
+        x = plots.layout_widget.mapFromScene(view.mapViewToScene(QPointF(t, 0.0))).x()
+        return [QColor(image.pixel(x, yy)) for yy in range(int(rect.top()) + 2,
+                                                          int(rect.bottom()) - 2)]
+
+    def near(colours: list[QColor]) -> list[QColor]:
+        return [c for c in colours if abs(c.red() - pen.red()) + abs(c.green() - pen.green())
+                + abs(c.blue() - pen.blue()) < 60]
+
+    assert not near(column(5.5))  # nothing of the tool's line between 1300 at 5 s, 100 at 6 s
+    def row(t0: float, t1: float, value: float) -> list[QColor]:
+        a, b = (plots.layout_widget.mapFromScene(view.mapViewToScene(QPointF(t, value)))
+                for t in (t0, t1))
+        return [QColor(image.pixel(x, a.y() + d)) for x in range(a.x(), b.x())
+                for d in (-1, 0, 1)]
+
+    # while each side is drawn, dashed, at its own value
+    assert len(near(row(0.5, 4.5, 1300.0))) > 20
+    assert len(near(row(6.5, 10.5, 100.0))) > 20
 
 
 def test_one_colour_per_direction_on_both_rate_plots(qtbot) -> None:
@@ -114,16 +126,16 @@ def test_one_colour_per_direction_on_both_rate_plots(qtbot) -> None:
     for direction in ("write", "read"):
         app = curves[f"app_{'wchar' if direction == 'write' else 'rchar'}_bps"]
         dev = curves[f"device_{direction}_bps"]
-        assert app.pen.color() == dev.pen.color(), direction
-    assert (curves["app_wchar_bps"].pen.color()
-            != curves["app_rchar_bps"].pen.color())
+        assert app.opts["pen"].color() == dev.opts["pen"].color(), direction
+    assert (curves["app_wchar_bps"].opts["pen"].color()
+            != curves["app_rchar_bps"].opts["pen"].color())
 
 
 @pytest.mark.parametrize("pixels", [24, 40, 60, 90, 150, 400])
 def test_a_short_plot_keeps_a_scale(pixels: int) -> None:
-    # every range the frames grow to (round steps), at every plot height: at least two labels
+    # any range a plot fits, at every plot height: at least two labelled ticks
     for exp in range(-1, 6):
         for m in (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0):
-            high = step_up(m * 10.0 ** exp)
-            marks = ticks(0.0, high, nice_step(high, pixels))
+            high = m * 10.0 ** exp * 1.35
+            marks = value_ticks(0.0, high, pixels)
             assert len(marks) >= 2, (high, pixels, marks)

@@ -117,7 +117,7 @@ def test_a_placed_run_draws_a_curve_per_target_and_their_total(qtbot, window, lo
     legend = set(plots.legend("device"))
     assert {"write a", "write b", "write all"} <= legend
     assert "write" not in legend  # the case's single device curve stepped aside
-    assert not plots.curves["device_write_bps"].visible
+    assert not plots.curves["device_write_bps"].isVisible()
     # the total is the targets' sum at each sampling time (MiB/s, as plotted)
     ta, ya = plots.series_data("device_write_bps:a")
     tb, yb = plots.series_data("device_write_bps:b")
@@ -136,7 +136,7 @@ def test_a_placed_run_draws_a_curve_per_target_and_their_total(qtbot, window, lo
     # a new run starts with the plain curves again
     plots.clear()
     assert not [s for s in plots.curves if ":" in s]
-    assert plots.curves["device_write_bps"].visible
+    assert plots.curves["device_write_bps"].isVisible()
 
 
 def test_a_failed_case_says_why_in_the_log(qtbot, window, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from disklab.core.results.charts import ChartSpec
 from disklab.core.system.directories import library_path
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
-GUI_EXTRAS = frozenset({"PySide6", "shiboken6", "numpy"})  # the [gui] extra
+GUI_EXTRAS = frozenset({"PySide6", "shiboken6", "pyqtgraph", "numpy"})  # the [gui] extra
 
 
 def gui_missing(what: str, e: ImportError) -> str:
@@ -28,7 +28,7 @@ def gui_missing(what: str, e: ImportError) -> str:
     in_checkout = (checkout / "pyproject.toml").is_file() and (checkout / "Makefile").is_file()
     pipx = bool(os.environ.get("PIPX_HOME")) or "/pipx/" in sys.prefix
     how = gui_hint(checkout if in_checkout else None, pipx)
-    return f"disklab: {what} needs the GUI extra (PySide6, numpy; missing: {e.name}): {how}"
+    return f"disklab: {what} needs the GUI extra (PySide6, pyqtgraph, numpy; missing: {e.name}): {how}"
 
 
 def gui_hint(checkout: Path | None, pipx: bool) -> str:

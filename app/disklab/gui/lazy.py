@@ -1,16 +1,15 @@
 """The live plots made when first shown, so the window appears without them and numpy.
 
-Importing the plotting stack was most of what importing the GUI took (bench figure 6, `python -X
-importtime`: pyqtgraph with numpy 0.5 s of 0.77 s while pyqtgraph drew them; numpy still comes
-with the plots), and only the Run page's live plots need it (the Library's and Compare's charts
-are SVG: gui/chart.py). The Run page holds a `Deferred` in their place: a
-plain QWidget that builds the real one (importing `disklab.gui.plots` then) right after it was
-first painted (empty, with the window's first frame), or the first time anything asks it for
-more than it records. Until then it keeps what it was handed that must not be lost: the samples
-and markers of a run started before the Run page was shown are replayed into the live plots when
-they are made, so the plots hold the whole run. Past RECORD_LIMIT recorded
-calls (a long run watched from another page) the real widget is made anyway, hidden, so the
-record never grows without bound.
+Importing the plotting stack is most of what importing the GUI takes (bench figure 6, `python -X
+importtime`: pyqtgraph with numpy 0.5 s of 0.77 s), and only the Run page's live plots need it
+(the Library's and Compare's charts are SVG: gui/chart.py). The Run page holds a `Deferred` in
+their place: a plain QWidget that builds the real one (importing `disklab.gui.plots` then) right
+after it was first painted (empty, with the window's first frame), or the first time anything
+asks it for more than it records. Until then it keeps what it was handed that must not be lost:
+the samples and markers of a run started before the Run page was shown are replayed into the
+live plots when they are made, so the plots hold the whole run. Past RECORD_LIMIT recorded calls
+(a long run watched from another page) the real widget is made anyway, hidden, so the record
+never grows without bound.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The live plots' colours for the theme the window follows (light or dark): app.apply_theme
-sets them with the palette, and the plots' canvas asks for them at each paint, so a switch of
-the desktop's light/dark reaches the plots at their next paint."""
+sets them with the palette, and the live plots (gui/plots.apply_theme) take them when the
+palette changes, so the desktop's light/dark switch reaches the plots too. Here, not in
+gui/plots, because app.py sets them before pyqtgraph is imported (gui/lazy.py)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,18 @@
-"""The Run page's live plots: application and device throughput, page cache and CPU over time.
-
-One plot stack (issue 29): the plots are painted by gui/livepaint.LiveCanvas in one QPainter pass
-per refresh; there is no scene graph behind them. pyqtgraph drawing them for real (one setData
-per changed curve a refresh, clipped to view, peak-downsampled, no antialiasing) was measured
-against this canvas on bench figure 2 (the Run page's CPU at the 1 s refresh): 0.81 s of CPU a
-minute against 0.50 (target 0.6), the GUI thread 0.64 against 0.32; so the canvas stays, and
-pyqtgraph is no longer a dependency (bench/README.md).
+"""The Run page's live plots: application and device throughput, page cache and CPU over time,
+drawn by pyqtgraph.
 
 Each series lives in a SeriesBuffer; a single-shot QTimer redraws (never per sample): new samples
-at most once per refresh (1 s by default), a zoom or pan within 100 ms. A curve is handed only
-the visible window of its series (clip to view), reduced to the minimum and maximum of each
-pixel column (peak_window), so a run of many hours stays smooth (reliability-and-performance.md
-B3) and its peaks stay visible at any zoom. While the plots follow the run, their ranges grow
-in round steps (Frame) instead of fitting the data at every sample, so the canvas's cached axes
-are redrawn only when a range steps up.
+at most once per refresh (1 s by default), a zoom or pan within 100 ms. A refresh hands each
+curve whose samples or view changed one `setData` with only the visible window of its series
+(clip to view), reduced to the minimum and maximum of each pixel column (plot_series.peak_window:
+every peak visible at any zoom), broken where samples are missing, drawn with width-1 pens, no
+antialiasing and no finite check (the buffers hold finite values only), so a run of many hours
+stays smooth (reliability-and-performance.md B3).
+
+The four plots' time axes are linked; each plot's ViewBox (plot_view.LiveView) gives the mouse
+its meaning, y fits the visible samples unless the user zoomed y, and the right-click menu
+exports what is shown (plot_export). A crosshair follows the mouse with every curve's value at
+its time; cases, configurations and repeats are labelled lines.
 """
 
 from __future__ import annotations
@@ -21,165 +20,76 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPen
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from disklab.core.results.charts import PALETTE
-from disklab.core.vocab.units import MiB
 from disklab.gui.buffers import SeriesBuffer
-from disklab.gui.livepaint import LiveCanvas, Mark, clock, time_unit
+from disklab.gui.plot_axes import UNIT_TITLES, TimeAxis, ValueAxis, time_unit
+from disklab.gui.plot_export import export_csv, export_image
+from disklab.gui.plot_marks import Marker, mark, place_labels
+from disklab.gui.plot_readout import HINT, cross_line, hover, values_at
+from disklab.gui.plot_series import LIVE_SERIES, PLOTS, Gaps, log_values, peak_window
 from disklab.gui.plot_theme import theme_colours
+from disklab.gui.plot_view import LiveView
+
+pg.setConfigOptions(antialias=False)
 
 REDRAW_MS = 100  # a zoom or pan is drawn this soon, and nothing more often
 LIVE_GAP_MS = 1000  # new samples are drawn at most once a second (the Run page's default)
-STEPS = (1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0)  # each at most 1/3 above the last
-MIN_SECONDS = 10.0  # the time axis of a new run spans at least this
-HEADROOM = 1.35  # the top quarter of a plot is above its data: the legend sits there
-
-# series name -> (plot, label, scale divisor). The application plot is what the tool's processes
-# passed to read()/write() (rchar/wchar of its tree, page cache included: what the tool does),
-# and the tool's own report of its rate where it prints one (fio status, engine intervals, dd
-# progress); the device plot is what reached the disk (diskstats).
-LIVE_SERIES: dict[str, tuple[str, str, float]] = {
-    "app_wchar_bps": ("app", "write", MiB),
-    "app_rchar_bps": ("app", "read", MiB),
-    "tool_bps": ("app", "tool's own report", MiB),
-    "device_write_bps": ("device", "write", MiB),
-    "device_read_bps": ("device", "read", MiB),
-    "dirty_bytes": ("memory", "Dirty", MiB),
-    "writeback_bytes": ("memory", "Writeback", MiB),
-    "cpu_pct": ("cpu", "CPU", 1.0),
-}
-# one colour per direction on every plot (the Application plot's write was blue and the
-# Device plot's orange): write blue, read orange; Dirty and Writeback likewise
+LEGEND_ALPHA = 215  # legends are read over the curves: a background of the plot's colour
+# one colour per direction on every plot: write blue, read orange; Dirty and Writeback likewise
 SERIES_COLOURS = {"write": 0, "read": 1, "Dirty": 0, "Writeback": 1}
 TARGET_SEP = ":"  # device_write_bps:a is target a's share of device_write_bps (several targets)
 TOTAL = "all"  # the targets' total, sampled by the monitor over distinct devices (:all)
 DEVICE_SERIES = ("device_write_bps", "device_read_bps")
 PER_TARGET = (*DEVICE_SERIES, "tool_bps")  # series a target may split
-PLOTS = (
-    ("app", "Application: read+write syscalls of the tool's processes", "MiB/s"),
-    ("device", "Device: bytes to and from the disk (diskstats)", "MiB/s"),
-    ("memory", "Page cache", "MiB"),
-    ("cpu", "CPU", "%"),
-)
-UNIT_TITLES = {"s": "elapsed (s)", "min": "elapsed (min:s)", "h": "elapsed (h:min)"}
 
 
-def peak_window(t: np.ndarray, y: np.ndarray, lo: float | None, hi: float | None,
-                bins: int) -> tuple[np.ndarray, np.ndarray]:
-    """The samples of [lo, hi] (None: the whole run) as a curve of at most about 2 * bins + 2
-    points: one sample beyond each end (so the line reaches the edges), then, when there are
-    more than 2 * bins samples, the minimum and the maximum of each of `bins` equal runs of
-    samples, in time order, at their own times, plus the first and the last sample. What a
-    pixel column shows is then exactly what all its samples would draw: every peak and dip.
+class LiveCurve(pg.PlotCurveItem):
+    """A curve of a series: its plot, its legend name, and whether the y axis is in log mode
+    (set by the PlotItem's menu; LivePlots redraws the curve with log10 values)."""
 
-    Why not pyqtgraph's clipToView and peak downsampling: they keep ~5 points per pixel and
-    redo bounds and clipping over the whole buffer on every redraw (bench figure 3)."""
-    n = len(t)
-    i0 = 0 if lo is None else max(int(np.searchsorted(t, lo, "left")) - 1, 0)
-    i1 = n if hi is None else min(int(np.searchsorted(t, hi, "right")) + 1, n)
-    if i1 - i0 <= 2 * max(bins, 1):
-        return t[i0:i1], y[i0:i1]
-    k = -(-(i1 - i0) // bins)  # samples per bin, rounded up: at most `bins` bins
-    full = (i1 - i0) // k * k
-    tw, yw = t[i0:i0 + full].reshape(-1, k), y[i0:i0 + full].reshape(-1, k)
-    rows = np.arange(len(yw))
-    a, b = yw.argmin(axis=1), yw.argmax(axis=1)
-    first, second = np.minimum(a, b), np.maximum(a, b)
-    ts = np.empty(2 * len(yw))
-    ys = np.empty(2 * len(yw))
-    ts[0::2], ts[1::2] = tw[rows, first], tw[rows, second]
-    ys[0::2], ys[1::2] = yw[rows, first], yw[rows, second]
-    parts_t, parts_y = [t[i0:i0 + 1], ts], [y[i0:i0 + 1], ys]
-    if full < i1 - i0:  # the last, shorter run
-        tail_t, tail_y = t[i0 + full:i1], y[i0 + full:i1]
-        j = sorted({int(tail_y.argmin()), int(tail_y.argmax())})
-        parts_t.append(tail_t[j])
-        parts_y.append(tail_y[j])
-    parts_t.append(t[i1 - 1:i1])
-    parts_y.append(y[i1 - 1:i1])
-    return np.concatenate(parts_t), np.concatenate(parts_y)
-
-
-def step_up(value: float) -> float:
-    """The smallest round number (STEPS x a power of ten) >= value (> 0)."""
-    exp = math.floor(math.log10(value))
-    for m in (*STEPS, 10.0):
-        if m * 10.0 ** exp >= value * (1 - 1e-12):
-            return m * 10.0 ** exp
-    return 10.0 ** (exp + 1)
-
-
-class Frame:
-    """What a plot's range fits instead of its data: a rectangle from time 0 that grows
-    (never shrinks) in round steps, so the range, and with it the axes, stay still for most
-    samples."""
-
-    def __init__(self) -> None:
-        self.right, self.low, self.high = MIN_SECONDS, 0.0, 1.0
-
-    def cover(self, x1: float, y0: float, y1: float) -> bool:
-        """Grow to hold [0, x1] x [y0, y1]; True if it grew."""
-        right = step_up(x1) if x1 > self.right else self.right
-        high = step_up(y1) if y1 > self.high else self.high
-        low = -step_up(-y0) if y0 < self.low else self.low
-        if (right, low, high) == (self.right, self.low, self.high):
-            return False
-        self.right, self.low, self.high = right, low, high
-        return True
-
-    def reset(self) -> None:
-        self.right, self.low, self.high = MIN_SECONDS, 0.0, 1.0
-
-
-def _pen(index: int, dashed: bool = False) -> QPen:
-    """A width-1 pen of the palette's colour `index`, solid or dashed."""
-    pen = QPen(QColor(PALETTE[index % len(PALETTE)]))
-    pen.setWidth(1)
-    pen.setStyle(Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
-    return pen
-
-
-@dataclass
-class LiveCurve:
-    """A curve: its legend name, pen and plot, and the points it was last drawn with."""
-
-    name: str
-    pen: QPen
-    plot: str
-    visible: bool = True
-    t: np.ndarray = field(default_factory=lambda: np.empty(0))
-    y: np.ndarray = field(default_factory=lambda: np.empty(0))
+    def __init__(self, series: str, plot: str, name: str, pen: object) -> None:
+        super().__init__(name=name, pen=pen, skipFiniteCheck=True)
+        self.series, self.plot, self.log = series, plot, False
+        self.on_log: object = None
 
     def data(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.t, self.y
+        """The points last handed to setData (time, value as plotted)."""
+        x, y = self.getData()
+        return (np.empty(0), np.empty(0)) if x is None else (x, y)
+
+    def setLogMode(self, _x: bool, y: bool) -> None:
+        if y != self.log:
+            self.log = y
+            if callable(self.on_log):
+                self.on_log(self.series)
 
 
-@dataclass
-class Marker:
-    """A case, configuration or phase boundary: a line on every plot, a label on the timeline
-    strip above them when there is room, its details on hover (the canvas's Mark)."""
-
-    x: float
-    label: str
-    kind: str  # "case" | "config" | "phase"
-    detail: str
-    mark: Mark
-    width: float = 0.0  # of the label, in pixels
+def _pen(index: int, dashed: bool = False) -> object:
+    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+    return pg.mkPen(PALETTE[index % len(PALETTE)], width=1, style=style)
 
 
 class LivePlots(QWidget):
-    """Application and device throughput, Dirty/Writeback and CPU over time, x shared, under a
-    timeline strip that names the cases and configurations; painted by one LiveCanvas.
+    """Application and device throughput, Dirty/Writeback and CPU over time, x axes linked.
 
-    The x range is the whole run (`window` None) or the window the user zoomed or panned to
-    (wheel, drag on the canvas); "Follow the run" slides a zoomed window with the newest
-    samples, "Whole run" (or a double click) brings the whole run back."""
+    The x range is the whole run, followed (x auto-range on) or a window the user zoomed or
+    panned to; "Follow the run" slides a zoomed window with the newest samples, "Whole run"
+    (a double click, View All, the auto-range button) brings the whole run back."""
 
     follow_changed = Signal(bool)
 
@@ -189,97 +99,145 @@ class LivePlots(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(2)
-        bar = QHBoxLayout()
-        self.follow_box = QCheckBox("Follow the run")
-        self.follow_box.setChecked(True)
-        self.follow_box.setToolTip(
-            "Keep the newest samples in view: the whole run, or a zoomed window sliding with "
-            "it. Panning back in time turns it off. Zoom: mouse wheel; pan: drag; the whole "
-            "run: double click.")
-        self.follow_box.toggled.connect(self.set_follow)
-        self.whole_btn = QPushButton("Whole run")
-        self.whole_btn.setToolTip("Show the whole run again after a zoom or pan")
-        self.whole_btn.clicked.connect(self.show_whole_run)
-        bar.addWidget(self.follow_box)
-        bar.addWidget(self.whole_btn)
-        bar.addStretch(1)
-        lay.addLayout(bar)
-        rows = [p for p in PLOTS if p[0] in which]
-        background, foreground = theme_colours()
-        self.canvas = LiveCanvas(rows, background=background, foreground=foreground)
-        self.canvas.zoom = self.set_window
-        self.canvas.theme = theme_colours
-        self.canvas.whole = self.show_whole_run
-        lay.addWidget(self.canvas, 1)
-        self.plot_keys = tuple(key for key, _t, _u in rows)
+        lay.addLayout(follow_bar(self))
+        self.readout = QLabel(HINT)
+        self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # a long line of values never widens the window: what does not fit is cut
+        # and never moves the plots: a relayout under a pressed button cost pyqtgraph the drag
+        self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.readout.setFixedHeight(self.readout.sizeHint().height())
+        lay.addWidget(self.readout)
+        self.layout_widget = pg.GraphicsLayoutWidget(self)
+        self.layout_widget.scene().contextMenu = []  # our Export menu writes the samples
+        lay.addWidget(self.layout_widget, 1)
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.cross: dict[str, pg.InfiniteLine] = {}
         self.curves: dict[str, LiveCurve] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
+        self.gaps: dict[str, Gaps] = {}
         self.markers: list[Marker] = []
         self.targets: list[str] = []  # targets seen in this run's series, in order
         self._progress: dict[str, tuple[str, float, int]] = {}  # target -> (case, t, bytes)
-        self.frames: dict[str, Frame] = {key: Frame() for key in self.plot_keys}
-        self._peaks: dict[str, tuple[float, float]] = {}  # plot key -> (min, max) of its values
-        self._legends: dict[str, tuple] = {}  # plot key -> legend entries handed to the canvas
-        self._fresh: set[str] = set()  # series with samples not drawn yet
-        self.window: tuple[float, float] | None = None  # None: the whole run
+        self._fresh: set[str] = set()  # series with samples (or a log switch) not drawn yet
         self._drawn_window: tuple[float, float] | tuple[()] | None = ()  # () before any
         self._t_last = 0.0
         self.t0: float | None = None
-        self._dirty = False
-        self._labels_dirty = False
+        self._dirty = self._labels_dirty = False
         self.redraws = 0
         self.follow = True
         self._sliding = False  # the window is being moved by follow, not by the user
         self.live_gap_ms = LIVE_GAP_MS  # the refresh rate the Run page chose
         self.driven = False  # True: new samples wait for the owner's redraw() (its own tick)
         self._last_redraw = 0.0  # time.monotonic() of the last redraw that drew something
-        # started by the first change after a redraw, not ticking while nothing arrives (an
-        # idle 10 Hz timer cost 0.06 s of CPU a minute)
-        self.timer = QTimer(self)
+        self.timer = QTimer(self)  # started by a change, idle while nothing arrives
         self.timer.setSingleShot(True)
         self.timer.timeout.connect(self.redraw)
-        self._unit = "s"
+        self._unit = ""
         self._font_metrics = QFontMetrics(QFont())
+        bg, fg = theme_colours()
+        pg.setConfigOptions(background=bg, foreground=fg)  # what new items are drawn with
+        for key, title, unit in (p for p in PLOTS if p[0] in which):
+            self._add_plot(key, title, unit)
         for series, (plot_key, label, _div) in LIVE_SERIES.items():
-            if plot_key not in self.frames:
-                continue
-            colour = (2 if plot_key == "cpu" else 3 if series == "tool_bps"
-                      else SERIES_COLOURS[label])
-            self.curves[series] = LiveCurve(label, _pen(colour, dashed=series == "tool_bps"),
-                                            plot_key)
-            self.buffers[series] = SeriesBuffer()
+            if plot_key in self.plots:
+                colour = (2 if plot_key == "cpu" else 3 if series == "tool_bps"
+                          else SERIES_COLOURS[label])
+                self._add_curve(series, plot_key, label, _pen(colour, series == "tool_bps"))
+        self.layout_widget.scene().sigMouseMoved.connect(lambda pos: hover(self, pos))
+        self.apply_theme()
+        self._time_unit()
+
+    def _add_plot(self, key: str, title: str, unit: str) -> None:
+        """A plot of the column: its view (LiveView), axes, legend, grid and crosshair line;
+        its time axis linked to the first plot's."""
+        view = LiveView(self.show_whole_run)
+        plot = self.layout_widget.addPlot(
+            row=len(self.plots), col=0, viewBox=view, title=title,
+            axisItems={"bottom": TimeAxis("bottom"), "left": ValueAxis("left")})
+        plot.setLabel("left", unit)
+        plot.showGrid(x=True, y=True, alpha=0.2)
+        plot.getAxis("left").setWidth(62)
+        view.legend = plot.addLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
+        if self.plots:
+            plot.setXLink(next(iter(self.plots.values())))
+        else:
+            view.sigXRangeChanged.connect(self._view_changed)
+        view.sigStateChanged.connect(self._auto_x_changed)
+        view.log_y.toggled.connect(lambda on, p=plot: p.setLogMode(False, on))
+        view.add_export("&CSV of the samples shown…", lambda: export_csv(self))
+        view.add_export("&PNG of the plots…", lambda: export_image(self, "png"))
+        view.add_export("&SVG of the plots…", lambda: export_image(self, "svg"))
+        line = cross_line()
+        plot.addItem(line, ignoreBounds=True)
+        self.cross[key] = line
+        self.plots[key] = plot
+        for other in self.plots.values():  # the time labels only under the last plot
+            other.getAxis("bottom").setStyle(showValues=other is plot)
+            other.setLabel("bottom", "")
+        self._unit = ""
+
+    def _add_curve(self, series: str, plot_key: str, name: str, pen: object) -> LiveCurve:
+        curve = LiveCurve(series, plot_key, name, pen)
+        curve.on_log = self._log_switched
+        self.plots[plot_key].addItem(curve)
+        self.curves[series] = curve
+        self.buffers.setdefault(series, SeriesBuffer())
+        self.gaps.setdefault(series, Gaps())
+        return curve
 
     def legend(self, plot: str) -> list[str]:
         """The names in a plot's legend, in order: its visible curves."""
-        return [c.name for c in self.curves.values() if c.plot == plot and c.visible]
+        return [c.name() for c in self.curves.values() if c.plot == plot and c.isVisible()]
 
     def clear(self) -> None:
         for series in [s for s in self.curves if TARGET_SEP in s]:
-            del self.curves[series]
-            self.canvas.drop_curve(series)
+            curve = self.curves.pop(series)
+            self.plots[curve.plot].removeItem(curve)
         for series in [s for s in self.buffers if TARGET_SEP in s]:
-            del self.buffers[series]
+            del self.buffers[series], self.gaps[series]
         for series in DEVICE_SERIES:  # the case's own curves again, as a one-target run has them
-            if series in self.curves:
-                self.curves[series].visible = True
+            if series in self.curves and not self.curves[series].isVisible():
+                self.curves[series].setVisible(True)
+                self.plots["device"].legend.addItem(self.curves[series],
+                                                    self.curves[series].name())
         self.targets.clear()
         self._progress.clear()
         for buf in self.buffers.values():
             buf.clear()
+        for gaps in self.gaps.values():
+            gaps.clear()
+        for marker in self.markers:
+            for line in marker.lines:
+                line.getViewBox().removeItem(line)
         self.markers.clear()
-        self.canvas.set_marks([])
-        for frame in self.frames.values():
-            frame.reset()
-        self._peaks.clear()
         self._t_last = 0.0
         self.t0 = None
-        self.window = None
-        self.set_follow(True)
+        self.show_whole_run()
         self._fresh.update(self.curves)  # drawn empty
         self._touch()
         self.redraw()
 
     # --- the x range: the whole run, or a window the user chose
+    def _lead_view(self) -> LiveView | None:
+        return next(iter(self.plots.values())).getViewBox() if self.plots else None
+
+    @property
+    def window(self) -> tuple[float, float] | None:
+        """The time window the user zoomed or panned to; None: the whole run, followed."""
+        view = self._lead_view()
+        if view is None or view.autoRangeEnabled()[0]:
+            return None
+        lo, hi = view.viewRange()[0]
+        return float(lo), float(hi)
+
+    def x_range(self) -> tuple[float, float]:
+        """The time span shown."""
+        view = self._lead_view()
+        if view is None:
+            return (0.0, 1.0)
+        lo, hi = view.viewRange()[0]
+        return float(lo), float(hi)
+
     def set_follow(self, on: bool) -> None:
         """Keep the newest data in view (a zoomed window slides with the run)."""
         if on == self.follow and self.follow_box.isChecked() == on:
@@ -292,34 +250,50 @@ class LivePlots(QWidget):
         self.follow_changed.emit(on)
 
     def show_whole_run(self) -> None:
-        self.window = None
+        """The whole run, followed, y fitted in every plot (a double click, View All, the
+        Whole run button)."""
+        for i, plot in enumerate(self.plots.values()):
+            plot.getViewBox().enableAutoRange(x=i == 0, y=True)
         self.set_follow(True)
         self._labels_dirty = True
         self._touch(urgent=True)
 
     def set_window(self, lo: float, hi: float) -> None:
-        """The user zoomed or panned (the canvas's wheel and drag): show [lo, hi]; a window
-        that ends before the newest sample stops following the run."""
-        if hi <= lo:
-            return
-        self.window = (float(lo), float(hi))
-        if (not self._sliding and self.follow
-                and hi < self._t_last - 0.02 * (hi - lo)):
-            self.set_follow(False)  # panned back in time: stay there
-        self._labels_dirty = True
-        self._touch(urgent=True)
+        """Show the time window [lo, hi] (as a wheel zoom or a pan would)."""
+        view = self._lead_view()
+        if view is not None and hi > lo:
+            view.setXRange(lo, hi, padding=0)
 
-    def x_range(self) -> tuple[float, float]:
-        """The time span shown: the whole run's frame, or the window chosen."""
-        if self.window is not None:
-            return self.window
-        return (0.0, max((f.right for f in self.frames.values()), default=MIN_SECONDS))
+    def _auto_x_changed(self) -> None:
+        """The auto-range button (or menu) of a plot under the first brought x auto-range
+        back: the first plot's x follows the run again, the others through their link."""
+        views = [p.getViewBox() for p in self.plots.values()]
+        if any(v.autoRangeEnabled()[0] for v in views[1:]):
+            for v in views[1:]:
+                v.enableAutoRange(x=False)
+            views[0].enableAutoRange(x=True)
+            self.set_follow(True)
+
+    def _view_changed(self, *_args: object) -> None:
+        """The time range moved (the user, following, or the auto-range fitting new samples,
+        which it does at the next paint): labels placed for it; a window of the user's own
+        drawn soon, following stopped if it is back in time."""
+        if self.markers:
+            self._place_labels(self.x_range())
+        window = self.window
+        if window != self._drawn_window:
+            if (not self._sliding and window is not None and self.follow
+                    and window[1] < self._t_last - 0.02 * (window[1] - window[0])):
+                self.set_follow(False)  # panned back in time: stay there
+            self._labels_dirty = True
+            self._touch(urgent=True)
 
     def _slide(self) -> None:
         """Follow: a zoomed window keeps its width and ends at the newest sample."""
-        if self.window is None:
+        window = self.window
+        if window is None:
             return
-        lo, hi = self.window
+        lo, hi = window
         if self._t_last > hi or self._t_last < lo:
             width = hi - lo
             self._sliding = True
@@ -342,39 +316,41 @@ class LivePlots(QWidget):
         if not self.timer.isActive() or self.timer.remainingTime() > delay:
             self.timer.start(delay)
 
+    # --- samples and markers
     def add_sample(self, series: str, t: float, value: float) -> None:
-        """Record one point; drawn at the next timer tick. A target's share of a series
-        (device_write_bps:a, several targets) gets a curve of its own, and the targets' sum at
-        each sample time a curve named "all"."""
+        """Record one point; drawn at the next refresh. A target's share of a series
+        (device_write_bps:a, several targets) gets a curve of its own, and the targets' device
+        total a curve named "all"."""
         base, _sep, target = series.partition(TARGET_SEP)
         if target and base in PER_TARGET and math.isfinite(value):
-            self._add_target_sample(base, target, t, value)
+            self._target_point(f"{base}{TARGET_SEP}{target}", t, value)
             return
-        spec = LIVE_SERIES.get(series)
-        if spec is None or series not in self.buffers or not math.isfinite(value):
-            return
+        if series in LIVE_SERIES and series in self.buffers and math.isfinite(value):
+            self._point(series, t, value / LIVE_SERIES[series][2])
+
+    def _point(self, series: str, t: float, y: float) -> None:
         if self.t0 is None:
             self.t0 = t
-        y = value / spec[2]
-        self.buffers[series].append(t - self.t0, y)
+        x = t - self.t0
+        buf = self.buffers[series]
+        if len(buf) and x < buf.data()[0][-1]:
+            return  # out of order: the buffers and their gaps are in time order
+        self.gaps[series].note(x)
+        buf.append(x, y)
         self._fresh.add(series)
-        self._t_last = max(self._t_last, t - self.t0)
-        lo, hi = self._peaks.get(spec[0], (y, y))
-        self._peaks[spec[0]] = (min(lo, y), max(hi, y))
+        self._t_last = max(self._t_last, x)
         self._touch()
 
     def break_line(self, series: str, t: float) -> None:
-        """End a series' line at `t`: the next sample starts a new one. The tool's own report
-        belongs to one case; joined across cases, the dashed line drew the engine's
+        """End a series' line at its last sample: the next sample starts a new one. The tool's
+        own report belongs to one case; joined across cases, the dashed line drew the engine's
         ~1300 MiB/s straight across the fio runs of 72-154 MiB/s between them."""
         buf = self.buffers.get(series)
-        if buf is None or not len(buf) or self.t0 is None:
+        if buf is None or not len(buf):
             return
-        last = buf.data()[1][-1]
-        if math.isfinite(last):
-            buf.append(max(t - self.t0, float(buf.data()[0][-1])), math.nan)
-            self._fresh.add(series)
-            self._touch()
+        self.gaps[series].end(float(buf.data()[0][-1]))
+        self._fresh.add(series)
+        self._touch()
 
     def add_target_progress(self, case_id: str, target: str, t: float, done_bytes: int) -> None:
         """A target's bytes so far in a case (Progress with `target`): its rate since the
@@ -383,34 +359,24 @@ class LivePlots(QWidget):
         self._progress[target] = (case_id, t, done_bytes)
         if last is None or last[0] != case_id or t <= last[1] or done_bytes < last[2]:
             return
-        self._add_target_sample("tool_bps", target, t, (done_bytes - last[2]) / (t - last[1]))
-
-    def _add_target_sample(self, base: str, target: str, t: float, value: float) -> None:
-        """One target's point, or the targets' device total (target "all"): the monitor sums
-        the distinct devices (core.run.monitor.TargetDisks), since two targets on one filesystem
-        are one disk's bytes, which a sum of the targets' curves would count twice. The tool's
-        own rates have no total curve: targets report their bytes at different times, so
-        their rates do not add up per instant."""
-        self._target_point(f"{base}{TARGET_SEP}{target}", t, value)
+        rate = (done_bytes - last[2]) / (t - last[1])
+        self._target_point(f"tool_bps{TARGET_SEP}{target}", t, rate)
 
     def _target_point(self, series: str, t: float, value: float) -> None:
-        """Record a per-target (or total) point; its curve appears with its first non-zero
-        value (a write-only run shows no read curves per target)."""
+        """A per-target (or total) point; its curve appears with its first non-zero value (a
+        write-only run shows no read curves per target). The monitor sums the distinct devices
+        for "all" (two targets on one filesystem are one disk's bytes); the tool's own rates
+        have no total curve (targets report at different times)."""
         base, _sep, target = series.partition(TARGET_SEP)
         plot_key, label, div = LIVE_SERIES[base]
-        if plot_key not in self.frames:
+        if plot_key not in self.plots:
             return
-        if self.t0 is None:
-            self.t0 = t
+        self.buffers.setdefault(series, SeriesBuffer())
+        self.gaps.setdefault(series, Gaps())
         y = value / div
-        self.buffers.setdefault(series, SeriesBuffer()).append(t - self.t0, y)
-        self._fresh.add(series)
-        self._t_last = max(self._t_last, t - self.t0)
-        lo, hi = self._peaks.get(plot_key, (y, y))
-        self._peaks[plot_key] = (min(lo, y), max(hi, y))
         if series not in self.curves and y > 0:
             self._target_curve(series, base, target, label)
-        self._touch()
+        self._point(series, t, y)
 
     def _target_curve(self, series: str, base: str, target: str, label: str) -> None:
         """A target's curve: a colour per target (the total black), dashed for reads and the
@@ -419,97 +385,92 @@ class LivePlots(QWidget):
         if target != TOTAL and target not in self.targets:
             self.targets.append(target)
         colour = len(PALETTE) - 1 if target == TOTAL else 4 + self.targets.index(target)
-        dashed = base != "device_write_bps"
         name = f"{'tool' if base == 'tool_bps' else label} {target}"
-        self.curves[series] = LiveCurve(name, _pen(colour, dashed=dashed), LIVE_SERIES[base][0])
+        plot_key = LIVE_SERIES[base][0]
+        self._add_curve(series, plot_key, name,
+                        _pen(colour, dashed=base != "device_write_bps"))
         own = self.curves.get(base) if base in DEVICE_SERIES else None
-        if own is not None:
-            own.visible = False
+        if own is not None and own.isVisible():
+            own.setVisible(False)
+            self.plots[plot_key].legend.removeItem(own)
 
     def add_marker(self, t: float, label: str, kind: str = "case", detail: str = "") -> None:
-        """A case, configuration or phase boundary: a dashed vertical line on every plot with
-        `detail` on hover; cases and configurations are named on the timeline strip where
-        their labels do not overlap (the hidden ones are still on hover)."""
+        """A case, configuration, repeat or phase boundary (plot_marks.mark)."""
         if self.t0 is None:
             self.t0 = t
-        x = t - self.t0
-        tip = f"{clock(x, 'min')} {label}" + (f"\n{detail}" if detail else "")
-        width = self._font_metrics.horizontalAdvance(label) + 8 if kind != "phase" else 0.0
-        self.markers.append(Marker(x, label, kind, detail, Mark(x, label, kind, tip), width))
-        self.canvas.set_marks([m.mark for m in self.markers])
+        self.markers.append(mark(self.plots.values(), t - self.t0, label, kind, detail,
+                                 self._font_metrics))
         self._labels_dirty = True
         self._touch()
 
     def _place_labels(self, x: tuple[float, float]) -> None:
-        """Show a label only where it does not overlap the one before it on its row (cases
-        above, configurations below), left to right, over the x range `x` shown; the rest
-        are on hover."""
-        width = float(self.canvas.plot_width())
-        lo, hi = x
-        scale = width / (hi - lo) if hi > lo else 0.0
-        right_edge = {"case": -1e9, "config": -1e9}
-        moved = False
-        for m in self.markers:
-            if m.kind == "phase":
-                continue
-            px = (m.x - lo) * scale
-            fits = -2 <= px <= width and px >= right_edge[m.kind] and scale > 0
-            if fits:
-                right_edge[m.kind] = px + m.width
-            if m.mark.shown != fits:
-                m.mark.shown = fits
-                moved = True
-        if moved:
-            self.canvas.set_marks(self.canvas.marks)
+        place_labels(self.markers, x, float(self._plot_width()))
 
-    def _time_unit(self, x: tuple[float, float]) -> None:
-        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
-        self._unit = time_unit(x[1] - x[0])
+    # --- drawing
+    def _log_switched(self, series: str) -> None:
+        self._fresh.add(series)
+        self._touch(urgent=True)
 
     def redraw(self) -> None:
-        """Timer slot: hand the canvas, for each curve whose samples or view changed, the
-        visible window of its buffer (clip to view) reduced to about two points per pixel
-        column (peak_window); ranges, legends and markers; then one paint."""
+        """Timer slot: hand each curve whose samples or view changed the visible window of its
+        buffer (clip to view), reduced to about two points per pixel column (peak_window) and
+        broken at gaps, in one setData."""
         if not self._dirty:
             return
         self._dirty = False
         self._last_redraw = time.monotonic()
         if self.follow:
             self._slide()
-        canvas = self.canvas
         window = self.window
         moved = window != self._drawn_window
         self._drawn_window = window
-        bins = max(canvas.plot_width(), 100)
+        bins = max(self._plot_width(), 100)
         lo, hi = window or (None, None)
         fresh, self._fresh = self._fresh, set()
         for series, curve in self.curves.items():
-            if not curve.visible:
-                canvas.drop_curve(series)
+            if not curve.isVisible() or not (moved or series in fresh):
                 continue
-            if not (moved or series in fresh):
-                continue
-            t, y = self.buffers[series].data()
-            curve.t, curve.y = peak_window(t, y, lo, hi, bins)
-            canvas.set_curve(series, curve.plot, curve.pen, curve.t, curve.y)
-        for key, frame in self.frames.items():
-            lo_y, hi_y = self._peaks.get(key, (0.0, 0.0))
-            frame.cover(self._t_last, lo_y, hi_y * HEADROOM)  # the legend's row stays clear
+            t, y = peak_window(*self.buffers[series].data(), lo, hi, bins)
+            connect = self.gaps[series].connect(t)
+            if curve.log:
+                y, connect = log_values(y, connect)
+            curve.setData(t, y, connect=connect)
+        for plot in self.plots.values():  # the auto-range now, not at the paint: the labels
+            plot.getViewBox().prepareForPaint()  # and time title below are placed for it
         x = self.x_range()
         self._time_unit(x)
         if self.markers and (moved or self._labels_dirty or window is None):
             self._place_labels(x)
         self._labels_dirty = False
-        canvas.set_ranges(x, {k: (f.low, f.high) for k, f in self.frames.items()},
-                          UNIT_TITLES[self._unit])
-        for key in self.frames:
-            entries = tuple((c.name, c.pen) for c in self.curves.values()
-                            if c.plot == key and c.visible)
-            if entries != self._legends.get(key):
-                self._legends[key] = entries
-                canvas.set_legend(key, entries)
-        canvas.update()  # one paint of the canvas per refresh
         self.redraws += 1
+
+    def _time_unit(self, x: tuple[float, float] | None = None) -> None:
+        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
+        lo, hi = x if x is not None else self.x_range()
+        unit = time_unit(hi - lo)
+        if unit != self._unit and self.plots:
+            self._unit = unit
+            list(self.plots.values())[-1].setLabel("bottom", UNIT_TITLES[unit])
+
+    def _plot_width(self) -> int:
+        """The plots' width in pixels: the pixel columns a curve is reduced to."""
+        view = self._lead_view()
+        return int(view.width()) if view is not None else 0
+
+    def values_at(self, x: float) -> str:
+        """Every visible curve's value at time `x` (plot_readout.values_at)."""
+        return values_at(self, x)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """A light/dark switch (app.apply_theme sets the palette and plot_theme's colours):
+        the plots take the theme's colours once all are set."""
+        if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange,
+                            QEvent.Type.StyleChange):
+            QTimer.singleShot(0, self, self.apply_theme)
+        super().changeEvent(event)
+
+    def apply_theme(self) -> None:
+        apply_theme(self)
 
     def series_data(self, series: str) -> tuple[np.ndarray, np.ndarray]:
         return self.buffers[series].data()
@@ -520,6 +481,44 @@ class LivePlots(QWidget):
         if buf is None or not len(buf):
             return None
         return float(buf.data()[1][-1])
+
+
+def apply_theme(plots: LivePlots) -> None:
+    """plot_theme's background and foreground on the plots, axes, titles and legends."""
+    bg, fg = theme_colours()
+    pg.setConfigOptions(background=bg, foreground=fg)
+    plots.layout_widget.setBackground(bg)
+    legend_bg = QColor(*bg)
+    legend_bg.setAlpha(LEGEND_ALPHA)
+    for plot in plots.plots.values():
+        for name in ("left", "bottom"):
+            axis = plot.getAxis(name)
+            axis.setPen(fg)
+            axis.setTextPen(fg)
+        plot.titleLabel.setText(plot.titleLabel.text, color=fg, size="9pt")
+        plot.legend.setBrush(pg.mkBrush(legend_bg))
+        plot.legend.setLabelTextColor(fg)
+        for _sample, label in plot.legend.items:
+            label.setText(label.text, color=fg)
+
+
+def follow_bar(plots: LivePlots) -> QHBoxLayout:
+    """"Follow the run" and "Whole run" above the plots."""
+    bar = QHBoxLayout()
+    plots.follow_box = QCheckBox("Follow the run")
+    plots.follow_box.setChecked(True)
+    plots.follow_box.setToolTip(
+        "Keep the newest samples in view: the whole run, or a zoomed window sliding with it. "
+        "Panning back in time turns it off.")
+    plots.follow_box.toggled.connect(plots.set_follow)
+    plots.whole_btn = QPushButton("Whole run")
+    plots.whole_btn.setToolTip("Show the whole run again after a zoom or pan (or double "
+                               "click a plot)")
+    plots.whole_btn.clicked.connect(plots.show_whole_run)
+    bar.addWidget(plots.follow_box)
+    bar.addWidget(plots.whole_btn)
+    bar.addStretch(1)
+    return bar
 
 
 def series_names() -> Sequence[str]:

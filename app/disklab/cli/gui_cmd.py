@@ -28,7 +28,8 @@ def gui_missing(what: str, e: ImportError) -> str:
     in_checkout = (checkout / "pyproject.toml").is_file() and (checkout / "Makefile").is_file()
     pipx = bool(os.environ.get("PIPX_HOME")) or "/pipx/" in sys.prefix
     how = gui_hint(checkout if in_checkout else None, pipx)
-    return f"disklab: {what} needs the GUI extra (PySide6, pyqtgraph, numpy; missing: {e.name}): {how}"
+    return (f"disklab: {what} needs the GUI extra (PySide6, pyqtgraph, numpy; missing: "
+            f"{e.name}): {how}")
 
 
 def gui_hint(checkout: Path | None, pipx: bool) -> str:
@@ -53,7 +54,7 @@ def gui_requirements() -> list[str]:
         requires = []
     found = [r.split(";")[0].replace(" ", "") for r in requires
              if 'extra == "gui"' in r.replace("'", '"')]
-    return found or ["PySide6-Essentials>=6.8,<6.12", "numpy", "tomli-w"]
+    return found or ["PySide6-Essentials>=6.8,<6.12", "pyqtgraph>=0.14,<0.15", "numpy", "tomli-w"]
 
 
 def _extras_missing(e: ImportError) -> bool:

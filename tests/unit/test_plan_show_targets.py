@@ -74,7 +74,7 @@ def test_every_target_and_partition_is_shown_with_its_setup(tmp_path: Path) -> N
         ("ext4", "d3", "/dev/loopNp3"), ("ext4", "d4", "/dev/loopNp4"),
         ("xfs on d", "d1", "/dev/loopNp1"), ("xfs on d", "d2", "/dev/loopNp2"),
         ("xfs on d", "d3", "/dev/loopNp3"), ("xfs on d", "d4", "/dev/loopNp4")]
-    assert re.search(r"mount -t ext4 /dev/loopNp2 \S+-a2$", out, re.M)
+    assert re.search(r"mount -t ext4 -o nosuid,nodev,noexec /dev/loopNp2 \S+-a2$", out, re.M)
     assert re.search(r"mkfs.xfs .*/dev/loopNp4$", out, re.M)
 
 

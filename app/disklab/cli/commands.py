@@ -590,7 +590,7 @@ def _pivot_asked(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "rows", None) or getattr(args, "columns", None)
                 or getattr(args, "metric", None) or getattr(args, "where", None)
                 or "=" in str(getattr(args, "baseline", None) or "")
-                or str(getattr(args, "baseline", None)).lower() == NO_BASELINE
+                or str(getattr(args, "baseline", None) or "").lower() == NO_BASELINE
                 or getattr(args, "format", None) == "text")
 
 

@@ -119,7 +119,8 @@ def test_configs_page_two_configs_with_field_errors_and_argv_preview(qtbot, wind
                                           "mount": ["data=ordered", "noatime"]}
     preview = page.preview.toPlainText()
     assert "mke2fs -t ext4 -F -J size=64" in preview
-    assert "mount -t ext4 -o nosuid,nodev,noexec,data=ordered,noatime /dev/TARGET " in preview  # directory target
+    # the helper's mounts put nosuid,nodev,noexec first (docs/helper-contract.md)
+    assert "mount -t ext4 -o nosuid,nodev,noexec,data=ordered,noatime /dev/TARGET " in preview
     # a second configuration: duplicated, then data=journal
     page.duplicate()
     assert page.list.currentRow() == 1

@@ -56,10 +56,8 @@ def test_interleaved_runs_each_configurations_round_before_the_next(tmp_path: Pa
     events = [json.loads(x) for x in done.stdout.splitlines()]
     applied = [e["config"] for e in events if e["event"] == "ConfigApplied"]
     assert applied == ["ext4 a", "ext4 b", "ext4 a", "ext4 b"]
-    runs = [(e["case_id"], e["repeat"]) for e in events if e["event"] == "CaseStarted"]
-    configs = {e["case_id"]: e["config"] for e in events if e["event"] == "CaseStarted"}
-    assert [(configs[c], r) for c, r in runs] == [("ext4 a", 1), ("ext4 b", 1),
-                                                  ("ext4 a", 2), ("ext4 b", 2)]
+    runs = [(e["case"]["config"], e["repeat"]) for e in events if e["event"] == "CaseStarted"]
+    assert runs == [("ext4 a", 1), ("ext4 b", 1), ("ext4 a", 2), ("ext4 b", 2)]
     shown = json.loads(disklab("show", "interleaved", "--library", str(library),
                                "--json").stdout)
     assert shown["session"]["host"]["order"] == "interleaved"

@@ -241,8 +241,9 @@ def test_make_install_stages_valid_desktop_files(staged: Path) -> None:
     helper = staged / "usr/libexec/disklab/disklab-helper"
     launcher = helper.read_text()
     assert "env -i PATH=" in launcher and "cd /" in launcher  # its own environment, from /
-    assert launcher.splitlines()[-1].strip().startswith(  # isolated, root's site-packages
-        "/usr/bin/python3 -I -c 'import sys; from disklab.core.privileged.helper import main")
+    # isolated, root's site-packages; trust.py run by its path and its boot() before the
+    # helper's package is imported (docs/helper-contract.md, point 5)
+    assert "/usr/bin/python3 -I -c '" in launcher and "sys.exit(trust.boot())" in launcher
     assert os.access(helper, os.X_OK)
     assert "/usr/libexec/disklab/disklab-helper" in policy.read_text()
 

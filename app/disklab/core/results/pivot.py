@@ -339,11 +339,12 @@ def _ranks(chosen: Sequence[Mapping[str, Any]], keys: Sequence[str], metrics: Se
 
 
 def _first_seen(values: Sequence[Any]) -> Callable[[Any], tuple[int, float]]:
-    """A sort key placing each value where it first comes."""
+    """A sort key placing each value where it first comes; "all" (the aggregate of several
+    targets or hosts) after every named value, as labels.value_rank places it."""
     seen: dict[str, int] = {}
     for v in values:
         seen.setdefault(repr(v), len(seen))
-    return lambda v: (2, float(seen.get(repr(v), len(seen))))
+    return lambda v: (3 if v == "all" else 2, float(seen.get(repr(v), len(seen))))
 
 
 def _listed_first(listed: Callable[[Any], int | None], base: Callable[[Any], tuple[int, float]]

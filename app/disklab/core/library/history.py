@@ -48,7 +48,7 @@ def _chunks(ids: Sequence[int]) -> list[Sequence[int]]:
 
 def results_stamps(db: sqlite3.Connection, ids: Sequence[int]) -> dict[int, tuple[Any, ...]]:
     """summary.results_stamp of each session in `ids`, in one query a chunk (the same columns
-    in the same order: tests/unit/test_history.py holds the two to each other)."""
+    in the same order: tests/unit/test_history_changes.py holds the two to each other)."""
     out: dict[int, tuple[Any, ...]] = {}
     for chunk in _chunks(ids):
         marks = ", ".join("?" * len(chunk))

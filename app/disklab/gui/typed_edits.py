@@ -3,10 +3,12 @@
 The pages write a typed value into the plan when its field is left or Enter is pressed
 (`editingFinished`): a value half typed is not yet a value to check. The title bar's unsaved
 mark must not wait for that, so a key that edits text inside one of the plan's pages is seen
-here, application-wide, and reported as `typed`; the window shows the mark until the plan is
+here (on the focused widget) and reported as `typed`; the window shows the mark until the plan is
 written, replaced or the edit turns out to change nothing."""
 
 from __future__ import annotations
+
+import contextlib
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
@@ -23,9 +25,20 @@ class TypedEdits(QObject):
     def __init__(self, pages: list[QWidget], parent: QObject | None = None):
         super().__init__(parent)
         self.pages = pages
+        # on the focused widget only, not on the application: an application-wide filter
+        # is a Python call for every event of the GUI thread, paints of a live run included
+        self._watched: QWidget | None = None
         app = QApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self._follow_focus)
+
+    def _follow_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if self._watched is not None:
+            with contextlib.suppress(RuntimeError):  # a widget deleted while it had focus
+                self._watched.removeEventFilter(self)
+        self._watched = new
+        if new is not None:
+            new.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.KeyPress and self._edits(watched, event):

@@ -288,3 +288,36 @@ def test_a_drag_after_hovering_pans_time_in_every_plot(qtbot):
     assert lo < 290 and hi - lo == pytest.approx(100, rel=0.01)  # earlier times, same width
     assert plots.plots["app"].getViewBox().viewRange()[0] == pytest.approx([lo, hi])
     assert not plots.follow
+
+
+def test_a_drag_that_begins_on_a_legend_pans_time_and_the_legend_stays(qtbot):
+    # pyqtgraph's legends move on a left drag: a person who began a pan over the App plot's
+    # names (or who had just hovered them) moved the legend and panned nothing
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QMouseEvent
+
+    plots = _plots(qtbot)
+    _feed(plots, 600, every=1.0)
+    plots.redraw()
+    plots.set_window(300, 400)
+    plots.redraw()
+    viewport = plots.layout_widget.viewport()
+    legend = plots.plots["app"].legend
+    where = legend.pos()
+    start = QPointF(plots.layout_widget.mapFromScene(legend.sceneBoundingRect().center()))
+
+    def send(kind, pos, button, buttons) -> None:
+        QApplication.sendEvent(viewport, QMouseEvent(kind, pos, viewport.mapToGlobal(pos),
+                                                     button, buttons,
+                                                     Qt.KeyboardModifier.NoModifier))
+        QApplication.processEvents()
+
+    left, none = Qt.MouseButton.LeftButton, Qt.MouseButton.NoButton
+    send(QEvent.Type.MouseMove, start, none, none)
+    send(QEvent.Type.MouseButtonPress, start, left, left)
+    for dx in range(10, 201, 10):
+        send(QEvent.Type.MouseMove, start + QPointF(dx, 0), none, left)
+    send(QEvent.Type.MouseButtonRelease, start + QPointF(200, 0), left, none)
+    lo, hi = plots.x_range()
+    assert lo < 290 and hi - lo == pytest.approx(100, rel=0.01)  # earlier times, same width
+    assert legend.pos() == where

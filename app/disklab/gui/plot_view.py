@@ -28,6 +28,20 @@ HEADROOM = 1.35  # at least the top quarter of a plot is above its data: the leg
 LEGEND_MARGIN_PX = 6  # between the legend's bottom and the highest point of the data
 
 
+class StillLegend(pg.LegendItem):
+    """A plot's legend that stays where it is: pyqtgraph's legend moves on a left drag, so a
+    drag meant to pan time that began over it (or over its box, which reaches below its
+    names) moved the legend and panned nothing. The drag goes to the view behind it."""
+
+    def hoverEvent(self, ev: Any) -> None:
+        """Claims no drag: the scene gives a drag to what the last hover claimed it for, and
+        the legend's claim outlived the hover (seen: the top plot's legend moved by a drag
+        that began on the plot below)."""
+
+    def mouseDragEvent(self, ev: Any) -> None:
+        ev.ignore()
+
+
 class LiveView(pg.ViewBox):
     """A live plot's ViewBox: time-only wheel and drag on the plot, rubber band on a right
     drag, y fitted to the visible samples from zero with headroom."""

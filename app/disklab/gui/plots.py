@@ -43,7 +43,7 @@ from disklab.gui.plot_marks import Marker, mark, place_labels
 from disklab.gui.plot_readout import HINT, cross_line, hover, values_at
 from disklab.gui.plot_series import LIVE_SERIES, PLOTS, Gaps, log_values, peak_window
 from disklab.gui.plot_theme import theme_colours
-from disklab.gui.plot_view import LiveView
+from disklab.gui.plot_view import LiveView, StillLegend
 
 pg.setConfigOptions(antialias=False)
 
@@ -157,7 +157,8 @@ class LivePlots(QWidget):
         plot.setLabel("left", unit)
         plot.showGrid(x=True, y=True, alpha=0.2)
         plot.getAxis("left").setWidth(62)
-        view.legend = plot.addLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
+        view.legend = plot.legend = StillLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
+        view.legend.setParentItem(view)
         if self.plots:
             plot.setXLink(next(iter(self.plots.values())))
         else:

@@ -131,6 +131,9 @@ def _changed(series: dict[str, Any], test: str) -> list[dict[str, Any]]:
     return [c for c in series["changes"] if c["figure"] in keys]
 
 
+# alone (the module's first test: the six sessions of its fixture are made in its turn too):
+# a step is a change of the machine, and another worker's tests are one
+@pytest.mark.alone
 def test_ten_sessions_with_nothing_changed_show_no_change(bench: Bench) -> None:
     library = bench.copy("nothing.sqlite")
     bench.sessions(library, 4)

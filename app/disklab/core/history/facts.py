@@ -105,7 +105,9 @@ def differences(was: Mapping[str, Any], now: Mapping[str, Any],
                         "text": f"{tools_a.get(name)} to {tools_b.get(name)}"})
     out += _pairs(was.get("filesystem") or {}, now.get("filesystem") or {},
                   FILESYSTEM_FACTS, "")
-    dev_a, dev_b = was.get("device") or {}, now.get("device") or {}
+    # a directory's device, else a device or image target's (host.target_device_facts)
+    dev_a = was.get("device") or was.get("target_device") or {}
+    dev_b = now.get("device") or now.get("target_device") or {}
     out += _pairs(dev_a, dev_b, DEVICE_FACTS, "")
     out += _pairs(dev_a.get("backing") or {}, dev_b.get("backing") or {}, DEVICE_FACTS,
                   "backing.")

@@ -67,7 +67,7 @@ from disklab.core.system.cgroups import (
 )
 from disklab.core.system.cleanup import remove_files
 from disklab.core.system.devices import check_destructive, identity, identity_of
-from disklab.core.system.host import host_facts
+from disklab.core.system.host import host_facts, target_device_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.syncfs import syncfs
 from disklab.core.tools.base import ToolAdapter, ToolOutput
@@ -228,6 +228,8 @@ def _host_record(plan: Plan, versions: Mapping[str, str | None]) -> dict[str, An
     """The session's record of where it ran: the host's facts, the tools' versions, and what
     a resume compares to refuse another machine or another target."""
     host = host_facts(plan.target.path if plan.target.kind == "directory" else None)
+    if plan.target.kind != "directory" and plan.target.path:
+        host["target_device"] = target_device_facts(plan.target.kind, plan.target.path)
     host["tools"] = versions
     host["order"] = plan.order  # how the configurations' repeats were laid out in time
     host.update(host_identity())

@@ -148,6 +148,25 @@ def _target_facts(directory: str) -> dict[str, Any]:
     return facts
 
 
+def target_device_facts(kind: str, path: str) -> dict[str, Any]:
+    """The device facts of a target that is not a directory, as a session records them at its
+    start (a step in a history is explained by what differs): a raw device's (device and
+    format targets: block_facts, with `backing` for a loop device), and for a scratch image,
+    which is attached later, the disk under the directory that holds it (`backing`, as for a
+    loop device). {} when unknown."""
+    where = path if kind in ("device", "format") else os.path.dirname(os.path.abspath(path))
+    dev = _fact(lambda: device_for_path(where))
+    if dev is None:
+        return {}
+    if kind not in ("device", "format"):
+        return {"backing": block_facts(dev.name)}
+    name = os.path.basename(os.path.realpath(path))
+    facts = block_facts(name)
+    if dev.backing is not None:
+        facts["backing"] = block_facts(dev.backing.name)
+    return facts
+
+
 def host_facts(directory: str | None) -> dict[str, Any]:
     """Facts of this machine and, when given, of the filesystem and device under `directory`.
 

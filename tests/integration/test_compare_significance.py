@@ -22,6 +22,7 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.library import Library
 from disklab.core.plan.parse import parse_plan
+from disklab.core.results.compare import UNLIKE
 from disklab.core.run.runner import run_plan
 from disklab.core.vocab.events import CaseStarted
 from tests.helpers import IS_ROOT, ScratchFs, engine_plan, make_scratch_fs, teardown
@@ -234,10 +235,21 @@ def test_data_journal_against_ordered_on_rewrite_is_significant(scratch, capsys)
     cell = next(c for c in doc["cells"]
                 if c["configuration"] == journal and c["test"].split()[1] == "rewrite")
     assert cell["n"] == 5 and cell["better"] == "higher"
-    assert cell["significant"] is True and cell["verdict"] == "worse", cell["shown"]
     assert cell["p_value"] < 0.05 and cell["delta_ci_high"] < 0 and cell["ratio_high"] < 1
+    # worse; or, when the two were limited by different things (the kinds of their verdicts
+    # differ), marked so instead of coloured: either way never "better" or "no difference"
+    base = next(c for c in doc["cells"] if c["configuration"] == ordered
+                and c["test"] == cell["test"])
+    judged = cell["limited_by"] is not None and base["limited_by"] is not None
+    kinds = {x["kind"] for x in cell["limited_by"] or []}
+    base_kinds = {x["kind"] for x in base["limited_by"] or []}
     md = run_cli(capsys, "compare", str(sid), "--library", str(library))
-    assert ": worse" in md
+    if not judged or kinds == base_kinds:
+        assert cell["significant"] is True and cell["verdict"] == "worse", cell["shown"]
+        assert ": worse" in md
+    else:  # a marked cell is called neither significant nor worse (test_verdicts_measured)
+        assert cell["significant"] is False and cell["verdict"] == UNLIKE, (kinds, base_kinds)
+        assert UNLIKE in md
 
 
 # --- runs that did not complete ---------------------------------------------------------------

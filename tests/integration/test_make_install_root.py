@@ -72,9 +72,10 @@ def test_make_install_with_destdir_writes_only_under_destdir(tmp_path: Path) -> 
     stage = "/tmp/disklab-stage"
     out, code, changed = in_throwaway_root(
         tmp_path, f"cd {CHECKOUT} && make -s install DESTDIR={stage} PREFIX=/usr && "
-                  f"tail -1 {stage}/usr/libexec/disklab/disklab-helper")
+                  f"grep -F -- ' -I -c ' {stage}/usr/libexec/disklab/disklab-helper")
     assert code == 0, out
     assert "Traceback" not in out, out
+    # the launcher's interpreter line: the system's python3, isolated (-I)
     assert out.splitlines()[-1].strip().startswith("/usr/bin/python3 -I -c"), out
     outside = [c for c in changed if not c.startswith(stage + "/")]
     assert outside == [], outside

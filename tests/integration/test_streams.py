@@ -93,7 +93,10 @@ def test_a_slow_and_a_fast_stream_show_their_own_rates(scratch_fs, tmp_path: Pat
     by_metric = {(r["metric"], r["params"].get("stream")): r for r in results}
     slow = by_metric[("write:stream", 0)]["mean"]
     fast = by_metric[("write:stream", 1)]["mean"]
-    assert fast > 3 * slow  # 4 KiB calls against 1 MiB calls: really different speeds
+    # 4 KiB calls against 1 MiB calls: different speeds (26 against 980 MB/s on a quiet
+    # machine, 61 against 170 with the suite's other worker on the same disk); that each figure
+    # is its own stream's is checked below against what the engine counted per stream
+    assert fast > slow
     assert by_metric[("write:min_proc", None)]["mean"] == slow
     assert by_metric[("write:max_proc", None)]["mean"] == fast
     assert by_metric[("write:avg_proc", None)]["mean"] == pytest.approx((slow + fast) / 2)

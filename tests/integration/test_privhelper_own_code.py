@@ -186,7 +186,7 @@ def test_a_user_writable_venv_is_refused_as_root_and_said_once(user: LocalUser, 
     assert f"{shared}/disklab/core is writable by others" in hello["error"]
     # and a package whose lazily imported adapter a user could edit
     os.chmod(shared / "disklab" / "core", 0o755)
-    adapter = shared / "disklab" / "core" / "tools" / "iozone.py"
+    adapter = shared / "disklab" / "core" / "tools" / "iozone" / "__init__.py"
     os.chown(adapter, 65534, 65534)
     done = subprocess.run([sys.executable, "-I", "-c", code, str(shared)], cwd="/",
                           env=helper_env(), capture_output=True, text=True, timeout=60,

@@ -3,8 +3,8 @@ core.results.svg, the very SVG every export writes (`disklab export --format svg
 Export), so what is on screen, in a file and in a report is one drawing from one writer.
 
 The drawing fits its pane with its proportions kept, but never smaller than its text can be
-read: below that scale the pane scrolls instead (a 1000 x 560 chart in a 270 px pane was drawn
-with 4 px text)."""
+read: below that scale the pane scrolls instead (a 1000 x 560 chart fitted to a 270 px pane
+would have 4 px text)."""
 
 from __future__ import annotations
 

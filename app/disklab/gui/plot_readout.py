@@ -22,7 +22,8 @@ def cross_line() -> pg.InfiniteLine:
                            pen=pg.mkPen((150, 150, 150), style=Qt.PenStyle.DotLine))
     line.setVisible(False)
     # always under the mouse: disabled, so pyqtgraph's scene hands clicks and drags to the
-    # view behind it (it skips disabled items; a drag that began on it panned nothing)
+    # view behind it (it skips disabled items; an enabled line would take the drag and pan
+    # nothing)
     line.setEnabled(False)
     return line
 

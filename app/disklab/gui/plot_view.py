@@ -29,14 +29,14 @@ LEGEND_MARGIN_PX = 6  # between the legend's bottom and the highest point of the
 
 
 class StillLegend(pg.LegendItem):
-    """A plot's legend that stays where it is: pyqtgraph's legend moves on a left drag, so a
-    drag meant to pan time that began over it (or over its box, which reaches below its
-    names) moved the legend and panned nothing. The drag goes to the view behind it."""
+    """A plot's legend that stays where it is: pyqtgraph's legend moves on a left drag, and a
+    drag meant to pan time often begins over it (or over its box, which reaches below its
+    names). The drag goes to the view behind it, so it pans time."""
 
     def hoverEvent(self, ev: Any) -> None:
-        """Claims no drag: the scene gives a drag to what the last hover claimed it for, and
-        the legend's claim outlived the hover (seen: the top plot's legend moved by a drag
-        that began on the plot below)."""
+        """Claims no drag: the scene gives a drag to what the last hover claimed it for, and a
+        legend's claim outlives the hover (a drag that begins on the plot below would move the
+        top plot's legend)."""
 
     def mouseDragEvent(self, ev: Any) -> None:
         ev.ignore()

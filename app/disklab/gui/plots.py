@@ -103,7 +103,7 @@ class LivePlots(QWidget):
         self.readout = QLabel(HINT)
         self.readout.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # a long line of values never widens the window: what does not fit is cut
-        # and never moves the plots: a relayout under a pressed button cost pyqtgraph the drag
+        # and never moves the plots: a relayout under a pressed button loses pyqtgraph the drag
         self.readout.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.readout.setFixedHeight(self.readout.sizeHint().height())
         lay.addWidget(self.readout)

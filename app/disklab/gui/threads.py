@@ -1,26 +1,26 @@
 """Short blocking calls (lsblk, plan checks that probe the target, a host's connection test) off
 the GUI thread, questions from other threads asked in it, and Python's cycle collector kept in it.
 
-Why it is built this way (issue 26: a segfault of the GUI tests on a loaded machine):
+A Qt object must be used and destroyed in the thread that owns it: a pool thread that emits
+on a deleted object, or drops the last reference to a page's wrapper, crashes the process. So:
 
 - A pool thread touches one Qt object only: the relay, which lives in the GUI thread and is
   never deleted (a module global without a parent). It emits a call's number and nothing
-  else. A relay per call, a child of the page that asked, was freed with the page while the
-  pool thread was still emitting on it.
+  else, so no object a page owns, nor the page, is reached from a pool thread.
 - Every Python object of a call (the function and its closure, the result, the exception and
   its traceback, the callback and the page it is bound to) is held in `_calls`, which only the
   GUI thread empties: a pool thread never drops the last reference to anything, so no page's
   wrapper (and with it a QWidget) is destroyed off the GUI thread.
-- A call whose owner was deleted, or was abandoned because its page or window closed, reports
-  to nobody; a question asked by an abandoned call is declined at once, so a pool thread never
-  waits for a dialog that cannot come (and the application's exit never waits for it).
+- A call whose owner is deleted, or that is abandoned because its page or window closed,
+  reports to nobody; a question asked by an abandoned call is declined at once, so a pool
+  thread never waits for a dialog that cannot come (nor does the application's exit).
 - Calls run in parallel in the pool and end in any order. A call made with `latest` (what it
   reads: a page's device list, a host's connection test) is superseded by a later call of
-  the same owner and name, and reports to nobody: an older answer that ended last put a
-  device list from before a Refresh back on the Target page.
-- Python's cycle collector runs in whichever thread happens to allocate: a pool thread parsing
-  a plan collected the cycles of a closed window's widgets and destroyed them there. It is
-  switched off and run by a timer in the GUI thread (keep_gc_in_gui_thread).
+  the same owner and name and reports to nobody, so an older answer that ends last never
+  replaces a newer one (a device list from before a Refresh).
+- Python's cycle collector runs in whichever thread happens to allocate, and collecting a
+  closed window's widgets destroys them in that thread. It is switched off and run by a timer
+  in the GUI thread (keep_gc_in_gui_thread).
 """
 
 from __future__ import annotations

@@ -115,8 +115,8 @@ def number(v: float) -> str:
 
 def human_rate(bps: float) -> str:
     """B/s for people, as every table writes a rate (core.results.format.format_value): MiB/s
-    always, three significant digits. 1.5e9 B/s was '1.4 GiB/s' on the Run page and in the
-    terminal but '1431 MiB/s' in every table; now it is '1431 MiB/s' everywhere."""
+    always, three significant digits, so that the Run page, the terminal and every table
+    write one rate alike (1.5e9 B/s is '1431 MiB/s' in all of them, never '1.4 GiB/s')."""
     return f"{number(bps / MiB)} MiB/s"
 
 

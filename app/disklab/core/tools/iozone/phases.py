@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from disklab.core.tools.base import Measured, ToolOutput
+from disklab.core.tools.iozone.tables import EXCEL_BELOW
 from disklab.core.vocab.model import UNIT_THROUGHPUT, Metric
 from disklab.core.vocab.units import KiB
 
@@ -24,7 +25,6 @@ _F = r"\d{1,18}(?:\.\d{1,9})?"
 _CHILDREN = re.compile(rf"^Children see throughput for\s+({_N})\s+(.+?)\s*=\s*({_F})\s+"
                        r"(?:kB|KB|Kb)/sec$")
 _ROW = re.compile(rf"^\s*({_N})\s+({_N})(?:\s+{_N})+\s*$")
-_EXCEL = "Excel output is below:"
 
 Lines = Sequence[tuple[float, str, str]]
 
@@ -57,7 +57,7 @@ def table_tests(lines: Lines, order: Sequence[str],
     stdout = [(t, text) for t, stream, text in lines if stream == "stdout"]
     rows: list[tuple[float, int, int]] = []
     for t, text in stdout:
-        if text.strip() == _EXCEL:
+        if text.strip() == EXCEL_BELOW:
             break
         if m := _ROW.match(text):
             rows.append((t, int(m[1]) * KiB, int(m[2]) * KiB))

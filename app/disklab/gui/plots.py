@@ -156,8 +156,6 @@ class LivePlots(QWidget):
             axisItems={"bottom": TimeAxis("bottom"), "left": ValueAxis("left")})
         plot.setLabel("left", unit)
         plot.showGrid(x=True, y=True, alpha=0.2)
-        for side in ("left", "bottom"):  # their grid lines under the curves, not over them
-            plot.getAxis(side).setZValue(-1000)
         plot.getAxis("left").setWidth(62)
         view.legend = plot.legend = StillLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
         view.legend.setParentItem(view)

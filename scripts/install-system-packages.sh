@@ -18,6 +18,8 @@ PACKAGES=(fio bonnie++ iozone3 xfsprogs btrfs-progs e2fsprogs util-linux xvfb xa
     desktop-file-utils appstream libxml2-utils man-db zsh fish git make
     # the real-input GUI test presses keys and clicks in the window on Xvfb
     xdotool
+    # a test counts the library's fsyncs during a run (the system calls, as the kernel saw them)
+    strace
     # hosts started over SSH: the client here, and the tests' own sshd on a loopback port
     openssh-client openssh-server
     # several targets: GPT partitions of a scratch image or a device (sgdisk; partx is in

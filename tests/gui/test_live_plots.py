@@ -78,12 +78,13 @@ def _feed(plots: LivePlots, seconds: int, every: float = 0.5, value=lambda s: 10
 
 def test_a_curve_is_drawn_where_its_data_says_with_axes_and_legends(qtbot):
     plots = _plots(qtbot)
-    _feed(plots, 60, value=lambda s: 100.0 if s < 30 else 300.0)
+    # values between the ticks (100, 200, 300 here): a grid line over a curve tints it
+    _feed(plots, 60, value=lambda s: 110.0 if s < 30 else 330.0)
     plots.redraw()
     qtbot.wait(100)
     blue = QColor(PALETTE[0])
     img = _image(plots)
-    for t, v in ((10.0, 100.0), (50.0, 300.0)):
+    for t, v in ((10.0, 110.0), (50.0, 330.0)):
         p = _px(plots, "app", t, v)
         assert any(_close(QColor(img.pixel(p.x(), p.y() + d)), blue) for d in range(-2, 3))
     assert plots.legend("app")[:2] == ["write", "read"]

@@ -16,6 +16,7 @@ from disklab.core.results.svg import nice_ticks
 
 TICK_PX = 90  # about one time label per this many pixels
 Y_TICK_PX = 40  # about one value tick per this many pixels
+LABEL_HALF_PX = 7  # half a tick label's height at the plots' 8 pt
 NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
                 43200, 86400)
 UNIT_TITLES = {"s": "elapsed (s)", "min": "elapsed (min:s)", "h": "elapsed (h:min)"}
@@ -44,19 +45,31 @@ def time_step(span: float, pixels: float) -> float:
 
 
 def value_ticks(lo: float, hi: float, pixels: float) -> list[float]:
-    """Nice values within [lo, hi], about one per Y_TICK_PX pixels and at least two."""
+    """Nice values within [lo, hi], about one per Y_TICK_PX pixels, each at least
+    LABEL_HALF_PX from both ends: pyqtgraph draws no label that would cross the plot's edge,
+    and a 52 px plot of 0-2100 MiB/s ticked at 0 and 2000 showed no number at all. Two where
+    the plot is tall enough for two labels, else the finest that has one."""
     if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
         return []
-    values: list[float] = []
-    for count in range(max(2, int(pixels / Y_TICK_PX)), 12):  # finer until two fall inside
-        values = [v for v in nice_ticks(lo, hi, count) if lo - 1e-9 * (hi - lo) <= v <= hi]
+    margin = (hi - lo) * LABEL_HALF_PX / pixels if pixels > 0 else 0.0
+    best: list[float] = []
+    for count in range(max(2, int(pixels / Y_TICK_PX)), 16):  # finer until two fall inside
+        values = [v for v in nice_ticks(lo, hi, count) if lo + margin <= v <= hi - margin]
         if len(values) >= 2:
-            break
-    return values
+            return values
+        if len(values) > len(best):
+            best = values
+    return best
 
 
 class TimeAxis(pg.AxisItem):
-    """Elapsed time from the run's start, ticks at round seconds, minutes or hours."""
+    """Elapsed time from the run's start, ticks at round seconds, minutes or hours. No SI
+    prefix: the title names the unit (plots._time_unit), and pyqtgraph's prefix check re-set
+    the title's HTML at every move of the time window, four axes a refresh."""
+
+    def __init__(self, orientation: str = "bottom") -> None:
+        super().__init__(orientation)
+        self.enableAutoSIPrefix(False)
 
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list:
         span = maxVal - minVal
@@ -85,9 +98,9 @@ class ValueAxis(pg.AxisItem):
         if self.logMode:
             return super().tickValues(minVal, maxVal, size)
         values = value_ticks(minVal, maxVal, size)
-        if len(values) < 2:
+        if not values:
             return super().tickValues(minVal, maxVal, size)
-        return [(values[1] - values[0], values)]
+        return [(values[1] - values[0] if len(values) > 1 else maxVal - minVal, values)]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         if self.logMode:

@@ -3,7 +3,12 @@
 Samples and transcript lines arrive many times a second; committing each would cost an fsync
 per row with synchronous=FULL. They are buffered and written with executemany inside one
 transaction that is committed at least once a second, and at once when a case finishes or fails
-and when the session starts or ends. A crash loses at most the last second of samples.
+and when the session starts or ends. Those commits are durable (synchronous=FULL: fsync'd);
+the once-a-second ones are not (the WAL written, not fsync'd), because the run's loop that
+samples the kernel's counters waits for each commit, and on a disk the tool keeps busy an
+fsync waits behind its queue for seconds (a 256 GiB fio write stored 55 samples in 104 s, in
+bursts 5 s apart). A killed or crashed DiskLab loses at most the last second of samples; a
+power cut, at most those since the last case ended, whose figures are durable.
 The SQL itself is in writer.py (SessionWriter); this module decides what is written when.
 """
 
@@ -62,14 +67,15 @@ class SessionRecorder:
         self._lines: list[tuple[Any, ...]] = []  # (session, case, repeat, t, stream, text)
         self._last_commit = time.monotonic()
         self._last_t = 0.0
+        writer.relaxed()  # the once-a-second commits are not fsync'd (see the module)
 
-    def flush(self) -> None:
-        """Write what is buffered and commit."""
+    def flush(self, durable: bool = True) -> None:
+        """Write what is buffered and commit (fsync'd when `durable`: see the module)."""
         if self.session_id is None:
             return
         try:
             self._write_buffers()
-            self.writer.commit(self._last_t)
+            self.writer.commit(self._last_t, durable=durable)
         except LibraryError:
             self._series.clear()  # ids made in a transaction that may not have committed
             raise
@@ -83,6 +89,7 @@ class SessionRecorder:
             self.writer.interrupt(self._last_t, "cancelled" if cancelled else "interrupted")
             self._finished = True
         self.flush()
+        self.writer.strict()
 
     def handle(self, event: Event) -> None:
         """Store one event; commits when a second has passed since the last commit, and at
@@ -93,7 +100,7 @@ class SessionRecorder:
             self._samples.append((self.session_id, series_id, event.t, event.value))
             self._last_t = event.t or self._last_t
             if time.monotonic() - self._last_commit >= self.commit_interval:
-                self.flush()
+                self.flush(durable=False)
             return
         self._last_t = event.t or time.time()
         sid = self.session_id
@@ -139,7 +146,7 @@ class SessionRecorder:
             self.flush()
             return
         if time.monotonic() - self._last_commit >= self.commit_interval:
-            self.flush()
+            self.flush(durable=False)
 
     def _case_ended(self, event: CaseFinished | CaseFailed | CaseCancelled) -> None:
         """A case's end: its figures (partial ones flagged) and its run's status, committed at

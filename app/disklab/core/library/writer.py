@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -83,13 +84,14 @@ def mark_interrupted(db: sqlite3.Connection, session_id: int, finished: float | 
 
 
 def _writes(method: Callable[P, R]) -> Callable[P, R]:
-    """SQLite errors while recording (disk full, I/O error) become LibraryError with the path."""
+    """SQLite's and the system's errors while recording (disk full, I/O error) become
+    LibraryError with the path."""
 
     @functools.wraps(method)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(*args, **kwargs)
-        except sqlite3.Error as e:
+        except (sqlite3.Error, OSError) as e:
             path = getattr(args[0], "path", "")
             raise LibraryWriteError(f"cannot write to the library {path}: {e}") from e
 
@@ -105,6 +107,26 @@ class SessionWriter:
         self.db = db
         self.path = path
         self.session_id: int | None = None
+        # the WAL, fsync'd by a durable commit; None: every commit is durable (synchronous=FULL)
+        self._wal: Path | None = None
+
+    def relaxed(self) -> None:
+        """Commits fsync only when durable (commit(durable=True)): the connection at
+        synchronous=NORMAL, under which a commit writes the WAL without fsync, and a durable
+        commit fsyncs the WAL itself (what FULL does). Only in WAL mode and outside a
+        transaction (SQLite refuses the change inside one); else every commit stays durable."""
+        if self._wal is not None or self.db.in_transaction:
+            return
+        mode = self.db.execute("PRAGMA journal_mode").fetchone()
+        if mode and str(mode[0]).lower() == "wal":
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self._wal = Path(f"{self.path}-wal")
+
+    def strict(self) -> None:
+        """Every commit durable again (synchronous=FULL): the connection outlives the run."""
+        if self._wal is not None and not self.db.in_transaction:
+            self.db.execute("PRAGMA synchronous=FULL")
+            self._wal = None
 
     def _begin(self) -> None:
         """Every batch may write, so it takes the write lock as it begins (IMMEDIATE): a
@@ -280,10 +302,17 @@ class SessionWriter:
             mark_interrupted(self.db, self.session_id, finished, status)
 
     @_writes
-    def commit(self, last_activity: float) -> None:
+    def commit(self, last_activity: float, durable: bool = True) -> None:
         """Commit what the open transaction holds, with the time of the last event stored
-        (an interrupted session's end)."""
+        (an interrupted session's end). `durable` after relaxed(): the WAL fsync'd, so this
+        commit and those before it survive a power cut; not durable, written only."""
         self._begin()
         self.db.execute("UPDATE session SET last_activity = ? WHERE id = ?",
                         (last_activity, self.session_id))
         self.db.execute("COMMIT")
+        if durable and self._wal is not None:
+            fd = os.open(self._wal, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)

@@ -204,13 +204,13 @@ def run(directory: Path, scale: float = 1.0, shots: Path | None = None,
     io_size, file_size = sizes(scale)
     free = shutil.disk_usage(directory).free
     if free < file_size + GIB // 4:
-        return [{"figure": "11 long run", "value": "-", "target": "-",
+        return [{"figure": "12 long run", "value": "-", "target": "-",
                  "verdict": f"not measured: {directory} has {free // (1 << 20)} MiB free, the "
                             f"file needs {file_size // (1 << 20)} MiB",
                  "details": {}}]
     problem = plan_problem(plan_text(directory, io_size, file_size))
     if problem is not None:
-        return [{"figure": "11 long run", "value": "-", "target": "-",
+        return [{"figure": "12 long run", "value": "-", "target": "-",
                  "verdict": f"not measured: the plan is refused: {problem}", "details": {}}]
     shots = shots or Path(__file__).resolve().parents[1] / "shots"
     shots.mkdir(parents=True, exist_ok=True)
@@ -223,7 +223,7 @@ def run(directory: Path, scale: float = 1.0, shots: Path | None = None,
                           shots / f"long-run-{refresh}s", limit)
             checks = verdicts(result)
             worst = "ok" if all(v == "ok" for v in checks.values()) else "short"
-            rows.append({"figure": f"11 long run {io_size // GIB} GiB, {refresh} s refresh",
+            rows.append({"figure": f"12 long run {io_size // GIB} GiB, {refresh} s refresh",
                          "value": f"{result['cpu_per_minute']:.2f} s/min",
                          "target": "ETA 10 %, RSS 30 MB, gap/zoom 100 ms",
                          "verdict": worst, "details": {**result, "checks": checks}})

@@ -14,6 +14,7 @@ differ. Everything exports.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import Any
 
@@ -471,7 +472,10 @@ class ComparePage(QWidget):
         then the comparison's)."""
         if not self.pivot_rows:
             return
-        self.pivot = p = self._build_pivot()
+        p = self._build_pivot()
+        if self.comparison is not None:  # configurations without a figure, named as compare's
+            p = dataclasses.replace(p, missing=self.comparison.missing)
+        self.pivot = p
         table = pivot_table(p)  # the text every export writes
         self.pivot_view.horizontalScrollBar().setValue(0)  # a new pivot starts at its left
         fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],

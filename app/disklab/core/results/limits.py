@@ -148,39 +148,28 @@ def figure_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
                   intervals: Sequence[Measured]) -> dict[str, list[Limit]]:
     """Each figure's verdicts from the samples of its own measured interval (a name measured
     more than once, iozone's auto-mode rows, over all of them), its time the interval's: not
-    the run's sleeps, set-up or other tests. A sample whose time span several figures share
-    (tests that follow one another, bonnie++'s phases) is the one's that covers most of it; a
-    figure that covers most of none (shorter than a sample) takes every sample it overlaps.
-    Figures timed over the same interval (fio's read, write and cpu of one job) are one
-    measurement: their samples hold their bytes only."""
+    the run's sleeps, set-up or other tests. A sample whose time span another figure shares
+    (tests that follow one another, bonnie++'s phases: a phase of a second beside one of GB/s)
+    holds that figure's bytes too, so it is left out of a figure that has samples of its own;
+    a figure with none (shorter than a sample) takes every sample it overlaps. Figures timed
+    over the same interval (fio's read, write and cpu of one job) are one measurement."""
     times = sorted({float(s["t"]) for s in samples})
     spans = _spans(times)
     by_name: dict[str, list[Measured]] = {}
     for m in intervals:
         by_name.setdefault(m.name, []).append(m)
-
-    def overlap(name: str, t: float) -> float:
-        a, b = spans[t]
-        return math.fsum(max(0.0, min(b, m.end) - max(a, m.start)) for m in by_name[name])
-
     covered = {name: {t for t in times for m in parts
                       if spans[t][1] > m.start and spans[t][0] < m.end}
                for name, parts in by_name.items()}
     when = {name: sorted((m.start, m.end) for m in parts) for name, parts in by_name.items()}
-    owner: dict[float, str] = {}
-    for t in times:
-        shares = [(overlap(name, t), name) for name in by_name if t in covered[name]]
-        best = max(shares, default=(0.0, ""))
-        if best[0] > 0:
-            owner[t] = best[1]
     out = {}
     for name, parts in by_name.items():
-        chosen = {t for t in covered[name] if owner.get(t) == name} or covered[name]
-        alone = not any(covered[o] & chosen for o in by_name
-                        if o != name and when[o] != when[name])
-        own = [s for s in samples if float(s["t"]) in chosen]
-        out[name] = run_limits(own, facts, math.fsum(m.end - m.start for m in parts),
-                               alone=alone)
+        others = set().union(*(covered[o] for o in by_name
+                               if o != name and when[o] != when[name]))
+        own = covered[name] - others
+        chosen = own or covered[name]
+        out[name] = run_limits([s for s in samples if float(s["t"]) in chosen], facts,
+                               math.fsum(m.end - m.start for m in parts), alone=bool(own))
     return out
 
 

@@ -472,10 +472,8 @@ class ComparePage(QWidget):
         then the comparison's)."""
         if not self.pivot_rows:
             return
-        p = self._build_pivot()
-        if self.comparison is not None:  # configurations without a figure, named as compare's
-            p = dataclasses.replace(p, missing=self.comparison.missing)
-        self.pivot = p
+        missing = self.comparison.missing if self.comparison else ()  # no figure: named
+        self.pivot = p = dataclasses.replace(self._build_pivot(), missing=missing)
         table = pivot_table(p)  # the text every export writes
         self.pivot_view.horizontalScrollBar().setValue(0)  # a new pivot starts at its left
         fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],

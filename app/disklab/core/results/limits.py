@@ -60,7 +60,7 @@ MIN_BYTES = 1 << 20
 
 # The kinds, in the order a reader asks about them
 KINDS = ("too_short", "page_cache_direct", "device", "cpu", "page_cache_read",
-         "page_cache_write", "writeback", "none", "unknown")
+         "page_cache_write", "writeback", "none", "no_interval", "unknown")
 
 
 @dataclass(frozen=True)
@@ -146,26 +146,30 @@ FIGURE_SEP = "/"
 
 def figure_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
                   intervals: Sequence[Measured]) -> dict[str, list[Limit]]:
-    """Each figure's verdicts from the samples of its own measured interval (those whose time
-    span overlaps it; a name measured more than once, iozone's auto-mode rows, over all of
-    them), its time the interval's: not the run's sleeps, set-up or other tests."""
+    """Each figure's verdicts from the samples of its own measured interval (a name measured
+    more than once, iozone's auto-mode rows, over all of them), its time the interval's: not
+    the run's sleeps, set-up or other tests. A sample whose time span another figure shares
+    (tests that follow one another, bonnie++'s phases: a phase of a second beside one of GB/s)
+    holds that figure's bytes too, so it is left out of a figure that has samples of its own;
+    a figure with none (shorter than a sample) takes every sample it overlaps. Figures timed
+    over the same interval (fio's read, write and cpu of one job) are one measurement."""
     times = sorted({float(s["t"]) for s in samples})
     spans = _spans(times)
     by_name: dict[str, list[Measured]] = {}
     for m in intervals:
         by_name.setdefault(m.name, []).append(m)
-
-    def over(m: Measured) -> set[float]:
-        return {t for t in times if spans[t][1] > m.start and spans[t][0] < m.end}
-
-    covered = {id(m): over(m) for m in intervals}
+    covered = {name: {t for t in times for m in parts
+                      if spans[t][1] > m.start and spans[t][0] < m.end}
+               for name, parts in by_name.items()}
+    when = {name: sorted((m.start, m.end) for m in parts) for name, parts in by_name.items()}
     out = {}
     for name, parts in by_name.items():
-        chosen = set().union(*(covered[id(m)] for m in parts))
-        alone = not any(covered[id(o)] & chosen for o in intervals if o.name != name)
-        own = [s for s in samples if float(s["t"]) in chosen]
-        out[name] = run_limits(own, facts, math.fsum(m.end - m.start for m in parts),
-                               alone=alone)
+        others = set().union(*(covered[o] for o in by_name
+                               if o != name and when[o] != when[name]))
+        own = covered[name] - others
+        chosen = own or covered[name]
+        out[name] = run_limits([s for s in samples if float(s["t"]) in chosen], facts,
+                               math.fsum(m.end - m.start for m in parts), alone=bool(own))
     return out
 
 
@@ -303,6 +307,10 @@ def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | No
 
 
 UNKNOWN = Limit("unknown", "not known (imported)", {})
+# A figure of a run whose tool timed its figures apart (ToolAdapter.measured) but not this one:
+# the run's verdict would be its other figures', so none is lent
+NO_INTERVAL = Limit("no_interval", "no interval of its own: the tool did not time this figure "
+                    "apart from its others", {})
 # A case whose runs all ended early (cancelled, failed): nothing complete to judge
 NOT_COMPLETED = Limit("unknown", "not known: no run of it completed", {})
 
@@ -371,7 +379,7 @@ BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was b
 # The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
 # session's verdicts with the version that judged them, and judges again under another one.
 # Raise it with any change that changes a verdict.
-RULES = 2
+RULES = 3
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
@@ -443,6 +451,8 @@ def judge_session(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
         per_case.setdefault(run["case_id"], []).append(
             run_limits(samples, facts, run.get("duration")))
         intervals = _measured(lib, session_id, case, int(run["repeat"]))
+        if intervals is not None:  # its figures are timed apart: one without a time says so
+            per_case.setdefault(f"{run['case_id']}{FIGURE_SEP}", []).append([NO_INTERVAL])
         for name, found in figure_limits(samples, facts, intervals or ()).items():
             per_case.setdefault(f"{run['case_id']}{FIGURE_SEP}{name}", []).append(found)
     judged = {cid: row_limits(runs) for cid, runs in per_case.items()}
@@ -568,6 +578,7 @@ SHORT = {"too_short": "too short", "device": "device", "cpu": "CPU",
          "page_cache_read": "reads from the page cache",
          "page_cache_write": "writes absorbed by the page cache",
          "writeback": "write-back throttling", "none": "nothing found",
+         "no_interval": "no interval of its own",
          "unknown": "not known (imported)"}
 # A result row's verdicts ride with it into a pivot or a comparison under this key (with_limits)
 LIMITS_KEY = "_limited_by"
@@ -578,11 +589,13 @@ NOTE_CELLS = 6
 def row_verdicts(limits: Mapping[str, Sequence[Limit]], row: Mapping[str, Any]
                  ) -> tuple[Limit, ...]:
     """A result row's verdicts (session_limits): its own figure's (the metric's name before
-    ':', judged over the interval its tool measured it in), else its case's; "not known"
-    for a case without evidence (imported)."""
+    ':', judged over the interval its tool measured it in); "no interval of its own" when its
+    tool timed its other figures but not this one; else its case's; "not known" for a case
+    without evidence (imported)."""
     case = str(row.get("case_id"))
     figure = str(row.get("metric") or "").split(":", 1)[0]
-    return tuple(limits.get(f"{case}{FIGURE_SEP}{figure}") or limits.get(case) or (UNKNOWN,))
+    return tuple(limits.get(f"{case}{FIGURE_SEP}{figure}") or limits.get(f"{case}{FIGURE_SEP}")
+                 or limits.get(case) or (UNKNOWN,))
 
 
 def with_limits(rows: Iterable[Mapping[str, Any]], limits: Mapping[str, Sequence[Limit]]

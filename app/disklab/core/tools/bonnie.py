@@ -19,16 +19,18 @@ import os
 import pwd
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from disklab.core.tools._bonnie_phases import phase_intervals
 from disklab.core.tools.base import (
     MAX_FILE,
     REQUIRED,
     Capabilities,
     Command,
+    Measured,
     ParamSpec,
     ProgressParser,
     RunTarget,
@@ -633,6 +635,11 @@ class BonnieAdapter(ToolAdapter):
 
     def progress_parser(self, params: Mapping[str, Any]) -> ProgressParser:
         return _BonnieProgress(self._phases(params))
+
+    def measured(self, lines: Sequence[tuple[float, str, str]], params: Mapping[str, Any]
+                 ) -> list[Measured] | None:
+        """Each phase's interval from its stderr line (_bonnie_phases)."""
+        return phase_intervals(lines, PHASES)
 
     def sniff(self, text: str) -> bool:
         return sniff(text)

@@ -14,6 +14,7 @@ differ. Everything exports.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from typing import Any
 
@@ -471,7 +472,8 @@ class ComparePage(QWidget):
         then the comparison's)."""
         if not self.pivot_rows:
             return
-        self.pivot = p = self._build_pivot()
+        missing = self.comparison.missing if self.comparison else ()  # no figure: named
+        self.pivot = p = dataclasses.replace(self._build_pivot(), missing=missing)
         table = pivot_table(p)  # the text every export writes
         self.pivot_view.horizontalScrollBar().setValue(0)  # a new pivot starts at its left
         fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],

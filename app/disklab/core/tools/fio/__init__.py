@@ -21,12 +21,13 @@ How fio is run (measured on fio 3.33; tests/fixtures/fio/README.md has the captu
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from disklab.core.tools.base import (
     Capabilities,
     Command,
+    Measured,
     ParamSpec,
     ProgressParser,
     RunTarget,
@@ -74,6 +75,7 @@ from disklab.core.tools.fio.passthrough import (
     parse_only_problems,
     passed_options,
 )
+from disklab.core.tools.fio.timing import job_intervals
 from disklab.core.vocab.errors import ParseError, ToolError
 from disklab.core.vocab.model import (
     UNIT_THROUGHPUT,
@@ -294,6 +296,11 @@ class FioAdapter(ToolAdapter):
         note = "job error" if failed else None
         return check_finite(jobs_metrics(jobs, importing=not params, note=note,
                                       group_bw=group_bw))
+
+    def measured(self, lines: Sequence[tuple[float, str, str]], params: Mapping[str, Any]
+                 ) -> list[Measured] | None:
+        """Each job group's interval from fio's JSON report (fio/timing.py)."""
+        return job_intervals(lines)
 
     def device_evidence(self, text: str) -> dict[str, float]:
         """fio's disk_util: the device's busy share and its requests in flight (output.py)."""

@@ -17,9 +17,10 @@ holds the stored samples of the window shown (gui/plot_export.py), not the thinn
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QAction
@@ -121,3 +122,23 @@ class LiveView(pg.ViewBox):
             return HEADROOM
         covered = (self.legend.boundingRect().height() + LEGEND_MARGIN_PX) / height
         return min(1.8, max(HEADROOM, 1.0 / max(1.0 - covered, 0.5)))
+
+
+def drawn_bounds(curves: Iterable[Any], plot: str) -> tuple[float, float, float, float] | None:
+    """The bounds of the points plot `plot`'s visible curves hold (LiveView.fit): time from
+    their first to last point, values over their finite ones; None when none has any
+    (pyqtgraph's own scan then, which finds nothing either)."""
+    spans: list[tuple[float, float, float, float]] = []
+    for curve in curves:
+        if curve.plot != plot or not curve.isVisible():
+            continue
+        x, y = curve.data()
+        if not len(x):
+            continue
+        finite = y[np.isfinite(y)]
+        if len(finite):
+            spans.append((float(x[0]), float(x[-1]), float(finite.min()), float(finite.max())))
+    if not spans:
+        return None
+    return (min(s[0] for s in spans), max(s[1] for s in spans),
+            min(s[2] for s in spans), max(s[3] for s in spans))

@@ -43,7 +43,7 @@ from disklab.gui.plot_marks import Marker, mark, place_labels
 from disklab.gui.plot_readout import HINT, cross_line, hover, values_at
 from disklab.gui.plot_series import LIVE_SERIES, PLOTS, Gaps, log_values, peak_window
 from disklab.gui.plot_theme import theme_colours
-from disklab.gui.plot_view import LiveView, StillLegend
+from disklab.gui.plot_view import LiveView, StillLegend, drawn_bounds
 
 pg.setConfigOptions(antialias=False)
 
@@ -438,7 +438,7 @@ class LivePlots(QWidget):
             curve.setData(t, y, connect=connect)
         for key, plot in self.plots.items():  # the auto-range now, not at the paint: the
             view = plot.getViewBox()  # labels and time title below are placed for it
-            view.fit = self._fit(key)
+            view.fit = drawn_bounds(self.curves.values(), key)
             view.prepareForPaint()
         x = self.x_range()
         self._time_unit(x)
@@ -446,26 +446,6 @@ class LivePlots(QWidget):
             self._place_labels(x)
         self._labels_dirty = False
         self.redraws += 1
-
-    def _fit(self, plot: str) -> tuple[float, float, float, float] | None:
-        """The bounds of the points plot `plot`'s visible curves hold (LiveView.fit): time
-        from their first to last point, values over their finite ones; None when none has
-        any (pyqtgraph's own scan then, which finds nothing either)."""
-        spans: list[tuple[float, float, float, float]] = []
-        for curve in self.curves.values():
-            if curve.plot != plot or not curve.isVisible():
-                continue
-            x, y = curve.data()
-            if not len(x):
-                continue
-            finite = y[np.isfinite(y)]
-            if len(finite):
-                spans.append((float(x[0]), float(x[-1]), float(finite.min()),
-                              float(finite.max())))
-        if not spans:
-            return None
-        return (min(s[0] for s in spans), max(s[1] for s in spans),
-                min(s[2] for s in spans), max(s[3] for s in spans))
 
     def _time_unit(self, x: tuple[float, float] | None = None) -> None:
         """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""

@@ -45,12 +45,9 @@ from disklab.core.plan.report import session_report
 from disklab.core.plan.schema import plan_schema_text
 from disklab.core.plan.targets import named_targets, partition_names
 from disklab.core.resources import find_plan
-from disklab.core.results.compare import missing_configs, session_label
 from disklab.core.results.documents import (
     comparison_text,
     pivot_text,
-    session_evidence,
-    session_facts,
     session_json,
     table_text,
 )
@@ -59,12 +56,16 @@ from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     NO_BASELINE,
     BaselineError,
+    Layout,
+    Pivot,
     PivotKeyError,
-    build_pivot,
     parse_where,
-    report_layout,
     report_pivot,
-    session_rows,
+)
+from disklab.core.results.sessions_compared import (
+    SessionsCompared,
+    compare_sessions,
+    find_sessions,
 )
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
@@ -77,7 +78,7 @@ from disklab.core.system.directories import library_path
 from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.vocab.events import Notice
 from disklab.core.vocab.jsonformat import versioned
-from disklab.core.vocab.model import RAW_SECTION, SIZE_KEYS, Plan, Report
+from disklab.core.vocab.model import RAW_SECTION, SIZE_KEYS, Plan
 from disklab.core.vocab.units import format_size
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -594,81 +595,57 @@ def _pivot_asked(args: argparse.Namespace) -> bool:
                 or getattr(args, "format", None) == "text")
 
 
-def _pivot_baseline(ref: str | None, sessions: list[dict[str, Any]], keys: list[str]
-                    ) -> str | None:
-    """--baseline of a pivot: KEY=VALUE or a value as given; a session (id or name) among
-    those compared becomes that session's value of `session` (or of `config`, which names the
-    sessions when there are several)."""
-    if not ref or "=" in ref:
-        return ref
-    for s in sessions:
-        if ref in (str(s["id"]), str(s["name"])):
-            return f"{'session' if 'session' in keys else 'config'}={session_label(s)}"
-    return ref
-
-
 def compare_pivot(args: argparse.Namespace) -> int:
     """`disklab compare S... --rows KEYS --columns KEYS [--metric NAME...] [--where K=V...]
     [--baseline K=V] [--format text|csv|md|html|json]`: the sessions' results as a pivot
-    table (core.results.pivot). Keys not given come from the first session's [report] table,
-    else rows = config and columns = test; a session whose plan has a [report] table is always
-    compared this way. An unknown key, a --where without '=', a baseline no row or column has
-    exit 2 with one line naming it."""
+    table (core.results.sessions_compared, as the Compare page reads them). Keys not given
+    come from the first session's [report] table, else rows = config and columns = test; a
+    session whose plan has a [report] table is always compared this way. An unknown key, a
+    --where without '=', a baseline no row or column has exit 2 with one line naming it."""
     fmt = getattr(args, "format", None) or "text"
     include = bool(getattr(args, "include_partial", False))
     library = _open_library(args)
     try:
-        sessions = list({s["id"]: s for s in (library.find_session(r)
-                                              for r in args.sessions)}.values())
-        report = session_report(sessions[0].get("plan_text")) or Report()
-        raw = [(s, session_results(library, s["id"], include).rows) for s in sessions]
-        labelled = session_rows([(session_label(s), with_limits(
-            rows, session_limits(library, s["id"]))) for s, rows in raw])
-        evidence = [e for s in sessions for e in session_evidence(library, s["id"])]
-        missing = tuple(m for s, rows in raw for m in missing_configs(library, s, rows))
+        asked = compare_sessions(library, find_sessions(library, args.sessions), include,
+                                 documents=True)
     finally:
         library.close()
     try:
-        asked = _keys(getattr(args, "rows", None)), _keys(getattr(args, "columns", None))
-        lay = report_layout(report, *asked, _keys(getattr(args, "metric", None)),
-                            [parse_where(w) for w in getattr(args, "where", None) or []],
-                            getattr(args, "baseline", None))
-        rows, columns, metrics, where, own = (list(lay.rows), list(lay.columns),
-                                              list(lay.metrics), lay.where, lay.own)
-        baseline = _pivot_baseline(lay.baseline, sessions, [*rows, *columns])
-        pivot = build_pivot(labelled, rows, columns, metrics,
-                            getattr(args, "alpha", None) or ALPHA, baseline, where,
-                            plan_order=own and report != Report(),
-                            baseline_optional=lay.baseline_optional)
-        if own:  # the report's chart shape and axis with its layout
-            pivot = dataclasses.replace(pivot, chart=report.chart, x=report.x)
-        pivot = dataclasses.replace(pivot, missing=missing)
+        lay = asked.layout(_keys(getattr(args, "rows", None)),
+                           _keys(getattr(args, "columns", None)),
+                           _keys(getattr(args, "metric", None)),
+                           [parse_where(w) for w in getattr(args, "where", None) or []],
+                           getattr(args, "baseline", None))
+        baseline = asked.baseline(lay)
+        pivot = asked.pivot(lay, getattr(args, "alpha", None) or ALPHA)
     except (PivotKeyError, BaselineError, ValueError) as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    return _emit_pivot(args, asked, lay, baseline, pivot, fmt)
+
+
+def _emit_pivot(args: argparse.Namespace, asked: SessionsCompared, lay: Layout,
+                baseline: str | None, pivot: Pivot, fmt: str) -> int:
+    """The pivot written as `fmt` (what differs between the machines above a text or
+    Markdown table, and the study's table it is first), or why there is none: exit 2 for a
+    metric or a --where that matches nothing, 1 for sessions without results."""
     if baseline and not pivot.baseline:
         print(f"disklab compare: the [report]'s baseline {baseline} has no rows here "
               "(--where): cells are values", file=sys.stderr)
-    if not pivot.cells and metrics:
-        names = list(dict.fromkeys(str(r.get("metric", "")) for r in labelled))
-        print(f"disklab compare: --metric {', '.join(metrics)}: no such metric in these "
-              f"sessions (they have: {', '.join(names)})", file=sys.stderr)
+    if not pivot.cells and lay.metrics:
+        print(f"disklab compare: --metric {', '.join(lay.metrics)}: no such metric in these "
+              f"sessions (they have: {', '.join(asked.metric_names())})", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not pivot.cells:
-        print("disklab compare: no results " + ("match --where" if where else
+        print("disklab compare: no results " + ("match --where" if lay.where else
                                                 "in these sessions"), file=sys.stderr)
-        return EXIT_BAD_INPUT if where else EXIT_FAILED
-    names = [session_label(s) for s in sessions]
-    title = "DiskLab: " + (", ".join(names) if len(names) <= 4 else
-                           f"{len(names)} sessions ({names[0]} … {names[-1]})")
-    if own and report.title:  # which table of the study this is
-        title += f" — {report.title}"
-    facts = [f for s in sessions for f in session_facts(s)]
-    text = pivot_text(pivot, fmt, title, facts, evidence, width=terminal_width())
+        return EXIT_BAD_INPUT if lay.where else EXIT_FAILED
+    text = pivot_text(pivot, fmt, asked.title(lay), asked.facts(), asked.evidence,
+                      width=terminal_width())
     if fmt in ("text", "md"):  # sessions of several machines: what differs, above the table
-        text = host_differences(sessions) + text
-        if own and report.title:  # the study's table this is, first
-            text = ("## " if fmt == "md" else "") + report.title + "\n\n" + text
+        text = host_differences(asked.sessions) + text
+        if asked.study_title(lay):  # the study's table this is, first
+            text = ("## " if fmt == "md" else "") + asked.study_title(lay) + "\n\n" + text
     return exporting.emit(str(getattr(args, "output", None) or "-"), text)
 
 

@@ -31,11 +31,6 @@ from disklab.cli.output import (
 from disklab.core import tools
 from disklab.core.fs.commands import (
     command_line,
-    partition_argvs,
-    partition_device,
-    preview_device,
-    preview_mountpoint,
-    setup_commands,
 )
 from disklab.core.installed import tool_rows
 from disklab.core.library import Library
@@ -43,6 +38,7 @@ from disklab.core.plan.checks import destroyed_devices
 from disklab.core.plan.parse import CheckedPlan, load_plan, parse_plan
 from disklab.core.plan.report import session_report
 from disklab.core.plan.schema import plan_schema_text
+from disklab.core.plan.setup_preview import setup_preview
 from disklab.core.plan.targets import named_targets, partition_names
 from disklab.core.resources import find_plan
 from disklab.core.results.documents import (
@@ -78,7 +74,7 @@ from disklab.core.system.directories import library_path
 from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.vocab.events import Notice
 from disklab.core.vocab.jsonformat import versioned
-from disklab.core.vocab.model import RAW_SECTION, SIZE_KEYS, Plan
+from disklab.core.vocab.model import SIZE_KEYS, Plan
 from disklab.core.vocab.units import format_size
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -420,37 +416,14 @@ def manpage_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _show_setup(plan: Plan) -> None:
-    """What applying each configuration runs as root on every image and format target: the
-    partitioning of a split target (partition_argvs), then setup_commands on each stream target
-    a configuration is made on, as the Configurations page previews them."""
-    targets = named_targets(plan)
-    several = len(targets) > 1 or plan.target.partitions > 0
-    for name, target in targets.items():
-        if target.kind not in ("image", "format"):
-            continue
-        device = preview_device(target.kind, target.path)
-        places = {name: device}
-        if target.partitions:
-            print(f"\ntarget {name}: {target.partitions} GPT partitions of {device}:")
-            for argv in partition_argvs(device, target.size, target.partitions):
-                print("  setup:   " + command_line(argv))
-            places = {stream: partition_device(device, i) for i, stream in enumerate(
-                partition_names(name, target.partitions), start=1)}
-        if plan.raw_section:
-            print(f"\n{RAW_SECTION} {device}: the raw = true tests read and write it, "
-                  "before any configuration is made")
-        for config in plan.configs:
-            for stream, on in places.items():
-                if config.targets and stream not in config.targets:
-                    continue
-                where = f"{stream} ({on})" if several else on
-                print(f"\nconfiguration {config.label!r} on {where}:")
-                if config.fs is None:
-                    print("  (as is: nothing is formatted)")
-                    continue
-                mountpoint = preview_mountpoint() + (f"-{stream}" if several else "")
-                for command in setup_commands(config, on, mountpoint):
-                    print("  setup:   " + command_line(command.argv))
+    """What applying each configuration runs as root on every image and format target, as the
+    Configurations page previews it (core.plan.setup_preview)."""
+    for step in setup_preview(plan):
+        print(f"\n{step.heading}")
+        for line in step.commands:
+            print("  setup:   " + line)
+        if step.note:
+            print(f"  {step.note}")
 
 
 def sessions(args: argparse.Namespace) -> int:

@@ -17,6 +17,19 @@ from pathlib import Path
 from typing import Any
 
 from disklab.cli import exporting, gui_cmd, importing, library_cmds
+from disklab.cli.arguments import (
+    Args,
+    CompareArgs,
+    CompletionArgs,
+    LibraryArgs,
+    PlanArgs,
+    ResumeArgs,
+    RunArgs,
+    SessionsArgs,
+    ShowArgs,
+    ToolsArgs,
+    typed,
+)
 from disklab.cli.docs import completion, manpage
 from disklab.cli.output import (
     TerminalView,
@@ -31,11 +44,6 @@ from disklab.cli.output import (
 from disklab.core import tools
 from disklab.core.fs.commands import (
     command_line,
-    partition_argvs,
-    partition_device,
-    preview_device,
-    preview_mountpoint,
-    setup_commands,
 )
 from disklab.core.installed import tool_rows
 from disklab.core.library import Library
@@ -43,14 +51,12 @@ from disklab.core.plan.checks import destroyed_devices
 from disklab.core.plan.parse import CheckedPlan, load_plan, parse_plan
 from disklab.core.plan.report import session_report
 from disklab.core.plan.schema import plan_schema_text
+from disklab.core.plan.setup_preview import setup_preview
 from disklab.core.plan.targets import named_targets, partition_names
 from disklab.core.resources import find_plan
-from disklab.core.results.compare import missing_configs, session_label
 from disklab.core.results.documents import (
     comparison_text,
     pivot_text,
-    session_evidence,
-    session_facts,
     session_json,
     table_text,
 )
@@ -59,12 +65,16 @@ from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     NO_BASELINE,
     BaselineError,
+    Layout,
+    Pivot,
     PivotKeyError,
-    build_pivot,
     parse_where,
-    report_layout,
     report_pivot,
-    session_rows,
+)
+from disklab.core.results.sessions_compared import (
+    SessionsCompared,
+    compare_sessions,
+    find_sessions,
 )
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
@@ -77,16 +87,16 @@ from disklab.core.system.directories import library_path
 from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.vocab.events import Notice
 from disklab.core.vocab.jsonformat import versioned
-from disklab.core.vocab.model import RAW_SECTION, SIZE_KEYS, Plan, Report
+from disklab.core.vocab.model import SIZE_KEYS, Plan
 from disklab.core.vocab.units import format_size
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
 
-def _library_path(args: argparse.Namespace) -> Path:
+def _library_path(args: argparse.Namespace | Args) -> Path:
     """--library, else $DISKLAB_LIBRARY, else the XDG default
     (core.system.directories.library_path)."""
-    return library_path(getattr(args, "library", None))
+    return library_path(typed(LibraryArgs, args).library)
 
 
 # The commands that may make a library where there is none: they record something new into
@@ -95,13 +105,13 @@ def _library_path(args: argparse.Namespace) -> Path:
 CREATORS = frozenset({"run", "import", "start"})
 
 
-def open_library(args: argparse.Namespace) -> Library:
+def open_library(args: argparse.Namespace | Args) -> Library:
     """The library. Only `run`, `import` and `start` create it when missing (saying so on
     stderr); for the others a missing or empty file is the user's mistake (LibraryError,
     exit 2) and is left as it is."""
     path = _library_path(args)
     exists = path.exists()
-    if getattr(args, "command", None) not in CREATORS:
+    if typed(LibraryArgs, args).command not in CREATORS:
         if not exists:
             raise LibraryError(f"no library at {path}: nothing has been recorded there (check "
                                "--library and $DISKLAB_LIBRARY)")
@@ -117,13 +127,12 @@ def open_library(args: argparse.Namespace) -> Library:
 _open_library = open_library  # the name the commands below use
 
 
-def _load(args: argparse.Namespace, target: str | None = None) -> CheckedPlan:
+def _load(args: PlanArgs, target: str | None = None) -> CheckedPlan:
     """The plan named by args.plan: a file, or a preset's name ('quick')."""
     path = find_plan(args.plan)
     if not path.exists() and os.sep not in str(args.plan):
         raise DisklabError(library_cmds.unknown_plan(str(args.plan)))
-    return load_plan(path, target_dir=target or getattr(args, "target", None),
-                     library=str(_library_path(args)))
+    return load_plan(path, target_dir=target or args.target, library=str(_library_path(args)))
 
 
 class _CancelOnSignal:
@@ -262,20 +271,22 @@ def _ask_ssh(host: str, question: str, secret: bool) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    checked = _load(args)
-    _confirm_destroy(checked.plan, getattr(args, "yes_destroy", None))
-    with _open_library(args) as library:
-        return _execute(checked, library, args.json)
+    a = typed(RunArgs, args)
+    checked = _load(a)
+    _confirm_destroy(checked.plan, a.yes_destroy)
+    with _open_library(a) as library:
+        return _execute(checked, library, a.json)
 
 
 def resume(args: argparse.Namespace) -> int:
     """`disklab resume SESSION`: run the session's case x repeat pairs that have no complete
     result, in the same session, with its plan (core.run.resume says why it cannot: exit 2). A
     format or device target is confirmed again, as for `run`. Exit codes as for `run`."""
-    with _open_library(args) as library:
-        resumption = prepare_resume(library, args.session, library_path=str(library.path))
-        _confirm_destroy(resumption.plan, getattr(args, "yes_destroy", None))
-        if not args.json:
+    a = typed(ResumeArgs, args)
+    with _open_library(a) as library:
+        resumption = prepare_resume(library, a.session, library_path=str(library.path))
+        _confirm_destroy(resumption.plan, a.yes_destroy)
+        if not a.json:
             print(f"resuming session {resumption.session_id} ({resumption.name}, "
                   f"{resumption.previous_status}): {len(resumption.runs)} run(s) without a "
                   f"complete result; {resumption.complete} complete run(s) kept",
@@ -283,16 +294,17 @@ def resume(args: argparse.Namespace) -> int:
         return _record(lambda cancel: RecordedRun.resuming(resumption, library, cancel=cancel,
                                                            password=_ask_password,
                                                            ask=_ask_ssh),
-                       library, resumption.name, args.json)
+                       library, resumption.name, a.json)
 
 
 def plan_validate(args: argparse.Namespace) -> int:
     """The plan's verdict as the Test matrix page shows it: the summary line (core.run.summary),
     then each tool the plan uses, as the page's tool list names it, then the warnings."""
-    if getattr(args, "json", False):
-        return _plan_validate_json(args)
-    summary = summarize(_load(args))
-    print(f"{args.plan}: valid")
+    a = typed(PlanArgs, args)
+    if a.json:
+        return _plan_validate_json(a)
+    summary = summarize(_load(a))
+    print(f"{a.plan}: valid")
     print(summary_text(summary))
     for row in summary.tools:
         print(f"tool: {row.label}" + ("" if row.installed else f" ({row.install_hint})"))
@@ -301,7 +313,7 @@ def plan_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _plan_validate_json(args: argparse.Namespace) -> int:
+def _plan_validate_json(args: PlanArgs) -> int:
     """`plan validate --json`: the verdict as one document; a plan with problems is valid
     false with each problem (key, line, message), exit 2."""
     try:
@@ -350,8 +362,9 @@ def _plan_show_json(checked: CheckedPlan) -> int:
 
 
 def plan_show(args: argparse.Namespace) -> int:
-    checked = _load(args)
-    if getattr(args, "json", False):
+    a = typed(PlanArgs, args)
+    checked = _load(a)
+    if a.json:
         return _plan_show_json(checked)
     plan = checked.plan
     print(f"plan {plan.name!r}: {_targets_text(plan)}, repeats {plan.repeats}")
@@ -409,7 +422,7 @@ def plan_schema_cmd(args: argparse.Namespace) -> int:
 
 
 def completion_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    sys.stdout.write(completion(parser, args.shell))
+    sys.stdout.write(completion(parser, typed(CompletionArgs, args).shell))
     return EXIT_OK
 
 
@@ -419,52 +432,29 @@ def manpage_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> in
 
 
 def _show_setup(plan: Plan) -> None:
-    """What applying each configuration runs as root on every image and format target: the
-    partitioning of a split target (partition_argvs), then setup_commands on each stream target
-    a configuration is made on, as the Configurations page previews them."""
-    targets = named_targets(plan)
-    several = len(targets) > 1 or plan.target.partitions > 0
-    for name, target in targets.items():
-        if target.kind not in ("image", "format"):
-            continue
-        device = preview_device(target.kind, target.path)
-        places = {name: device}
-        if target.partitions:
-            print(f"\ntarget {name}: {target.partitions} GPT partitions of {device}:")
-            for argv in partition_argvs(device, target.size, target.partitions):
-                print("  setup:   " + command_line(argv))
-            places = {stream: partition_device(device, i) for i, stream in enumerate(
-                partition_names(name, target.partitions), start=1)}
-        if plan.raw_section:
-            print(f"\n{RAW_SECTION} {device}: the raw = true tests read and write it, "
-                  "before any configuration is made")
-        for config in plan.configs:
-            for stream, on in places.items():
-                if config.targets and stream not in config.targets:
-                    continue
-                where = f"{stream} ({on})" if several else on
-                print(f"\nconfiguration {config.label!r} on {where}:")
-                if config.fs is None:
-                    print("  (as is: nothing is formatted)")
-                    continue
-                mountpoint = preview_mountpoint() + (f"-{stream}" if several else "")
-                for command in setup_commands(config, on, mountpoint):
-                    print("  setup:   " + command_line(command.argv))
+    """What applying each configuration runs as root on every image and format target, as the
+    Configurations page previews it (core.plan.setup_preview)."""
+    for step in setup_preview(plan):
+        print(f"\n{step.heading}")
+        for line in step.commands:
+            print("  setup:   " + line)
+        if step.note:
+            print(f"  {step.note}")
 
 
 def sessions(args: argparse.Namespace) -> int:
     """The sessions, newest first. Where nothing was ever recorded (the default library not
     made yet) that is said, exit 0; a --library or $DISKLAB_LIBRARY that names no file is a
     mistake (exit 2): neither creates a library."""
-    path = _library_path(args)
-    if not path.exists() and not getattr(args, "library", None) \
-            and not os.environ.get("DISKLAB_LIBRARY"):
-        if args.json:
+    a = typed(SessionsArgs, args)
+    path = _library_path(a)
+    if not path.exists() and not a.library and not os.environ.get("DISKLAB_LIBRARY"):
+        if a.json:
             print(json.dumps(versioned("disklab.sessions", {"sessions": []}), indent=2))
         else:
             print(f"no sessions yet: nothing has been recorded ({path} does not exist)")
         return EXIT_OK
-    library = _open_library(args)
+    library = _open_library(a)
     try:
         rows = library.list_sessions()
         uuids = dict(library.db.execute("SELECT id, uuid FROM session"))
@@ -472,7 +462,7 @@ def sessions(args: argparse.Namespace) -> int:
         library.close()
     for r in rows:
         r["uuid"] = uuids.get(r["id"])
-    if args.json:
+    if a.json:
         print(json.dumps(versioned("disklab.sessions", {"sessions": rows}), indent=2,
                          default=str))
         return EXIT_OK
@@ -496,11 +486,12 @@ def show(args: argparse.Namespace) -> int:
     table asks for, or its facts and results as JSON;
     runs that did not complete are left out of the means (and said so) unless
     --include-partial."""
-    include = bool(getattr(args, "include_partial", False))
-    library = _open_library(args)
+    a = typed(ShowArgs, args)
+    include = a.include_partial
+    library = _open_library(a)
     try:
-        session = library.find_session(args.session)
-        if args.json:
+        session = library.find_session(a.session)
+        if a.json:
             doc = session_json(library, session["id"], samples=False, include_partial=include)
             shown = {"session": doc["session"], "results": doc["results"],
                      "excluded": doc["excluded"], "resumed": library.resumes(session["id"])}
@@ -531,35 +522,34 @@ def compare(args: argparse.Namespace) -> int:
     """`disklab compare S1 S2 ... [--baseline S1] [--format md|csv|json|html] [-o FILE]
     [--alpha P] [--include-partial]`.
 
-    Expects args.sessions (ids or names: at least two, or one session with several
-    configurations, whose first configuration is then the baseline), args.baseline (a session
+    Reads CompareArgs: the sessions (ids or names: at least two, or one session with several
+    configurations, whose first configuration is then the baseline), the baseline (a session
     id or name, a configuration's row, or None: the first; a KEY=VALUE baseline, --where,
-    --rows, --columns or --metric make it a pivot), args.format (default md), args.output (None:
-    stdout), args.alpha (the significance level, default 0.05), args.include_partial,
-    args.library. Needs no Qt.
+    --rows, --columns or --metric make it a pivot), the format (default md), the output (None:
+    stdout), alpha (the significance level, default 0.05), include_partial, the library.
+    Needs no Qt.
     """
-    refs = list(args.sessions)
-    if _pivot_asked(args):
-        return compare_pivot(args)
-    fmt = getattr(args, "format", None) or "md"
-    library = _open_library(args)
+    a = typed(CompareArgs, args)
+    refs = list(a.sessions)
+    if _pivot_asked(a):
+        return compare_pivot(a)
+    fmt = a.format or "md"
+    library = _open_library(a)
     try:
         ids = list(dict.fromkeys(int(library.find_session(r)["id"]) for r in refs))
         if session_report(library.session(ids[0]).get("plan_text")) is not None:
             library.close()
-            return compare_pivot(args)
+            return compare_pivot(a)
         if len(ids) < 2 and len({c["config"] for c in library.cases(ids[0])}) < 2:
             print("disklab compare: give at least two sessions, or one with several "
                   "configurations", file=sys.stderr)
             return EXIT_BAD_INPUT
-        baseline = _classic_baseline(library, getattr(args, "baseline", None), ids)
+        baseline = _classic_baseline(library, a.baseline, ids)
         if isinstance(baseline, int) and baseline not in ids:
             ids.insert(0, baseline)
         try:
-            text = comparison_text(library, ids, baseline, fmt,
-                                   alpha=getattr(args, "alpha", None) or ALPHA,
-                                   include_partial=bool(getattr(args, "include_partial",
-                                                                False)))
+            text = comparison_text(library, ids, baseline, fmt, alpha=a.alpha or ALPHA,
+                                   include_partial=a.include_partial)
         except ValueError as e:  # a baseline that names no row
             print(f"disklab compare: {e}", file=sys.stderr)
             return EXIT_BAD_INPUT
@@ -567,7 +557,7 @@ def compare(args: argparse.Namespace) -> int:
             text = host_differences([library.session(i) for i in ids]) + text
     finally:
         library.close()
-    return exporting.emit(str(getattr(args, "output", None) or "-"), text)
+    return exporting.emit(a.output or "-", text)
 
 
 def _classic_baseline(library: Library, ref: str | None, ids: list[int]) -> int | str:
@@ -586,100 +576,71 @@ def _keys(values: list[str] | None) -> list[str]:
     return [k.strip() for v in values or [] for k in v.split(",") if k.strip()]
 
 
-def _pivot_asked(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "rows", None) or getattr(args, "columns", None)
-                or getattr(args, "metric", None) or getattr(args, "where", None)
-                or "=" in str(getattr(args, "baseline", None) or "")
-                or str(getattr(args, "baseline", None) or "").lower() == NO_BASELINE
-                or getattr(args, "format", None) == "text")
+def _pivot_asked(a: CompareArgs) -> bool:
+    return bool(a.rows or a.columns or a.metric or a.where or "=" in (a.baseline or "")
+                or (a.baseline or "").lower() == NO_BASELINE or a.format == "text")
 
 
-def _pivot_baseline(ref: str | None, sessions: list[dict[str, Any]], keys: list[str]
-                    ) -> str | None:
-    """--baseline of a pivot: KEY=VALUE or a value as given; a session (id or name) among
-    those compared becomes that session's value of `session` (or of `config`, which names the
-    sessions when there are several)."""
-    if not ref or "=" in ref:
-        return ref
-    for s in sessions:
-        if ref in (str(s["id"]), str(s["name"])):
-            return f"{'session' if 'session' in keys else 'config'}={session_label(s)}"
-    return ref
-
-
-def compare_pivot(args: argparse.Namespace) -> int:
+def compare_pivot(args: argparse.Namespace | CompareArgs) -> int:
     """`disklab compare S... --rows KEYS --columns KEYS [--metric NAME...] [--where K=V...]
     [--baseline K=V] [--format text|csv|md|html|json]`: the sessions' results as a pivot
-    table (core.results.pivot). Keys not given come from the first session's [report] table,
-    else rows = config and columns = test; a session whose plan has a [report] table is always
-    compared this way. An unknown key, a --where without '=', a baseline no row or column has
-    exit 2 with one line naming it."""
-    fmt = getattr(args, "format", None) or "text"
-    include = bool(getattr(args, "include_partial", False))
-    library = _open_library(args)
+    table (core.results.sessions_compared, as the Compare page reads them). Keys not given
+    come from the first session's [report] table, else rows = config and columns = test; a
+    session whose plan has a [report] table is always compared this way. An unknown key, a
+    --where without '=', a baseline no row or column has exit 2 with one line naming it."""
+    a = typed(CompareArgs, args)
+    library = _open_library(a)
     try:
-        sessions = list({s["id"]: s for s in (library.find_session(r)
-                                              for r in args.sessions)}.values())
-        report = session_report(sessions[0].get("plan_text")) or Report()
-        raw = [(s, session_results(library, s["id"], include).rows) for s in sessions]
-        labelled = session_rows([(session_label(s), with_limits(
-            rows, session_limits(library, s["id"]))) for s, rows in raw])
-        evidence = [e for s in sessions for e in session_evidence(library, s["id"])]
-        missing = tuple(m for s, rows in raw for m in missing_configs(library, s, rows))
+        asked = compare_sessions(library, find_sessions(library, a.sessions),
+                                 a.include_partial, documents=True)
     finally:
         library.close()
     try:
-        asked = _keys(getattr(args, "rows", None)), _keys(getattr(args, "columns", None))
-        lay = report_layout(report, *asked, _keys(getattr(args, "metric", None)),
-                            [parse_where(w) for w in getattr(args, "where", None) or []],
-                            getattr(args, "baseline", None))
-        rows, columns, metrics, where, own = (list(lay.rows), list(lay.columns),
-                                              list(lay.metrics), lay.where, lay.own)
-        baseline = _pivot_baseline(lay.baseline, sessions, [*rows, *columns])
-        pivot = build_pivot(labelled, rows, columns, metrics,
-                            getattr(args, "alpha", None) or ALPHA, baseline, where,
-                            plan_order=own and report != Report(),
-                            baseline_optional=lay.baseline_optional)
-        if own:  # the report's chart shape and axis with its layout
-            pivot = dataclasses.replace(pivot, chart=report.chart, x=report.x)
-        pivot = dataclasses.replace(pivot, missing=missing)
+        lay = asked.layout(_keys(a.rows), _keys(a.columns), _keys(a.metric),
+                           [parse_where(w) for w in a.where or []], a.baseline)
+        baseline = asked.baseline(lay)
+        pivot = asked.pivot(lay, a.alpha or ALPHA)
     except (PivotKeyError, BaselineError, ValueError) as e:
         print(f"disklab compare: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    return _emit_pivot(a, asked, lay, baseline, pivot)
+
+
+def _emit_pivot(a: CompareArgs, asked: SessionsCompared, lay: Layout, baseline: str | None,
+                pivot: Pivot) -> int:
+    """The pivot written as `fmt` (what differs between the machines above a text or
+    Markdown table, and the study's table it is first), or why there is none: exit 2 for a
+    metric or a --where that matches nothing, 1 for sessions without results."""
+    fmt = a.format or "text"
     if baseline and not pivot.baseline:
         print(f"disklab compare: the [report]'s baseline {baseline} has no rows here "
               "(--where): cells are values", file=sys.stderr)
-    if not pivot.cells and metrics:
-        names = list(dict.fromkeys(str(r.get("metric", "")) for r in labelled))
-        print(f"disklab compare: --metric {', '.join(metrics)}: no such metric in these "
-              f"sessions (they have: {', '.join(names)})", file=sys.stderr)
+    if not pivot.cells and lay.metrics:
+        print(f"disklab compare: --metric {', '.join(lay.metrics)}: no such metric in these "
+              f"sessions (they have: {', '.join(asked.metric_names())})", file=sys.stderr)
         return EXIT_BAD_INPUT
     if not pivot.cells:
-        print("disklab compare: no results " + ("match --where" if where else
+        print("disklab compare: no results " + ("match --where" if lay.where else
                                                 "in these sessions"), file=sys.stderr)
-        return EXIT_BAD_INPUT if where else EXIT_FAILED
-    names = [session_label(s) for s in sessions]
-    title = "DiskLab: " + (", ".join(names) if len(names) <= 4 else
-                           f"{len(names)} sessions ({names[0]} … {names[-1]})")
-    if own and report.title:  # which table of the study this is
-        title += f" — {report.title}"
-    facts = [f for s in sessions for f in session_facts(s)]
-    text = pivot_text(pivot, fmt, title, facts, evidence, width=terminal_width())
+        return EXIT_BAD_INPUT if lay.where else EXIT_FAILED
+    text = pivot_text(pivot, fmt, asked.title(lay), asked.facts(), asked.evidence,
+                      width=terminal_width())
     if fmt in ("text", "md"):  # sessions of several machines: what differs, above the table
-        text = host_differences(sessions) + text
-        if own and report.title:  # the study's table this is, first
-            text = ("## " if fmt == "md" else "") + report.title + "\n\n" + text
-    return exporting.emit(str(getattr(args, "output", None) or "-"), text)
+        text = host_differences(asked.sessions) + text
+        if asked.study_title(lay):  # the study's table this is, first
+            text = ("## " if fmt == "md" else "") + asked.study_title(lay) + "\n\n" + text
+    return exporting.emit(a.output or "-", text)
 
 
 def tools_cmd(args: argparse.Namespace) -> int:
     found = tool_rows()
     versions = tool_versions({r.name for r in found})
-    rows = [{"tool": r.name, "title": r.title, "installed": r.installed, "path": r.path,
-             "version": versions.get(r.name) if r.installed else None, "package": r.package,
-             "capabilities": dataclasses.asdict(tools.get_adapter(r.name).capabilities)}
-            for r in found]
-    if args.json:
+    rows: list[dict[str, Any]] = [
+        {"tool": r.name, "title": r.title, "installed": r.installed, "path": r.path,
+         "version": versions.get(r.name) if r.installed else None, "package": r.package,
+         "capabilities": dataclasses.asdict(tools.get_adapter(r.name).capabilities)}
+        for r in found]
+    if typed(ToolsArgs, args).json:
         print(json.dumps(versioned("disklab.tools", {"tools": rows}), indent=2))
         return EXIT_OK
     table = [["tool", "installed", "version", "path / how to install"]]
@@ -718,18 +679,19 @@ def start(args: argparse.Namespace) -> int:
     base = "/var/tmp" if os.path.isdir("/var/tmp") else None
     work = tempfile.mkdtemp(prefix="disklab-quick-", dir=base)
     try:
-        args.plan = str(preset)
+        a = PlanArgs(plan=str(preset), library=typed(LibraryArgs, args).library,
+                     command=typed(LibraryArgs, args).command)
         try:
-            checked = _load(args, target=work)
+            checked = _load(a, target=work)
         except PlanError as e:
             if not any(p.key.endswith(".direct") for p in e.problems):
                 raise
             print(f"note: {work} refuses O_DIRECT; running buffered", file=sys.stderr)
             text = preset.read_text().replace("direct = true", "direct = false")
             checked = parse_plan(text, path=str(preset), target_dir=work,
-                                 library=str(_library_path(args)))
-        print(f"DiskLab quick look: built-in engine in {work} (library {_library_path(args)})")
-        with _open_library(args) as library:
+                                 library=str(_library_path(a)))
+        print(f"DiskLab quick look: built-in engine in {work} (library {_library_path(a)})")
+        with _open_library(a) as library:
             return _execute(checked, library, as_json=False)
     finally:
         shutil.rmtree(work, ignore_errors=True)

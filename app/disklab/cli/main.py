@@ -82,7 +82,17 @@ def include_partial_option(p: argparse.ArgumentParser) -> None:
                         "stopped early) in the means; by default they are shown but left out")
 
 
+def library_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--library", metavar="PATH",
+                   help="session library file (default: $DISKLAB_LIBRARY or the XDG data dir)")
+
+
+def json_option(p: argparse.ArgumentParser, text: str = JSON_HELP) -> None:
+    p.add_argument("--json", action="store_true", help=text)
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command, its groups in the order `disklab --help` lists them."""
     parser = argparse.ArgumentParser(
         prog="disklab",
         description="Storage and filesystem benchmark workbench (headless command line).",
@@ -90,40 +100,56 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"disklab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND",
                                 help="what to do (disklab COMMAND --help says more)")
+    run_parsers(sub)
+    session_parsers(sub)
+    gui_cmd.add_parsers(sub)
+    compare_parser(sub)
+    library_cmds.add_parsers(sub, library_option, commands.open_library)
+    history_cmds.add_parsers(sub, library_option, alpha_value)
+    tool_parsers(sub)
+    plan_parsers(sub)
+    install.add_parser(sub, parser)
+    document_parsers(sub, parser)
+    verbosity_options(parser)
+    return parser
 
-    def library_option(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--library", metavar="PATH",
-                       help="session library file (default: $DISKLAB_LIBRARY or the XDG data dir)")
 
+def run_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """run and resume: a plan run, or a session's missing runs, recorded in the library."""
     p = sub.add_parser("run", help="run a plan and keep the session in the library")
     p.add_argument("plan", metavar="PLAN",
                    help="a plan file, or a preset's name (quick, fio-basic, ...)")
     p.add_argument("--target", metavar="DIR", help="run in DIR instead of the plan's target")
-    p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
-    p.add_argument("--yes-destroy", metavar="DEVICE", action="append",
-                   help="confirm destroying DEVICE (a format or device target, an external "
-                        "journal or log device) without being asked; once per device")
+    json_option(p, "one JSON event per line on stdout")
+    yes_destroy_option(p)
     library_option(p)
     p.set_defaults(func=commands.run)
 
     p = sub.add_parser("resume", help="run an interrupted, cancelled or failed session's "
                        "missing runs, in the same session")
     p.add_argument("session", metavar="SESSION", help="session id or name")
-    p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
-    p.add_argument("--yes-destroy", metavar="DEVICE", action="append",
-                   help="confirm destroying DEVICE (a format or device target, an external "
-                        "journal or log device) without being asked; once per device")
+    json_option(p, "one JSON event per line on stdout")
+    yes_destroy_option(p)
     library_option(p)
     p.set_defaults(func=commands.resume)
 
+
+def yes_destroy_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--yes-destroy", metavar="DEVICE", action="append",
+                   help="confirm destroying DEVICE (a format or device target, an external "
+                        "journal or log device) without being asked; once per device")
+
+
+def session_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """sessions, show, export: what the library holds; devices: the machine's block devices."""
     p = sub.add_parser("sessions", help="list the sessions in the library")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    json_option(p)
     library_option(p)
     p.set_defaults(func=commands.sessions)
 
     p = sub.add_parser("show", help="a session's results: mean, stddev and n per case and metric")
     p.add_argument("session", metavar="SESSION", help="session id or name")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    json_option(p)
     include_partial_option(p)
     library_option(p)
     p.set_defaults(func=commands.show)
@@ -145,12 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=commands.export)
 
     p = sub.add_parser("devices", help="block devices with their safety class")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    json_option(p)
     library_option(p)
     p.set_defaults(func=devices_cmd.devices)
 
-    gui_cmd.add_parsers(sub)
 
+def compare_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """compare: sessions against a baseline, or as a pivot table (cli.arguments.CompareArgs)."""
     p = sub.add_parser("compare", help="compare sessions: mean ± stddev, differences and their "
                                        "significance (Welch's t-test)")
     p.add_argument("sessions", nargs="+", metavar="SESSION",
@@ -185,11 +212,11 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.compare)
 
-    library_cmds.add_parsers(sub, library_option, commands.open_library)
-    history_cmds.add_parsers(sub, library_option, alpha_value)
 
+def tool_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """tools: the tools and their versions; import: their outputs kept as sessions."""
     p = sub.add_parser("tools", help="installed tools and their versions")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    json_option(p)
     p.set_defaults(func=commands.tools_cmd)
 
     p = sub.add_parser("import", help="store existing iozone/fio/bonnie++/dd outputs as sessions")
@@ -201,10 +228,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", metavar="NAME", help="session name (default: the file name)")
     p.add_argument("--config", metavar="LABEL", default="imported",
                    help="configuration label of the results")
-    p.add_argument("--json", action="store_true", help=JSON_HELP)
+    json_option(p)
     library_option(p)
     p.set_defaults(func=commands.import_cmd)
 
+
+def plan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """plan validate|show|schema: a plan read without running it; start: the quick preset."""
     p = sub.add_parser("plan", help="check a plan or show its cases")
     plan_sub = p.add_subparsers(dest="plan_command", metavar="validate|show|schema",
                                 required=True, help="what to do with the plan")
@@ -216,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
         q.add_argument("plan", metavar="PLAN", help="a plan file, or a preset's name")
         q.add_argument("--target", metavar="DIR",
                        help="check the plan as run in DIR instead of its target")
-        q.add_argument("--json", action="store_true", help=JSON_HELP)
+        json_option(q)
         library_option(q)
         q.set_defaults(func=func)
     q = plan_sub.add_parser("schema", help="print the JSON Schema of the plan format")
@@ -226,14 +256,16 @@ def build_parser() -> argparse.ArgumentParser:
     library_option(p)
     p.set_defaults(func=commands.start)
 
-    install.add_parser(sub, parser)
+
+def document_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                     parser: argparse.ArgumentParser) -> None:
+    """completion and manpage: documents made from the parser itself (a package build runs
+    them: log=False, nothing written under $HOME)."""
     p = sub.add_parser("completion", help="print a shell completion script (bash, zsh, fish)")
     p.add_argument("shell", choices=SHELLS, help="the shell the script is for")
     p.set_defaults(func=lambda args: commands.completion_cmd(args, parser), log=False)
     p = sub.add_parser("manpage", help="print the man page disklab(1) in roff")
     p.set_defaults(func=lambda args: commands.manpage_cmd(args, parser), log=False)
-    verbosity_options(parser)
-    return parser
 
 
 def verbosity_options(parser: argparse.ArgumentParser) -> None:
@@ -246,13 +278,19 @@ def verbosity_options(parser: argparse.ArgumentParser) -> None:
                            help="also print what is logged (the log file's lines) on stderr")
 
     add(parser, False)
+    for sub in _subparsers(parser):
+        add(sub, argparse.SUPPRESS)
+        for q in _subparsers(sub):
+            add(q, argparse.SUPPRESS)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """A parser's subcommands' parsers, each once (an alias names the same parser)."""
+    found: dict[int, argparse.ArgumentParser] = {}
     for action in parser._subparsers._group_actions if parser._subparsers else ():
-        for sub in {id(p): p for p in action.choices.values()}.values():
-            add(sub, argparse.SUPPRESS)
-            if sub._subparsers is not None:
-                for nested in sub._subparsers._group_actions:
-                    for q in {id(x): x for x in nested.choices.values()}.values():
-                        add(q, argparse.SUPPRESS)
+        if isinstance(action.choices, dict):
+            found.update({id(p): p for p in action.choices.values()})
+    return list(found.values())
 
 
 def _start_logging(args: argparse.Namespace, argv: Sequence[str]) -> logging.Logger:

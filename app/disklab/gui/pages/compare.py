@@ -52,11 +52,8 @@ from disklab.core.results.compare import (
     config_facts,
     delta_class,
     labelled_rows,
-    session_label,
 )
 from disklab.core.results.documents import compare_page_html, pivot_text, write_comparison
-from disklab.core.results.limits import session_limits, with_limits
-from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     BaselineError,
     Pivot,
@@ -64,10 +61,10 @@ from disklab.core.results.pivot import (
     build_pivot,
     cell_class,
     report_pivot,
-    session_rows,
     valid_keys,
     value_of,
 )
+from disklab.core.results.sessions_compared import compare_sessions
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import (
     comparison_note,
@@ -391,13 +388,12 @@ class ComparePage(QWidget):
             self.baseline.addItem(row, row)
         self.baseline.setCurrentIndex(max(self.baseline.findData(c.baseline), 0))
         self.baseline.blockSignals(False)
-        results = [(session_label(s), with_limits(session_results(lib, s["id"], include).rows,
-                                                  session_limits(lib, s["id"])))
-                   for s in self.sessions]
-        self.pivot_rows = session_rows(results)
+        asked = compare_sessions(lib, self.sessions, include)  # as `disklab compare` reads
+        self.pivot_rows = asked.rows
         self._fill_keys()
         self.pivot = self._build_pivot()
-        self.comparison_charts = comparison_charts(c) + sweep_charts(labelled_rows(results))
+        self.comparison_charts = comparison_charts(c) + sweep_charts(
+            labelled_rows(asked.results))
         note = comparison_note(c)  # the test, shared parameters, runs left out, noise
         # a column is one figure of a test (write's throughput, its latency...): count tests
         tests = len({metric.split(":")[0] for metric in c.metrics.values()})

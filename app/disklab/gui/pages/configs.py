@@ -33,10 +33,8 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core.fs.commands import (
-    command_line,
     preview_device,
     preview_mountpoint,
-    setup_commands,
 )
 from disklab.core.fs.options import (
     DEVICE_OPTIONS,
@@ -51,6 +49,7 @@ from disklab.core.fs.options import (
 )
 from disklab.core.plan.draft import _scalar
 from disklab.core.plan.keys import PlanKey
+from disklab.core.plan.setup_preview import config_commands
 from disklab.core.system.devices import classify, identity_of
 from disklab.core.vocab.errors import ConfigError, DisklabError
 from disklab.gui.invalid_mark import mark_invalid
@@ -85,7 +84,8 @@ def config_field(table: Mapping[str, Any], key: str) -> str:
 def check_config(table: dict[str, Any], index: int, device: str, mountpoint: str
                  ) -> tuple[list[str], dict[str, str]]:
     """(command lines to preview, {field key: problem}) for one [[config]] table: the commands
-    of setup_commands(config, device, mountpoint), one line each.
+    of setup_commands(config, device, mountpoint), one line each, as `disklab plan show`
+    prints them (core.plan.setup_preview.config_commands).
 
     Field keys are 'label', 'fs', 'mkfs.NAME', 'mount.NAME' (an option with its own field:
     commit, data...), 'mount' (the other options), 'readahead', 'scheduler'."""
@@ -100,10 +100,8 @@ def check_config(table: dict[str, Any], index: int, device: str, mountpoint: str
         if name not in config.confirms:
             errors.setdefault(f"mkfs.{name}", "this device is wiped too: press Enter in the "
                               "field to confirm it by typing its path")
-    if config.fs is None:
-        return ["(the target's filesystem is used as it is: nothing is formatted)"], errors
     try:
-        return [command_line(c.argv) for c in setup_commands(config, device, mountpoint)], errors
+        return config_commands(config, device, mountpoint), errors
     except ConfigError as e:  # already in errors, but say it here too
         return [f"(cannot build the commands: {e})"], errors
 

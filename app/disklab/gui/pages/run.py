@@ -13,11 +13,14 @@ page while a run goes.
 The page's parts have homes of their own: the checks and questions before a run
 (gui.run_launch), the cancel question (gui.run_cancel), the bars (gui.run_bars), the large
 figures (gui.rate_figures), the standard set's tiles (gui.standard_tiles), the cases' table
-(gui.case_table) and the log pane (gui.run_log). This module wires them to the run's events.
+(gui.case_table) and the log pane (gui.run_log). The run's books (runs done, kept, failed,
+cancelled, each case's phase, the session's state) are gui.run_model's, which takes the events
+and says what to draw; this module draws it (the page is the model's RunView).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, Signal
@@ -31,27 +34,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from disklab.core.results.live import LiveResults
-from disklab.core.run.event_text import EventText, notice_text
+from disklab.core.results.limits import Limit
+from disklab.core.run.event_text import EventText
 from disklab.core.run.live_rates import app_rate_blind_spot
-from disklab.core.run.progress import readable_line
-from disklab.core.standard_set import NAME as STANDARD_NAME
 from disklab.core.standard_set import standard_tiles
-from disklab.core.vocab.events import (
-    CaseCancelled,
-    CaseFailed,
-    CaseFinished,
-    CaseStarted,
-    ConfigApplied,
-    Event,
-    LogLine,
-    Notice,
-    Progress,
-    Sample,
-    SessionFinished,
-    SessionResumed,
-    SessionStarted,
-)
+from disklab.core.vocab.events import CaseStarted, Event, Progress, Sample
+from disklab.core.vocab.model import Case
 from disklab.gui.case_table import RESULT, STATUS, CaseTable
 from disklab.gui.elided_label import ElidedLabel
 from disklab.gui.lazy import live_plots
@@ -60,11 +48,14 @@ from disklab.gui.run_bars import RunBars
 from disklab.gui.run_cancel import CancelQuestion
 from disklab.gui.run_launch import Launch, Launcher
 from disklab.gui.run_log import LOG_LINES, append_lines, new_log
+from disklab.gui.run_model import CANCELLED, DONE, FAILED, RUNNING, RunModel
 from disklab.gui.standard_tiles import StandardTiles
 from disklab.gui.state import Workbench
 
 REFRESH = ((1, "Refresh every 1 s"), (5, "Every 5 s (low overhead)"))
 REFRESH_KEY = "run/refresh_seconds"  # QSettings: the refresh rate a user chose, kept
+TONES = {RUNNING: QColor(30, 110, 200), DONE: QColor(30, 140, 60), FAILED: QColor(200, 40, 40),
+         CANCELLED: QColor(190, 120, 0)}  # a case row's status, by the model's tone
 
 
 class RunPage(QWidget):
@@ -76,20 +67,7 @@ class RunPage(QWidget):
     def __init__(self, wb: Workbench, parent: QWidget | None = None):
         super().__init__(parent)
         self.wb = wb
-        self.repeats = 1
-        self.live = LiveResults()  # the figures, made as the library makes them (core)
-        self.done: dict[str, int] = {}  # complete runs per case
-        self.cancelled_runs = self.failed_runs = 0
-        self.failures: dict[str, str] = {}
-        self.kept: dict[str, int] = {}  # a resumed session's complete repeats per case
-        self.phase: dict[str, str | None] = {}
-        self.status = "idle"
-        self.session_id: Any = None
-        self.events_seen = 0
-        self.progress_seen = 0
-        self.event_text = EventText()  # the events' words (core.run.event_text)
-        self._pending_log: list[str] = []
-        self._pending_progress: Progress | None = None  # shown at the next flush
+        self.model = RunModel()  # the run's bookkeeping, fed by its events (gui.run_model)
         self.launcher = Launcher(wb, self)
         self.launcher.go.connect(self._launch)
         self.launcher.refused.connect(self._refused)
@@ -122,6 +100,31 @@ class RunPage(QWidget):
         wb.runs.finished.connect(self._on_finished)
         wb.resume_requested.connect(self.resume)
         wb.run_requested.connect(self.start)
+
+    # what the run has come to, as the model keeps it
+    @property
+    def status(self) -> str:
+        return self.model.status
+
+    @property
+    def session_id(self) -> Any:
+        return self.model.session_id
+
+    @property
+    def failures(self) -> dict[str, str]:
+        return self.model.failures
+
+    @property
+    def events_seen(self) -> int:
+        return self.model.events_seen
+
+    @property
+    def progress_seen(self) -> int:
+        return self.model.progress_seen
+
+    @property
+    def event_text(self) -> EventText:
+        return self.model.event_text
 
     def _top_row(self) -> QHBoxLayout:
         """Start, Cancel, the state line and the refresh rate."""
@@ -221,7 +224,7 @@ class RunPage(QWidget):
 
     def _launch(self, launch: Launch) -> None:
         self._reset()
-        self.status = "running"
+        self.model.launched()
         self.cancel_btn.setEnabled(True)
         self.state_label.setText(launch.text)
         self.wb.runs.start(launch.plan, launch.warnings, self.wb.library_path,
@@ -234,12 +237,12 @@ class RunPage(QWidget):
     def ask_cancel(self) -> None:
         """Esc or Cancel: ask first (gui.run_cancel), while a run goes and is not already
         being cancelled."""
-        if self.wb.runs.running and self.status != "cancelling":
+        if self.wb.runs.running and self.model.status != "cancelling":
             self.cancelling.open()
 
     def cancel(self) -> None:
         if self.wb.runs.running:
-            self.status = "cancelling"
+            self.model.cancelling()
             self.state_label.setText("Cancelling: stopping the tool and tearing down…")
             self.cancel_btn.setEnabled(False)
             self.wb.runs.cancel()
@@ -254,190 +257,98 @@ class RunPage(QWidget):
         self._idle_bars()
         self.bars.run_index = self.bars.run_count = 0
         self.table.clear_cases()
-        self.live = LiveResults()
-        self.done.clear()
-        self.cancelled_runs = self.failed_runs = 0
-        self.failures.clear()
-        self.kept.clear()
-        self.phase.clear()
+        self.model.reset()
         self.log.clear()
-        self._pending_log.clear()
-        self._pending_progress = None
-        self.session_id = None
-        self.events_seen = 0
-        self.progress_seen = 0
-        self.event_text = EventText()
 
-    # --- events
+    # --- events: the model keeps the books, and the page draws what it says (RunView)
     def on_event(self, ev: Event) -> None:
-        self.events_seen += 1
-        if not isinstance(ev, Sample | LogLine | Progress):
-            # the event's line in the log, in the words the terminal and the Library use
-            # (core.run.event_text): a failure's reason whatever the tool printed
-            line = self.event_text.line(ev)
-            if line is not None:
-                self._pending_log.append(line)
-        if isinstance(ev, Sample):
-            self.plots.add_sample(ev.series, ev.t, ev.value)
-            self.live.add_sample(ev.case_id, ev.repeat, ev.series, ev.value)
-            self.figures.take(ev.series, ev.value)
-        elif isinstance(ev, LogLine):
-            if ev.stream != "result":  # the result file: in the library, not for reading
-                text = readable_line(ev.text)
-                self._pending_log.append(text if ev.stream != "stderr" else f"! {text}")
-        elif isinstance(ev, Progress):
-            self._on_progress(ev)
-        elif isinstance(ev, CaseStarted):
-            self._on_case_started(ev)
-        elif isinstance(ev, CaseFinished):
-            self._on_case_finished(ev)
-        elif isinstance(ev, CaseFailed):
-            self._on_case_failed(ev)
-        elif isinstance(ev, CaseCancelled):
-            self._on_case_cancelled(ev)
-        elif isinstance(ev, SessionStarted | SessionResumed):
-            self._on_session_started(ev)
-        elif isinstance(ev, Notice):
-            if ev.level != "info":
-                self.state_label.setText(f"{ev.level}: {ev.message}")
-        elif isinstance(ev, ConfigApplied):
-            self.plots.add_marker(ev.t, ev.config, kind="config",
-                                  detail=f"configuration {ev.config} applied")
-        elif isinstance(ev, SessionFinished):
-            self.status = ev.status
-            self._take_progress()
-            if ev.status == "finished":
-                self.bars.overall.setValue(1000)
+        self.model.take(ev, self)
 
-    def _on_session_started(self, ev: SessionStarted | SessionResumed) -> None:
-        """The table of the session's cases. A resumed session's cases say how many of their
-        repeats the session already had complete (kept, not run again); a new session of the
-        standard set shows its tiles."""
-        self.repeats = ev.repeats
-        self.live = LiveResults(ev.cases, ev.repeats, ev.host)
-        states: dict[str, str] = {}
-        if isinstance(ev, SessionResumed):
-            todo: dict[str, int] = {}
-            for case_id, _repeat in ev.runs:
-                todo[case_id] = todo.get(case_id, 0) + 1
-            for case in ev.cases:
-                kept = self.kept[case.id] = ev.repeats - todo.get(case.id, 0)
-                states[case.id] = ("done (kept)" if not todo.get(case.id)
-                                   else f"waiting ({kept}/{ev.repeats} kept)" if kept
-                                   else "waiting")
-        else:
-            self.tiles.setVisible(ev.name == STANDARD_NAME)
+    def sample(self, ev: Sample) -> None:
+        self.plots.add_sample(ev.series, ev.t, ev.value)
+        self.figures.take(ev.series, ev.value)
+
+    def target_progress(self, ev: Progress) -> None:
+        self.plots.add_target_progress(ev.case_id, ev.target, ev.t, ev.done_bytes)
+
+    def marker(self, t: float, label: str, kind: str, detail: str) -> None:
+        self.plots.add_marker(t, label, kind=kind, detail=detail)
+
+    def state_text(self, text: str) -> None:
+        self.state_label.setText(text)
+
+    def cases(self, cases: Sequence[Case], states: Mapping[str, str],
+              standard: bool | None) -> None:
+        """The table of the session's cases; a new session of the standard set shows its
+        tiles (`standard` None: a resumed session, whose tiles stay as they are)."""
+        if standard is not None:
+            self.tiles.setVisible(standard)
             self.tiles.show_tiles(standard_tiles(()))
-            self._pending_log.extend(notice_text("warning", w) for w in ev.warnings)
-        self.table.fill(ev.cases, states)
+        self.table.fill(cases, dict(states))
 
-    def _on_case_started(self, ev: CaseStarted) -> None:
+    def case_starting(self, ev: CaseStarted, status: str, progress: Progress | None) -> None:
         # the figures and the tool's line are this case's from now: not the previous case's
         # last report while this one sets up, nor a line joining the two
         self.figures.new_case(app_rate_blind_spot(ev.case.tool, ev.case.params))
         self.plots.break_line("tool_bps", ev.t)
-        self.phase[ev.case.id] = None
-        self.table.set_cell(ev.case.id, STATUS, f"running {ev.repeat}/{self.repeats}",
-                            QColor(30, 110, 200))
-        label = f"#{ev.case.index + 1}" + (f" r{ev.repeat}" if self.repeats > 1 else "")
-        self.plots.add_marker(ev.t, label, detail=f"case {ev.case.index + 1}, repeat "
-                              f"{ev.repeat}: {ev.case.title()} ({ev.case.config})")
-        self._pending_log.append("$ " + " ".join(ev.argv))
+        self.case_state(ev.case.id, status, RUNNING)
         self.bars.run_index, self.bars.run_count = ev.run_index, ev.run_count
-        self._take_progress()  # the last of the case before: its bars, not this one's
+        if progress is not None:
+            self.bars.show(progress)
         self.bars.case_starting(ev.case.index + 1)
-        if ev.run_count:
-            self.state_label.setText(f"Run {ev.run_index + 1} of {ev.run_count}: "
-                                     f"{ev.case.title()} (repeat {ev.repeat})")
 
-    def _on_progress(self, ev: Progress) -> None:
-        if ev.target is not None:  # one target's share (several targets): not the case's bars
-            if ev.done_bytes is not None:  # but its curve: the tool's rate on that target
-                self.plots.add_target_progress(ev.case_id, ev.target, ev.t, ev.done_bytes)
-            return
-        self.progress_seen += 1
-        self._pending_progress = ev
-        if ev.phase and ev.phase != self.phase.get(ev.case_id) and ev.phase != "done":
-            if self.phase.get(ev.case_id) is not None:
-                self.plots.add_marker(ev.t, ev.phase, kind="phase",
-                                      detail=f"phase {ev.phase} of case {ev.case_id}")
-            self.phase[ev.case_id] = ev.phase
+    def case_state(self, case_id: str, text: str, tone: str) -> None:
+        self.table.set_cell(case_id, STATUS, text, TONES[tone])
 
-    def _take_progress(self) -> None:
-        """Show the progress kept aside now (before a case or the session moves the bars)."""
-        ev, self._pending_progress = self._pending_progress, None
-        if ev is not None:
-            self.bars.show(ev)
-
-    def _on_case_finished(self, ev: CaseFinished) -> None:
-        self.live.add(ev.case_id, ev.repeat, ev.metrics, ev.duration)
-        self.done[ev.case_id] = self.done.get(ev.case_id, 0) + 1
-        runs = self.done[ev.case_id] + self.kept.get(ev.case_id, 0)
-        state = "done" if runs >= self.repeats else f"done {runs}/{self.repeats}"
-        self.table.set_cell(ev.case_id, STATUS, state, QColor(30, 140, 60))
-        self.table.set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
-        limits = self.live.limits(ev.case_id)  # judged as each run ends (core.results.limits)
+    def case_result(self, case_id: str, text: str, limits: Sequence[Limit] | None) -> None:
+        self.table.set_cell(case_id, RESULT, text)
         if limits is not None:
-            self.table.set_limits(ev.case_id, limits)
+            self.table.set_limits(case_id, limits)
+
+    def case_ended(self, case_id: str) -> None:
         if self.tiles.isVisible():
-            self.tiles.show_tiles(standard_tiles(self.live.all_rows()))
-        self.case_done.emit(ev.case_id)
+            self.tiles.show_tiles(standard_tiles(self.model.live.all_rows()))
+        self.case_done.emit(case_id)
 
-    def _on_case_failed(self, ev: CaseFailed) -> None:
-        self.failures[ev.case_id] = ev.error
-        self.failed_runs += 1
-        self.table.set_cell(ev.case_id, STATUS, f"failed: {ev.error}", QColor(200, 40, 40))
+    def show_progress(self, ev: Progress) -> None:
+        self.bars.show(ev)
 
-    def _on_case_cancelled(self, ev: CaseCancelled) -> None:
-        self.table.set_cell(ev.case_id, STATUS, "cancelled (partial figures kept)",
-                            QColor(190, 120, 0))
-        self.live.add_partial(ev.case_id, ev.metrics)
-        self.cancelled_runs += 1
-        self.table.set_cell(ev.case_id, RESULT, self.result_text(ev.case_id))
-
-    def result_text(self, case_id: str) -> str:
-        """A case's figures as the library will give them (core.results.live): per target
-        where it has several, mean ± stddev over the repeats done."""
-        return self.live.text(case_id)
+    def session_finished(self, status: str) -> None:
+        if status == "finished":
+            self.bars.overall.setValue(1000)
 
     def flush(self) -> None:
         """The log lines, the progress and the rates that arrived since the last drawing.
         The controller's `drained` calls it once a refresh interval; a test calls it to see at
         once what the page shows of the events handed over so far."""
-        self._take_progress()
+        progress = self.model.take_progress()
+        if progress is not None:
+            self.bars.show(progress)
         self.figures.show()
         self.plots.redraw()  # only if samples came or the view moved
-        if self._pending_log:
-            lines = self._pending_log[-LOG_LINES:]
-            self._pending_log.clear()
-            append_lines(self.log, lines)
+        lines = self.model.take_log()
+        if lines:
+            append_lines(self.log, lines[-LOG_LINES:])
 
     def _on_error(self, text: str) -> None:
-        self._pending_log.append(f"[error] {text}")
+        self.model.error(text)
         self.state_label.setText("The run stopped on an error: see the log.")
 
     def _on_finished(self, session_id: Any) -> None:
         self.plots.driven = False
         self.flush()
-        self.session_id = session_id
         self.start_btn.setEnabled(True)
         self.cancel_btn.setEnabled(False)
         self.cancelling.disarm()  # and a question still open answered no
-        if self.status == "cancelling":  # the user's cancel, even if no end event came
-            self.status = "cancelled"
-        elif self.status == "running":
-            self.status = "failed"
-        self.bars.ended(self.status, self.repeats * len(self.rows), sum(self.done.values()),
-                        self.cancelled_runs, self.failed_runs)
+        text = self.model.ended(session_id)
+        m = self.model
+        self.bars.ended(m.status, m.repeats * len(self.rows), sum(m.done.values()),
+                        m.cancelled_runs, m.failed_runs)
         self.figures.blank()
-        failed = len(self.failures)
-        text = {"finished": "Finished.", "cancelled": "Cancelled; what finished is kept.",
-                "failed": f"Finished with {failed} failed case(s)."}.get(self.status,
-                                                                         self.status)
-        self.state_label.setText(f"{text} Session {session_id} is in the library.")
+        self.state_label.setText(text)
         self.plots.redraw()
         self.wb.changed("added", [session_id] if session_id is not None else [])
-        self.finished.emit(session_id, self.status)
+        self.finished.emit(session_id, m.status)
 
 
 def _seconds(value: object) -> int:

@@ -1,5 +1,11 @@
 """Compare page: two or more sessions (or the configurations in them) side by side.
 
+The figures come first: one line of headline, one line of legend, then the tables, whose cells
+carry their verdicts as marks (core/results/legend.py: ▲ ▼ ≈ in the text, a letter for what
+limited the cell in its corner, the test and the evidence in its tooltip); the notes (the test
+behind a verdict, what every cell shares, what limited each cell, the runs left out) are folded
+under the tables, so no length of prose moves the tab bar or shrinks the table.
+
 First a pivot table (core.results.pivot) with rows, columns and metric picked from combo boxes,
 opening as the first session's plan [report] table asks, else configuration x test; then its
 charts (the SVG every export writes, shown as is). "Against the baseline":
@@ -54,6 +60,8 @@ from disklab.core.results.compare import (
     session_label,
 )
 from disklab.core.results.documents import compare_page_html, pivot_text, write_comparison
+from disklab.core.results.format import format_excluded
+from disklab.core.results.legend import legend, limit_marks
 from disklab.core.results.limits import session_limits, with_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
@@ -74,8 +82,11 @@ from disklab.core.results.tables import (
     pivot_table,
     row_heading,
 )
+from disklab.gui.cell_marks import mark_cells
 from disklab.gui.chart import ChartWidget
+from disklab.gui.elided_label import ElidedLabel
 from disklab.gui.export import ask_export_path, write_chart
+from disklab.gui.fold import Fold
 from disklab.gui.state import LibraryChange, Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
@@ -243,9 +254,15 @@ class ComparePage(QWidget):
         diff) and the export."""
         right = QWidget()
         rl = QVBoxLayout(right)
-        self.heading = QLabel("Tick sessions and press Compare.")
-        self.heading.setWordWrap(True)
-        rl.addWidget(self.heading)
+        # one line each, whatever they say: the tab bar below never moves
+        self.heading = ElidedLabel("Tick sessions and press Compare.")
+        bold = self.heading.font()
+        bold.setBold(True)
+        self.heading.setFont(bold)
+        self.legend = ElidedLabel("")
+        for line in (self.heading, self.legend):
+            line.setFixedHeight(line.fontMetrics().height() + 4)
+            rl.addWidget(line)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._pivot_tab(), "Pivot")
         chart_host = QWidget()
@@ -264,10 +281,13 @@ class ComparePage(QWidget):
         self.diff_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.tabs.addTab(self.diff_table, "Config diff")
         rl.addWidget(self.tabs, 1)
+        self.notes_fold = self._notes_fold()
+        rl.addWidget(self.notes_fold)
         self.tabs.currentChanged.connect(lambda _i: self._fill_table_if_shown())
         # the diff's columns share the width it has once it is shown
         self.tabs.currentChanged.connect(lambda _i: self._fill_diff_if_shown())
         ex = QHBoxLayout()
+        ex.addWidget(self.notes_fold.button)
         self.export_pick = QComboBox()
         for fmt, text in EXPORTS:
             self.export_pick.addItem(text, fmt)
@@ -278,6 +298,21 @@ class ComparePage(QWidget):
         ex.addStretch(1)
         rl.addLayout(ex)
         return right
+
+    def _notes_fold(self) -> Fold:
+        """The notes, folded: the pivot's (what every cell shares, its marks, what limited
+        its cells) and the comparison's (the test, the runs left out, what limited each)."""
+        host = QWidget()
+        nl = QVBoxLayout(host)
+        nl.setContentsMargins(4, 0, 4, 0)
+        self.pivot_note = QLabel("")
+        self.notes = QLabel("")
+        for label in (self.pivot_note, self.notes):
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            nl.addWidget(label)
+        nl.addStretch(1)
+        return Fold("Notes", host)
 
     def _pivot_tab(self) -> QWidget:
         """The pivot: its rows, columns and metric to choose, a note, the table."""
@@ -295,9 +330,6 @@ class ComparePage(QWidget):
             keys.addWidget(combo)
         keys.addStretch(1)
         pl.addLayout(keys)
-        self.pivot_note = QLabel("")
-        self.pivot_note.setWordWrap(True)
-        pl.addWidget(self.pivot_note)
         self.pivot_view = QTableWidget()
         self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         pl.addWidget(self.pivot_view, 1)
@@ -401,11 +433,14 @@ class ComparePage(QWidget):
         # a column is one figure of a test (write's throughput, its latency...): count tests
         tests = len({metric.split(":")[0] for metric in c.metrics.values()})
         figures = f" ({len(c.columns)} figures)" if len(c.columns) != tests else ""
-        self.heading.setText(f"<b>{len(c.rows)} configuration(s) × {tests} test(s)</b>{figures}"
-                             f"; baseline {c.baseline}. Green: significantly better; red: "
-                             "significantly worse; uncoloured: no significant difference."
-                             + "".join(f"<br>{html.escape(line)}"
-                                       for line in note.splitlines()))
+        left_out = format_excluded(c.incomplete.reasons(), c.incomplete.included)
+        self.heading.setText(f"{len(c.rows)} configuration(s) × {tests} test(s){figures}; "
+                             f"baseline {c.baseline}"
+                             + (f"; {left_out.split(';')[0]}" if left_out else ""))
+        self.notes.setText("<b>Against the baseline</b><br>"
+                           "Green: significantly better; red: significantly worse; "
+                           "uncoloured: no significant difference."
+                           + "".join(f"<br>{html.escape(line)}" for line in note.splitlines()))
         self._table_stale = True
         self._fill_table_if_shown()
         self._fill_diff()
@@ -479,8 +514,12 @@ class ComparePage(QWidget):
                    [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
                     for i in range(len(p.rows))],
                    tips=[list(r[1:]) for r in table.tips])
-        self.pivot_note.setText("<br>".join(html.escape(line)
-                                            for line in table.note.splitlines()))
+        mark_cells(self.pivot_view, [[limit_marks(p.cell_limits.get((i, j)))
+                                      for j in range(len(p.columns))]
+                                     for i in range(len(p.rows))])
+        self.pivot_note.setText("<b>Pivot</b><br>" + "<br>".join(
+            html.escape(line) for line in table.note.splitlines()))
+        self._show_legend()
         self.charts = pivot_charts(p) + list(self.comparison_charts)
         self.chart_pick.blockSignals(True)
         self.chart_pick.clear()
@@ -488,6 +527,16 @@ class ComparePage(QWidget):
             self.chart_pick.addItem(spec.title)
         self.chart_pick.blockSignals(False)
         self._show_chart(0)
+
+    def _show_legend(self) -> None:
+        """The one line saying the marks the pivot's and the comparison's cells carry."""
+        p, c = self.pivot, self.comparison
+        verdicts = {cell.verdict for cell in p.cells.values()} if p else set()
+        kinds = {x.kind for limits in (p.cell_limits.values() if p else ()) for x in limits}
+        if c is not None:
+            verdicts |= {cell.verdict for cell in c.cells.values()}
+            kinds |= {x.kind for limits in c.limits.values() for x in limits or ()}
+        self.legend.setText(legend(verdicts, kinds))
 
     def _fill_table_if_shown(self) -> None:
         """The comparison against the baseline as text, made when its tab is on screen: the
@@ -505,6 +554,8 @@ class ComparePage(QWidget):
                    [list(r[1:]) for r in table.rows],
                    [[delta_class(c, row, col) for col in c.columns] for row in c.rows],
                    tips=[list(r[1:]) for r in table.tips])
+        mark_cells(self.table, [[limit_marks(c.limits.get((row, col))) for col in c.columns]
+                                for row in c.rows])
 
     def _fill_diff_if_shown(self) -> None:
         if self.comparison is not None and self.tabs.currentWidget() is self.diff_table:

@@ -33,6 +33,7 @@ class RateFigures:
         self._rates: dict[str, float] = {}  # series -> latest value
         self._changed = False
         self._blind: str | None = None  # why the Application rate cannot see this case's I/O
+        self._left_out: str | None = None  # a series counting a pseudo-device (dd /dev/zero)
 
     def layout(self) -> QHBoxLayout:
         """The figures in a row, each under its caption, at a fixed size: a new figure is a
@@ -60,13 +61,16 @@ class RateFigures:
 
     def take(self, series: str, value: float) -> None:
         """A sample: kept if it is one of the figures' series, shown at the next refresh."""
-        if series in RATE_SERIES:
+        if series in RATE_SERIES and series != self._left_out:
             self._rates[series] = value
             self._changed = True
 
-    def new_case(self, blind: str | None) -> None:
+    def new_case(self, blind: str | None, left_out: str | None = None) -> None:
         """The figures are the new case's from now, not the last report of the case before
-        while this one sets up. `blind`: why the Application figure cannot see its I/O."""
+        while this one sets up. `blind`: why the Application figure cannot see its I/O;
+        `left_out`: the series of its copies of a pseudo-device, not added in (dd's reads of
+        /dev/zero would double its write rate)."""
+        self._left_out = left_out
         self._rates.clear()
         self._changed = True
         self._blind = blind

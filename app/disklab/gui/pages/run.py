@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from disklab.core.results.live import LiveResults
 from disklab.core.run.event_text import EventText, notice_text
-from disklab.core.run.live_rates import app_rate_blind_spot
+from disklab.core.run.live_rates import app_rate_blind_spot, app_rate_pseudo_end
 from disklab.core.run.progress import readable_line
 from disklab.core.standard_set import NAME as STANDARD_NAME
 from disklab.core.standard_set import standard_tiles
@@ -334,7 +334,10 @@ class RunPage(QWidget):
     def _on_case_started(self, ev: CaseStarted) -> None:
         # the figures and the tool's line are this case's from now: not the previous case's
         # last report while this one sets up, nor a line joining the two
-        self.figures.new_case(app_rate_blind_spot(ev.case.tool, ev.case.params))
+        pseudo = app_rate_pseudo_end(ev.case.tool, ev.case.params)
+        left_out = pseudo[0] if pseudo else None
+        self.figures.new_case(app_rate_blind_spot(ev.case.tool, ev.case.params), left_out)
+        self.plots.leave_out(left_out, ev.t)
         self.plots.break_line("tool_bps", ev.t)
         self.phase[ev.case.id] = None
         self.table.set_cell(ev.case.id, STATUS, f"running {ev.repeat}/{self.repeats}",

@@ -212,7 +212,10 @@ def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     flight = _steady(series.get("device_in_flight")) or 0.0
     asked = facts.queue_depth * facts.threads if facts.queue_depth else None
     words = f"device busy {busy:.0f} %, {flight:.1f}"
-    words += f" of {asked} requests in flight" if asked else " requests in flight"
+    if asked and round(flight, 1) > asked:  # others' requests, or the tool's split in the kernel
+        words += f" requests in flight at the device, more than the {asked} the tool keeps"
+    else:
+        words += f" of {asked} requests in flight" if asked else " requests in flight"
     evidence = {"busy_pct": busy, "in_flight": flight}
     if asked:
         evidence["asked"] = float(asked)
@@ -371,7 +374,7 @@ BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was b
 # The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
 # session's verdicts with the version that judged them, and judges again under another one.
 # Raise it with any change that changes a verdict.
-RULES = 2
+RULES = 3
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:

@@ -5,11 +5,12 @@ page's one-line legend says what each letter means."""
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPalette
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPalette
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem, QTableWidget
 
 MARK_ROLE = Qt.ItemDataRole.UserRole + 7  # a cell's marks ('DC'), '' for none
 MARK_GAP = 6  # px between the marks and the figure
+MARK_ON_COLOUR = QColor(30, 60, 150)
 
 
 class MarkDelegate(QStyledItemDelegate):
@@ -25,7 +26,11 @@ class MarkDelegate(QStyledItemDelegate):
             return
         painter.save()
         painter.setFont(mark_font(option.font))
-        painter.setPen(option.palette.color(QPalette.ColorRole.Link))
+        # on a coloured cell (better, worse: light in either theme) a dark blue, else the
+        # theme's link colour
+        coloured = index.data(Qt.ItemDataRole.BackgroundRole) is not None
+        painter.setPen(MARK_ON_COLOUR if coloured
+                       else option.palette.color(QPalette.ColorRole.Link))
         painter.drawText(option.rect.adjusted(3, 1, -3, -1),
                          int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), marks)
         painter.restore()

@@ -337,8 +337,8 @@ class LivePlots(QWidget):
         drawn: the Application series that counts a tool's copies of a pseudo-device (dd's
         reads of /dev/zero beside its writes, live_rates.app_rate_pseudo_end), which is not
         I/O on the target; None draws every series."""
-        if self.left_out is not None:
-            self.break_line(self.left_out, t)
+        for left in {self.left_out, series} - {None}:
+            self.break_line(str(left), t)  # no line across the case that leaves it out
         self.left_out = series
 
     def _point(self, series: str, t: float, y: float) -> None:

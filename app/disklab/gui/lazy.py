@@ -124,6 +124,6 @@ def live_plots() -> Deferred:
         return LivePlots()
 
     return Deferred(make, recorded=frozenset({"add_sample", "add_marker",
-                                              "add_target_progress", "leave_out"}),
+                                              "add_target_progress"}),
                     dropped=frozenset({"redraw"}), reset="clear",
                     attributes={"driven": False, "live_gap_ms": 1000})

@@ -115,7 +115,6 @@ class LivePlots(QWidget):
         self.curves: dict[str, LiveCurve] = {}
         self.buffers: dict[str, SeriesBuffer] = {}
         self.gaps: dict[str, Gaps] = {}
-        self.left_out: str | None = None  # a series not drawn for the running case (leave_out)
         self.markers: list[Marker] = []
         self.targets: list[str] = []  # targets seen in this run's series, in order
         self._progress: dict[str, tuple[str, float, int]] = {}  # target -> (case, t, bytes)
@@ -327,19 +326,8 @@ class LivePlots(QWidget):
         if target and base in PER_TARGET and math.isfinite(value):
             self._target_point(f"{base}{TARGET_SEP}{target}", t, value)
             return
-        if series == self.left_out:
-            return
         if series in LIVE_SERIES and series in self.buffers and math.isfinite(value):
             self._point(series, t, value / LIVE_SERIES[series][2])
-
-    def leave_out(self, series: str | None, t: float) -> None:
-        """From now (a case's start) until the next call, the samples of `series` are not
-        drawn: the Application series that counts a tool's copies of a pseudo-device (dd's
-        reads of /dev/zero beside its writes, live_rates.app_rate_pseudo_end), which is not
-        I/O on the target; None draws every series."""
-        for left in {self.left_out, series} - {None}:
-            self.break_line(str(left), t)  # no line across the case that leaves it out
-        self.left_out = series
 
     def _point(self, series: str, t: float, y: float) -> None:
         if self.t0 is None:

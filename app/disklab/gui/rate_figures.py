@@ -33,7 +33,6 @@ class RateFigures:
         self._rates: dict[str, float] = {}  # series -> latest value
         self._changed = False
         self._blind: str | None = None  # why the Application rate cannot see this case's I/O
-        self._left_out: str | None = None  # a series counting a pseudo-device (dd /dev/zero)
 
     def layout(self) -> QHBoxLayout:
         """The figures in a row, each under its caption, at a fixed size: a new figure is a
@@ -61,16 +60,13 @@ class RateFigures:
 
     def take(self, series: str, value: float) -> None:
         """A sample: kept if it is one of the figures' series, shown at the next refresh."""
-        if series in RATE_SERIES and series != self._left_out:
+        if series in RATE_SERIES:
             self._rates[series] = value
             self._changed = True
 
-    def new_case(self, blind: str | None, left_out: str | None = None) -> None:
+    def new_case(self, blind: str | None) -> None:
         """The figures are the new case's from now, not the last report of the case before
-        while this one sets up. `blind`: why the Application figure cannot see its I/O;
-        `left_out`: the series of its copies of a pseudo-device, not added in (dd's reads of
-        /dev/zero would double its write rate)."""
-        self._left_out = left_out
+        while this one sets up. `blind`: why the Application figure cannot see its I/O."""
         self._rates.clear()
         self._changed = True
         self._blind = blind

@@ -11,8 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from disklab.core.results.compare import BASELINE, BETTER, NO_DIFFERENCE, ONE_RUN, UNLIKE, WORSE
+from disklab.core.results.compare import (
+    BASELINE,
+    BETTER,
+    NO_DIFFERENCE,
+    ONE_RUN,
+    UNLIKE,
+    WORSE,
+    Comparison,
+)
 from disklab.core.results.limits import KINDS, Limit
+from disklab.core.results.pivot import Pivot
 from disklab.core.results.tables import MARKS
 
 # a verdict of what limited a cell, as a letter (limits.KINDS); "nothing found" has none
@@ -54,3 +63,15 @@ def legend(verdicts: Iterable[str], kinds: Iterable[str]) -> str:
     if parts:
         parts.append(HOVER)
     return "  |  ".join(parts)
+
+
+def table_legend(p: Pivot | None, c: Comparison | None) -> str:
+    """The legend of the marks a pivot's and a comparison's cells carry (shown side by side,
+    one legend for both)."""
+    verdicts = {cell.verdict for cell in p.cells.values()} if p else set()
+    kinds = {x.kind for limits in (p.cell_limits.values() if p else ()) for x in limits}
+    if c is not None:
+        verdicts |= {cell.verdict for cell in c.cells.values()}
+        kinds |= {x.kind for limits in c.limits.values() for x in limits or ()}
+    return legend(verdicts, kinds)
+

@@ -61,7 +61,7 @@ from disklab.core.results.compare import (
 )
 from disklab.core.results.documents import compare_page_html, pivot_text, write_comparison
 from disklab.core.results.format import format_excluded
-from disklab.core.results.legend import legend, limit_marks
+from disklab.core.results.legend import limit_marks, table_legend
 from disklab.core.results.limits import session_limits, with_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
@@ -181,6 +181,54 @@ def mark_differences(t: QTableWidget, cells: list[list[str]], first: str) -> Non
                 item.setToolTip(f"{text}\n(differs from {first})")
 
 
+def one_line(text: str, bold: bool = False) -> ElidedLabel:
+    """A line above the tabs that stays one line whatever it says (the whole text in its
+    tooltip), so the tab bar below never moves."""
+    line = ElidedLabel(text)
+    if bold:
+        font = line.font()
+        font.setBold(True)
+        line.setFont(font)
+    line.setFixedHeight(line.fontMetrics().height() + 4)
+    return line
+
+
+def notes_fold() -> tuple[Fold, QLabel, QLabel]:
+    """The notes, folded under the tables: the pivot's (what every cell shares, its marks,
+    what limited its cells) and the comparison's (the test, the runs left out, what limited
+    each); the fold and the two labels."""
+    host = QWidget()
+    nl = QVBoxLayout(host)
+    nl.setContentsMargins(4, 0, 4, 0)
+    labels = (QLabel(""), QLabel(""))
+    for label in labels:
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        nl.addWidget(label)
+    nl.addStretch(1)
+    return Fold("Notes", host), *labels
+
+
+def headline(c: Comparison) -> str:
+    """The comparison in one line: '3 configuration(s) × 2 test(s) (60 figures); baseline
+    3 xfs', and the runs left out of the means."""
+    # a column is one figure of a test (write's throughput, its latency...): count tests
+    tests = len({metric.split(":")[0] for metric in c.metrics.values()})
+    figures = f" ({len(c.columns)} figures)" if len(c.columns) != tests else ""
+    left_out = format_excluded(c.incomplete.reasons(), c.incomplete.included)
+    return (f"{len(c.rows)} configuration(s) × {tests} test(s){figures}; baseline "
+            f"{c.baseline}" + (f"; {left_out.split(';')[0]}" if left_out else ""))
+
+
+def comparison_notes(c: Comparison) -> str:
+    """The comparison's notes as the fold shows them: what the colours say, then the test,
+    the shared parameters, the runs left out, the noise and what limited each cell."""
+    note = comparison_note(c)
+    return ("<b>Against the baseline</b><br>Green: significantly better; red: significantly "
+            "worse; uncoloured: no significant difference."
+            + "".join(f"<br>{html.escape(line)}" for line in note.splitlines()))
+
+
 class ComparePage(QWidget):
     title = "Compare"
 
@@ -254,15 +302,10 @@ class ComparePage(QWidget):
         diff) and the export."""
         right = QWidget()
         rl = QVBoxLayout(right)
-        # one line each, whatever they say: the tab bar below never moves
-        self.heading = ElidedLabel("Tick sessions and press Compare.")
-        bold = self.heading.font()
-        bold.setBold(True)
-        self.heading.setFont(bold)
-        self.legend = ElidedLabel("")
-        for line in (self.heading, self.legend):
-            line.setFixedHeight(line.fontMetrics().height() + 4)
-            rl.addWidget(line)
+        self.heading = one_line("Tick sessions and press Compare.", bold=True)
+        self.legend = one_line("")
+        rl.addWidget(self.heading)
+        rl.addWidget(self.legend)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._pivot_tab(), "Pivot")
         chart_host = QWidget()
@@ -281,7 +324,7 @@ class ComparePage(QWidget):
         self.diff_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.tabs.addTab(self.diff_table, "Config diff")
         rl.addWidget(self.tabs, 1)
-        self.notes_fold = self._notes_fold()
+        self.notes_fold, self.pivot_note, self.notes = notes_fold()
         rl.addWidget(self.notes_fold)
         self.tabs.currentChanged.connect(lambda _i: self._fill_table_if_shown())
         # the diff's columns share the width it has once it is shown
@@ -298,21 +341,6 @@ class ComparePage(QWidget):
         ex.addStretch(1)
         rl.addLayout(ex)
         return right
-
-    def _notes_fold(self) -> Fold:
-        """The notes, folded: the pivot's (what every cell shares, its marks, what limited
-        its cells) and the comparison's (the test, the runs left out, what limited each)."""
-        host = QWidget()
-        nl = QVBoxLayout(host)
-        nl.setContentsMargins(4, 0, 4, 0)
-        self.pivot_note = QLabel("")
-        self.notes = QLabel("")
-        for label in (self.pivot_note, self.notes):
-            label.setWordWrap(True)
-            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            nl.addWidget(label)
-        nl.addStretch(1)
-        return Fold("Notes", host)
 
     def _pivot_tab(self) -> QWidget:
         """The pivot: its rows, columns and metric to choose, a note, the table."""
@@ -429,18 +457,8 @@ class ComparePage(QWidget):
         self._fill_keys()
         self.pivot = self._build_pivot()
         self.comparison_charts = comparison_charts(c) + sweep_charts(labelled_rows(results))
-        note = comparison_note(c)  # the test, shared parameters, runs left out, noise
-        # a column is one figure of a test (write's throughput, its latency...): count tests
-        tests = len({metric.split(":")[0] for metric in c.metrics.values()})
-        figures = f" ({len(c.columns)} figures)" if len(c.columns) != tests else ""
-        left_out = format_excluded(c.incomplete.reasons(), c.incomplete.included)
-        self.heading.setText(f"{len(c.rows)} configuration(s) × {tests} test(s){figures}; "
-                             f"baseline {c.baseline}"
-                             + (f"; {left_out.split(';')[0]}" if left_out else ""))
-        self.notes.setText("<b>Against the baseline</b><br>"
-                           "Green: significantly better; red: significantly worse; "
-                           "uncoloured: no significant difference."
-                           + "".join(f"<br>{html.escape(line)}" for line in note.splitlines()))
+        self.heading.setText(headline(c))
+        self.notes.setText(comparison_notes(c))
         self._table_stale = True
         self._fill_table_if_shown()
         self._fill_diff()
@@ -519,7 +537,7 @@ class ComparePage(QWidget):
                                      for i in range(len(p.rows))])
         self.pivot_note.setText("<b>Pivot</b><br>" + "<br>".join(
             html.escape(line) for line in table.note.splitlines()))
-        self._show_legend()
+        self.legend.setText(table_legend(p, self.comparison))
         self.charts = pivot_charts(p) + list(self.comparison_charts)
         self.chart_pick.blockSignals(True)
         self.chart_pick.clear()
@@ -527,16 +545,6 @@ class ComparePage(QWidget):
             self.chart_pick.addItem(spec.title)
         self.chart_pick.blockSignals(False)
         self._show_chart(0)
-
-    def _show_legend(self) -> None:
-        """The one line saying the marks the pivot's and the comparison's cells carry."""
-        p, c = self.pivot, self.comparison
-        verdicts = {cell.verdict for cell in p.cells.values()} if p else set()
-        kinds = {x.kind for limits in (p.cell_limits.values() if p else ()) for x in limits}
-        if c is not None:
-            verdicts |= {cell.verdict for cell in c.cells.values()}
-            kinds |= {x.kind for limits in c.limits.values() for x in limits or ()}
-        self.legend.setText(legend(verdicts, kinds))
 
     def _fill_table_if_shown(self) -> None:
         """The comparison against the baseline as text, made when its tab is on screen: the

@@ -83,6 +83,7 @@ class RunPage(QWidget):
         self.failures: dict[str, str] = {}
         self.kept: dict[str, int] = {}  # a resumed session's complete repeats per case
         self.phase: dict[str, str | None] = {}
+        self.left_out: str | None = None  # a series not shown for the running case
         self.status = "idle"
         self.session_id: Any = None
         self.events_seen = 0
@@ -260,6 +261,7 @@ class RunPage(QWidget):
         self.failures.clear()
         self.kept.clear()
         self.phase.clear()
+        self.left_out = None
         self.log.clear()
         self._pending_log.clear()
         self._pending_progress = None
@@ -278,9 +280,10 @@ class RunPage(QWidget):
             if line is not None:
                 self._pending_log.append(line)
         if isinstance(ev, Sample):
-            self.plots.add_sample(ev.series, ev.t, ev.value)
+            if ev.series != self.left_out:
+                self.plots.add_sample(ev.series, ev.t, ev.value)
+                self.figures.take(ev.series, ev.value)
             self.live.add_sample(ev.case_id, ev.repeat, ev.series, ev.value)
-            self.figures.take(ev.series, ev.value)
         elif isinstance(ev, LogLine):
             if ev.stream != "result":  # the result file: in the library, not for reading
                 text = readable_line(ev.text)
@@ -334,10 +337,13 @@ class RunPage(QWidget):
     def _on_case_started(self, ev: CaseStarted) -> None:
         # the figures and the tool's line are this case's from now: not the previous case's
         # last report while this one sets up, nor a line joining the two
+        self.figures.new_case(app_rate_blind_spot(ev.case.tool, ev.case.params))
+        # the Application series of a tool's copies of a pseudo-device (dd's reads of
+        # /dev/zero beside its writes) is not I/O on the target: neither drawn nor added in
         pseudo = app_rate_pseudo_end(ev.case.tool, ev.case.params)
-        left_out = pseudo[0] if pseudo else None
-        self.figures.new_case(app_rate_blind_spot(ev.case.tool, ev.case.params), left_out)
-        self.plots.leave_out(left_out, ev.t)
+        for series in {self.left_out, pseudo and pseudo[0]} - {None}:
+            self.plots.break_line(str(series), ev.t)  # no line across the case
+        self.left_out = pseudo[0] if pseudo else None
         self.plots.break_line("tool_bps", ev.t)
         self.phase[ev.case.id] = None
         self.table.set_cell(ev.case.id, STATUS, f"running {ev.repeat}/{self.repeats}",

@@ -118,7 +118,8 @@ def test_compare_says_what_limited_the_pivot_and_the_comparison(window, library_
     tips = [c.item(i, j).toolTip() for i in range(c.rowCount())
             for j in range(c.columnCount()) if c.item(i, j)]
     assert any("device busy" in tip and "(fio's disk_util)" in tip for tip in tips)
-    assert "limited by device" in page.heading.text()
+    assert "limited by device" in page.notes.text()  # the notes, folded under the tables
+    assert "D device" in page.legend.text()  # the cells' mark, in the one-line legend
 
 
 def test_the_run_tables_limited_by_column_is_in_sight(qtbot, window) -> None:

@@ -95,7 +95,7 @@ def test_compare_page_counts_excluded_runs_and_colours_only_significance(session
     # figures (throughput, latencies, CPU...)
     tests = {name.split(":")[0] for name in c.metrics.values()}
     assert tests == {"write", "read"} and len(c.columns) > 2
-    assert f"2 configuration(s) × 2 test(s)</b> ({len(c.columns)} figures)" in \
+    assert f"2 configuration(s) × 2 test(s) ({len(c.columns)} figures)" in \
         page.heading.text()
     col = next(j for j, name in enumerate(c.columns) if name == "engine write")
     cell = c.cells[(c.rows[1], c.columns[col])]

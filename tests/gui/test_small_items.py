@@ -83,6 +83,34 @@ def test_an_export_says_where_it_went_and_the_next_opens_there(qtbot, window, tm
     assert Path(asked[-1]).parent == out  # opened where the last export went
 
 
+def test_the_start_hint_leaves_no_blank_band(qtbot, window, tmp_path: Path) -> None:
+    """Once the Start-here banner goes, its room stays while the page is on screen (nothing
+    jumps under the pointer) and is given back when the page is left: coming back, the form
+    starts at the top, with no blank band above it (issue 49, point 6)."""
+    from PySide6.QtCore import QPoint
+    from PySide6.QtWidgets import QLabel
+
+    window.resize(1280, 800)
+    window.show_page("target")
+    page = window.target
+    page.show_start_hint(True)
+    qtbot.wait(20)
+    top = page.start_hint.mapTo(window, QPoint(0, 0)).y()
+    intro = next(w for w in page.findChildren(QLabel)
+                 if w.text().startswith("<b>Where the tests run.</b>"))
+    below = intro.mapTo(window, QPoint(0, 0)).y()
+    assert below > top + page.start_hint.height() - 2
+    page.set_directory(str(tmp_path))
+    qtbot.wait(20)
+    assert intro.mapTo(window, QPoint(0, 0)).y() == below  # still put while on screen
+    window.show_page("run")
+    qtbot.wait(20)
+    window.show_page("target")
+    qtbot.wait(20)
+    assert not page.start_hint.isVisible()
+    assert intro.mapTo(window, QPoint(0, 0)).y() <= top + 2, "a blank band above the form"
+
+
 def test_nothing_jumps(qtbot, window, tmp_path: Path, library_path: Path) -> None:
     # the Target page's form stays put when the Start-here banner goes
     from disklab.cli.main import main

@@ -162,3 +162,21 @@ def test_markdown_writes_names_literally_never_as_markup(lib: Library) -> None:
     row = next(line for line in md.splitlines() if "raid" in line)
     assert row.startswith("| &lt;b&gt;raid&lt;/b&gt;\\|\\_x\\_ | dd | write |")
     assert "write:lat\\_mean" not in md and "write:lat_mean" in md  # inner _ as written
+
+
+def test_a_ratio_not_bounded_below_says_so(lib: Library,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A configuration whose two runs are 1 and 200 MB/s against a steady 100: its mean is
+    not clearly away from zero, so Fieller's interval of the ratio reaches below zero; the
+    comparison says the ratio is not bounded below, never '(×-39.2 … ×162)' (issue 49,
+    point 6), through `disklab compare`."""
+    from disklab.cli.main import main
+
+    before = record(lib, "steady", {"a": [(100e6, 2000.0), (102e6, 2000.0)]})
+    after = record(lib, "erratic", {"a": [(1e6, 2000.0), (200e6, 2000.0)]})
+    assert main(["compare", str(before), str(after), "--format", "md",
+                 "--library", str(lib.path)]) == 0
+    md = capsys.readouterr().out
+    assert "(ratio not bounded below, at most ×" in md, md
+    assert "×-" not in md
+

@@ -83,6 +83,7 @@ def test_the_figures_of_a_test() -> None:
     assert format_interval(1000.0, 2000.0, "ns", 0.1) == "90 % CI +1.00 … +2.00 µs"
     assert format_ratio_interval(1.05, 1.149) == "×1.05 … ×1.15"
     assert format_ratio_interval(None, None) == "ratio unbounded"
+    assert format_ratio_interval(-39.2, 162.0) == "ratio not bounded below, at most ×162"
     assert format_direction(True) == "higher is better"
     assert format_direction(False) == "lower is better"
 

@@ -28,6 +28,16 @@ def test_a_device_busy_at_the_threshold_is_the_limit_with_its_queue() -> None:
     assert [x.kind for x in run_limits(idle, FACTS)] == ["none"]
 
 
+def test_more_requests_in_flight_than_the_tool_keeps_are_said_as_such() -> None:
+    """The device's average queue above the tool's (others' I/O, a request split by the
+    kernel): never '13.6 of 8 requests in flight' (issue 49, point 6)."""
+    busy = samples(cpu_pct=[20, 20], device_busy_pct=[99, 99], device_in_flight=[13.6, 13.6])
+    (limit,) = run_limits(busy, FACTS)
+    assert limit.words == ("device busy 99 %, 13.6 requests in flight at the device, more "
+                           "than the 8 the tool keeps")
+    assert "of 8" not in limit.words and limit.evidence["asked"] == 8.0
+
+
 def test_cpu_per_thread_or_the_whole_machine() -> None:
     (limit,) = run_limits(samples(cpu_pct=[98, 98]), FACTS)
     assert limit.words == "CPU: fio at 98 % of a core"

@@ -60,7 +60,8 @@ class Cell:
     `test` is Welch's test against the baseline (None for the baseline itself, or when either
     side has fewer than two runs); `verdict` one of BETTER, WORSE, NO_DIFFERENCE, ONE_RUN,
     BASELINE, or '' without a baseline figure; `excluded` the runs left out of the mean and
-    `excluded_why` their statuses ('cancelled', 'failed'), one per run."""
+    `excluded_why` their statuses ('cancelled', 'failed'), one per run; `notes` what the tool's
+    adapter said of the figure (iozone's per-process figures that are not a spread)."""
 
     mean: float | None
     stddev: float | None
@@ -72,6 +73,7 @@ class Cell:
     verdict: str = ""
     excluded: int = 0
     excluded_why: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def against(self, delta: float | None, delta_pct: float | None, test: Welch | None,
                 verdict: str) -> Cell:
@@ -174,9 +176,11 @@ def row_cell(row: Mapping[str, Any], unit: str) -> Cell:
     mean, std, n = row_stats(row)
     excluded = row.get("excluded")
     left_out = tuple(str(e["status"]) for e in excluded) if excluded else ()
+    notes = row.get("notes")
     cell = object.__new__(Cell)
     cell.__dict__.update(mean=mean, stddev=std, n=n, unit=unit, delta=None, delta_pct=None,
-                         test=None, verdict="", excluded=len(left_out), excluded_why=left_out)
+                         test=None, verdict="", excluded=len(left_out), excluded_why=left_out,
+                         notes=tuple(map(str, notes)) if notes else ())
     return cell
 
 

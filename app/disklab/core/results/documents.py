@@ -116,13 +116,17 @@ def table_html(table: Table) -> str:
 # What Markdown reads as markup (emphasis, code, links, headings, tables, escapes); '_' only at
 # a word's edge, where it can open emphasis ('block_size' stays as it is)
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|#~!]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9]))")
+# what an HTML renderer of Markdown would read as a tag or an entity: '<' followed by what can
+# open a tag ('<script>', '</b>', '<!--'), '&' followed by what can name an entity ('&amp;');
+# 'p < 0.05' and 'a & b' are neither, and read as they are, in the file as on the page
+_MD_HTML = re.compile(r"<[A-Za-z/!?][^<>]*>?|&#?[A-Za-z0-9]+;")
 
 
 def md_escape(text: str) -> str:
     """Text as Markdown shows it literally: markup characters backslash-escaped, and what an
     HTML renderer would read as a tag or an entity ('<script>', '&amp;') written as entities;
     one line (a table cell never splits)."""
-    text = html.escape(str(text), quote=False).replace("\n", " ")
+    text = _MD_HTML.sub(lambda m: html.escape(m[0], quote=False), str(text).replace("\n", " "))
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
@@ -227,7 +231,8 @@ def session_html(session: Mapping[str, Any], results: SessionResults,
         sections.append(("Plan", str(session["plan_text"])))
     sections += list(evidence)
     rows = with_limits(results.rows, limits) if limits is not None else results.rows
-    pivot = report_pivot(rows, session_report(session.get("plan_text")))
+    report = session_report(session.get("plan_text"))
+    pivot = report_pivot(rows, report)
     charts = pivot_charts(pivot)
     # then the lines over time and over a swept parameter the pivot does not draw already,
     # and the latency percentiles (the bars of every figure are the pivot's)
@@ -235,8 +240,10 @@ def session_html(session: Mapping[str, Any], results: SessionResults,
                if (c.kind == "line" and not any(c.title.endswith(f" {d.title}") for d in charts))
                or c.title.startswith("latency percentiles")]
     charts += list(more_charts)  # an imported run's own logs over time (fio_log_charts)
-    return html_report(f"DiskLab session {session.get('id')}: {session.get('name', '')}",
-                       session_facts(session),
+    title = f"DiskLab session {session.get('id')}: {session.get('name', '')}"
+    if report is not None and report.title:  # which table of the study the pivot is
+        title += f" — {report.title}"
+    return html_report(title, session_facts(session),
                        [pivot_table(pivot), results_table(results, limits=limits)],
                        charts, sections)
 
@@ -412,6 +419,7 @@ def comparison_csv(c: Comparison) -> str:
                 continue
             d = cell_json(c, row, col)
             d["limited_by"] = limits_text(c.limits.get((row, col), ()))
+            d["notes"] = "; ".join(d["notes"])
             w.writerow([row, col, *(_csv(d[k]) for k in keys), c.baseline or "", d["shown"]])
     return out.getvalue()
 
@@ -434,7 +442,7 @@ CELL_KEYS = ("configuration", "test", "unit", "better", "n", "mean", "stddev", "
              "mean_ci_low", "mean_ci_high", "excluded", "excluded_why", "delta", "delta_pct",
              "delta_ci_low", "delta_ci_high", "ratio",
              "ratio_low", "ratio_high", "df", "t", "p_value", "significant", "verdict", "shown",
-             "limited_by")
+             "limited_by", "notes")
 
 
 def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
@@ -458,6 +466,7 @@ def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
         "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
         "shown": cell_text(c, row, col),
         "limited_by": _limits_json(c.limits.get((row, col))),
+        "notes": list(cell.notes),
     }
 
 
@@ -586,6 +595,7 @@ def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
         "compared_with": compared_with(p, i, j),
         "shown": pivot_cell_text(p, i, j),
         "limited_by": _limits_json(p.cell_limits.get((i, j))),
+        "notes": list(cell.notes),
     }
 
 

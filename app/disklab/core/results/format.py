@@ -105,9 +105,13 @@ def format_interval(low: float | None, high: float | None, unit: str, alpha: flo
 
 def format_ratio_interval(low: float | None, high: float | None) -> str:
     """The interval of a ratio of means: '×0.54 … ×1.70'; 'ratio unbounded' when the
-    baseline's mean is not clearly away from zero."""
+    baseline's mean is not clearly away from zero; 'ratio not bounded below, at most ×162'
+    when the other mean is not (Fieller's interval then reaches below zero, which no ratio of
+    two figures that cannot be negative is: '×-39.2' would be a number nobody measured)."""
     if low is None or high is None:
         return "ratio unbounded"
+    if low < 0:
+        return f"ratio not bounded below, at most ×{number(high)}"
     return f"×{number(low)} … ×{number(high)}"
 
 

@@ -216,7 +216,10 @@ def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     flight = _steady(series.get("device_in_flight")) or 0.0
     asked = facts.queue_depth * facts.threads if facts.queue_depth else None
     words = f"device busy {busy:.0f} %, {flight:.1f}"
-    words += f" of {asked} requests in flight" if asked else " requests in flight"
+    if asked and round(flight, 1) > asked:  # others' requests, or the tool's split in the kernel
+        words += f" requests in flight at the device, more than the {asked} the tool keeps"
+    else:
+        words += f" of {asked} requests in flight" if asked else " requests in flight"
     evidence = {"busy_pct": busy, "in_flight": flight}
     if asked:
         evidence["asked"] = float(asked)

@@ -7,7 +7,7 @@ reads the same in all of them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from disklab.core.results.compare import (
     ONE_RUN,
     UNLIKE,
     WORSE,
+    Cell,
     Comparison,
     better_is_higher,
     delta_class,
@@ -171,6 +172,8 @@ def cell_text(c: Comparison, row: str, col: str) -> str:
                          f"{format_p(w.p_value)}: {cell.verdict}")
     if cell.noisy:
         parts.append("noisy")
+    if cell.notes:
+        parts.append(f"{NOTE_MARK} see the note")
     return "; ".join(filter(None, (*parts, left_out)))
 
 
@@ -198,6 +201,7 @@ def comparison_note(c: Comparison) -> str:
         if any(cell.verdict == ONE_RUN for cell in c.cells.values()) else "",
         UNLIKE_NOTE if any(cell.verdict == UNLIKE for cell in c.cells.values()) else "",
         missing_note(c.missing),
+        cell_notes(c.cells.values()),
         format_excluded(c.incomplete.reasons(), c.incomplete.included),
         NOISY_HINT if noisy else "",
         limits_note([(row, col, c.limits.get((row, col)))
@@ -230,6 +234,16 @@ MARKS = {BETTER: "▲", WORSE: "▼", NO_DIFFERENCE: "≈", ONE_RUN: "†", BASE
          UNLIKE: "≠"}
 # said under a table where a cell is marked UNLIKE
 UNLIKE_NOTE = f"{MARKS[UNLIKE]} {UNLIKE} (see what limited each, below)"
+# a cell whose figure the tool's adapter has a note on (Cell.notes: iozone's per-process
+# figures that are not a spread), each note said once under the table
+NOTE_MARK = "‡"
+
+
+def cell_notes(cells: Iterable[Cell]) -> str:
+    """The notes of a table's cells, each once, marked as the cells are: '‡ iozone printed
+    min = max > avg per process: …'; '' when no cell has one."""
+    notes = dict.fromkeys(note for cell in cells for note in cell.notes)
+    return "\n".join(f"{NOTE_MARK} {note}" for note in notes)
 
 
 def _shared(p: Pivot) -> tuple[str | None, int | None]:
@@ -273,6 +287,8 @@ def pivot_cell_text(p: Pivot, i: int, j: int,
         text += f" {format_delta(cell.delta_pct)} {MARKS[cell.verdict]}"
     if cell.noisy:
         text += " noisy"
+    if cell.notes:
+        text += f" {NOTE_MARK}"
     return "; ".join(filter(None, (text, left_out)))
 
 
@@ -342,7 +358,7 @@ def pivot_table(p: Pivot) -> Table:
                  (corner, *(pivot_column_heading(p, j) for j in range(len(p.columns)))),
                  tuple(rows), tuple(classes),
                  note=_lines(pivot_heading(p), pivot_marks(p), missing_note(p.missing),
-                             limited), tips=tips)
+                             cell_notes(p.cells.values()), limited), tips=tips)
 
 
 def missing_note(missing: Sequence[str]) -> str:

@@ -21,6 +21,19 @@ UNCOUNTED_FIO_ENGINES = {
 }
 
 
+# a tool whose other end is a pseudo-device: rchar/wchar count its copies from or to it (dd
+# reads /dev/zero as fast as it writes the file), which are not I/O on the target
+PSEUDO_ENDS = {"dd": {"write": ("app_rchar_bps", "dd's reads of /dev/zero"),
+                      "read": ("app_wchar_bps", "dd's writes to /dev/null")}}
+
+
+def app_rate_pseudo_end(tool: str, params: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The Application series that counts a tool's copies of a pseudo-device, not its I/O on
+    the target, and what it counts ('app_rchar_bps', "dd's reads of /dev/zero"); None for a
+    tool whose reads and writes are both its I/O."""
+    return PSEUDO_ENDS.get(tool, {}).get(str(params.get("mode") or ""))
+
+
 def app_rate_blind_spot(tool: str, params: Mapping[str, Any]) -> str | None:
     """Why the Application rate (rchar + wchar) does not count this case's I/O, or None when
     it does."""

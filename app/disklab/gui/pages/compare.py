@@ -1,5 +1,11 @@
 """Compare page: two or more sessions (or the configurations in them) side by side.
 
+The figures come first: one line of headline, one line of legend, then the tables, whose cells
+carry their verdicts as marks (core/results/legend.py: ▲ ▼ ≈ in the text, a letter for what
+limited the cell in its corner, the test and the evidence in its tooltip); the notes (the test
+behind a verdict, what every cell shares, what limited each cell, the runs left out) are folded
+under the tables, so no length of prose moves the tab bar or shrinks the table.
+
 First a pivot table (core.results.pivot) with rows, columns and metric picked from combo boxes,
 opening as the first session's plan [report] table asks, else configuration x test; then its
 charts (the SVG every export writes, shown as is). "Against the baseline":
@@ -54,6 +60,8 @@ from disklab.core.results.compare import (
     labelled_rows,
 )
 from disklab.core.results.documents import compare_page_html, pivot_text, write_comparison
+from disklab.core.results.format import format_excluded
+from disklab.core.results.legend import limit_marks, table_legend
 from disklab.core.results.pivot import (
     BaselineError,
     Pivot,
@@ -72,8 +80,11 @@ from disklab.core.results.tables import (
     pivot_table,
     row_heading,
 )
+from disklab.gui.cell_marks import mark_cells
 from disklab.gui.chart import ChartWidget
+from disklab.gui.elided_label import ElidedLabel
 from disklab.gui.export import ask_export_path, write_chart
+from disklab.gui.fold import Fold
 from disklab.gui.state import LibraryChange, Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
@@ -168,6 +179,54 @@ def mark_differences(t: QTableWidget, cells: list[list[str]], first: str) -> Non
                 item.setToolTip(f"{text}\n(differs from {first})")
 
 
+def one_line(text: str, bold: bool = False) -> ElidedLabel:
+    """A line above the tabs that stays one line whatever it says (the whole text in its
+    tooltip), so the tab bar below never moves."""
+    line = ElidedLabel(text)
+    if bold:
+        font = line.font()
+        font.setBold(True)
+        line.setFont(font)
+    line.setFixedHeight(line.fontMetrics().height() + 4)
+    return line
+
+
+def notes_fold() -> tuple[Fold, QLabel, QLabel]:
+    """The notes, folded under the tables: the pivot's (what every cell shares, its marks,
+    what limited its cells) and the comparison's (the test, the runs left out, what limited
+    each); the fold and the two labels."""
+    host = QWidget()
+    nl = QVBoxLayout(host)
+    nl.setContentsMargins(4, 0, 4, 0)
+    labels = (QLabel(""), QLabel(""))
+    for label in labels:
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        nl.addWidget(label)
+    nl.addStretch(1)
+    return Fold("Notes", host), *labels
+
+
+def headline(c: Comparison) -> str:
+    """The comparison in one line: '3 configuration(s) × 2 test(s) (60 figures); baseline
+    3 xfs', and the runs left out of the means."""
+    # a column is one figure of a test (write's throughput, its latency...): count tests
+    tests = len({metric.split(":")[0] for metric in c.metrics.values()})
+    figures = f" ({len(c.columns)} figures)" if len(c.columns) != tests else ""
+    left_out = format_excluded(c.incomplete.reasons(), c.incomplete.included)
+    return (f"{len(c.rows)} configuration(s) × {tests} test(s){figures}; baseline "
+            f"{c.baseline}" + (f"; {left_out.split(';')[0]}" if left_out else ""))
+
+
+def comparison_notes(c: Comparison) -> str:
+    """The comparison's notes as the fold shows them: what the colours say, then the test,
+    the shared parameters, the runs left out, the noise and what limited each cell."""
+    note = comparison_note(c)
+    return ("<b>Against the baseline</b><br>Green: significantly better; red: significantly "
+            "worse; uncoloured: no significant difference."
+            + "".join(f"<br>{html.escape(line)}" for line in note.splitlines()))
+
+
 class ComparePage(QWidget):
     title = "Compare"
 
@@ -241,9 +300,10 @@ class ComparePage(QWidget):
         diff) and the export."""
         right = QWidget()
         rl = QVBoxLayout(right)
-        self.heading = QLabel("Tick sessions and press Compare.")
-        self.heading.setWordWrap(True)
+        self.heading = one_line("Tick sessions and press Compare.", bold=True)
+        self.legend = one_line("")
         rl.addWidget(self.heading)
+        rl.addWidget(self.legend)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._pivot_tab(), "Pivot")
         chart_host = QWidget()
@@ -262,10 +322,13 @@ class ComparePage(QWidget):
         self.diff_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.tabs.addTab(self.diff_table, "Config diff")
         rl.addWidget(self.tabs, 1)
+        self.notes_fold, self.pivot_note, self.notes = notes_fold()
+        rl.addWidget(self.notes_fold)
         self.tabs.currentChanged.connect(lambda _i: self._fill_table_if_shown())
         # the diff's columns share the width it has once it is shown
         self.tabs.currentChanged.connect(lambda _i: self._fill_diff_if_shown())
         ex = QHBoxLayout()
+        ex.addWidget(self.notes_fold.button)
         self.export_pick = QComboBox()
         for fmt, text in EXPORTS:
             self.export_pick.addItem(text, fmt)
@@ -293,9 +356,6 @@ class ComparePage(QWidget):
             keys.addWidget(combo)
         keys.addStretch(1)
         pl.addLayout(keys)
-        self.pivot_note = QLabel("")
-        self.pivot_note.setWordWrap(True)
-        pl.addWidget(self.pivot_note)
         self.pivot_view = QTableWidget()
         self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         pl.addWidget(self.pivot_view, 1)
@@ -394,15 +454,8 @@ class ComparePage(QWidget):
         self.pivot = self._build_pivot()
         self.comparison_charts = comparison_charts(c) + sweep_charts(
             labelled_rows(asked.results))
-        note = comparison_note(c)  # the test, shared parameters, runs left out, noise
-        # a column is one figure of a test (write's throughput, its latency...): count tests
-        tests = len({metric.split(":")[0] for metric in c.metrics.values()})
-        figures = f" ({len(c.columns)} figures)" if len(c.columns) != tests else ""
-        self.heading.setText(f"<b>{len(c.rows)} configuration(s) × {tests} test(s)</b>{figures}"
-                             f"; baseline {c.baseline}. Green: significantly better; red: "
-                             "significantly worse; uncoloured: no significant difference."
-                             + "".join(f"<br>{html.escape(line)}"
-                                       for line in note.splitlines()))
+        self.heading.setText(headline(c))
+        self.notes.setText(comparison_notes(c))
         self._table_stale = True
         self._fill_table_if_shown()
         self._fill_diff()
@@ -477,8 +530,12 @@ class ComparePage(QWidget):
                    [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
                     for i in range(len(p.rows))],
                    tips=[list(r[1:]) for r in table.tips])
-        self.pivot_note.setText("<br>".join(html.escape(line)
-                                            for line in table.note.splitlines()))
+        mark_cells(self.pivot_view, [[limit_marks(p.cell_limits.get((i, j)))
+                                      for j in range(len(p.columns))]
+                                     for i in range(len(p.rows))])
+        self.pivot_note.setText("<b>Pivot</b><br>" + "<br>".join(
+            html.escape(line) for line in table.note.splitlines()))
+        self.legend.setText(table_legend(p, self.comparison))
         self.charts = pivot_charts(p) + list(self.comparison_charts)
         self.chart_pick.blockSignals(True)
         self.chart_pick.clear()
@@ -503,6 +560,8 @@ class ComparePage(QWidget):
                    [list(r[1:]) for r in table.rows],
                    [[delta_class(c, row, col) for col in c.columns] for row in c.rows],
                    tips=[list(r[1:]) for r in table.tips])
+        mark_cells(self.table, [[limit_marks(c.limits.get((row, col))) for col in c.columns]
+                                for row in c.rows])
 
     def _fill_diff_if_shown(self) -> None:
         if self.comparison is not None and self.tabs.currentWidget() is self.diff_table:

@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from disklab.core.results.limits import Limit
 from disklab.core.run.event_text import EventText
-from disklab.core.run.live_rates import app_rate_blind_spot
+from disklab.core.run.live_rates import app_rate_blind_spot, app_rate_pseudo_end
 from disklab.core.standard_set import standard_tiles
 from disklab.core.vocab.events import CaseStarted, Event, Progress, Sample
 from disklab.core.vocab.model import Case
@@ -68,6 +68,7 @@ class RunPage(QWidget):
         super().__init__(parent)
         self.wb = wb
         self.model = RunModel()  # the run's bookkeeping, fed by its events (gui.run_model)
+        self.left_out: str | None = None  # a series not drawn for the running case
         self.launcher = Launcher(wb, self)
         self.launcher.go.connect(self._launch)
         self.launcher.refused.connect(self._refused)
@@ -258,6 +259,7 @@ class RunPage(QWidget):
         self.bars.run_index = self.bars.run_count = 0
         self.table.clear_cases()
         self.model.reset()
+        self.left_out = None
         self.log.clear()
 
     # --- events: the model keeps the books, and the page draws what it says (RunView)
@@ -265,8 +267,9 @@ class RunPage(QWidget):
         self.model.take(ev, self)
 
     def sample(self, ev: Sample) -> None:
-        self.plots.add_sample(ev.series, ev.t, ev.value)
-        self.figures.take(ev.series, ev.value)
+        if ev.series != self.left_out:  # a tool's copies of a pseudo-device: not drawn
+            self.plots.add_sample(ev.series, ev.t, ev.value)
+            self.figures.take(ev.series, ev.value)
 
     def target_progress(self, ev: Progress) -> None:
         self.plots.add_target_progress(ev.case_id, ev.target, ev.t, ev.done_bytes)
@@ -290,6 +293,12 @@ class RunPage(QWidget):
         # the figures and the tool's line are this case's from now: not the previous case's
         # last report while this one sets up, nor a line joining the two
         self.figures.new_case(app_rate_blind_spot(ev.case.tool, ev.case.params))
+        # the Application series of a tool's copies of a pseudo-device (dd's reads of
+        # /dev/zero beside its writes) is not I/O on the target: neither drawn nor added in
+        pseudo = app_rate_pseudo_end(ev.case.tool, ev.case.params)
+        for series in {self.left_out, pseudo and pseudo[0]} - {None}:
+            self.plots.break_line(str(series), ev.t)  # no line across the case
+        self.left_out = pseudo[0] if pseudo else None
         self.plots.break_line("tool_bps", ev.t)
         self.case_state(ev.case.id, status, RUNNING)
         self.bars.run_index, self.bars.run_count = ev.run_index, ev.run_count

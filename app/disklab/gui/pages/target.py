@@ -90,12 +90,7 @@ class TargetPage(QWidget):
         self.start_hint.setWordWrap(True)
         self.start_hint.setStyleSheet("background:#e8f1fb; border:1px solid #9cc1e8; "
                                       "padding:6px; color:#123;")
-        self.start_hint.hide()
-        # its room kept once shown: hiding it at the first choice moved the form up 48 px
-        # under the user's pointer
-        policy = self.start_hint.sizePolicy()
-        policy.setRetainSizeWhenHidden(True)
-        self.start_hint.setSizePolicy(policy)
+        self.start_hint.hide()  # no room until shown (show_start_hint keeps it while on screen)
         lay.addWidget(self.start_hint)
         intro = QLabel("<b>Where the tests run.</b> A directory on a mounted filesystem is never "
                        "formatted; a scratch image or a device is formatted for each "
@@ -191,7 +186,22 @@ class TargetPage(QWidget):
         self.wb.run_requested.emit(text)
 
     def show_start_hint(self, shown: bool) -> None:
+        self._keep_hint_room(shown)
         self.start_hint.setVisible(shown)
+
+    def _keep_hint_room(self, keep: bool) -> None:
+        """The start hint's room is kept while the page is on screen after the hint goes (the
+        form does not jump under the pointer at the first choice), and given back when the
+        page is left: coming back, no blank band above the form."""
+        policy = self.start_hint.sizePolicy()
+        if policy.retainSizeWhenHidden() != keep:
+            policy.setRetainSizeWhenHidden(keep)
+            self.start_hint.setSizePolicy(policy)
+
+    def hideEvent(self, event: Any) -> None:
+        if not self.start_hint.isVisibleTo(self):
+            self._keep_hint_room(False)
+        super().hideEvent(event)
 
     def show_problems(self, summary: PlanSummary) -> None:
         """The plan check's errors and warnings about the target, under the target's fields."""

@@ -50,7 +50,7 @@ WRITEBACK_SHARE = 0.75
 # limit: its dirty threshold (cgroup v2: vm.dirty_ratio of the group's memory, 20 % by
 # default) is far behind, and its reclaim (v1) finds mostly pages waiting for the device and
 # waits for them (a writer at 8 MiB/s held its 64 MiB group at 73 %).
-GROUP_WRITEBACK_SHARE = 0.5
+GROUP_WRITEBACK_SHARE = 0.4
 # A run shorter than this, or with fewer samples than this, says more about its start than its
 # steady state (and gives the monitor too little to judge from).
 MIN_SECONDS = 1.0
@@ -280,8 +280,11 @@ def _cache_write(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | 
 
 def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     """Dirty and Writeback pages (the kernel throttles writers on their sum) held at the
-    dirty threshold while the tool wrote: the median over the samples in which the tool's
-    processes wrote (all samples when none says), compared with WRITEBACK_SHARE of it. Under
+    dirty threshold while the tool wrote: the median over the samples from the first in
+    which the tool's processes wrote to the last (all samples when none says), compared with
+    WRITEBACK_SHARE of it. The samples between count: a writer held by write-back completes no
+    write while it waits (wchar stays still), and leaving those out judged a writer held 4 s
+    of 5 from its two free moments. Under
     a page_cache_limit, the group's own pages against its limit (or the machine's threshold
     when lower): a group full of pages waiting for the device holds its writer, whatever the
     machine's threshold (4.9 GB here) and other programs' Dirty say."""
@@ -295,9 +298,9 @@ def _writeback(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | No
     n = min(len(dirty), len(back)) if back else len(dirty)
     held_at = [d + (back[-n:][i] if back else 0.0) for i, d in enumerate(dirty[-n:])]
     wrote = series.get("app_wchar_bps") or []
-    if len(wrote) >= n:
-        writing = [h for h, w in zip(held_at, wrote[-n:], strict=True) if w > 0]
-        held_at = writing or held_at
+    if len(wrote) >= n:  # from the tool's first write to its last, its waits between included
+        moved = [i for i, w in enumerate(wrote[-n:]) if w > 0]
+        held_at = held_at[moved[0]:moved[-1] + 1] if moved else held_at
     held = statistics.median(held_at)
     if held < (GROUP_WRITEBACK_SHARE if group else WRITEBACK_SHARE) * threshold:
         return None
@@ -382,7 +385,7 @@ BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was b
 # The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
 # session's verdicts with the version that judged them, and judges again under another one.
 # Raise it with any change that changes a verdict.
-RULES = 3
+RULES = 4
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:

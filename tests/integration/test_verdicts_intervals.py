@@ -93,7 +93,11 @@ def test_each_bonnie_phase_is_judged_from_its_own_samples(lun: Path, tmp_path: P
     session = run(tmp_path, BONNIE.format(directory=lun))
     by_metric = {r["metric"]: r for r in session["results"] if r["tool"] == "bonnie"}
     char_write, char_read = by_metric["char_write"], by_metric["char_read"]
-    assert "page_cache_read" in kinds(char_read), char_read["limited_by"]
+    # its own verdict: read from the page cache, or (one sample in its second, on a loaded
+    # machine) too short to judge; never the write phase's
+    assert kinds(char_read) & {"page_cache_read", "too_short"}, char_read["limited_by"]
+    assert kinds(char_read) != kinds(char_write), (char_read["limited_by"],
+                                                   char_write["limited_by"])
     assert "page_cache_read" not in kinds(char_write), char_write["limited_by"]
     assert kinds(char_write) != kinds(char_read)
     # the figures of one phase share its verdict (char_read and char_read:latency)

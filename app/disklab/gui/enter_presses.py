@@ -7,34 +7,20 @@ Return, so the keyboard alone drives every page."""
 
 from __future__ import annotations
 
-import contextlib
-
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QApplication, QDialog, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import QDialog, QPushButton, QToolButton
+
+from disklab.gui.focus_filter import FocusedFilter
 
 _ENTER = {Qt.Key.Key_Return, Qt.Key.Key_Enter}
 
 
-class EnterPresses(QObject):
+class EnterPresses(FocusedFilter):
     """Clicks the focused button on Enter (outside dialogs, which have their own default)."""
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
-        # on the focused widget only, not on the application: an application-wide filter
-        # is a Python call for every event of the GUI thread, paints of a live run included
-        self._watched: QWidget | None = None
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            app.focusChanged.connect(self._follow_focus)
-
-    def _follow_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if self._watched is not None:
-            with contextlib.suppress(RuntimeError):  # a widget deleted while it had focus
-                self._watched.removeEventFilter(self)
-        self._watched = new
-        if new is not None:
-            new.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() != QEvent.Type.KeyPress:

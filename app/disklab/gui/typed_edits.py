@@ -8,16 +8,16 @@ written, replaced or the edit turns out to change nothing."""
 
 from __future__ import annotations
 
-import contextlib
-
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QPlainTextEdit, QWidget
+from PySide6.QtWidgets import QAbstractSpinBox, QLineEdit, QPlainTextEdit, QWidget
+
+from disklab.gui.focus_filter import FocusedFilter
 
 _EDITING_KEYS = {Qt.Key.Key_Backspace, Qt.Key.Key_Delete}
 
 
-class TypedEdits(QObject):
+class TypedEdits(FocusedFilter):
     """Emits `typed` when a key edits a text field inside one of `pages`."""
 
     typed = Signal()
@@ -25,20 +25,6 @@ class TypedEdits(QObject):
     def __init__(self, pages: list[QWidget], parent: QObject | None = None):
         super().__init__(parent)
         self.pages = pages
-        # on the focused widget only, not on the application: an application-wide filter
-        # is a Python call for every event of the GUI thread, paints of a live run included
-        self._watched: QWidget | None = None
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            app.focusChanged.connect(self._follow_focus)
-
-    def _follow_focus(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if self._watched is not None:
-            with contextlib.suppress(RuntimeError):  # a widget deleted while it had focus
-                self._watched.removeEventFilter(self)
-        self._watched = new
-        if new is not None:
-            new.installEventFilter(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.KeyPress and self._edits(watched, event):

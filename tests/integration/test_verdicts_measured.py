@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from disklab.core import proc
+from disklab.core.results.limits import GROUP_WRITEBACK_SHARE
 from tests.helpers import Loops
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
@@ -266,12 +267,15 @@ def test_a_write_back_bound_run_under_a_page_cache_limit_is_write_back(
         slow_lun: Path, tmp_path: Path) -> None:
     """Buffered writes for 5 s onto a device written back at 8 MiB/s, under a 64 MiB
     page_cache_limit: the group fills with pages waiting for the device, the machine's Dirty
-    stays far below its own threshold; the verdict is write-back, against the group's limit."""
+    stays far below its own threshold; the verdict is write-back, against the group's limit,
+    and its evidence shows the group's dirty pages at the share the rule names (how far above
+    that share the kernel lets the group fill varies run to run)."""
     session = run(tmp_path, WRITEBACK.format(directory=slow_lun))
     row = next(r for r in session["results"] if r["tool"] == "engine")
     (back,) = [x for x in row["limited_by"] if x["kind"] == "writeback"]
     assert back["evidence"]["threshold"] <= 64 << 20
-    assert back["evidence"]["dirty_bytes"] >= 0.5 * back["evidence"]["threshold"]
+    assert back["evidence"]["dirty_bytes"] >= (
+        GROUP_WRITEBACK_SHARE * back["evidence"]["threshold"])
     assert "page_cache_limit group" in back["words"]
 
 

@@ -94,6 +94,9 @@ RECORDED = [
     # 26.9221 s, 79.8 MB/s"; each of the 27 blocks' "copied" lines is a progress update
     ("write_4k_x524288_oflag-direct_sigusr1-every-1s_ext4.stderr.txt", "write", 4096,
      2 * GiB, 26.9221, 79.8e6, 26),
+    # conv=fdatasync: the last progress line printed straight after the one before, no '\r'
+    ("write_1m_x1024_fdatasync_progress_ext4-root.stderr.txt", "write", MiB, GiB, 1.58606,
+     677e6, 1),
 ]
 
 

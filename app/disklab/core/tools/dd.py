@@ -55,6 +55,10 @@ _MESSAGE = re.compile(r"^dd: (?P<msg>.+)$")
 # dd's SI/IEC rate units beyond what units.py knows (dd picks the unit by magnitude)
 _EXTRA_SCALE = {"EB": 1000**6, "ZB": 1000**7, "YB": 1000**8, "EiB": 1024**6}
 _EOL = re.compile(r"\r\n|\r|\n")
+# dd 9.1 with conv=fdatasync prints its last status=progress line after the copy and before
+# the sync with no '\r' in front, straight after the previous one: '... 999 MB/s1073741824
+# bytes (...) copied, ...'. Such a line is two 'copied' lines, cut where a rate ends.
+_JOINED = re.compile(r"(?<=B/s)(?=\d{1,30} bytes? )")
 
 
 def sniff(text: str) -> bool:
@@ -118,39 +122,46 @@ def _scan(text: str) -> _Scan:
     pending: dict[str, tuple[int, int]] = {}
     last = 0
     for number, line in enumerate(_iter_lines(text), start=1):
-        s = line.strip()
-        if not s:
-            continue
-        last = number
-        if m := _RECORDS.match(s):
-            key = m["dir"]
-            if key == "in" and pending:
-                scan.bad = scan.bad or (number, "'N+M records out' after 'records in'", s)
-            if key == "out" and "in" not in pending:
-                scan.bad = scan.bad or (number, "'N+M records in' before 'records out'", s)
-            pending[key] = (int(m["full"]), int(m["part"]))
-        elif m := _COPIED.match(s):
-            seconds = float(m["secs"].replace(",", "."))
-            rate = _rate(m["rate"], m["unit"])
-            if "in" in pending and "out" in pending:
-                scan.summaries.append(_Summary(number, int(m["bytes"]), seconds, rate,
-                                               pending["in"], pending["out"]))
-            elif pending:
-                scan.bad = scan.bad or (number, "'N+M records out' before the 'copied' line", s)
-            else:
-                scan.progress[:] = [(number, int(m["bytes"]), seconds)]
-            pending = {}
-        elif m := _MESSAGE.match(s):
-            msg = m["msg"]
-            (scan.warnings if msg.startswith("warning:") else scan.errors).append(msg)
-        elif " copied, " in s or " records " in s:
-            scan.bad = scan.bad or (number, "dd's line 'N bytes (...) copied, S s, R MB/s' "
-                                            "or 'N+M records in/out'", s)
-        # anything else (a shell's noise, a pty's echo) is not dd's and is left alone
+        for s in _JOINED.split(line.strip()):
+            if s:
+                last = number
+                pending = _scan_line(scan, pending, number, s)
     if pending:
         scan.bad = scan.bad or (last, "the 'N bytes (...) copied, S s, R MB/s' line "
                                              "after the records lines", None)
     return scan
+
+
+def _scan_line(scan: _Scan, pending: dict[str, tuple[int, int]], number: int, s: str
+               ) -> dict[str, tuple[int, int]]:
+    """One of dd's lines into `scan`; returns the records lines still waiting for their
+    'copied' line."""
+    if m := _RECORDS.match(s):
+        key = m["dir"]
+        if key == "in" and pending:
+            scan.bad = scan.bad or (number, "'N+M records out' after 'records in'", s)
+        if key == "out" and "in" not in pending:
+            scan.bad = scan.bad or (number, "'N+M records in' before 'records out'", s)
+        pending[key] = (int(m["full"]), int(m["part"]))
+    elif m := _COPIED.match(s):
+        seconds = float(m["secs"].replace(",", "."))
+        rate = _rate(m["rate"], m["unit"])
+        if "in" in pending and "out" in pending:
+            scan.summaries.append(_Summary(number, int(m["bytes"]), seconds, rate,
+                                           pending["in"], pending["out"]))
+        elif pending:
+            scan.bad = scan.bad or (number, "'N+M records out' before the 'copied' line", s)
+        else:
+            scan.progress[:] = [(number, int(m["bytes"]), seconds)]
+        pending = {}
+    elif m := _MESSAGE.match(s):
+        msg = m["msg"]
+        (scan.warnings if msg.startswith("warning:") else scan.errors).append(msg)
+    elif " copied, " in s or " records " in s:
+        scan.bad = scan.bad or (number, "dd's line 'N bytes (...) copied, S s, R MB/s' "
+                                        "or 'N+M records in/out'", s)
+    # anything else (a shell's noise, a pty's echo) is not dd's and is left alone
+    return pending
 
 
 class _DdProgress(ProgressParser):
@@ -161,7 +172,7 @@ class _DdProgress(ProgressParser):
         self.total = total
 
     def feed(self, stream: str, line: str) -> ProgressUpdate | None:
-        m = _COPIED.match(line.strip())
+        m = _COPIED.match(_JOINED.split(line.strip())[-1])
         if not m:
             msg = _MESSAGE.match(line.strip())
             if msg and not msg["msg"].startswith("warning:"):

@@ -54,7 +54,6 @@ from disklab.core.tools.fio.options import (
 )
 from disklab.core.tools.fio.output import (
     Direction,
-    FioProgress,
     Job,
     check_finite,
     disk_util,
@@ -75,6 +74,7 @@ from disklab.core.tools.fio.passthrough import (
     parse_only_problems,
     passed_options,
 )
+from disklab.core.tools.fio.progress import FioProgress
 from disklab.core.tools.fio.timing import job_intervals
 from disklab.core.vocab.errors import ParseError, ToolError
 from disklab.core.vocab.model import (

@@ -39,12 +39,12 @@ from disklab.core.tools.fio.options import (
 )
 from disklab.core.tools.fio.output import (
     Direction,
-    FioProgress,
     Job,
     check_finite,
     finite,
     job_metrics,
 )
+from disklab.core.tools.fio.progress import FioProgress
 from disklab.core.vocab.errors import ParseError, ToolError
 from disklab.core.vocab.model import HostEndpoint, Metric, ProgressUpdate, Scalar
 

@@ -347,3 +347,34 @@ def test_a_configuration_whose_every_run_failed_is_named_in_compare(tmp_path: Pa
         assert done.returncode == 0, done.stderr
         said = out.read_text()
         assert "no figure of:" in said and "few inodes: 2 runs failed" in said, said[-2000:]
+
+
+SYNC_WRITE = """\
+name = "synchronous writes"
+repeats = 1
+[target]
+directory = "{directory}"
+
+[[test]]
+tool = "dd"
+mode = "write"
+block_size = "1m"
+size = "24m"
+direct = false
+sync = true
+"""
+
+
+def test_a_synchronous_writer_is_judged_by_the_devices_latency(
+        slow_lun: Path, tmp_path: Path) -> None:
+    """dd with oflag=dsync onto a device written at 8 MiB/s: every write waits for the
+    device, which is idle between two of them (the throttle holds each request above it), so
+    the device is never 90 % busy. The figure is the device's latency per request, every byte
+    reached it, and the verdict says so instead of 'nothing found'."""
+    session = run(tmp_path, SYNC_WRITE.format(directory=slow_lun))
+    (row,) = [r for r in session["results"] if r["tool"] == "dd"]
+    assert "none" not in kinds(row), row["limited_by"]
+    (waited,) = [x for x in row["limited_by"] if x["kind"] == "latency"]
+    assert waited["evidence"]["device_share"] >= 0.9
+    assert waited["evidence"]["busy_pct"] < 90
+    assert "waits for every request" in waited["words"]

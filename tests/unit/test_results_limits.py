@@ -194,3 +194,21 @@ def test_a_write_only_case_is_never_read_from_the_page_cache() -> None:
     assert not write.reads and read.reads
     assert "page_cache_read" not in [lim.kind for lim in run_limits(samples, write, 5.0)]
     assert "page_cache_read" in [lim.kind for lim in run_limits(samples, read, 5.0)]
+
+
+def test_a_tool_waits_for_each_request_when_synchronous_or_direct_at_depth_one() -> None:
+    """Which cases measure the device's latency: synchronous writes, direct I/O one request
+    at a time (dd, iozone: no queue of their own; the engine and fio at depth 1); not direct
+    I/O with a deeper queue, nor buffered I/O."""
+    host: dict = {"cpu_count": 2}
+
+    def waits(tool: str, **params) -> bool:
+        return run_facts({"tool": tool, "params": params}, 10.0, host).waits
+
+    assert waits("dd", mode="write", direct=False, sync=True)
+    assert waits("iozone", sync=True, direct=False)
+    assert waits("dd", mode="read", direct=True)
+    assert waits("engine", mode="randread", direct=True, queue_depth=1)
+    assert not waits("engine", mode="randread", direct=True, queue_depth=32)
+    assert not waits("fio", rw="randread", direct=True, iodepth=8)
+    assert not waits("dd", mode="write", direct=False)

@@ -25,12 +25,14 @@ from disklab.core.results.pivot import Pivot
 from disklab.core.results.tables import MARKS
 
 # a verdict of what limited a cell, as a letter (limits.KINDS); "nothing found" has none
-LIMIT_MARKS = {"too_short": "S", "page_cache_direct": "J", "device": "D", "cpu": "C",
+LIMIT_MARKS = {"too_short": "S", "page_cache_direct": "J", "device": "D", "latency": "L",
+               "cpu": "C",
                "page_cache_read": "R", "page_cache_write": "W", "writeback": "B",
                "none": "", "unknown": "?"}
 # the legend's words for a letter (a cell's tooltip and the notes say limits.SHORT's in full)
 LIMIT_WORDS = {"too_short": "too short", "page_cache_direct": "direct I/O in the cache",
-               "device": "device", "cpu": "CPU", "page_cache_read": "cache reads",
+               "device": "device", "latency": "device latency", "cpu": "CPU",
+               "page_cache_read": "cache reads",
                "page_cache_write": "cache writes", "writeback": "write-back",
                "unknown": "not known"}
 # what a significance mark says in the legend (tables.MARKS)

@@ -51,6 +51,11 @@ WRITEBACK_SHARE = 0.75
 # default) is far behind, and its reclaim (v1) finds mostly pages waiting for the device and
 # waits for them (a writer at 8 MiB/s held its 64 MiB group at 73 %).
 GROUP_WRITEBACK_SHARE = 0.4
+# A tool that waits for each request (synchronous writes, O_DIRECT one request at a time per
+# thread) and whose bytes reached the device at least at this share (counted within the run)
+# measured the device's latency: its figure is its request size over the time each request
+# took, the device idle between two of them.
+LATENCY_DEVICE_SHARE = 0.9
 # A run shorter than this, or with fewer samples than this, says more about its start than its
 # steady state (and gives the monitor too little to judge from).
 MIN_SECONDS = 1.0
@@ -59,7 +64,7 @@ MIN_SAMPLES = 2
 MIN_BYTES = 1 << 20
 
 # The kinds, in the order a reader asks about them
-KINDS = ("too_short", "page_cache_direct", "device", "cpu", "page_cache_read",
+KINDS = ("too_short", "page_cache_direct", "device", "latency", "cpu", "page_cache_read",
          "page_cache_write", "writeback", "none", "no_interval", "unknown")
 
 
@@ -94,6 +99,9 @@ class RunFacts:
     # mount was read back when the configuration was applied): the kernel does not do O_DIRECT
     # there and buffers the I/O through the page cache, whatever the tool's counters say
     direct_buffered: bool = False
+    # the tool waits for each request before it issues the next (O_SYNC/O_DSYNC writes, or
+    # O_DIRECT at one request in flight per thread)
+    waits: bool = False
 
 
 # A placed case's bytes on every target's device (monitor.TargetDisks: the distinct devices
@@ -133,7 +141,8 @@ def run_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
                               f"{rated} sample(s)", {"seconds": took or 0.0,
                                                      "samples": float(rated)})]
     found = [limit for limit in (_direct_buffered(series, facts),
-                                 _device(series, facts), _cpu(series, facts),
+                                 _device(series, facts) or _latency(series, facts),
+                                 _cpu(series, facts),
                                  _cache_read(series, facts), _cache_write(series, facts),
                                  _writeback(series, facts)) if limit is not None]
     return found or [Limit("none", "nothing found", {})]
@@ -224,6 +233,29 @@ def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     if asked:
         evidence["asked"] = float(asked)
     return Limit("device", words, evidence)
+
+
+def _latency(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    """A tool that waits for each request (RunFacts.waits), its bytes on the device, the
+    device not busy all the time and the tool not at a core per thread: the figure is the
+    device's latency per request, what a synchronous writer or a reader at depth 1 gets."""
+    if not facts.waits or facts.direct_buffered:
+        return None
+    busy = _steady(series.get("device_busy_pct"))
+    cpu = _steady(series.get("cpu_pct"))
+    if busy is None or busy >= DEVICE_BUSY_PCT or (
+            cpu is not None and cpu / max(facts.threads, 1) >= CPU_SHARE * 100):
+        return None
+    moved = max((_share(series, "device_write_bps", "app_wchar_bps"),
+                 _share(series, "device_read_bps", "app_rchar_bps") if facts.reads else None),
+                key=lambda s: s[1] if s else -1.0)
+    if moved is None or moved[1] < MIN_BYTES or moved[0] < LATENCY_DEVICE_SHARE:
+        return None
+    flight = _steady(series.get("device_in_flight")) or 0.0
+    each = "each thread waits" if facts.threads > 1 else "the tool waits"
+    return Limit("latency", f"the device's latency: {each} for every request ({flight:.1f} "
+                 f"in flight, device busy {busy:.0f} %)",
+                 {"busy_pct": busy, "in_flight": flight, "device_share": moved[0]})
 
 
 def _cpu(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
@@ -385,7 +417,7 @@ BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was b
 # The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
 # session's verdicts with the version that judged them, and judges again under another one.
 # Raise it with any change that changes a verdict.
-RULES = 4
+RULES = 5
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
@@ -522,7 +554,8 @@ def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str
                     dirty_threshold=host.get("dirty_threshold_bytes"),
                     page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case),
                     reads=_reads(str(case.get("tool", "")), params),
-                    direct_buffered=journalled and _direct(str(case.get("tool", "")), params))
+                    direct_buffered=journalled and _direct(str(case.get("tool", "")), params),
+                    waits=_waits(str(case.get("tool", "")), params, depth))
 
 
 def _direct(tool: str, params: Mapping[str, Any]) -> bool:
@@ -531,6 +564,15 @@ def _direct(tool: str, params: Mapping[str, Any]) -> bool:
         return get_adapter(tool).uses_direct_io(params)
     except (KeyError, ValueError, TypeError):
         return params.get("direct") not in (None, *BUFFERED)
+
+
+def _waits(tool: str, params: Mapping[str, Any], depth: int | None) -> bool:
+    """Whether a case of `tool` waits for each request before the next: synchronous writes
+    (`sync`: iozone -o, dd oflag=dsync, fio sync=1) or direct I/O at one request in flight
+    (a tool without a queue depth, such as dd or iozone, keeps one)."""
+    if params.get("sync") is True:
+        return True
+    return _direct(tool, params) and (depth is None or depth <= 1)
 
 
 def _reads(tool: str, params: Mapping[str, Any]) -> bool:
@@ -580,6 +622,7 @@ def _limit_of(recorded: Mapping[str, Any], case: Mapping[str, Any]) -> int | Non
 
 # The short words of each kind, for a pivot's or a comparison's note (what limited which cells)
 SHORT = {"too_short": "too short", "device": "device", "cpu": "CPU",
+         "latency": "the device's latency (each request waited for)",
          "page_cache_direct": "direct I/O through the page cache (data=journal)",
          "page_cache_read": "reads from the page cache",
          "page_cache_write": "writes absorbed by the page cache",
@@ -642,6 +685,7 @@ def limits_tip(limits: Sequence[Limit]) -> str:
 
 # per kind, the evidence a note sums up over the cells it names, and how it is said
 _NOTE_EVIDENCE = {"device": (("busy_pct", "busy {} %"), ("in_flight", "{} in flight")),
+                  "latency": (("in_flight", "{} in flight"), ("busy_pct", "device busy {} %")),
                   "cpu": (("per_thread_pct", "{} % of a core"),
                           ("machine_cpu_pct", "the machine's CPUs {} % busy")),
                   "page_cache_read": (("device_share", "the device read {} %"),),

@@ -111,3 +111,24 @@ def test_a_figure_its_tool_did_not_time_says_so() -> None:
     assert row_verdicts(timed, {"case_id": "c1", "metric": "seeks:latency"}) == (NO_INTERVAL,)
     untimed = {"c2": [cpu]}  # a tool that gives no boundary: its run is its figures' interval
     assert row_verdicts(untimed, {"case_id": "c2", "metric": "write"}) == (cpu,)
+
+
+def test_a_write_figure_is_not_judged_on_its_intervals_reads_nor_a_read_on_its_writes() -> None:
+    """The journal-size study's iozone write figure (0.26 s, one sample) said 'read from the
+    page cache: the device read 0 %' beside 'too short': its sample's span held 48 MB that
+    the tool's processes read and the device did not. A write figure is judged on what it
+    wrote, a read figure on what it read."""
+    samples = []
+    for t, rchar, wchar in ((0.5, 96e6, 400e6), (1.0, 800e6, 0.0)):
+        samples += [{"t": t, "series": "app_rchar_bps", "value": rchar},
+                    {"t": t, "series": "app_wchar_bps", "value": wchar},
+                    {"t": t, "series": "device_read_bps", "value": 0.0},
+                    {"t": t, "series": "device_write_bps", "value": 0.0},
+                    {"t": t, "series": "cpu_pct", "value": 50.0}]
+    facts = RunFacts(tool="iozone", duration=1.0)
+    found = figure_limits(samples, facts, [Measured("write", 0.0, 0.26),
+                                           Measured("read", 0.6, 0.9)])
+    wrote = {x.kind for x in found["write"]}
+    assert "page_cache_read" not in wrote and "page_cache_write" in wrote, wrote
+    read = {x.kind for x in found["read"]}
+    assert "page_cache_read" in read and "page_cache_write" not in read, read

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from disklab.core.tools import get_adapter
@@ -102,6 +102,9 @@ class RunFacts:
     # the tool waits for each request before it issues the next (O_SYNC/O_DSYNC writes, or
     # O_DIRECT at one request in flight per thread)
     waits: bool = False
+    # whether the figure judged writes its target (a read figure's interval may hold the
+    # tool's other writes, such as a log, which are not what it measured)
+    writes: bool = True
 
 
 # A placed case's bytes on every target's device (monitor.TargetDisks: the distinct devices
@@ -177,9 +180,26 @@ def figure_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
                                if o != name and when[o] != when[name]))
         own = covered[name] - others
         chosen = own or covered[name]
-        out[name] = run_limits([s for s in samples if float(s["t"]) in chosen], facts,
+        out[name] = run_limits([s for s in samples if float(s["t"]) in chosen],
+                               _figure_facts(facts, name),
                                math.fsum(m.end - m.start for m in parts), alone=bool(own))
     return out
+
+
+def _figure_facts(facts: RunFacts, name: str) -> RunFacts:
+    """A figure's facts: a write figure (iozone's write, fwrite, random_write...; bonnie++'s
+    block_write) is not judged on what its interval read (an iozone write phase's reads of
+    its own files' metadata, the tool's start), a read figure not on what it wrote. Figures
+    of both (iozone's mixed, fio's cpu, bonnie++'s rewrite: it reads each block back before
+    writing it) keep both."""
+    reads, writes = "read" in name, "write" in name
+    if facts.tool == "bonnie" and name == "rewrite":
+        return facts
+    if writes and not reads:
+        return replace(facts, reads=False)
+    if reads and not writes:
+        return replace(facts, writes=False)
+    return facts
 
 
 def _spans(times: Sequence[float]) -> dict[float, tuple[float, float]]:
@@ -303,6 +323,8 @@ def _cache_read(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | N
 
 
 def _cache_write(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
+    if not facts.writes:
+        return None
     share = _share(series, "device_write_bps", "app_wchar_bps")
     if share is None or share[1] < MIN_BYTES or share[0] >= CACHE_WRITE_SHARE:
         return None

@@ -7,14 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from disklab.core.results.limits import (
-    FIGURE_SEP,
-    NO_INTERVAL,
-    Limit,
-    RunFacts,
-    figure_limits,
-    row_verdicts,
-)
+from disklab.core.results.limit_words import row_verdicts
+from disklab.core.results.limits import FIGURE_SEP, NO_INTERVAL, Limit, RunFacts, figure_limits
 from disklab.core.tools import get_adapter
 from disklab.core.tools.base import Measured
 from tests.helpers import fixture_text

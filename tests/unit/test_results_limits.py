@@ -3,7 +3,7 @@ its named threshold, with its evidence; a row's verdict from its runs'; nothing 
 
 from __future__ import annotations
 
-from disklab.core.results import limits
+from disklab.core.results import limit_words, limits
 from disklab.core.results.compare import compare_results
 from disklab.core.results.documents import cell_json, pivot_cell_json, pivot_csv
 from disklab.core.results.limits import Limit, RunFacts, row_limits, run_facts, run_limits
@@ -136,7 +136,7 @@ def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
                 "case_id": case, "params": {"bs": bs}, "values": [mean], "mean": mean,
                 "stddev": None, "n": 1}
 
-    rows = limits.with_limits([row("a", 4096, 1e8), row("b", 65536, 2e8), row("c", 1 << 20,
+    rows = limit_words.with_limits([row("a", 4096, 1e8), row("b", 65536, 2e8), row("c", 1 << 20,
                                                                               3e9)],
                               {"a": [device], "b": [device2], "c": [cache]})
     p = build_pivot(rows, ("bs",), ("test",))
@@ -151,10 +151,10 @@ def test_a_pivot_and_a_comparison_say_what_limited_their_cells() -> None:
     unjudged = build_pivot([row("a", 4096, 1e8)], ("bs",), ("test",))
     assert "limited by" not in pivot_table(unjudged).note
     assert pivot_cell_json(unjudged, 0, 0)["limited_by"] is None
-    (imported,) = limits.with_limits([row("x", 4096, 1e8)], {})
-    assert limits.limits_of(imported) == (limits.UNKNOWN,)
+    (imported,) = limit_words.with_limits([row("x", 4096, 1e8)], {})
+    assert limit_words.limits_of(imported) == (limits.UNKNOWN,)
     # a comparison of two sessions: every cell device-limited, said once
-    same = limits.with_limits([row("a", 4096, 1e8), row("b", 4096, 2e8)],
+    same = limit_words.with_limits([row("a", 4096, 1e8), row("b", 4096, 2e8)],
                               {"a": [device], "b": [device2]})
     c = compare_results([("1 a", same[:1]), ("2 b", same[1:])])
     table = comparison_table(c)
@@ -171,13 +171,13 @@ def test_a_note_names_whole_rows_or_columns_rather_than_their_cells() -> None:
     device = Limit("device", "d", {"busy_pct": 99.0})
     cells = [(row, col, [short, *([cpu] if col.startswith("read") else [])])
              for row in ("ordered", "journal") for col in ("write", "write:iops", "read")]
-    assert limits.limits_note(cells) == ("limited by too short (0.50 s): every cell\n"
+    assert limit_words.limits_note(cells) == ("limited by too short (0.50 s): every cell\n"
                                          "limited by CPU (95 % of a core): read")
     rows = [(row, col, [short] if row == "x" else [device]) for row in ("a", "b", "c", "x")
             for col in ("w", "r")]
-    assert limits.limits_note(rows) == ("limited by too short (0.50 s): x\n"
+    assert limit_words.limits_note(rows) == ("limited by too short (0.50 s): x\n"
                                         "limited by device (busy 99 %): every cell but x")
-    assert limits.limits_note([("a", "w", None)]) == ""
+    assert limit_words.limits_note([("a", "w", None)]) == ""
 
 
 def test_a_write_only_case_is_never_read_from_the_page_cache() -> None:

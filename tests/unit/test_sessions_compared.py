@@ -13,7 +13,7 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.library import Library
 from disklab.core.results.documents import pivot_json
-from disklab.core.results.limits import LIMITS_KEY
+from disklab.core.results.limit_words import LIMITS_KEY
 from disklab.core.results.sessions_compared import compare_sessions, find_sessions
 from disklab.core.vocab.model import Report
 from tests.helpers import record_two_configs

@@ -60,7 +60,8 @@ from disklab.core.results.documents import (
     session_json,
     table_text,
 )
-from disklab.core.results.limits import session_limits, with_limits
+from disklab.core.results.limit_words import with_limits
+from disklab.core.results.limits import session_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import (
     NO_BASELINE,

@@ -11,7 +11,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from disklab.core.results.labels import case_titles
-from disklab.core.results.limits import Limit, limits_text, limits_tip
+from disklab.core.results.limit_words import limits_text, limits_tip
+from disklab.core.results.limits import Limit
 from disklab.core.vocab.model import Case
 
 COLS = ("#", "status", "result", "config", "case", "limited by")

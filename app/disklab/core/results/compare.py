@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from disklab.core.results.format import FigureLabels, format_fact
 from disklab.core.results.labels import case_labels
-from disklab.core.results.limits import Limit, limits_of, session_limits, with_limits
+from disklab.core.results.limit_words import limits_of, with_limits
+from disklab.core.results.limits import Limit, session_limits
 from disklab.core.results.partial import SessionResults, combined, session_results
 from disklab.core.results.rows import is_headline, row_params, row_stats
 from disklab.core.results.stats import ALPHA, Welch, cv, is_noisy, welch
@@ -114,7 +115,7 @@ class Comparison:
     alpha: float = ALPHA
     # the runs that did not complete, of every session compared (partial.SessionResults)
     incomplete: SessionResults = field(default_factory=lambda: SessionResults([]))
-    # each cell's verdicts of what limited it (limits.with_limits rows), absent when not judged
+    # each cell's verdicts of what limited it (limit_words.with_limits rows), absent when not judged
     limits: Mapping[tuple[str, str], tuple[Limit, ...]] = field(default_factory=dict)
     # the configurations of the sessions compared that have no figure (every run failed), each
     # with why ('1 journal / data=journal: 3 runs failed')

@@ -47,13 +47,8 @@ from disklab.core.results.format import (
     format_left_out,
     format_mean_std,
 )
-from disklab.core.results.limits import (
-    Limit,
-    limits_text,
-    row_verdicts,
-    session_limits,
-    with_limits,
-)
+from disklab.core.results.limit_words import limits_text, row_verdicts, with_limits
+from disklab.core.results.limits import Limit, session_limits
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.pivot import Pivot, report_pivot
 from disklab.core.results.rows import row_stats
@@ -616,7 +611,7 @@ def pivot_json(p: Pivot) -> dict[str, Any]:
 def pivot_csv(p: Pivot) -> str:
     """The pivot as a spreadsheet lays it out: one line per row label, per column label its
     mean, stddev and n in canonical units (the unit in the heading), and what limited the
-    cell when its rows were judged (limits.with_limits)."""
+    cell when its rows were judged (limit_words.with_limits)."""
     out = io.StringIO()
     w = csv.writer(out)
     judged = bool(p.cell_limits)  # a column of what limited each cell, when judged

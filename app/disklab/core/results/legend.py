@@ -29,7 +29,7 @@ LIMIT_MARKS = {"too_short": "S", "page_cache_direct": "J", "device": "D", "laten
                "cpu": "C",
                "page_cache_read": "R", "page_cache_write": "W", "writeback": "B",
                "none": "", "unknown": "?"}
-# the legend's words for a letter (a cell's tooltip and the notes say limits.SHORT's in full)
+# the legend's words for a letter (a cell's tooltip and the notes say limit_words.SHORT's in full)
 LIMIT_WORDS = {"too_short": "too short", "page_cache_direct": "direct I/O in the cache",
                "device": "device", "latency": "device latency", "cpu": "CPU",
                "page_cache_read": "cache reads",

@@ -36,7 +36,8 @@ from disklab.core.results.compare import (
 )
 from disklab.core.results.format import MISSING, format_params
 from disklab.core.results.labels import number_of, unset_default, value_rank
-from disklab.core.results.limits import Limit, limits_of
+from disklab.core.results.limit_words import limits_of
+from disklab.core.results.limits import Limit
 from disklab.core.results.rows import is_headline, row_params
 from disklab.core.results.stats import ALPHA
 from disklab.core.vocab.model import PIVOT_KEYS, Report
@@ -92,7 +93,7 @@ class Pivot:
     # data), and the key its x axis sweeps ('' : the first numeric key with several values)
     chart: str = ""
     x: str = ""
-    # each cell's verdicts of what limited it (limits.with_limits rows), absent when not judged
+    # each cell's verdicts of what limited it (limit_words.with_limits rows), absent when not judged
     cell_limits: Mapping[tuple[int, int], tuple[Limit, ...]] = field(default_factory=dict)
     # the configurations of the sessions shown without a figure (compare.missing_configs)
     missing: tuple[str, ...] = ()

@@ -14,7 +14,8 @@ from disklab.core.library import Library
 from disklab.core.plan.report import session_report
 from disklab.core.results.compare import missing_configs, session_label
 from disklab.core.results.documents import session_evidence, session_facts
-from disklab.core.results.limits import session_limits, with_limits
+from disklab.core.results.limit_words import with_limits
+from disklab.core.results.limits import session_limits
 from disklab.core.results.partial import session_results
 from disklab.core.results.pivot import Layout, Pivot, build_pivot, report_layout, session_rows
 from disklab.core.results.stats import ALPHA

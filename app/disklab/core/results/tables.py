@@ -43,13 +43,8 @@ from disklab.core.results.format import (
     format_value,
 )
 from disklab.core.results.labels import case_labels
-from disklab.core.results.limits import (
-    Limit,
-    limits_note,
-    limits_text,
-    limits_tip,
-    row_verdicts,
-)
+from disklab.core.results.limit_words import limits_note, limits_text, limits_tip, row_verdicts
+from disklab.core.results.limits import Limit
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.pivot import Pivot, cell_class
 from disklab.core.results.rows import headline, point, row_stats
@@ -370,7 +365,7 @@ def missing_note(missing: Sequence[str]) -> str:
 def pivot_cell_tip(p: Pivot, i: int, j: int) -> str:
     """A cell's tooltip: compared, what it was compared with, the difference, its interval,
     the p-value and the verdict ('vs a: +50.0 %, 95 % CI +41.3 … +58.7 MiB/s, p = 0.0036:
-    better'); then what limited it, with the evidence (limits.limits_tip); '' for a cell with
+    better'); then what limited it, with the evidence (limit_words.limits_tip); '' for a cell with
     neither."""
     return _lines(_compared_tip(p, i, j), limits_tip(p.cell_limits.get((i, j), ())))
 

@@ -212,3 +212,27 @@ def test_a_tool_waits_for_each_request_when_synchronous_or_direct_at_depth_one()
     assert not waits("engine", mode="randread", direct=True, queue_depth=32)
     assert not waits("fio", rw="randread", direct=True, iodepth=8)
     assert not waits("dd", mode="write", direct=False)
+
+
+def test_images_on_one_disk_are_held_by_that_disk() -> None:
+    """The RAID study's a+b+c+d read on four images of one disk (session 4 of this round's
+    study runs, repeat 1, the read's samples as recorded): the first target's loop device
+    busy 79-90 %, never the 90 % of a device held all the time, while the disk under the
+    images was 92-99 % busy. The verdict is the device, the backing one, not 'nothing
+    found'."""
+    loop = [78.6, 87.8, 90.2, 88.7, 88.6, 89.2]
+    backing = [85.7, 97.4, 99.0, 94.2, 91.8, 98.0]
+    read = [806e6, 1354e6, 1490e6, 1424e6, 1566e6, 1603e6]
+    samples = [{"series": name, "value": v} for name, values in (
+        ("device_busy_pct", loop), ("backing_busy_pct", backing),
+        ("backing_in_flight", [3.1, 3.9, 4.2, 4.0, 3.8, 4.1]),
+        ("device_in_flight", [0.9, 1.0, 1.1, 1.0, 1.0, 1.0]),
+        ("device_read_bps:all", read), ("app_rchar_bps", read),
+        ("cpu_pct", [47.6, 31.9, 22.0, 18.0, 20.0, 21.9])) for v in values]
+    facts = RunFacts(tool="iozone", duration=6.0, threads=4)
+    (found,) = run_limits(samples, facts)
+    assert found.kind == "device", found
+    assert found.evidence["backing"] == 1.0 and found.evidence["busy_pct"] > 90
+    assert "backing device busy" in found.words
+    no_backing = [s for s in samples if not str(s["series"]).startswith("backing")]
+    assert [x.kind for x in run_limits(no_backing, facts)] == ["none"]  # a device target

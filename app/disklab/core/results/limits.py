@@ -241,7 +241,7 @@ def _direct_buffered(series: Mapping[str, list[float]], facts: RunFacts) -> Limi
 def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     busy = _steady(series.get("device_busy_pct"))
     if busy is None or busy < DEVICE_BUSY_PCT:
-        return None
+        return _backing(series)
     flight = _steady(series.get("device_in_flight")) or 0.0
     asked = facts.queue_depth * facts.threads if facts.queue_depth else None
     words = f"device busy {busy:.0f} %, {flight:.1f}"
@@ -253,6 +253,19 @@ def _device(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
     if asked:
         evidence["asked"] = float(asked)
     return Limit("device", words, evidence)
+
+
+def _backing(series: Mapping[str, list[float]]) -> Limit | None:
+    """An image target's backing device busy all the time while the loop device (the first
+    target's) was not: images on one disk share it, so a case placed on several of them
+    (a+b+c+d) is held by that disk while each loop device has a part of its requests."""
+    busy = _steady(series.get("backing_busy_pct"))
+    if busy is None or busy < DEVICE_BUSY_PCT:
+        return None
+    flight = _steady(series.get("backing_in_flight")) or 0.0
+    return Limit("device", f"the images' backing device busy {busy:.0f} %, {flight:.1f} "
+                 "requests in flight there", {"busy_pct": busy, "in_flight": flight,
+                                              "backing": 1.0})
 
 
 def _latency(series: Mapping[str, list[float]], facts: RunFacts) -> Limit | None:
@@ -423,6 +436,7 @@ IMPORTED_SERIES = {"busy_pct": "imported_device_busy_pct",
                    "in_flight": "imported_device_in_flight"}
 # the series the verdicts read (run_limits); a session's other series are never loaded for them
 JUDGED_SERIES = ("cpu_pct", "machine_cpu_pct", "device_busy_pct", "device_in_flight",
+                 "backing_busy_pct", "backing_in_flight",
                  "device_read_bps", "device_write_bps", *ALL_DEVICES.values(),
                  "app_rchar_bps", "app_wchar_bps",
                  "dirty_bytes", "writeback_bytes", "group_dirty_bytes",

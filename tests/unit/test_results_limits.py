@@ -236,3 +236,21 @@ def test_images_on_one_disk_are_held_by_that_disk() -> None:
     assert "backing device busy" in found.words
     no_backing = [s for s in samples if not str(s["series"]).startswith("backing")]
     assert [x.kind for x in run_limits(no_backing, facts)] == ["none"]  # a device target
+
+
+def test_a_read_only_case_is_not_judged_on_its_writes() -> None:
+    """dd reading a device writes what it reads to /dev/null: 1 GB/s of writes that never
+    reach a device. The SAN study's raw dd read said 'writes absorbed by the page cache: 0 %
+    reached the device' beside its device verdict."""
+    host: dict = {"cpu_count": 2}
+    read = run_facts({"tool": "dd", "params": {"mode": "read", "direct": True}}, 2.0, host)
+    assert not read.writes
+    samples = [{"series": name, "value": v} for name, values in (
+        ("device_busy_pct", [93.0] * 4), ("device_in_flight", [0.9] * 4),
+        ("device_read_bps", [1.05e9] * 4), ("app_rchar_bps", [1.05e9] * 4),
+        ("app_wchar_bps", [1.05e9] * 4), ("device_write_bps", [0.0] * 4),
+        ("cpu_pct", [40.0] * 4)) for v in values]
+    assert [x.kind for x in run_limits(samples, read)] == ["device"]
+    assert run_facts({"tool": "dd", "params": {"mode": "write"}}, 2.0, host).writes
+    assert not run_facts({"tool": "fio", "params": {"rw": "randread"}}, 2.0, host).writes
+    assert run_facts({"tool": "fio", "params": {"rw": "randrw"}}, 2.0, host).writes

@@ -102,8 +102,8 @@ class RunFacts:
     # the tool waits for each request before it issues the next (O_SYNC/O_DSYNC writes, or
     # O_DIRECT at one request in flight per thread)
     waits: bool = False
-    # whether the figure judged writes its target (a read figure's interval may hold the
-    # tool's other writes, such as a log, which are not what it measured)
+    # whether the case (or the figure judged) writes its target: a read-only case's writes
+    # (dd's to /dev/null), or a read figure's interval's, are not what it measured
     writes: bool = True
 
 
@@ -588,7 +588,8 @@ def run_facts(case: Mapping[str, Any], duration: float | None, host: Mapping[str
                     page_cache_limit=_limit_of(host.get("page_cache_limit") or {}, case),
                     reads=_reads(str(case.get("tool", "")), params),
                     direct_buffered=journalled and _direct(str(case.get("tool", "")), params),
-                    waits=_waits(str(case.get("tool", "")), params, depth))
+                    waits=_waits(str(case.get("tool", "")), params, depth),
+                    writes=_writes(str(case.get("tool", "")), params))
 
 
 def _direct(tool: str, params: Mapping[str, Any]) -> bool:
@@ -606,6 +607,15 @@ def _waits(tool: str, params: Mapping[str, Any], depth: int | None) -> bool:
     if params.get("sync") is True:
         return True
     return _direct(tool, params) and (depth is None or depth <= 1)
+
+
+def _writes(tool: str, params: Mapping[str, Any]) -> bool:
+    """Whether a case of `tool` writes its target (True for a tool this program does not
+    know)."""
+    try:
+        return get_adapter(tool).writes(params)
+    except (KeyError, ValueError, TypeError):
+        return True
 
 
 def _reads(tool: str, params: Mapping[str, Any]) -> bool:

@@ -227,6 +227,12 @@ class ToolAdapter(ABC):
         may read."""
         return True
 
+    def writes(self, params: Mapping[str, Scalar]) -> bool:
+        """True when the case writes its target; a read-only case's writes (dd's to
+        /dev/null) never reach a device, so they must not read as "absorbed by the page
+        cache". Default: it may write."""
+        return True
+
     def file_size(self, params: Mapping[str, Scalar]) -> int | None:
         """Size of the file one stream works on, for the 2 x RAM page-cache warning."""
         size = params.get("size") or params.get("file_size")

@@ -250,6 +250,9 @@ class DdAdapter(ToolAdapter):
     def reads(self, params: Mapping[str, Any]) -> bool:
         return params.get("mode") == "read"
 
+    def writes(self, params: Mapping[str, Any]) -> bool:
+        return params.get("mode") != "read"
+
     def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
         """dd holds one block of bs bytes."""
         bs = params.get("block_size")

@@ -222,6 +222,9 @@ class EngineAdapter(ToolAdapter):
     def reads(self, params: Mapping[str, Any]) -> bool:
         return str(params.get("mode")) in READS
 
+    def writes(self, params: Mapping[str, Any]) -> bool:
+        return str(params.get("mode")) not in READS
+
     def space_bytes(self, params: Mapping[str, Any]) -> int | None:
         return _int(params.get("size")) * max(_int(params.get("streams")), 1)
 

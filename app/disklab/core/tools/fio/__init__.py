@@ -124,6 +124,9 @@ class FioAdapter(ToolAdapter):
     def reads(self, params: Mapping[str, Any]) -> bool:
         return str(params.get("rw")) not in ("write", "randwrite", "trim", "randtrim")
 
+    def writes(self, params: Mapping[str, Any]) -> bool:
+        return str(params.get("rw")) not in ("read", "randread")
+
     def space_bytes(self, params: Mapping[str, Any]) -> int | None:
         """Each job has a file of its own: size x numjobs."""
         size, jobs = param_value(params, "size"), param_value(params, "numjobs")

@@ -26,6 +26,9 @@ pytestmark = [pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 INNER = "DISKLAB_SCREENSHOT_INNER"
 PAGES = ("target", "configs", "matrix", "run", "library", "compare", "hosts")
+# every page again on a laptop's screen (issue 49): the window at 1024x768, the History page too
+SMALL = (1024, 768)
+SMALL_PAGES = (*PAGES, "history")
 MANIFEST = "shown.json"  # what the widget tree showed at each capture (inner run)
 def _visible_texts(widget: QWidget) -> list[str]:
     """The texts of the labels, buttons, group boxes and list entries the user can see inside
@@ -74,6 +77,13 @@ def test_screenshots_of_every_page(tmp_path):
         assert (image.width(), image.height()) == tuple(seen["size"]), page
         pixels[page] = _not_blank(image, page)
     assert len(set(pixels.values())) == len(PAGES), "two pages' screenshots are the same"
+    for page in SMALL_PAGES:  # at 1024x768 the window is that size, each page drawn whole
+        name = f"{page}-{SMALL[0]}x{SMALL[1]}.png"
+        seen = shown[name]
+        assert seen["page"] == page and seen["stacked"], seen
+        image = QImage(str(out / name))
+        assert (image.width(), image.height()) == SMALL, (page, image.size())
+        _not_blank(image, page)
 
 
 def _not_blank(image: QImage, page: str) -> bytes:
@@ -188,5 +198,13 @@ def test_inner_take_screenshots(qtbot, tmp_path):
     w.show_page("hosts")
     qtbot.wait(250)
     assert capture("hosts.png").save(str(out / "hosts.png"))
+    w.compare.tabs.setCurrentIndex(0)
+    w.resize(*SMALL)
+    w.history.show_history(sessions[0])
+    for page in SMALL_PAGES:
+        w.show_page(page)
+        qtbot.wait(300)
+        name = f"{page}-{SMALL[0]}x{SMALL[1]}.png"
+        assert capture(name).save(str(out / name))
     (out / MANIFEST).write_text(json.dumps(shown, indent=1))
     w.wb.close_library()

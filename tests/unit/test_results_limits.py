@@ -212,6 +212,8 @@ def test_a_tool_waits_for_each_request_when_synchronous_or_direct_at_depth_one()
     assert not waits("engine", mode="randread", direct=True, queue_depth=32)
     assert not waits("fio", rw="randread", direct=True, iodepth=8)
     assert not waits("dd", mode="write", direct=False)
+    assert waits("engine", mode="read", direct=False, queue_depth=1)  # buffered reads wait
+    assert waits("fio", rw="randread", direct=False, iodepth=16)  # buffered: no queue asked
 
 
 def test_images_on_one_disk_are_held_by_that_disk() -> None:

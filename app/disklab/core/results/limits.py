@@ -191,14 +191,16 @@ def _figure_facts(facts: RunFacts, name: str) -> RunFacts:
     block_write) is not judged on what its interval read (an iozone write phase's reads of
     its own files' metadata, the tool's start), a read figure not on what it wrote. Figures
     of both (iozone's mixed, fio's cpu, bonnie++'s rewrite: it reads each block back before
-    writing it) keep both."""
+    writing it) keep both. A read figure's reads wait for each request unless a queue deeper
+    than one was asked (direct I/O with fio's or the engine's depth)."""
     reads, writes = "read" in name, "write" in name
     if facts.tool == "bonnie" and name == "rewrite":
         return facts
     if writes and not reads:
         return replace(facts, reads=False)
-    if reads and not writes:
-        return replace(facts, writes=False)
+    if reads and not writes:  # one read at a time per thread: the tools' reads wait for each
+        return replace(facts, writes=False, waits=facts.waits or facts.queue_depth is None
+                       or facts.queue_depth <= 1)
     return facts
 
 
@@ -450,7 +452,7 @@ BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was b
 # The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
 # session's verdicts with the version that judged them, and judges again under another one.
 # Raise it with any change that changes a verdict.
-RULES = 5
+RULES = 6
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:
@@ -602,11 +604,15 @@ def _direct(tool: str, params: Mapping[str, Any]) -> bool:
 
 def _waits(tool: str, params: Mapping[str, Any], depth: int | None) -> bool:
     """Whether a case of `tool` waits for each request before the next: synchronous writes
-    (`sync`: iozone -o, dd oflag=dsync, fio sync=1) or direct I/O at one request in flight
-    (a tool without a queue depth, such as dd or iozone, keeps one)."""
+    (`sync`: iozone -o, dd oflag=dsync, fio sync=1), direct I/O at one request in flight
+    (a tool without a queue depth, such as dd or iozone, keeps one), or a read-only case's
+    buffered reads (a read() that misses the page cache returns when the device has read)."""
     if params.get("sync") is True:
         return True
-    return _direct(tool, params) and (depth is None or depth <= 1)
+    direct = _direct(tool, params)
+    if not direct and _reads(tool, params) and not _writes(tool, params):
+        return True
+    return direct and (depth is None or depth <= 1)
 
 
 def _writes(tool: str, params: Mapping[str, Any]) -> bool:

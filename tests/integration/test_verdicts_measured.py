@@ -249,7 +249,7 @@ def slow_lun(tmp_path: Path) -> Iterator[Path]:
 WRITEBACK = """\
 name = "write-back under a limit"
 repeats = 1
-page_cache_limit = "64m"
+page_cache_limit = "128m"
 [target]
 directory = "{directory}"
 
@@ -265,15 +265,17 @@ direct = false
 
 def test_a_write_back_bound_run_under_a_page_cache_limit_is_write_back(
         slow_lun: Path, tmp_path: Path) -> None:
-    """Buffered writes for 5 s onto a device written back at 8 MiB/s, under a 64 MiB
+    """Buffered writes for 5 s onto a device written back at 8 MiB/s, under a 128 MiB
     page_cache_limit: the group fills with pages waiting for the device, the machine's Dirty
     stays far below its own threshold; the verdict is write-back, against the group's limit,
     and its evidence shows the group's dirty pages at the share the rule names (how far above
-    that share the kernel lets the group fill varies run to run)."""
+    that share the kernel lets the group fill varies run to run). At 64 MiB the kernel's OOM
+    killer ended the writer in 2 of 4 runs (a v1 memory group full of pages under write-back
+    to a throttled device): DiskLab said so, but the test is of the verdict."""
     session = run(tmp_path, WRITEBACK.format(directory=slow_lun))
     row = next(r for r in session["results"] if r["tool"] == "engine")
     (back,) = [x for x in row["limited_by"] if x["kind"] == "writeback"]
-    assert back["evidence"]["threshold"] <= 64 << 20
+    assert back["evidence"]["threshold"] <= 128 << 20
     assert back["evidence"]["dirty_bytes"] >= (
         GROUP_WRITEBACK_SHARE * back["evidence"]["threshold"])
     assert "page_cache_limit group" in back["words"]

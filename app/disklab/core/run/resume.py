@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,7 @@ from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.system.sysfs import read
 from disklab.core.vocab.errors import DisklabError, PlanError, ResumeError
-from disklab.core.vocab.model import Plan, Target
+from disklab.core.vocab.model import Case, Plan, Target
 
 MACHINE_ID = "/etc/machine-id"
 # host facts that change the figures but not which machine it is: a warning when they differ
@@ -126,11 +126,11 @@ def _fact_warnings(host: Mapping[str, Any]) -> list[str]:
             for key in COMPARABLE_FACTS if key in host and host[key] != now.get(key)]
 
 
-def _same_cases(library: Library, session_id: int, plan: Plan) -> str | None:
+def _same_cases(library: Library, session_id: int, cases: Sequence[Case]) -> str | None:
     """Why the plan's cases now are not the ones the session recorded, or None."""
     stored = {c["case_id"]: (c["config"], c["tool"], c["params"])
               for c in library.cases(session_id)}
-    now = {c.id: (c.config, c.tool, json.loads(to_json(dict(c.params)))) for c in expand(plan)}
+    now = {c.id: (c.config, c.tool, json.loads(to_json(dict(c.params)))) for c in cases}
     if stored == now:
         return None
     missing = sorted(set(stored) - set(now))
@@ -183,14 +183,14 @@ def prepare_resume(library: Library, ref: str | int,
     if changed:
         raise ResumeError(f"cannot resume {what}: not the same machine and target as when it "
                           f"ran ({'; '.join(changed)})")
-    other = _same_cases(library, sid, plan)
+    cases = expand(plan)
+    other = _same_cases(library, sid, cases)
     if other:
         raise ResumeError(f"cannot resume {what}: {other}")
     if int(session["repeats"]) != plan.repeats:
         raise ResumeError(f"cannot resume {what}: it ran {session['repeats']} repeat(s), its "
                           f"plan now says {plan.repeats}")
     complete = {(r["case_id"], r["repeat"]) for r in library.runs(sid) if r["status"] == "ok"}
-    cases = expand(plan)
     runs = tuple((case.id, repeat) for label in plan.sections()
                  for repeat in range(1, plan.repeats + 1)
                  for case in cases

@@ -3,12 +3,13 @@
 The CLI iterates it directly; the GUI iterates it in one worker thread. Everything a run does is in
 an event, and the library stores every event, so what the user saw is what is kept.
 
-The session's rooms: `session` (set-up, host record, first event), `targets` (the target's
-shape: directories, a raw device, configurations on images, devices and partitions), `sections`
-(each section's runs in order, and the tally), `case` (one case x repeat), `cgroup_limit`
-(page-cache limits), `records` (what a kill would leave behind) and `helper` (the privileged
-helper, started on first use). Nothing is left behind whatever happens, including a failure, a
-cancel, or the caller closing the generator.
+The plan is expanded once, into the session's `schedule`, before the first event; every
+later step reads it. The session's rooms: `session` (set-up, host record, first event),
+`targets` (the target's shape: directories, a raw device, configurations on images, devices
+and partitions), `sections` (each section's runs in order, and the tally), `case` (one case x
+repeat), `cgroup_limit` (page-cache limits), `records` (what a kill would leave behind) and
+`helper` (the privileged helper, started on first use). Nothing is left behind whatever
+happens, including a failure, a cancel, or the caller closing the generator.
 """
 
 from __future__ import annotations
@@ -21,14 +22,13 @@ from collections.abc import Callable, Iterator
 
 from disklab.core.fs.apply import session_state
 from disklab.core.hosts.ssh import Ask
-from disklab.core.plan.matrix import expand
 from disklab.core.run.case import CaseKit
 from disklab.core.run.cgroup_limit import PageCacheLimits
 from disklab.core.run.helper import SessionHelper
-from disklab.core.run.planning import planned_work
 from disklab.core.run.progress import OverallProgress
 from disklab.core.run.records import Records
 from disklab.core.run.resume import Resumption
+from disklab.core.run.schedule import Schedule
 from disklab.core.run.sections import Sections, Tally
 from disklab.core.run.session import (
     host_record,
@@ -84,41 +84,41 @@ def run_plan(
     via_helper = plan.target.needs_root and (os.geteuid() != 0 if privileged_tools is None
                                              else privileged_tools)
     only = frozenset(resume.runs) if resume is not None else None
-    work = planned_work(plan, python, as_root=via_helper, only=only)
-    cases = expand(plan)
-    versions = tool_versions({c.tool for c in cases})
+    schedule = Schedule.of(plan, python, as_root=via_helper, only=only)
+    versions = tool_versions(schedule.tools)
     host = host_record(plan, versions)
     record = session_state(state_dir)
     helper = SessionHelper(password, record)
     limits = PageCacheLimits.of(plan, helper, via_helper, state_dir)
+    records = Records(record, via_helper)
     servers, host_problems = start_servers(plan, ask, cancel.is_set, record,
                                            versions.get("fio"))
-    if servers is not None:
-        host["hosts"] = dict(servers.facts())
-    if limits is not None:  # the session says which figures were taken under a page-cache limit
-        host["page_cache_limit"] = limits.to_json()
-    yield session_start(plan, cases, host, warnings, resume)
-    if resume is not None:
-        warnings = (*warnings, *version_changes(resume, versions))
-    for w in (*warnings, *host_problems):
-        yield Notice(level="warning", message=w, t=time.time())
-    tally = Tally(total_bytes=work.total_bytes, run_count=work.runs,
-                  overall=OverallProgress(work, time.monotonic()))
-    kit = CaseKit(plan, helper, via_helper, library_path, Records(record, via_helper), limits,
-                  servers, cancel, sample_interval)
-    sections = Sections(kit, tally, versions, python, only)
-    if via_helper:
-        yield Notice(level="info", t=time.time(), message=(
-            "the tools run as root through the privileged helper: the target is root's"))
-    try:
-        yield from run_target(sections, state_dir)
+    try:  # from here the servers are stopped and the helper closed however the session ends
+        if servers is not None:
+            host["hosts"] = dict(servers.facts())
+        if limits is not None:  # which figures were taken under a page-cache limit
+            host["page_cache_limit"] = limits.to_json()
+        yield session_start(plan, schedule.cases, host, warnings, resume)
+        if resume is not None:
+            warnings = (*warnings, *version_changes(resume, versions))
+        for w in (*warnings, *host_problems):
+            yield Notice(level="warning", message=w, t=time.time())
+        work = schedule.work
+        tally = Tally(total_bytes=work.total_bytes, run_count=work.runs,
+                      overall=OverallProgress(work, time.monotonic()))
+        kit = CaseKit(plan, helper, via_helper, library_path, records, limits, servers, cancel,
+                      sample_interval)
+        if via_helper:
+            yield Notice(level="info", t=time.time(), message=(
+                "the tools run as root through the privileged helper: the target is root's"))
+        yield from run_target(Sections(schedule, kit, tally, versions), state_dir)
         yield from helper.log()  # the teardown's commands
     finally:
         if servers is not None:
             servers.close()
         workdir = helper.close()
         if workdir:
-            kit.records.forget_dir(workdir)
+            records.forget_dir(workdir)
     yield _finished(tally, cancel)
 
 

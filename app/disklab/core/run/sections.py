@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from disklab.core.plan.targets import named_targets, stream_targets
 from disklab.core.run.case import CaseKit, run_case
-from disklab.core.run.planning import Planned, plan_runs, runtime_of
+from disklab.core.run.planning import Planned, runtime_of
 from disklab.core.run.progress import OverallProgress
+from disklab.core.run.schedule import Schedule
 from disklab.core.run.watch import Share, overall_progress
 from disklab.core.system.devices import check_destructive
 from disklab.core.vocab.errors import DisklabError
@@ -49,13 +50,13 @@ class Tally:
 
 @dataclass
 class Sections:
-    """Runs the sections of one session with its case kit, counting into its tally."""
+    """Runs the sections of one session's schedule with its case kit, counting into its
+    tally."""
 
+    schedule: Schedule
     kit: CaseKit
     tally: Tally
     versions: Mapping[str, str | None]
-    python: str
-    only: frozenset[tuple[str, int]] | None
 
     def stopping(self) -> bool:
         """Whether the session stops before its next step: a cancel (which makes it
@@ -73,11 +74,8 @@ class Sections:
         kit, tally = self.kit, self.tally
         if placed is None:  # one target: every name `on` may use ("target") is this directory
             placed = {name: directory for name in stream_targets(named_targets(kit.plan))}
-        runs = (r for r in plan_runs(kit.plan, self.python, {label: directory}, kit.via_helper,
-                                     self.only, kit.endpoints, placements={label: placed},
-                                     raw_device=raw_device)
-                if r.case.config == label and repeat in (None, r.repeat))
-        for run in runs:
+        for run in self.schedule.runs(label, directory, placed=placed, raw_device=raw_device,
+                                      repeat=repeat, endpoints=kit.endpoints):
             if self.stopping():
                 return
             if run.target.device is not None:
@@ -114,9 +112,7 @@ class Sections:
     def fail(self, label: str, error: str) -> Iterator[Event]:
         """A section that could not be made: its runs are failed with the reason."""
         yield Notice(level="error", message=f"{label}: {error}", t=time.time())
-        for run in plan_runs(self.kit.plan, self.python, only=self.only):
-            if run.case.config != label:
-                continue
+        for run in self.schedule.runs(label):
             yield CaseFailed(case_id=run.case.id, repeat=run.repeat, error=error,
                              transcript_tail="", t=time.time())
             self.tally.failed += 1

@@ -13,12 +13,11 @@ import contextlib
 import os
 import shutil
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Collection, Generator, Iterator
 from typing import Any
 
 from disklab.core.fs.apply import Scratch
 from disklab.core.plan.targets import config_targets, is_multi, named_targets, stream_targets
-from disklab.core.run.planning import plan_runs
 from disklab.core.run.sections import Sections
 from disklab.core.system.devices import check_destructive, identity, identity_of
 from disklab.core.system.mountinfo import filesystem_of
@@ -73,11 +72,9 @@ def _run_configs(s: Sections, state_dir: str) -> Iterator[Event]:
         scratch = Scratch(kit.helper.get(), state_dir, kit.library_path, log=notes.append,
                           state=kit.records.record)
         devices = yield from _make_targets(s, scratch, single)
-        rounds = {(r.case.config, r.repeat) for r in plan_runs(plan, s.python, only=s.only)}
-        needed = {label for label, _repeat in rounds}
-        if single and RAW_SECTION in needed and not s.stopping():
+        if single and RAW_SECTION in s.schedule.sections and not s.stopping():
             yield from _run_raw_section(s, next(iter(devices.values()))[0])
-        for config, repeat in _config_rounds(plan, rounds):
+        for config, repeat in _config_rounds(plan, s.schedule.rounds):
             if s.stopping():
                 break
             placed = yield from _apply_config(s, scratch, config, devices, mountpoints, notes)
@@ -99,7 +96,7 @@ def _run_configs(s: Sections, state_dir: str) -> Iterator[Event]:
                 os.rmdir(m)
 
 
-def _config_rounds(plan: Plan, rounds: set[tuple[str, int]]
+def _config_rounds(plan: Plan, rounds: Collection[tuple[str, int]]
                    ) -> Iterator[tuple[FsConfig, int | None]]:
     """Each configuration to make, in the plan's order: once with all its repeats (None), or
     made again for each round of an interleaved plan. Only what has runs to do (`rounds`:

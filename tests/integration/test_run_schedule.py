@@ -1,14 +1,20 @@
 """Issue 47, the run path: a session expands its plan once, into its Schedule, before the first
 event (a three-configuration session on a scratch image through run_plan calls core.plan's
 expand once, and runs what it ran before: every configuration made, read back and undone in
-order, every case x repeat in the plan's order, each counted once)."""
+order, every case x repeat in the plan's order, each counted once); a directory target with the
+engine starts nothing it does not use (no fio server, no privileged helper, no memory cgroup):
+its only child processes are the engine's."""
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from disklab.core.plan import matrix
@@ -20,6 +26,7 @@ from disklab.core.vocab.events import (
     CaseStarted,
     ConfigApplied,
     ConfigTornDown,
+    Event,
     SessionFinished,
     SessionStarted,
 )
@@ -127,3 +134,83 @@ def test_a_three_configuration_session_expands_its_plan_once(
     assert isinstance(events[-1], SessionFinished)
     assert (events[-1].status, events[-1].failed_cases) == ("finished", 0)
     assert not image.exists()
+
+
+def cgroups_of_disklab() -> set[str]:
+    """Every memory or unified cgroup directory DiskLab names (disklab-PID-...), at the depth
+    a session makes them."""
+    found: set[str] = set()
+    for root, dirs, _files in os.walk("/sys/fs/cgroup"):
+        if root.count(os.sep) > 6:
+            dirs[:] = []
+            continue
+        found.update(os.path.join(root, d) for d in dirs if d.startswith("disklab-"))
+    return found
+
+
+class Children:
+    """The test process's descendants, polled every few milliseconds while a run goes on: pid
+    -> the command lines it was seen with (a child caught between fork and exec still has
+    this process's own)."""
+
+    def __init__(self) -> None:
+        self.me = psutil.Process()
+        self.before = {p.pid for p in self.me.children(recursive=True)}
+        self.seen: dict[int, list[list[str]]] = {}
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _poll(self) -> None:
+        while not self.stop.wait(0.003):
+            for p in self.me.children(recursive=True):
+                if p.pid in self.before:
+                    continue
+                try:
+                    line = p.cmdline()
+                except psutil.Error:
+                    continue
+                lines = self.seen.setdefault(p.pid, [])
+                if line and line not in lines:
+                    lines.append(line)
+
+    def __enter__(self) -> Children:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def programs(self) -> dict[int, list[str]]:
+        """Each child's last command line other than this process's own."""
+        mine = self.me.cmdline()
+        return {pid: next((line for line in reversed(lines) if line != mine), mine)
+                for pid, lines in self.seen.items()}
+
+
+def engine_events(directory: Path, state: Path) -> Iterator[Event]:
+    plan = parse_plan(DIRECTORY.format(directory=directory)).plan
+    yield from run_plan(plan, state_dir=str(state))
+
+
+def test_a_directory_target_with_the_engine_starts_only_the_engine(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    groups_before = cgroups_of_disklab()
+    groups_during: set[str] = set()
+    with Children() as children:
+        events = []
+        for event in engine_events(target, tmp_path / "state"):
+            events.append(event)
+            if isinstance(event, CaseStarted):
+                groups_during |= cgroups_of_disklab() - groups_before
+    assert [e.status for e in events if isinstance(e, SessionFinished)] == ["finished"]
+    programs = children.programs()
+    # the write's run, the read's layout and the read's run: the engine's, and nothing else
+    assert len(programs) >= 3, programs
+    others = {pid: line for pid, line in programs.items()
+              if line[1:3] != ["-m", "disklab.engine"]}
+    assert others == {}
+    assert groups_during == set() and cgroups_of_disklab() == groups_before
+    assert not list((tmp_path / "state").glob("*cgroups*"))
+    assert list(target.iterdir()) == []  # its files removed

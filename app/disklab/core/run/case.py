@@ -274,7 +274,8 @@ def _measure(kit: CaseKit, run: Planned, p: Step, adapter: ToolAdapter, share: S
     """The measured step: started, watched to its end, its result file kept with the
     transcript, and its outcome. Returns 'ok', 'failed' or 'cancelled'."""
     case, repeat, command = run.case, run.repeat, run.command
-    watch = CaseWatch(run, p, adapter, kit.cancel, kit.sample_interval, share)
+    # a ToolGroup reads like one ToolProcess (core.proc.group), which CaseWatch's hints omit
+    watch = CaseWatch(run, p, adapter, kit.cancel, kit.sample_interval, share)  # type: ignore[arg-type]
     with p:
         try:
             yield from _start(p, command.argv, case, repeat)

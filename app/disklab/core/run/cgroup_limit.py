@@ -137,7 +137,8 @@ class PageCacheLimits:
                 try:
                     event = next(events)
                 except StopIteration as stop:
-                    return stop.value
+                    ended: str = stop.value
+                    return ended
                 if (group is not None and isinstance(event, CaseFailed) and event.signal == 9
                         and oom_kills(group) > 0):
                     event = replace(event, error=oom_words(self.plan, run.case))

@@ -27,6 +27,7 @@ from disklab.core.vocab.events import (
     ConfigApplied,
     ConfigTornDown,
     Event,
+    Notice,
     SessionFinished,
     SessionStarted,
 )
@@ -135,6 +136,56 @@ def test_a_three_configuration_session_expands_its_plan_once(
     assert (events[-1].status, events[-1].failed_cases) == ("finished", 0)
     assert not image.exists()
 
+
+A_CONFIG_FAILS = """\
+name = "one config fails"
+repeats = 2
+
+[target]
+image = {{ path = "{image}", size = "128m" }}
+
+[[config]]
+label = "bad"
+fs = "ext4"
+mount = ["no_such_mount_option"]
+
+[[config]]
+label = "good"
+fs = "ext4"
+
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "8m"
+direct = true
+"""
+
+
+@pytest.mark.root
+@pytest.mark.skipif(not IS_ROOT, reason="makes filesystems on a loop device: needs root")
+def test_a_configuration_that_cannot_be_made_fails_its_runs_from_the_schedule(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kernel refuses the mount: that configuration's runs (read from the schedule, not
+    from the plan expanded again) are failed with the reason and counted, the next one runs."""
+    image = tmp_path / "scratch.img"
+    plan = parse_plan(A_CONFIG_FAILS.format(image=image)).plan
+    calls = counting_expand(monkeypatch)
+    events = list(run_plan(plan, state_dir=str(tmp_path / "state")))
+    assert len(calls) == 1
+    (bad,) = [e for e in events if isinstance(e, Notice) and e.level == "error"]
+    assert bad.message.startswith("bad: could not apply")
+    failed = [e for e in events if isinstance(e, CaseFailed)]
+    assert [e.repeat for e in failed] == [1, 2]
+    assert all(e.error in bad.message for e in failed)
+    assert [e.config for e in events if isinstance(e, ConfigApplied)] == ["good"]
+    runs = [e for e in events if isinstance(e, CaseStarted)]
+    assert [(e.case.config, e.repeat, e.run_index, e.run_count) for e in runs] == [
+        ("good", 1, 2, 4), ("good", 2, 3, 4)]
+    assert len([e for e in events if isinstance(e, CaseFinished)]) == 2
+    assert isinstance(events[-1], SessionFinished)
+    assert (events[-1].status, events[-1].failed_cases) == ("failed", 2)
+    assert not image.exists()
 
 def cgroups_of_disklab() -> set[str]:
     """Every memory or unified cgroup directory DiskLab names (disklab-PID-...), at the depth

@@ -1,12 +1,13 @@
-"""What a plan will run: each case x repeat with its command and where it runs (Planned),
-its directories previewed before they exist, and the work it adds up to (runs, bytes, time)."""
+"""What a plan will run: each case x repeat with its command and where it runs (Planned), its
+directories previewed before they exist. A session reads it through its Schedule
+(core.run.schedule), which expands the plan once."""
 
 from __future__ import annotations
 
 import os
 import sys
 import tempfile
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import psutil
@@ -15,7 +16,6 @@ from disklab.core.fs.commands import preview_device, preview_mountpoint
 from disklab.core.hosts.servers import planned_endpoints
 from disklab.core.plan.matrix import expand
 from disklab.core.plan.targets import named_targets, stream_targets
-from disklab.core.run.progress import Work
 from disklab.core.tools.base import Command, RunTarget
 from disklab.core.tools.fio.client import adapter_for
 from disklab.core.vocab.model import RAW_SECTION, Case, HostEndpoint, Plan
@@ -36,6 +36,9 @@ def plan_runs(plan: Plan, python: str = sys.executable,
               endpoints: tuple[HostEndpoint, ...] | None = None,
               placements: Mapping[str, Mapping[str, str]] | None = None,
               raw_device: str | None = None,
+              cases: Sequence[Case] | None = None,
+              section: str | None = None,
+              repeat: int | None = None,
               ) -> Iterator[Planned]:
     """Every case x repeat with its command, in run order, one at a time (a plan may have
     100000 runs: their commands are made as they are needed, never all held), in the plan's
@@ -50,8 +53,9 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     `placements`: config label -> stream target name -> its directory, for the cases placed
     with `on` (default: the directory targets' paths, else a preview mountpoint per target);
     `raw_device`: the device the raw-device section's cases run on (an image's loop device once
-    attached; default: as `plan show` previews it)."""
-    cases = expand(plan)
+    attached; default: as `plan show` previews it); `cases`: the plan's cases when already
+    expanded (a Schedule's); `section`, `repeat`: just that section's runs, of that round."""
+    cases = expand(plan) if cases is None else cases
     hosts = planned_endpoints(plan) if endpoints is None else endpoints
     is_root = as_root or os.geteuid() == 0
     ram = psutil.virtual_memory().total
@@ -59,23 +63,27 @@ def plan_runs(plan: Plan, python: str = sys.executable,
     default = {"directory": plan.target.path, "device": tempfile.gettempdir()}.get(
         plan.target.kind) or preview_mountpoint()
     previews = _preview_directories(plan)
-    for label, repeat in plan.rounds():  # by configuration, or interleaved by repeat
-        mine = [c for c in cases if c.config == label]
+    by_section: dict[str, list[Case]] = {}
+    for case in cases:
+        by_section.setdefault(case.config, []).append(case)
+    for label, r in plan.rounds():  # by configuration, or interleaved by repeat
+        if section not in (None, label) or repeat not in (None, r):
+            continue
         directory = (directories or {}).get(label, default)
         placed = (placements or {}).get(label, previews)
         on = device
         if label == RAW_SECTION and plan.raw_section:  # (a device target's label is the same)
             on = raw_device or preview_device(plan.target.kind, plan.target.path)
             directory = (directories or {}).get(label, tempfile.gettempdir())
-        for case in mine:
-            if only is not None and (case.id, repeat) not in only:
+        for case in by_section.get(label, ()):
+            if only is not None and (case.id, r) not in only:
                 continue
-            target = RunTarget(directory=directory, tag=f"{case.id}-r{repeat}",
+            target = RunTarget(directory=directory, tag=f"{case.id}-r{r}",
                                device=on, ram_bytes=ram, is_root=is_root,
                                python=python, hosts=hosts, directories=placed)
             command = adapter_for(case.tool, case.params, hosts).build_command(
                 case.params, target)
-            yield Planned(case, repeat, command, target)
+            yield Planned(case, r, command, target)
 
 
 def _preview_directories(plan: Plan) -> dict[str, str]:
@@ -90,25 +98,8 @@ def _preview_directories(plan: Plan) -> dict[str, str]:
     return out
 
 
-def run_totals(plan: Plan, python: str = sys.executable, as_root: bool = False,
-               only: Collection[tuple[str, int]] | None = None) -> tuple[int, int]:
-    """(runs, planned bytes) of a whole plan (or of the `only` runs), counted one at a time."""
-    count = total = 0
-    for run in plan_runs(plan, python, as_root=as_root, only=only):
-        count += 1
-        total += run.command.planned_bytes or 0
-    return count, total
-
-
-def planned_work(plan: Plan, python: str = sys.executable, as_root: bool = False,
-                 only: Collection[tuple[str, int]] | None = None) -> Work:
-    """The runs of a whole plan (or of the `only` runs) counted by kind, time-based (a runtime
-    parameter) or size-based, for the overall progress and ETA (core.run.progress)."""
-    return Work.of((runtime_of(run.case), run.command.planned_bytes, run.case.config)
-                   for run in plan_runs(plan, python, as_root=as_root, only=only))
-
-
 def runtime_of(case: Case) -> float:
+    """A time-based case's runtime in seconds (0: size-based)."""
     try:
         return max(0.0, float(case.params.get("runtime") or 0))
     except (TypeError, ValueError):

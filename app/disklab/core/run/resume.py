@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import os
 import socket
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from disklab.core.library import Library
@@ -23,14 +24,15 @@ from disklab.core.library.schema import RESUMABLE
 from disklab.core.library.writer import to_json
 from disklab.core.plan.matrix import expand
 from disklab.core.plan.parse import parse_plan
-from disklab.core.system.devices import identity
+from disklab.core.system.devices import device_for_path, identity
 from disklab.core.system.host import host_facts
 from disklab.core.system.mountinfo import filesystem_of
-from disklab.core.system.sysfs import read
+from disklab.core.system.sysfs import SECTOR, SYS_CLASS_BLOCK, read
 from disklab.core.vocab.errors import DisklabError, PlanError, ResumeError
-from disklab.core.vocab.model import Plan, Target
+from disklab.core.vocab.model import Case, Plan, Target
 
 MACHINE_ID = "/etc/machine-id"
+UDEV_DATA = Path("/run/udev/data")  # udev's database: b<major>:<minor> per block device
 # host facts that change the figures but not which machine it is: a warning when they differ
 COMPARABLE_FACTS = ("kernel", "cpu_model", "cpu_count", "memory_bytes")
 
@@ -58,11 +60,61 @@ def _filesystem(path: str) -> dict[str, Any]:
     out: dict[str, Any] = {k: fs.get(k) for k in ("fstype", "source", "mountpoint")}
     source = str(fs.get("source") or "")
     if source.startswith("/dev/"):
-        try:
-            out["device"] = identity(source)
-        except DisklabError:
-            out["device"] = None
+        out["device"] = quiet_identity(source)
     return out
+
+
+def quiet_identity(source: str) -> str | None:
+    """'PATH SERIAL SIZE' of the block device under a filesystem, in the form
+    devices.identity gives it, read from sysfs and udev's database alone: recording it starts
+    no process and opens no device (devices.identity settles udev, lists every device with
+    lsblk and probes the device with blkid, which a directory target never needs)."""
+    dev = device_for_path(source)
+    if dev is None:
+        return None
+    disk = dev.parent or dev.name
+    if disk.startswith("loop"):
+        serial = _loop_serial(disk)
+    else:
+        udev = _udev_properties(dev.devno)
+        serial = (udev.get("ID_SCSI_SERIAL") or udev.get("ID_SERIAL_SHORT")
+                  or _sysfs_serial(dev.name) or udev.get("ID_WWN_WITH_EXTENSION")
+                  or udev.get("ID_WWN") or (_sysfs_serial(disk) if disk != dev.name else None))
+    if serial and disk != dev.name:
+        serial = f"{serial}#{dev.name}"
+    sectors = (read(SYS_CLASS_BLOCK / dev.name / "size") or "0").strip()
+    dm_name = (read(SYS_CLASS_BLOCK / dev.name / "dm" / "name") or "").strip()
+    path = f"/dev/mapper/{dm_name}" if dm_name else dev.path
+    size = int(sectors) * SECTOR if sectors.isdigit() else 0
+    return f"{path} {(serial or '-').replace(' ', chr(92) + '040')} {size}"
+
+
+def _udev_properties(devno: str) -> dict[str, str]:
+    """udev's properties of a block device (empty without a udev database)."""
+    text = read(UDEV_DATA / f"b{devno}") or ""
+    return dict(line[2:].split("=", 1) for line in text.splitlines()
+                if line.startswith("E:") and "=" in line)
+
+
+def _sysfs_serial(name: str) -> str | None:
+    """A device's serial as the kernel shows it (virtio, NVMe, SCSI)."""
+    for rel in ("serial", "device/serial", "device/vpd_pg80"):
+        text = read(SYS_CLASS_BLOCK / name / rel)
+        if text:
+            return "".join(ch for ch in text if ch.isprintable()).strip() or None
+    return None
+
+
+def _loop_serial(loop: str) -> str | None:
+    """A loop device's backing file and its inode: another image on the same number differs."""
+    back = (read(SYS_CLASS_BLOCK / loop / "loop" / "backing_file") or "").strip()
+    back = back.removesuffix(" (deleted)")
+    if not back:
+        return None
+    try:
+        return f"{back}#{os.stat(back).st_ino}"
+    except OSError:
+        return f"{back}#0"
 
 
 def target_identity(target: Target) -> dict[str, Any]:
@@ -126,11 +178,11 @@ def _fact_warnings(host: Mapping[str, Any]) -> list[str]:
             for key in COMPARABLE_FACTS if key in host and host[key] != now.get(key)]
 
 
-def _same_cases(library: Library, session_id: int, plan: Plan) -> str | None:
+def _same_cases(library: Library, session_id: int, cases: Sequence[Case]) -> str | None:
     """Why the plan's cases now are not the ones the session recorded, or None."""
     stored = {c["case_id"]: (c["config"], c["tool"], c["params"])
               for c in library.cases(session_id)}
-    now = {c.id: (c.config, c.tool, json.loads(to_json(dict(c.params)))) for c in expand(plan)}
+    now = {c.id: (c.config, c.tool, json.loads(to_json(dict(c.params)))) for c in cases}
     if stored == now:
         return None
     missing = sorted(set(stored) - set(now))
@@ -183,14 +235,14 @@ def prepare_resume(library: Library, ref: str | int,
     if changed:
         raise ResumeError(f"cannot resume {what}: not the same machine and target as when it "
                           f"ran ({'; '.join(changed)})")
-    other = _same_cases(library, sid, plan)
+    cases = expand(plan)
+    other = _same_cases(library, sid, cases)
     if other:
         raise ResumeError(f"cannot resume {what}: {other}")
     if int(session["repeats"]) != plan.repeats:
         raise ResumeError(f"cannot resume {what}: it ran {session['repeats']} repeat(s), its "
                           f"plan now says {plan.repeats}")
     complete = {(r["case_id"], r["repeat"]) for r in library.runs(sid) if r["status"] == "ok"}
-    cases = expand(plan)
     runs = tuple((case.id, repeat) for label in plan.sections()
                  for repeat in range(1, plan.repeats + 1)
                  for case in cases

@@ -77,6 +77,12 @@ class RateFigures:
         self._changed = False
         self.blank()
 
+    def units_changed(self) -> None:
+        """The figures shown written again in the units now chosen (human_rate)."""
+        if self._rates:
+            self._changed = True
+            self.show()
+
     def blank(self) -> None:
         for label in self.labels.values():
             label.setText(BLANK)

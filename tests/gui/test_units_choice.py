@@ -223,6 +223,7 @@ def test_the_windows_units_setting_every_page_and_after_a_restart(
         cells = [table.item(r, 2).text() for r in range(table.rowCount())]
         assert all(IEC in c and f" {SI}" not in c for c in cells), cells
         assert plots.plots["app"].getAxis("left").labelText == IEC
+        assert all(label.text() == "–" for label in w.run.figures.labels.values())  # ended
         now = plots.buffers["app_wchar_bps"].data()[1]
         assert now == pytest.approx(write * 1e6 / MiB)  # the same samples, in MiB/s
         assert _iec(mean) in _texts(w.library.results_table)

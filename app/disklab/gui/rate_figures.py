@@ -78,8 +78,10 @@ class RateFigures:
         self.blank()
 
     def units_changed(self) -> None:
-        """The figures shown written again in the units now chosen (human_rate)."""
-        if self._rates:
+        """The figures shown written again in the units now chosen (human_rate); blank ones
+        (a run ended) stay blank."""
+        if self._rates and any(label.text() not in (BLANK, NOT_SEEN)
+                               for label in self.labels.values()):
             self._changed = True
             self.show()
 

@@ -96,8 +96,8 @@ DIFF_MIN_WIDTH = 160  # px: a config diff column is never narrower
 DIFF_ROOM = 1000  # px: the diff table's width before it is first shown (at 1280 px)
 CELL_WIDTH = 300  # px: the widest a column opens; longer text is elided, whole in the tooltip
 PICKER_WIDTH = 170  # px: the session picker's column (at 1024 px the pivot shows 3 columns)
-# px: a pivot's cells and row labels wrap beyond these ('2780 ± 269 (CV 9.7 %)' above
-# '-29.9 % ≠'), so three configurations fit beside their labels at 1024 px
+# px: a pivot's cells (unless the columns have more room each) and row labels wrap beyond
+# these, so three configurations fit beside their labels at 1024 px
 PIVOT_CELL_WIDTH, PIVOT_LABEL_WIDTH = 170, 130
 # where a pivot cell's comparison starts: its '+12.2 % ▲', or the baseline's mark
 DELTA_BREAK = re.compile(rf" (?=[+-](?:\d|inf)[^ ]* % |{MARKS[BASELINE]})")
@@ -524,8 +524,9 @@ class ComparePage(QWidget):
                    list(p.rows), [[cell_lines(c) for c in r[1:]] for r in table.rows],
                    [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
                     for i in range(len(p.rows))],
-                   tips=[list(r[1:]) for r in table.tips], width=PIVOT_CELL_WIDTH,
-                   label_width=PIVOT_LABEL_WIDTH)
+                   tips=[list(r[1:]) for r in table.tips], width=min(CELL_WIDTH, max(
+                       PIVOT_CELL_WIDTH, (self.pivot_view.width() - PIVOT_LABEL_WIDTH - 24)
+                       // max(len(p.columns), 1))), label_width=PIVOT_LABEL_WIDTH)
         mark_cells(self.pivot_view, [[limit_marks(p.cell_limits.get((i, j)))
                                       for j in range(len(p.columns))]
                                      for i in range(len(p.rows))])

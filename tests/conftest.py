@@ -134,6 +134,28 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.fixture(autouse=True)
+def _default_units() -> Iterator[None]:
+    """Every test starts and ends in the default units choice (core.vocab.units: the process's
+    one setting), whatever a window or a command of the test before chose."""
+    from disklab.core.vocab.units import DEFAULT_UNITS, use_units
+
+    use_units(DEFAULT_UNITS)
+    yield
+    use_units(DEFAULT_UNITS)
+
+
+@pytest.fixture
+def iec_units() -> Iterator[None]:
+    """The IEC units choice (MiB/s, MiB) for a test whose figures are written in MiB (a plot
+    fed 100 MiB/s, a table of 2**20 multiples): what it checks is not the units choice, which
+    tests/gui/test_units_choice.py and tests/unit/test_units_choice.py check."""
+    from disklab.core.vocab.units import units_used
+
+    with units_used("iec"):
+        yield
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The files of `slow` tests first, each file's tests in their order: make test's workers
     take a file at a time in this order (--dist loadfile), and the quick files then fill the

@@ -61,7 +61,7 @@ def test_compare_markdown_to_stdout(two_sessions, capsys):
     assert lines[2].startswith(f"| {a} first (baseline) |")
     assert lines[3].startswith(f"| {b} second |")
     # a delta in per cent against the baseline; one run on this side: no test
-    assert "MiB/s" in lines[3] and " % †" in lines[3] and "no test possible" not in lines[3]
+    assert "MB/s" in lines[3] and " % †" in lines[3] and "no test possible" not in lines[3]
     assert out.count("† one run: no test possible") == 1  # said once, under the table
 
 
@@ -143,7 +143,7 @@ def test_same_text_for_the_same_figure_on_every_surface(two_sessions, qtbot, tmp
         row = next(r for r in lib.results(a) if r["metric"] == "write")
     mean, std, n = row_stats(row)
     assert n == 2 and std is not None
-    figure = format_value(mean, "B/s")  # e.g. '1380 MiB/s'
+    figure = format_value(mean, "B/s")  # e.g. '1380 MB/s'
     spread = format_value(std, "B/s")
     both = format_mean_std(mean, std, n, "B/s")
     assert both == f"{figure} ± {spread}"

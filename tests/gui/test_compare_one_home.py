@@ -11,6 +11,7 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.library import Library
 from disklab.core.results.sessions_compared import compare_sessions, find_sessions
+from disklab.gui.pages.compare import cell_lines
 from tests.helpers import record_two_configs
 
 
@@ -35,5 +36,5 @@ def test_the_page_and_the_command_show_the_same_cells(qtbot, window, library_pat
     assert baseline in doc["rows"]
     t = page.pivot_view
     shown = [[t.item(i, j).text() for j in range(t.columnCount())] for i in range(t.rowCount())]
-    assert shown == [[c["shown"].replace("; ", "\n") for c in r] for r in doc["cells"]]
+    assert shown == [[cell_lines(c["shown"]) for c in r] for r in doc["cells"]]
     assert "+50.0 % ▲" in shown[1][0]  # b's writes against a's: compared, not only values

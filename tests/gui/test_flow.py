@@ -75,7 +75,7 @@ def test_build_run_watch_browse_compare_export(qtbot, window, target_dir, tmp_pa
     assert table.rowCount() == 2
     for row in range(2):
         assert table.item(row, STATUS).text() == "done"
-        assert "MiB/s" in table.item(row, RESULT).text()
+        assert "MB/s" in table.item(row, RESULT).text()
     assert window.run.bars.overall.value() == 1000
     assert "$ " in window.run.log.toPlainText()
 

@@ -47,7 +47,8 @@ def test_the_first_frame_comes_without_numpy_or_pyqtgraph_and_the_plots_right_af
     assert int(curves) >= 8  # the Run page's live plots, whole
 
 
-def test_samples_and_markers_before_the_plots_exist_are_all_plotted(qtbot):
+def test_samples_and_markers_before_the_plots_exist_are_all_plotted(qtbot, iec_units):
+    # iec_units: the samples are fed in MiB/s (tests/conftest.py)
     plots = lazy.live_plots()
     qtbot.addWidget(plots)
     plots.driven = True  # set by the Run page when a run starts: handed on to the real plots

@@ -80,7 +80,8 @@ def test_async_fio_and_the_tool_report_between_cases(qtbot, window, tmp_path: Pa
     assert len(after) and not connect[t == breaks[-1]][0]
 
 
-def test_the_line_is_not_drawn_across_the_break(qtbot) -> None:
+def test_the_line_is_not_drawn_across_the_break(qtbot, iec_units) -> None:
+    # iec_units: the samples are fed in MiB/s (tests/conftest.py)
     plots = LivePlots(which=("app",))
     qtbot.addWidget(plots)
     plots.resize(800, 300)

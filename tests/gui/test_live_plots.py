@@ -22,6 +22,10 @@ from disklab.core.vocab.units import MiB
 from disklab.gui.plot_export import export_csv, samples_csv
 from disklab.gui.plots import LivePlots
 
+# samples fed in MiB/s (multiples of 2**20): drawn in IEC units (tests/conftest.py iec_units);
+# the plots' units choice is tests/gui/test_units_choice.py's
+pytestmark = pytest.mark.usefixtures("iec_units")
+
 
 def _plots(qtbot, which=("app", "device"), size=(800, 500)) -> LivePlots:
     plots = LivePlots(which=which)

@@ -30,6 +30,7 @@ from disklab.cli.main import main
 from disklab.core.library import Library
 from disklab.core.results.charts import PALETTE
 from disklab.core.vocab.units import MiB
+from disklab.gui.pages.compare import cell_lines
 from tests.helpers import IS_ROOT
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="makes loop devices and mounts (root)")
@@ -199,13 +200,13 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
         "ordered / write")
     gui = [[t.item(i, j).text() for j in range(2)] for i in range(2)]
     assert [t.verticalHeaderItem(i).text() for i in range(2)] == doc["rows"]
-    assert [[c["shown"].replace("; ", "\n") for c in r] for r in doc["cells"]] == gui
+    assert [[cell_lines(c["shown"]) for c in r] for r in doc["cells"]] == gui
 
     # the HTML report of the page holds the same cells, its pivot first
     html_path = Path(page.export("html", str(tmp_path / "report.html")))
     html_text = html_path.read_text()
     cells = pivot_cells(html_text)
-    assert [c[1:] for c in cells] == [[g.replace("\n", "; ") for g in r] for r in gui]
+    assert [c[1:] for c in cells] == [[c["shown"] for c in r] for r in doc["cells"]]
     assert html_text.index("<h2>Pivot") < html_text.index("<svg") < html_text.index(
         "<details>")
     # and so does the CLI's HTML of the same pivot
@@ -242,7 +243,7 @@ def test_gui_pivot_html_chart_and_config_diff(qtbot, window, session: tuple[Path
         page.chart_pick.setCurrentIndex(j)
         spec = page.charts[j]
         assert spec.categories == (test,) and spec.better == "higher is better"
-        assert spec.title.startswith(f"{test} (MiB/s)") and "n=2 per point" in spec.note
+        assert spec.title.startswith(f"{test} (MB/s)") and "n=2 per point" in spec.note
         svg_path = Path(page.export("svg", str(tmp_path / f"chart-{test}.svg")))
         image, width, height = _rendered(svg_path, tmp_path / f"rsvg-{test}.png")
         root = ET.fromstring(svg_path.read_text())

@@ -10,6 +10,7 @@ import pytest
 
 from disklab.cli.main import main
 from disklab.core.library import Library
+from disklab.gui.pages.compare import cell_lines
 from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
 
 
@@ -26,8 +27,9 @@ def test_pivot_opens_with_the_report_and_follows_the_combos(qtbot, window, libra
     assert [t.verticalHeaderItem(i).text() for i in range(t.rowCount())] == ["write", "read"]
     assert [t.horizontalHeaderItem(j).text() for j in range(t.columnCount())] == ["a", "b"]
     # the page's baseline (configuration a) compares b's write with a's write only
-    assert t.item(0, 1).text() == "150 ± 2.00 (CV 1.3 %) +50.0 % ▲"
-    assert t.item(0, 0).text() == "100 ± 4.00 (CV 4.0 %) ◆"
+    # (150 ± 2 MiB/s and 100 ± 4 MiB/s in MB/s, the comparison on a line of its own)
+    assert t.item(0, 1).text() == "157 ± 2.10 (CV 1.3 %)\n+50.0 % ▲"
+    assert t.item(0, 0).text() == "105 ± 4.19 (CV 4.0 %)\n◆"
     assert "◆ baseline 1 two configs / a" not in page.pivot_note.text()
     assert "◆ baseline a: each cell is compared with the cell of a" in page.pivot_note.text()
     # the significant difference is coloured, along the configurations
@@ -45,6 +47,6 @@ def test_pivot_opens_with_the_report_and_follows_the_combos(qtbot, window, libra
     doc = json.loads(capsys.readouterr().out)
     assert doc["rows"] == ["a", "b"] and doc["columns"] == ["mode=write", "mode=read"]
     gui = [[t.item(i, j).text() for j in range(t.columnCount())] for i in range(t.rowCount())]
-    assert gui == [[c["shown"].replace("; ", "\n") for c in r] for r in doc["cells"]]
+    assert gui == [[cell_lines(c["shown"]) for c in r] for r in doc["cells"]]
     assert doc["cells"][1][0]["mean"] == pytest.approx(sum(PIVOT_FIGURES[("b", "write")]) / 3)
     assert page.charts[0].y_label == "op/s"  # the chart follows the pivot

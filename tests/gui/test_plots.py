@@ -24,6 +24,10 @@ from disklab.gui.export import write_chart
 from disklab.gui.plot_series import peak_window
 from disklab.gui.plots import LivePlots
 
+# samples fed in MiB/s (multiples of 2**20): drawn in IEC units (tests/conftest.py iec_units);
+# the plots' units choice is tests/gui/test_units_choice.py's
+pytestmark = pytest.mark.usefixtures("iec_units")
+
 REPAINTS = 20_000
 
 

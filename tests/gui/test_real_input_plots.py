@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 
 from disklab.core.library.store import Library
-from disklab.core.vocab.units import MiB
 from tests.gui.test_real_input import Desktop, wait_for
 
 pytestmark = [pytest.mark.slow]
@@ -79,7 +78,7 @@ def centre(rect: list[int]) -> tuple[int, int]:
 
 
 def stored(library: Path, session: int, series: str, t0: float) -> list[tuple[float, float]]:
-    """The stored samples of a series as (plot time, value in MiB/s), from the CLI's export."""
+    """The stored samples of a series as (plot time, value in MB/s), from the CLI's export."""
     out = subprocess.run([sys.executable, "-m", "disklab", "export", str(session), "--format",
                           "samples", "-o", "-", "--library", str(library)],
                          capture_output=True, text=True, check=True, timeout=60,
@@ -91,7 +90,7 @@ def stored(library: Path, session: int, series: str, t0: float) -> list[tuple[fl
         lib.close()
     rows = [r for r in csv.DictReader(io.StringIO(out)) if r["series"] == series]
     return sorted((starts[(r["case_id"], int(r["repeat"]))] + float(r["t_s"]) - t0,
-                   float(r["value"]) / MiB) for r in rows)
+                   float(r["value"]) / 1e6) for r in rows)
 
 
 def test_the_live_plots_by_real_mouse(tmp_path):
@@ -175,7 +174,7 @@ def _by_hand(desk: Desktop, probe: Probe, state: dict, library: Path, tmp: Path)
     desk.xdo("mousemove", str(rect[0] + rect[2] // 2), str(rect[1] + rect[3] // 3))
     text = probe.settled()["readout"]
     at = float(re.search(r"t = ([0-9.]+) s", text).group(1))
-    shown_value = float(re.search(r"Application: write ([0-9.e+]+) MiB/s", text).group(1))
+    shown_value = float(re.search(r"Application: write ([0-9.e+]+) MB/s", text).group(1))
     near = sorted(app, key=lambda s: abs(s[0] - at))[:2]  # the nearest and the next nearest
     assert any(f"{v:.4g}" == f"{shown_value:.4g}" for _t, v in near), (text, near)
     desk.shot("plots-crosshair")
@@ -218,8 +217,8 @@ def _by_hand(desk: Desktop, probe: Probe, state: dict, library: Path, tmp: Path)
     desk.key("Return")
     wait_for("the CSV", lambda: path.exists() and path.stat().st_size > 0, 20, desk)
     rows = list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
-    got = [(float(r["t_s"]), float(r["Application write (MiB/s)"])) for r in rows
-           if r.get("Application write (MiB/s)")]
+    got = [(float(r["t_s"]), float(r["Application write (MB/s)"])) for r in rows
+           if r.get("Application write (MB/s)")]
     want = [(round(t, 3), v) for t, v in app if plo <= t <= phi]
     assert len(got) == len(want) and got, (len(got), len(want))
     for (tg, vg), (tw, vw) in zip(got, want, strict=True):

@@ -104,7 +104,7 @@ def test_a_cancelled_case_shows_its_partial_figure(qtbot, window, tmp_path: Path
     assert cancelled
     assert any(m.value is not None for m in cancelled[0].metrics)  # the engine reports
     cell = window.run.table.item(0, 2).text()
-    assert "MiB/s" in cell and "partial" in cell, cell
+    assert "MB/s" in cell and "partial" in cell, cell
 
 
 def test_the_overall_line_at_the_start_and_after_a_cancel_mid_matrix(qtbot, window,

@@ -7,8 +7,10 @@
   --end_fsync=1, 1 GiB file, 1 MiB / 4 KiB blocks, queue depths 8, 1, 32, 1, one thread, 5
   loops averaged).
 - The same set, made small (16 MiB, 1 s a run), runs for real: the Run page shows eight tiles,
-  each the figure of the stored session (`disklab show --json`) in KDiskMark's MB/s (fio's KiB/s
-  / 1000) with its IOPS, and the session is in the Library like any other.
+  each the figure of the stored session (`disklab show --json`) in MB/s (10^6 bytes a second,
+  the units choice's default) with its IOPS, the same figure and unit as the Run table's row of
+  the case (they said 1662 MB/s and 1623 MiB/s), and the session is in the Library like any
+  other.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from pytestqt.exceptions import TimeoutError
 from disklab.core import proc
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.results.format import number
-from disklab.core.standard_set import KDISKMARK_MB, NAME, standard_plan
+from disklab.core.standard_set import NAME, standard_plan
 from disklab.core.vocab.events import CaseStarted
+from disklab.gui.case_table import RESULT
 
 pytestmark = [pytest.mark.slow]
 
@@ -119,15 +122,19 @@ def test_eight_tiles_say_what_the_session_stored(qtbot, window, tmp_path: Path,
     rows = json.loads(out)["results"]
     tiles = page.tiles.shown()
     assert len(tiles) == 8 and "–" not in tiles.values(), tiles
+    results = [page.table.item(i, RESULT).text() for i in range(page.table.rowCount())]
     for r in rows:
         p = r["params"]
         if r["metric"] not in ("read", "write"):
             continue
         kind = "SEQ1M" if p["bs"] == "1m" or p["bs"] == 1 << 20 else "RND4K"
         label = f"{kind} Q{p['iodepth']}T{p['numjobs']}"
-        assert tiles[(label, r["metric"])] == number(r["mean"] / KDISKMARK_MB), (label, r)
+        assert tiles[(label, r["metric"])] == number(r["mean"] / 1e6), (label, r)
         detail = page.tiles.labels[(label, r["metric"])][1].text()
         assert detail.startswith("MB/s") and "IOPS" in detail
+        # the Run table's row of the case: the same figure, the same unit
+        assert any(f"{r['metric']} {tiles[(label, r['metric'])]} MB/s" in c
+                   for c in results), (label, r["metric"], tiles, results)
     assert re.search(r"SEQ1M Q8T1", " ".join(k for k, _d in tiles))
     shots = os.environ.get("DISKLAB_SCREENSHOTS")  # `make screenshots`: the tiles, looked at
     if shots:

@@ -63,4 +63,4 @@ def test_library_and_compare_tables_show_the_spread_of_streams(qtbot, window, ta
                for j in range(window.compare.table.columnCount())]
     for metric in SPREAD:
         (j,) = [j for j, h in enumerate(headers) if h.split()[1] == metric]
-        assert "MiB/s" in window.compare.table.item(0, j).text()
+        assert "MB/s" in window.compare.table.item(0, j).text()

@@ -298,7 +298,7 @@ def test_a_cancelled_run_is_left_out_of_the_means_by_default(cancelled, capsys) 
 
     text = run_cli(capsys, "show", str(sid), "--library", str(library))
     assert f"1 run excluded from the means, comparisons and charts (1 {status})" in text
-    assert re.search(rf"repeat 3 {status}: [0-9.]+ MiB/s, not in the mean", text)
+    assert re.search(rf"repeat 3 {status}: [0-9.]+ MB/s, not in the mean", text)
 
     cmp = compare_json(capsys, library, str(other), str(sid))
     assert cmp["excluded"]["runs"] == 1 and cmp["excluded"]["reasons"] == {status: 1}

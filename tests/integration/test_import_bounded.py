@@ -81,7 +81,8 @@ def test_endless_and_huge_inputs_are_refused_in_one_line_inside_512_mib(
     expected = {
         "/dev/zero": "/dev/zero: not a regular file (a character device)",
         str(fifo): f"{fifo}: not a regular file (a FIFO)",
-        str(sparse): f"{sparse}: 2 GiB is larger than a tool output can be (128 MiB at most)",
+        # 2 GiB and 128 MiB in MB, the default units
+        str(sparse): f"{sparse}: 2.15 GB is larger than a tool output can be (134 MB at most)",
     }
     for path, words in expected.items():
         done = import_in(memory_group, path, library)

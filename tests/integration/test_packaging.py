@@ -129,7 +129,7 @@ def test_start_runs_the_quick_preset_headless(installed: dict[str, Path]) -> Non
     assert "quick look" in done.stdout
     header = next(line for line in done.stdout.splitlines() if line.startswith("config"))
     assert header.split()[:6] == ["config", "tool", "metric", "direction", "parameters", "mean"]
-    assert "engine" in done.stdout and "MiB/s" in done.stdout
+    assert "engine" in done.stdout and "MB/s" in done.stdout
 
 
 def test_presets_by_name_validate_and_show(installed: dict[str, Path]) -> None:

@@ -33,6 +33,6 @@ def test_case_lines_name_what_differs_and_each_target() -> None:
     assert lines[2] == "[1/2] as is | fio iodepth=1 (repeat 1)"  # the default, said
     assert lines[3] == "[2/2] as is | fio iodepth=16 (repeat 1)"
     # one rate formatter (issue 29): the figures as every table writes them
-    assert lines[4] == ("    done in 2.0 s: write target=a 374 MiB/s, write target=b "
-                        "338 MiB/s, write target=all 712 MiB/s")
+    assert lines[4] == ("    done in 2.0 s: write target=a 392 MB/s, write target=b "
+                        "354 MB/s, write target=all 746 MB/s")  # 374, 337.5, 711.5 MiB/s
     assert "runtime" not in out.getvalue() and "rwmixread" not in out.getvalue()

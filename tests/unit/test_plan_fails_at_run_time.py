@@ -91,8 +91,8 @@ def test_an_image_larger_than_its_filesystem_holds_in_one_file_is_refused(
 
 
 @pytest.mark.parametrize(("size", "partitions", "says"), [
-    ("256m", 0, "t.img (256 MiB) is smaller"),
-    ("1g", 4, "partition target1 (255 MiB) is smaller"),
+    ("256m", 0, "t.img (268 MB) is smaller"),  # 256 MiB
+    ("1g", 4, "partition target1 (267 MB) is smaller"),  # 255 MiB
 ])
 def test_xfs_below_its_least_size_is_refused(tmp_path: Path, size: str, partitions: int,
                                              says: str) -> None:

@@ -118,8 +118,8 @@ def test_work_describes_a_time_based_plan_by_its_time():
     assert work.describe() == "8 time-based run(s) of 10 min 00 s in all"
     assert "GiB" not in work.describe()
     mixed = Work.of([(75.0, 256 << 20), (None, 2 << 30)])
-    assert mixed.describe() == ("1 time-based run(s) of 1 min 15 s in all; about 2 GiB "
-                                "moved by 1 size-based run(s)")
+    assert mixed.describe() == ("1 time-based run(s) of 1 min 15 s in all; about 2.15 GB "
+                                "moved by 1 size-based run(s)")  # 2 GiB
 
 
 def test_plan_summary_of_a_time_based_plan_says_its_time(tmp_path):
@@ -132,10 +132,10 @@ def test_plan_summary_of_a_time_based_plan_says_its_time(tmp_path):
 
 def test_readable_log_lines():
     assert readable_line('{"type":"interval","elapsed":2.0,"bytes":2147483648,"ops":2}') == (
-        "2.0 s: 2 GiB done, 1024 MiB/s on average")  # one rate formatter (issue 29)
+        "2.0 s: 2.15 GB done, 1074 MB/s on average")  # one rate formatter (issue 29)
     summary = ('{"type":"summary","mode":"write","bytes":1073741824,"ops":1,"seconds":2.0,'
                '"bw":536870912,"iops":1000,"lat_ns":{"mean":131171.0}}')
-    assert readable_line(summary) == ("result write: 1 GiB in 2.0 s = 512 MiB/s, 1000 IOPS, "
+    assert readable_line(summary) == ("result write: 1.07 GB in 2.0 s = 537 MB/s, 1000 IOPS, "
                                       "mean latency 131 µs")
     assert readable_line("plain text {not json}") == "plain text {not json}"
     big = '{"jobs": [' + ", ".join(['{"a": 1}'] * 100) + "]}"

@@ -19,6 +19,10 @@ from disklab.core.results.compare import compare_results
 from disklab.core.results.format import format_value
 from disklab.core.results.svg import nice_ticks, to_svg, write_svgs
 
+# figures written in MiB (2**20 multiples): read in IEC units (tests/conftest.py iec_units);
+# the SI default is tests/unit/test_units_choice.py's
+pytestmark = pytest.mark.usefixtures("iec_units")
+
 ROWS = [
     {"config": "as is", "tool": "iozone", "test": "write", "metric": "write", "unit": "B/s",
      "params": {"record_size": 4096, "file_size": 1 << 20}, "n": 3, "mean": 100 * 2**20,

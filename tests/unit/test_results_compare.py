@@ -16,6 +16,10 @@ from disklab.core.results.documents import comparison_csv, comparison_json, comp
 from disklab.core.results.rows import constant_params, headline, is_headline
 from disklab.core.results.tables import cell_text, comparison_table
 
+# figures written in MiB (2**20 multiples): read in IEC units (tests/conftest.py iec_units);
+# the SI default is tests/unit/test_units_choice.py's
+pytestmark = pytest.mark.usefixtures("iec_units")
+
 ROWS_A = [
     {"config": "as is", "tool": "iozone", "test": "write", "metric": "write", "unit": "B/s",
      "params": {"record_size": 4096, "file_size": 1 << 20}, "n": 3, "mean": 100 * 2**20,

@@ -74,7 +74,7 @@ def test_csv_has_one_row_per_result(lib: Library) -> None:
     assert (row["n"], float(row["mean"])) == ("2", 110e6)
     assert float(row["stddev"]) == pytest.approx(14142135.623730951)  # 20e6 / sqrt(2)
     assert [float(v) for v in row["values"].split(";")] == [100e6, 120e6]
-    assert row["shown"] == "105 MiB/s ± 13.5 MiB/s"
+    assert row["shown"] == "110 MB/s ± 14.1 MB/s"
     assert (rows[1]["metric"], rows[1]["mean"]) == ("write:lat_mean", "3000.0")
 
 
@@ -85,11 +85,11 @@ def test_results_table_shows_display_units_and_deltas_against_a_baseline(lib: Li
     assert table.header == RESULTS_HEADER == (
         "config", "tool", "metric", "direction", "parameters", "mean", "± stddev", "n", "CV",
         "note")
-    # 110e6 B/s = 104.9 MiB/s, stddev 14142135.6 B/s = 13.5 MiB/s; 3000 ns = 3.0 µs.
+    # 110e6 B/s = 110 MB/s, stddev 14142135.6 B/s = 14.1 MB/s; 3000 ns = 3.0 µs.
     # Both cases have the same parameters: said once above the table, not in each row.
     assert table.note == "every case: bs=1m count=64"
-    assert table.rows[0] == ("ext4", "dd", "write", "higher is better", "", "105 MiB/s",
-                             "13.5 MiB/s", "2", "12.9 %", "")
+    assert table.rows[0] == ("ext4", "dd", "write", "higher is better", "", "110 MB/s",
+                             "14.1 MB/s", "2", "12.9 %", "")
     assert table.rows[1][2:7] == ("write:lat_mean", "lower is better", "", "3.00 µs", "1.41 µs")
     assert table.rows[3][2:7] == ("write:lat_mean", "lower is better", "", "2000 µs", "707 µs")
 
@@ -104,8 +104,8 @@ def test_results_table_shows_display_units_and_deltas_against_a_baseline(lib: Li
 def test_a_single_repeat_has_no_stddev(lib: Library) -> None:
     sid = record(lib, "one", {"ext4": [(100e6, 2000.0)]})
     assert results_table(lib.results(sid)).rows[0] == (
-        "ext4", "dd", "write", "higher is better", "", "95.4 MiB/s", "", "1", "", "")
-    # 100e6 / 2**20; one repeat: no stddev and no CV
+        "ext4", "dd", "write", "higher is better", "", "100 MB/s", "", "1", "", "")
+    # 100e6 / 10**6; one repeat: no stddev and no CV
 
 
 def test_compare_gives_each_session_and_the_delta_to_the_baseline(lib: Library) -> None:
@@ -130,8 +130,8 @@ def test_compare_gives_each_session_and_the_delta_to_the_baseline(lib: Library) 
     assert other.test.p_value == pytest.approx(1 - 2 * math.atan(2.2) / math.pi)
     assert other.test.ci_low == pytest.approx(-22e6 - 127.062e6, rel=1e-4)
     md = comparison_text(lib, [before, after], before, "md")
-    assert (f"| {after} after | 83.9 MiB/s ± 0 MiB/s (n=2, CV 0.0 %); -20.0 %, 95 % CI -142 … "
-            "+100 MiB/s (ratio unbounded), p = 0.27: no significant difference |") in md
+    assert (f"| {after} after | 88.0 MB/s ± 0 MB/s (n=2, CV 0.0 %); -20.0 %, 95 % CI -149 … "
+            "+105 MB/s (ratio unbounded), p = 0.27: no significant difference |") in md
     assert "| configuration | dd write (higher is better) | dd write:lat_mean (lower is better) |" \
         in md
     assert "Welch's t-test" in md
@@ -144,7 +144,7 @@ def test_session_markdown_escapes_the_pipe_and_html_holds_the_table(lib: Library
     assert md.startswith(f"# Session {sid}: piped (finished)\n")
     assert "| a\\|b | dd | write |" in md
     html = write_session(lib, sid, tmp_path / "s.html", "html").read_text()
-    assert "<td>95.4 MiB/s</td>" in html and "<svg" in html
+    assert "<td>100 MB/s</td>" in html and "<svg" in html
     with pytest.raises(ValueError):
         write_session(lib, sid, tmp_path / "s.x", "x")
 

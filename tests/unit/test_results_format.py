@@ -22,7 +22,7 @@ from disklab.core.results.format import (
     format_value,
     number,
 )
-from disklab.core.vocab.units import GiB, MiB
+from disklab.core.vocab.units import GiB, MiB, units_used
 
 
 @pytest.mark.parametrize(("value", "text"), [
@@ -37,25 +37,34 @@ def test_number_has_three_significant_digits_and_no_exponent(value: float, text:
 def test_format_value_per_unit() -> None:
     assert format_value(None, "B/s") == MISSING == "–"
     assert format_value(float("nan"), "B/s") == MISSING
-    assert format_value(1048576.0, "B/s") == "1.00 MiB/s"
+    assert format_value(1e6, "B/s") == "1.00 MB/s"  # SI, KDiskMark's, by default
     assert format_value(850.0, "ns") == "0.850 µs"
     assert format_value(2.5e6, "ns") == "2500 µs"
     assert format_value(12500.0, "op/s") == "12500 op/s"
     assert format_value(42.25, "%") == "42.2 %"
-    assert format_value(256 * MiB, "B") == "256 MiB"
+    assert format_value(256e6, "B") == "256 MB"
     assert format_value(3.0, "") == "3.00"
+    with units_used("iec"):
+        assert format_value(1048576.0, "B/s") == "1.00 MiB/s"
+        assert format_value(256 * MiB, "B") == "256 MiB"
+        assert format_value(850.0, "ns") == "0.850 µs"  # not a rate or a size: as it was
 
 
-def test_rates_stay_in_mib_s_so_a_column_reads_in_one_unit() -> None:
+def test_rates_stay_in_one_unit_so_a_column_reads_in_one_unit() -> None:
     """The disagreement this module ended: one place wrote 1380 MiB/s, another 1.3 GiB/s."""
-    assert format_value(1380 * MiB, "B/s") == "1380 MiB/s"
-    assert format_value(1.35 * GiB, "B/s") == "1382 MiB/s"
+    assert format_value(1380e6, "B/s") == "1380 MB/s"
+    assert format_value(1.35e9, "B/s") == "1350 MB/s"
+    with units_used("iec"):
+        assert format_value(1380 * MiB, "B/s") == "1380 MiB/s"
+        assert format_value(1.35 * GiB, "B/s") == "1382 MiB/s"
 
 
 def test_mean_std_and_delta() -> None:
-    assert format_mean_std(110e6, 14142135.6, 2, "B/s") == "105 MiB/s ± 13.5 MiB/s"
-    assert format_mean_std(110e6, None, 1, "B/s") == "105 MiB/s"
-    assert format_mean_std(110e6, 0.0, 1, "B/s") == "105 MiB/s"  # one repeat: no spread
+    assert format_mean_std(110e6, 14142135.6, 2, "B/s") == "110 MB/s ± 14.1 MB/s"
+    assert format_mean_std(110e6, None, 1, "B/s") == "110 MB/s"
+    assert format_mean_std(110e6, 0.0, 1, "B/s") == "110 MB/s"  # one repeat: no spread
+    with units_used("iec"):
+        assert format_mean_std(110e6, 14142135.6, 2, "B/s") == "105 MiB/s ± 13.5 MiB/s"
     assert format_mean_std(None, 3.0, 2, "B/s") == MISSING
     assert format_delta(4.25) == "+4.2 %" and format_delta(-20.0) == "-20.0 %"
     assert format_delta(None) == MISSING
@@ -77,9 +86,14 @@ def test_the_figures_of_a_test() -> None:
     assert format_p(0.78) == "p = 0.78" and format_p(0.0036) == "p = 0.0036"
     assert format_p(0.0497) == "p = 0.0497"  # never rounded to the 0.05 it is compared with
     assert format_p(0.0002) == "p < 0.001" and format_p(None) == MISSING
-    assert format_signed(5.47 * MiB, "B/s") == "+5.47 MiB/s"
-    assert format_signed(-183 * MiB, "B/s") == "-183 MiB/s"
-    assert format_interval(-183 * MiB, 281 * MiB, "B/s", 0.05) == "95 % CI -183 … +281 MiB/s"
+    assert format_signed(5.47e6, "B/s") == "+5.47 MB/s"
+    assert format_signed(-183e6, "B/s") == "-183 MB/s"
+    assert format_interval(-183e6, 281e6, "B/s", 0.05) == "95 % CI -183 … +281 MB/s"
+    with units_used("iec"):
+        assert format_signed(5.47 * MiB, "B/s") == "+5.47 MiB/s"
+        assert format_signed(-183 * MiB, "B/s") == "-183 MiB/s"
+        assert format_interval(-183 * MiB, 281 * MiB, "B/s", 0.05) == \
+            "95 % CI -183 … +281 MiB/s"
     assert format_interval(1000.0, 2000.0, "ns", 0.1) == "90 % CI +1.00 … +2.00 µs"
     assert format_ratio_interval(1.05, 1.149) == "×1.05 … ×1.15"
     assert format_ratio_interval(None, None) == "ratio unbounded"

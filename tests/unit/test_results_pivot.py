@@ -26,6 +26,10 @@ from disklab.core.results.tables import pivot_table
 from disklab.core.vocab.errors import PlanError
 from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
 
+# figures written in MiB (2**20 multiples): read in IEC units (tests/conftest.py iec_units);
+# the SI default is tests/unit/test_units_choice.py's
+pytestmark = pytest.mark.usefixtures("iec_units")
+
 MiB = 1 << 20
 FIGURES = PIVOT_FIGURES
 
@@ -97,7 +101,7 @@ def test_cli_json_csv_md_html_show_the_same_figures(lib: Library, tmp_path: Path
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     sid = _record(lib)
     base = [str(sid), "--library", str(lib.path), "--rows", "config", "--columns", "test",
-            "--baseline", "a"]
+            "--baseline", "a", "--units", "iec"]
     assert main(["compare", *base, "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["format"] == "disklab.pivot" and doc["version"] == 3
@@ -194,7 +198,7 @@ def test_report_table_in_a_plan_is_checked(tmp_path: Path) -> None:
 def test_show_prints_the_report_pivot_first(lib: Library,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     sid = _record(lib, REPORT_PLAN)
-    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    assert main(["show", str(sid), "--units", "iec", "--library", str(lib.path)]) == 0
     out = capsys.readouterr().out
     header = next(line for line in out.splitlines() if line.startswith("test \\ config"))
     assert header.split() == ["test", "\\", "config", "a", "b"]
@@ -266,7 +270,7 @@ def test_show_fits_an_80_column_terminal_without_cutting_a_figure(
     wide = capsys.readouterr().out  # to a pipe: nothing to fit
     assert max(len(line) for line in wide.splitlines()) > 80
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["show", str(sid), "--library", str(lib.path)]) == 0
+    assert main(["show", str(sid), "--units", "iec", "--library", str(lib.path)]) == 0
     out = capsys.readouterr().out
     assert max(len(line) for line in out.splitlines()) <= 80
     # what every row shares is said once instead of in a column; the figures are whole

@@ -10,6 +10,17 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from disklab.core.results.stats import ALPHA
+from disklab.core.vocab.units import UNIT_SYSTEMS
+
+UNITS_HELP = ("rates and sizes in si (MB/s, GB: powers of 1000, as KDiskMark; the default) or "
+              "iec (MiB/s, GiB: powers of 1024); default: the session's [report] units, else "
+              "si. JSON and CSV figures stay in B/s and bytes")
+
+
+def units_option(p: argparse.ArgumentParser) -> None:
+    """--units si|iec on a command that writes figures (argparse exits 2 naming it)."""
+    p.add_argument("--units", type=str.lower, choices=UNIT_SYSTEMS, default=None,
+                   help=UNITS_HELP)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,9 +75,11 @@ class PlanArgs(LibraryArgs):
 
 @dataclass(frozen=True, kw_only=True)
 class RunArgs(PlanArgs):
-    """`disklab run`: the devices confirmed on the command line (None: ask)."""
+    """`disklab run`: the devices confirmed on the command line (None: ask), the units its
+    figures are written in (None: the default)."""
 
     yes_destroy: list[str] | None = None
+    units: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,6 +89,7 @@ class ResumeArgs(LibraryArgs):
     session: str
     json: bool = False
     yes_destroy: list[str] | None = None
+    units: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +106,7 @@ class ShowArgs(LibraryArgs):
     session: str
     json: bool = False
     include_partial: bool = False
+    units: str | None = None  # None: the session's [report] units, else the default
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,3 +123,4 @@ class CompareArgs(LibraryArgs):
     metric: list[str] | None = None
     alpha: float = ALPHA
     include_partial: bool = False
+    units: str | None = None  # None: the first session's [report] units, else the default

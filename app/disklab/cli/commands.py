@@ -38,18 +38,17 @@ from disklab.cli.output import (
     is_quiet,
     print_results,
     print_table,
+    report_units,
     resume_lines,
     terminal_width,
 )
 from disklab.core import tools
-from disklab.core.fs.commands import (
-    command_line,
-)
+from disklab.core.fs.commands import command_line
 from disklab.core.installed import tool_rows
 from disklab.core.library import Library
 from disklab.core.plan.checks import destroyed_devices
 from disklab.core.plan.parse import CheckedPlan, load_plan, parse_plan
-from disklab.core.plan.report import session_report
+from disklab.core.plan.report import lays_out, session_report
 from disklab.core.plan.schema import plan_schema_text
 from disklab.core.plan.setup_preview import setup_preview
 from disklab.core.plan.targets import named_targets, partition_names
@@ -492,6 +491,7 @@ def show(args: argparse.Namespace) -> int:
     library = _open_library(a)
     try:
         session = library.find_session(a.session)
+        report = report_units(a.units, session_report(session.get("plan_text")))
         if a.json:
             doc = session_json(library, session["id"], samples=False, include_partial=include)
             shown = {"session": doc["session"], "results": doc["results"],
@@ -502,9 +502,8 @@ def show(args: argparse.Namespace) -> int:
         for line in resume_lines(library.resumes(session["id"])):
             print(line)
         results = session_results(library, session["id"], include)
-        report = session_report(session.get("plan_text"))
         limits = session_limits(library, session["id"])
-        if report is not None:  # the table the plan asks for first, then every figure
+        if lays_out(report):  # the table the plan asks for first, then every figure
             print(table_text(pivot_table(report_pivot(with_limits(results.rows, limits),
                                                       report)), terminal_width()))
         print_results(results, limits=limits)
@@ -538,7 +537,8 @@ def compare(args: argparse.Namespace) -> int:
     library = _open_library(a)
     try:
         ids = list(dict.fromkeys(int(library.find_session(r)["id"]) for r in refs))
-        if session_report(library.session(ids[0]).get("plan_text")) is not None:
+        if lays_out(report_units(a.units, session_report(library.session(ids[0])
+                                                         .get("plan_text")))):
             library.close()
             return compare_pivot(a)
         if len(ids) < 2 and len({c["config"] for c in library.cases(ids[0])}) < 2:
@@ -596,6 +596,7 @@ def compare_pivot(args: argparse.Namespace | CompareArgs) -> int:
                                  a.include_partial, documents=True)
     finally:
         library.close()
+    report_units(a.units, asked.report)  # what it says is written from here on
     try:
         lay = asked.layout(_keys(a.rows), _keys(a.columns), _keys(a.metric),
                            [parse_where(w) for w in a.where or []], a.baseline)

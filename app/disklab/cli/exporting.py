@@ -18,9 +18,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from disklab.cli import gui_cmd
-from disklab.cli.output import info
+from disklab.cli.output import info, report_units
 from disklab.core.library import Library
 from disklab.core.library.bundle import export_bundle
+from disklab.core.plan.report import session_report
 from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
 from disklab.core.results.documents import SESSION_FORMATS, write_session
 from disklab.core.results.partial import session_results
@@ -51,6 +52,8 @@ def export(args: argparse.Namespace, library: Library) -> int:
     if len(ids) > 1:
         raise OutputError(f"--format {fmt} writes one session; give one (or --format bundle)")
     sid, include = ids[0], bool(getattr(args, "include_partial", False))
+    report_units(getattr(args, "units", None),
+                 session_report(library.session(sid).get("plan_text")))
     if fmt == "samples":
         return emit(out, samples_csv(library, sid))
     if fmt in SESSION_FORMATS:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from disklab.cli import commands
+from disklab.cli.arguments import units_option
 from disklab.core.history import schedule
 from disklab.core.history.build import History, build_history
 from disklab.core.history.document import (
@@ -54,6 +55,7 @@ def add_parsers(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
                    help="every figure, not only the headline ones and those that changed")
     p.add_argument("--alpha", type=alpha_value, default=ALPHA, metavar="P",
                    help=f"the chance of any false change in a series (default {ALPHA:g})")
+    units_option(p)
     library_option(p)
     p.set_defaults(func=history)
 
@@ -63,6 +65,7 @@ def add_parsers(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="one JSON event per line on stdout")
     p.add_argument("--yes-destroy", metavar="DEVICE", action="append",
                    help="confirm destroying DEVICE without being asked; once per device")
+    units_option(p)
     library_option(p)
     p.set_defaults(func=rerun)
 

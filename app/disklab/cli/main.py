@@ -37,6 +37,7 @@ from disklab.cli import (  # noqa: E402
     output,
 )
 from disklab.cli import devices as devices_cmd  # noqa: E402
+from disklab.cli.arguments import units_option  # noqa: E402
 from disklab.cli.docs import SHELLS  # noqa: E402
 from disklab.core import tools  # noqa: E402
 from disklab.core.logfile import install_exception_hooks, start_log  # noqa: E402
@@ -47,6 +48,7 @@ from disklab.core.vocab.errors import (  # noqa: E402
     LibraryWriteError,
     PlanError,
 )
+from disklab.core.vocab.units import DEFAULT_UNITS, use_units  # noqa: E402
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 JSON_HELP = "print JSON (its format name and version first) instead of a table"
@@ -122,6 +124,7 @@ def run_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--target", metavar="DIR", help="run in DIR instead of the plan's target")
     json_option(p, "one JSON event per line on stdout")
     yes_destroy_option(p)
+    units_option(p)
     library_option(p)
     p.set_defaults(func=commands.run)
 
@@ -130,6 +133,7 @@ def run_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("session", metavar="SESSION", help="session id or name")
     json_option(p, "one JSON event per line on stdout")
     yes_destroy_option(p)
+    units_option(p)
     library_option(p)
     p.set_defaults(func=commands.resume)
 
@@ -151,6 +155,7 @@ def session_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("session", metavar="SESSION", help="session id or name")
     json_option(p)
     include_partial_option(p)
+    units_option(p)
     library_option(p)
     p.set_defaults(func=commands.show)
 
@@ -167,11 +172,13 @@ def session_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="svg and png: each chart's size in pixels (default 1000x560); the "
                         "PNG and the SVG of a chart are the same size")
     include_partial_option(p)
+    units_option(p)
     library_option(p)
     p.set_defaults(func=commands.export)
 
     p = sub.add_parser("devices", help="block devices with their safety class")
     json_option(p)
+    units_option(p)
     library_option(p)
     p.set_defaults(func=devices_cmd.devices)
 
@@ -209,6 +216,7 @@ def compare_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
                    help=f"significance level: a difference is better or worse only when "
                         f"p < P (default {ALPHA:g}); the confidence intervals are 1 - P")
     include_partial_option(p)
+    units_option(p)
     library_option(p)
     p.set_defaults(func=commands.compare)
 
@@ -325,6 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     log = _start_logging(args, given)
+    # every figure in --units, else the default (a command reading a session's [report]
+    # units takes them where --units is not given: cli.output.report_units)
+    use_units(getattr(args, "units", None) or DEFAULT_UNITS)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C cancels the command
     code = _dispatch(args)
     log.info("disklab %s ended with exit code %d", args.command, code)

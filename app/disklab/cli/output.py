@@ -27,7 +27,8 @@ from disklab.core.vocab.events import (
     SessionStarted,
 )
 from disklab.core.vocab.jsonformat import versioned
-from disklab.core.vocab.units import human_rate
+from disklab.core.vocab.model import Report
+from disklab.core.vocab.units import human_rate, use_units
 
 _QUIET = [False]  # --quiet: the informational lines are not printed
 
@@ -45,6 +46,14 @@ def info(text: str) -> None:
     --quiet. Results and errors are printed whatever the verbosity."""
     if not _QUIET[0]:
         print(text)
+
+
+def report_units(given: str | None, report: Report | None) -> Report | None:
+    """The units a session is written in: --units when given (main set them), else its
+    plan's [report] units, else the default (main set it). Returns `report`."""
+    if given is None and report is not None and report.units:
+        use_units(report.units)
+    return report
 
 
 def event_json(event: Event) -> dict[str, Any]:

@@ -5,8 +5,9 @@ the built-in engine where fio is not installed): SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q
 RND4K Q1T1, each read and write, with KDiskMark's block sizes, queue depths, thread counts,
 1 GiB file and 5 loops averaged. `standard_plan` puts a chosen target into it;
 `standard_tiles` turns the session's rows (the library's, or the Run page's live ones, which
-have the same shape) into the eight tiles, in KDiskMark's units: MB/s as KDiskMark computes it
-from fio (its bw in KiB/s divided by 1000, i.e. bytes/s / 1,024,000) and IOPS.
+have the same shape) into the eight tiles: the rate in the units choice every surface writes
+(core.vocab.units: MB/s, KDiskMark's label, by default; MiB/s in IEC), so a tile and the Run
+table's row of the same case say the same figure, and IOPS.
 """
 
 from __future__ import annotations
@@ -20,11 +21,9 @@ from disklab.core import proc
 from disklab.core.resources import resource
 from disklab.core.results.format import number
 from disklab.core.results.rows import row_params, row_stats
-from disklab.core.vocab.units import parse_size
+from disklab.core.vocab.units import parse_size, rate_unit, unit_system
 
 NAME = "standard set"  # the preset's plan name: the Run page shows tiles for it
-KDISKMARK_MB = 1000 * 1024  # bytes/s per KDiskMark "MB/s": fio's KiB/s / 1000
-UNIT_NOTE = "MB/s as KDiskMark shows it (fio's KiB/s ÷ 1000), mean of the repeats"
 # (label, sequential, block size, queue depth, threads), in KDiskMark's order
 TESTS = (("SEQ1M Q8T1", True, "1m", 8, 1), ("SEQ1M Q1T1", True, "1m", 1, 1),
          ("RND4K Q32T1", False, "4k", 32, 1), ("RND4K Q1T1", False, "4k", 1, 1))
@@ -55,26 +54,37 @@ def standard_plan(target: Mapping[str, Any], fio_installed: bool | None = None,
     return doc
 
 
+def unit_note() -> str:
+    """What a tile's rate is, for its tooltip: the unit and that it is the mean of the repeats
+    (KDiskMark labels fio's KiB/s ÷ 1000 'MB/s', 2.4 % under the SI figure shown here)."""
+    unit, _div = rate_unit()
+    base = "10^6" if unit_system() == "si" else "2^20"
+    return (f"{unit}: {base} bytes a second, as every table and chart writes it; mean of "
+            "the repeats")
+
+
 @dataclass(frozen=True)
 class Tile:
-    """One of the eight figures: 'SEQ1M Q8T1' read, its MB/s and IOPS (None until run)."""
+    """One of the eight figures: 'SEQ1M Q8T1' read, its rate (B/s) and IOPS (None until
+    run), written in the units choice when shown."""
 
     test: str
     direction: str
-    mb_s: float | None = None
+    bps: float | None = None
     iops: float | None = None
     n: int = 0
 
     @property
     def text(self) -> str:
-        return "–" if self.mb_s is None else number(self.mb_s)
+        return "–" if self.bps is None else number(self.bps / rate_unit()[1])
 
     @property
     def detail(self) -> str:
-        if self.mb_s is None:
-            return "MB/s"
+        unit = rate_unit()[0]
+        if self.bps is None:
+            return unit
         iops = f" · {number(self.iops)} IOPS" if self.iops is not None else ""
-        return f"MB/s{iops} · n={self.n}"
+        return f"{unit}{iops} · n={self.n}"
 
 
 def test_of(params: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -108,7 +118,7 @@ def standard_tiles(rows: Iterable[Mapping[str, Any]]) -> list[Tile]:
         metric = str(r.get("metric", ""))
         mean, _std, n = row_stats(r)
         if metric == key[1] and mean is not None:
-            found.setdefault(key, {})["mb_s"] = mean / KDISKMARK_MB
+            found.setdefault(key, {})["bps"] = mean
             found[key]["n"] = n
         elif metric == f"{key[1]}:iops" and mean is not None:
             found.setdefault(key, {})["iops"] = mean

@@ -51,6 +51,10 @@ class SeriesBuffer:
     def clear(self) -> None:
         self._n = 0
 
+    def scale(self, factor: float) -> None:
+        """Every value multiplied by `factor` in place (the plot's unit changed)."""
+        self._y[: self._n] *= factor
+
     def data(self) -> tuple[np.ndarray, np.ndarray]:
         """Views of the filled part (valid until the next append that grows the buffer)."""
         return self._t[: self._n], self._y[: self._n]

@@ -1,6 +1,8 @@
 """A table cell's verdict marks, drawn in its corner beside the figure (core/results/legend.py):
 the cell's text stays the text every export writes, the marks ride in an item role, and the
-page's one-line legend says what each letter means."""
+page's one-line legend says what each letter means. In a cell of one line they sit at its top
+left; in a cell of several (a figure above its comparison) at its bottom left, beside the
+short last line, so the column needs no room for them."""
 
 from __future__ import annotations
 
@@ -31,8 +33,10 @@ class MarkDelegate(QStyledItemDelegate):
         coloured = index.data(Qt.ItemDataRole.BackgroundRole) is not None
         painter.setPen(MARK_ON_COLOUR if coloured
                        else option.palette.color(QPalette.ColorRole.Link))
+        corner = (Qt.AlignmentFlag.AlignBottom if "\n" in str(index.data() or "")
+                  else Qt.AlignmentFlag.AlignTop)
         painter.drawText(option.rect.adjusted(3, 1, -3, -1),
-                         int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), marks)
+                         int(Qt.AlignmentFlag.AlignLeft | corner), marks)
         painter.restore()
 
 
@@ -45,10 +49,11 @@ def mark_font(base: QFont) -> QFont:
 
 def mark_cells(table: QTableWidget, marks: list[list[str]]) -> None:
     """Give each cell its marks (rows x columns, '' for none) and widen a column that has some
-    by the room they take, so they sit beside its figures, not on them."""
+    by the room they take, so they sit beside its figures, not on them: beside the first line
+    of a cell of one line, beside the last (shorter) line of a cell of several."""
     if not isinstance(table.itemDelegate(), MarkDelegate):
         table.setItemDelegate(MarkDelegate(table))
-    wide = QFontMetrics(mark_font(table.font()))
+    wide, plain = QFontMetrics(mark_font(table.font())), QFontMetrics(table.font())
     for j in range(table.columnCount()):
         room = 0
         for i in range(min(table.rowCount(), len(marks))):
@@ -57,6 +62,10 @@ def mark_cells(table: QTableWidget, marks: list[list[str]]) -> None:
             if item is not None:
                 item.setData(MARK_ROLE, text)
                 if text:
-                    room = max(room, wide.horizontalAdvance(text) + MARK_GAP)
+                    lines = item.text().split("\n")
+                    need = wide.horizontalAdvance(text) + MARK_GAP
+                    if len(lines) > 1:  # beside the last line, in the width the others take
+                        need -= table.columnWidth(j) - plain.horizontalAdvance(lines[-1]) - 8
+                    room = max(room, need)
         if room:
             table.setColumnWidth(j, table.columnWidth(j) + room)

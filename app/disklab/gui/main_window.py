@@ -60,6 +60,7 @@ from disklab.gui.pages.target import TargetPage
 from disklab.gui.state import Workbench
 from disklab.gui.threads import abandon_calls, run_in_background
 from disklab.gui.typed_edits import TypedEdits
+from disklab.gui.units_menu import UnitsMenu, kept_units
 
 # The pages in the order of the work: (key, class). The window keeps each as an attribute of
 # that key (window.target, window.matrix...); a new page is one row here.
@@ -143,6 +144,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.wb = wb or Workbench(parent=self)
         self.settings = settings or QSettings("DiskLab", "DiskLab")
+        self.wb.set_units(kept_units(self.settings))  # before any page writes a figure
         # replaced in tests; asks the user otherwise
         self.ask: Callable[[str, str], bool] = self._ask
         self.quitting: str | None = None  # the signal that asked to quit, without asking
@@ -239,6 +241,8 @@ class MainWindow(QMainWindow):
         for i, (key, page) in enumerate(self.pages.items()):
             self._action(view, page.title, QKeySequence(f"Ctrl+{i + 1}"),
                          lambda _c=False, k=key: self.show_page(k))
+        view.addSeparator()
+        self.units_menu = UnitsMenu(view, self.wb, self.settings, self)
         help_menu = bar.addMenu("&Help")
         self._action(help_menu, "&About DiskLab", None, self.about)
 

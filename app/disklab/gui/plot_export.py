@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from disklab.gui.export import ask_export_path
-from disklab.gui.plot_series import PLOT_NAMES, UNITS
+from disklab.gui.plot_series import PLOT_NAMES, plot_unit
 
 
 def samples_csv(columns: Sequence[tuple[str, np.ndarray, np.ndarray]], lo: float,
@@ -45,8 +45,8 @@ def samples_csv(columns: Sequence[tuple[str, np.ndarray, np.ndarray]], lo: float
 
 
 def columns(plots: Any) -> list[tuple[str, np.ndarray, np.ndarray]]:
-    """(header, times, values) of every visible curve with samples: 'Device write (MiB/s)'."""
-    return [(f"{series_title(c.plot, c.name())} ({UNITS[c.plot]})", *plots.buffers[s].data())
+    """(header, times, values) of every visible curve with samples: 'Device write (MB/s)'."""
+    return [(f"{series_title(c.plot, c.name())} ({plot_unit(c.plot)})", *plots.buffers[s].data())
             for s, c in plots.curves.items() if c.isVisible() and len(plots.buffers[s])]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, Qt
 
-from disklab.gui.plot_series import PLOT_NAMES, UNITS, value_at
+from disklab.gui.plot_series import PLOT_NAMES, plot_unit, value_at
 
 HINT = "Values at a time: hover a plot. Zoom time: wheel; pan: drag; an axis alone: on it; " \
        "a box: right drag; the whole run: double click; more: right click."
@@ -45,17 +45,18 @@ def hover(plots: Any, pos: QPointF) -> None:
 
 
 def values_at(plots: Any, x: float) -> str:
-    """'t = 65.5 s · Application: write 102.3 MiB/s, read 0 MiB/s · ... · CPU: 35 %' at time
+    """'t = 65.5 s · Application: write 102.3 MB/s, read 0 MB/s · ... · CPU: 35 %' at time
     `x` (seconds from the run's start), for each visible curve with samples."""
     parts = [f"t = {x:.1f} s"]
     for key in plots.plots:
         values = []
+        unit = plot_unit(key)
         for series, curve in plots.curves.items():
             t, y = plots.buffers[series].data()
             if curve.plot != key or not curve.isVisible() or not len(t):
                 continue
             got = value_at(t, y, plots.gaps[series], x)
-            text = "—" if got is None else f"{got[1]:.4g} {UNITS[key]}"
+            text = "—" if got is None else f"{got[1]:.4g} {unit}"
             values.append(f"{curve.name()} {text}" if curve.name() != PLOT_NAMES[key] else text)
         if values:
             parts.append(f"{PLOT_NAMES[key]}: " + ", ".join(values))

@@ -12,30 +12,51 @@ from __future__ import annotations
 
 import numpy as np
 
-from disklab.core.vocab.units import MiB
+from disklab.core.vocab.units import rate_unit, size_unit
 
-# series name -> (plot, label, scale divisor). The application plot is what the tool's processes
-# passed to read()/write() (rchar/wchar of its tree, page cache included: what the tool does),
-# and the tool's own report of its rate where it prints one (fio status, engine intervals, dd
-# progress); the device plot is what reached the disk (diskstats).
-LIVE_SERIES: dict[str, tuple[str, str, float]] = {
-    "app_wchar_bps": ("app", "write", MiB),
-    "app_rchar_bps": ("app", "read", MiB),
-    "tool_bps": ("app", "tool's own report", MiB),
-    "device_write_bps": ("device", "write", MiB),
-    "device_read_bps": ("device", "read", MiB),
-    "dirty_bytes": ("memory", "Dirty", MiB),
-    "writeback_bytes": ("memory", "Writeback", MiB),
-    "cpu_pct": ("cpu", "CPU", 1.0),
+# series name -> (plot, label, canonical unit). The application plot is what the tool's
+# processes passed to read()/write() (rchar/wchar of its tree, page cache included: what the
+# tool does), and the tool's own report of its rate where it prints one (fio status, engine
+# intervals, dd progress); the device plot is what reached the disk (diskstats).
+LIVE_SERIES: dict[str, tuple[str, str, str]] = {
+    "app_wchar_bps": ("app", "write", "B/s"),
+    "app_rchar_bps": ("app", "read", "B/s"),
+    "tool_bps": ("app", "tool's own report", "B/s"),
+    "device_write_bps": ("device", "write", "B/s"),
+    "device_read_bps": ("device", "read", "B/s"),
+    "dirty_bytes": ("memory", "Dirty", "B"),
+    "writeback_bytes": ("memory", "Writeback", "B"),
+    "cpu_pct": ("cpu", "CPU", "%"),
 }
-PLOTS = (
-    ("app", "Application: read+write syscalls of the tool's processes", "MiB/s"),
-    ("device", "Device: bytes to and from the disk (diskstats)", "MiB/s"),
-    ("memory", "Page cache", "MiB"),
+PLOTS = (  # (key, title, canonical unit)
+    ("app", "Application: read+write syscalls of the tool's processes", "B/s"),
+    ("device", "Device: bytes to and from the disk (diskstats)", "B/s"),
+    ("memory", "Page cache", "B"),
     ("cpu", "CPU", "%"),
 )
 PLOT_NAMES = {"app": "Application", "device": "Device", "memory": "Page cache", "cpu": "CPU"}
-UNITS = {key: unit for key, _title, unit in PLOTS}
+_PLOT_UNITS = {key: unit for key, _title, unit in PLOTS}
+SHARE_SEP = ":"  # device_write_bps:a is a target's share of device_write_bps
+
+
+def shown_unit(unit: str, system: str | None = None) -> tuple[str, float]:
+    """A canonical unit as the plots draw it, and its divisor: B/s as MB/s or MiB/s, bytes as
+    MB or MiB (the units choice, core.vocab.units, or `system`), % as it is."""
+    if unit == "B/s":
+        return rate_unit(system)
+    if unit == "B":
+        return size_unit(system)
+    return unit, 1.0
+
+
+def series_scale(series: str, system: str | None = None) -> float:
+    """What a sample of `series` (or of a target's share of it) is divided by to be drawn."""
+    return shown_unit(LIVE_SERIES[series.partition(SHARE_SEP)[0]][2], system)[1]
+
+
+def plot_unit(key: str, system: str | None = None) -> str:
+    """A plot's unit as its axis, readout and export name it: 'MB/s', 'MiB', '%'."""
+    return shown_unit(_PLOT_UNITS[key], system)[0]
 GAP_FACTOR = 3.0  # a step this many sampling periods long is a gap
 GAP_MIN_S = 2.0  # and never one shorter than this (a loaded machine's late sample is not)
 PERIOD_STEPS = 9  # the sampling period: the median of a series' first steps

@@ -36,12 +36,21 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core.results.charts import PALETTE
+from disklab.core.vocab.units import UNIT_SYSTEMS
 from disklab.gui.buffers import SeriesBuffer
 from disklab.gui.plot_axes import UNIT_TITLES, TimeAxis, ValueAxis, time_unit
 from disklab.gui.plot_export import export_csv, export_image
 from disklab.gui.plot_marks import Marker, mark, place_labels
 from disklab.gui.plot_readout import HINT, cross_line, hover, values_at
-from disklab.gui.plot_series import LIVE_SERIES, PLOTS, Gaps, log_values, peak_window
+from disklab.gui.plot_series import (
+    LIVE_SERIES,
+    PLOTS,
+    Gaps,
+    log_values,
+    peak_window,
+    plot_unit,
+    series_scale,
+)
 from disklab.gui.plot_theme import theme_colours
 from disklab.gui.plot_view import LiveView, StillLegend, drawn_bounds
 
@@ -136,8 +145,8 @@ class LivePlots(QWidget):
         self._font_metrics = QFontMetrics(QFont())
         bg, fg = theme_colours()
         pg.setConfigOptions(background=bg, foreground=fg)  # what new items are drawn with
-        for key, title, unit in (p for p in PLOTS if p[0] in which):
-            self._add_plot(key, title, unit)
+        for key, title, _unit in (p for p in PLOTS if p[0] in which):
+            self._add_plot(key, title, plot_unit(key))
         for series, (plot_key, label, _div) in LIVE_SERIES.items():
             if plot_key in self.plots:
                 colour = (2 if plot_key == "cpu" else 3 if series == "tool_bps"
@@ -327,7 +336,7 @@ class LivePlots(QWidget):
             self._target_point(f"{base}{TARGET_SEP}{target}", t, value)
             return
         if series in LIVE_SERIES and series in self.buffers and math.isfinite(value):
-            self._point(series, t, value / LIVE_SERIES[series][2])
+            self._point(series, t, value / series_scale(series))
 
     def _point(self, series: str, t: float, y: float) -> None:
         if self.t0 is None:
@@ -369,12 +378,12 @@ class LivePlots(QWidget):
         for "all" (two targets on one filesystem are one disk's bytes); the tool's own rates
         have no total curve (targets report at different times)."""
         base, _sep, target = series.partition(TARGET_SEP)
-        plot_key, label, div = LIVE_SERIES[base]
+        plot_key, label, _unit = LIVE_SERIES[base]
         if plot_key not in self.plots:
             return
         self.buffers.setdefault(series, SeriesBuffer())
         self.gaps.setdefault(series, Gaps())
-        y = value / div
+        y = value / series_scale(base)
         if series not in self.curves and y > 0:
             self._target_curve(series, base, target, label)
         self._point(series, t, y)
@@ -479,11 +488,26 @@ class LivePlots(QWidget):
         return self.buffers[series].data()
 
     def latest(self, series: str) -> float | None:
-        """The newest value of a series as plotted (MiB/s, MiB or %), None before any."""
+        """The newest value of a series as plotted (MB/s, MiB or %), None before any."""
         buf = self.buffers.get(series)
         if buf is None or not len(buf):
             return None
         return float(buf.data()[1][-1])
+
+
+def units_changed(plots: LivePlots) -> None:
+    """The units choice changed (core.vocab.units): the samples held and the value axes in
+    the new units, drawn at once. A plot's axis says the units its samples are held in."""
+    shown = {key: plot.getAxis("left").labelText for key, plot in plots.plots.items()}
+    for series, buf in plots.buffers.items():
+        key = LIVE_SERIES[series.partition(TARGET_SEP)[0]][0]
+        if key in shown and shown[key] != plot_unit(key):
+            before = next(s for s in UNIT_SYSTEMS if plot_unit(key, s) == shown[key])
+            buf.scale(series_scale(series, before) / series_scale(series))
+    for key, plot in plots.plots.items():
+        plot.setLabel("left", plot_unit(key))
+    plots._fresh.update(plots.curves)
+    plots._touch(urgent=True)
 
 
 def apply_theme(plots: LivePlots) -> None:

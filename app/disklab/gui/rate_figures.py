@@ -77,6 +77,14 @@ class RateFigures:
         self._changed = False
         self.blank()
 
+    def units_changed(self) -> None:
+        """The figures shown written again in the units now chosen (human_rate); blank ones
+        (a run ended) stay blank."""
+        if self._rates and any(label.text() not in (BLANK, NOT_SEEN)
+                               for label in self.labels.values()):
+            self._changed = True
+            self.show()
+
     def blank(self) -> None:
         for label in self.labels.values():
             label.setText(BLANK)

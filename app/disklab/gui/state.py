@@ -14,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from disklab.core.library import Library
 from disklab.core.plan.draft import PlanDraft
 from disklab.core.system.directories import library_path as resolve_library_path
+from disklab.core.vocab.units import unit_system, use_units
 from disklab.gui.worker import RunController
 
 
@@ -46,6 +47,9 @@ class Workbench(QObject):
     history_requested = Signal(object)  # a session whose series the History page shows
     plan_checked = Signal(object)  # a PlanSummary of the draft: pages mark their fields
     problem_requested = Signal(str)  # a plan key (test[2].block_size): show its field
+    # the units choice (core.vocab.units: "si" or "iec") changed: each page writes its
+    # figures again in it
+    units_changed = Signal(str)
 
     def __init__(self, library_path: str | Path | None = None, parent: QObject | None = None):
         super().__init__(parent)
@@ -58,6 +62,14 @@ class Workbench(QObject):
     def set_draft(self, draft: PlanDraft) -> None:
         self.draft = draft
         self.draft_changed.emit()
+
+    def set_units(self, system: str) -> None:
+        """Every figure in `system` from now on, on every page (ValueError for a choice that
+        is neither 'si' nor 'iec')."""
+        before = unit_system()
+        use_units(system)
+        if unit_system() != before:
+            self.units_changed.emit(unit_system())
 
     def touch(self) -> None:
         """A page edited the draft in place."""

@@ -1,19 +1,21 @@
 """A plan's `[report]` table: the pivot a session opens on (rows, columns, metrics, baseline,
-filters, chart), checked by key like the rest of the plan, and read back from a recorded
-session's plan text.
+filters, chart) and the units its figures are written in, checked by key like the rest of the
+plan, and read back from a recorded session's plan text.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from disklab.core import tools
 from disklab.core.plan.keylines import Checker, KeyLines, short
 from disklab.core.vocab.model import PIVOT_KEYS, Report
+from disklab.core.vocab.units import check_units
 
-REPORT_KEYS = ("rows", "columns", "metrics", "baseline", "where", "title", "chart", "x")
+REPORT_KEYS = ("rows", "columns", "metrics", "baseline", "where", "title", "chart", "x", "units")
 REPORT_CHARTS = ("lines", "bars", "heatmap")
 REPORT_LISTS = ("rows", "columns", "metrics")
 
@@ -80,7 +82,19 @@ def read_report(raw: Any, tool_names: Iterable[str], check: Checker) -> Report |
         x = ""
     return Report(rows=lists["rows"] or ("config",), columns=lists["columns"] or ("test",),
                   metrics=lists["metrics"], baseline=baseline, where=where, title=title,
-                  chart=chart, x=x)
+                  chart=chart, x=x, units=_report_units(raw.get("units", ""), check))
+
+
+def _report_units(value: Any, check: Checker) -> str:
+    """[report] units: "si" (MB/s, GB) or "iec" (MiB/s, GiB), what `disklab show`, `compare`
+    and `export` write its sessions in unless --units says otherwise; '' when not given."""
+    if value == "":
+        return ""
+    try:
+        return check_units(value)
+    except ValueError as e:
+        check.error("report.units", str(e))
+        return ""
 
 
 def _report_pair(text: str, key: str, valid: list[str], check: Checker
@@ -101,6 +115,12 @@ def _tool_names(doc: Mapping[str, Any]) -> list[str]:
     tests = doc.get("test")
     return [str(t.get("tool")) for t in tests if isinstance(t, dict)] if isinstance(
         tests, list) else []
+
+
+def lays_out(report: Report | None) -> bool:
+    """Whether a [report] table lays its sessions out (a pivot of its own): any key but
+    `units`, which only says what the figures are written in."""
+    return report is not None and (not report.units or replace(report, units="") != Report())
 
 
 def session_report(plan_text: str | None) -> Report | None:

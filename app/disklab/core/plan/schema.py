@@ -238,6 +238,10 @@ def _report_schema() -> dict[str, Any]:
                           "description": "KEY=VALUE filters of the rows shown"},
                 "title": {"type": "string",
                           "description": "which table of the study it reproduces"},
+                "units": {"enum": ["si", "iec"],
+                          "description": "rates and sizes in si (MB/s, GB; the default) or "
+                                         "iec (MiB/s, GiB) in `disklab show`, `compare` and "
+                                         "`export` unless --units is given"},
                 "chart": {"enum": ["lines", "bars", "heatmap"],
                           "description": "the chart's shape (default: as the data asks)"},
                 "x": {"type": "string",

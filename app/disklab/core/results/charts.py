@@ -80,7 +80,7 @@ class Series:
 
 @dataclass(frozen=True)
 class ChartSpec:
-    """What to draw, in display units (the builders scale B/s to MiB/s)."""
+    """What to draw, in display units (B/s as MB/s or MiB/s: format.display_unit)."""
 
     title: str
     kind: str  # "line" | "bar" | "heatmap"
@@ -99,7 +99,7 @@ class ChartSpec:
 
     @property
     def axis_title(self) -> str:
-        """The value axis' title: the unit and which way is better ('MiB/s, higher is
+        """The value axis' title: the unit and which way is better ('MB/s, higher is
         better'), so every chart says it next to its figures."""
         return f"{self.y_label}, {self.better}" if self.better else self.y_label
 

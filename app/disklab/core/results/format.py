@@ -3,12 +3,13 @@
 `disklab show`, `disklab compare`, the GUI's tables and every export (HTML, Markdown, SVG) call
 `format_value` for a figure, so the same mean reads the same on every surface.
 
-The choice, made for people comparing storage: binary units, and one display unit per
-canonical unit (B/s as MiB/s, ns as µs, bytes as MiB), never switched per value. A column of a
-comparison then reads in one unit, lines up with the axis of its chart, and 980 MiB/s next to
-1380 MiB/s is not misread as 980 against 1.35. Figures carry three significant digits (whole
-numbers are never rounded away: 1380, 105, 95.4, 2.50, 0.0123), which is finer than the
-run-to-run noise of any disk benchmark and never falls into scientific notation.
+The choice, made for people comparing storage: one display unit per canonical unit (B/s as
+MB/s, ns as µs, bytes as MB; MiB/s and MiB in the IEC units choice, core.vocab.units), never
+switched per value. A column of a comparison then reads in one unit, lines up with the axis of
+its chart, and 980 MB/s next to 1380 MB/s is not misread as 980 against 1.35. Figures carry
+three significant digits (whole numbers are never rounded away: 1380, 105, 95.4, 2.50,
+0.0123), which is finer than the run-to-run noise of any disk benchmark and never falls into
+scientific notation.
 """
 
 from __future__ import annotations
@@ -20,24 +21,25 @@ from typing import Any
 
 from disklab.core.results.rows import row_params
 from disklab.core.vocab.model import SIZE_KEYS
-from disklab.core.vocab.units import MiB, format_size, number
+from disklab.core.vocab.units import format_size, number, rate_unit, size_unit
 
 MISSING = "–"  # a figure that is not there (not measured, or no baseline to compare with)
 
 
 def display_unit(unit: str) -> tuple[str, float]:
-    """Canonical unit -> (display unit, divisor): B/s shows as MiB/s, ns as µs, B as MiB."""
+    """Canonical unit -> (display unit, divisor): B/s shows as MB/s (MiB/s), ns as µs, B as MB
+    (MiB), in the units choice of core.vocab.units."""
     if unit == "B/s":
-        return "MiB/s", float(MiB)
+        return rate_unit()
     if unit == "ns":
         return "µs", 1000.0
     if unit == "B":
-        return "MiB", float(MiB)
+        return size_unit()
     return unit, 1.0
 
 
 def format_value(value: float | None, unit: str) -> str:
-    """THE text of one figure, in its display unit: '1380 MiB/s', '86.5 µs', '12500 op/s'."""
+    """THE text of one figure, in its display unit: '1380 MB/s', '86.5 µs', '12500 op/s'."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
     shown, div = display_unit(unit)
@@ -52,7 +54,7 @@ def format_stddev(stddev: float | None, n: int, unit: str) -> str:
 
 
 def format_mean_std(mean: float | None, stddev: float | None, n: int, unit: str) -> str:
-    """'105 MiB/s ± 13.5 MiB/s' (both figures written by format_value), or the mean alone."""
+    """'105 MB/s ± 13.5 MB/s' (both figures written by format_value), or the mean alone."""
     text = format_value(mean, unit)
     spread = format_stddev(stddev, n, unit) if mean is not None else ""
     return f"{text} ± {spread}" if spread else text
@@ -64,7 +66,7 @@ def format_delta(pct: float | None) -> str:
 
 
 def format_signed(value: float | None, unit: str) -> str:
-    """A signed figure in its display unit: '+281 MiB/s', '-183 MiB/s' (a difference)."""
+    """A signed figure in its display unit: '+281 MB/s', '-183 MB/s' (a difference)."""
     if value is None or not math.isfinite(value):
         return MISSING
     text = format_value(value, unit)
@@ -94,7 +96,7 @@ def format_p(p: float | None) -> str:
 
 
 def format_interval(low: float | None, high: float | None, unit: str, alpha: float) -> str:
-    """The confidence interval of a difference: '95 % CI -183 … +281 MiB/s'."""
+    """The confidence interval of a difference: '95 % CI -183 … +281 MB/s'."""
     level = f"{100.0 * (1.0 - alpha):g} % CI"
     if low is None or high is None:
         return f"{level} {MISSING}"

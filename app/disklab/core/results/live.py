@@ -110,7 +110,7 @@ class LiveResults:
 
     def text(self, case_id: str) -> str:
         """The case's cell: its headline figures, per target where it has several:
-        'write target=a 716 MiB/s ± 20.1 MiB/s; target=b 777 MiB/s; target=all 1330 MiB/s'.
+        'write target=a 716 MB/s ± 20.1 MB/s; target=b 777 MB/s; target=all 1330 MB/s'.
         A run stopped before its end shows what it measured, marked partial."""
         rows = self.rows(case_id)
         if rows:

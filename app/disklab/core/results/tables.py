@@ -76,7 +76,7 @@ def _lines(*texts: str) -> str:
 
 
 def _left_out(row: Mapping[str, Any], counted: bool) -> str:
-    """The values of a row's incomplete runs, kept visible: 'repeat 2 cancelled: 412 MiB/s,
+    """The values of a row's incomplete runs, kept visible: 'repeat 2 cancelled: 412 MB/s,
     not in the mean'."""
     unit = str(row.get("unit", ""))
     items = row.get("partial") if counted else row.get("excluded")
@@ -146,8 +146,8 @@ def cell_text(c: Comparison, row: str, col: str) -> str:
     """A comparison cell, every part separated by '; ': the mean ± stddev with n and CV; for
     a configuration other than the baseline, the difference in per cent, its confidence
     interval (of the difference and of the ratio), the p-value and the verdict; 'noisy'; the
-    runs left out. '449 MiB/s ± 188 MiB/s (n=2, CV 41.9 %); +12.2 %, 95 % CI -183 … +281
-    MiB/s (×0.54 … ×1.70), p = 0.78: no significant difference'."""
+    runs left out. '449 MB/s ± 188 MB/s (n=2, CV 41.9 %); +12.2 %, 95 % CI -183 … +281
+    MB/s (×0.54 … ×1.70), p = 0.78: no significant difference'."""
     cell = c.cells.get((row, col))
     if cell is None:
         return MISSING
@@ -364,7 +364,7 @@ def missing_note(missing: Sequence[str]) -> str:
 
 def pivot_cell_tip(p: Pivot, i: int, j: int) -> str:
     """A cell's tooltip: compared, what it was compared with, the difference, its interval,
-    the p-value and the verdict ('vs a: +50.0 %, 95 % CI +41.3 … +58.7 MiB/s, p = 0.0036:
+    the p-value and the verdict ('vs a: +50.0 %, 95 % CI +41.3 … +58.7 MB/s, p = 0.0036:
     better'); then what limited it, with the evidence (limit_words.limits_tip); '' for a cell with
     neither."""
     return _lines(_compared_tip(p, i, j), limits_tip(p.cell_limits.get((i, j), ())))

@@ -37,7 +37,7 @@ TAIL_LINES = 8  # of a failed case's output, under its FAILED line
 
 def figures_text(metrics: Sequence[Metric]) -> str:
     """A finished case's throughputs, each named by what tells it apart from the others (the
-    target, the host: 'write target=a 374 MiB/s, write target=all 675 MiB/s')."""
+    target, the host: 'write target=a 374 MB/s, write target=all 675 MB/s')."""
     main = [m for m in metrics if m.unit == "B/s" and ":" not in m.name and m.value]
     labels = case_labels([{"params": dict(m.params or {})} for m in main])
     return ", ".join(" ".join(filter(None, (m.name, labels.label({"params": m.params or {}}),

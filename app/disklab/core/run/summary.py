@@ -22,7 +22,7 @@ from disklab.core.run.planning import plan_runs
 from disklab.core.run.progress import Work
 from disklab.core.vocab.errors import PlanError, Problem
 from disklab.core.vocab.model import Plan
-from disklab.core.vocab.units import MiB, human_bytes
+from disklab.core.vocab.units import MiB, human_bytes, human_rate
 
 ASSUMED_RATE = 200 * MiB  # bytes/s for the estimate: a plain disk, not a promise
 
@@ -101,10 +101,10 @@ def summary_text(summary: PlanSummary, rate: float = ASSUMED_RATE) -> str:
     """The one-line verdict every surface shows for a plan."""
     if summary.errors:
         return f"{len(summary.errors)} problem(s) to fix before the plan can run."
+    at = "" if summary.work and not summary.work.bytes else f" at {human_rate(rate)}"
     return (f"{summary.cases} case(s) × {summary.repeats} repeat(s) = {summary.runs} run(s); "
             f"{_moved(summary)}; estimated "
-            f"{format_duration(estimate_seconds(summary, rate))}"
-            f"{'' if summary.work and not summary.work.bytes else f' at {rate / MiB:.0f} MiB/s'}.")
+            f"{format_duration(estimate_seconds(summary, rate))}{at}.")
 
 
 def _moved(summary: PlanSummary) -> str:

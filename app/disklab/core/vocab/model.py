@@ -119,6 +119,7 @@ class Report:
     title: str = ""  # which table of the study the report reproduces, shown above it
     chart: str = ""  # "lines", "bars" or "heatmap" ('' : as the data asks)
     x: str = ""  # the key a line chart sweeps ('' : the first numeric key with several values)
+    units: str = ""  # "si" or "iec": what its sessions are written in ('': --units or SI)
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,21 @@
 
 Plan sizes follow iozone and dd: k/m/g/t are powers of 1024. Tool outputs that print SI units
 (dd's 'MB/s') are converted with powers of 1000. Everything stored is canonical: bytes, B/s, ns.
+
+What people read is in one units choice, the same on every surface (the window, `disklab show`,
+`compare`, `history`, the exports): SI (MB/s, GB: powers of 1000, as KDiskMark and disk makers
+label them, the default) or IEC (MiB/s, GiB: powers of 1024). The choice is the process's one
+setting (`use_units`): the command line sets it once from --units or the session's [report]
+units, the window from its preference; every figure is written through `rate_unit`,
+`size_unit`, `human_rate` and `human_bytes`, so no surface can say 1662 MB/s beside 1623 MiB/s.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 
 KiB = 1024
@@ -87,9 +96,63 @@ def format_size(n: int) -> str:
     return str(n)
 
 
+UNIT_SYSTEMS = ("si", "iec")
+DEFAULT_UNITS = "si"  # KDiskMark's MB/s
+UNITS_WORDS = {"si": "SI: MB/s, GB (powers of 1000)", "iec": "IEC: MiB/s, GiB (powers of 1024)"}
+# (unit, scale) from the largest, per system: a size adapts its prefix, a rate never does
+_SIZES = {
+    "si": (("TB", 1000**4), ("GB", 1000**3), ("MB", 1000**2), ("kB", 1000)),
+    "iec": (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)),
+}
+_units = [DEFAULT_UNITS]  # the process's choice (use_units)
+
+
+def check_units(system: object) -> str:
+    """A units choice as given ('si', 'IEC'), lower-cased; ValueError naming both choices."""
+    text = system.strip().lower() if isinstance(system, str) else ""
+    if text not in UNIT_SYSTEMS:
+        raise ValueError(
+            f"{_short(repr(system))} is not a units choice (si: MB/s, GB; iec: MiB/s, GiB)"
+        )
+    return text
+
+
+def use_units(system: str) -> None:
+    """Every figure written from now on in `system` ('si' or 'iec'); ValueError otherwise."""
+    _units[0] = check_units(system)
+
+
+def unit_system() -> str:
+    """The units choice every figure is written in: 'si' or 'iec'."""
+    return _units[0]
+
+
+@contextmanager
+def units_used(system: str) -> Iterator[None]:
+    """`system` for what runs inside, the choice before restored after (a test, one export)."""
+    before = unit_system()
+    use_units(system)
+    try:
+        yield
+    finally:
+        _units[0] = before
+
+
+def rate_unit(system: str | None = None) -> tuple[str, float]:
+    """The display unit of B/s and its divisor: ('MB/s', 1e6) or ('MiB/s', 1048576)."""
+    return ("MiB/s", float(MiB)) if (system or unit_system()) == "iec" else ("MB/s", 1e6)
+
+
+def size_unit(system: str | None = None) -> tuple[str, float]:
+    """The display unit of a byte count in a column or on an axis: ('MB', 1e6) or ('MiB',
+    1048576): one unit for every value, as a rate's."""
+    return ("MiB", float(MiB)) if (system or unit_system()) == "iec" else ("MB", 1e6)
+
+
 def human_bytes(n: float) -> str:
-    """Bytes for people, in IEC units: 268435456 -> '256 MiB'."""
-    for unit, scale in (("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)):
+    """Bytes for people, the prefix fitting the size: 268435456 -> '268 MB' (SI) or
+    '256 MiB' (IEC); a whole number of its unit stays whole ('4 GiB', '500 GB')."""
+    for unit, scale in _SIZES[unit_system()]:
         if abs(n) >= scale:
             return f"{n / scale:.3g} {unit}" if n % scale else f"{int(n // scale)} {unit}"
     return f"{int(n)} B"
@@ -114,10 +177,12 @@ def number(v: float) -> str:
 
 
 def human_rate(bps: float) -> str:
-    """B/s for people, as every table writes a rate (core.results.format.format_value): MiB/s
-    always, three significant digits, so that the Run page, the terminal and every table
-    write one rate alike (1.5e9 B/s is '1431 MiB/s' in all of them, never '1.4 GiB/s')."""
-    return f"{number(bps / MiB)} MiB/s"
+    """B/s for people, as every table writes a rate (core.results.format.format_value): MB/s
+    or MiB/s always (the units choice), three significant digits, so that the Run page, the
+    terminal and every table write one rate alike (1.5e9 B/s is '1500 MB/s', or '1431 MiB/s',
+    in all of them, never '1.4 GiB/s')."""
+    unit, div = rate_unit()
+    return f"{number(bps / div)} {unit}"
 
 
 def parse_duration(value: str | int | float) -> float:

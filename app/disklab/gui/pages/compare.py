@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -52,6 +53,7 @@ from disklab.core.results.charts import (
     sweep_charts,
 )
 from disklab.core.results.compare import (
+    BASELINE,
     Comparison,
     comparison_for,
     config_diff,
@@ -75,6 +77,7 @@ from disklab.core.results.pivot import (
 from disklab.core.results.sessions_compared import compare_sessions
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import (
+    MARKS,
     comparison_note,
     comparison_table,
     pivot_table,
@@ -92,6 +95,17 @@ DIFF_MARK = QColor(252, 232, 178)  # a configuration value that differs from the
 DIFF_MIN_WIDTH = 160  # px: a config diff column is never narrower
 DIFF_ROOM = 1000  # px: the diff table's width before it is first shown (at 1280 px)
 CELL_WIDTH = 300  # px: the widest a column opens; longer text is elided, whole in the tooltip
+PICKER_WIDTH = 170  # px: the session picker's column (at 1024 px the pivot shows 3 columns)
+# px: a pivot's cells (unless the columns have more room each) and row labels wrap beyond
+# these, so three configurations fit beside their labels at 1024 px
+PIVOT_CELL_WIDTH, PIVOT_LABEL_WIDTH = 170, 130
+# where a pivot cell's comparison starts: its '+12.2 % ▲', or the baseline's mark
+DELTA_BREAK = re.compile(rf" (?=[+-](?:\d|inf)[^ ]* % |{MARKS[BASELINE]})")
+# a row label at the left, wrapped on spaces when wider than its column (Qt's header takes the
+# text flag among its alignment flags)
+LABEL_ALIGNMENT = Qt.AlignmentFlag(Qt.AlignmentFlag.AlignLeft.value
+                                   | Qt.AlignmentFlag.AlignVCenter.value
+                                   | Qt.TextFlag.TextWordWrap.value)
 HEADER_LINE = 28  # characters per line of a column heading
 # the export choices: (format given to export(), text)
 EXPORTS = (("pivot-csv", "Pivot CSV"), ("pivot-md", "Pivot Markdown"),
@@ -122,12 +136,21 @@ def common_prefix(labels: list[str]) -> str:
     return f"{first} / " if all(lab.startswith(f"{first} / ") for lab in labels) else ""
 
 
+def cell_lines(text: str) -> str:
+    """A pivot cell as the page shows it: its parts ('; ') and its comparison with the baseline
+    ('-29.9 % ≠') each on a line of its own under the figure, so a column is as wide as its
+    figures, not as the whole text (the text every export writes, in lines)."""
+    return DELTA_BREAK.sub("\n", text.replace("; ", "\n"))
+
+
 def fill_table(t: QTableWidget, header: list[str], labels: list[str],
                cells: list[list[str]], colours: list[list[str]] | None = None,
-               width: int = CELL_WIDTH, tips: list[list[str]] | None = None) -> None:
+               width: int = CELL_WIDTH, tips: list[list[str]] | None = None,
+               label_width: int = CELL_WIDTH) -> None:
     """A read-only table that reads at 1280 px: wrapped headings without the part they all
     share, cells on lines of their own ('; ' parts), columns sized to their contents up to
-    `width` px, the full text in tooltips."""
+    `width` px (a longer cell wraps), row labels up to `label_width` px (wrapped likewise),
+    the full text in tooltips."""
     shared_h, shared_v = common_prefix(header), common_prefix(labels)
     header = [h.removeprefix(shared_h) for h in header]
     labels = [lab.removeprefix(shared_v) for lab in labels]
@@ -159,7 +182,8 @@ def fill_table(t: QTableWidget, header: list[str], labels: list[str],
     t.resizeColumnsToContents()
     for j in range(t.columnCount()):
         t.setColumnWidth(j, min(t.columnWidth(j), width))
-    t.verticalHeader().setMaximumWidth(CELL_WIDTH)
+    t.verticalHeader().setDefaultAlignment(LABEL_ALIGNMENT)
+    t.verticalHeader().setMaximumWidth(label_width)
     t.resizeRowsToContents()
 
 
@@ -241,65 +265,30 @@ class ComparePage(QWidget):
         self.pivot_rows: list[dict[str, Any]] = []
         self.comparison_charts: list[ChartSpec] = []
         lay = QHBoxLayout(self)
-        split = QSplitter()
-        split.addWidget(self._session_picker())
+        lay.setContentsMargins(0, 0, 0, 0)
+        # the picker beside the tables, narrow; the tables take every pixel the window gains
+        # or loses, and the picker folds away when dragged shut
+        self.split = split = QSplitter()
+        split.addWidget(session_picker(self))
         split.addWidget(self._results_area())
-        split.setSizes([260, 840])
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setCollapsible(0, True)
+        split.setCollapsible(1, False)
+        split.setSizes([PICKER_WIDTH, 1100 - PICKER_WIDTH])
         lay.addWidget(split)
         wb.library_changed.connect(self.on_library_changed)
         wb.compare_requested.connect(self.compare_ids)
+        # the comparison shown made again in the units now chosen (its text and charts)
+        wb.units_changed.connect(lambda _system: self.comparison is not None and self.compare())
         self.refresh()
-
-    def _session_picker(self) -> QWidget:
-        """The left column: the sessions to tick, the baseline and the options."""
-        left = QVBoxLayout()
-        pick = QLabel("<b>Sessions</b> (tick two or more, or one with several "
-                      "configurations)")
-        pick.setWordWrap(True)
-        left.addWidget(pick)
-        self.list = QListWidget()
-        left.addWidget(self.list, 1)
-        left.addWidget(QLabel("Baseline"))
-        self.baseline = QComboBox()
-        self.baseline.activated.connect(lambda _i: self.comparison and self.compare())
-        left.addWidget(self.baseline)
-        self.all_metrics = QCheckBox("all metrics (percentiles, per process, CPU)")
-        self.all_metrics.toggled.connect(lambda _on: self.comparison and self.compare())
-        left.addWidget(self.all_metrics)
-        self.include_partial = QCheckBox("include partial runs (cancelled, failed)")
-        self.include_partial.setToolTip(
-            "Runs that did not complete are kept and shown, but left out of the means, the "
-            "tests and the charts unless this is ticked.")
-        self.include_partial.toggled.connect(lambda _on: self.comparison and self.compare())
-        left.addWidget(self.include_partial)
-        alpha_row = QHBoxLayout()
-        alpha_row.addWidget(QLabel("Significance level α"))
-        self.alpha = QDoubleSpinBox()
-        self.alpha.setDecimals(3)
-        self.alpha.setRange(0.001, 0.5)
-        self.alpha.setSingleStep(0.01)
-        self.alpha.setValue(ALPHA)
-        self.alpha.setToolTip("A difference is better or worse only when Welch's t-test gives "
-                              "p < α and the (1 - α) confidence interval excludes zero.")
-        self.alpha.valueChanged.connect(lambda _v: self.comparison and self.compare())
-        alpha_row.addWidget(self.alpha)
-        left.addLayout(alpha_row)
-        go = QPushButton("Compare")
-        go.clicked.connect(self.compare)
-        left.addWidget(go)
-        refresh = QPushButton("Refresh list")
-        refresh.clicked.connect(self.refresh)
-        left.addWidget(refresh)
-        host = QWidget()
-        host.setLayout(left)
-        host.setMaximumWidth(340)  # the tables need the width more than the session list
-        return host
 
     def _results_area(self) -> QWidget:
         """The right side: the heading, the tabs (pivot, charts, against the baseline, config
         diff) and the export."""
         right = QWidget()
         rl = QVBoxLayout(right)
+        rl.setContentsMargins(4, 0, 0, 0)
         self.heading = one_line("Tick sessions and press Compare.", bold=True)
         self.legend = one_line("")
         rl.addWidget(self.heading)
@@ -344,6 +333,7 @@ class ComparePage(QWidget):
         """The pivot: its rows, columns and metric to choose, a note, the table."""
         pivot_host = QWidget()
         pl = QVBoxLayout(pivot_host)
+        pl.setContentsMargins(2, 4, 2, 2)
         keys = QHBoxLayout()
         self.rows_key = QComboBox()
         self.cols_key = QComboBox()
@@ -387,6 +377,7 @@ class ComparePage(QWidget):
         self.list.clear()
         for s in sessions:
             item = QListWidgetItem(f"{s['id']}: {s['name']} ({s['status']})")
+            item.setToolTip(item.text())
             item.setData(Qt.ItemDataRole.UserRole, s["id"])
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if s["id"] in ticked
@@ -411,6 +402,8 @@ class ComparePage(QWidget):
                  for i in range(self.list.count())}
         for sid in self.ticked_ids():
             self.baseline.addItem(names.get(sid, str(sid)), sid)
+            self.baseline.setItemData(self.baseline.count() - 1, names.get(sid, str(sid)),
+                                      Qt.ItemDataRole.ToolTipRole)
         i = self.baseline.findData(current)
         self.baseline.setCurrentIndex(max(i, 0))
         self.baseline.blockSignals(False)
@@ -446,6 +439,8 @@ class ComparePage(QWidget):
         self.baseline.clear()
         for row in c.rows:
             self.baseline.addItem(row, row)
+            self.baseline.setItemData(self.baseline.count() - 1, row,
+                                      Qt.ItemDataRole.ToolTipRole)
         self.baseline.setCurrentIndex(max(self.baseline.findData(c.baseline), 0))
         self.baseline.blockSignals(False)
         asked = compare_sessions(lib, self.sessions, include)  # as `disklab compare` reads
@@ -526,10 +521,12 @@ class ComparePage(QWidget):
         table = pivot_table(p)  # the text every export writes
         self.pivot_view.horizontalScrollBar().setValue(0)  # a new pivot starts at its left
         fill_table(self.pivot_view, [table.header[j + 1] for j in range(len(p.columns))],
-                   list(p.rows), [list(r[1:]) for r in table.rows],
+                   list(p.rows), [[cell_lines(c) for c in r[1:]] for r in table.rows],
                    [[cell_class(p.cell(i, j)) for j in range(len(p.columns))]
                     for i in range(len(p.rows))],
-                   tips=[list(r[1:]) for r in table.tips])
+                   tips=[list(r[1:]) for r in table.tips], width=min(CELL_WIDTH, max(
+                       PIVOT_CELL_WIDTH, (self.pivot_view.width() - PIVOT_LABEL_WIDTH - 24)
+                       // max(len(p.columns), 1))), label_width=PIVOT_LABEL_WIDTH)
         mark_cells(self.pivot_view, [[limit_marks(p.cell_limits.get((i, j)))
                                       for j in range(len(p.columns))]
                                      for i in range(len(p.rows))])
@@ -627,3 +624,60 @@ class ComparePage(QWidget):
                          include_partial=self.include_partial.isChecked())
         return path
 
+
+def session_picker(page: ComparePage) -> QWidget:
+    """The left column: the sessions to tick, the baseline and the options, in
+    PICKER_WIDTH px: each long text elided or short, the whole of it in its tooltip."""
+    left = QVBoxLayout()
+    left.setContentsMargins(0, 0, 0, 0)
+    pick = QLabel("<b>Sessions</b>")
+    pick.setToolTip("Tick two or more sessions, or one with several configurations")
+    left.addWidget(pick)
+    page.list = QListWidget()
+    # a long session name is cut with '…' to the column's width (whole in its tooltip),
+    # never a scroll bar or a wider column
+    page.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    page.list.setTextElideMode(Qt.TextElideMode.ElideRight)
+    page.list.setToolTip("Tick two or more sessions, or one with several configurations")
+    left.addWidget(page.list, 1)
+    left.addWidget(QLabel("Baseline"))
+    page.baseline = QComboBox()
+    page.baseline.setSizeAdjustPolicy(
+        QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    page.baseline.setMinimumContentsLength(8)
+    page.baseline.activated.connect(lambda _i: page.comparison and page.compare())
+    page.baseline.currentIndexChanged.connect(
+        lambda _i: page.baseline.setToolTip(page.baseline.currentText()))
+    left.addWidget(page.baseline)
+    page.all_metrics = QCheckBox("all metrics")
+    page.all_metrics.setToolTip("Every figure as a column: percentiles, per process, CPU")
+    page.all_metrics.toggled.connect(lambda _on: page.comparison and page.compare())
+    left.addWidget(page.all_metrics)
+    page.include_partial = QCheckBox("include partial runs")
+    page.include_partial.setToolTip(
+        "Runs that did not complete (cancelled, failed) are kept and shown, but left out "
+        "of the means, the tests and the charts unless this is ticked.")
+    page.include_partial.toggled.connect(lambda _on: page.comparison and page.compare())
+    left.addWidget(page.include_partial)
+    alpha_row = QHBoxLayout()
+    alpha_row.addWidget(QLabel("Level α"))
+    page.alpha = QDoubleSpinBox()
+    page.alpha.setDecimals(3)
+    page.alpha.setRange(0.001, 0.5)
+    page.alpha.setSingleStep(0.01)
+    page.alpha.setValue(ALPHA)
+    page.alpha.setToolTip("A difference is better or worse only when Welch's t-test gives "
+                          "p < α and the (1 - α) confidence interval excludes zero.")
+    page.alpha.valueChanged.connect(lambda _v: page.comparison and page.compare())
+    alpha_row.addWidget(page.alpha)
+    left.addLayout(alpha_row)
+    go = QPushButton("Compare")
+    go.clicked.connect(page.compare)
+    left.addWidget(go)
+    refresh = QPushButton("Refresh list")
+    refresh.clicked.connect(page.refresh)
+    left.addWidget(refresh)
+    host = QWidget()
+    host.setLayout(left)
+    host.setMaximumWidth(340)  # the tables need the width more than the session list
+    return host

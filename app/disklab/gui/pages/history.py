@@ -84,6 +84,7 @@ class HistoryPage(QWidget):
         wb.history_requested.connect(self.show_history)
         wb.library_changed.connect(lambda _change: self.ref is not None
                                    and self.show_history(self.ref))
+        wb.units_changed.connect(lambda _system: self.units_changed())
 
     def _pickers(self) -> QHBoxLayout:
         row = QHBoxLayout()
@@ -143,6 +144,13 @@ class HistoryPage(QWidget):
         self.series_pick.setCurrentIndex(0)
         self._show_series()
         self.wb.page_requested.emit("history")
+
+    def units_changed(self) -> None:
+        """The series and figure shown written again in the units now chosen."""
+        figure = self.figure_pick.currentIndex()
+        self._show_series()
+        if 0 < figure < self.figure_pick.count():
+            self.figure_pick.setCurrentIndex(figure)
 
     @property
     def series(self) -> SeriesHistory | None:

@@ -112,6 +112,8 @@ class LibraryPage(QWidget):
         split.setSizes([260, 420])
         lay.addWidget(split, 1)
         wb.library_changed.connect(lambda _change: self.refresh())  # its list shows them all
+        wb.units_changed.connect(  # the open session in the units now chosen
+            lambda _s: self.current is not None and self.open_session(self.current["id"]))
         self.refresh()
 
     def _sessions_view(self) -> QTableView:

@@ -101,6 +101,7 @@ class RunPage(QWidget):
         wb.runs.finished.connect(self._on_finished)
         wb.resume_requested.connect(self.resume)
         wb.run_requested.connect(self.start)
+        wb.units_changed.connect(lambda _system: self.units_changed())
 
     # what the run has come to, as the model keeps it
     @property
@@ -183,6 +184,20 @@ class RunPage(QWidget):
         index = self.refresh_box.findData(seconds)
         if index >= 0 and index != self.refresh_box.currentIndex():
             self.refresh_box.setCurrentIndex(index)
+
+    def units_changed(self) -> None:
+        """The units choice changed: the tiles, the large figures, the cases' results and
+        the plots written again in it (the log keeps the lines as they were written)."""
+        self.tiles.units_changed()
+        self.figures.units_changed()
+        for case_id in self.rows:
+            text = self.model.live.text(case_id)
+            if text:
+                self.table.set_cell(case_id, RESULT, text)
+        if getattr(self.plots, "made", False):  # plots made later are made in these units
+            from disklab.gui.plots import units_changed
+
+            units_changed(self.plots.real())
 
     def start(self, text: str | None = None) -> None:
         """Start, F5 or a page's one-click run: the plan checked (gui.run_launch), then run.

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from disklab.core.results.limits import FIGURE_SEP, KINDS, UNKNOWN, Limit
+from disklab.core.vocab.units import human_bytes
 
 
 def limits_text(limits: Sequence[Limit]) -> str:
@@ -61,7 +62,7 @@ def _figure(value: float, key: str) -> str:
     if key in ("busy_pct", "cpu_pct", "per_thread_pct", "machine_cpu_pct", "util_pct"):
         return f"{value:.0f} %"
     if key in ("dirty_bytes", "threshold"):
-        return f"{value / (1 << 20):.0f} MiB"
+        return human_bytes(value)  # the units choice, as every figure beside it
     if key == "seconds":
         return f"{value:.2f} s"
     return f"{value:.3g}"

@@ -230,7 +230,7 @@ def test_a_256_gib_io_size_over_a_16_gib_file_plans_with_an_honest_eta(tmp_path:
     assert not summary.errors, summary.errors
     assert summary.bytes == 256 * GiB
     assert estimate_seconds(summary) == pytest.approx(256 * GiB / (200 << 20))  # 21 min 51 s
-    assert "about 256 GiB moved by 1 size-based run(s); estimated 21 min 51 s" in \
+    assert "about 275 GB moved by 1 size-based run(s); estimated 21 min 51 s" in \
         summary_text(summary)
 
 

@@ -57,7 +57,6 @@ from disklab.core.results.documents import (
     comparison_text,
     pivot_text,
     session_json,
-    table_text,
 )
 from disklab.core.results.limit_words import with_limits
 from disklab.core.results.limits import session_limits
@@ -78,6 +77,7 @@ from disklab.core.results.sessions_compared import (
 )
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
+from disklab.core.results.text_table import table_text
 from disklab.core.run.planning import plan_runs
 from disklab.core.run.recorded import RecordedRun
 from disklab.core.run.resume import prepare_resume

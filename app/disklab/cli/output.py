@@ -12,10 +12,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from disklab.core.results.documents import table_text
 from disklab.core.results.limits import Limit
 from disklab.core.results.partial import SessionResults
 from disklab.core.results.tables import results_table
+from disklab.core.results.text_table import table_text
 from disklab.core.run.event_text import EventText
 from disklab.core.vocab.events import (
     CaseStarted,

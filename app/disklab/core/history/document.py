@@ -13,7 +13,7 @@ from typing import Any
 from disklab.core.history.build import Change, Figure, History, SeriesHistory
 from disklab.core.history.changes import MIN_STEP
 from disklab.core.results.charts import ChartSpec, Series
-from disklab.core.results.documents import html_report, table_text
+from disklab.core.results.documents import html_report
 from disklab.core.results.format import (
     display_unit,
     format_delta,
@@ -22,6 +22,7 @@ from disklab.core.results.format import (
     format_value,
 )
 from disklab.core.results.tables import Table
+from disklab.core.results.text_table import table_text
 from disklab.core.vocab.jsonformat import versioned
 
 METHOD = ("Student's t-test (pooled) between the sessions before and after each candidate "

@@ -41,7 +41,14 @@ from disklab.gui.plot_axes import UNIT_TITLES, TimeAxis, ValueAxis, time_unit
 from disklab.gui.plot_export import export_csv, export_image
 from disklab.gui.plot_marks import Marker, mark, place_labels
 from disklab.gui.plot_readout import HINT, cross_line, hover, values_at
-from disklab.gui.plot_series import LIVE_SERIES, PLOTS, Gaps, log_values, peak_window
+from disklab.gui.plot_series import (
+    LIVE_SERIES,
+    PLOTS,
+    Gaps,
+    log_values,
+    peak_window,
+    visible_span,
+)
 from disklab.gui.plot_theme import theme_colours
 from disklab.gui.plot_view import LiveView, StillLegend, drawn_bounds
 
@@ -63,6 +70,10 @@ class LiveCurve(pg.PlotCurveItem):
     (set by the PlotItem's menu; LivePlots redraws the curve with log10 values)."""
 
     def __init__(self, series: str, plot: str, name: str, pen: object) -> None:
+        # ((time lo, hi), (value lo, hi)) of the points last handed; None: none
+        self.bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
+        # what of them is seen in the window they were cut to (plot_series.visible_span)
+        self.seen: tuple[float, float, float, float] | None = None
         super().__init__(name=name, pen=pen, skipFiniteCheck=True)
         self.series, self.plot, self.log = series, plot, False
         self.on_log: object = None
@@ -71,6 +82,19 @@ class LiveCurve(pg.PlotCurveItem):
         """The points last handed to setData (time, value as plotted)."""
         x, y = self.getData()
         return (np.empty(0), np.empty(0)) if x is None else (x, y)
+
+    def updateData(self, *args: object, **kwargs: object) -> None:
+        """pyqtgraph's, and the points' bounds taken once (they are in time order and
+        finite): pyqtgraph's nanmin/nanmax over them ran at every paint of a moved view."""
+        super().updateData(*args, **kwargs)
+        x, y = self.xData, self.yData
+        self.bounds = (((float(x[0]), float(x[-1])), (float(y.min()), float(y.max())))
+                       if x is not None and len(x) else None)
+
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: object = None) -> tuple:
+        if frac >= 1.0 and orthoRange is None:
+            return self.bounds[ax] if self.bounds is not None else (None, None)
+        return super().dataBounds(ax, frac, orthoRange)
 
     def setLogMode(self, _x: bool, y: bool) -> None:
         if y != self.log:
@@ -127,7 +151,7 @@ class LivePlots(QWidget):
         self.follow = True
         self._sliding = False  # the window is being moved by follow, not by the user
         self.live_gap_ms = LIVE_GAP_MS  # the refresh rate the Run page chose
-        self.driven = False  # True: new samples wait for the owner's redraw() (its own tick)
+        self._driven = False
         self._last_redraw = 0.0  # time.monotonic() of the last redraw that drew something
         self.timer = QTimer(self)  # started by a change, idle while nothing arrives
         self.timer.setSingleShot(True)
@@ -157,6 +181,8 @@ class LivePlots(QWidget):
         plot.setLabel("left", unit)
         plot.showGrid(x=True, y=True, alpha=0.2)
         plot.getAxis("left").setWidth(62)
+        for hidden in ("top", "right"):  # never shown: no range of the view to follow
+            plot.getAxis(hidden).unlinkFromView()
         view.legend = plot.legend = StillLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
         view.legend.setParentItem(view)
         if self.plots:
@@ -217,6 +243,20 @@ class LivePlots(QWidget):
         self._fresh.update(self.curves)  # drawn empty
         self._touch()
         self.redraw()
+
+    @property
+    def driven(self) -> bool:
+        """True while a run goes: new samples wait for the owner's redraw() (its own tick),
+        and the views fit them loosely (plot_view.LiveView.loose); the drawing after the run
+        fits exactly."""
+        return self._driven
+
+    @driven.setter
+    def driven(self, on: bool) -> None:
+        if self._driven and not on:
+            self._drawn_window = ()  # every curve handed again, every view fitted exactly
+            self._dirty = True
+        self._driven = on
 
     # --- the x range: the whole run, or a window the user chose
     def _lead_view(self) -> LiveView | None:
@@ -436,9 +476,11 @@ class LivePlots(QWidget):
             if curve.log:
                 y, connect = log_values(y, connect)
             curve.setData(t, y, connect=connect)
+            curve.seen = visible_span(t, y, connect, lo, hi)
         for key, plot in self.plots.items():  # the auto-range now, not at the paint: the
             view = plot.getViewBox()  # labels and time title below are placed for it
             view.fit = drawn_bounds(self.curves.values(), key)
+            view.loose = self.driven and not moved
             view.prepareForPaint()
         x = self.x_range()
         self._time_unit(x)

@@ -169,7 +169,7 @@ class LivePlots(QWidget):
                 self._add_curve(series, plot_key, label, _pen(colour, series == "tool_bps"))
         self.layout_widget.scene().sigMouseMoved.connect(lambda pos: hover(self, pos))
         self.apply_theme()
-        self._time_unit()
+        time_title(self)
 
     def _add_plot(self, key: str, title: str, unit: str) -> None:
         """A plot of the column: its view (LiveView), axes, legend, grid and crosshair line;
@@ -287,7 +287,7 @@ class LivePlots(QWidget):
         if self.follow_box.isChecked() != on:
             self.follow_box.setChecked(on)
         if on:
-            self._slide()
+            slide(self)
         self.follow_changed.emit(on)
 
     def show_whole_run(self) -> None:
@@ -328,20 +328,6 @@ class LivePlots(QWidget):
                 self.set_follow(False)  # panned back in time: stay there
             self._labels_dirty = True
             self._touch(urgent=True)
-
-    def _slide(self) -> None:
-        """Follow: a zoomed window keeps its width and ends at the newest sample."""
-        window = self.window
-        if window is None:
-            return
-        lo, hi = window
-        if self._t_last > hi or self._t_last < lo:
-            width = hi - lo
-            self._sliding = True
-            try:
-                self.set_window(self._t_last - width * 0.95, self._t_last + width * 0.05)
-            finally:
-                self._sliding = False
 
     def _touch(self, urgent: bool = False) -> None:
         """Something to draw, in one redraw for all that arrives meanwhile: within REDRAW_MS for
@@ -461,7 +447,7 @@ class LivePlots(QWidget):
         self._dirty = False
         self._last_redraw = time.monotonic()
         if self.follow:
-            self._slide()
+            slide(self)
         window = self.window
         moved = window != self._drawn_window
         self._drawn_window = window
@@ -483,19 +469,11 @@ class LivePlots(QWidget):
             view.loose = self.driven and not moved
             view.prepareForPaint()
         x = self.x_range()
-        self._time_unit(x)
+        time_title(self, x)
         if self.markers and (moved or self._labels_dirty or window is None):
             self._place_labels(x)
         self._labels_dirty = False
         self.redraws += 1
-
-    def _time_unit(self, x: tuple[float, float] | None = None) -> None:
-        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
-        lo, hi = x if x is not None else self.x_range()
-        unit = time_unit(hi - lo)
-        if unit != self._unit and self.plots:
-            self._unit = unit
-            list(self.plots.values())[-1].setLabel("bottom", UNIT_TITLES[unit])
 
     def _plot_width(self) -> int:
         """The plots' width in pixels: the pixel columns a curve is reduced to."""
@@ -526,6 +504,31 @@ class LivePlots(QWidget):
         if buf is None or not len(buf):
             return None
         return float(buf.data()[1][-1])
+
+
+def slide(plots: LivePlots) -> None:
+    """Follow: a zoomed window keeps its width and ends at the newest sample."""
+    window = plots.window
+    if window is None:
+        return
+    lo, hi = window
+    last = plots._t_last
+    if last > hi or last < lo:
+        width = hi - lo
+        plots._sliding = True
+        try:
+            plots.set_window(last - width * 0.95, last + width * 0.05)
+        finally:
+            plots._sliding = False
+
+
+def time_title(plots: LivePlots, x: tuple[float, float] | None = None) -> None:
+    """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
+    lo, hi = x if x is not None else plots.x_range()
+    unit = time_unit(hi - lo)
+    if unit != plots._unit and plots.plots:
+        plots._unit = unit
+        list(plots.plots.values())[-1].setLabel("bottom", UNIT_TITLES[unit])
 
 
 def apply_theme(plots: LivePlots) -> None:

@@ -21,7 +21,7 @@ from disklab.core.vocab.units import MiB
 from disklab.gui.buffers import SeriesBuffer
 from disklab.gui.chart import ChartWidget
 from disklab.gui.export import write_chart
-from disklab.gui.plot_series import peak_window
+from disklab.gui.plot_series import peak_window, visible_span
 from disklab.gui.plots import LivePlots
 
 # samples fed in MiB/s (multiples of 2**20): drawn in IEC units (tests/conftest.py iec_units);
@@ -214,3 +214,46 @@ def test_new_samples_redraw_at_most_once_a_second_but_a_zoom_at_once(qtbot):
     qtbot.waitUntil(lambda: plots.redraws == 3, timeout=500)
     # the window's samples and one beyond each end, so the line reaches the edges
     assert plots.curves["app_wchar_bps"].data()[0].tolist() == [0.25, 0.5, 0.75, 1.0]
+
+
+def test_y_fits_the_line_where_it_crosses_the_window_edge_not_the_sample_beyond():
+    # the sample beyond the left edge (2000 MiB/s, the end of a fast case) is handed only so
+    # that the line reaches the edge: seen there is the line's value at the edge, 1000
+    t = np.array([0.0, 1.0, 2.0, 3.0])
+    y = np.array([2000.0, 0.0, 500.0, 600.0])
+    assert visible_span(t, y, "all", 0.5, 3.0) == (0.0, 3.0, 0.0, 1000.0)
+    assert visible_span(t, y, np.array([False, True, True, True]), 0.5, 3.0) == (
+        0.0, 3.0, 0.0, 600.0)  # a gap: no line reaches the edge
+    assert visible_span(t, y, "all", None, None) == (0.0, 3.0, 0.0, 2000.0)
+
+
+def test_a_steady_run_refresh_moves_no_range_of_the_plots(qtbot):
+    # a run's refreshes (the Run page drives them) of steady data: the whole run's time axis
+    # ends at a round time past the newest sample and y keeps its scale, so most refreshes
+    # move no view: no new ticks, no new transform of the curves (bench figure 2)
+    plots = LivePlots(which=("app", "cpu"))
+    plots.timer.stop()
+    plots.driven = True
+    qtbot.addWidget(plots)
+    plots.resize(800, 500)
+    plots.show()
+    qtbot.wait(50)
+    rng = np.random.default_rng(3)
+    moves: list[object] = []
+    for plot in plots.plots.values():
+        plot.getViewBox().sigRangeChanged.connect(lambda *a: moves.append(a))
+    for s in range(121):
+        for half in (0.0, 0.5):
+            plots.add_sample("app_wchar_bps", s + half, (100 + rng.normal(0, 5)) * MiB)
+            plots.add_sample("cpu_pct", s + half, 30 + rng.normal(0, 2))
+        plots.redraw()
+        if s == 60:
+            moves.clear()  # the run's second minute
+        plots.layout_widget.viewport().repaint()
+    assert len(moves) <= 20, len(moves)  # 60 refreshes, 2 plots: at least 120 moves before
+    (x0, x1), (_y0, y1) = plots.plots["app"].getViewBox().viewRange()
+    assert x0 <= 0.5 and 120.5 <= x1 <= 1.25 * 120.5  # the whole run, to a round end
+    assert 105 * 1.35 <= y1 <= 2 * 115  # fitted to the data
+    plots.driven = False  # the run ended: fitted exactly
+    plots.redraw()
+    assert plots.plots["app"].getViewBox().viewRange()[0][1] == pytest.approx(120.5, abs=0.01)

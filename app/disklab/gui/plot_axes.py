@@ -64,7 +64,7 @@ def value_ticks(lo: float, hi: float, pixels: float) -> list[float]:
 
 class TimeAxis(pg.AxisItem):
     """Elapsed time from the run's start, ticks at round seconds, minutes or hours. No SI
-    prefix: the title names the unit (plots._time_unit), and pyqtgraph's prefix check re-set
+    prefix: the title names the unit (plots.time_title), and pyqtgraph's prefix check re-set
     the title's HTML at every move of the time window, four axes a refresh."""
 
     def __init__(self, orientation: str = "bottom") -> None:

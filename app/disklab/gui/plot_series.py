@@ -98,6 +98,30 @@ def peak_window(t: np.ndarray, y: np.ndarray, lo: float | None, hi: float | None
     return np.concatenate(parts_t), np.concatenate(parts_y)
 
 
+def visible_span(t: np.ndarray, y: np.ndarray, connect: np.ndarray | str,
+                 lo: float | None, hi: float | None) -> tuple[float, float, float, float] | None:
+    """(first time, last time, lowest value, highest value) of a curve of points (`t` in order,
+    `connect` as pyqtgraph takes it) as it is seen in the window [lo, hi] (None: all of it):
+    the values of the points inside, and where the line crosses an edge, its value there. The
+    point beyond each edge (peak_window) is there so that the line reaches the edge; its own
+    value may be far above anything seen (the last second of a fast case beside a slow one)."""
+    n = len(t)
+    if not n:
+        return None
+    if lo is None or hi is None:
+        return float(t[0]), float(t[-1]), float(y.min()), float(y.max())
+    a, b = int(np.searchsorted(t, lo, "left")), int(np.searchsorted(t, hi, "right"))
+    values = [float(y[a:b].min()), float(y[a:b].max())] if b > a else []
+    for i, at in ((a - 1, lo), (b - 1, hi)):  # the segments from point i to i + 1
+        if 0 <= i < n - 1 and (isinstance(connect, str) or connect[i]) and t[i + 1] > t[i]:
+            share = (at - t[i]) / (t[i + 1] - t[i])
+            if 0.0 <= share <= 1.0:
+                values.append(float(y[i] + share * (y[i + 1] - y[i])))
+    if not values:
+        return None
+    return float(t[0]), float(t[-1]), min(values), max(values)
+
+
 class Gaps:
     """A series' breaks: the times of the samples after which nothing was sampled for longer
     than a gap (GAP_FACTOR sampling periods, GAP_MIN_S at least), or where the owner ended the

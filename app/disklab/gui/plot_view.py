@@ -5,10 +5,19 @@ On the plot area the wheel zooms and a left drag pans time only (the four plots'
 linked, so all move together); on an axis the wheel or a drag moves that axis alone (pyqtgraph's
 AxisItem hands the event to the view with its axis); a right drag draws a rubber band and zooms
 to it (both axes: the user chose a value window too); a double click goes back to the whole run,
-followed. While the user has not zoomed y, y fits the samples of the visible time window
-(pyqtgraph's auto-range with auto-visible), from zero (rates and levels are read against zero)
-and with headroom above the data for the legend. The view never shows time before the run's
-start (limits xMin = 0).
+followed. While the user has not zoomed y, y fits the samples of the visible time window, from
+zero (rates and levels are read against zero) and with headroom above the data for the legend.
+The view never shows time before the run's start (limits xMin = 0).
+
+The auto-range is set from the bounds of what the curves show (`fit`) and only when it moved.
+While a run's new samples come into the same window (`loose`), the whole run's time axis ends
+at a round time past the newest sample (a step of about a tenth of the run), and a fitted y
+range stays as long as the data need between all of it and 1/Y_SLACK of it (a new peak of a
+run is rare once it has gone a while); a window the user moved to, and the run's end, are
+fitted exactly.
+A range that stays costs no new ticks, no new transform of the curves and markers, no
+linked-view update: most refreshes of a run then only hand the curves their new points (bench
+figure 2).
 
 The right-click menu is pyqtgraph's (View All, the axes' options, mouse mode, Plot Options) with
 "View All" meaning the whole run followed, a "Log y" switch, and an Export submenu whose CSV
@@ -17,16 +26,20 @@ holds the stored samples of the window shown (gui/plot_export.py), not the thinn
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QAction
 
+from disklab.gui.plot_axes import NICE_SECONDS
+
 HEADROOM = 1.35  # at least the top quarter of a plot is above its data: the legend sits there
 LEGEND_MARGIN_PX = 6  # between the legend's bottom and the highest point of the data
+X_STEPS = 10  # the whole run's time axis ends at the next round time of about span / X_STEPS
+Y_SLACK = 1.25  # a fitted y range stays while the data need at least 1 / Y_SLACK of it
 
 
 class StillLegend(pg.LegendItem):
@@ -53,6 +66,7 @@ class LiveView(pg.ViewBox):
         self.legend: Any = None  # the plot's legend, whose row the auto-range keeps clear
         # (x lo, x hi, y lo, y hi) of the curves' points as drawn; None: pyqtgraph scans them
         self.fit: tuple[float, float, float, float] | None = None
+        self.loose = False  # the fit is of a run's new samples in the same window
         self.setAutoVisible(y=True)  # y fits the samples of the visible time window
         self.setLimits(xMin=0.0)  # nothing before the run's start
         self.setDefaultPadding(0.0)
@@ -98,6 +112,48 @@ class LiveView(pg.ViewBox):
             return
         super().mouseClickEvent(ev)
 
+    def updateAutoRange(self) -> None:
+        """pyqtgraph's auto-range of the axes that have it on, from `fit` (the points the
+        curves were handed: the visible window's already), set only when it moved (see the
+        module's docstring); pyqtgraph's own scan while no curve has points."""
+        fit = self.fit
+        if fit is None:
+            super().updateAutoRange()
+            return
+        self._autoRangeNeedsUpdate = False  # what pyqtgraph's own clears once it has run
+        auto_x, auto_y = (a is not False for a in self.state["autoRange"])
+        (x0, x1), (y0, y1) = self.viewRange()
+        ranges: dict[str, tuple[float, float]] = {}
+        if auto_x:
+            x = (max(0.0, fit[0]), fit[1])
+            if self.loose and _same((x[0], 0.0), (x0, 0.0)) and x[1] <= x1 <= run_end(x[1]):
+                x = (x0, x1)  # still the whole run, newest sample and all
+            elif self.loose:
+                x = (x[0], run_end(x[1]))
+            if not _same(x, (x0, x1)):
+                ranges["xRange"] = x
+        if auto_y:
+            y = self._y_fit(fit[2], fit[3], (y0, y1))
+            if y is not None:
+                ranges["yRange"] = y
+        if ranges:
+            self.setRange(**ranges, padding=0.0, disableAutoRange=False)
+
+    def _y_fit(self, lo: float, hi: float, shown: tuple[float, float]
+               ) -> tuple[float, float] | None:
+        """The y range for data from `lo` to `hi`; None: the range `shown` still fits them."""
+        if self.log_y.isChecked():
+            want = (lo, hi) if hi > lo else (lo - 0.5, lo + 0.5)
+            return None if _same(want, shown) else want
+        lo = min(lo, 0.0)
+        need = (hi - lo) * self.headroom() if hi > lo else 1.0
+        span = shown[1] - shown[0]
+        tol = abs(span) * 1e-9
+        if abs(shown[0] - lo) <= tol and need - tol <= span <= need * (
+                Y_SLACK if self.loose else 1 + 1e-9):
+            return None
+        return lo, lo + need
+
     def childrenBounds(self, frac: Any = None, orthoRange: Any = (None, None),
                        items: Any = None) -> list:
         """The curves' bounds, y from zero (unless in log mode or below zero) and with
@@ -125,20 +181,26 @@ class LiveView(pg.ViewBox):
 
 
 def drawn_bounds(curves: Iterable[Any], plot: str) -> tuple[float, float, float, float] | None:
-    """The bounds of the points plot `plot`'s visible curves hold (LiveView.fit): time from
-    their first to last point, values over their finite ones; None when none has any
+    """The bounds of what plot `plot`'s visible curves show (LiveView.fit), from each curve's
+    own (LiveCurve.seen, taken as it was handed its points); None when none has any
     (pyqtgraph's own scan then, which finds nothing either)."""
-    spans: list[tuple[float, float, float, float]] = []
-    for curve in curves:
-        if curve.plot != plot or not curve.isVisible():
-            continue
-        x, y = curve.data()
-        if not len(x):
-            continue
-        finite = y[np.isfinite(y)]
-        if len(finite):
-            spans.append((float(x[0]), float(x[-1]), float(finite.min()), float(finite.max())))
+    spans = [c.seen for c in curves
+             if c.plot == plot and c.seen is not None and c.isVisible()]
     if not spans:
         return None
     return (min(s[0] for s in spans), max(s[1] for s in spans),
             min(s[2] for s in spans), max(s[3] for s in spans))
+
+
+def run_end(t: float) -> float:
+    """Where the whole run's time axis ends for a newest sample at `t` seconds: the next
+    multiple past it of a round step of about t / X_STEPS (a 60 s run: 65 s, then 70 s)."""
+    want = max(t, 1.0) / X_STEPS
+    step = next((float(s) for s in NICE_SECONDS if s >= want), float(NICE_SECONDS[-1]))
+    return (math.floor(t / step) + 1) * step
+
+
+def _same(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    """Whether two ranges are one, but for float noise (pyqtgraph's own threshold)."""
+    tol = max(abs(a[1] - a[0]), abs(b[1] - b[0])) * 1e-9
+    return abs(a[0] - b[0]) <= tol and abs(a[1] - b[1]) <= tol

@@ -50,6 +50,7 @@ from disklab.gui.plot_series import (
     peak_window,
     plot_unit,
     series_scale,
+    visible_span,
 )
 from disklab.gui.plot_theme import theme_colours
 from disklab.gui.plot_view import LiveView, StillLegend, drawn_bounds
@@ -72,6 +73,10 @@ class LiveCurve(pg.PlotCurveItem):
     (set by the PlotItem's menu; LivePlots redraws the curve with log10 values)."""
 
     def __init__(self, series: str, plot: str, name: str, pen: object) -> None:
+        # ((time lo, hi), (value lo, hi)) of the points last handed; None: none
+        self.bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
+        # what of them is seen in the window they were cut to (plot_series.visible_span)
+        self.seen: tuple[float, float, float, float] | None = None
         super().__init__(name=name, pen=pen, skipFiniteCheck=True)
         self.series, self.plot, self.log = series, plot, False
         self.on_log: object = None
@@ -80,6 +85,19 @@ class LiveCurve(pg.PlotCurveItem):
         """The points last handed to setData (time, value as plotted)."""
         x, y = self.getData()
         return (np.empty(0), np.empty(0)) if x is None else (x, y)
+
+    def updateData(self, *args: object, **kwargs: object) -> None:
+        """pyqtgraph's, and the points' bounds taken once (they are in time order and
+        finite): pyqtgraph's nanmin/nanmax over them ran at every paint of a moved view."""
+        super().updateData(*args, **kwargs)
+        x, y = self.xData, self.yData
+        self.bounds = (((float(x[0]), float(x[-1])), (float(y.min()), float(y.max())))
+                       if x is not None and len(x) else None)
+
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: object = None) -> tuple:
+        if frac >= 1.0 and orthoRange is None:
+            return self.bounds[ax] if self.bounds is not None else (None, None)
+        return super().dataBounds(ax, frac, orthoRange)
 
     def setLogMode(self, _x: bool, y: bool) -> None:
         if y != self.log:
@@ -136,7 +154,7 @@ class LivePlots(QWidget):
         self.follow = True
         self._sliding = False  # the window is being moved by follow, not by the user
         self.live_gap_ms = LIVE_GAP_MS  # the refresh rate the Run page chose
-        self.driven = False  # True: new samples wait for the owner's redraw() (its own tick)
+        self._driven = False
         self._last_redraw = 0.0  # time.monotonic() of the last redraw that drew something
         self.timer = QTimer(self)  # started by a change, idle while nothing arrives
         self.timer.setSingleShot(True)
@@ -154,7 +172,7 @@ class LivePlots(QWidget):
                 self._add_curve(series, plot_key, label, _pen(colour, series == "tool_bps"))
         self.layout_widget.scene().sigMouseMoved.connect(lambda pos: hover(self, pos))
         self.apply_theme()
-        self._time_unit()
+        time_title(self)
 
     def _add_plot(self, key: str, title: str, unit: str) -> None:
         """A plot of the column: its view (LiveView), axes, legend, grid and crosshair line;
@@ -166,6 +184,8 @@ class LivePlots(QWidget):
         plot.setLabel("left", unit)
         plot.showGrid(x=True, y=True, alpha=0.2)
         plot.getAxis("left").setWidth(62)
+        for hidden in ("top", "right"):  # never shown: no range of the view to follow
+            plot.getAxis(hidden).unlinkFromView()
         view.legend = plot.legend = StillLegend(offset=(8, 1), labelTextSize="8pt", colCount=4)
         view.legend.setParentItem(view)
         if self.plots:
@@ -227,6 +247,20 @@ class LivePlots(QWidget):
         self._touch()
         self.redraw()
 
+    @property
+    def driven(self) -> bool:
+        """True while a run goes: new samples wait for the owner's redraw() (its own tick),
+        and the views fit them loosely (plot_view.LiveView.loose); the drawing after the run
+        fits exactly."""
+        return self._driven
+
+    @driven.setter
+    def driven(self, on: bool) -> None:
+        if self._driven and not on:
+            self._drawn_window = ()  # every curve handed again, every view fitted exactly
+            self._dirty = True
+        self._driven = on
+
     # --- the x range: the whole run, or a window the user chose
     def _lead_view(self) -> LiveView | None:
         return next(iter(self.plots.values())).getViewBox() if self.plots else None
@@ -256,7 +290,7 @@ class LivePlots(QWidget):
         if self.follow_box.isChecked() != on:
             self.follow_box.setChecked(on)
         if on:
-            self._slide()
+            slide(self)
         self.follow_changed.emit(on)
 
     def show_whole_run(self) -> None:
@@ -297,20 +331,6 @@ class LivePlots(QWidget):
                 self.set_follow(False)  # panned back in time: stay there
             self._labels_dirty = True
             self._touch(urgent=True)
-
-    def _slide(self) -> None:
-        """Follow: a zoomed window keeps its width and ends at the newest sample."""
-        window = self.window
-        if window is None:
-            return
-        lo, hi = window
-        if self._t_last > hi or self._t_last < lo:
-            width = hi - lo
-            self._sliding = True
-            try:
-                self.set_window(self._t_last - width * 0.95, self._t_last + width * 0.05)
-            finally:
-                self._sliding = False
 
     def _touch(self, urgent: bool = False) -> None:
         """Something to draw, in one redraw for all that arrives meanwhile: within REDRAW_MS for
@@ -430,7 +450,7 @@ class LivePlots(QWidget):
         self._dirty = False
         self._last_redraw = time.monotonic()
         if self.follow:
-            self._slide()
+            slide(self)
         window = self.window
         moved = window != self._drawn_window
         self._drawn_window = window
@@ -445,24 +465,18 @@ class LivePlots(QWidget):
             if curve.log:
                 y, connect = log_values(y, connect)
             curve.setData(t, y, connect=connect)
+            curve.seen = visible_span(t, y, connect, lo, hi)
         for key, plot in self.plots.items():  # the auto-range now, not at the paint: the
             view = plot.getViewBox()  # labels and time title below are placed for it
             view.fit = drawn_bounds(self.curves.values(), key)
+            view.loose = self.driven and not moved
             view.prepareForPaint()
         x = self.x_range()
-        self._time_unit(x)
+        time_title(self, x)
         if self.markers and (moved or self._labels_dirty or window is None):
             self._place_labels(x)
         self._labels_dirty = False
         self.redraws += 1
-
-    def _time_unit(self, x: tuple[float, float] | None = None) -> None:
-        """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
-        lo, hi = x if x is not None else self.x_range()
-        unit = time_unit(hi - lo)
-        if unit != self._unit and self.plots:
-            self._unit = unit
-            list(self.plots.values())[-1].setLabel("bottom", UNIT_TITLES[unit])
 
     def _plot_width(self) -> int:
         """The plots' width in pixels: the pixel columns a curve is reduced to."""
@@ -508,6 +522,31 @@ def units_changed(plots: LivePlots) -> None:
         plot.setLabel("left", plot_unit(key))
     plots._fresh.update(plots.curves)
     plots._touch(urgent=True)
+
+
+def slide(plots: LivePlots) -> None:
+    """Follow: a zoomed window keeps its width and ends at the newest sample."""
+    window = plots.window
+    if window is None:
+        return
+    lo, hi = window
+    last = plots._t_last
+    if last > hi or last < lo:
+        width = hi - lo
+        plots._sliding = True
+        try:
+            plots.set_window(last - width * 0.95, last + width * 0.05)
+        finally:
+            plots._sliding = False
+
+
+def time_title(plots: LivePlots, x: tuple[float, float] | None = None) -> None:
+    """The time axis's title says how its ticks read (s, min:s, h:min) for the span shown."""
+    lo, hi = x if x is not None else plots.x_range()
+    unit = time_unit(hi - lo)
+    if unit != plots._unit and plots.plots:
+        plots._unit = unit
+        list(plots.plots.values())[-1].setLabel("bottom", UNIT_TITLES[unit])
 
 
 def apply_theme(plots: LivePlots) -> None:

@@ -7,7 +7,11 @@ unit it is planned in and everything is turned into seconds:
 
 - a time-based run lasts its runtime (the tool's measuring time);
 - a size-based run lasts its bytes at the rate the size-based runs had so far (the current
-  run's own rate while it has none finished; an assumed rate before the first figure);
+  run's own rate while it has none finished; an assumed rate before the first figure); the
+  current run's bytes still to move take its own transfer rate, from its first moved bytes on
+  (TRANSFER_MIN_SECONDS of them at least): its start (fio laying out a 16 GiB file, seconds in
+  which no byte of the run moves) is already spent, and counted in the rate of the other runs,
+  whose start is still to come;
 - a run with neither lasts as long as such runs took so far;
 - every run also costs the setup seen so far (start, layout, cleanup: wall time beyond the
   measuring time), learnt from the runs that ended;
@@ -35,6 +39,8 @@ ASSUMED_RATE = 200 * 1024 * 1024  # B/s for size-based runs before any figure wa
 ETA_SLACK_SECONDS = 30.0  # an ETA grows again only past this, or past ETA_SLACK_SHARE of itself
 ETA_SLACK_SHARE = 0.2
 NEARLY_DONE = 0.999  # the most the fraction shows while a run is still to end
+TRANSFER_MIN_SECONDS = 2.0  # a run's own transfer rate is taken once its bytes span this
+STALE_SECONDS = 2.0  # no new bytes for longer than this: the time without them counts too
 
 
 @dataclass(frozen=True)
@@ -138,6 +144,7 @@ class OverallProgress:
         self._configs_started = 0
         self._measured = 0.0  # the current run's measuring time so far (tool's elapsed)
         self._done = 0  # the current run's bytes so far
+        self._reset_transfer()
         self._fraction = 0.0
         self._eta: tuple[float, float] | None = None  # (shown eta, at time)
 
@@ -170,6 +177,15 @@ class OverallProgress:
         self._take(self._cur[1], self._cur[2])
         self._measured = 0.0
         self._done = 0
+        self._reset_transfer()
+
+    def _reset_transfer(self) -> None:
+        # the current run's transfer: the measuring time when it had moved nothing yet (its
+        # last report of zero bytes), its first (time, bytes) with bytes, and the time its
+        # bytes last grew
+        self._still: float | None = None
+        self._first_moved: tuple[float, int] | None = None
+        self._moved_at = 0.0
 
     def skip_run(self, runtime: float | None, planned_bytes: int | None) -> None:
         """A run that will not run (its configuration could not be made): done, in no time."""
@@ -180,8 +196,15 @@ class OverallProgress:
         """The current run's measuring time (the tool's elapsed) and bytes done so far."""
         if measured is not None:
             self._measured = max(self._measured, measured)
-        if done_bytes is not None:
-            self._done = max(self._done, done_bytes)
+        if done_bytes is None:
+            return
+        if done_bytes <= 0 and not self._done:
+            self._still = self._measured
+        elif self._first_moved is None:
+            self._first_moved = (self._measured, done_bytes)
+        if done_bytes > self._done:
+            self._done = done_bytes
+            self._moved_at = self._measured
 
     def end_run(self, now: float) -> bool:
         """The current run ended (measured, failed or cancelled); False if none was going."""
@@ -214,6 +237,20 @@ class OverallProgress:
             return self._measured / self._done
         return 1.0 / self.assumed_rate
 
+    def _transfer_seconds_per_byte(self) -> float | None:
+        """The current run's own transfer rate (seconds a byte): from its last report of no
+        bytes, or else its first report of some, to its latest bytes; None before its bytes
+        span TRANSFER_MIN_SECONDS."""
+        first = self._first_moved
+        if first is None:
+            return None
+        start, base = (self._still, 0) if self._still is not None else first
+        end = max(self._moved_at, self._measured - STALE_SECONDS)
+        moved = self._done - base
+        if end - start < TRANSFER_MIN_SECONDS or moved <= 0:
+            return None
+        return (end - start) / moved
+
     def _other_seconds(self) -> float:
         if self._other[0]:
             return self._other[1] / self._other[0]
@@ -232,7 +269,8 @@ class OverallProgress:
                 if self._measured <= 0:  # not measuring yet: its setup is still to come
                     current += max(0.0, setup - (now - began))
             elif planned > 0:
-                current = max(0, planned - self._done) * spb
+                current = max(0, planned - self._done) * (self._transfer_seconds_per_byte()
+                                                          or spb)
             else:
                 current = max(0.0, other - (now - began))
         timed, seconds = self._timed_left

@@ -229,3 +229,18 @@ def test_the_step_scan_shortcut_finds_what_every_point_finds(monkeypatch: pytest
         assert repr(changes.steps(values, m)) == repr(_reference_steps(values, m))
     assert shortcuts > 300  # the shortcut was taken, and held
     assert min(ways.values()) > 300 and len(ways) == 3, ways
+
+
+def test_sessions_counting_other_repeats_read_the_same(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch):
+    """The fast reading leaves n out when every session counts the first one's repeats at
+    each place; a session counting fewer somewhere (a repeat that gave no figure) has its own
+    n read, and the history is the general reading's."""
+    with Library.open(tmp_path / "lib.sqlite") as lib:
+        ids = _fixture(lib, 16)
+        lib.db.execute("UPDATE result SET n = 2 WHERE session_id = ? AND ord = 1", (ids[4],))
+        fast, general = _both_ways(lib, str(ids[-1]), monkeypatch)
+        columns = library_history._uniform_columns(lib.db, ids)
+        assert columns is not None
+        assert [f.n[4] for f in columns[:3]] == [3, 2, 3] and set(columns[0].n) == {3}
+    assert fast == general != UNIFORM_DIGEST

@@ -4,9 +4,10 @@ A history of one plan over 1,000 sessions opens in under 200 ms (bench figure 11
 lists every session's identity (plan text, host record, start), one gives the results stamps of
 the sessions of one series, and their stored summary rows are read in one of two ways. The
 sessions of one plan usually share one layout (the same figure at each place of their
-summaries): SQL checks that each session's rows are that layout, and the numbers (n, mean,
-stddev) come as they are stored, in (session, place) order, each figure's column a slice of
-them: no GROUP BY sort, no text conversion, no Python step per value. Otherwise SQL groups the
+summaries): SQL checks that each session's rows are that layout, and the numbers (mean,
+stddev, and n unless every session counts the first one's repeats at each place) come as they
+are stored, in (session, place) order, each figure's column a slice of them: no GROUP BY sort,
+no text conversion, no Python step per value. Otherwise SQL groups the
 rows by figure, each figure's values over the sessions in one row of concatenated text. A
 session whose stored summary is missing or stale (its stamp is not the session's) has its rows
 computed from its metric rows, as Library.results does.

@@ -176,10 +176,14 @@ def _figures(lib: Library, ids: Sequence[int], columns: Sequence[FigureColumns],
     cases: dict[int, dict[str, tuple[str, str, dict[str, Any]]]] = {}
     reps: list[dict[str, Any]] = []
     lines: list[tuple[FigureColumns, tuple[Sequence[Any], ...]]] = []
+    last: tuple[list[int], list[int], bool] = ([], [], True)  # figures share their sessions
     for c in columns:
-        index = [index_of[sid] for sid in c.sessions]
+        if c.sessions != last[0]:
+            index = [index_of[sid] for sid in c.sessions]
+            last = (c.sessions, index, index == sorted(index))
+        index, in_order = last[1], last[2]
         line: tuple[Sequence[Any], ...] = (index, c.mean, c.stddev, c.n)
-        if math.isnan(math.fsum(c.mean)) or index != sorted(index):
+        if math.isnan(math.fsum(c.mean)) or not in_order:
             # a session without the figure, or sessions not in id order: sorted, kept out
             line = tuple(zip(*sorted(p for p in zip(*line, strict=True) if p[1] == p[1]),
                              strict=True))

@@ -88,11 +88,25 @@ def host_id(host: Mapping[str, Any]) -> str:
     return str(host.get("machine_id") or host.get("hostname") or "unknown host")
 
 
-def key_of(session: Mapping[str, Any], plans: dict[str, str] | None = None) -> SeriesKey:
-    """The series a session belongs to (`plans`: plan texts already hashed, for many)."""
+def key_of(session: Mapping[str, Any], plans: dict[str, str] | None = None,
+           targets: dict[str, str] | None = None) -> SeriesKey:
+    """The series a session belongs to (`plans`: plan texts already hashed, `targets`:
+    targets already written as text, for many)."""
     host = session.get("host") or {}
-    return SeriesKey(_plan_of(session, {} if plans is None else plans), target_text(host),
-                     host_id(host))
+    return SeriesKey(_plan_of(session, {} if plans is None else plans),
+                     _target_of(host, targets), host_id(host))
+
+
+def _target_of(host: Mapping[str, Any], targets: dict[str, str] | None) -> str:
+    """target_text, once per target: the sessions of a series share it (their host records
+    differ in free space), and the repr of JSON-read values tells them apart as JSON does."""
+    if targets is None:
+        return target_text(host)
+    memo_key = repr((host.get("target"), host.get("directory")))
+    text = targets.get(memo_key)
+    if text is None:
+        text = targets[memo_key] = target_text(host)
+    return text
 
 
 def _plan_of(session: Mapping[str, Any], plans: dict[str, str]) -> str:
@@ -128,10 +142,11 @@ def series_for(sessions: Sequence[Mapping[str, Any]], ref: str
     wanted_plans = {_plan_of(s, plans) for s in matched}
     keys_of: dict[int, SeriesKey] = {}
     grouped: dict[SeriesKey, list[Mapping[str, Any]]] = {}
+    targets: dict[str, str] = {}
     for s in sessions:
         if _plan_of(s, plans) not in wanted_plans:
             continue
-        key = keys_of[id(s)] = key_of(s, plans)
+        key = keys_of[id(s)] = key_of(s, plans, targets)
         if s.get("status") in POINT_STATUSES:
             grouped.setdefault(key, []).append(s)
     keys: list[SeriesKey] = []

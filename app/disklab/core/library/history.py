@@ -4,9 +4,10 @@ A history of one plan over 1,000 sessions opens in under 200 ms (bench figure 11
 lists every session's identity (plan text, host record, start), one gives the results stamps of
 the sessions of one series, and their stored summary rows are read in one of two ways. The
 sessions of one plan usually share one layout (the same figure at each place of their
-summaries): SQL checks that each session's rows are that layout, and the numbers (n, mean,
-stddev) come as they are stored, in (session, place) order, each figure's column a slice of
-them: no GROUP BY sort, no text conversion, no Python step per value. Otherwise SQL groups the
+summaries): SQL checks that each session's rows are that layout, and the numbers (mean,
+stddev, and n unless every session counts the first one's repeats at each place) come as they
+are stored, in (session, place) order, each figure's column a slice of them: no GROUP BY sort,
+no text conversion, no Python step per value. Otherwise SQL groups the
 rows by figure, each figure's values over the sessions in one row of concatenated text. A
 session whose stored summary is missing or stale (its stamp is not the session's) has its rows
 computed from its metric rows, as Library.results does.
@@ -94,16 +95,18 @@ _COLUMNS_SQL = (
     "group_concat(CASE WHEN stddev IS NULL THEN 'nan' ELSE printf('%!.17g', stddev) END) "
     "FROM result WHERE session_id IN ({marks}) GROUP BY case_id, metric, params "
     "ORDER BY min(session_id * 100000 + ord)")
-# the fast reading: one session's layout (each summary row's place and figure), how many of
-# each session's rows are in it, and the numbers alone in the table's own order
-_LAYOUT_SQL = ("SELECT ord, case_id, metric, params, unit FROM result WHERE session_id = ? "
+# the fast reading: one session's layout (each summary row's place, figure and repeats counted),
+# how many of the sessions' rows are in it, and the numbers alone in the table's own order
+_LAYOUT_SQL = ("SELECT ord, case_id, metric, params, unit, n FROM result WHERE session_id = ? "
                "ORDER BY ord")
-_IN_LAYOUT_SQL = ("SELECT session_id, count(*) FROM result WHERE session_id IN ({marks}) AND "
-                  "(ord, case_id, metric, params, unit) IN (VALUES {layout}) "
-                  "GROUP BY session_id ORDER BY session_id")
-_NUMBERS_SQL = ("SELECT n, mean, stddev FROM result WHERE session_id IN ({marks}) "
+_IN_LAYOUT_SQL = ("SELECT count(*) FROM result WHERE session_id IN ({marks}) AND "
+                  "(ord, case_id, metric, params, unit, n) IN (VALUES {layout})")
+# each session's rows in the layout when some count other repeats than the first session's
+_EACH_IN_LAYOUT_SQL = ("SELECT session_id, count(*) FROM result WHERE session_id IN ({marks}) "
+                       "AND (ord, case_id, metric, params, unit) IN (VALUES {layout}) "
+                       "GROUP BY session_id ORDER BY session_id")
+_NUMBERS_SQL = ("SELECT {n}mean, stddev FROM result WHERE session_id IN ({marks}) "
                 "ORDER BY session_id, ord")
-
 
 def figure_columns(lib: Library, ids: Sequence[int]) -> list[FigureColumns]:
     """The sessions' figures, each as columns over the sessions (in no particular session
@@ -164,35 +167,59 @@ def _uniform_columns(db: sqlite3.Connection, ids: Sequence[int]) -> list[FigureC
     stored, session by session in the table's own order, and each figure's column a slice of
     them (50,000 numbers without a sort, a text conversion or a Python step each). None when
     the layouts differ (a metric added, a case left out): the general reading then groups them.
-    """
+
+    Usually every session holds the whole layout with the first session's repeats counted
+    (n) at each place: one count says so, and n is not fetched (a third less to fetch).
+    Otherwise each session's count says which sessions hold it, and n is fetched."""
     if not ids:
         return []
     layout = db.execute(_LAYOUT_SQL, (ids[0],)).fetchall()
     width = len(layout)
-    keys = [(case_id, metric, params) for _o, case_id, metric, params, _u in layout]
-    chunk_size = db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 5 * width
+    keys = [row[1:4] for row in layout]
+    chunk_size = db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) - 6 * width
     if not width or len(set(keys)) < width or chunk_size < 1:
         return None
-    places = ", ".join(["(?, ?, ?, ?, ?)"] * width)
+    chunks = [tuple(ids[at:at + chunk_size]) for at in range(0, len(ids), chunk_size)]
+    places = ", ".join(["(?, ?, ?, ?, ?, ?)"] * width)
     flat = tuple(x for row in layout for x in row)
-    counts: list[tuple[int, int]] = []
+    held = sum(db.execute(_IN_LAYOUT_SQL.format(marks=", ".join("?" * len(chunk)),
+                                                layout=places), chunk + flat).fetchone()[0]
+               for chunk in chunks)
+    same_n = held == width * len(ids)
+    sids = list(ids) if same_n else _holding(db, chunks, layout)
+    if sids is None:
+        return None
     rows: list[tuple[Any, ...]] = []
-    for at in range(0, len(ids), chunk_size):
-        chunk = tuple(ids[at:at + chunk_size])
-        marks = ", ".join("?" * len(chunk))
-        counts += db.execute(_IN_LAYOUT_SQL.format(marks=marks, layout=places), chunk + flat)
-        rows += db.execute(_NUMBERS_SQL.format(marks=marks), chunk)
+    for chunk in chunks:
+        rows += db.execute(_NUMBERS_SQL.format(n="" if same_n else "n, ",
+                                               marks=", ".join("?" * len(chunk))), chunk)
     # every session holding rows holds the whole layout ((session, place) is the key) and
     # nothing else: row i is session i // width's figure at place i % width
-    if any(count != width for _s, count in counts) or len(rows) != width * len(counts):
+    if len(rows) != width * len(sids):
         return None
-    sids = [sid for sid, _c in counts]
-    numbers = list(itertools.chain.from_iterable(rows))  # n, mean, stddev, n, mean, ...
-    stride = 3 * width
-    return [FigureColumns(case_id, metric, params, unit, list(sids), numbers[3 * j::stride],
-                          _floats(numbers[3 * j + 1::stride]),
-                          _floats(numbers[3 * j + 2::stride]))
-            for j, (_o, case_id, metric, params, unit) in enumerate(layout)]
+    numbers = list(itertools.chain.from_iterable(rows))  # (n,) mean, stddev, (n,) mean, ...
+    k = 2 if same_n else 3
+    stride = k * width
+    return [FigureColumns(case_id, metric, params, unit, list(sids),
+                          [n] * len(sids) if same_n else numbers[k * j::stride],
+                          _floats(numbers[k * j + k - 2::stride]),
+                          _floats(numbers[k * j + k - 1::stride]))
+            for j, (_o, case_id, metric, params, unit, n) in enumerate(layout)]
+
+
+def _holding(db: sqlite3.Connection, chunks: Sequence[tuple[int, ...]],
+             layout: Sequence[tuple[Any, ...]]) -> list[int] | None:
+    """The sessions holding rows, when each holds the whole layout (whatever their n), else
+    None."""
+    places = ", ".join(["(?, ?, ?, ?, ?)"] * len(layout))
+    flat = tuple(x for row in layout for x in row[:5])
+    counts: list[tuple[int, int]] = []
+    for chunk in chunks:
+        counts += db.execute(_EACH_IN_LAYOUT_SQL.format(marks=", ".join("?" * len(chunk)),
+                                                        layout=places), chunk + flat)
+    if any(count != len(layout) for _s, count in counts):
+        return None
+    return [sid for sid, _c in counts]
 
 
 def _floats(column: list[float | None]) -> list[float]:

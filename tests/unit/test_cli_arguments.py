@@ -13,8 +13,12 @@ from disklab.cli.arguments import (
     Args,
     CompareArgs,
     CompletionArgs,
+    DevicesArgs,
+    ExportArgs,
     LibraryArgs,
     PlanArgs,
+    PresetsArgs,
+    RerunArgs,
     ResumeArgs,
     RunArgs,
     SessionsArgs,
@@ -32,6 +36,9 @@ COMMANDS: list[tuple[type[Args], list[str]]] = [
     (CompareArgs, ["compare", "1", "2"]), (ToolsArgs, ["tools"]),
     (PlanArgs, ["plan", "validate", "quick"]), (PlanArgs, ["plan", "show", "quick"]),
     (LibraryArgs, ["start"]), (CompletionArgs, ["completion", "bash"]),
+    (PresetsArgs, ["presets"]), (DevicesArgs, ["devices"]), (RerunArgs, ["rerun", "3"]),
+    (ExportArgs, ["export", "3", "--format", "csv", "-o", "x.csv"]),
+    (LibraryArgs, ["history", "3"]), (LibraryArgs, ["gui"]),
 ]
 
 

@@ -124,3 +124,39 @@ class CompareArgs(LibraryArgs):
     alpha: float = ALPHA
     include_partial: bool = False
     units: str | None = None  # None: the first session's [report] units, else the default
+
+
+@dataclass(frozen=True, kw_only=True)
+class PresetsArgs(Args):
+    """`disklab presets`."""
+
+    json: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class DevicesArgs(LibraryArgs):
+    """`disklab devices`: the library's own filesystem is one of them (never to format)."""
+
+    json: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RerunArgs(LibraryArgs):
+    """`disklab rerun SESSION`."""
+
+    session: str
+    json: bool = False
+    yes_destroy: list[str] | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExportArgs(LibraryArgs):
+    """`disklab export SESSION... --format F -o OUT`."""
+
+    sessions: list[str]
+    format: str
+    output: str
+    include_partial: bool = False
+    units: str | None = None  # None: the session's [report] units, else the default
+    size: tuple[int, int] | None = None  # a chart's pixel size (--size WxH)
+

@@ -12,6 +12,7 @@ import argparse
 import json
 import sys
 
+from disklab.cli.arguments import DevicesArgs, typed
 from disklab.cli.output import print_table
 from disklab.core.system.devices import Device, device_note, identity_of, list_devices
 from disklab.core.system.directories import library_path
@@ -21,9 +22,10 @@ from disklab.core.vocab.units import human_bytes
 
 def devices(args: argparse.Namespace) -> int:
     # the library's filesystem counts as `system`: it must never be formatted
-    found = list_devices(str(library_path(getattr(args, "library", None))))
+    a = typed(DevicesArgs, args)
+    found = list_devices(str(library_path(a.library)))
     confirms = {d.path: identity_of(d) for d in found}
-    if getattr(args, "json", False):
+    if a.json:
         json.dump(versioned("disklab.devices", {"devices": [
             {**d.to_json(), "confirm": confirms[d.path], "unusable": d.unusable}
             for d in found]}), sys.stdout, indent=1)

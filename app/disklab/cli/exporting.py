@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from disklab.cli import gui_cmd
+from disklab.cli.arguments import ExportArgs, typed
 from disklab.cli.output import info, report_units
 from disklab.core.library import Library
 from disklab.core.library.bundle import export_bundle
@@ -51,8 +52,9 @@ def export(args: argparse.Namespace, library: Library) -> int:
         return EXIT_OK
     if len(ids) > 1:
         raise OutputError(f"--format {fmt} writes one session; give one (or --format bundle)")
-    sid, include = ids[0], bool(getattr(args, "include_partial", False))
-    report_units(getattr(args, "units", None),
+    a = typed(ExportArgs, args)
+    sid, include = ids[0], a.include_partial
+    report_units(a.units,
                  session_report(library.session(sid).get("plan_text")))
     if fmt == "samples":
         return emit(out, samples_csv(library, sid))
@@ -67,7 +69,7 @@ def export(args: argparse.Namespace, library: Library) -> int:
     if not specs:
         print(f"disklab: session {sid} has no results to chart", file=sys.stderr)
         return EXIT_FAILED
-    return write_charts(specs, chart_paths(specs, out, fmt), fmt, getattr(args, "size", None))
+    return write_charts(specs, chart_paths(specs, out, fmt), fmt, a.size)
 
 
 def _file(out: str) -> Path:

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from disklab.cli.arguments import LibraryArgs, typed
 from disklab.cli.output import info
 from disklab.core.results.charts import ChartSpec
 from disklab.core.system.directories import library_path
@@ -81,7 +82,7 @@ def gui(args: argparse.Namespace) -> int:
             raise
         print(gui_missing("the desktop window", e), file=sys.stderr)
         return EXIT_BAD_INPUT
-    return run_gui(library_path(getattr(args, "library", None)))
+    return run_gui(library_path(typed(LibraryArgs, args).library))
 
 
 def _offscreen_app() -> object:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from disklab.cli import commands
-from disklab.cli.arguments import units_option
+from disklab.cli.arguments import LibraryArgs, RerunArgs, typed, units_option
 from disklab.core.history import schedule
 from disklab.core.history.build import History, build_history
 from disklab.core.history.document import (
@@ -81,7 +81,7 @@ def add_parsers(sub: argparse._SubParsersAction,  # type: ignore[type-arg]
 
 
 def _read(args: argparse.Namespace) -> History:
-    path = library_path(getattr(args, "library", None))
+    path = library_path(typed(LibraryArgs, args).library)
     if not path.exists():
         raise DisklabError(f"no library at {path}: nothing has been recorded there (check "
                            "--library and $DISKLAB_LIBRARY)")
@@ -141,7 +141,7 @@ def rerun(args: argparse.Namespace) -> int:
     """`disklab rerun SESSION`: the session's plan again, as `disklab run` runs a plan."""
     with commands.open_library(args) as lib:
         session, checked = rerun_plan(lib, args.session)
-        commands._confirm_destroy(checked.plan, getattr(args, "yes_destroy", None))
+        commands._confirm_destroy(checked.plan, typed(RerunArgs, args).yes_destroy)
         if not args.json:
             print(f"running session {session['id']}'s plan ({session['name']}) again on "
                   f"{target_words(session.get('host') or {})}", file=sys.stderr)

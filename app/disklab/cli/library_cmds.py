@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from disklab.cli.arguments import PresetsArgs, typed
 from disklab.cli.output import info, print_table, terminal_width
 from disklab.core.library import Library
 from disklab.core.plan.parse import parse_plan
@@ -148,7 +149,7 @@ def presets(args: argparse.Namespace) -> int:
     """The presets as a table that fits the terminal (80 columns on a pipe: the description
     wraps under its column), or JSON."""
     rows = preset_rows()
-    if getattr(args, "json", False):
+    if typed(PresetsArgs, args).json:
         print(json.dumps(versioned("disklab.presets", {"presets": rows}), indent=2))
         return EXIT_OK
     table = [[r["name"], "(needs its target set)" if r["estimate_s"] is None else

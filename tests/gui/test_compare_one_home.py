@@ -11,7 +11,7 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.library import Library
 from disklab.core.results.sessions_compared import compare_sessions, find_sessions
-from disklab.gui.pages.compare import cell_lines
+from disklab.core.results.tables import cell_lines
 from tests.helpers import record_two_configs
 
 

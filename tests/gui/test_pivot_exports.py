@@ -29,8 +29,8 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.library import Library
 from disklab.core.results.charts import PALETTE
+from disklab.core.results.tables import cell_lines
 from disklab.core.vocab.units import MiB
-from disklab.gui.pages.compare import cell_lines
 from tests.helpers import IS_ROOT
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="makes loop devices and mounts (root)")

@@ -10,7 +10,7 @@ import pytest
 
 from disklab.cli.main import main
 from disklab.core.library import Library
-from disklab.gui.pages.compare import cell_lines
+from disklab.core.results.tables import cell_lines
 from tests.helpers import PIVOT_FIGURES, REPORT_PLAN, record_two_configs
 
 

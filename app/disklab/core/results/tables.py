@@ -7,6 +7,7 @@ reads the same in all of them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -380,3 +381,15 @@ def _compared_tip(p: Pivot, i: int, j: int) -> str:
     return (f"vs {p.baseline}: {format_delta(cell.delta_pct)}, "
             f"{format_interval(w.ci_low, w.ci_high, cell.unit, w.alpha)}, "
             f"{format_p(w.p_value)}: {cell.verdict}")
+
+
+# where a pivot cell's comparison starts: its '+12.2 % ▲', or the baseline's mark
+DELTA_BREAK = re.compile(rf" (?=[+-](?:\d|inf)[^ ]* % |{MARKS[BASELINE]})")
+
+
+def cell_lines(text: str) -> str:
+    """A pivot cell as the Compare page shows it: its parts ('; ') and its comparison with the
+    baseline ('-29.9 % ≠') each on a line of its own under the figure, so a column is as wide
+    as its figures, not as the whole text (the text every export writes, in lines)."""
+    return DELTA_BREAK.sub("\n", text.replace("; ", "\n"))
+

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import html
-import re
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -53,7 +52,6 @@ from disklab.core.results.charts import (
     sweep_charts,
 )
 from disklab.core.results.compare import (
-    BASELINE,
     Comparison,
     comparison_for,
     config_diff,
@@ -77,7 +75,7 @@ from disklab.core.results.pivot import (
 from disklab.core.results.sessions_compared import compare_sessions
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import (
-    MARKS,
+    cell_lines,
     comparison_note,
     comparison_table,
     pivot_table,
@@ -99,8 +97,6 @@ PICKER_WIDTH = 170  # px: the session picker's column (at 1024 px the pivot show
 # px: a pivot's cells (unless the columns have more room each) and row labels wrap beyond
 # these, so three configurations fit beside their labels at 1024 px
 PIVOT_CELL_WIDTH, PIVOT_LABEL_WIDTH = 170, 130
-# where a pivot cell's comparison starts: its '+12.2 % ▲', or the baseline's mark
-DELTA_BREAK = re.compile(rf" (?=[+-](?:\d|inf)[^ ]* % |{MARKS[BASELINE]})")
 # a row label at the left, wrapped on spaces when wider than its column (Qt's header takes the
 # text flag among its alignment flags)
 LABEL_ALIGNMENT = Qt.AlignmentFlag(Qt.AlignmentFlag.AlignLeft.value
@@ -134,13 +130,6 @@ def common_prefix(labels: list[str]) -> str:
         return ""
     first = labels[0].split(" / ")[0]
     return f"{first} / " if all(lab.startswith(f"{first} / ") for lab in labels) else ""
-
-
-def cell_lines(text: str) -> str:
-    """A pivot cell as the page shows it: its parts ('; ') and its comparison with the baseline
-    ('-29.9 % ≠') each on a line of its own under the figure, so a column is as wide as its
-    figures, not as the whole text (the text every export writes, in lines)."""
-    return DELTA_BREAK.sub("\n", text.replace("; ", "\n"))
 
 
 def fill_table(t: QTableWidget, header: list[str], labels: list[str],

@@ -211,6 +211,22 @@ direct = false
 """
 
 
+def run_and_record(library: Path, plan_text: str) -> int:
+    """A plan run for real through run_plan into `library`: the new session's id."""
+    from disklab.core.plan.parse import parse_plan
+    from disklab.core.run.runner import run_plan
+
+    lib = Library.open(library)
+    rec = lib.recorder()
+    try:
+        for ev in run_plan(parse_plan(plan_text).plan):
+            rec.handle(ev)
+    finally:
+        rec.close()
+        lib.close()
+    return int(rec.session_id)
+
+
 def engine_plan(directory: Path, name: str = "gui test", repeats: int = 1,
                 runtime: str = "1s") -> str:
     """A small real plan for the built-in engine: two cases that last about `runtime` each,

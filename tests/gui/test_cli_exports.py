@@ -19,26 +19,11 @@ from PySide6.QtCore import QSettings
 from disklab.cli import gui_cmd
 from disklab.cli.main import main
 from disklab.core.library import Library
-from disklab.core.plan.parse import parse_plan
 from disklab.core.results.format import format_mean_std, format_spread, format_value
 from disklab.core.results.rows import row_stats
-from disklab.core.run.runner import run_plan
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
-from tests.helpers import engine_plan
-
-
-def _record(library: Path, plan_text: str) -> int:
-    checked = parse_plan(plan_text)
-    lib = Library.open(library)
-    rec = lib.recorder()
-    try:
-        for ev in run_plan(checked.plan):
-            rec.handle(ev)
-    finally:
-        rec.close()
-        lib.close()
-    return int(rec.session_id)
+from tests.helpers import engine_plan, run_and_record
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +32,8 @@ def two_sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, i
     target = base / "target"
     target.mkdir()
     library = base / "lib.sqlite3"
-    a = _record(library, engine_plan(target, name="first", repeats=2, runtime="0.5s"))
-    b = _record(library, engine_plan(target, name="second", runtime="0.5s"))
+    a = run_and_record(library, engine_plan(target, name="first", repeats=2, runtime="0.5s"))
+    b = run_and_record(library, engine_plan(target, name="second", runtime="0.5s"))
     return library, a, b
 
 

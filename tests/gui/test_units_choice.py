@@ -23,28 +23,14 @@ from PySide6.QtCore import QSettings
 
 from disklab.cli.main import main
 from disklab.core.library import Library
-from disklab.core.plan.parse import parse_plan
 from disklab.core.results.format import number
-from disklab.core.run.runner import run_plan
 from disklab.core.vocab.units import DEFAULT_UNITS, MiB, unit_system, use_units
 from disklab.gui.main_window import MainWindow
 from disklab.gui.state import Workbench
-from tests.helpers import engine_plan
+from tests.helpers import engine_plan, run_and_record
 
 SI, IEC = "MB/s", "MiB/s"
 
-
-def _record(library: Path, plan_text: str) -> int:
-    checked = parse_plan(plan_text)
-    lib = Library.open(library)
-    rec = lib.recorder()
-    try:
-        for ev in run_plan(checked.plan):
-            rec.handle(ev)
-    finally:
-        rec.close()
-        lib.close()
-    return int(rec.session_id)
 
 
 @pytest.fixture(scope="module")
@@ -55,9 +41,9 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, int, 
     target = base / "target"
     target.mkdir()
     library = base / "lib.sqlite3"
-    a = _record(library, engine_plan(target, name="first", repeats=2, runtime="0.5s"))
-    b = _record(library, engine_plan(target, name="first", runtime="0.5s"))
-    c = _record(library, engine_plan(target, name="studied", runtime="0.5s")
+    a = run_and_record(library, engine_plan(target, name="first", repeats=2, runtime="0.5s"))
+    b = run_and_record(library, engine_plan(target, name="first", runtime="0.5s"))
+    c = run_and_record(library, engine_plan(target, name="studied", runtime="0.5s")
                 + '\n[report]\nunits = "iec"\n')
     return library, a, b, c
 

@@ -126,3 +126,48 @@ def test_a_write_figure_is_not_judged_on_its_intervals_reads_nor_a_read_on_its_w
     assert "page_cache_read" not in wrote and "page_cache_write" in wrote, wrote
     read = {x.kind for x in found["read"]}
     assert "page_cache_read" in read and "page_cache_write" not in read, read
+
+
+def _reads(rows: list[tuple[float, float, float]]) -> list[dict[str, float | str]]:
+    """(t, app read B/s, device read B/s) -> samples of both series."""
+    out: list[dict[str, float | str]] = []
+    for t, app, dev in rows:
+        out += [{"t": t, "series": "app_rchar_bps", "value": app},
+                {"t": t, "series": "device_read_bps", "value": dev},
+                {"t": t, "series": "cpu_pct", "value": 40.0}]
+    return out
+
+
+@pytest.mark.parametrize(("device_bps", "cached"), [(0.0, True), (2e6, True), (300e6, False)])
+def test_a_figure_shorter_than_a_sample_is_judged_against_the_bytes_it_moved(
+        device_bps: float, cached: bool) -> None:
+    """iozone's re-read of 192 MiB from the page cache lasts 0.16 s, inside one sample shared
+    with the read beside it: the device cannot have read more of the re-read's bytes than it
+    read in that whole sample, so 1 MB there (half a per cent of 192 MiB) still says the page
+    cache, 150 MB (three quarters of it) does not."""
+    mib192 = float(192 << 20)
+    samples = _reads([(0.5, 1.2e9, 0.0), (1.0, 1.2e9, 0.0), (1.5, 1.2e9, device_bps)])
+    facts = RunFacts(tool="iozone", duration=1.5)
+    found = figure_limits(samples, facts, [Measured("read", 0.0, 1.2, mib192 * 5),
+                                           Measured("reread", 1.2, 1.36, mib192)])
+    kinds = {x.kind for x in found["reread"]}
+    assert "too_short" in kinds
+    assert ("page_cache_read" in kinds) is cached, found["reread"]
+    if cached:
+        share = next(x for x in found["reread"] if x.kind == "page_cache_read")
+        assert share.evidence["device_share"] == pytest.approx(device_bps * 0.5 / mib192)
+    # without the bytes it moved, nothing is said of a figure that has no sample of its own
+    unknown = figure_limits(samples, facts, [Measured("read", 0.0, 1.2),
+                                             Measured("reread", 1.2, 1.36)])
+    assert {x.kind for x in unknown["reread"]} == {"too_short"}
+
+
+def test_iozone_phases_carry_the_bytes_their_processes_moved() -> None:
+    lines = [(10.0, "stdout", "Children see throughput for  4 initial writers = "
+                              "  409600.00 kB/sec"),
+             (12.0, "stdout", "Children see throughput for  4 rewriters        = "
+                              "  819200.00 kB/sec")]
+    found = get_adapter("iozone").measured(lines, {"threads": 4, "file_size": 100 << 20})
+    assert found is not None
+    assert [(m.name, m.moved) for m in found] == [("write", 400 << 20), ("rewrite", 400 << 20)]
+    assert found[1].start == pytest.approx(12.0 - (400 << 20) / (819200 * 1024))

@@ -180,9 +180,44 @@ def figure_limits(samples: Sequence[Mapping[str, Any]], facts: RunFacts,
                                if o != name and when[o] != when[name]))
         own = covered[name] - others
         chosen = own or covered[name]
-        out[name] = run_limits([s for s in samples if float(s["t"]) in chosen],
-                               _figure_facts(facts, name),
-                               math.fsum(m.end - m.start for m in parts), alone=bool(own))
+        mine = [s for s in samples if float(s["t"]) in chosen]
+        its_facts = _figure_facts(facts, name)
+        found = run_limits(mine, its_facts, math.fsum(m.end - m.start for m in parts),
+                           alone=bool(own))
+        moved = [m.moved for m in parts]
+        if not own and all(moved):
+            found = [*_bounded_cache(mine, spans, its_facts, math.fsum(moved)), *found]
+        out[name] = found
+    return out
+
+
+def _bounded_cache(samples: Sequence[Mapping[str, Any]],
+                   spans: Mapping[float, tuple[float, float]], facts: RunFacts,
+                   moved: float) -> list[Limit]:
+    """Where the bytes of a figure shorter than a sample went, bounded: the samples it
+    shares with its neighbours hold their bytes too, but the device cannot have moved more
+    of this figure's bytes than it moved in all of those samples. A figure whose `moved`
+    bytes are ten times what the device read there was read from the page cache, whatever
+    its neighbours did."""
+    if moved < MIN_BYTES:
+        return []
+    names = {str(s["series"]) for s in samples}
+    device = {}
+    for direction in ("read", "write"):
+        one = f"device_{direction}_bps"
+        series = ALL_DEVICES[one] if ALL_DEVICES[one] in names else one
+        device[direction] = math.fsum(
+            float(s["value"]) * (spans[float(s["t"])][1] - spans[float(s["t"])][0])
+            for s in samples if s["series"] == series)
+    out = []
+    if facts.reads and not facts.writes and device["read"] < CACHE_READ_SHARE * moved:
+        share = device["read"] / moved
+        out.append(Limit("page_cache_read", "read from the page cache: the device read at "
+                         f"most {100 * share:.0f} % of it", {"device_share": share}))
+    if facts.writes and not facts.reads and device["write"] < CACHE_WRITE_SHARE * moved:
+        share = device["write"] / moved
+        out.append(Limit("page_cache_write", "writes absorbed by the page cache: at most "
+                         f"{100 * share:.0f} % reached the device", {"device_share": share}))
     return out
 
 
@@ -415,8 +450,6 @@ def row_limits(per_run: Sequence[Sequence[Limit]]) -> list[Limit]:
     return out or [Limit("none", "nothing found", {})]
 
 
-
-
 class LimitsSource(Protocol):
     """What session_limits reads of a library (core.library.Library has it)."""
 
@@ -452,7 +485,7 @@ BUFFERED = (False, 0, "0", "false")  # a `direct` parameter saying the I/O was b
 # The version of the rules above (thresholds, kinds, words, evidence): the library keeps each
 # session's verdicts with the version that judged them, and judges again under another one.
 # Raise it with any change that changes a verdict.
-RULES = 6
+RULES = 7
 
 
 def session_limits(lib: LimitsSource, session_id: int) -> dict[str, list[Limit]]:

@@ -132,11 +132,15 @@ class Measured:
     """One figure's measured interval as its tool timed it: the figure's name (its metrics'
     names before ':', "write" for write and write:cpu), from `start` to `end` in wall-clock
     seconds (the transcript's lines are stamped so): what a verdict of what limited that
-    figure judges, not the whole run's sleeps, set-up and other tests."""
+    figure judges, not the whole run's sleeps, set-up and other tests. `moved`: the bytes
+    the figure moved as its tool counted them, where the tool says (iozone's file size times
+    its processes), so that a figure shorter than a sample can still be judged against the
+    bytes the device moved over the samples it shares with its neighbours."""
 
     name: str
     start: float
     end: float
+    moved: float | None = None
 
 
 class ProgressParser:

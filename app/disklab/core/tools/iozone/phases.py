@@ -42,10 +42,10 @@ def throughput_phases(lines: Lines, labels: Mapping[str, str], file_size: int | 
         if m is None or name is None:
             continue
         rate = float(m[3]) * KiB
-        start = last
-        if file_size and rate > 0:
-            start = max(last, t - int(m[1]) * file_size / rate)
-        out.append(Measured(name, start, t))
+        start, moved = last, int(m[1]) * file_size if file_size else None
+        if moved and rate > 0:
+            start = max(last, t - moved / rate)
+        out.append(Measured(name, start, t, moved))
         last = t
     return out
 
@@ -73,6 +73,6 @@ def table_tests(lines: Lines, order: Sequence[str],
         end = t
         for name in reversed([n for n in order if n in point]):
             start = end - size / point[name]
-            out.append(Measured(name, start, end))
+            out.append(Measured(name, start, end, float(size)))
             end = start
     return sorted(out, key=lambda m: m.start)

@@ -75,7 +75,7 @@ def run(make: Callable[[int, bool], loop.IoPath], flags: int, path: str, order: 
     if halt_after is not None:
         threading.Timer(halt_after, mem.halt.__setitem__, (0, 1)).start()
     try:
-        native.run(io, loop.Share(order, 0, 1, wrap, BS, 0, samples, 0), mem.fields, mem.lat,
+        native.run(io, loop.LoopShare(order, 0, 1, wrap, BS, 0, samples, 0), mem.fields, mem.lat,
                    mem.halt, python=not c)
     finally:
         io.close()

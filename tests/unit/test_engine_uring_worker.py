@@ -112,7 +112,7 @@ def test_a_deep_ring_enters_long_batches_in_parts_and_reads_every_block_once(
     lat = memoryview(mmap.mmap(-1, 2 * blocks * 8)).cast("q")  # room: every latency kept
     halt = memoryview(mmap.mmap(-1, mmap.PAGESIZE)).cast("B")
     try:
-        loop.run(ring, loop.Share(block_order(blocks, True, 7, bs), 0, 1, False, bs, 0,
+        loop.run(ring, loop.LoopShare(block_order(blocks, True, 7, bs), 0, 1, False, bs, 0,
                                   2 * blocks, 0), fields, lat, halt)
     finally:
         ring.close()

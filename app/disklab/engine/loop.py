@@ -65,7 +65,7 @@ class IoPath(Protocol):
 
 
 @dataclass(frozen=True)
-class Share:
+class LoopShare:
     """Which requests one loop issues and where it counts them: the byte offsets first,
     first + step, ... of the stream's order (wrapping around when time-based); its counters in
     slot `counter`'s shared entries, up to `samples` latency samples from `lat_at` of the
@@ -81,7 +81,7 @@ class Share:
     lat_at: int
 
 
-def fill(path: IoPath, share: Share, halt: memoryview) -> tuple[int, int]:
+def fill(path: IoPath, share: LoopShare, halt: memoryview) -> tuple[int, int]:
     """The first batch: one request per slot while the order lasts. (requests, next position)."""
     order, blocks, p, n = share.order, len(share.order), share.first, 0
     while n < path.depth and not halt[0]:
@@ -96,7 +96,7 @@ def fill(path: IoPath, share: Share, halt: memoryview) -> tuple[int, int]:
     return n, p
 
 
-def run(path: IoPath, share: Share, fields: list[memoryview], lat_out: memoryview,
+def run(path: IoPath, share: LoopShare, fields: list[memoryview], lat_out: memoryview,
         halt: memoryview) -> None:
     """Issue the share through `path` until its blocks are done (or, wrapping, until halted),
     counting each completion into the shared fields; a failure is recorded (the first of the

@@ -39,7 +39,7 @@ def which(io_path: str, asked: str = "auto") -> str:
     return "C" if c else "Python"
 
 
-def run(path: loop.IoPath, share: loop.Share, fields: list[memoryview], lat_out: memoryview,
+def run(path: loop.IoPath, share: loop.LoopShare, fields: list[memoryview], lat_out: memoryview,
         halt: memoryview, python: bool = False) -> None:
     """loop.run(path, share, ...), in C when the extension was built, the path has a native
     form (`path.native`: psync.PsyncPath, uring.UringPath) and `python` is not asked for."""
@@ -54,7 +54,7 @@ def run(path: loop.IoPath, share: loop.Share, fields: list[memoryview], lat_out:
         path.inflight = _native.run_uring(args, form[1])
 
 
-def _share(share: loop.Share, fields: list[memoryview], lat_out: memoryview,
+def _share(share: loop.LoopShare, fields: list[memoryview], lat_out: memoryview,
            halt: memoryview) -> tuple[Any, ...]:
     """The share as run_psync / run_uring read it: the order's kind and tables, the share's
     numbers, and the shared memory whole (slot `counter`'s fields at counter * FIELDS)."""

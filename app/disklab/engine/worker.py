@@ -500,7 +500,7 @@ def _thread_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
     threads = [threading.Thread(
         target=native.run, daemon=True, kwargs={"python": job.loop == "python"},
         args=(PsyncPath(s.fd, write, whole[k * bs:(k + 1) * bs]),
-              loop.Share(order, ti, job.queue_depth, job.runtime > 0, bs, ti, cap, ti * cap),
+              loop.LoopShare(order, ti, job.queue_depth, job.runtime > 0, bs, ti, cap, ti * cap),
               mem.fields, mem.lat, halt))
         for k, ti in enumerate(slots)]
     os.write(ready_w, b"r")
@@ -524,7 +524,7 @@ def _async_child(job: Job, s: StreamState, mem: _SlotMemory, slots: list[int],
     os.close(ready_w)
     os.read(go_r, 1)
     ti = slots[0]
-    share = loop.Share(order, group[0], group[1], job.runtime > 0, s.block_size, ti,
+    share = loop.LoopShare(order, group[0], group[1], job.runtime > 0, s.block_size, ti,
                        cap * len(slots), ti * cap)
     try:
         kind = uring.UringPath if path == "uring" else aio.AioPath

@@ -77,7 +77,7 @@ class ToolRun:
 
 
 @dataclass
-class Case:
+class CaseFiles:
     """The files of one case (by tag), kept until tool_cleanup or the helper's end."""
 
     files: tuple[str, ...]
@@ -89,7 +89,7 @@ class Runs:
     """The tools and cases of one session (Session.runs)."""
 
     runs: dict[int, ToolRun] = field(default_factory=dict)
-    cases: dict[str, Case] = field(default_factory=dict)
+    cases: dict[str, CaseFiles] = field(default_factory=dict)
     last: int = 0
 
 
@@ -241,7 +241,7 @@ def start(s: Session, r: ToolStart) -> ToolStarted:
         if clobbered:
             raise SafetyError(f"{', '.join(clobbered)} already exist(s): a case's files are "
                               "its own, made and removed by DiskLab")
-        case = book.cases[r.tag] = Case(command.files)
+        case = book.cases[r.tag] = CaseFiles(command.files)
     if r.step in case.started:
         raise RequestError(f"step {r.step} of {r.tag} was already run")
     case.started.add(r.step)

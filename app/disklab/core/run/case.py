@@ -27,9 +27,9 @@ from disklab.core.run.records import Records, remove_case_files
 from disklab.core.run.watch import (
     TERM_GRACE,
     CancelFlag,
+    CasePlace,
     CaseWatch,
     Ending,
-    Share,
     outcome,
     progress_event,
 )
@@ -75,7 +75,7 @@ class CaseKit:
 
 
 def run_case(kit: CaseKit, run: Planned, index: int, count: int, version: str | None,
-             share: Share) -> Generator[Event, None, str]:
+             share: CasePlace) -> Generator[Event, None, str]:
     """One case x repeat. Returns 'ok', 'failed' or 'cancelled' (as the generator's value)."""
     case, repeat, command = run.case, run.repeat, run.command
     adapter = adapter_for(case.tool, case.params, kit.endpoints)
@@ -121,7 +121,7 @@ def _log(run: Planned, text: str) -> LogLine:
                    t=time.time())
 
 
-def _prepare_and_measure(kit: CaseKit, run: Planned, adapter: ToolAdapter, share: Share,
+def _prepare_and_measure(kit: CaseKit, run: Planned, adapter: ToolAdapter, share: CasePlace,
                          started: float) -> Generator[Event, None, str]:
     """The case's prepare steps, the layout synced and the caches dropped when asked, then
     its measured step."""
@@ -269,7 +269,7 @@ def _run_step(p: Step, argv: tuple[str, ...], case: Case, repeat: int, cancel: C
     return p
 
 
-def _measure(kit: CaseKit, run: Planned, p: Step, adapter: ToolAdapter, share: Share,
+def _measure(kit: CaseKit, run: Planned, p: Step, adapter: ToolAdapter, share: CasePlace,
              started: float) -> Generator[Event, None, str]:
     """The measured step: started, watched to its end, its result file kept with the
     transcript, and its outcome. Returns 'ok', 'failed' or 'cancelled'."""

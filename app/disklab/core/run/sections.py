@@ -18,7 +18,7 @@ from disklab.core.run.case import CaseKit, run_case
 from disklab.core.run.planning import Planned, runtime_of
 from disklab.core.run.progress import OverallProgress
 from disklab.core.run.schedule import Schedule
-from disklab.core.run.watch import Share, overall_progress
+from disklab.core.run.watch import CasePlace, overall_progress
 from disklab.core.system.devices import check_destructive
 from disklab.core.vocab.errors import DisklabError
 from disklab.core.vocab.events import CaseFailed, Event, Notice
@@ -90,7 +90,7 @@ class Sections:
                                         run.command.planned_bytes, run.case.config)
             outcome = yield from run_case(
                 kit, run, tally.index, tally.run_count, self.versions.get(run.case.tool),
-                Share(tally.done_bytes, tally.total_bytes, tally.overall))
+                CasePlace(tally.done_bytes, tally.total_bytes, tally.overall))
             if tally.overall is not None and tally.overall.end_run(time.monotonic()):
                 yield overall_progress(run, tally.overall)  # a run that ended without "done"
             yield from kit.helper.log()

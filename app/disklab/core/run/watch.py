@@ -44,7 +44,7 @@ class CancelFlag(Protocol):
 
 
 @dataclass(frozen=True)
-class Share:
+class CasePlace:
     """Where a case stands in its session, for its progress: the bytes of the runs before it
     and of them all, and the session's overall tracker (None: by bytes only)."""
 
@@ -69,7 +69,7 @@ class CaseWatch:
 
     def __init__(self, run: Planned, p: ToolProcess | PrivilegedTool,
                  adapter: ToolAdapter, cancel: CancelFlag, sample_interval: float,
-                 share: Share) -> None:
+                 share: CasePlace) -> None:
         self.case, self.repeat, self.p = run.case, run.repeat, p
         self.parser = adapter.progress_parser(run.case.params)
         self.cancel, self.interval, self.share = cancel, sample_interval, share

@@ -726,3 +726,16 @@ def changes_of(session_paths: tuple[str, ...], real: Mapping[str, Path], before:
 
 # the line the session's end prints for each file of the user's it changed (tests/conftest.py)
 ISOLATION_FAILED = "this test session changed the user's own DiskLab file"
+
+
+def ask(helper: Any, op: str, timeout: float | None = None, **args: Any) -> dict[str, Any]:
+    """One request to the root helper in the keyword form the tests write (`op` and its
+    fields), answered as a dict with the commands it ran under "ran": what a test reads of
+    an answer, through the client's own typed call."""
+    from dataclasses import asdict
+
+    from disklab.core.privilege import protocol
+
+    result = asdict(helper.call(protocol.request_of(op, args), timeout))
+    result["ran"] = helper.last_ran
+    return result

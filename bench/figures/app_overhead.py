@@ -104,14 +104,14 @@ GUI = CPU + textwrap.dedent("""
         if name == "CaseStarted":
             marks["start"] = cpu_now()
             marks["redraws"] = window.run.plots.redraws
-            marks["events"] = window.run.events_seen
+            marks["events"] = window.run.model.events_seen
         elif name in ("CaseFinished", "CaseFailed"):
             marks["end"] = cpu_now()
             marks["status"] = name
             marks["page"] = window.current_page()
             marks["points"] = sum(len(b) for b in window.run.plots.buffers.values())
             marks["redraws"] = window.run.plots.redraws - marks["redraws"]
-            marks["events"] = window.run.events_seen - marks["events"]
+            marks["events"] = window.run.model.events_seen - marks["events"]
     window.wb.runs.event.connect(on_event)
     window.run.finished.connect(lambda *args: app.quit())
     QTimer.singleShot(0, window.run.start)

@@ -1,4 +1,4 @@
-"""One wording of a run's events (core.run.event_text, issue 29): `disklab run`'s terminal
+"""One wording of a run's events (core.run.model.event_text, issue 29): `disklab run`'s terminal
 lines, the Run page's log pane and the Library's events of the stored session say the same
 words for the same events of one real run."""
 
@@ -37,7 +37,7 @@ def test_terminal_log_pane_and_library_say_the_same_words(qtbot, window,
         assert line in log, line  # the terminal's line, word for word, in the log pane
     applied = [ev for ev in events if isinstance(ev, ConfigApplied)]
     notices = [ev for ev in events if isinstance(ev, Notice)]
-    said = [window.run.event_text.line(ev) for ev in (*applied, *notices)]
+    said = [window.run.model.event_text.line(ev) for ev in (*applied, *notices)]
     assert said and all(line in log for line in said)
     with Library.open(library_path) as lib:
         (row,) = lib.list_sessions()

@@ -24,7 +24,7 @@ def _run_once(qtbot, window, timeout: int = 90_000) -> tuple[object, str]:
     with qtbot.waitSignal(window.run.finished, timeout=timeout) as blocker:
         qtbot.mouseClick(window.run.start_btn, Qt.MouseButton.LeftButton)
     window.run.flush()
-    assert blocker.args[1] == "finished", (window.run.state_label.text(), window.run.failures,
+    assert blocker.args[1] == "finished", (window.run.state_label.text(), window.run.model.failures,
                                            window.run.log.toPlainText()[-3000:])
     return blocker.args[0], blocker.args[1]
 
@@ -66,7 +66,7 @@ def test_build_run_watch_browse_compare_export(qtbot, window, target_dir, tmp_pa
     session_a, status = _run_once(qtbot, window)
     assert status == "finished", window.run.log.toPlainText()[-2000:]
     assert window.current_page() == "run"
-    assert window.run.progress_seen > 0
+    assert window.run.model.progress_seen > 0
     assert "app_write_bps" in samples_seen
     t, y = window.run.plots.series_data("app_wchar_bps")
     assert len(t) >= 1 and len(t) == len(y)
@@ -174,7 +174,7 @@ def test_cancel_keeps_session_cancelled(qtbot, window, target_dir):
                                                         runtime="30s")))
     with qtbot.waitSignal(window.run.finished, timeout=60_000) as blocker:
         window.run.start()
-        qtbot.waitUntil(lambda: window.run.progress_seen > 0, timeout=20_000)
+        qtbot.waitUntil(lambda: window.run.model.progress_seen > 0, timeout=20_000)
         window.run.cancel()
     assert blocker.args[1] == "cancelled"
     assert "Cancelled" in window.run.state_label.text()
@@ -235,7 +235,7 @@ def test_every_event_reaches_the_page_in_order_before_the_run_ends(qtbot, window
     assert status == "finished"
     assert seen[0] == "SessionStarted" and seen[-2:] == ["SessionFinished", "finished"]
     assert seen.count("CaseStarted") == seen.count("CaseFinished") == 4  # 2 cases x 2 repeats
-    assert window.run.events_seen == len(seen) - 1
+    assert window.run.model.events_seen == len(seen) - 1
     lib = window.wb.open_library()
     try:  # what the page was shown is what the library stored
         stored = lib.db.execute("SELECT count(*) FROM sample WHERE session_id = ?",

@@ -206,7 +206,7 @@ def test_draft_fields_round_trip():
 def test_closing_during_a_run_asks_and_cancels(qtbot, window, target_dir):
     window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir, runtime="30s")))
     window.run.start()
-    qtbot.waitUntil(lambda: window.wb.runs.running and window.run.progress_seen > 0,
+    qtbot.waitUntil(lambda: window.wb.runs.running and window.run.model.progress_seen > 0,
                     timeout=20_000)
     asked: list[str] = []
     window.ask = lambda title, text: asked.append(title) or False

@@ -123,7 +123,7 @@ def test_escape_asks_then_cancels_and_the_next_start_shows_nothing_stale(qtbot, 
     window.activateWindow()
     with qtbot.waitSignal(run.finished, timeout=90_000) as blocker:
         run.start()
-        qtbot.waitUntil(lambda: run.progress_seen > 0, timeout=20_000)
+        qtbot.waitUntil(lambda: run.model.progress_seen > 0, timeout=20_000)
         # the current rates as large figures: the tool's syscalls, the device, its own report
         # (the tool's first report may come a refresh after the first sample on a loaded
         # machine: each is waited for)

@@ -160,3 +160,24 @@ def test_the_librarys_chart_text_is_readable(qtbot, kinds, window) -> None:
     shots = os.environ.get("DISKLAB_SCREENSHOTS")
     if shots:
         assert window.grab().save(str(Path(shots) / "library-chart-1280x820.png"))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_historys_chart_shows_whole_and_readable(qtbot, kinds, window,
+                                                    size: tuple[int, int]) -> None:
+    """The History page at a laptop's size: its chart, dates on the x axis included, is in
+    sight without scrolling, its smallest text at least 9 px high; the table keeps a few
+    rows below it."""
+    from disklab.gui.chart import smallest_font
+
+    window.resize(*size)
+    window.history.show_history(1)
+    window.show_page("history")
+    chart = window.history.chart
+    qtbot.waitUntil(lambda: bool(chart.svg), timeout=10_000)
+    qtbot.wait(100)
+    assert chart.verticalScrollBar().maximum() == 0, (chart.size(), chart.view.size())
+    assert chart.horizontalScrollBar().maximum() == 0, (chart.size(), chart.view.size())
+    assert smallest_font(chart.svg) * chart.scale >= 9, chart.scale
+    table = window.history.table
+    assert table.viewport().height() >= 3 * table.verticalHeader().defaultSectionSize()

@@ -26,7 +26,7 @@ from disklab.core.privilege import Privileged
 from disklab.core.system import devices
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.vocab.errors import SafetyError
-from tests.helpers import Loops, sh
+from tests.helpers import Loops, ask, sh
 
 pytestmark = [
     pytest.mark.root,
@@ -275,15 +275,15 @@ def test_the_helper_rechecks_every_target_itself(loops: Loops, tmp_path: Path) -
                        "config": {"label": "x", "fs": "ext4"}}, "its own mkfs made"),
         ):
             with pytest.raises(SafetyError) as e:
-                helper.request(op, **args)
+                ask(helper, op, **args)
             assert why in str(e.value)
             assert e.value.ran == []  # type: ignore[attr-defined] - nothing ran
         with pytest.raises(Exception, match="not a /dev path"):  # a link a user could change
-            helper.request("mkfs", device=str(link), config={"label": "x", "fs": "ext4"})
+            ask(helper, "mkfs", device=str(link), config={"label": "x", "fs": "ext4"})
         with pytest.raises(SafetyError, match="not a mount this helper made"):
-            helper.request("umount", mountpoint="/")
+            ask(helper, "umount", mountpoint="/")
         with pytest.raises(Exception, match="unknown operation"):
-            helper.request("run_shell", command="rm -rf /")
+            ask(helper, "run_shell", command="rm -rf /")
     assert os.path.ismount(mnt)
 
 
@@ -294,7 +294,7 @@ def test_clean_loop_device_is_accepted(loops: Loops) -> None:
     info = devices.check_destructive(dev, devices.identity(dev), None)
     assert info.safety == "free" and info.reasons == ()
     with Privileged() as helper:
-        ran = helper.request("wipefs", device=dev, confirm=devices.identity(dev))["ran"]
+        ran = ask(helper, "wipefs", device=dev, confirm=devices.identity(dev))["ran"]
     assert ran[0]["argv"] == ["wipefs", "--all", "--force", dev]
     assert ran[0]["returncode"] == 0
 
@@ -338,7 +338,7 @@ def test_confirm_mismatch_after_swapping_the_image_is_refused(loops: Loops) -> N
     wrong_size = confirmed.rsplit(" ", 1)[0] + " 1000"
     assert "does not match" in refused(dev, confirm=wrong_size)
     with Privileged() as helper, pytest.raises(SafetyError, match="does not match"):
-        helper.request("mkfs", device=dev, confirm=confirmed,
+        ask(helper, "mkfs", device=dev, confirm=confirmed,
                        config={"label": "x", "fs": "ext4"})
 
 
@@ -392,11 +392,11 @@ def test_a_stuck_or_dead_helper_is_reported_and_restarted() -> None:
         first = helper.helper_pid
         os.kill(first, signal.SIGSTOP)
         with pytest.raises(PrivilegeError, match="no answer to ping within 1 s"):
-            helper.request("ping", timeout=1)
+            ask(helper, "ping", timeout=1)
         os.kill(first, signal.SIGKILL)
         for _ in range(100):
             if not helper.alive:
                 break
             time.sleep(0.05)
         assert not helper.alive
-        assert helper.request("ping")["pid"] != first  # a new helper for the rest
+        assert ask(helper, "ping")["pid"] != first  # a new helper for the rest

@@ -22,7 +22,7 @@ import pytest
 from disklab.core.privilege import Privileged
 from disklab.core.system import devices
 from disklab.core.vocab.errors import SafetyError
-from tests.helpers import Loops
+from tests.helpers import Loops, ask
 
 pytestmark = [
     pytest.mark.root,
@@ -186,14 +186,14 @@ def test_the_helper_refuses_to_wipe_a_journal_device_without_its_confirm(
     config = {"label": "x", "fs": "ext4", "mkfs": {"journal_device": journal}}
     with Privileged() as helper:
         with pytest.raises(SafetyError, match="needs the plan's confirm") as e:
-            helper.request("mkfs", device=target, confirm=devices.identity(target),
+            ask(helper, "mkfs", device=target, confirm=devices.identity(target),
                            config=config)
         assert e.value.ran == []  # type: ignore[attr-defined] - nothing ran
         with pytest.raises(SafetyError, match="does not match"):
-            helper.request("mkfs", device=target, confirm=devices.identity(target),
+            ask(helper, "mkfs", device=target, confirm=devices.identity(target),
                            config=config, journal_confirm=devices.identity(target))
         with pytest.raises(SafetyError, match="is the target itself"):
-            helper.request("mkfs", device=target, confirm=devices.identity(target),
+            ask(helper, "mkfs", device=target, confirm=devices.identity(target),
                            config={**config, "mkfs": {"journal_device": target}},
                            journal_confirm=devices.identity(target))
     assert head(journal) == MARKER

@@ -27,6 +27,7 @@ import disklab
 from disklab.core.privilege import HELPER_LAUNCHER, HelperRefused, Privileged, helper_argv
 from disklab.core.privileged import trust
 from disklab.core.resources import resource
+from tests.helpers import ask
 from tests.integration.privhelper_fixtures import (
     Installed,
     LocalUser,
@@ -88,9 +89,11 @@ def _owned_by(user: LocalUser, top: Path) -> None:
 CLIENT = '''
 import json, sys
 sys.path.insert(0, sys.argv[1])
+from dataclasses import asdict
 from disklab.core.privilege import Privileged
+from disklab.core.privilege.protocol import Ping
 with Privileged(mode="sudo") as priv:
-    answer = priv.request("ping")
+    answer = asdict(priv.call(Ping()))
     print(json.dumps({"ping": answer, "argv": list(priv._proc.argv)}))
 '''
 
@@ -203,7 +206,7 @@ def test_the_root_owned_checkout_serves(tmp_path: Path) -> None:
     """This checkout (root's, in root's directories) passes the check: root mode serves."""
     assert trust.refusal() is None or not sys.flags.isolated
     with Privileged(mode="root") as priv:
-        assert priv.request("ping")["served_uid"] == 0
+        assert ask(priv, "ping")["served_uid"] == 0
     assert stat.S_IMODE(os.stat(os.path.dirname(os.path.abspath(sys.executable))).st_mode) \
         & 0o022 == 0
 

@@ -19,6 +19,7 @@ from disklab.core.run.monitor import Monitor
 from disklab.core.tools.base import ToolOutput
 from disklab.core.tools.engine import EngineAdapter
 from disklab.core.vocab.errors import DisklabError, PlanError, SafetyError
+from tests.helpers import ask
 
 pytestmark = [pytest.mark.root]
 
@@ -35,9 +36,9 @@ def mounted(tmp_path: Path) -> Iterator[tuple[Privileged, str, str]]:
     mountpoint = f"{priv.workdir}/disklab-mnt-tools"
     device = None
     try:
-        device = priv.request("attach", image=image, size=256 << 20)["device"]
-        priv.request("mkfs", config=EXT4, device=device)
-        priv.request("mount", config=EXT4, device=device, mountpoint=mountpoint)
+        device = ask(priv, "attach", image=image, size=256 << 20)["device"]
+        ask(priv, "mkfs", config=EXT4, device=device)
+        ask(priv, "mount", config=EXT4, device=device, mountpoint=mountpoint)
         yield priv, device, mountpoint
     finally:
         if os.path.ismount(mountpoint):
@@ -77,7 +78,7 @@ def test_a_tool_runs_in_the_helpers_mount_and_its_files_are_removed(mounted) -> 
     assert any('"type": "summary"' in line or '"summary"' in line for line in lines)
     # the counters of the tree, read by root, reached this side's monitor
     assert monitor.totals()["app_write_bytes"] >= 8 << 20
-    assert priv.request("tool_cleanup", tag="case1-r1")["left"] == []
+    assert ask(priv, "tool_cleanup", tag="case1-r1")["left"] == []
     assert not data.exists()
 
 
@@ -86,7 +87,7 @@ def test_the_helper_refuses_what_it_should_not_run(mounted, tmp_path: Path) -> N
 
     def start(**kw: object) -> None:
         args = {"tool": "engine", "params": WRITE, "tag": "t1", "directory": mountpoint, **kw}
-        priv.request("tool_start", **args)
+        ask(priv, "tool_start", **args)
 
     with pytest.raises(SafetyError, match="only in a filesystem it mounted"):
         start(directory=str(tmp_path))  # a directory a user could plant a link in
@@ -125,9 +126,9 @@ def test_raw_io_needs_a_confirm_unless_the_helper_attached_the_device(tmp_path: 
                                             "size": 4 << 20, "direct": True},
                    "tag": "raw1", "directory": priv.workdir, "device": other}
             with pytest.raises(SafetyError, match="needs the plan's confirm"):
-                priv.request("tool_start", **raw)
+                ask(priv, "tool_start", **raw)
             with pytest.raises(SafetyError, match="does not match"):
-                priv.request("tool_start", **raw, confirm=f"{other} not-this-one 1")
+                ask(priv, "tool_start", **raw, confirm=f"{other} not-this-one 1")
     finally:
         subprocess.run(["losetup", "-d", other], check=False)
     with open(image, "rb") as f:
@@ -155,7 +156,7 @@ def test_unmount_waits_out_a_file_held_open_for_a_moment(mounted: tuple[Privileg
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "open\n"
-        ran = priv.request("umount", mountpoint=mountpoint, lazy=True)["ran"]
+        ran = ask(priv, "umount", mountpoint=mountpoint, lazy=True)["ran"]
     finally:
         holder.kill()
         holder.wait()
@@ -164,7 +165,7 @@ def test_unmount_waits_out_a_file_held_open_for_a_moment(mounted: tuple[Privileg
     assert ["umount", "-l", mountpoint] not in [r["argv"] for r in attempts]  # a real unmount
     assert attempts[0]["returncode"] != 0 and "busy" in attempts[0]["stderr"], attempts[0]
     assert len(attempts) >= 2 and attempts[-1]["returncode"] == 0
-    priv.request("mount", config=EXT4, device=device, mountpoint=mountpoint)
+    ask(priv, "mount", config=EXT4, device=device, mountpoint=mountpoint)
 
 
 @pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
@@ -180,7 +181,7 @@ def test_unmount_after_a_tools_io_uring_ring_is_a_real_one(mounted: tuple[Privil
                         "--fixedbufs", "--registerfiles", "--thread"],
                        check=True, capture_output=True)
         path.unlink()
-        ran = priv.request("umount", mountpoint=mountpoint, lazy=True)["ran"]
+        ran = ask(priv, "umount", mountpoint=mountpoint, lazy=True)["ran"]
         assert not os.path.ismount(mountpoint)
         assert ["umount", "-l", mountpoint] not in [r["argv"] for r in ran]  # a real unmount
-        priv.request("mount", config=EXT4, device=device, mountpoint=mountpoint)
+        ask(priv, "mount", config=EXT4, device=device, mountpoint=mountpoint)

@@ -9,6 +9,7 @@ from disklab.core import proc
 from disklab.core.privilege import Privileged
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.vocab.errors import SafetyError
+from tests.helpers import ask
 
 pytestmark = [pytest.mark.root]
 
@@ -17,11 +18,11 @@ def test_sudo_helper_serves_a_session_and_refuses_the_root_disk() -> None:
     if proc.which("sudo") is None:
         pytest.fail("sudo is missing: make test installs it (scripts/install-system-packages.sh)")
     with Privileged(mode="sudo") as priv:
-        first = priv.request("ping")
+        first = ask(priv, "ping")
         assert first["uid"] == 0
-        assert priv.request("ping")["pid"] == first["pid"]  # one helper for the whole session
+        assert ask(priv, "ping")["pid"] == first["pid"]  # one helper for the whole session
         with pytest.raises(SafetyError):
-            priv.request("wipefs", device=_root_device(), confirm=None, library_path=None)
+            ask(priv, "wipefs", device=_root_device(), confirm=None, library_path=None)
 
 
 def _root_device() -> str:

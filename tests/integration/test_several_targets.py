@@ -26,7 +26,7 @@ from disklab.core.privilege import Privileged
 from disklab.core.run.runner import run_plan
 from disklab.core.vocab.errors import DisklabError, SafetyError
 from disklab.core.vocab.events import CaseFailed, CaseFinished, LogLine
-from tests.helpers import Loops
+from tests.helpers import Loops, ask
 
 pytestmark = [pytest.mark.root, pytest.mark.slow]
 
@@ -406,15 +406,15 @@ def test_the_helper_refuses_placements_outside_its_mounts(tmp_path: Path) -> Non
     ext4 = {"label": "ext4", "fs": "ext4"}
     device = None
     try:
-        device = priv.request("attach", image=image, size=128 << 20)["device"]
-        priv.request("mkfs", config=ext4, device=device)
-        priv.request("mount", config=ext4, device=device, mountpoint=mountpoint)
+        device = ask(priv, "attach", image=image, size=128 << 20)["device"]
+        ask(priv, "mkfs", config=ext4, device=device)
+        ask(priv, "mount", config=ext4, device=device, mountpoint=mountpoint)
         dd = {"mode": "write", "size": 1 << 20, "on": "a+b"}
 
         def start(**kw: object) -> None:
             args = {"tool": "dd", "params": dd, "tag": "t1", "directory": mountpoint,
                     "directories": {"a": mountpoint, "b": mountpoint}, **kw}
-            priv.request("tool_start", **args)
+            ask(priv, "tool_start", **args)
 
         with pytest.raises(SafetyError, match="only in a filesystem it mounted"):
             start(directories={"a": mountpoint, "b": str(tmp_path)})

@@ -25,7 +25,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -305,9 +304,3 @@ class Privileged:
         error = _error_of(answer)
         error.ran = ran  # type: ignore[attr-defined]
         raise error
-
-    def request(self, op: str, timeout: float | None = None, **args: Any) -> dict[str, Any]:
-        """The keyword form: call(op's request of `args`) as a dict, with "ran"."""
-        result = asdict(self.call(protocol.request_of(op, args), timeout))
-        result["ran"] = self.last_ran
-        return result

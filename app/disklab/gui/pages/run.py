@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core.results.limits import Limit
-from disklab.core.run.event_text import EventText
 from disklab.core.run.live_rates import app_rate_blind_spot, app_rate_pseudo_end
 from disklab.core.standard_set import standard_tiles
 from disklab.core.vocab.events import CaseStarted, Event, Progress, Sample
@@ -111,22 +110,6 @@ class RunPage(QWidget):
     @property
     def session_id(self) -> Any:
         return self.model.session_id
-
-    @property
-    def failures(self) -> dict[str, str]:
-        return self.model.failures
-
-    @property
-    def events_seen(self) -> int:
-        return self.model.events_seen
-
-    @property
-    def progress_seen(self) -> int:
-        return self.model.progress_seen
-
-    @property
-    def event_text(self) -> EventText:
-        return self.model.event_text
 
     def _top_row(self) -> QHBoxLayout:
         """Start, Cancel, the state line and the refresh rate."""

@@ -17,7 +17,7 @@ from PySide6.QtSvgWidgets import QSvgWidget
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from disklab.core.results.charts import ChartSpec
-from disklab.core.results.svg import to_svg
+from disklab.core.results.svg import HEIGHT, WIDTH, to_svg
 
 MIN_TEXT_PX = 9.0  # the smallest text on screen, px
 MAX_SCALE = 1.5  # a chart grows with a large pane up to this
@@ -33,8 +33,9 @@ class ChartWidget(QScrollArea):
     """Shows one chart spec (None: nothing) at the largest scale that fits, never below the
     scale that keeps its smallest text MIN_TEXT_PX high."""
 
-    def __init__(self, parent: QWidget | None = None):
+    def __init__(self, parent: QWidget | None = None, size: tuple[int, int] = (WIDTH, HEIGHT)):
         super().__init__(parent)
+        self.size_px = size  # the drawing's own size, before it is fitted to the pane
         self.spec: ChartSpec | None = None
         self.svg = ""  # what is drawn: to_svg(spec)
         self.view = QSvgWidget()
@@ -49,7 +50,7 @@ class ChartWidget(QScrollArea):
 
     def show_spec(self, spec: ChartSpec | None) -> None:
         self.spec = spec
-        self.svg = to_svg(spec) if spec is not None else ""
+        self.svg = to_svg(spec, *self.size_px) if spec is not None else ""
         self.view.load(QByteArray(self.svg.encode("utf-8")))
         self.renderer().setAspectRatioMode(Qt.AspectRatioMode.KeepAspectRatio)
         self._natural = self.renderer().defaultSize() if self.svg else QSize(0, 0)

@@ -51,6 +51,9 @@ from disklab.gui.export import ask_export_path, export_button
 from disklab.gui.state import Workbench
 
 WORSE, BETTER = QColor("#f4c7c3"), QColor("#c8e6c9")
+# The chart is drawn at a size that a laptop's 1024x768 shows whole at a readable scale (its
+# smallest text 9 px), above a table of a few sessions; its Export writes the same size.
+CHART_SIZE = (880, 440)
 
 
 class HistoryPage(QWidget):
@@ -69,7 +72,7 @@ class HistoryPage(QWidget):
         lay.addWidget(self.heading)
         lay.addLayout(self._pickers())
         split = QSplitter(Qt.Orientation.Vertical)
-        self.chart = ChartWidget()
+        self.chart = ChartWidget(size=CHART_SIZE)
         split.addWidget(self.chart)
         lower = QSplitter(Qt.Orientation.Horizontal)
         self.table = self._table()
@@ -79,7 +82,7 @@ class HistoryPage(QWidget):
         lower.addWidget(self.changes)
         lower.setSizes([560, 520])
         split.addWidget(lower)
-        split.setSizes([430, 250])
+        split.setSizes([440, 200])
         lay.addWidget(split, 1)
         wb.history_requested.connect(self.show_history)
         wb.library_changed.connect(lambda _change: self.ref is not None
@@ -249,7 +252,8 @@ class HistoryPage(QWidget):
         elif fmt == "html":
             Path(path).write_text(history_html(self.history), encoding="utf-8")
         elif self.chart.spec is not None:
-            Path(path).write_text(to_svg(self.chart.spec), encoding="utf-8")
+            Path(path).write_text(to_svg(self.chart.spec, *self.chart.size_px),
+                                  encoding="utf-8")
         else:
             raise ValueError("no chart shown")
         return path

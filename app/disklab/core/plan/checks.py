@@ -41,7 +41,7 @@ from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
 from disklab.core.tools.bonnie import user_place_problem
 from disklab.core.tools.fio.client import host_names, job_text
-from disklab.core.tools.fio.passthrough import parse_only_problems
+from disklab.core.tools.fio.passthrough import NOT_OPTIONS, parse_only_problems
 from disklab.core.vocab.errors import DisklabError, ToolError
 from disklab.core.vocab.model import FsConfig, Plan, Target
 from disklab.core.vocab.units import format_size, human_bytes, parse_size
@@ -360,7 +360,7 @@ def check_tool_options(plan: Plan, check: Checker) -> None:
     hosts' fio reads the same job file at the run."""
     for spec in plan.tests:
         adapter = tools.get_adapter(spec.tool)
-        names = [k for k in spec.params if k not in adapter.params]
+        names = [k for k in spec.params if k not in adapter.params and k not in NOT_OPTIONS]
         if not adapter.options_table or not names:
             continue
         table = f"test[{spec.index + 1}].{adapter.options_table}"
@@ -378,7 +378,8 @@ def check_tool_options(plan: Plan, check: Checker) -> None:
             if unlisted:  # the others are still put to the tool, without these
                 argv = tuple(a for a in argv
                              if not a.startswith(tuple(f"--{n}=" for n in unlisted)))
-            if not _tool_takes(adapter, argv, names, table, check) or unlisted:
+            if (len(unlisted) == len(names) or not _tool_takes(adapter, argv, names, table, check)
+                    or unlisted):
                 break  # one case's refusal says it: the others would repeat it
             if not _hosts_take(plan, params, names, table, check):
                 break

@@ -395,3 +395,11 @@ def test_true_or_an_empty_value_sets_a_switch_and_nothing_else(tmp_path: Path) -
         ((key, said, line),) = problems(plan_text(tmp_path, options))
         assert key.startswith("test[1].fio_options.") and line == 11
         assert said.startswith("give a value:"), said
+
+
+def test_an_alias_counts_as_its_option() -> None:
+    """nr_files splits the files as nrfiles does; io_limit counts as io_size."""
+    command = FIO.build_command(case(rw="randread", nr_files=4, io_limit=32 << 20),
+                                RunTarget("/tmp", "t"))
+    assert sum(f.endswith(".fio") for f in command.files) == 4
+    assert command.planned_bytes == 32 << 20

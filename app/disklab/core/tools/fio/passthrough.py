@@ -261,8 +261,9 @@ def paced_rate(params: Mapping[str, Any], bs: int) -> tuple[str, float] | None:
 
 
 def files_per_job(params: Mapping[str, Any]) -> int:
-    """nrfiles: the files each job splits its size between (1 unless the plan says)."""
-    n = params.get("nrfiles")
+    """nrfiles (or fio's other name, nr_files): the files each job splits its size between
+    (1 unless the plan says)."""
+    n = params.get("nrfiles", params.get("nr_files"))
     return int(n) if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
 
 

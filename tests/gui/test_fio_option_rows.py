@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from disklab.core.plan.draft import PlanDraft
+from disklab.core.plan.matrix import expand
 from disklab.core.run.summary import check_plan
 from tests.helpers import engine_plan
 
@@ -69,3 +70,39 @@ def test_option_rows_typed_offered_checked_and_written(qtbot, window, target_dir
         [str(p) for p in page.summary.problems]
     alone = check_plan(engine_plan(target_dir), None).cases  # the plan's engine test
     assert page.summary.cases == alone + 2  # the axis: two fio cases
+
+
+def test_an_empty_value_sets_a_switch_and_asks_for_a_value_elsewhere(
+        qtbot, window, target_dir: Path) -> None:
+    """A row left without a value: a switch is set (norandommap = true, spelt 1 as fio writes
+    it); any other option is asked for a value at its row (fio would fail parsing `NAME=`)."""
+    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir)))
+    window.show()
+    qtbot.waitExposed(window)
+    window.show_page("matrix")
+    page = window.matrix
+    page.add_test("fio")
+    row = page.tests.currentRow()
+    page.set_param("rw", "randwrite")
+    page.set_param("size", "4m")
+    panel = page.params
+    name, _value = panel.option_rows[0]
+    qtbot.keyClicks(name, "norandommap")
+    qtbot.keyClick(name, Qt.Key.Key_Tab)
+    assert window.wb.draft.tests[row]["fio_options"] == {"norandommap": True}
+    page.validate()
+    qtbot.waitUntil(lambda: not page._checking and not page._timer.isActive(), timeout=15_000)
+    assert not [p for p in page.summary.problems if p.severity == "error"], \
+        [str(p) for p in page.summary.problems]
+    (case,) = [c for c in expand(page.summary.plan) if c.tool == "fio"]
+    assert case.params["norandommap"] == 1
+
+    name2, _value2 = panel.option_rows[1]
+    qtbot.keyClicks(name2, "buffer_compress_percentage")
+    qtbot.keyClick(name2, Qt.Key.Key_Tab)
+    page.validate()
+    qtbot.waitUntil(lambda: not page._checking and not page._timer.isActive(), timeout=15_000)
+    key = f"test[{row + 1}].fio_options.buffer_compress_percentage"
+    (problem,) = [p for p in page.summary.problems if p.key == key]
+    assert problem.message.startswith("give a value:")
+    assert "#d33" in name2.styleSheet()  # the row is marked red

@@ -7,6 +7,8 @@ by `plan validate` with exit 2 and nothing run."""
 from __future__ import annotations
 
 import contextlib
+import csv
+import io
 import json
 import os
 import signal
@@ -30,9 +32,11 @@ SIZE = 4 * MiB
 IO_SIZE = 3 * SIZE  # fio goes over the file three times
 
 
-def disklab(*args: str) -> subprocess.CompletedProcess[str]:
+def disklab(*args: str, env: dict[str, str] | None = None,
+            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "disklab.cli.main", *args],
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, timeout=300, check=False, env=env,
+                          cwd=cwd)
 
 
 def plan(tmp_path: Path, options: str, name: str = "plan.toml") -> Path:
@@ -85,6 +89,35 @@ def test_options_run_with_fio_and_the_figures_are_fios_own(tmp_path: Path) -> No
         assert moved[percent] == IO_SIZE  # the session reports the bytes fio moved
     lib.close()
     assert list((tmp_path / "target").iterdir()) == []
+    _labelled_by_the_option(library, str(sid))
+
+
+def _labelled_by_the_option(library: Path, sid: str) -> None:
+    """`show`, `compare` and the CSV export tell the two cases apart by the swept option,
+    say the shared switch as fio writes it (norandommap=1), and call bytes moved neither
+    better higher nor lower."""
+    shown = disklab("show", sid, "--library", str(library))
+    assert shown.returncode == 0, shown.stderr
+    (heading,) = [x for x in shown.stdout.splitlines() if x.startswith("every case:")]
+    assert "norandommap=1" in heading
+    assert "True" not in shown.stdout
+    for percent in (0, 50):
+        assert any(line.split()[:1] == ["write"]
+                   and f" buffer_compress_percentage={percent} " in line
+                   for line in shown.stdout.splitlines()), shown.stdout
+    compared = disklab("compare", sid, "--rows", "buffer_compress_percentage",
+                       "--library", str(library))
+    assert compared.returncode == 0, compared.stderr
+    lines = compared.stdout.splitlines()
+    assert [line.split()[0] for line in lines if line.startswith("buffer_compress_percentage=")
+            ] == ["buffer_compress_percentage=0", "buffer_compress_percentage=50"]
+    exported = disklab("export", sid, "--format", "csv", "-o", "-", "--library", str(library))
+    assert exported.returncode == 0, exported.stderr
+    table = list(csv.DictReader(io.StringIO(exported.stdout)))
+    writes = [r for r in table if r["metric"] == "write"]
+    assert sorted(r["buffer_compress_percentage"] for r in writes) == ["0", "50"]
+    assert {r["better"] for r in table if r["metric"] == "write:bytes"} == {"neither"}
+    assert {r["better"] for r in writes} == {"higher"}
 
 
 @pytest.mark.parametrize(("options", "line", "words"), [
@@ -161,3 +194,57 @@ def _listening(address: str, port: int) -> bool:
     with contextlib.suppress(OSError), socket.create_connection((address, port), timeout=1):
         return True
     return False
+
+
+SWITCHES = [
+    ("server", '"127.0.0.1,{port}"'), ("client", '"127.0.0.1,{port}"'),
+    ("daemonize", '"d2.pid"'), ("crctest", '"md5"'), ("crc", '"md5"'), ("cmdhelp", '"all"'),
+    ("section", '"x"'), ("debug", '"io"'), ("readonly", "1"), ("norandomm", "1"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), SWITCHES)
+def test_fios_command_line_switches_are_refused_and_no_fio_runs_them(
+        tmp_path: Path, name: str, value: str) -> None:
+    """fio acts on these at once (`--server` listens, `--daemonize` leaves a server behind,
+    `--crc=md5`, an abbreviation, runs crctest), even under --parse-only: refused at the line
+    and key before any fio sees them. fio is run through a wrapper that logs its argv (the
+    real fio runs): none has the name, and nothing listens on the port."""
+    port = free_port()
+    shim = tmp_path / "bin"
+    shim.mkdir()
+    log = tmp_path / "fio-argv.log"
+    real = subprocess.run(["which", "fio"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    (shim / "fio").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec {real} "$@"\n')
+    (shim / "fio").chmod(0o755)
+    env = {**os.environ, "PATH": f"{shim}:{os.environ['PATH']}"}
+    path = plan(tmp_path, f"{name} = {value.format(port=port)}")
+    done = disklab("plan", "validate", str(path), env=env, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    said = [x for x in done.stderr.splitlines() if "fio_options" in x]
+    assert len(said) == 1 and f"line 12: test[1].fio_options.{name}:" in said[0], said
+    assert ("command-line switch" in said[0] if name != "norandomm"
+            else "Did you mean norandommap?" in said[0])
+    assert "Traceback" not in done.stderr
+    ran = log.read_text().splitlines() if log.exists() else []
+    assert not [a for a in ran if f"--{name}=" in a or "--parse-only" in a], ran  # no job
+    assert not _listening("127.0.0.1", port)
+    assert not list(tmp_path.rglob("d2.pid"))
+    assert list((tmp_path / "target").iterdir()) == []
+
+
+def test_a_paced_case_is_counted_as_time_bound_in_the_plans_estimate(tmp_path: Path) -> None:
+    """The README's example (rate_iops = 5000 of 4 KiB over 256 GiB): each case lasts
+    256 GiB / 20.48 MB/s = 3 h 43 min 42 s whatever the device, two cases 7 h 27 min, not
+    the 43 min the bytes at an assumed 210 MB/s would say."""
+    path = tmp_path / "paced.toml"
+    path.write_text(f'name = "paced"\n[target]\nimage = {{ path = "{tmp_path}/x.img", '
+                    'size = "32g" }\n\n[[test]]\ntool = "fio"\nrw = "randwrite"\n'
+                    'size = "16g"\nbs = "4k"\n\n[test.fio_options]\nio_size = "256g"\n'
+                    "buffer_compress_percentage = [0, 50]\nnorandommap = true\n"
+                    "rate_iops = 5000\n")
+    checked = disklab("plan", "validate", str(path), "--library", str(tmp_path / "l.sqlite3"))
+    assert checked.returncode == 0, checked.stderr
+    assert "2 time-based run(s) of 7 h 27 min in all; estimated 7 h 27 min." in checked.stdout
+    assert "43 min" not in checked.stdout

@@ -14,20 +14,24 @@ from hypothesis import strategies as st
 
 from disklab.core.plan.matrix import expand
 from disklab.core.plan.parse import case_params, parse_plan
-from disklab.core.privileged.toolruns import NEVER
+from disklab.core.privileged.toolruns import NEVER, _check_argv
 from disklab.core.run.progress import OverallProgress, Work
 from disklab.core.run.summary import check_plan, estimate_seconds, summary_text
-from disklab.core.tools.base import RunTarget
-from disklab.core.tools.fio import FioAdapter
+from disklab.core.tools.base import Command, RunTarget
+from disklab.core.tools.fio import FioAdapter, passthrough
 from disklab.core.tools.fio.client import job_text
 from disklab.core.tools.fio.passthrough import (
+    ALIASES,
+    REFUSED,
+    canonical_name,
+    command_line_switch,
     option_list,
     option_problem,
     option_value,
     parse_only_problems,
     spelt,
 )
-from disklab.core.vocab.errors import PlanError
+from disklab.core.vocab.errors import PlanError, SafetyError
 from disklab.core.vocab.units import GiB
 from tests.helpers import HOSTILE, examples
 
@@ -72,7 +76,8 @@ def test_the_options_a_study_reaches_for_are_fios_to_judge(name: str) -> None:
 
 def test_values_are_made_safe_for_a_command_line_and_a_job_file() -> None:
     assert option_value("io_size", "256g") == 256 * GiB  # bytes: fio reads what DiskLab counts
-    assert option_value("norandommap", True) is True
+    assert option_value("norandommap", True) == 1  # as fio writes it: labels say 1
+    assert option_value("norandommap", "") == 1  # an empty value sets a switch
     assert option_value("cpus_allowed", "0-1") == "0-1"
     for bad in ("1\nexec_prerun=/bin/sh", "a\x00b", "$HOME", "mmaphuge:/hugepages/f",
                 "/etc/passwd", "x" * 600, "a|b", "`id`", "../up", "1#2"):
@@ -217,7 +222,7 @@ def test_an_engine_option_is_judged_with_the_cases_engine(tmp_path: Path) -> Non
 def test_the_privileged_helper_takes_and_refuses_the_same_options() -> None:
     taken = case_params("fio", {"rw": "write", "size": 1 << 20, "io_size": "2m",
                                 "norandommap": True})
-    assert taken["io_size"] == 2 << 20 and taken["norandommap"] is True
+    assert taken["io_size"] == 2 << 20 and taken["norandommap"] == 1
     with pytest.raises(PlanError) as e:
         case_params("fio", {"rw": "write", "size": 1 << 20, "exec_prerun": "/bin/sh"})
     assert e.value.problems[0].key == "exec_prerun"
@@ -225,8 +230,9 @@ def test_the_privileged_helper_takes_and_refuses_the_same_options() -> None:
 
 def test_a_256_gib_io_size_over_a_16_gib_file_plans_with_an_honest_eta(tmp_path: Path) -> None:
     """Planned, not run: the run moves 256 GiB, not 16 GiB, and the estimate says so."""
-    summary = check_plan(plan_text(tmp_path, 'io_size = "256g"', 'rw = "write"\nsize = "16g"'),
-                         None)
+    text = plan_text(tmp_path, 'io_size = "256g"', 'rw = "write"\nsize = "16g"').replace(
+        f'directory = "{tmp_path}"', f'image = {{ path = "{tmp_path}/x.img", size = "32g" }}')
+    summary = check_plan(text, None)  # an image's size is its room: not this disk's free space
     assert not summary.errors, summary.errors
     assert summary.bytes == 256 * GiB
     assert estimate_seconds(summary) == pytest.approx(256 * GiB / (200 << 20))  # 21 min 51 s
@@ -295,6 +301,105 @@ def test_a_paced_case_is_said_to_last_what_its_rate_makes_it() -> None:
     the plan check at the option's key)."""
     advice = FIO.advice(case(size=16 * GiB, io_size=256 * GiB, bs=4096, rate_iops=5000))
     assert advice == [("fio_options.rate_iops", "fio paces each job at 19.5 MiB/s: this case "
-                       "lasts about 3.7 h (the plan's estimate counts an assumed rate; the "
-                       "run's own ETA learns the pace)")]
+                       "lasts about 3.7 h whatever the device's speed (the plan's estimate "
+                       "counts it so)")]
     assert FIO.advice(case(rate="16m", runtime=30.0)) == []  # time-based: its runtime says
+
+
+# --- fio's command-line switches, its aliases, switches set by an empty value ------------------
+
+@pytest.mark.parametrize("name", [
+    "server", "client", "daemonize", "section", "debug", "cmdhelp", "enghelp", "crctest",
+    "memcpytest", "readonly", "minimal", "showcmd", "version", "help",
+    "crc", "serv", "daemon", "sect", "cmdh", "memcpy", "readon", "merge", "trigger", "alloc"])
+def test_fios_command_line_switches_and_their_abbreviations_are_refused(name: str) -> None:
+    """fio acts on these at once, even with --parse-only (`--server` listens, `--crc=md5` runs
+    crctest: fio's getopt takes an abbreviation), so no name that says one is taken."""
+    said = option_problem(name)
+    assert said is not None and ("command-line switch" in said or "command" in said)
+    assert command_line_switch(name) is not None
+
+
+def _fio(*args: str) -> str:
+    return subprocess.run(["fio", *args], capture_output=True, text=True, check=False).stdout
+
+
+def test_no_job_option_the_installed_fio_lists_is_taken_for_a_switch() -> None:
+    """Every job option fio lists (and io_uring's and libaio's own) stays fio's to judge,
+    `ba` and `mem` too, though they begin `bandwidth-log` and `memcpytest`."""
+    listed = [line.split(":")[0].strip() for line in _fio("--cmdhelp=all").splitlines()
+              if ":" in line]
+    listed += [line.split(":")[0].strip() for engine in ("io_uring", "libaio")
+               for line in _fio(f"--enghelp={engine}").splitlines() if ":" in line]
+    assert len(listed) > 200 and "ba" in listed and "hipri" in listed
+    assert [n for n in listed if n not in REFUSED and command_line_switch(n)] == []
+
+
+def test_the_aliases_are_the_installed_fios() -> None:
+    for alias, name in ALIASES.items():
+        assert canonical_name(_fio(f"--cmdhelp={alias}")) == name, alias
+    assert canonical_name(_fio("--cmdhelp=norandomm")) is None  # "No such command"
+
+
+@pytest.mark.parametrize(("options", "name", "reason"), [
+    ("disable_bw = 1", "disable_bw", "drops figures DiskLab reads"),
+    ("fill_fs = true", "fill_fs", "the target's filesystem is full"),
+    ("fill_device = true", "fill_device", "the target's filesystem is full"),
+])
+def test_an_alias_is_refused_as_the_option_it_stands_for(
+        tmp_path: Path, options: str, name: str, reason: str) -> None:
+    ((key, said, line),) = problems(plan_text(tmp_path, options))
+    assert key == f"test[1].fio_options.{name}" and line == 11 and reason in said
+
+
+def test_an_alias_this_diskLab_does_not_list_is_resolved_by_fio(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An alias a newer fio adds: fio --cmdhelp=NAME names its option, judged as that one."""
+    monkeypatch.delitem(passthrough.ALIASES, "disable_bw")
+    ((key, said, _line),) = problems(plan_text(tmp_path, "disable_bw = 1"))
+    assert key == "test[1].fio_options.disable_bw"
+    assert "drops figures" in said and "other name for `disable_bw_measurement`" in said
+    assert parse_plan(plan_text(tmp_path, 'io_limit = "32m"')).plan.tests[0].params[
+        "io_limit"] == 32 << 20
+
+
+def test_a_name_fio_does_not_list_is_refused_before_fio_reads_the_job(tmp_path: Path) -> None:
+    """fio's command line would take `norandomm` for norandommap (an abbreviation): only the
+    names fio lists as job options are put to it."""
+    assert problems(plan_text(tmp_path, "norandomm = 1")) == [
+        ("test[1].fio_options.norandomm",
+         "fio refuses it: unrecognized option 'norandomm'; Did you mean norandommap?", 11)]
+
+
+def test_the_privileged_helper_refuses_fios_switches() -> None:
+    with pytest.raises(PlanError) as e:
+        case_params("fio", {"rw": "write", "size": 1 << 20, "server": "127.0.0.1,8799"})
+    assert e.value.problems[0].key == "server"
+    assert "command-line switch" in e.value.problems[0].message
+    for arg in ("--server=127.0.0.1,8799", "--daemonize=d.pid", "--crc=md5", "--section=x"):
+        with pytest.raises(SafetyError, match="not one DiskLab's adapter produces"):
+            _check_argv(Command(argv=("fio", "--name=x", arg)))
+    built = FIO.build_command(case(norandommap=1), RunTarget("/tmp", "t"))
+    _check_argv(built)  # the adapter's own --output, --output-format and --eta pass
+
+
+def test_true_or_an_empty_value_sets_a_switch_and_nothing_else(tmp_path: Path) -> None:
+    """An empty value (the window's row left empty) sets a switch, spelt 1 as fio writes it;
+    on an option that is not a switch it asks for a value (fio would read true as 1)."""
+    checked = parse_plan(plan_text(tmp_path, 'norandommap = ""\nrefill_buffers = true'))
+    (one,) = expand(checked.plan)
+    assert one.params["norandommap"] == 1 and one.params["refill_buffers"] == 1
+    argv = FIO.build_command(one.params, RunTarget(str(tmp_path), "t")).argv
+    assert "--norandommap=1" in argv and "--refill_buffers=1" in argv
+    for options in ('buffer_compress_percentage = ""', "io_size = true"):
+        ((key, said, line),) = problems(plan_text(tmp_path, options))
+        assert key.startswith("test[1].fio_options.") and line == 11
+        assert said.startswith("give a value:"), said
+
+
+def test_an_alias_counts_as_its_option() -> None:
+    """nr_files splits the files as nrfiles does; io_limit counts as io_size."""
+    command = FIO.build_command(case(rw="randread", nr_files=4, io_limit=32 << 20),
+                                RunTarget("/tmp", "t"))
+    assert sum(f.endswith(".fio") for f in command.files) == 4
+    assert command.planned_bytes == 32 << 20

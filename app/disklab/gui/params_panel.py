@@ -129,7 +129,7 @@ class ParamsPanel(QGroupBox):
                              "buffer_compress_percentage, norandommap...); checked by the "
                              "tool itself before anything runs")
         value_edit.setToolTip(f"its value; 0 {AXIS} 50 makes an axis (one case per value); "
-                              "true/false for a switch")
+                              "true/false, or empty, for a switch")
         row = QWidget()
         lay = QHBoxLayout(row)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -294,11 +294,13 @@ def option_text(value: Any) -> str:
 
 def option_value(text: str) -> Any:
     """An option's field -> its TOML value: numbers and true/false typed, 'a | b' a list;
-    commas are the value's own (fio's cpus_allowed=0,2, bs=4k,64k)."""
+    commas are the value's own (fio's cpus_allowed=0,2, bs=4k,64k). An empty field sets a
+    switch (true: norandommap); on an option that is not one the check asks for a value at
+    the row."""
     parts = [p.strip() for p in text.split(AXIS) if p.strip()]
     values = [_typed(p) for p in parts]
     if not values:
-        return ""
+        return True
     return values[0] if len(values) == 1 else values
 
 

@@ -8,6 +8,7 @@ start no process: what they ask the kernel goes through core.system and core.pro
 
 from __future__ import annotations
 
+import difflib
 import errno
 import functools
 import os
@@ -40,7 +41,7 @@ from disklab.core.system.mountinfo import mount_of, same_filesystem
 from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
 from disklab.core.tools.bonnie import user_place_problem
 from disklab.core.tools.fio.client import host_names, job_text
-from disklab.core.tools.fio.passthrough import parse_only_problems
+from disklab.core.tools.fio.passthrough import NOT_OPTIONS, parse_only_problems
 from disklab.core.vocab.errors import DisklabError, ToolError
 from disklab.core.vocab.model import FsConfig, Plan, Target
 from disklab.core.vocab.units import format_size, human_bytes, parse_size
@@ -353,12 +354,13 @@ def _check_placed_room(plan: Plan, check: Checker) -> None:
 
 def check_tool_options(plan: Plan, check: Checker) -> None:
     """The tool's own options of each test ([test.fio_options]) as the installed tool reads
-    them: `fio --parse-only` with each case's whole job (each distinct one, at most
-    MAX_OPTION_CHECKS a test), a refusal in the tool's own words at the option's key. A test
-    on fio servers is checked here too: the hosts' fio reads the same job file at the run."""
+    them: each name one it lists as a job option (_names_listed), then `fio --parse-only` with
+    each case's whole job (each distinct one, at most MAX_OPTION_CHECKS a test), a refusal in
+    the tool's own words at the option's key. A test on fio servers is checked here too: the
+    hosts' fio reads the same job file at the run."""
     for spec in plan.tests:
         adapter = tools.get_adapter(spec.tool)
-        names = [k for k in spec.params if k not in adapter.params]
+        names = [k for k in spec.params if k not in adapter.params and k not in NOT_OPTIONS]
         if not adapter.options_table or not names:
             continue
         table = f"test[{spec.index + 1}].{adapter.options_table}"
@@ -372,7 +374,12 @@ def check_tool_options(plan: Plan, check: Checker) -> None:
                            f"{MAX_OPTION_CHECKS} distinct jobs of this test only")
                 break
             asked.add(argv)
-            if not _tool_takes(adapter, argv, names, table, check):
+            unlisted = _names_unlisted(adapter, params, names, table, check)
+            if unlisted:  # the others are still put to the tool, without these
+                argv = tuple(a for a in argv
+                             if not a.startswith(tuple(f"--{n}=" for n in unlisted)))
+            if (len(unlisted) == len(names) or not _tool_takes(adapter, argv, names, table, check)
+                    or unlisted):
                 break  # one case's refusal says it: the others would repeat it
             if not _hosts_take(plan, params, names, table, check):
                 break
@@ -391,6 +398,61 @@ def tool_options(tool: str) -> tuple[tuple[str, str], ...]:
     except ToolError:
         return ()
     return tuple(adapter.options_list(done.stdout))
+
+
+def _names_unlisted(adapter: ToolAdapter, params: Mapping[str, Any], names: list[str],
+                    table: str, check: Checker) -> list[str]:
+    """The names refused here: each must be one the installed tool lists as a job option
+    (fio --cmdhelp=all), else one it knows when asked by name (an alias: fio --cmdhelp=NAME;
+    the case's engine's: --enghelp), an alias judged as the option it stands for. Asked
+    before the tool reads the job: fio's command line takes a name it does not list as an
+    abbreviation of another (`--crc` runs its crctest, `--norandomm` is norandommap)."""
+    listed = {name for name, _what in tool_options(adapter.name)}
+    if not listed:
+        return []  # the tool cannot list them: its check of the job says why
+    refused: list[str] = []
+    for name in names:
+        if name in listed:
+            continue
+        found = None
+        for argv in adapter.options_lookup_argvs(name, params):
+            try:
+                found = adapter.options_lookup(_asked(argv)[1])
+            except ToolError:
+                found = None
+            if found is not None:
+                break
+        if found is None:
+            close = difflib.get_close_matches(name, sorted(listed), n=1)
+            check.error(f"{table}.{name}", f"{adapter.executable} refuses it: unrecognized "
+                        f"option '{name}'" + (f"; Did you mean {close[0]}?" if close else ""))
+            refused.append(name)
+            continue
+        try:
+            adapter.option_value(found, params[name])
+        except ValueError as e:
+            check.error(f"{table}.{name}", f"{e} (`{name}` is {adapter.executable}'s other "
+                        f"name for `{found}`)")
+            refused.append(name)
+    return refused
+
+
+def switch_problem(adapter: ToolAdapter, name: str, params: Mapping[str, Any]) -> str | None:
+    """Why true, false or an empty value is no value of this option: it is not one of the
+    tool's switches (fio would read `io_size = true` as 1 byte). None when it is one, or the
+    tool does not know the name (the names check says so)."""
+    if not on_path(adapter.executable):
+        return None
+    for argv in adapter.options_lookup_argvs(name, params):
+        try:
+            said = _asked(argv)[1]
+        except ToolError:
+            return None
+        if adapter.options_lookup(said) is not None:
+            return None if adapter.options_switch(said) else (
+                f"give a value: {adapter.executable}'s `{name}` is not a switch (true, false "
+                "or an empty value set switches only)")
+    return None
 
 
 def _hosts_take(plan: Plan, params: Mapping[str, Any], names: list[str], table: str,

@@ -28,6 +28,7 @@ from disklab.core.plan.checks import (
     check_tool_options,
     on_path,
     read_target,
+    switch_problem,
     target_table,
     warn_plan,
 )
@@ -233,6 +234,11 @@ def _read_options(adapter: ToolAdapter, raw: Any, where: str, params: dict[str, 
                 check.error(key, str(e))
                 break
         if len(converted) != len(values):
+            continue
+        switch = switch_problem(adapter, str(name), params) if any(
+            isinstance(one, bool) or one == "" for one in values) else None
+        if switch is not None:
+            check.error(key, switch)
             continue
         if isinstance(value, list):
             axes.append(name)

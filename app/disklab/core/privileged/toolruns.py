@@ -4,9 +4,10 @@ request/answer conversation.
 
 The argv is the tool adapter's, built here from parameters checked as the plan loader checks
 them (core.plan.case_params), and checked once more as built: no option the adapters never
-produce (fio's exec_prerun/exec_postrun, an --output other than the case's result file), no
-shell character, control character or '..' in any argument. A tool runs only in a filesystem
-this helper mounted in this session (one its user cannot write), or on a raw device that
+produce (fio's exec_prerun/exec_postrun, an --output other than the case's result file, a
+command-line switch of fio's such as --server: passthrough.COMMAND_LINE), no shell
+character, control character or '..' in any argument. A tool runs only in a filesystem this
+helper mounted in this session (one its user cannot write), or on a raw device that
 passes the destructive checks. Whatever the tool is, it runs with its working directory in
 the case's own root-only directory (WORKDIR/out-TAG, 0700), its result file is made there
 first (O_EXCL, O_NOFOLLOW) and handed back from there, and a python tool (the engine, the
@@ -56,6 +57,7 @@ from disklab.core.system import devices
 from disklab.core.system.cleanup import remove_files
 from disklab.core.system.mountinfo import mount_at
 from disklab.core.tools.base import PLACEMENT_KEY, Command, RunTarget
+from disklab.core.tools.fio.passthrough import foreign_switch
 from disklab.core.vocab.errors import RequestError, SafetyError
 
 # the root of the package copy this helper runs (trust checked it): its python tools import it
@@ -148,7 +150,7 @@ def _check_argv(command: Command) -> None:
     for argv in (command.argv, *command.prepare, *(a for _n, a in command.group)):
         for arg in argv:
             output = arg.startswith("--output=") and arg != f"--output={command.result_file}"
-            if NEVER.search(FIO_TOKENS.sub("", arg)) or output:
+            if NEVER.search(FIO_TOKENS.sub("", arg)) or output or arg == foreign_switch(argv):
                 raise SafetyError(f"{command.argv[0]}: the argument {arg[:200]!r} is not one "
                                   "DiskLab's adapter produces; not running it")
 

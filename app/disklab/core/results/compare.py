@@ -139,6 +139,12 @@ def better_is_higher(metric: str, unit: str) -> bool:
     return not (unit in ("ns", "s", "%") or "lat" in name or "time" in name)
 
 
+def is_neutral(unit: str) -> bool:
+    """Bytes moved (write:bytes) say how much work a run did, not how well: neither way is
+    better."""
+    return unit == "B"
+
+
 def delta_pct(value: float | None, base: float | None) -> float | None:
     """Per cent change of `value` against `base`; None when either is missing or base is 0."""
     if value is None or not base:

@@ -38,6 +38,7 @@ from disklab.core.results.compare import (
     config_diff,
     config_facts,
     flatten,
+    is_neutral,
 )
 from disklab.core.results.format import (
     format_direction,
@@ -315,7 +316,9 @@ def _param_cell(value: Any) -> str:
 
 
 def _better(row: Mapping[str, Any]) -> str:
-    """'higher' or 'lower': which way the row's figure is better."""
+    """'higher', 'lower' or 'neither' (bytes moved): which way the row's figure is better."""
+    if is_neutral(str(row.get("unit", ""))):
+        return "neither"
     return "higher" if better_is_higher(str(row.get("metric", "")),
                                         str(row.get("unit", ""))) else "lower"
 

@@ -24,6 +24,7 @@ from disklab.core.results.compare import (
     better_is_higher,
     delta_class,
     delta_pct,
+    is_neutral,
 )
 from disklab.core.results.format import (
     MISSING,
@@ -123,7 +124,8 @@ def results_table(results: Sequence[Mapping[str, Any]] | SessionResults,
             notes.append("noisy")
         notes.append(_left_out(r, counted))
         cells = (str(r.get("config") or ""), str(r.get("tool", "")), metric,
-                 format_direction(better_is_higher(metric, unit)),
+                 "neither is better" if is_neutral(unit)
+                 else format_direction(better_is_higher(metric, unit)),
                  labels.label(r), format_value(mean, unit),
                  format_stddev(std, n, unit), str(n),
                  format_cv(cv(mean, std) if n >= 2 else None), "; ".join(filter(None, notes)))

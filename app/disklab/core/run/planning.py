@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import psutil
 
+from disklab.core import tools
 from disklab.core.fs.commands import preview_device, preview_mountpoint
 from disklab.core.hosts.servers import planned_endpoints
 from disklab.core.plan.matrix import expand
@@ -99,8 +100,12 @@ def _preview_directories(plan: Plan) -> dict[str, str]:
 
 
 def runtime_of(case: Case) -> float:
-    """A time-based case's runtime in seconds (0: size-based)."""
+    """A time-bound case's seconds (0: size-based): its runtime, else how long its tool's own
+    pacing makes it last (fio's rate, rate_iops), which no device's speed changes."""
     try:
-        return max(0.0, float(case.params.get("runtime") or 0))
+        runtime = max(0.0, float(case.params.get("runtime") or 0))
     except (TypeError, ValueError):
-        return 0.0
+        runtime = 0.0
+    if runtime or case.tool not in tools.tool_names():
+        return runtime
+    return tools.get_adapter(case.tool).paced_seconds(case.params) or 0.0

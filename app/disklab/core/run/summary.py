@@ -18,7 +18,7 @@ from disklab.core.plan.matrix import run_count
 from disklab.core.plan.parse import CheckedPlan, parse_plan
 from disklab.core.privilege import password_needed
 from disklab.core.run import progress
-from disklab.core.run.planning import plan_runs
+from disklab.core.run.planning import plan_runs, runtime_of
 from disklab.core.run.progress import Work
 from disklab.core.vocab.errors import PlanError, Problem
 from disklab.core.vocab.model import Plan
@@ -57,7 +57,7 @@ def summarize(checked: CheckedPlan) -> PlanSummary:
 
     def kinds() -> Iterator[tuple[float, int | None, str]]:
         for run in plan_runs(plan):  # one at a time: a plan may have 100000 runs
-            runtime = float(run.case.params.get("runtime") or 0)
+            runtime = runtime_of(run.case)  # a paced case is time-bound too
             counted["runs"] += 1
             counted["bytes"] += run.command.planned_bytes or 0
             counted["runtime"] += runtime

@@ -198,6 +198,25 @@ class ToolAdapter(ABC):
         """(name, what it does) of the options that listing offers and DiskLab takes."""
         return []
 
+    def options_lookup_argvs(self, name: str,
+                             params: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+        """argvs that ask the tool about one option its listing lacks (an alias, an engine's
+        option), in turn until one knows it."""
+        return ()
+
+    def options_lookup(self, text: str) -> str | None:
+        """The tool's own name of the option one of those answers describes, or None."""
+        return None
+
+    def options_switch(self, text: str) -> bool:
+        """Whether that answer describes a switch (an option set by true, or no value)."""
+        return False
+
+    def paced_seconds(self, params: Mapping[str, Any]) -> float | None:
+        """How long a case lasts when the tool paces it (a rate limit), or None: its
+        device's speed decides."""
+        return None
+
     def version_argv(self) -> tuple[str, ...] | None:
         """argv that prints the version (None: no such thing)."""
         return None

@@ -40,6 +40,7 @@ from disklab.core.tools.base import (
 )
 from disklab.core.tools.fio.options import (
     DIRECTIONS,
+    ENGINES,
     LAYOUT_OPTIONS,
     PARAMS,
     READS_FIRST,
@@ -66,7 +67,9 @@ from disklab.core.tools.fio.output import (
 )
 from disklab.core.tools.fio.passthrough import (
     TABLE,
+    canonical_name,
     files_per_job,
+    is_switch,
     option_list,
     option_problem,
     option_value,
@@ -81,6 +84,18 @@ from disklab.core.vocab.model import (
     UNIT_THROUGHPUT,
     Metric,
 )
+
+
+def _engine(params: Mapping[str, Any]) -> str:
+    """The case's engine (the first of a test's axis of them): one of ENGINES."""
+    engine = param_value(params, "ioengine")
+    engine = engine[0] if isinstance(engine, tuple) and engine else engine
+    return engine if engine in ENGINES else "psync"
+
+
+def _bs(params: Mapping[str, Any]) -> int:
+    bs = param_value(params, "bs")
+    return int(bs) if isinstance(bs, int) else 4096
 
 
 class FioAdapter(ToolAdapter):
@@ -117,6 +132,19 @@ class FioAdapter(ToolAdapter):
 
     def options_list(self, text: str) -> list[tuple[str, str]]:
         return option_list(text)
+
+    def options_lookup_argvs(self, name: str,
+                             params: Mapping[str, Any]) -> tuple[tuple[str, ...], ...]:
+        """fio --cmdhelp=NAME (an alias shows its option), then fio --enghelp=ENGINE,NAME (the
+        case's engine's own options, which --cmdhelp=all does not list)."""
+        return (("fio", f"--cmdhelp={name}"),
+                ("fio", f"--enghelp={_engine(params)},{name}"))
+
+    def options_lookup(self, text: str) -> str | None:
+        return canonical_name(text)
+
+    def options_switch(self, text: str) -> bool:
+        return is_switch(text)
 
     def version_argv(self) -> tuple[str, ...]:
         return ("fio", "--version")
@@ -178,17 +206,26 @@ class FioAdapter(ToolAdapter):
         return []
 
     def _paced(self, params: Mapping[str, Any]) -> list[tuple[str, str]]:
-        """A size-based case fio paces (rate, rate_iops): how long it lasts, which the plan's
-        estimate at an assumed rate does not know (the live ETA learns it from the run)."""
-        moved, jobs = moved_bytes(params), param_value(params, "numjobs")
-        paced = paced_rate(params, int(param_value(params, "bs")))
-        if moved is None or paced is None or not isinstance(jobs, int) or jobs < 1:
+        """A size-based case fio paces (rate, rate_iops): how long it lasts whatever the
+        device's speed (the plan's estimate counts it so, as a time-bound case)."""
+        seconds, paced = self.paced_seconds(params), paced_rate(params, _bs(params))
+        if not seconds or paced is None or seconds < 36:
             return []
         name, per_second = paced
-        hours = moved / jobs / per_second / 3600
         return [(f"{TABLE}.{name}", f"fio paces each job at {per_second / 2**20:.3g} MiB/s: "
-                 f"this case lasts about {hours:.2g} h (the plan's estimate counts an assumed "
-                 "rate; the run's own ETA learns the pace)")] if hours > 0.01 else []
+                 f"this case lasts about {seconds / 3600:.2g} h whatever the device's speed "
+                 "(the plan's estimate counts it so)")]
+
+    def paced_seconds(self, params: Mapping[str, Any]) -> float | None:
+        """A size-based case fio paces (rate, rate_iops): each job's bytes at its pace; None
+        when it is time-based (its runtime says) or not paced."""
+        if param_value(params, "runtime"):
+            return None
+        moved, jobs = moved_bytes(params), param_value(params, "numjobs")
+        paced = paced_rate(params, _bs(params))
+        if moved is None or paced is None or not isinstance(jobs, int) or jobs < 1:
+            return None
+        return moved / jobs / paced[1]
 
     def progress_bytes(self, params: Mapping[str, Any]) -> int | None:
         """The bytes fio moves: io_size (else size) per job, loops, number_ios; a time-based

@@ -5,17 +5,24 @@ values made safe to spell on a command line and in a job file, and fio's own ver
 A plan is data. So an option is refused, with the reason, when it would take the run out of
 DiskLab's hands: one of DiskLab's own parameters under fio's name (the test's `bs` says it), an
 output or log DiskLab sets or does not keep, a file or directory (the targets say where), a
-command to run, a user, cgroup or scheduler to switch to, or a switch that drops the figures
-DiskLab reads. Every other name is fio's to judge: the plan check runs `fio --parse-only` with
-the case's whole job (core.plan.checks) and this module turns fio's words into a problem at the
-option's key. Pure: no process is started here.
+command to run, a user, cgroup or scheduler to switch to, a switch that drops the figures
+DiskLab reads, or one of fio's command-line switches (`server`, `daemonize`, `crctest`...):
+those are not job options, fio acts on them at once, even with --parse-only, and fio's
+getopt takes an abbreviation of one (`--crc=md5` runs crctest), so a name that starts one is
+refused too. An alias is judged as the name it stands for (`disable_bw` is
+disable_bw_measurement). The plan check then takes only names the installed fio lists as job
+options (fio --cmdhelp=all, an alias through --cmdhelp=NAME, an engine's through --enghelp)
+and runs `fio --parse-only` with the case's whole job (core.plan.checks); this module turns
+fio's words into a problem at the option's key. Pure: no process is started here. The root
+helper refuses the same switches in the argv it builds (command_line_switch).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from disklab.core.vocab.units import MAX_BYTES, parse_size
@@ -64,7 +71,35 @@ REFUSED = {
     "ioscheduler": "a [[config]]'s scheduler sets the device's I/O scheduler",
     "stats": _FIGURES, "gtod_reduce": _FIGURES, "disable_lat": _FIGURES,
     "disable_clat": _FIGURES, "disable_slat": _FIGURES, "disable_bw_measurement": _FIGURES,
+    "fill_device": "it writes until the target's filesystem is full, whatever the plan's "
+                   "size says: DiskLab plans and checks the target's space by the test's size",
 }
+# fio's other names for its options (fio 3.33 --cmdhelp=NAME "alias:"): judged as the option
+ALIASES = {
+    "readwrite": "rw", "blocksize": "bs", "blockalign": "ba", "blocksize_range": "bsrange",
+    "blocksize_unaligned": "bs_unaligned", "iodepth_batch_submit": "iodepth_batch",
+    "iodepth_batch_complete": "iodepth_batch_complete_min", "io_limit": "io_size",
+    "fill_fs": "fill_device", "fileoffset": "offset", "nr_files": "nrfiles",
+    "timeout": "runtime", "iomem": "mem", "ratemin": "rate_min", "ratecycle": "rate_cycle",
+    "wait_for_previous": "stonewall", "disable_bw": "disable_bw_measurement",
+    "ss": "steadystate", "ss_dur": "steadystate_duration", "ss_ramp": "steadystate_ramp_time",
+}
+# fio's command-line switches (fio 3.33 init.c l_opts): not job options; fio acts on them as a
+# program (a server, a daemon, a test of its own, its output) before or instead of a job
+COMMAND_LINE = (
+    "output", "latency-log", "bandwidth-log", "minimal", "output-format", "append-terse",
+    "version", "help", "cmdhelp", "enghelp", "showcmd", "readonly", "eta", "eta-interval",
+    "eta-newline", "debug", "parse-only", "section", "inflate-log", "alloc-size", "profile",
+    "warnings-fatal", "max-jobs", "terse-version", "server", "daemonize", "client",
+    "remote-config", "cpuclock-test", "crctest", "memcpytest", "idle-prof", "status-interval",
+    "trigger-file", "trigger-timeout", "trigger", "trigger-remote", "aux-path",
+    "merge-blktrace-only",
+)
+_SWITCH = ("one of fio's command-line switches, not a job option: fio acts on it as a program "
+           "(a server, a daemon, a test or output of its own), even when only checking a job")
+OWN_SWITCHES = ("output", "output-format", "eta")  # the switches the adapter sets itself
+# job options that begin a switch's name (getopt takes an exact name before an abbreviation)
+_JOB_PREFIXES = ("ba", "mem")
 _REFUSED_PREFIXES = (("trigger", _COMMAND), ("write_", _LOG))
 # options DiskLab counts (the bytes a case moves, its planned bytes and ETA): read as sizes
 SIZE_VALUED = ("io_size", "io_limit", "offset", "offset_increment")
@@ -75,6 +110,14 @@ def option_problem(name: str) -> str | None:
     """Why an option name is not taken (None: fio judges it)."""
     if not isinstance(name, str) or len(name) > MAX_NAME:
         return "not a fio option name"
+    switch = command_line_switch(name)
+    if switch is not None and name not in REFUSED:
+        return f"`{switch}` is {_SWITCH}" if switch == name else (
+            f"it is how fio's command line abbreviates `{switch}`, {_SWITCH}")
+    if name in ALIASES:
+        problem = option_problem(ALIASES[name])
+        return f"{problem} (`{name}` is fio's other name for `{ALIASES[name]}`)" if problem \
+            else None
     if name in REFUSED and not _NAME.match(name):  # output-format, as fio's command line has it
         return REFUSED[name]
     if not _NAME.match(name):
@@ -92,12 +135,52 @@ def option_problem(name: str) -> str | None:
     return reason
 
 
+def command_line_switch(name: str) -> str | None:
+    """The fio command-line switch a name (or `--name=value`) says, or is the start of (fio's
+    getopt takes an abbreviation), or None."""
+    name = name.removeprefix("--").partition("=")[0]
+    if name in COMMAND_LINE:
+        return name
+    if not name or name in _JOB_PREFIXES:
+        return None
+    return next((s for s in COMMAND_LINE if s.startswith(name)), None)
+
+
+def foreign_switch(argv: Sequence[str]) -> str | None:
+    """The first argument of a fio argv that is a command-line switch DiskLab's adapter does
+    not set itself (OWN_SWITCHES), or None: the root helper's last check of what it runs."""
+    if not argv or os.path.basename(argv[0]) != "fio":
+        return None
+    return next((arg for arg in argv[1:] if arg.startswith("--")
+                 and command_line_switch(arg) not in (None, *OWN_SWITCHES)), None)
+
+
+def is_switch(cmdhelp: str) -> bool:
+    """Whether `fio --cmdhelp=NAME` (or --enghelp=ENGINE,NAME) describes a switch: an option
+    of type 'boolean value' or 'empty or boolean value', set by 1 (or no value)."""
+    return any(line.strip().startswith("type:") and "boolean" in line
+               for line in cmdhelp.splitlines())
+
+
+def canonical_name(cmdhelp: str) -> str | None:
+    """fio's own name of an option from `fio --cmdhelp=NAME` (its first line 'CANONICAL:
+    help', an alias's listed under it), or None: fio has no such job option ("No such
+    command")."""
+    first = next((line.strip() for line in cmdhelp.splitlines() if line.strip()), "")
+    canonical, sep, _help = first.partition(":")
+    canonical = canonical.strip()
+    return canonical if sep and _NAME.match(canonical) and not first.startswith("No such") \
+        else None
+
+
 def option_value(name: str, value: Any) -> bool | int | float | str:
     """The canonical value of one option (an int, a float, true/false, or text fio reads);
     ValueError says why not. A size DiskLab counts is bytes ('256g' -> 274877906944), so that
-    fio and DiskLab read the same number (fio's own kb_base would read '256GB' otherwise)."""
-    if isinstance(value, bool):
-        return value
+    fio and DiskLab read the same number (fio's own kb_base would read '256GB' otherwise).
+    true/false are 1/0 and an empty value is 1 (a switch set), as fio writes them (labels
+    and exports say `norandommap=1`); the plan check asks fio which options are switches."""
+    if isinstance(value, bool) or value == "":
+        return 1 if value in (True, "") else 0
     if name in SIZE_VALUED:
         return parse_size(value)
     if isinstance(value, int):
@@ -178,8 +261,9 @@ def paced_rate(params: Mapping[str, Any], bs: int) -> tuple[str, float] | None:
 
 
 def files_per_job(params: Mapping[str, Any]) -> int:
-    """nrfiles: the files each job splits its size between (1 unless the plan says)."""
-    n = params.get("nrfiles")
+    """nrfiles (or fio's other name, nr_files): the files each job splits its size between
+    (1 unless the plan says)."""
+    n = params.get("nrfiles", params.get("nr_files"))
     return int(n) if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from disklab.core.library import Library
-from disklab.core.plan.checks import _hosts_take
 from disklab.core.plan.keylines import Checker, KeyLines
 from disklab.core.plan.matrix import expand
 from disklab.core.plan.parse import parse_plan
+from disklab.core.plan.tool_options import _hosts_take
 from disklab.core.vocab.units import MiB
 from tests.helpers import free_port, loopback
 

@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
 )
 
 from disklab.core import tools
-from disklab.core.plan.checks import tool_options
 from disklab.core.plan.draft import field_text
 from disklab.core.plan.parse import RAW_TOOLS
 from disklab.core.plan.targets import PLACED_TOOLS
+from disklab.core.plan.tool_options import tool_options
 from disklab.core.tools.base import REQUIRED, ParamSpec
 from disklab.gui.invalid_mark import mark_invalid
 from disklab.gui.threads import run_in_background

@@ -25,10 +25,8 @@ from disklab.core.plan.checks import (
     check_devices,
     check_resources,
     check_targets,
-    check_tool_options,
     on_path,
     read_target,
-    switch_problem,
     target_table,
     warn_plan,
 )
@@ -42,6 +40,7 @@ from disklab.core.plan.targets import (
     take_config_targets,
     take_placements,
 )
+from disklab.core.plan.tool_options import check_tool_options, switch_problem
 from disklab.core.system.cgroups import MIN_LIMIT
 from disklab.core.tools.base import PLACEMENT_KEY, REQUIRED, ParamSpec, ToolAdapter
 from disklab.core.vocab.errors import PlanError, Problem

@@ -39,9 +39,10 @@ from disklab.core.plan.draft import PlanDraft
 from disklab.core.plan.targets import MAX_PARTITIONS
 from disklab.core.run.summary import PlanSummary
 from disklab.core.standard_set import standard_plan
-from disklab.core.system.devices import Device, describe, identity_of
+from disklab.core.system.devices import Device, identity_of
 from disklab.core.system.space import directory_space
 from disklab.core.vocab.units import GiB, human_bytes, parse_size
+from disklab.gui.device_confirm import ask_destroy
 from disklab.gui.device_list import DeviceList
 from disklab.gui.invalid_mark import mark_invalid
 from disklab.gui.state import Workbench
@@ -443,28 +444,6 @@ def scratch_image(name: str | None) -> str:
     own per named target (a new target took the first one's path: two targets on one file)."""
     return (f"/var/tmp/disklab-scratch-{name}.img" if name
             else "/var/tmp/disklab-scratch.img")
-
-
-def destroy_question(dev: Device, by: str) -> str:
-    """What the confirmation says: the device by the facts known, never 'None'."""
-    return (f"Everything on {describe(dev)} will be destroyed by {by}.\n"
-            "Type the device path to confirm:")
-
-
-def ask_destroy(parent: QWidget, dev: Device, by: str) -> tuple[bool, str]:
-    """The typed confirmation of every device DiskLab destroys (the target, an external journal
-    or log device): what is on it, and its path typed back. Returns (confirmed, what to tell
-    the user when not): a wrong path is said to be wrong at the field, never dropped silently;
-    Cancel says nothing."""
-    text, ok = QInputDialog.getText(parent, "Destroy the data on this device?",
-                                    destroy_question(dev, by))
-    if not ok:
-        return False, ""
-    if text.strip() == dev.path:
-        return True, ""
-    typed = text.strip()
-    return False, (f"{typed!r} is not {dev.path}: not chosen (type the path exactly)" if typed
-                   else f"nothing typed: {dev.path} not chosen")
 
 
 def _gib(value: Any) -> float:

@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QStackedWidget,
-    QSystemTrayIcon,
     QVBoxLayout,
     QWidget,
 )
@@ -39,14 +38,6 @@ from disklab.core.plan.draft import PlanDraft
 from disklab.core.plan.keys import PlanKey
 from disklab.core.resources import icon_path
 from disklab.core.run.summary import PlanSummary, check_plan
-from disklab.core.vocab.events import (
-    CaseFinished,
-    CaseStarted,
-    Event,
-    SessionFinished,
-    SessionResumed,
-    SessionStarted,
-)
 from disklab.gui.draft_keeper import DraftKeeper, ask_save
 from disklab.gui.enter_presses import EnterPresses
 from disklab.gui.pages.compare import ComparePage
@@ -57,6 +48,7 @@ from disklab.gui.pages.library import LibraryPage, dropped_paths
 from disklab.gui.pages.matrix import MatrixPage
 from disklab.gui.pages.run import RunPage
 from disklab.gui.pages.target import TargetPage
+from disklab.gui.run_notices import RunNotices
 from disklab.gui.state import Workbench
 from disklab.gui.threads import abandon_calls, run_in_background
 from disklab.gui.typed_edits import TypedEdits
@@ -195,17 +187,13 @@ class MainWindow(QMainWindow):
         self._starting = False
         self.last_session: int | None = None  # made by the last run in this window
         self._menus()
-        self.tray: QSystemTrayIcon | None = None
-        if QSystemTrayIcon.isSystemTrayAvailable():
-            self.tray = QSystemTrayIcon(app_icon(), self)
-            self.tray.setToolTip("DiskLab")
-            self.tray.show()
+        self.notices = RunNotices(self, self.statusBar(), app_icon())
         self.wb.page_requested.connect(self.show_page)
         self.wb.problem_requested.connect(self.go_to_problem)
         self.wb.plan_checked.connect(self._plan_checked)
         self.run.started.connect(self._run_started)
         self.run.finished.connect(self._run_finished)
-        self.wb.runs.event.connect(self._run_event)
+        self.wb.runs.event.connect(self.notices.on_event)
         self.wb.draft_changed.connect(self.show_title)
         # a key typed into a plan's field: the unsaved mark at once, not when the field is left
         self.typed = TypedEdits([self.target, self.configs, self.matrix], self)
@@ -340,26 +328,7 @@ class MainWindow(QMainWindow):
     def _run_started(self) -> None:
         self.problems_bar.hide()
         self.show_page("run")
-        self.statusBar().showMessage("Starting the run…")  # the last run's word is gone
-
-    def _run_event(self, ev: Event) -> None:
-        if isinstance(ev, SessionStarted):
-            self.statusBar().showMessage(f"Running {ev.name!r}: setting up…")
-        elif isinstance(ev, SessionResumed):
-            self.statusBar().showMessage(f"Resuming session {ev.session_id}: setting up…")
-        elif isinstance(ev, CaseStarted):
-            where = f"run {ev.run_index + 1} of {ev.run_count}" if ev.run_count else "a run"
-            title = ev.case.title()
-            title = title if len(title) <= 90 else title[:89] + "…"
-            self.statusBar().showMessage(
-                f"Running {where}: {title}"
-                + (f" on {ev.case.config}" if ev.case.config else "")
-                + (f", repeat {ev.repeat}" if ev.repeat > 1 else "") + "…")
-        elif isinstance(ev, CaseFinished):
-            self.statusBar().showMessage(self.statusBar().currentMessage().removesuffix("…")
-                                         + ": done")
-        elif isinstance(ev, SessionFinished):
-            self.statusBar().showMessage(f"Run {ev.status}: tearing down…")
+        self.notices.started()
 
     def current_page(self) -> str:
         return PAGE_KEYS[self.stack.currentIndex()]
@@ -384,13 +353,7 @@ class MainWindow(QMainWindow):
     def _run_finished(self, session_id: object, status: str) -> None:
         if isinstance(session_id, int):
             self.last_session = session_id
-        message = f"Session {session_id}: {status}"
-        if self.tray is not None and self.tray.isVisible():
-            icon = (QSystemTrayIcon.MessageIcon.Information if status == "finished"
-                    else QSystemTrayIcon.MessageIcon.Warning)
-            self.tray.showMessage("DiskLab run " + status, message, icon, 10000)
-        QApplication.alert(self)
-        self.statusBar().showMessage(message + " (see the Library and Compare pages)")
+        self.notices.finished(session_id, status)
 
     # --- state
     def _restore(self) -> None:
@@ -515,5 +478,4 @@ class MainWindow(QMainWindow):
         """What a close leaves behind: the window's state kept, the library let go."""
         self.save_state()
         self.wb.close_library()
-        if self.tray is not None:
-            self.tray.hide()
+        self.notices.close()

@@ -75,7 +75,7 @@ def _device(s: dict[str, Any]) -> str:
 
 
 def _fs(s: dict[str, Any]) -> str:
-    # 'filesystems' is filled by the Library page from the configurations' read-back
+    # 'filesystems' is filled by SessionPlaces from the configurations' read-back
     return str(s.get("filesystems") or session_filesystems(s, ()))
 
 
@@ -94,3 +94,35 @@ SESSION_COLUMNS: list[tuple[str, Callable[[dict[str, Any]], Any]]] = [
 
 def sessions_model(parent: Any = None) -> RowsModel:
     return RowsModel(SESSION_COLUMNS, parent)
+
+
+class SessionPlaces:
+    """Where each listed session ran, for the rows whose host facts lack the device or the
+    filesystem (an image or a format target: the run made the filesystem): their plan's
+    target and their configurations' read-back (core.results.facts), read once per session
+    and kept, as the list is refreshed at every change of the library."""
+
+    def __init__(self, library: Callable[[], Any]) -> None:
+        self._library = library  # the window's one Library, asked for when rows come
+        self._places: dict[int, tuple[str | None, str]] = {}
+
+    def fill(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows, each lacking its place given 'plan_text' and 'filesystems'; a session
+        the library cannot read is left as it is."""
+        lib = self._library()
+        for row in rows:
+            host = row.get("host") or {}
+            if host.get("device") and host.get("filesystem"):
+                continue
+            place = self._places.get(row["id"])
+            if place is None:
+                try:
+                    full = lib.session(row["id"])
+                    events = [e for e in lib.events(row["id"]) if e.get("kind") ==
+                              "ConfigApplied"]
+                except Exception:
+                    continue
+                place = self._places[row["id"]] = (full.get("plan_text"),
+                                                   session_filesystems(full, events))
+            row["plan_text"], row["filesystems"] = place
+        return rows

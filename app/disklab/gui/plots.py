@@ -52,6 +52,7 @@ from disklab.gui.plot_series import (
     series_scale,
     visible_span,
 )
+from disklab.gui.plot_targets import PER_TARGET, TARGET_SEP, TargetCurves
 from disklab.gui.plot_theme import theme_colours
 from disklab.gui.plot_view import LiveView, StillLegend, drawn_bounds
 
@@ -62,10 +63,6 @@ LIVE_GAP_MS = 1000  # new samples are drawn at most once a second (the Run page'
 LEGEND_ALPHA = 215  # legends are read over the curves: a background of the plot's colour
 # one colour per direction on every plot: write blue, read orange; Dirty and Writeback likewise
 SERIES_COLOURS = {"write": 0, "read": 1, "Dirty": 0, "Writeback": 1}
-TARGET_SEP = ":"  # device_write_bps:a is target a's share of device_write_bps (several targets)
-TOTAL = "all"  # the targets' total, sampled by the monitor over distinct devices (:all)
-DEVICE_SERIES = ("device_write_bps", "device_read_bps")
-PER_TARGET = (*DEVICE_SERIES, "tool_bps")  # series a target may split
 
 
 class LiveCurve(pg.PlotCurveItem):
@@ -143,8 +140,7 @@ class LivePlots(QWidget):
         self.buffers: dict[str, SeriesBuffer] = {}
         self.gaps: dict[str, Gaps] = {}
         self.markers: list[Marker] = []
-        self.targets: list[str] = []  # targets seen in this run's series, in order
-        self._progress: dict[str, tuple[str, float, int]] = {}  # target -> (case, t, bytes)
+        self.per_target = TargetCurves(self)
         self._fresh: set[str] = set()  # series with samples (or a log switch) not drawn yet
         self._drawn_window: tuple[float, float] | tuple[()] | None = ()  # () before any
         self._t_last = 0.0
@@ -169,7 +165,7 @@ class LivePlots(QWidget):
             if plot_key in self.plots:
                 colour = (2 if plot_key == "cpu" else 3 if series == "tool_bps"
                           else SERIES_COLOURS[label])
-                self._add_curve(series, plot_key, label, _pen(colour, series == "tool_bps"))
+                self.add_curve(series, plot_key, label, colour, dashed=series == "tool_bps")
         self.layout_widget.scene().sigMouseMoved.connect(lambda pos: hover(self, pos))
         self.apply_theme()
         time_title(self)
@@ -206,32 +202,27 @@ class LivePlots(QWidget):
             other.setLabel("bottom", "")
         self._unit = ""
 
-    def _add_curve(self, series: str, plot_key: str, name: str, pen: object) -> LiveCurve:
-        curve = LiveCurve(series, plot_key, name, pen)
+    def add_curve(self, series: str, plot_key: str, name: str, colour: int,
+                  dashed: bool = False) -> LiveCurve:
+        """A curve of a series in one plot, in PALETTE's `colour`, with its buffer."""
+        curve = LiveCurve(series, plot_key, name, _pen(colour, dashed))
         curve.on_log = self._log_switched
         self.plots[plot_key].addItem(curve)
         self.curves[series] = curve
+        self.add_buffer(series)
+        return curve
+
+    def add_buffer(self, series: str) -> None:
+        """The samples and gaps of a series, kept whether or not it has a curve yet."""
         self.buffers.setdefault(series, SeriesBuffer())
         self.gaps.setdefault(series, Gaps())
-        return curve
 
     def legend(self, plot: str) -> list[str]:
         """The names in a plot's legend, in order: its visible curves."""
         return [c.name() for c in self.curves.values() if c.plot == plot and c.isVisible()]
 
     def clear(self) -> None:
-        for series in [s for s in self.curves if TARGET_SEP in s]:
-            curve = self.curves.pop(series)
-            self.plots[curve.plot].removeItem(curve)
-        for series in [s for s in self.buffers if TARGET_SEP in s]:
-            del self.buffers[series], self.gaps[series]
-        for series in DEVICE_SERIES:  # the case's own curves again, as a one-target run has them
-            if series in self.curves and not self.curves[series].isVisible():
-                self.curves[series].setVisible(True)
-                self.plots["device"].legend.addItem(self.curves[series],
-                                                    self.curves[series].name())
-        self.targets.clear()
-        self._progress.clear()
+        self.per_target.clear()
         for buf in self.buffers.values():
             buf.clear()
         for gaps in self.gaps.values():
@@ -353,12 +344,13 @@ class LivePlots(QWidget):
         total a curve named "all"."""
         base, _sep, target = series.partition(TARGET_SEP)
         if target and base in PER_TARGET and math.isfinite(value):
-            self._target_point(f"{base}{TARGET_SEP}{target}", t, value)
+            self.per_target.point(f"{base}{TARGET_SEP}{target}", t, value)
             return
         if series in LIVE_SERIES and series in self.buffers and math.isfinite(value):
-            self._point(series, t, value / series_scale(series))
+            self.point(series, t, value / series_scale(series))
 
-    def _point(self, series: str, t: float, y: float) -> None:
+    def point(self, series: str, t: float, y: float) -> None:
+        """One point of a series already in plotted units, at run time t - t0."""
         if self.t0 is None:
             self.t0 = t
         x = t - self.t0
@@ -383,46 +375,8 @@ class LivePlots(QWidget):
         self._touch()
 
     def add_target_progress(self, case_id: str, target: str, t: float, done_bytes: int) -> None:
-        """A target's bytes so far in a case (Progress with `target`): its rate since the
-        previous report of the same case is the tool's own rate on that target."""
-        last = self._progress.get(target)
-        self._progress[target] = (case_id, t, done_bytes)
-        if last is None or last[0] != case_id or t <= last[1] or done_bytes < last[2]:
-            return
-        rate = (done_bytes - last[2]) / (t - last[1])
-        self._target_point(f"tool_bps{TARGET_SEP}{target}", t, rate)
-
-    def _target_point(self, series: str, t: float, value: float) -> None:
-        """A per-target (or total) point; its curve appears with its first non-zero value (a
-        write-only run shows no read curves per target). The monitor sums the distinct devices
-        for "all" (two targets on one filesystem are one disk's bytes); the tool's own rates
-        have no total curve (targets report at different times)."""
-        base, _sep, target = series.partition(TARGET_SEP)
-        plot_key, label, _unit = LIVE_SERIES[base]
-        if plot_key not in self.plots:
-            return
-        self.buffers.setdefault(series, SeriesBuffer())
-        self.gaps.setdefault(series, Gaps())
-        y = value / series_scale(base)
-        if series not in self.curves and y > 0:
-            self._target_curve(series, base, target, label)
-        self._point(series, t, y)
-
-    def _target_curve(self, series: str, base: str, target: str, label: str) -> None:
-        """A target's curve: a colour per target (the total black), dashed for reads and the
-        tool's own report. The case's single device curve steps aside (in a placed case it is
-        one target's device): "all", the targets' sum, says the whole."""
-        if target != TOTAL and target not in self.targets:
-            self.targets.append(target)
-        colour = len(PALETTE) - 1 if target == TOTAL else 4 + self.targets.index(target)
-        name = f"{'tool' if base == 'tool_bps' else label} {target}"
-        plot_key = LIVE_SERIES[base][0]
-        self._add_curve(series, plot_key, name,
-                        _pen(colour, dashed=base != "device_write_bps"))
-        own = self.curves.get(base) if base in DEVICE_SERIES else None
-        if own is not None and own.isVisible():
-            own.setVisible(False)
-            self.plots[plot_key].legend.removeItem(own)
+        """A target's bytes so far in a case (plot_targets.TargetCurves.progress)."""
+        self.per_target.progress(case_id, target, t, done_bytes)
 
     def add_marker(self, t: float, label: str, kind: str = "case", detail: str = "") -> None:
         """A case, configuration, repeat or phase boundary (plot_marks.mark)."""

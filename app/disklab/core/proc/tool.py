@@ -1,9 +1,9 @@
-"""A running tool: started on pipes or a pty, read line by line with a timeout, its process
-tree tracked and killed whole (see the package's docstring)."""
+"""A running tool: started on pipes or a pty, read with a timeout, its process tree tracked
+and killed whole (see the package's docstring). What it says, cut into lines, is
+lines.OutputLines': this module only moves the bytes."""
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import errno
 import fcntl
@@ -15,13 +15,12 @@ import subprocess
 import termios
 import time
 import uuid
-from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import IO
 
 import psutil
 
-from disklab.core.proc.lines import EOL, MAX_LINE, MAX_PENDING, RECENT_LINES, KeptBytes, OutputLine
+from disklab.core.proc.lines import OutputLine, OutputLines
 from disklab.core.proc.procfs import ProcCounters, TreeEntry, process_counters
 from disklab.core.proc.spawn import (
     CLOSE_GRACE,
@@ -62,19 +61,12 @@ class ToolProcess:
         self.returncode: int | None = None
         self.signal: int | None = None
         self.survivors: list[int] = []  # pids that outlived SIGKILL (stuck in D state)
-        self.lines_dropped = 0  # lines nobody read() before MAX_PENDING more arrived
         self._popen: subprocess.Popen[bytes] | None = None
         self._sel: selectors.BaseSelector | None = None
         self._fds: dict[int, str] = {}  # open output fds -> stream name
         self._files: list[IO[bytes]] = []  # pipe file objects owning fds
         self._pidfd: int | None = None
-        self._kept = {"stdout": KeptBytes(keep_bytes), "stderr": KeptBytes(keep_bytes)}
-        self._decoders = {s: codecs.getincrementaldecoder("utf-8")("replace")
-                          for s in ("stdout", "stderr")}
-        self._partial = {"stdout": "", "stderr": ""}
-        self._skip_lf = {"stdout": False, "stderr": False}  # a chunk ended in "\r"
-        self._pending: deque[OutputLine] = deque()
-        self._recent: deque[OutputLine] = deque(maxlen=RECENT_LINES)
+        self._lines = OutputLines(keep_bytes, pty)
         self._tracker: Tracker | None = None
         self._last_track = 0.0
         self._exit_counters: dict[int, ProcCounters] = {}
@@ -146,16 +138,15 @@ class ToolProcess:
         if self._popen is None:
             return []
         deadline = time.monotonic() + max(0.0, timeout)
-        self._pump(0.0 if self._pending else max(0.0, timeout))  # one wait, not a look first
-        while not self._pending and not self._io_done():
+        first = 0.0 if self._lines.waiting() else max(0.0, timeout)
+        self._pump(first)  # one wait, not a look first
+        while not self._lines.waiting() and not self._io_done():
             left = deadline - time.monotonic()
             if left <= 0:
                 break
             self._pump(left)
         self._track_now_and_then()
-        lines = list(self._pending)
-        self._pending.clear()
-        return lines
+        return self._lines.take()
 
     def poll(self) -> bool:
         """True when the tool has exited, both streams have ended and read() has handed out
@@ -164,7 +155,7 @@ class ToolProcess:
             return False
         self._pump(0.0)
         self._track_now_and_then()
-        return self._io_done() and not self._pending
+        return self._io_done() and not self._lines.waiting()
 
     def wait(self, timeout: float | None = None) -> int | None:
         """Wait until the tool has exited and its output has ended (reading it meanwhile: lines
@@ -209,46 +200,10 @@ class ToolProcess:
             data = b""
         now = time.time()
         if data:
-            self._kept[stream].add(data)
-            self._split(stream, self._decoders[stream].decode(data), now)
+            self._lines.add(stream, data, now)
             return
         self._close_fd(fd)
-        self._split(stream, self._decoders[stream].decode(b"", final=True), now)
-        rest, self._partial[stream] = self._partial[stream], ""
-        if rest:
-            self._emit(OutputLine(now, stream, rest, ""))
-
-    def _split(self, stream: str, text: str, now: float) -> None:
-        if self._skip_lf[stream] and text:
-            self._skip_lf[stream] = False
-            if text.startswith("\n"):  # the "\n" of a "\r\n" cut between two reads
-                text = text[1:]
-        partial = self._partial[stream]
-        pos = 0
-        for m in EOL.finditer(text):
-            line = partial + text[pos:m.start()]
-            partial = ""
-            pos = m.end()
-            if m.group() == "\r":
-                if pos == len(text):
-                    self._skip_lf[stream] = True
-                if not line:  # a bare carriage return before a redraw ("\rNN bytes copied")
-                    continue
-                self._emit(OutputLine(now, stream, line, "\r"))
-            else:
-                self._emit(OutputLine(now, stream, line, "\n"))
-        partial += text[pos:]
-        if len(partial) > MAX_LINE:  # never grow without bound: hand it out as it is
-            self._emit(OutputLine(now, stream, partial, ""))
-            partial = ""
-        self._partial[stream] = partial
-
-    def _emit(self, line: OutputLine) -> None:
-        if len(self._pending) >= MAX_PENDING:
-            self._pending.popleft()
-            self.lines_dropped += 1
-        self._pending.append(line)
-        self._recent.append(line)
+        self._lines.end(stream, now)
 
     def _close_fd(self, fd: int) -> None:
         assert self._sel is not None
@@ -400,18 +355,15 @@ class ToolProcess:
 
     # -- what was said ----------------------------------------------------------------------
 
+    @property
+    def lines_dropped(self) -> int:
+        """Lines nobody read() before MAX_PENDING more arrived."""
+        return self._lines.dropped
+
     def output(self, stream: str) -> str:
-        """Everything kept of one stream, as the tool wrote it (on a pty, with '\\r\\n' back to
-        '\\n'); when it was longer than keep_bytes, its head and tail around a
-        '[... N bytes dropped ...]' line."""
-        text = self._kept[stream].text()
-        if self.use_pty and stream == "stdout":
-            text = text.replace("\r\n", "\n")
-        return text
+        """Everything kept of one stream (see OutputLines.output)."""
+        return self._lines.output(stream)
 
     def tail(self, n_lines: int = 40) -> str:
-        """The last lines of both streams in the order they came, and any unfinished line
-        still open, for an error report."""
-        lines = [line.text for line in list(self._recent)[-n_lines:]] if n_lines > 0 else []
-        lines += [rest for rest in self._partial.values() if rest]
-        return "\n".join(lines[-n_lines:] if n_lines > 0 else [])
+        """The last lines of both streams and any unfinished one (see OutputLines.tail)."""
+        return self._lines.tail(n_lines)

@@ -69,8 +69,6 @@ from disklab.core.results.pivot import (
     build_pivot,
     cell_class,
     report_pivot,
-    valid_keys,
-    value_of,
 )
 from disklab.core.results.sessions_compared import compare_sessions
 from disklab.core.results.stats import ALPHA
@@ -86,6 +84,7 @@ from disklab.gui.chart import ChartWidget
 from disklab.gui.elided_label import ElidedLabel
 from disklab.gui.export import ask_export_path, write_chart
 from disklab.gui.fold import Fold
+from disklab.gui.pivot_keys import PivotKeys
 from disklab.gui.state import LibraryChange, Workbench
 
 DELTA_COLOURS = {"better": QColor(200, 240, 200), "worse": QColor(246, 210, 210)}
@@ -108,7 +107,6 @@ EXPORTS = (("pivot-csv", "Pivot CSV"), ("pivot-md", "Pivot Markdown"),
            ("pivot-json", "Pivot JSON"), ("html", "HTML report (pivot, comparison, charts)"),
            ("csv", "Comparison CSV"), ("md", "Comparison Markdown"),
            ("json", "Comparison JSON"), ("png", "Chart PNG"), ("svg", "Chart SVG"))
-MAIN_METRIC = "each test's main figure"
 
 
 def wrapped(text: str, width: int = HEADER_LINE) -> str:
@@ -335,6 +333,7 @@ class ComparePage(QWidget):
             keys.addWidget(combo)
         keys.addStretch(1)
         pl.addLayout(keys)
+        self.keys = PivotKeys(self.rows_key, self.cols_key, self.metric_pick)
         self.pivot_view = QTableWidget()
         self.pivot_view.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         pl.addWidget(self.pivot_view, 1)
@@ -434,7 +433,8 @@ class ComparePage(QWidget):
         self.baseline.blockSignals(False)
         asked = compare_sessions(lib, self.sessions, include)  # as `disklab compare` reads
         self.pivot_rows = asked.rows
-        self._fill_keys()
+        self.keys.offer(session_report(self.sessions[0].get("plan_text"))
+                        if self.sessions else None, self.pivot_rows)
         self.pivot = self._build_pivot()
         self.comparison_charts = comparison_charts(c) + sweep_charts(
             labelled_rows(asked.results))
@@ -447,47 +447,8 @@ class ComparePage(QWidget):
 
     # ---- the pivot ---------------------------------------------------------------------
 
-    def _fill_keys(self) -> None:
-        """The keys the combos offer: the plan's [report] keys first (of the first session),
-        then config, test, the keys that vary among the rows, then the rest; the metrics
-        the rows have. The current choice is kept when it is still offered."""
-        report = session_report(self.sessions[0].get("plan_text")) if self.sessions else None
-        rows = self.pivot_rows
-        varying = [k for k in valid_keys(rows)
-                   if len({repr(value_of(r, k)) for r in rows}) > 1]
-        offered = list(dict.fromkeys(["config", "test", *varying, "tool", "metric"]))
-        for combo, default in ((self.rows_key, report.rows if report else ("config",)),
-                               (self.cols_key, report.columns if report else ("test",))):
-            current = combo.currentData()
-            combo.blockSignals(True)
-            combo.clear()
-            choices = [tuple(default)] + [(k,) for k in offered if (k,) != tuple(default)]
-            for keys in choices:
-                combo.addItem(" / ".join(keys), keys)
-            i = combo.findData(current) if current is not None else -1
-            combo.setCurrentIndex(max(i, 0))
-            combo.blockSignals(False)
-        current = self.metric_pick.currentData()
-        self.metric_pick.blockSignals(True)
-        self.metric_pick.clear()
-        if report and report.metrics:
-            self.metric_pick.addItem(", ".join(report.metrics), tuple(report.metrics))
-        self.metric_pick.addItem(MAIN_METRIC, ())
-        suffixes = list(dict.fromkeys(str(r.get("metric", "")).partition(":")[2]
-                                      for r in rows))
-        for suffix in suffixes:
-            if suffix:
-                self.metric_pick.addItem(suffix, (suffix,))
-        i = self.metric_pick.findData(current) if current is not None else -1
-        self.metric_pick.setCurrentIndex(max(i, 0))
-        self.metric_pick.blockSignals(False)
-
     def _build_pivot(self) -> Pivot:
-        rows = tuple(self.rows_key.currentData() or ("config",))
-        cols = tuple(self.cols_key.currentData() or ("test",))
-        cols = tuple(k for k in cols if k not in rows) or (
-            ("test",) if "test" not in rows else ("config",))
-        metrics = tuple(self.metric_pick.currentData() or ())
+        rows, cols, metrics = self.keys.chosen()
         # the baseline chosen on the page, along the configurations (core: like cells only)
         baseline = (self.baseline.currentText() or None
                     if {"config", "session"} & {*rows, *cols} else None)

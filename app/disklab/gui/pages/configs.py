@@ -50,10 +50,9 @@ from disklab.core.fs.options import (
 from disklab.core.plan.draft import _scalar
 from disklab.core.plan.keys import PlanKey
 from disklab.core.plan.setup_preview import config_commands
-from disklab.core.system.devices import classify, identity_of
-from disklab.core.vocab.errors import ConfigError, DisklabError
+from disklab.core.vocab.errors import ConfigError
+from disklab.gui.device_confirm import DeviceConfirms
 from disklab.gui.invalid_mark import mark_invalid
-from disklab.gui.pages.target import ask_destroy
 from disklab.gui.state import Workbench
 
 AS_IS = "as is (no format)"
@@ -135,9 +134,8 @@ class ConfigsPage(QWidget):
         self.fields: dict[str, QWidget] = {}
         self.errors: dict[str, QLabel] = {}
         self.problems: dict[str, str] = {}
-        # external journal/log device fields: option -> (path, confirm) the user typed back
-        self.device_confirms: dict[str, tuple[str, str]] = {}
-        self.device_refusals: dict[str, tuple[str, str]] = {}  # option -> (path, why refused)
+        # external journal/log device fields: confirmed by their path typed back, or refused
+        self.confirms = DeviceConfirms(self, lambda: str(self.wb.library_path))
         lay = QVBoxLayout(self)
         intro = QLabel("<b>Filesystem configurations to compare.</b> Each case of the test "
                        "matrix runs once per configuration: DiskLab formats and mounts the "
@@ -385,9 +383,7 @@ class ConfigsPage(QWidget):
                     if w.isChecked():
                         mkfs[name] = True
                 elif name in DEVICE_OPTIONS and text(key):
-                    confirmed = self.device_confirms.get(name)
-                    mkfs[name] = ({"path": text(key), "confirm": confirmed[1]}
-                                  if confirmed and confirmed[0] == text(key) else text(key))
+                    mkfs[name] = self.confirms.value(name, text(key))
                 elif text(key):
                     mkfs[name] = _scalar(text(key))
             elif key.startswith("mount."):
@@ -430,10 +426,7 @@ class ConfigsPage(QWidget):
         row = max(self.list.currentRow(), 0)
         lines, self.problems = check_config(c, row + 1, target_device(self.wb.draft.target),
                                             preview_mountpoint())
-        for name, (path, message) in self.device_refusals.items():
-            w = self.fields.get(f"mkfs.{name}")
-            if isinstance(w, QLineEdit) and w.text().strip() == path:
-                self.problems[f"mkfs.{name}"] = message
+        self.problems.update(self.confirms.problems(self._device_text))
         for err in self.errors.values():
             err.hide()
         for key, w in self.fields.items():
@@ -460,32 +453,15 @@ class ConfigsPage(QWidget):
 
     def confirm_device(self, name: str) -> None:
         """An external journal/log device is destroyed like the target: refused devices are
-        said at the field; any other is kept only once its path is typed back."""
-        w = self.fields.get(f"mkfs.{name}")
-        path = w.text().strip() if isinstance(w, QLineEdit) else ""
-        confirmed = self.device_confirms.get(name)
-        if not path or (confirmed and confirmed[0] == path):
-            return
-        try:
-            dev = classify(path, str(self.wb.library_path))
-        except DisklabError as e:
-            self._refuse(name, path, str(e))
-            return
-        if dev.refused:
-            self._refuse(name, path, f"{path} refused: class {dev.safety}: "
-                         f"{'; '.join(dev.reasons)}")
-            return
-        confirmed, why = ask_destroy(self, dev, f"formatting it as the {name.replace('_', ' ')}")
-        if confirmed:
-            self.device_confirms[name] = (path, identity_of(dev))
-            self.device_refusals.pop(name, None)
-        elif why:  # a wrong path typed back: said at the field, until it is typed right
-            self.device_refusals[name] = (path, why)
-        self._store()
+        said at the field; any other is kept only once its path is typed back
+        (device_confirm.DeviceConfirms)."""
+        if self.confirms.ask(name, self._device_text(name) or ""):
+            self._store()
 
-    def _refuse(self, name: str, path: str, message: str) -> None:
-        self.device_refusals[name] = (path, message)
-        self._store()
+    def _device_text(self, name: str) -> str | None:
+        """The path typed in an external device's field (mkfs.<name>), None without one."""
+        w = self.fields.get(f"mkfs.{name}")
+        return w.text().strip() if isinstance(w, QLineEdit) else None
 
     def focus_problem(self, key: str) -> None:
         """Select the configuration a plan key names (config[2].mkfs.journal_size) and put the

@@ -45,7 +45,6 @@ from disklab.core.results.charts import (
     thinned_samples,
 )
 from disklab.core.results.documents import write_session
-from disklab.core.results.facts import session_filesystems
 from disklab.core.results.limits import session_limits
 from disklab.core.results.partial import SessionResults, session_results
 from disklab.core.results.svg import write_svgs
@@ -54,7 +53,7 @@ from disklab.core.run.event_text import notice_text, stored_line
 from disklab.core.vocab.errors import DisklabError
 from disklab.gui.chart import ChartWidget
 from disklab.gui.export import ask_export_path, export_button, write_chart, write_charts
-from disklab.gui.models import SESSION_COLUMNS, sessions_model, when
+from disklab.gui.models import SESSION_COLUMNS, SessionPlaces, sessions_model, when
 from disklab.gui.state import Workbench
 
 PARAMS_WIDTH = 220  # px: the widest the parameters column opens (elided, full in the tooltip)
@@ -83,7 +82,7 @@ class LibraryPage(QWidget):
         self.wb = wb
         self.current: dict[str, Any] | None = None
         self.results: SessionResults = SessionResults([])
-        self._places: dict[int, tuple[str | None, str]] = {}
+        self.places = SessionPlaces(self._library)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.filter = QLineEdit()
@@ -262,31 +261,9 @@ class LibraryPage(QWidget):
         except Exception as e:
             self.heading.setText(f"Cannot read the library {self.wb.library_path}: {e}")
             return
-        self.model.set_rows(self._with_place(rows))
+        self.model.set_rows(self.places.fill(rows))
         if selected is not None:
             self.select_session(selected)
-
-    def _with_place(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Sessions whose host facts lack the device or the filesystem (an image or a format
-        target: the run made the filesystem) get them from their plan's target and their
-        configurations' read-back (core.results.facts); read once per session and kept."""
-        lib = self._library()
-        for row in rows:
-            host = row.get("host") or {}
-            if host.get("device") and host.get("filesystem"):
-                continue
-            place = self._places.get(row["id"])
-            if place is None:
-                try:
-                    full = lib.session(row["id"])
-                    events = [e for e in lib.events(row["id"]) if e.get("kind") ==
-                              "ConfigApplied"]
-                except Exception:
-                    continue
-                place = self._places[row["id"]] = (full.get("plan_text"),
-                                                   session_filesystems(full, events))
-            row["plan_text"], row["filesystems"] = place
-        return rows
 
     def select_session(self, session_id: Any) -> bool:
         for r, row in enumerate(self.model.rows):

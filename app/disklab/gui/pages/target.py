@@ -39,11 +39,13 @@ from disklab.core.plan.draft import PlanDraft
 from disklab.core.plan.targets import MAX_PARTITIONS
 from disklab.core.run.summary import PlanSummary
 from disklab.core.standard_set import standard_plan
-from disklab.core.system.devices import Device, describe, identity_of
+from disklab.core.system.devices import Device, identity_of
 from disklab.core.system.space import directory_space
 from disklab.core.vocab.units import GiB, human_bytes, parse_size
+from disklab.gui.device_confirm import ask_destroy
 from disklab.gui.device_list import DeviceList
 from disklab.gui.invalid_mark import mark_invalid
+from disklab.gui.start_hint import StartHint
 from disklab.gui.state import Workbench
 
 DEFAULT_IMAGE_GIB = 4  # a new plan's scratch image size, GiB
@@ -83,14 +85,7 @@ class TargetPage(QWidget):
 
     def _build_top(self, lay: QVBoxLayout) -> None:
         """The start hint, the one-click standard set and the row of target names."""
-        self.start_hint = QLabel(
-            "<b>Start here.</b> 1. Choose where the tests run (a directory is the quickest). "
-            "2. Optionally add filesystem configurations to compare (page 2). "
-            "3. Add tests on the Test matrix (page 3). 4. Press F5 to run.")
-        self.start_hint.setWordWrap(True)
-        self.start_hint.setStyleSheet("background:#e8f1fb; border:1px solid #9cc1e8; "
-                                      "padding:6px; color:#123;")
-        self.start_hint.hide()  # no room until shown (show_start_hint keeps it while on screen)
+        self.start_hint = StartHint()  # no room until shown (show_start_hint)
         lay.addWidget(self.start_hint)
         intro = QLabel("<b>Where the tests run.</b> A directory on a mounted filesystem is never "
                        "formatted; a scratch image or a device is formatted for each "
@@ -186,21 +181,10 @@ class TargetPage(QWidget):
         self.wb.run_requested.emit(text)
 
     def show_start_hint(self, shown: bool) -> None:
-        self._keep_hint_room(shown)
-        self.start_hint.setVisible(shown)
-
-    def _keep_hint_room(self, keep: bool) -> None:
-        """The start hint's room is kept while the page is on screen after the hint goes (the
-        form does not jump under the pointer at the first choice), and given back when the
-        page is left: coming back, no blank band above the form."""
-        policy = self.start_hint.sizePolicy()
-        if policy.retainSizeWhenHidden() != keep:
-            policy.setRetainSizeWhenHidden(keep)
-            self.start_hint.setSizePolicy(policy)
+        self.start_hint.show_hint(shown)
 
     def hideEvent(self, event: Any) -> None:
-        if not self.start_hint.isVisibleTo(self):
-            self._keep_hint_room(False)
+        self.start_hint.page_hidden(self)
         super().hideEvent(event)
 
     def show_problems(self, summary: PlanSummary) -> None:
@@ -443,28 +427,6 @@ def scratch_image(name: str | None) -> str:
     own per named target (a new target took the first one's path: two targets on one file)."""
     return (f"/var/tmp/disklab-scratch-{name}.img" if name
             else "/var/tmp/disklab-scratch.img")
-
-
-def destroy_question(dev: Device, by: str) -> str:
-    """What the confirmation says: the device by the facts known, never 'None'."""
-    return (f"Everything on {describe(dev)} will be destroyed by {by}.\n"
-            "Type the device path to confirm:")
-
-
-def ask_destroy(parent: QWidget, dev: Device, by: str) -> tuple[bool, str]:
-    """The typed confirmation of every device DiskLab destroys (the target, an external journal
-    or log device): what is on it, and its path typed back. Returns (confirmed, what to tell
-    the user when not): a wrong path is said to be wrong at the field, never dropped silently;
-    Cancel says nothing."""
-    text, ok = QInputDialog.getText(parent, "Destroy the data on this device?",
-                                    destroy_question(dev, by))
-    if not ok:
-        return False, ""
-    if text.strip() == dev.path:
-        return True, ""
-    typed = text.strip()
-    return False, (f"{typed!r} is not {dev.path}: not chosen (type the path exactly)" if typed
-                   else f"nothing typed: {dev.path} not chosen")
 
 
 def _gib(value: Any) -> float:

@@ -75,11 +75,11 @@ def test_an_export_says_where_it_went_and_the_next_opens_there(qtbot, window, tm
     window.show_page("library")
     window.library.refresh()
     assert window.library.select_session(1)
-    window.library._export("html")
+    window.library.ask_export("html")
     assert (out / "disklab-session-1.html").is_file()
     message = window.statusBar().currentMessage()
     assert "Exported session 1" in message and str(out) in message, message
-    window.library._export("csv")
+    window.library.ask_export("csv")
     assert Path(asked[-1]).parent == out  # opened where the last export went
 
 

@@ -249,10 +249,10 @@ class MainWindow(QMainWindow):
         keyboard as from its buttons; the Compare page when the page shown has nothing to
         export."""
         page = self.pages[self.current_page()]
-        if not hasattr(page, "_export"):
+        if not hasattr(page, "ask_export"):
             page = self.pages["compare"]
             self.show_page("compare")
-        page._export(fmt)  # type: ignore[attr-defined]
+        page.ask_export(fmt)  # type: ignore[attr-defined]
 
     def compare_last_run(self) -> None:
         """The session the last run made, on the Compare page (its cases side by side)."""

@@ -310,7 +310,7 @@ class ComparePage(QWidget):
             self.export_pick.addItem(text, fmt)
         ex.addWidget(self.export_pick)
         b = QPushButton("Export…")
-        b.clicked.connect(lambda: self._export(str(self.export_pick.currentData())))
+        b.clicked.connect(lambda: self.ask_export(str(self.export_pick.currentData())))
         ex.addWidget(b)
         ex.addStretch(1)
         rl.addLayout(ex)
@@ -538,7 +538,7 @@ class ComparePage(QWidget):
         spec = self.charts[index] if 0 <= index < len(self.charts) else None
         self.chart.show_spec(spec)
 
-    def _export(self, fmt: str) -> None:
+    def ask_export(self, fmt: str) -> None:
         if self.comparison is None:
             return
         ext = fmt.removeprefix("pivot-")

@@ -105,7 +105,7 @@ class HistoryPage(QWidget):
         rerun.clicked.connect(self.run_again)
         export, self.export_actions = export_button(
             (("csv", "CSV table…"), ("html", "HTML report…"), ("svg", "Chart SVG…")),
-            self._export)
+            self.ask_export)
         self.buttons: dict[str, QPushButton] = {"rerun": rerun, "export": export}
         for b in self.buttons.values():
             b.setEnabled(False)
@@ -236,7 +236,7 @@ class HistoryPage(QWidget):
         self.wb.page_requested.emit("run")
         self.wb.run_requested.emit(None)  # the draft, now this plan
 
-    def _export(self, fmt: str) -> None:
+    def ask_export(self, fmt: str) -> None:
         if self.history is None:
             return
         path = ask_export_path(self, "Export the history", f"disklab-history.{fmt}", fmt)

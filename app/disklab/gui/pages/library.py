@@ -182,7 +182,7 @@ class LibraryPage(QWidget):
     def _actions_row(self) -> QHBoxLayout:
         """What can be done with the open (or selected) sessions; the exports in one menu."""
         actions = QHBoxLayout()
-        export, self.export_actions = export_button(EXPORTS, self._export)
+        export, self.export_actions = export_button(EXPORTS, self.ask_export)
         self.buttons: dict[str, QPushButton] = {"export": export}
         for key, text, fn in (("rerun", "Run again", self.rerun),
                               ("resume", "Resume", self.resume),
@@ -424,7 +424,7 @@ class LibraryPage(QWidget):
         if ids:  # one session: its configurations side by side
             self.wb.compare_requested.emit(ids)
 
-    def _export(self, fmt: str) -> None:
+    def ask_export(self, fmt: str) -> None:
         if not self.current:
             return
         sid = self.current["id"]

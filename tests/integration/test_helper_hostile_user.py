@@ -50,6 +50,9 @@ USER = "dl-s8-hostile"
 EXT4 = {"label": "x", "fs": "ext4"}
 IMAGE_SIZE = 64 << 20
 KILLS = 10
+# after the image appears, before the kill: the first ones land before losetup, the middle
+# ones in it, the last ones after it
+DELAYS = (0, 0, 0, 0.001, 0.002, 0.004, 0.006, 0.009, 0.012, 0.02)  # 0 and 1: PINNED
 
 
 @dataclass
@@ -239,8 +242,9 @@ PLANTED = "open({marker!r}, 'w').write('planted engine ran')\n"
 def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_redirected(
         setup: Setup, tmp_path: Path) -> None:
     """A `disklab` package at the root of the mount (what the user managed to put there in
-    issue 43) is not what the engine imports; fio's result file is made in the case's own
-    root-only directory, so a link planted where the adapter names it changes nothing."""
+    issue 43) is not what the engine or the file tree (`tree`) imports; fio's result file is
+    made in the case's own root-only directory, so a link planted where the adapter names it
+    changes nothing."""
     marker = setup.user.home / "planted-ran"
     secret = tmp_path / "root-only"
     secret.write_text("root's\n")
@@ -252,6 +256,10 @@ def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_
         (package.parent / "__init__.py").write_text(PLANTED.format(marker=str(marker)))
         (package / "__init__.py").write_text("")
         (package / "__main__.py").write_text(PLANTED.format(marker=str(marker)))
+        treeload = package.parent / "treeload"
+        treeload.mkdir()
+        for name in ("__init__.py", "__main__.py"):
+            (treeload / name).write_text(PLANTED.format(marker=str(marker)))
         started = h.ask("tool_start", tool="engine", tag="eng", directory=mountpoint,
                         params={"mode": "write", "size": 1 << 20, "block_size": 1 << 20})
         assert started["ok"], started
@@ -262,6 +270,16 @@ def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_
         assert out.parent == Path(h.hello["workdir"]) and out.name == "out-eng"
         assert out.stat().st_uid == 0 and out.stat().st_mode & 0o777 == 0o700
         assert started["result"]["argv"][1] == "-I"
+        tree = h.ask("tool_start", tool="tree", tag="tree", directory=mountpoint,
+                     params={"dirs": 1, "files_per_dir": 4, "file_size": 4096})
+        assert tree["ok"], tree
+        closed = _close(h, tree["result"]["run"])
+        assert not marker.exists(), marker.read_text()
+        assert closed["returncode"] == 0, closed
+        assert tree["result"]["argv"][1] == "-I", tree
+        out = Path(tree["result"]["cwd"])
+        assert out.parent == Path(h.hello["workdir"]) and out.name == "out-tree"
+        assert out.stat().st_uid == 0 and out.stat().st_mode & 0o777 == 0o700
         fio = h.ask("tool_start", tool="fio", tag="fio", directory=mountpoint,
                     params={"rw": "write", "size": 1 << 20})
         assert fio["ok"], fio
@@ -273,7 +291,7 @@ def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_
         closed = _close(h, fio["result"]["run"])
         assert closed["returncode"] == 0 and '"jobs"' in (closed["result_file"] or ""), closed
         assert secret.read_text() == "root's\n"
-        for tag in ("eng", "fio"):
+        for tag in ("eng", "tree", "fio"):
             assert h.ask("tool_cleanup", tag=tag)["ok"]
 
 
@@ -378,32 +396,83 @@ def _leftovers(s: Setup, image: Path) -> list[str]:
     return left
 
 
+def _wait_for_sudo(h: RawHelper, helper: psutil.Process) -> None:
+    """sudo, seeing its command stopped, stops itself (job control): it is continued until it
+    has seen the helper die and exited."""
+    sudos = [psutil.Process(h.p.pid), *psutil.Process(h.p.pid).children(recursive=True)]
+    deadline = time.monotonic() + 30
+    while h.p.poll() is None and time.monotonic() < deadline:
+        for p in sudos:
+            if p.pid != helper.pid:
+                with contextlib.suppress(psutil.Error):
+                    p.resume()
+        time.sleep(0.02)
+    h.p.wait(1)
+
+
+# strace pins two kills (the others are timed): SIGKILL as the helper enters ftruncate, right
+# after the image got its name (before losetup); the losetup child held 1 s after its execve,
+# the helper killed meanwhile (in losetup)
+PINNED = {
+    0: ("-e", "trace=ftruncate", "-e", "inject=ftruncate:signal=KILL"),
+    1: ("-f", "-e", "trace=execve", "-e", "inject=execve:delay_exit=1000000"),
+}
+
+
+def _kill_during_attach(h: RawHelper, helper: psutil.Process, image: Path, i: int) -> str:
+    """Send an attach and SIGKILL the helper during it; where the kill landed: 'before
+    losetup', 'in losetup' (a child of the helper's at the kill) or 'after losetup'."""
+    tracer = None
+    if i in PINNED:
+        tracer = subprocess.Popen(["strace", "-q", "-o", "/dev/null", *PINNED[i], "-p",
+                                   str(helper.pid)], stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)  # attached (strace -p returns nothing to wait on)
+    assert h.p.stdin is not None
+    h.p.stdin.write(json.dumps({"id": 1, "op": "attach", "args": {
+        "image": str(image), "size": IMAGE_SIZE}}).encode() + b"\n")
+    h.p.stdin.flush()
+    children: list[psutil.Process] = []
+    deadline = time.monotonic() + 10
+    if i == 0:
+        psutil.wait_procs([helper], timeout=30)  # strace's SIGKILL at ftruncate
+    elif i == 1:
+        while not children and time.monotonic() < deadline:
+            children = [c for c in helper.children() if "losetup" in c.name()]
+        helper.send_signal(signal.SIGKILL)
+    else:
+        while not os.path.lexists(image) and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        time.sleep(DELAYS[i])
+        helper.suspend()  # SIGSTOP: where it stands is where it dies
+        children = helper.children(recursive=True)
+        helper.send_signal(signal.SIGKILL)
+    psutil.wait_procs([helper, *children], timeout=30)  # a losetup under way ends
+    if tracer is not None:
+        tracer.wait(30)
+    _wait_for_sudo(h, helper)
+    attached = subprocess.run(["losetup", "-j", str(image)], capture_output=True,
+                              text=True).stdout.strip()
+    return "in losetup" if children else "after losetup" if attached else "before losetup"
+
+
 def test_6_a_sigkill_during_attach_leaves_nothing_after_the_next_start(setup: Setup) -> None:
     """Ten times: the helper is killed (SIGKILL) at a different moment of an attach, after
-    its image file appeared; the next helper of the same user starts and ends. Then there is
-    no image, no loop device backed by it, no record of this user, and no word of either."""
+    its image file appeared (two kills pinned by strace, the others timed, each stopped where
+    it stands before it is killed), and the test knows where each landed: before losetup, in
+    it or after it; at least one lands before it and one in it. The next helper of the same
+    user starts and ends. Then there is no image, no loop device backed by it, no record of
+    this user, and no word of either."""
     outcomes = []
     for i in range(KILLS):
         image = setup.user.home / f"killed-{i}.img"
         h = start(setup)
-        helper = _helper_process(h)
-        assert h.p.stdin is not None
-        h.p.stdin.write(json.dumps({"id": 1, "op": "attach", "args": {
-            "image": str(image), "size": IMAGE_SIZE}}).encode() + b"\n")
-        h.p.stdin.flush()
-        deadline = time.monotonic() + 10
-        while not os.path.lexists(image) and time.monotonic() < deadline:
-            time.sleep(0.0005)
-        time.sleep(i * 0.002)
-        children = helper.children(recursive=True)
-        helper.send_signal(signal.SIGKILL)
-        psutil.wait_procs([helper, *children], timeout=30)  # a losetup under way ends
-        h.p.wait(30)
-        outcomes.append("in losetup" if children else "no command running")
+        outcomes.append(_kill_during_attach(h, _helper_process(h), image, i))
+        assert os.path.lexists(image) or outcomes[-1] != "before losetup", (i, outcomes)
         with session(setup) as after:
             assert after.ask("ping")["ok"]
         assert _leftovers(setup, image) == [], (i, outcomes)
     print(f"{KILLS} kills: {outcomes}")
+    assert "before losetup" in outcomes and "in losetup" in outcomes, outcomes
 
 
 # --- 7: no oracle; readback only of its own mounts ------------------------------------------

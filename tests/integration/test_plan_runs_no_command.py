@@ -1,9 +1,9 @@
 """A plan is data: it never runs a command of its own (issue 43, point 7). A host's `ssh_config`
 in a plan (a file whose ProxyCommand ran) is refused by `plan validate`, by `run` (as a real
 unprivileged user made for the test) and by `rerun` of an imported session whose plan holds one,
-with one line naming the plan line and key, and nothing runs; the ssh_config the user chose (DiskLab's settings,
-core.hosts.ssh_settings) is what ssh reads, and what ssh quotes of a file's lines when it
-complains is not kept in the session's errors and events (nor so in a bundle)."""
+with one line naming the plan line and key, and nothing runs; the ssh_config the user chose
+(DiskLab's settings, core.hosts.ssh_settings) is what ssh reads, and what ssh quotes of a file's
+lines when it complains is not kept in the session's errors and events (nor so in a bundle)."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from disklab.core.fs.apply import STATE_PREFIX, recover_leftovers
 from disklab.core.privilege import Privileged
 from disklab.core.privileged.state import RECORDS
 from tests.integration.privhelper_fixtures import (
+    CHECKOUT_APP,
     Installed,
     LocalUser,
     RawHelper,
@@ -473,6 +475,74 @@ def test_6_a_sigkill_during_attach_leaves_nothing_after_the_next_start(setup: Se
         assert _leftovers(setup, image) == [], (i, outcomes)
     print(f"{KILLS} kills: {outcomes}")
     assert "before losetup" in outcomes and "in losetup" in outcomes, outcomes
+
+
+KILLED_PLAN = """name = "{name}"
+[target]
+{target}
+{config}
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "4m"
+"""
+
+
+def _users_disklab(s: Setup, *args: str) -> list[str]:
+    return ["/usr/bin/python3", "-m", "disklab.cli.main", *args]
+
+
+def _users_env(s: Setup) -> dict[str, str]:
+    """The user's DiskLab: the system's python3 (the venv's may be under root's home) with this
+    checkout's app/ and its venv's packages; the helper is the test's launcher."""
+    path = f"{CHECKOUT_APP}:{sysconfig.get_paths()['purelib']}"
+    return helper_env(HOME=str(s.user.home), PYTHONPATH=path,
+                      DISKLAB_HELPER=str(s.helper.launcher))
+
+
+def test_6_a_users_run_killed_during_attach_leaves_nothing_after_the_next_start(
+        setup: Setup) -> None:
+    """End to end: the user's `disklab run` of an image plan is SIGKILLed as its helper makes
+    the image; the next start (a small directory plan of the same user and library) leaves no
+    image, no loop device and no state file, and the start after it says nothing."""
+    work = setup.user.home / "killed-run"
+    work.mkdir()
+    image = work / "killed.img"
+    plans = {}
+    for name, target, config in (
+            ("killed", f'image = {{ path = "{image}", size = "256m" }}',
+             '[[config]]\nlabel = "a"\nfs = "ext4"'),
+            ("next", f'directory = "{work}"', "")):
+        plans[name] = work / f"{name}.toml"
+        plans[name].write_text(KILLED_PLAN.format(name=name, target=target, config=config))
+    for path in (work, *work.iterdir()):
+        os.chown(path, setup.user.uid, setup.user.gid)
+    library = str(work / "lib.sqlite3")
+    run = subprocess.Popen(_users_disklab(setup, "run", str(plans["killed"]), "--library",
+                                          library), user=setup.user.uid, group=setup.user.gid,
+                           extra_groups=[], cwd=work, env=_users_env(setup),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not os.path.lexists(image) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    helpers = psutil.Process(run.pid).children(recursive=True)
+    run.kill()
+    _out, err = run.communicate(timeout=30)
+    assert os.path.lexists(image) or image.exists(), err  # killed with its image there
+    psutil.wait_procs(helpers, timeout=60)  # the helper reads its end of input and undoes
+    done = [subprocess.run(_users_disklab(setup, "run", str(plans["next"]), "--library",
+                                          library), user=setup.user.uid, group=setup.user.gid,
+                           extra_groups=[], cwd=work, env=_users_env(setup),
+                           capture_output=True, text=True, timeout=120) for _ in range(2)]
+    assert all(d.returncode == 0 for d in done), [d.stderr[-2000:] for d in done]
+    left = subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True)
+    states = list(setup.user.home.rglob(f"{STATE_PREFIX}*"))
+    assert not os.path.lexists(image) and not left.stdout.strip() and states == [], \
+        (left.stdout, states, done[0].stderr[-2000:])
+    said = [line for line in done[1].stderr.splitlines()  # (beside the plan's own warnings)
+            if "undo" in line or "left" in line or str(image) in line or "state" in line]
+    assert said == [], done[1].stderr
 
 
 # --- 7: no oracle; readback only of its own mounts ------------------------------------------

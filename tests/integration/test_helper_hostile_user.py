@@ -421,6 +421,15 @@ PINNED = {
 }
 
 
+def _wait_traced(helper: psutil.Process, tracer: subprocess.Popen[str]) -> None:
+    """Until strace has attached: the helper's TracerPid is strace's."""
+    deadline = time.monotonic() + 30
+    status = Path(f"/proc/{helper.pid}/status")
+    while f"TracerPid:\t{tracer.pid}\n" not in status.read_text():
+        assert tracer.poll() is None and time.monotonic() < deadline, tracer.stderr
+        time.sleep(0.01)
+
+
 def _kill_during_attach(h: RawHelper, helper: psutil.Process, image: Path, i: int) -> str:
     """Send an attach and SIGKILL the helper during it; where the kill landed: 'before
     losetup', 'in losetup' (a child of the helper's at the kill) or 'after losetup'."""
@@ -428,7 +437,7 @@ def _kill_during_attach(h: RawHelper, helper: psutil.Process, image: Path, i: in
     if i in PINNED:
         tracer = subprocess.Popen(["strace", "-q", "-o", "/dev/null", *PINNED[i], "-p",
                                    str(helper.pid)], stderr=subprocess.PIPE, text=True)
-        time.sleep(0.5)  # attached (strace -p returns nothing to wait on)
+        _wait_traced(helper, tracer)
     assert h.p.stdin is not None
     h.p.stdin.write(json.dumps({"id": 1, "op": "attach", "args": {
         "image": str(image), "size": IMAGE_SIZE}}).encode() + b"\n")
@@ -448,10 +457,10 @@ def _kill_during_attach(h: RawHelper, helper: psutil.Process, image: Path, i: in
         helper.suspend()  # SIGSTOP: where it stands is where it dies
         children = helper.children(recursive=True)
         helper.send_signal(signal.SIGKILL)
+    _wait_for_sudo(h, helper)  # sudo reaps the killed helper (a zombie till then)
     psutil.wait_procs([helper, *children], timeout=30)  # a losetup under way ends
     if tracer is not None:
         tracer.wait(30)
-    _wait_for_sudo(h, helper)
     attached = subprocess.run(["losetup", "-j", str(image)], capture_output=True,
                               text=True).stdout.strip()
     return "in losetup" if children else "after losetup" if attached else "before losetup"

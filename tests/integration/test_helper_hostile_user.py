@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from disklab.core.fs.apply import STATE_PREFIX, recover_leftovers
 from disklab.core.privilege import Privileged
 from disklab.core.privileged.state import RECORDS
 from tests.integration.privhelper_fixtures import (
+    CHECKOUT_APP,
     Installed,
     LocalUser,
     RawHelper,
@@ -50,6 +52,9 @@ USER = "dl-s8-hostile"
 EXT4 = {"label": "x", "fs": "ext4"}
 IMAGE_SIZE = 64 << 20
 KILLS = 10
+# after the image appears, before the kill: the first ones land before losetup, the middle
+# ones in it, the last ones after it
+DELAYS = (0, 0, 0, 0.001, 0.002, 0.004, 0.006, 0.009, 0.012, 0.02)  # 0 and 1: PINNED
 
 
 @dataclass
@@ -239,8 +244,9 @@ PLANTED = "open({marker!r}, 'w').write('planted engine ran')\n"
 def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_redirected(
         setup: Setup, tmp_path: Path) -> None:
     """A `disklab` package at the root of the mount (what the user managed to put there in
-    issue 43) is not what the engine imports; fio's result file is made in the case's own
-    root-only directory, so a link planted where the adapter names it changes nothing."""
+    issue 43) is not what the engine or the file tree (`tree`) imports; fio's result file is
+    made in the case's own root-only directory, so a link planted where the adapter names it
+    changes nothing."""
     marker = setup.user.home / "planted-ran"
     secret = tmp_path / "root-only"
     secret.write_text("root's\n")
@@ -252,6 +258,10 @@ def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_
         (package.parent / "__init__.py").write_text(PLANTED.format(marker=str(marker)))
         (package / "__init__.py").write_text("")
         (package / "__main__.py").write_text(PLANTED.format(marker=str(marker)))
+        treeload = package.parent / "treeload"
+        treeload.mkdir()
+        for name in ("__init__.py", "__main__.py"):
+            (treeload / name).write_text(PLANTED.format(marker=str(marker)))
         started = h.ask("tool_start", tool="engine", tag="eng", directory=mountpoint,
                         params={"mode": "write", "size": 1 << 20, "block_size": 1 << 20})
         assert started["ok"], started
@@ -262,6 +272,16 @@ def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_
         assert out.parent == Path(h.hello["workdir"]) and out.name == "out-eng"
         assert out.stat().st_uid == 0 and out.stat().st_mode & 0o777 == 0o700
         assert started["result"]["argv"][1] == "-I"
+        tree = h.ask("tool_start", tool="tree", tag="tree", directory=mountpoint,
+                     params={"dirs": 1, "files_per_dir": 4, "file_size": 4096})
+        assert tree["ok"], tree
+        closed = _close(h, tree["result"]["run"])
+        assert not marker.exists(), marker.read_text()
+        assert closed["returncode"] == 0, closed
+        assert tree["result"]["argv"][1] == "-I", tree
+        out = Path(tree["result"]["cwd"])
+        assert out.parent == Path(h.hello["workdir"]) and out.name == "out-tree"
+        assert out.stat().st_uid == 0 and out.stat().st_mode & 0o777 == 0o700
         fio = h.ask("tool_start", tool="fio", tag="fio", directory=mountpoint,
                     params={"rw": "write", "size": 1 << 20})
         assert fio["ok"], fio
@@ -273,7 +293,7 @@ def test_3_a_tool_runs_isolated_in_roots_own_directory_and_its_output_cannot_be_
         closed = _close(h, fio["result"]["run"])
         assert closed["returncode"] == 0 and '"jobs"' in (closed["result_file"] or ""), closed
         assert secret.read_text() == "root's\n"
-        for tag in ("eng", "fio"):
+        for tag in ("eng", "tree", "fio"):
             assert h.ask("tool_cleanup", tag=tag)["ok"]
 
 
@@ -378,32 +398,160 @@ def _leftovers(s: Setup, image: Path) -> list[str]:
     return left
 
 
+def _wait_for_sudo(h: RawHelper, helper: psutil.Process) -> None:
+    """sudo, seeing its command stopped, stops itself (job control): it is continued until it
+    has seen the helper die and exited."""
+    sudos = [psutil.Process(h.p.pid), *psutil.Process(h.p.pid).children(recursive=True)]
+    deadline = time.monotonic() + 30
+    while h.p.poll() is None and time.monotonic() < deadline:
+        for p in sudos:
+            if p.pid != helper.pid:
+                with contextlib.suppress(psutil.Error):
+                    p.resume()
+        time.sleep(0.02)
+    h.p.wait(1)
+
+
+# strace pins two kills (the others are timed): SIGKILL as the helper enters ftruncate, right
+# after the image got its name (before losetup); the losetup child held 1 s after its execve,
+# the helper killed meanwhile (in losetup)
+PINNED = {
+    0: ("-e", "trace=ftruncate", "-e", "inject=ftruncate:signal=KILL"),
+    1: ("-f", "-e", "trace=execve", "-e", "inject=execve:delay_exit=1000000"),
+}
+
+
+def _wait_traced(helper: psutil.Process, tracer: subprocess.Popen[str]) -> None:
+    """Until strace has attached: the helper's TracerPid is strace's."""
+    deadline = time.monotonic() + 30
+    status = Path(f"/proc/{helper.pid}/status")
+    while f"TracerPid:\t{tracer.pid}\n" not in status.read_text():
+        assert tracer.poll() is None and time.monotonic() < deadline, tracer.stderr
+        time.sleep(0.01)
+
+
+def _kill_during_attach(h: RawHelper, helper: psutil.Process, image: Path, i: int) -> str:
+    """Send an attach and SIGKILL the helper during it; where the kill landed: 'before
+    losetup', 'in losetup' (a child of the helper's at the kill) or 'after losetup'."""
+    tracer = None
+    if i in PINNED:
+        tracer = subprocess.Popen(["strace", "-q", "-o", "/dev/null", *PINNED[i], "-p",
+                                   str(helper.pid)], stderr=subprocess.PIPE, text=True)
+        _wait_traced(helper, tracer)
+    assert h.p.stdin is not None
+    h.p.stdin.write(json.dumps({"id": 1, "op": "attach", "args": {
+        "image": str(image), "size": IMAGE_SIZE}}).encode() + b"\n")
+    h.p.stdin.flush()
+    children: list[psutil.Process] = []
+    deadline = time.monotonic() + 10
+    if i == 0:
+        psutil.wait_procs([helper], timeout=30)  # strace's SIGKILL at ftruncate
+    elif i == 1:
+        while not children and time.monotonic() < deadline:
+            children = [c for c in helper.children() if "losetup" in c.name()]
+        helper.send_signal(signal.SIGKILL)
+    else:
+        while not os.path.lexists(image) and time.monotonic() < deadline:
+            time.sleep(0.0005)
+        time.sleep(DELAYS[i])
+        helper.suspend()  # SIGSTOP: where it stands is where it dies
+        children = helper.children(recursive=True)
+        helper.send_signal(signal.SIGKILL)
+    _wait_for_sudo(h, helper)  # sudo reaps the killed helper (a zombie till then)
+    psutil.wait_procs([helper, *children], timeout=30)  # a losetup under way ends
+    if tracer is not None:
+        tracer.wait(30)
+    attached = subprocess.run(["losetup", "-j", str(image)], capture_output=True,
+                              text=True).stdout.strip()
+    return "in losetup" if children else "after losetup" if attached else "before losetup"
+
+
 def test_6_a_sigkill_during_attach_leaves_nothing_after_the_next_start(setup: Setup) -> None:
     """Ten times: the helper is killed (SIGKILL) at a different moment of an attach, after
-    its image file appeared; the next helper of the same user starts and ends. Then there is
-    no image, no loop device backed by it, no record of this user, and no word of either."""
+    its image file appeared (two kills pinned by strace, the others timed, each stopped where
+    it stands before it is killed), and the test knows where each landed: before losetup, in
+    it or after it; at least one lands before it and one in it. The next helper of the same
+    user starts and ends. Then there is no image, no loop device backed by it, no record of
+    this user, and no word of either."""
     outcomes = []
     for i in range(KILLS):
         image = setup.user.home / f"killed-{i}.img"
         h = start(setup)
-        helper = _helper_process(h)
-        assert h.p.stdin is not None
-        h.p.stdin.write(json.dumps({"id": 1, "op": "attach", "args": {
-            "image": str(image), "size": IMAGE_SIZE}}).encode() + b"\n")
-        h.p.stdin.flush()
-        deadline = time.monotonic() + 10
-        while not os.path.lexists(image) and time.monotonic() < deadline:
-            time.sleep(0.0005)
-        time.sleep(i * 0.002)
-        children = helper.children(recursive=True)
-        helper.send_signal(signal.SIGKILL)
-        psutil.wait_procs([helper, *children], timeout=30)  # a losetup under way ends
-        h.p.wait(30)
-        outcomes.append("in losetup" if children else "no command running")
+        outcomes.append(_kill_during_attach(h, _helper_process(h), image, i))
+        assert os.path.lexists(image) or outcomes[-1] != "before losetup", (i, outcomes)
         with session(setup) as after:
             assert after.ask("ping")["ok"]
         assert _leftovers(setup, image) == [], (i, outcomes)
     print(f"{KILLS} kills: {outcomes}")
+    assert "before losetup" in outcomes and "in losetup" in outcomes, outcomes
+
+
+KILLED_PLAN = """name = "{name}"
+[target]
+{target}
+{config}
+[[test]]
+tool = "engine"
+mode = "write"
+block_size = "1m"
+size = "4m"
+"""
+
+
+def _users_disklab(s: Setup, *args: str) -> list[str]:
+    return ["/usr/bin/python3", "-m", "disklab.cli.main", *args]
+
+
+def _users_env(s: Setup) -> dict[str, str]:
+    """The user's DiskLab: the system's python3 (the venv's may be under root's home) with this
+    checkout's app/ and its venv's packages; the helper is the test's launcher."""
+    path = f"{CHECKOUT_APP}:{sysconfig.get_paths()['purelib']}"
+    return helper_env(HOME=str(s.user.home), PYTHONPATH=path,
+                      DISKLAB_HELPER=str(s.helper.launcher))
+
+
+def test_6_a_users_run_killed_during_attach_leaves_nothing_after_the_next_start(
+        setup: Setup) -> None:
+    """End to end: the user's `disklab run` of an image plan is SIGKILLed as its helper makes
+    the image; the next start (a small directory plan of the same user and library) leaves no
+    image, no loop device and no state file, and the start after it says nothing."""
+    work = setup.user.home / "killed-run"
+    work.mkdir()
+    image = work / "killed.img"
+    plans = {}
+    for name, target, config in (
+            ("killed", f'image = {{ path = "{image}", size = "256m" }}',
+             '[[config]]\nlabel = "a"\nfs = "ext4"'),
+            ("next", f'directory = "{work}"', "")):
+        plans[name] = work / f"{name}.toml"
+        plans[name].write_text(KILLED_PLAN.format(name=name, target=target, config=config))
+    for path in (work, *work.iterdir()):
+        os.chown(path, setup.user.uid, setup.user.gid)
+    library = str(work / "lib.sqlite3")
+    run = subprocess.Popen(_users_disklab(setup, "run", str(plans["killed"]), "--library",
+                                          library), user=setup.user.uid, group=setup.user.gid,
+                           extra_groups=[], cwd=work, env=_users_env(setup),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not os.path.lexists(image) and run.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.001)
+    helpers = psutil.Process(run.pid).children(recursive=True)
+    run.kill()
+    _out, err = run.communicate(timeout=30)
+    assert os.path.lexists(image) or image.exists(), err  # killed with its image there
+    psutil.wait_procs(helpers, timeout=60)  # the helper reads its end of input and undoes
+    done = [subprocess.run(_users_disklab(setup, "run", str(plans["next"]), "--library",
+                                          library), user=setup.user.uid, group=setup.user.gid,
+                           extra_groups=[], cwd=work, env=_users_env(setup),
+                           capture_output=True, text=True, timeout=120) for _ in range(2)]
+    assert all(d.returncode == 0 for d in done), [d.stderr[-2000:] for d in done]
+    left = subprocess.run(["losetup", "-j", str(image)], capture_output=True, text=True)
+    states = list(setup.user.home.rglob(f"{STATE_PREFIX}*"))
+    assert not os.path.lexists(image) and not left.stdout.strip() and states == [], \
+        (left.stdout, states, done[0].stderr[-2000:])
+    said = [line for line in done[1].stderr.splitlines()  # (beside the plan's own warnings)
+            if "undo" in line or "left" in line or str(image) in line or "state" in line]
+    assert said == [], done[1].stderr
 
 
 # --- 7: no oracle; readback only of its own mounts ------------------------------------------

@@ -78,6 +78,9 @@ def test_a_plain_server_gets_the_security_warning(tmp_path: Path) -> None:
     ("port = 70000", "", "hosts.h3.port", "not a TCP port"),
     ('user = "-oProxyCommand=x"', "", "hosts.h3.user", "is not a user name"),
     ('directory = "relative/dir"', "", "hosts.h3.directory", "an absolute path"),
+    ('directory = "/srv/a\\tb"', "", "hosts.h3.directory", "no control character"),
+    ('directory = "/srv/a\\u001b[2Jb"', "", "hosts.h3.directory", "no control character"),
+    ('directory = "/srv/a\\u007fb"', "", "hosts.h3.directory", "no control character"),
     ('colour = "red"', "", "hosts.h3.colour", "unknown key"),
 ])
 def test_bad_host_values_are_named_by_key(tmp_path: Path, h3: str, hosts: str, key: str,

@@ -76,6 +76,28 @@ def test_an_image_path_holding_a_nul_is_refused(tmp_path: Path) -> None:
     assert "control character" in found[0]
 
 
+DIRECTORY = """\
+name = "directory"
+[target]
+directory = "{path}"
+[[test]]
+tool = "engine"
+mode = "write"
+size = "8m"
+"""
+
+
+@pytest.mark.parametrize("char", ["\\u0000", "\\n", "\\u001b", "\\u007f"])
+def test_a_directory_path_holding_a_control_character_is_refused(tmp_path: Path,
+                                                                 char: str) -> None:
+    """As an image path is: one line naming the key, the character escaped, not printed raw
+    (a NUL or an escape sequence in "does not exist")."""
+    found = refused(DIRECTORY.format(path=f"{tmp_path}/a{char}b"))
+    assert len(found) == 1 and found[0].startswith("line 3: target.directory: path "), found
+    assert "control character" in found[0] and "does not exist" not in found[0], found
+    assert not any(ord(c) < 32 or c == "\x7f" for c in found[0]), found
+
+
 def test_an_image_larger_than_its_filesystem_holds_in_one_file_is_refused(
         tmp_path: Path) -> None:
     fs = mount_of(str(tmp_path))
@@ -91,8 +113,9 @@ def test_an_image_larger_than_its_filesystem_holds_in_one_file_is_refused(
 
 
 @pytest.mark.parametrize(("size", "partitions", "says"), [
-    ("256m", 0, "t.img (268 MB) is smaller"),  # 256 MiB
-    ("1g", 4, "partition target1 (267 MB) is smaller"),  # 255 MiB
+    ("256m", 0, "t.img (256m) is smaller"),
+    ("299m", 0, "t.img (299m) is smaller"),  # in the minimum's unit: not "(314 MB)"
+    ("1g", 4, "partition target1 (255m) is smaller"),
 ])
 def test_xfs_below_its_least_size_is_refused(tmp_path: Path, size: str, partitions: int,
                                              says: str) -> None:

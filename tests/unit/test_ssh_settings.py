@@ -53,8 +53,19 @@ def test_a_plans_ssh_config_is_refused_with_its_line_and_key(tmp_path: Path) -> 
 
 
 def test_a_host_named_all_is_refused_it_is_the_total_rows_name(tmp_path: Path) -> None:
+    """One line: the test's `hosts = "all"` adds no "unknown host 'all'" after it."""
     found = problems(tmp_path, name="all")
-    assert any(p.startswith("line 4: hosts.all: 'all' is reserved") for p in found), found
+    assert len(found) == 1 and found[0].startswith("line 4: hosts.all: 'all' is reserved"), \
+        found
+    assert "\n" not in found[0]
+
+
+def test_a_host_no_table_declares_is_still_unknown(tmp_path: Path) -> None:
+    with pytest.raises(PlanError) as e:
+        parse_plan(PLAN.format(dir=tmp_path, name="h1", extra="").replace(
+            'hosts = "h1"', 'hosts = "all"'))
+    assert [str(p) for p in e.value.problems] == [
+        "line 11: test[1].hosts: unknown host 'all' (the plan's [hosts.*]: h1)"]
 
 
 def test_the_users_choice_is_kept_and_read_back(tmp_path: Path) -> None:

@@ -39,7 +39,7 @@ from disklab.core.tools.base import PLACEMENT_KEY, ToolAdapter
 from disklab.core.tools.bonnie import user_place_problem
 from disklab.core.vocab.errors import DisklabError
 from disklab.core.vocab.model import FsConfig, Plan, Target
-from disklab.core.vocab.units import format_size, human_bytes, parse_size
+from disklab.core.vocab.units import MiB, format_size, human_bytes, parse_size
 
 # Filesystems that are the kernel's interfaces, not storage: a target directory there measures
 # nothing and writes into /sys or /proc (as root, settings)
@@ -100,10 +100,22 @@ def target_table(table: Any, base: str, check: Checker, base_dir: Path,
     return target
 
 
+def control_character(path: str) -> str | None:
+    """Why a path given in the plan names no file (a NUL, a line break, any control character:
+    printed raw, it would break the message's line too), or None."""
+    if any(ord(c) < 32 or c == "\x7f" for c in path):
+        return (f"path {path[:80]!r} holds a control character (a NUL, a line break): no "
+                "file or directory DiskLab uses has one in its name")
+    return None
+
+
 def _directory_target(directory: Any, check: Checker, base_dir: Path,
                       base: str = "target") -> Target | None:
     if not isinstance(directory, str) or not directory:
         check.error(f"{base}.directory", "must be a path")
+        return None
+    if (why := control_character(directory)) is not None:
+        check.error(f"{base}.directory", why)
         return None
     path = Path(directory).expanduser()
     if not path.is_absolute():
@@ -131,9 +143,8 @@ def _image_target(image: Any, check: Checker, base_dir: Path,
     if not isinstance(raw_path, str) or not raw_path:
         check.error(f"{base}.image", "needs path = \"...\" (a file DiskLab creates)")
         return None
-    if any(ord(c) < 32 or c == "\x7f" for c in raw_path):
-        check.error(f"{base}.image", f"path {raw_path[:80]!r} holds a control character (a NUL, "
-                    "a line break): no file can be made under that name")
+    if (why := control_character(raw_path)) is not None:
+        check.error(f"{base}.image", why)
         return None
     path = Path(raw_path).expanduser()
     path = path if path.is_absolute() else base_dir / path
@@ -305,12 +316,18 @@ def _check_fs_minimums(plan: Plan, check: Checker) -> None:
             room = (target.size if not target.partitions else
                     (target.size - PARTITION_RESERVE) // target.partitions >> 20 << 20)
             if room < least:
-                place = f"partition {name} ({human_bytes(room)})" if target.partitions else \
-                    f"{target.path} ({human_bytes(target.size)})"
+                place = f"partition {name} ({_in_mib(room)})" if target.partitions else \
+                    f"{target.path} ({_in_mib(target.size)})"
                 check.error(f"config[{i}].fs", f"{config.fs} needs at least "
                             f"{format_size(least)} (mkfs.{config.fs}'s least size): "
                             f"{place} is smaller")
                 break
+
+
+def _in_mib(n: int) -> str:
+    """A size in the unit of the least sizes (MiB, the plan's 'm'): 299m beside 300m, not
+    314 MB beside 300m."""
+    return f"{n / MiB:.6g}m"
 
 
 def _check_placed_room(plan: Plan, check: Checker) -> None:

@@ -585,8 +585,9 @@ def _read_tests(doc: Mapping[str, Any], places: Mapping[str, Target], base_dir: 
     raw_tests = [{k: v for k, v in t.items() if k != CACHE_LIMIT} if isinstance(t, dict) else t
                  for t in raw_tests]
     hosts = read_hosts(doc, check, base_dir)
+    declared = tuple(doc[HOSTS_KEY]) if isinstance(doc.get(HOSTS_KEY), dict) else ()
     host_params = {i: read_hosts_param(t[HOSTS_KEY], f"test[{i + 1}].{HOSTS_KEY}",
-                                       t.get("tool"), hosts, check)
+                                       t.get("tool"), hosts, check, declared)
                    for i, t in enumerate(raw_tests) if isinstance(t, dict) and HOSTS_KEY in t}
     raw_tests = [{k: v for k, v in t.items() if k != HOSTS_KEY} if isinstance(t, dict) else t
                  for t in raw_tests]

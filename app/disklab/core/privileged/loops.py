@@ -1,8 +1,9 @@
 """Block devices and loop devices: classify and identify a device, attach an image file to a
 free loop device, detach it again.
 
-attach makes the image itself (root's, mode 0600, O_EXCL: no one else holds a descriptor of
-it), in a directory the served user may write and search, found as that user would find it
+attach makes the image itself (root's, mode 0600, an unnamed O_TMPFILE linked to its name, or
+O_EXCL where the filesystem has no O_TMPFILE: no one else holds a descriptor of it), in a
+directory the served user may write and search, found as that user would find it
 (paths.resolve_as: the answer is the same for a missing and an existing path the user may not
 use); losetup is handed the file by descriptor (/proc/PID/fd/N), so a link planted between the
 check and losetup changes nothing. It never takes a file someone else made: a file a user

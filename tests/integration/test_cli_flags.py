@@ -170,7 +170,10 @@ def test_a_cancelled_runs_rows_do_not_say_imported(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode == 130
-    shown = disklab("show", "1", "--include-partial", "--library", str(library))
+    # a wide terminal, so that no row folds 'limited by' under another line (as a pipe of
+    # 80 columns does)
+    shown = disklab("show", "1", "--include-partial", "--library", str(library),
+                    env={**os.environ, "COLUMNS": "400"})
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     header = next(line for line in lines if line.startswith("config"))

@@ -35,6 +35,7 @@ from disklab.cli import (  # noqa: E402
     install,
     library_cmds,
     output,
+    plan_cmds,
 )
 from disklab.cli import devices as devices_cmd  # noqa: E402
 from disklab.cli.arguments import units_option  # noqa: E402
@@ -247,8 +248,8 @@ def plan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     plan_sub = p.add_subparsers(dest="plan_command", metavar="validate|show|schema",
                                 required=True, help="what to do with the plan")
     for name, func, text in (
-        ("validate", commands.plan_validate, "report every problem of a plan (exit 2 if any)"),
-        ("show", commands.plan_show, "print the cases and the exact argv of each"),
+        ("validate", plan_cmds.plan_validate, "report every problem of a plan (exit 2 if any)"),
+        ("show", plan_cmds.plan_show, "print the cases and the exact argv of each"),
     ):
         q = plan_sub.add_parser(name, help=text)
         q.add_argument("plan", metavar="PLAN", help="a plan file, or a preset's name")

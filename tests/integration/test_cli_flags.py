@@ -182,3 +182,43 @@ def test_a_cancelled_runs_rows_do_not_say_imported(tmp_path: Path) -> None:
     assert rows and all(r.rstrip().endswith("not known: no run of it completed") for r in rows), \
         shown.stdout
     assert "imported" not in shown.stdout
+
+
+def test_the_closing_table_of_run_says_what_limited_each_row(tmp_path: Path) -> None:
+    """`show` had a 'limited by' column; the table `run` ends with had none."""
+    library = tmp_path / "lib.sqlite3"
+    done = disklab("run", str(plan_file(tmp_path)), "--library", str(library), "-q",
+                   env={**os.environ, "COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if line.startswith("config"))
+    assert header.rstrip().endswith("limited by"), done.stdout
+    shown = disklab("show", "1", "--library", str(library), env={**os.environ, "COLUMNS": "400"})
+    table = done.stdout[done.stdout.index("session 1:"):]
+    assert table.strip() == shown.stdout.strip()
+
+
+def test_quiet_resume_and_start_print_only_results(tmp_path: Path) -> None:
+    """`resume -q` said 'resuming session ...' on stderr; `start -q` without a display said
+    'No display ...' and 'DiskLab quick look: ...'."""
+    library = tmp_path / "lib.sqlite3"
+    proc = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run",
+                             str(plan_file(tmp_path, "1g")), "--library", str(library),
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line)["event"] == "CaseStarted":
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    resumed = disklab("resume", "1", "--library", str(library), "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr == "", resumed.stderr
+    assert "session 1: flags (finished)" in resumed.stdout
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    started = disklab("start", "-q", "--library", str(tmp_path / "quick.sqlite3"), env=env)
+    assert started.returncode == 0, started.stderr
+    assert "No display" not in started.stdout + started.stderr
+    assert "DiskLab quick look" not in started.stdout + started.stderr
+    assert started.stdout.startswith("\nsession 1: quick look (finished)"), started.stdout[:300]

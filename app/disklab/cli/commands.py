@@ -35,6 +35,7 @@ from disklab.cli.output import (
     TerminalView,
     event_json,
     host_differences,
+    info,
     is_quiet,
     print_results,
     print_table,
@@ -193,7 +194,8 @@ def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library,
         if view is not None:
             view.close()
         print(f"\nsession {run.session_id}: {name} ({status})")
-        print_results(session_results(library, run.session_id))
+        print_results(session_results(library, run.session_id),
+                      limits=session_limits(library, run.session_id))
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
@@ -273,7 +275,7 @@ def resume(args: argparse.Namespace) -> int:
     with _open_library(a) as library:
         resumption = prepare_resume(library, a.session, library_path=str(library.path))
         _confirm_destroy(resumption.plan, a.yes_destroy)
-        if not a.json:
+        if not (a.json or is_quiet()):
             print(f"resuming session {resumption.session_id} ({resumption.name}, "
                   f"{resumption.previous_status}): {len(resumption.runs)} run(s) without a "
                   f"complete result; {resumption.complete} complete run(s) kept",
@@ -534,8 +536,8 @@ def start(args: argparse.Namespace) -> int:
     results table (and how to open the window)."""
     if gui_cmd.has_display():
         return gui_cmd.gui(args)
-    print("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
-          "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
+    info("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
+         "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
     preset = find_plan("quick")
     base = "/var/tmp" if os.path.isdir("/var/tmp") else None
     work = tempfile.mkdtemp(prefix="disklab-quick-", dir=base)
@@ -551,7 +553,7 @@ def start(args: argparse.Namespace) -> int:
             text = preset.read_text().replace("direct = true", "direct = false")
             checked = parse_plan(text, path=str(preset), target_dir=work,
                                  library=str(_library_path(a)))
-        print(f"DiskLab quick look: built-in engine in {work} (library {_library_path(a)})")
+        info(f"DiskLab quick look: built-in engine in {work} (library {_library_path(a)})")
         with _open_library(a) as library:
             return _execute(checked, library, as_json=False)
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -113,6 +114,27 @@ def test_ctrl_c_at_any_moment_of_the_start_is_never_a_traceback(tmp_path: Path) 
         assert proc.returncode in (0, 2, 130, -signal.SIGINT), (proc.returncode, err)
         assert "Traceback" not in err, err
         assert len(err.splitlines()) <= 1, err
+
+
+def test_ctrl_c_in_the_first_30_ms_is_never_a_traceback_from_disklab(tmp_path: Path) -> None:
+    """Ctrl-C 10 to 30 ms after the `disklab` command starts: the handler was installed only
+    after cli.main's own imports (signal, enum: a traceback from main.py). The console script
+    (cli.entry) installs it before anything of DiskLab but the package loads; what is left is
+    the interpreter's own start-up and the import statement that begins loading DiskLab, which
+    no program's code can reach (their tracebacks name no DiskLab file)."""
+    script = Path(sys.executable).with_name("disklab")
+    assert "disklab.cli.entry" in script.read_text(), "reinstall: pip install -e ."
+    ours = re.compile(r'File "[^"]*/disklab/[^"]*\.py"')
+    for i in range(21):
+        proc = subprocess.Popen([str(script), "sessions", "--library",
+                                 str(tmp_path / "none.sqlite3")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.010 + i * 0.001)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+        assert not ours.search(err), err
+        if "Traceback" not in err:
+            assert proc.returncode in (2, 130, -signal.SIGINT), (proc.returncode, err)
 
 
 WRITERS = [("note", "1", "text"), ("tag", "1", "t"), ("rename", "1", "n"),

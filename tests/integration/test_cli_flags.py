@@ -51,13 +51,14 @@ def plan_file(tmp_path: Path, size: str = "8m") -> Path:
 def test_quiet_run_prints_the_results_and_no_events(tmp_path: Path) -> None:
     """`run -q` printed every JSON event on stdout, then the table (57 lines for 2 cases)."""
     library = tmp_path / "lib.sqlite3"
-    done = disklab("run", str(plan_file(tmp_path)), "--library", str(library), "-q")
+    wide = {**os.environ, "COLUMNS": "400"}  # one line a row: the 'limited by' cells unfolded
+    done = disklab("run", str(plan_file(tmp_path)), "--library", str(library), "-q", env=wide)
     assert done.returncode == 0, done.stderr
     assert not [line for line in done.stdout.splitlines() if line.startswith("{")], done.stdout
     assert "session 1: flags (finished)" in done.stdout
     assert len(done.stdout.splitlines()) < 15, done.stdout
     assert done.stderr == ""
-    loud = disklab("run", str(plan_file(tmp_path)), "--library", str(library))
+    loud = disklab("run", str(plan_file(tmp_path)), "--library", str(library), env=wide)
     assert len(loud.stdout.splitlines()) >= len(done.stdout.splitlines())
 
 

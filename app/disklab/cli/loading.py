@@ -6,7 +6,7 @@ imports enum, a few milliseconds in which a Ctrl-C would still be a traceback.""
 
 from __future__ import annotations
 
-import _signal  # built in, like os (loaded with the interpreter): nothing more to import
+import _signal  # type: ignore[import-not-found]  # built in (no stub), like os: nothing to load
 import os
 
 

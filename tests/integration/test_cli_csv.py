@@ -54,3 +54,16 @@ def test_each_varying_parameter_has_its_own_column(library: Path) -> None:
     assert "direct" not in rows[0]  # the same in every row: no column of its own
     header = next(csv.reader(io.StringIO(done.stdout.decode(), newline="")))
     assert header.index("bs") == header.index("params") + 1
+
+
+def test_the_samples_csv_has_a_column_per_varying_parameter(library: Path) -> None:
+    """The samples CSV had only the JSON params cell: no filter on block size."""
+    done = disklab("export", "a", "--format", "samples", "-o", "-", "--library", str(library))
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader(io.StringIO(done.stdout.decode(), newline="")))
+    assert rows and {r["bs"] for r in rows} == {"1048576", "65536"}
+    assert all(r["bs"] == ("1048576" if r["case_id"] == "c-dd-1" else "65536") for r in rows)
+    assert "direct" not in rows[0]
+    header = next(csv.reader(io.StringIO(done.stdout.decode(), newline="")))
+    assert header[:4] == ["case_id", "config", "params", "bs"]
+    assert header[4:] == ["repeat", "series", "t_s", "value"]

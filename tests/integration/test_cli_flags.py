@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -50,13 +51,14 @@ def plan_file(tmp_path: Path, size: str = "8m") -> Path:
 def test_quiet_run_prints_the_results_and_no_events(tmp_path: Path) -> None:
     """`run -q` printed every JSON event on stdout, then the table (57 lines for 2 cases)."""
     library = tmp_path / "lib.sqlite3"
-    done = disklab("run", str(plan_file(tmp_path)), "--library", str(library), "-q")
+    wide = {**os.environ, "COLUMNS": "400"}  # one line a row: the 'limited by' cells unfolded
+    done = disklab("run", str(plan_file(tmp_path)), "--library", str(library), "-q", env=wide)
     assert done.returncode == 0, done.stderr
     assert not [line for line in done.stdout.splitlines() if line.startswith("{")], done.stdout
     assert "session 1: flags (finished)" in done.stdout
     assert len(done.stdout.splitlines()) < 15, done.stdout
     assert done.stderr == ""
-    loud = disklab("run", str(plan_file(tmp_path)), "--library", str(library))
+    loud = disklab("run", str(plan_file(tmp_path)), "--library", str(library), env=wide)
     assert len(loud.stdout.splitlines()) >= len(done.stdout.splitlines())
 
 
@@ -115,6 +117,27 @@ def test_ctrl_c_at_any_moment_of_the_start_is_never_a_traceback(tmp_path: Path) 
         assert len(err.splitlines()) <= 1, err
 
 
+def test_ctrl_c_in_the_first_30_ms_is_never_a_traceback_from_disklab(tmp_path: Path) -> None:
+    """Ctrl-C 10 to 30 ms after the `disklab` command starts: the handler was installed only
+    after cli.main's own imports (signal, enum: a traceback from main.py). The console script
+    (cli.entry) installs it before anything of DiskLab but the package loads; what is left is
+    the interpreter's own start-up and the import statement that begins loading DiskLab, which
+    no program's code can reach (their tracebacks name no DiskLab file)."""
+    script = Path(sys.executable).with_name("disklab")
+    assert "disklab.cli.entry" in script.read_text(), "reinstall: pip install -e ."
+    ours = re.compile(r'File "[^"]*/disklab/[^"]*\.py"')
+    for i in range(21):
+        proc = subprocess.Popen([str(script), "sessions", "--library",
+                                 str(tmp_path / "none.sqlite3")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.010 + i * 0.001)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+        assert not ours.search(err), err
+        if "disklab: cancelled" in err:
+            assert (proc.returncode, err) == (130, "disklab: cancelled\n")
+
+
 WRITERS = [("note", "1", "text"), ("tag", "1", "t"), ("rename", "1", "n"),
            ("delete", "1", "--yes"), ("resume", "1")]
 
@@ -170,7 +193,10 @@ def test_a_cancelled_runs_rows_do_not_say_imported(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode == 130
-    shown = disklab("show", "1", "--include-partial", "--library", str(library))
+    # a wide terminal, so that no row folds 'limited by' under another line (as a pipe of
+    # 80 columns does)
+    shown = disklab("show", "1", "--include-partial", "--library", str(library),
+                    env={**os.environ, "COLUMNS": "400"})
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
     header = next(line for line in lines if line.startswith("config"))
@@ -179,3 +205,43 @@ def test_a_cancelled_runs_rows_do_not_say_imported(tmp_path: Path) -> None:
     assert rows and all(r.rstrip().endswith("not known: no run of it completed") for r in rows), \
         shown.stdout
     assert "imported" not in shown.stdout
+
+
+def test_the_closing_table_of_run_says_what_limited_each_row(tmp_path: Path) -> None:
+    """`show` had a 'limited by' column; the table `run` ends with had none."""
+    library = tmp_path / "lib.sqlite3"
+    done = disklab("run", str(plan_file(tmp_path)), "--library", str(library), "-q",
+                   env={**os.environ, "COLUMNS": "400"})
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if line.startswith("config"))
+    assert header.rstrip().endswith("limited by"), done.stdout
+    shown = disklab("show", "1", "--library", str(library), env={**os.environ, "COLUMNS": "400"})
+    table = done.stdout[done.stdout.index("session 1:"):]
+    assert table.strip() == shown.stdout.strip()
+
+
+def test_quiet_resume_and_start_print_only_results(tmp_path: Path) -> None:
+    """`resume -q` said 'resuming session ...' on stderr; `start -q` without a display said
+    'No display ...' and 'DiskLab quick look: ...'."""
+    library = tmp_path / "lib.sqlite3"
+    proc = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run",
+                             str(plan_file(tmp_path, "1g")), "--library", str(library),
+                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line)["event"] == "CaseStarted":
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    resumed = disklab("resume", "1", "--library", str(library), "-q")
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stderr == "", resumed.stderr
+    assert "session 1: flags (finished)" in resumed.stdout
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    started = disklab("start", "-q", "--library", str(tmp_path / "quick.sqlite3"), env=env)
+    assert started.returncode == 0, started.stderr
+    assert "No display" not in started.stdout + started.stderr
+    assert "DiskLab quick look" not in started.stdout + started.stderr
+    assert started.stdout.startswith("\nsession 1: quick look (finished)"), started.stdout[:300]

@@ -32,6 +32,16 @@ def test_presets_fit_80_columns_on_a_pipe_and_have_json() -> None:
     assert "half a minute" in quick["description"] and 15 <= quick["estimate_s"] <= 45
 
 
+def test_presets_json_gives_whole_descriptions() -> None:
+    """The JSON gave descriptions cut at 110 characters with an ellipsis, as the table does;
+    a script reads the whole first sentence."""
+    doc = json.loads(disklab("presets", "--json").stdout)
+    quick = next(p for p in doc["presets"] if p["name"] == "quick")
+    assert len(quick["description"]) > 110 and quick["description"].endswith(".")
+    assert not any(p["description"].endswith("…") for p in doc["presets"])
+    assert "…" in disklab("presets").stdout  # the table still shortens them
+
+
 def test_plan_validate_and_show_have_json(tmp_path: Path) -> None:
     valid = disklab("plan", "validate", "quick", "--json", "--library", str(tmp_path / "l"))
     doc = json.loads(valid.stdout)
@@ -43,6 +53,10 @@ def test_plan_validate_and_show_have_json(tmp_path: Path) -> None:
     invalid = disklab("plan", "validate", str(bad), "--json")
     doc = json.loads(invalid.stdout)
     assert invalid.returncode == 2 and doc["valid"] is False
+    assert any(p["key"].endswith("block_size") and p["line"] == 7 for p in doc["problems"])
+    invalid_show = disklab("plan", "show", str(bad), "--json")
+    doc = json.loads(invalid_show.stdout)  # was text: 'plan show --json' of a bad plan
+    assert invalid_show.returncode == 2 and doc["valid"] is False, invalid_show.stdout
     assert any(p["key"].endswith("block_size") and p["line"] == 7 for p in doc["problems"])
     shown = json.loads(disklab("plan", "show", "quick", "--json").stdout)
     assert shown["format"] == "disklab.plan" and len(shown["cases"]) == 4

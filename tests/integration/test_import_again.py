@@ -63,3 +63,44 @@ def test_one_file_twice_and_its_bundle_are_one_session(tmp_path: Path) -> None:
     assert merged.returncode == 0, merged.stderr
     assert "is already in the library (session 1)" in merged.stdout
     assert names(other) == [FIO.name]
+
+
+def test_one_file_of_an_imported_folder_is_found_in_the_folders_session(tmp_path: Path) -> None:
+    """Importing one file of a folder imported before made a new session with a duplicate
+    output; each output is keyed now, and said held per file."""
+    library = tmp_path / "l.sqlite3"
+    assert disklab("import", str(SWEEP), "--session", "pm883",
+                   "--library", str(library)).returncode == 0
+    one = SWEEP / "randread-2-4.json"
+    again = disklab("import", str(one), "--library", str(library), "--json")
+    assert again.returncode == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert doc["imported"] == [] and doc["present"] == [{"files": [str(one)], "session": 1}]
+    said = disklab("import", str(one), str(FIO), "--library", str(library))
+    assert said.returncode == 0, said.stderr
+    assert f"{one}: already held in session 1 'pm883': not imported again" in said.stdout
+    assert sorted(names(library)) == sorted(["pm883", FIO.name])  # the new one: a session
+
+
+def test_fio_logs_are_part_of_an_outputs_key(tmp_path: Path) -> None:
+    """The same fio JSON with other per-interval logs beside it is another output."""
+    run = "randread-16-1.json"
+    library = tmp_path / "l.sqlite3"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(SWEEP / run, bare)
+    logged = tmp_path / "logged"
+    logged.mkdir()
+    shutil.copy(SWEEP / run, logged)
+    for log in SWEEP.glob("randread-iodepth-16-numjobs-1_*.log"):
+        shutil.copy(log, logged)
+    assert disklab("import", str(bare / run), "--library", str(library)).returncode == 0
+    with_logs = disklab("import", str(logged / run), "--library", str(library), "--json")
+    assert with_logs.returncode == 0, with_logs.stderr
+    doc = json.loads(with_logs.stdout)
+    assert doc["present"] == [] and doc["imported"][0]["series"] > 0
+    again = json.loads(disklab("import", str(logged / run), "--library", str(library),
+                               "--json").stdout)
+    assert again["imported"] == [] and again["present"] == [
+        {"files": [str(logged / run)], "session": 2}]
+

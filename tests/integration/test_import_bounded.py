@@ -6,6 +6,7 @@ nothing is stored."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -38,7 +39,8 @@ def memory_group() -> Iterator[Path]:
         remove_group(group)
 
 
-def import_in(group: Path, path: str, library: Path) -> subprocess.CompletedProcess[str]:
+def import_in(group: Path, path: str, library: Path, timeout: float = 120
+              ) -> subprocess.CompletedProcess[str]:
     """`disklab import PATH` run inside `group` (placed there before it starts)."""
     procs = str(group / "cgroup.procs")
 
@@ -48,7 +50,7 @@ def import_in(group: Path, path: str, library: Path) -> subprocess.CompletedProc
 
     return subprocess.run([sys.executable, "-m", "disklab.cli.main", "import", path,
                            "--library", str(library)], capture_output=True, text=True,
-                          timeout=120, preexec_fn=enter)
+                          timeout=timeout, preexec_fn=enter)
 
 
 def peak(group: Path) -> int:
@@ -139,3 +141,59 @@ def test_a_fio_log_without_newlines_is_not_held_whole(tmp_path: Path) -> None:
     with log.open("wb") as f:
         f.write(b"1, 100, 0, 4096\n" + b"9" * (64 << 20))
     assert _read_fio_log(log, 1.0) == {"read": [(0.001, 100.0)]}
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+MiB = 1 << 20
+
+
+def big_dd_output(path: Path, size: int, seconds: float) -> None:
+    """A dd status=progress output of `size` bytes: its redrawn progress line, then the
+    fixture's summary with `seconds` in it (each file is another output)."""
+    text = (FIXTURES / "dd" / "read_1m_iflag-direct_progress_btrfs.stderr.txt").read_text()
+    block = "1073741824 bytes (1.1 GB, 1.0 GiB) copied, 0.868586 s, 1.2 GB/s\r" * 10000
+    with path.open("w") as f:
+        for _ in range(size // len(block)):
+            f.write(block)
+        head, found, tail = text.rpartition("0.868586 s")
+        f.write(head + (f"{seconds} s" if found else "") + tail)
+
+
+def fio_output_with_logs(folder: Path, lines: int, first: int) -> None:
+    """A fio JSON output beside its bw log of `lines` lines (fio's 1 ms log of ~35 minutes)."""
+    folder.mkdir()
+    shutil.copy(FIXTURES / "fio-plot-sweep" / "randread-16-1.json", folder)
+    with (folder / "randread-iodepth-16-numjobs-1_bw.1.log").open("w") as f:
+        chunk = 100_000
+        for start in range(0, lines, chunk):
+            f.write("".join(f"{t}, {first + t % 977}, 0, 4096, 0\n"
+                            for t in range(start, min(start + chunk, lines))))
+
+
+def test_a_folder_of_large_outputs_imports_inside_512_mib(memory_group: Path,
+                                                           tmp_path: Path) -> None:
+    """Four 120 MiB dd outputs and two fio outputs with 2.1 M-line bw logs in one folder:
+    the import held every output (its text and series) until the last was read, and the
+    OOM killer ended it in 512 MiB (peak 534 MB for six dd outputs). Each output is stored
+    as it is read now: one at a time in memory, whatever the number of files."""
+    folder = tmp_path / "outputs"
+    folder.mkdir()
+    for i in range(4):
+        big_dd_output(folder / f"dd-{i}.txt", 120 * MiB, 1.5 + i)
+    for i in range(2):
+        fio_output_with_logs(folder / f"fio-{i}", 2_100_000, 180_000 + i)
+    library = tmp_path / "library.sqlite3"
+    done = import_in(memory_group, str(folder), library, timeout=600)
+    assert oom_kills(memory_group) == 0, "OOM-killed"
+    assert done.returncode == 0, (done.returncode, done.stderr[-800:])
+    assert "Traceback" not in done.stderr
+    assert "6 outputs (dd, fio) -> session 1 'outputs'" in done.stdout, done.stdout
+    assert peak(memory_group) < LIMIT
+    db = sqlite3.connect(library)
+    try:
+        assert db.execute("SELECT count(*) FROM run").fetchone()[0] == 6
+        # every log line up to the per-output cap, in both fio runs
+        assert db.execute("SELECT count(*) FROM sample").fetchone()[0] >= 2 * 2_000_000
+    finally:
+        db.close()
+

@@ -76,7 +76,8 @@ def test_identical_parameters_are_repeats_and_a_shared_name_is_refused(tmp_path:
     want = fio_json("randread-1-1.json")["jobs"][0]["read"]["iops"]
     assert iops[1]["values"] == pytest.approx([want, want])
 
-    again = disklab("import", str(folder / "monday" / "b.json"), "--session", "qd",
+    # another output (one of the folder's would be found in session 1: test_import_again)
+    again = disklab("import", str(SWEEP / "randread-4-1.json"), "--session", "qd",
                     "--library", str(library))
     assert again.returncode == 0, again.stderr
     refused = disklab("show", "qd", "--library", str(library))

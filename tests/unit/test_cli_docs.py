@@ -82,6 +82,10 @@ def test_every_synopsis_is_the_commands_own_usage() -> None:
         assert _unroff(synopsis) == _help_usage(cmd.path), cmd.path
         checked += 1
     assert checked >= 20
+    # and the page's own synopsis is `disklab --help`'s usage (it was written by hand and
+    # lacked -q/-v)
+    top = _unroff(lines[lines.index(".SH SYNOPSIS") + 1])
+    assert top == _help_usage(()) and "[-q | -v]" in top, top
     export = _unroff(lines[lines.index('.SS "export"') + 1])
     assert " --format {" in export and " -o FILE " in export and "[--format" not in export
     assert export.endswith("SESSION [SESSION ...]")

@@ -4,6 +4,7 @@ requirements to this install (pip, or pipx inject)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from disklab.cli.gui_cmd import gui_hint, gui_requirements
@@ -17,7 +18,10 @@ def test_outside_a_checkout_the_hint_installs_the_extras_packages_not_disklab() 
         assert "disklab[gui]" not in hint
         assert "'PySide6-Essentials" in hint and "numpy" in hint
     assert gui_hint(None, True).startswith("pipx inject disklab ")
-    assert " -m pip install " in gui_hint(None, False)
+    # the interpreter DiskLab runs in, by its full path: 'python3 -m pip' on the PATH may be
+    # another one (a venv's bare name was given)
+    assert gui_hint(None, False).startswith(f"{sys.executable} -m pip install ")
+    assert Path(sys.executable).is_absolute()
 
 
 def test_in_a_checkout_the_hint_is_make_run() -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from disklab.cli import exporting, gui_cmd, importing, library_cmds
+from disklab.cli import exporting, gui_cmd, importing
 from disklab.cli.arguments import (
     Args,
     CompareArgs,
@@ -35,6 +35,7 @@ from disklab.cli.output import (
     TerminalView,
     event_json,
     host_differences,
+    info,
     is_quiet,
     print_results,
     print_table,
@@ -42,16 +43,14 @@ from disklab.cli.output import (
     resume_lines,
     terminal_width,
 )
+from disklab.cli.plan_cmds import load_plan_args as _load
 from disklab.core import tools
-from disklab.core.fs.commands import command_line
 from disklab.core.installed import tool_rows
 from disklab.core.library import Library
 from disklab.core.plan.checks import destroyed_devices
-from disklab.core.plan.parse import CheckedPlan, load_plan, parse_plan
+from disklab.core.plan.parse import CheckedPlan, parse_plan
 from disklab.core.plan.report import lays_out, session_report
 from disklab.core.plan.schema import plan_schema_text
-from disklab.core.plan.setup_preview import setup_preview
-from disklab.core.plan.targets import named_targets, partition_names
 from disklab.core.resources import find_plan
 from disklab.core.results.documents import (
     comparison_text,
@@ -78,17 +77,14 @@ from disklab.core.results.sessions_compared import (
 from disklab.core.results.stats import ALPHA
 from disklab.core.results.tables import pivot_table
 from disklab.core.results.text_table import table_text
-from disklab.core.run.planning import plan_runs
 from disklab.core.run.recorded import RecordedRun
 from disklab.core.run.resume import prepare_resume
 from disklab.core.run.runner import tool_versions
-from disklab.core.run.summary import estimate_seconds, summarize, summary_text
 from disklab.core.system.directories import library_path
-from disklab.core.vocab.errors import DisklabError, LibraryError, PlanError, PrivilegeError, Problem
+from disklab.core.vocab.errors import LibraryError, PlanError, PrivilegeError, Problem
 from disklab.core.vocab.events import Notice
 from disklab.core.vocab.jsonformat import versioned
-from disklab.core.vocab.model import SIZE_KEYS, Plan
-from disklab.core.vocab.units import format_size
+from disklab.core.vocab.model import Plan
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -125,14 +121,6 @@ def open_library(args: argparse.Namespace | Args) -> Library:
 
 
 _open_library = open_library  # the name the commands below use
-
-
-def _load(args: PlanArgs, target: str | None = None) -> CheckedPlan:
-    """The plan named by args.plan: a file, or a preset's name ('quick')."""
-    path = find_plan(args.plan)
-    if not path.exists() and os.sep not in str(args.plan):
-        raise DisklabError(library_cmds.unknown_plan(str(args.plan)))
-    return load_plan(path, target_dir=target or args.target, library=str(_library_path(args)))
 
 
 class _CancelOnSignal:
@@ -206,7 +194,8 @@ def _show_run(start: Callable[[threading.Event], RecordedRun], library: Library,
         if view is not None:
             view.close()
         print(f"\nsession {run.session_id}: {name} ({status})")
-        print_results(session_results(library, run.session_id))
+        print_results(session_results(library, run.session_id),
+                      limits=session_limits(library, run.session_id))
     if status == "cancelled":
         return EXIT_CANCELLED
     return EXIT_OK if status == "finished" else EXIT_FAILED
@@ -286,7 +275,7 @@ def resume(args: argparse.Namespace) -> int:
     with _open_library(a) as library:
         resumption = prepare_resume(library, a.session, library_path=str(library.path))
         _confirm_destroy(resumption.plan, a.yes_destroy)
-        if not a.json:
+        if not (a.json or is_quiet()):
             print(f"resuming session {resumption.session_id} ({resumption.name}, "
                   f"{resumption.previous_status}): {len(resumption.runs)} run(s) without a "
                   f"complete result; {resumption.complete} complete run(s) kept",
@@ -295,123 +284,6 @@ def resume(args: argparse.Namespace) -> int:
                                                            password=_ask_password,
                                                            ask=_ask_ssh),
                        library, resumption.name, a.json)
-
-
-def plan_validate(args: argparse.Namespace) -> int:
-    """The plan's verdict as the Test matrix page shows it: the summary line (core.run.summary),
-    then each tool the plan uses, as the page's tool list names it, then the warnings."""
-    a = typed(PlanArgs, args)
-    if a.json:
-        return _plan_validate_json(a)
-    summary = summarize(_load(a))
-    print(f"{a.plan}: valid")
-    print(summary_text(summary))
-    for row in summary.tools:
-        print(f"tool: {row.label}" + ("" if row.installed else f" ({row.install_hint})"))
-    for w in summary.warnings:
-        print(f"warning: {w}")
-    return EXIT_OK
-
-
-def _plan_validate_json(args: PlanArgs) -> int:
-    """`plan validate --json`: the verdict as one document; a plan with problems is valid
-    false with each problem (key, line, message), exit 2."""
-    try:
-        summary = summarize(_load(args))
-    except PlanError as e:
-        print(json.dumps(versioned("disklab.plan-check", {
-            "plan": str(args.plan), "valid": False,
-            "problems": [_problem_json(p) for p in e.problems]}), indent=2))
-        return EXIT_BAD_INPUT
-    print(json.dumps(versioned("disklab.plan-check", {
-        "plan": str(args.plan), "valid": True, "summary": summary_text(summary),
-        "cases": summary.cases, "repeats": summary.repeats, "runs": summary.runs,
-        "bytes": summary.bytes, "estimate_s": round(estimate_seconds(summary), 1),
-        "tools": [{"tool": r.name, "label": r.label, "installed": r.installed,
-                   "install_hint": None if r.installed else r.install_hint}
-                  for r in summary.tools],
-        "warnings": [str(w) for w in summary.warnings]}), indent=2))
-    return EXIT_OK
-
-
-def _problem_json(problem: Problem) -> dict[str, Any]:
-    return {"key": problem.key, "line": problem.line, "message": problem.message,
-            "severity": problem.severity}
-
-
-def _plan_show_json(checked: CheckedPlan) -> int:
-    """`plan show --json`: every case with the exact argv of each step."""
-    plan = checked.plan
-    cases = []
-    for run in plan_runs(plan):
-        if run.repeat != 1:
-            continue
-        case: dict[str, Any] = {"index": run.case.index + 1, "id": run.case.id,
-                                "config": run.case.config, "title": run.case.title(),
-                                "prepare": [list(step) for step in run.command.prepare]}
-        if run.command.group:
-            case["group"] = [{"target": t, "argv": list(a)} for t, a in run.command.group]
-        else:
-            case["argv"] = list(run.command.argv)
-        cases.append(case)
-    print(json.dumps(versioned("disklab.plan", {
-        "name": plan.name, "targets": _targets_text(plan), "repeats": plan.repeats,
-        "warnings": [str(w) for w in checked.warnings], "cases": cases}), indent=2,
-        default=str))
-    return EXIT_OK
-
-
-def plan_show(args: argparse.Namespace) -> int:
-    a = typed(PlanArgs, args)
-    checked = _load(a)
-    if a.json:
-        return _plan_show_json(checked)
-    plan = checked.plan
-    print(f"plan {plan.name!r}: {_targets_text(plan)}, repeats {plan.repeats}")
-    for w in checked.warnings:
-        print(f"warning: {w}")
-    for spec in plan.tests:
-        for group in spec.zips:
-            print(f"test[{spec.index + 1}]: {', '.join(group)} advance together (zip): "
-                  + "; ".join(" ".join(f"{n}={_value_text(n, spec.params[n][i])}" for n in group)
-                              for i in range(len(spec.params[group[0]]))))
-    _show_setup(plan)
-    for run in plan_runs(plan):
-        if run.repeat != 1:
-            continue
-        print(f"\n[{run.case.index + 1}] {run.case.id}  {run.case.config} | {run.case.title()}")
-        for step in run.command.prepare:
-            print("  prepare: " + command_line(step))
-        if run.command.group:  # several processes, released together
-            for target, argv in run.command.group:
-                print(f"  run on {target}: " + command_line(argv))
-        else:
-            print("  run:     " + command_line(run.command.argv))
-    return EXIT_OK
-
-
-def _targets_text(plan: Plan) -> str:
-    """Every target of the plan with its kind, path and partitions (not only the first)."""
-    targets = named_targets(plan)
-    if not plan.targets:
-        return f"target {plan.target.path}" + (
-            f" ({plan.target.partitions} partitions)" if plan.target.partitions else "")
-    words = []
-    for name, t in targets.items():
-        parts = (f", {t.partitions} partitions: "
-                 + " ".join(partition_names(name, t.partitions)) if t.partitions else "")
-        size = f", {format_size(t.size)}" if t.size else ""
-        words.append(f"{name} ({t.kind} {t.path}{size}{parts})")
-    return f"targets {', '.join(words)}"
-
-
-def _value_text(key: str, value: Any) -> str:
-    """One parameter value in the plan's spelling (sizes as 64k, booleans as true)."""
-    if key in SIZE_KEYS and isinstance(value, int) and not isinstance(value, bool):
-        return format_size(value)
-    if isinstance(value, tuple):
-        return ",".join(map(str, value))
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def plan_schema_cmd(args: argparse.Namespace) -> int:
@@ -429,17 +301,6 @@ def completion_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) ->
 def manpage_cmd(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     sys.stdout.write(manpage(parser))
     return EXIT_OK
-
-
-def _show_setup(plan: Plan) -> None:
-    """What applying each configuration runs as root on every image and format target, as the
-    Configurations page previews it (core.plan.setup_preview)."""
-    for step in setup_preview(plan):
-        print(f"\n{step.heading}")
-        for line in step.commands:
-            print("  setup:   " + line)
-        if step.note:
-            print(f"  {step.note}")
 
 
 def sessions(args: argparse.Namespace) -> int:
@@ -675,8 +536,8 @@ def start(args: argparse.Namespace) -> int:
     results table (and how to open the window)."""
     if gui_cmd.has_display():
         return gui_cmd.gui(args)
-    print("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
-          "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
+    info("No display (DISPLAY and WAYLAND_DISPLAY are unset): running the quick preset "
+         "headless. On a desktop, `make run` (or `disklab gui`) opens the window.")
     preset = find_plan("quick")
     base = "/var/tmp" if os.path.isdir("/var/tmp") else None
     work = tempfile.mkdtemp(prefix="disklab-quick-", dir=base)
@@ -692,7 +553,7 @@ def start(args: argparse.Namespace) -> int:
             text = preset.read_text().replace("direct = true", "direct = false")
             checked = parse_plan(text, path=str(preset), target_dir=work,
                                  library=str(_library_path(a)))
-        print(f"DiskLab quick look: built-in engine in {work} (library {_library_path(a)})")
+        info(f"DiskLab quick look: built-in engine in {work} (library {_library_path(a)})")
         with _open_library(a) as library:
             return _execute(checked, library, as_json=False)
     finally:

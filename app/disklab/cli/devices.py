@@ -27,7 +27,8 @@ def devices(args: argparse.Namespace) -> int:
     confirms = {d.path: identity_of(d) for d in found}
     if a.json:
         json.dump(versioned("disklab.devices", {"devices": [
-            {**d.to_json(), "confirm": confirms[d.path], "unusable": d.unusable}
+            {**d.to_json(), "safety": safety_word(d), "confirm": confirms[d.path],
+             "unusable": d.unusable}
             for d in found]}), sys.stdout, indent=1)
         print()
         return 0
@@ -54,7 +55,13 @@ def device_rows(found: list[Device]) -> list[list[str]]:
             d.model or "-",
             d.fstype or d.pttype or "-",
             ",".join(d.mountpoints) or "-",
-            d.safety if d.unusable is None or d.refused else "unusable",
+            safety_word(d),
             device_note(d) or "-",
         ])
     return rows
+
+
+def safety_word(d: Device) -> str:
+    """The SAFETY the table, the JSON and the window say: the class, or 'unusable' for a
+    device nothing can be done with that no class refuses already."""
+    return d.safety if d.unusable is None or d.refused else "unusable"

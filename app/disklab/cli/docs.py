@@ -143,9 +143,7 @@ def manpage(parser: argparse.ArgumentParser, date: datetime.date | None = None) 
         ".SH NAME",
         "disklab \\- storage and filesystem benchmark workbench",
         ".SH SYNOPSIS",
-        "\\fBdisklab\\fR [\\fB\\-\\-version\\fR] \\fICOMMAND\\fR [\\fIARGS\\fR]",
-        ".br",
-        "\\fBdisklab gui\\fR",
+        _roff(usage(parser)),  # the parser's own usage, as `disklab --help` prints it
         ".SH DESCRIPTION",
         _roff("DiskLab runs storage benchmarks (fio, iozone, bonnie++, dd and a built-in "
               "engine) from a plan: a TOML file whose list-valued parameters are matrix axes. "

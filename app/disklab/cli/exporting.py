@@ -24,7 +24,12 @@ from disklab.core.library import Library
 from disklab.core.library.bundle import export_bundle
 from disklab.core.plan.report import session_report
 from disklab.core.results.charts import ChartSpec, session_charts, thinned_samples
-from disklab.core.results.documents import SESSION_FORMATS, write_session
+from disklab.core.results.documents import (
+    SESSION_FORMATS,
+    param_cell,
+    varying_params,
+    write_session,
+)
 from disklab.core.results.partial import session_results
 from disklab.core.results.svg import HEIGHT, WIDTH, to_svg
 from disklab.core.vocab.errors import DisklabError
@@ -132,21 +137,29 @@ def _session_text(library: Library, sid: int, fmt: str, include: bool) -> str:
 
 def samples_csv(library: Library, sid: int) -> str:
     """The session's time series, one line per point: the case, its configuration (which
-    filesystem or mount a curve belongs to), its parameters, the repeat, the series, seconds
-    from that run's start and the value (series units: *_bps in B/s, *_ns in ns, iops in
-    op/s)."""
+    filesystem or mount a curve belongs to), its parameters (JSON, then one column per
+    parameter whose value differs between cases, as the results CSV has them, so a
+    spreadsheet filters on block size), the repeat, the series, seconds from that run's start
+    and the value (series units: *_bps in B/s, *_ns in ns, iops in op/s)."""
     listed = library.cases(sid)
-    cases = {c["case_id"]: c["params"] for c in listed}
+    cases = {c["case_id"]: c["params"] or {} for c in listed}
     configs = {c["case_id"]: c["config"] or "" for c in listed}
+    varying = varying_params([{"params": p} for p in cases.values()])
+    header = ["case_id", "config", "params", "repeat", "series", "t_s", "value"]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\r\n")  # RFC 4180, as every CSV DiskLab writes
-    w.writerow(["case_id", "config", "params", "repeat", "series", "t_s", "value"])
+    w.writerow(header[:3] + [k if k not in header else f"param_{k}" for k in varying]
+               + header[3:])
     starts = {(r["case_id"], r["repeat"]): r["started"] for r in library.runs(sid)
               if r["started"] is not None}
+    cells = {case: [json.dumps(params, sort_keys=True),
+                    *(param_cell(params.get(k)) for k in varying)]
+             for case, params in cases.items()}
     for s in library.samples(sid):
         start = starts.setdefault((s["case_id"], s["repeat"]), s["t"])
         case = s["case_id"]
-        w.writerow([case, configs.get(case, ""), json.dumps(cases.get(case, {}), sort_keys=True),
+        w.writerow([case, configs.get(case, ""),
+                    *cells.get(case, ["{}", *([""] * len(varying))]),
                     s["repeat"], s["series"], f"{s['t'] - start:.3f}", repr(s["value"])])
     return buf.getvalue()
 

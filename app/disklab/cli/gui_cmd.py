@@ -42,7 +42,7 @@ def gui_hint(checkout: Path | None, pipx: bool) -> str:
     wanted = " ".join(f"'{r}'" for r in gui_requirements())
     if pipx:
         return f"pipx inject disklab {wanted}"
-    return f"{Path(sys.executable).name} -m pip install {wanted}"
+    return f"{sys.executable} -m pip install {wanted}"
 
 
 def gui_requirements() -> list[str]:

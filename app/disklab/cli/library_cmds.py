@@ -118,7 +118,7 @@ def tag(args: argparse.Namespace, library: Library) -> int:
 
 
 def preset_description(text: str) -> str:
-    """A preset's first sentence, from the comment at its top."""
+    """A preset's first sentence, from the comment at its top, whole (the table shortens it)."""
     lines = []
     for line in text.splitlines():
         if not line.startswith("#"):
@@ -127,7 +127,12 @@ def preset_description(text: str) -> str:
     words = " ".join(lines)
     end = words.find(". ")
     first = words if end < 0 else words[:end + 1]
-    return first if len(first) <= 110 else first[:109].rstrip() + "…"
+    return first
+
+
+def shortened(text: str, width: int = 110) -> str:
+    """`text` cut to `width` characters with an ellipsis, for a table cell."""
+    return text if len(text) <= width else text[:width - 1].rstrip() + "…"
 
 
 def preset_rows() -> list[dict[str, Any]]:
@@ -153,7 +158,8 @@ def presets(args: argparse.Namespace) -> int:
         print(json.dumps(versioned("disklab.presets", {"presets": rows}), indent=2))
         return EXIT_OK
     table = [[r["name"], "(needs its target set)" if r["estimate_s"] is None else
-              "about " + format_duration(r["estimate_s"]), r["description"]] for r in rows]
+              "about " + format_duration(r["estimate_s"]), shortened(r["description"])]
+             for r in rows]
     print_table([["preset", "duration", "what it measures"], *table],
                 width=terminal_width() or 80)
     return EXIT_OK

@@ -5,25 +5,17 @@ Exit codes: 0 success, 1 a case failed, 2 bad input, 130 cancelled.
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
+from disklab.cli import loading  # first: Ctrl-C while the rest loads is one line, exit 130
 
-
-def _cancelled_while_loading(signum: int, frame: object) -> None:
-    """Ctrl-C while the modules load (the first ~0.8 s): nothing is open or written yet, so
-    the process ends here with one line and exit 130 instead of an import's traceback."""
-    os.write(2, b"disklab: cancelled\n")
-    os._exit(130)
-
-
-signal.signal(signal.SIGINT, _cancelled_while_loading)
+loading.install()
 
 import argparse  # noqa: E402  (after the handler: these imports are what Ctrl-C interrupts)
 import contextlib  # noqa: E402
 import logging  # noqa: E402
 import re  # noqa: E402
 import shlex  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
 from collections.abc import Sequence  # noqa: E402
 
 from disklab import __version__  # noqa: E402
@@ -35,6 +27,7 @@ from disklab.cli import (  # noqa: E402
     install,
     library_cmds,
     output,
+    plan_cmds,
 )
 from disklab.cli import devices as devices_cmd  # noqa: E402
 from disklab.cli.arguments import units_option  # noqa: E402
@@ -247,8 +240,8 @@ def plan_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     plan_sub = p.add_subparsers(dest="plan_command", metavar="validate|show|schema",
                                 required=True, help="what to do with the plan")
     for name, func, text in (
-        ("validate", commands.plan_validate, "report every problem of a plan (exit 2 if any)"),
-        ("show", commands.plan_show, "print the cases and the exact argv of each"),
+        ("validate", plan_cmds.plan_validate, "report every problem of a plan (exit 2 if any)"),
+        ("show", plan_cmds.plan_show, "print the cases and the exact argv of each"),
     ):
         q = plan_sub.add_parser(name, help=text)
         q.add_argument("plan", metavar="PLAN", help="a plan file, or a preset's name")
@@ -325,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse, start the log, run the command. Until the command starts, Ctrl-C ends the
     process with one line (the loading handler: building the parser loads the tools'
     adapters); from then on it is a KeyboardInterrupt the command cancels with."""
-    signal.signal(signal.SIGINT, _cancelled_while_loading)
+    signal.signal(signal.SIGINT, loading.cancelled_while_loading)
     parser = build_parser()
     given = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(given)

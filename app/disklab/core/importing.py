@@ -8,20 +8,28 @@ the window show it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
 import re
 import stat
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from disklab.core import tools
 from disklab.core.library import Library
 from disklab.core.library.bundle import is_sqlite_file, merge
-from disklab.core.library.imports import ImportedRun, import_runs, imported_session
+from disklab.core.library.imports import (
+    ImportedRun,
+    ImportSession,
+    holding_session,
+    imported_session,
+    text_key,
+)
 from disklab.core.results.limits import IMPORTED_SERIES
 from disklab.core.vocab.errors import DisklabError, LibraryError, Problem
 from disklab.core.vocab.model import Metric
@@ -85,24 +93,35 @@ def case_params(metrics: Sequence[Metric]) -> dict[str, Any]:
     return dict(sorted((common or {}).items()))
 
 
-def read_outputs(paths: Sequence[str], tool: str | None = None,
-                 progress: Callable[[int, int, str], None] | None = None) -> ReadOutputs:
-    """Read every file of `paths` (folders recursively) as a tool output. A file named
-    itself that is no output is a problem; one found in a folder is skipped."""
+def each_output(paths: Sequence[str], tool: str | None = None,
+                progress: Callable[[int, int, str], None] | None = None,
+                read: ReadOutputs | None = None) -> Iterator[ImportedRun]:
+    """Every file of `paths` (folders recursively) read as a tool output, one at a time (the
+    caller stores each before the next is read: an import holds one output, whatever the
+    number of files). A file named itself that is no output is a problem in `read`; one found
+    in a folder is skipped there."""
     files = list(expand(paths))
-    out = ReadOutputs()
+    out = read if read is not None else ReadOutputs()
     for done, (path, named) in enumerate(files, 1):
         if progress is not None:
             progress(done, len(files), str(path))
         run, problem = read_output(path, tool)
         if run is not None:
-            out.runs.append(run)
+            yield run
         elif named or problem is None:
             out.problems.append(problem or Problem(str(path), "no output"))
         elif problem.message.startswith("not recognised"):
             out.skipped.append(str(path))
         else:
             out.problems.append(problem)
+
+
+def read_outputs(paths: Sequence[str], tool: str | None = None,
+                 progress: Callable[[int, int, str], None] | None = None) -> ReadOutputs:
+    """each_output's runs all held at once, with the problems and skipped files (for a few
+    outputs: an import stores them one at a time instead)."""
+    out = ReadOutputs()
+    out.runs = list(each_output(paths, tool, progress, out))
     return out
 
 
@@ -138,9 +157,10 @@ def _file_kind(mode: int) -> str:
     return "special file"
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path) -> tuple[str, str]:
     """The text of a file unreadable() let through, read up to one byte past the cap (a file
-    that grew since it was looked at is refused all the same). DisklabError says why not."""
+    that grew since it was looked at is refused all the same), and the SHA-256 of its bytes.
+    DisklabError says why not."""
     why = unreadable(path)
     if why is not None:
         raise DisklabError(why)
@@ -152,14 +172,14 @@ def read_text(path: Path) -> str:
     if len(data) > MAX_OUTPUT_BYTES:
         raise DisklabError(f"grew past {human_bytes(MAX_OUTPUT_BYTES)} while it was read: "
                            "larger than a tool output can be, not read")
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace"), hashlib.sha256(data).hexdigest()
 
 
 def read_output(path: Path, tool: str | None = None
                 ) -> tuple[ImportedRun | None, Problem | None]:
     """One file as an ImportedRun, or the problem that stops it (file, what is wrong)."""
     try:
-        text = read_text(path)
+        text, digest = read_text(path)
     except DisklabError as e:
         return None, Problem(str(path), str(e))
     name = tool or detect(text)
@@ -171,12 +191,14 @@ def read_output(path: Path, tool: str | None = None
         metrics = adapter.parse_result(adapter.saved_output(text), {})
     except DisklabError as e:
         return None, Problem(str(path), str(e))
-    series = fio_log_series(path, text) if name == "fio" else {}
+    logs = hashlib.sha256()
+    series = fio_log_series(path, text, logs) if name == "fio" else {}
+    logs_digest = logs.hexdigest() if series else ""  # the logs are part of the output
     # what the output says of its device, for the verdict of what limited it (one point)
     series.update({IMPORTED_SERIES[k]: [(0.0, v)]
                    for k, v in adapter.device_evidence(text).items() if k in IMPORTED_SERIES})
     return ImportedRun(name, case_params(metrics), str(path.resolve()), text, metrics,
-                       series), None
+                       series, key=text_key(name, digest, logs_digest)), None
 
 
 def _importable() -> str:
@@ -201,10 +223,12 @@ def fio_log_prefixes(text: str) -> set[str]:
         r'"write_(?:bw|iops|lat)_log"\s*:\s*"([^"]+)"', text)} - {"", "1", "0"}
 
 
-def fio_log_series(path: Path, text: str) -> dict[str, list[tuple[float, float]]]:
+def fio_log_series(path: Path, text: str, digest: Any = None
+                   ) -> dict[str, Sequence[tuple[float, float]]]:
     """The time series of fio's per-interval logs next to the JSON output `path`: series
     fio_<direction>_<kind> (bw in B/s, iops, lat/clat/slat in ns; ':N' after a job's logs
-    when there are several jobs' logs), points (seconds from the start, value)."""
+    when there are several jobs' logs), points (seconds from the start, value). `digest` (a
+    hashlib object) is fed each log's name and every line read, for the output's key."""
     prefixes = fio_log_prefixes(text)
     if not prefixes:
         return {}
@@ -217,29 +241,67 @@ def fio_log_series(path: Path, text: str) -> dict[str, list[tuple[float, float]]
     except OSError:
         return {}
     several = len({job for _k, job, _p in logs}) > 1
-    series: dict[str, list[tuple[float, float]]] = {}
+    series: dict[str, Sequence[tuple[float, float]]] = {}
     budget = MAX_LOG_POINTS
     for kind, job, log in sorted(logs, key=lambda x: (int(x[1]), x[0])):
         name, scale = FIO_LOG_SERIES[kind]
-        for direction, points in _read_fio_log(log, scale, budget).items():
+        if digest is not None:
+            digest.update(f"\0{kind}.{job}\0".encode())
+        for direction, points in _read_fio_log(log, scale, budget, digest).items():
             series[f"fio_{direction}_{name}" + (f":{job}" if several else "")] = points
             budget -= len(points)
     return series
 
 
-def _read_fio_log(path: Path, scale: float, budget: int = MAX_LOG_POINTS
-                  ) -> Mapping[str, list[tuple[float, float]]]:
+class Points(Sequence[tuple[float, float]]):
+    """A series' (seconds, value) points as two arrays of doubles: 16 bytes a point, not the
+    ~110 of a list of tuples (a 2,000,000-line log is 32 MB, not 220)."""
+
+    def __init__(self) -> None:
+        self.t, self.v = array("d"), array("d")
+
+    def append(self, point: tuple[float, float]) -> None:
+        self.t.append(point[0])
+        self.v.append(point[1])
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @overload
+    def __getitem__(self, index: int) -> tuple[float, float]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[tuple[float, float]]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return list(zip(self.t[index], self.v[index], strict=True))
+        return self.t[index], self.v[index]
+
+    def __iter__(self) -> Iterator[tuple[float, float]]:
+        return zip(self.t, self.v, strict=True)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _read_fio_log(path: Path, scale: float, budget: int = MAX_LOG_POINTS, digest: Any = None
+                  ) -> Mapping[str, Points]:
     """One fio log: lines 'msec, value, direction, bs[, offset]' -> points per direction, at
     most `budget` lines read. Lines that are not such a line are left out (a log cut short by
     a kill); a line longer than MAX_LOG_LINE ends the reading (no log has one: a file of no
     newlines is not held whole)."""
-    by_direction: dict[str, list[tuple[float, float]]] = {}
+    by_direction: dict[str, Points] = {}
     try:
         with path.open("rb") as fp:
             for _count in range(max(budget, 0)):
                 raw = fp.readline(MAX_LOG_LINE)
                 if not raw or (len(raw) == MAX_LOG_LINE and not raw.endswith(b"\n")):
                     break
+                if digest is not None:
+                    digest.update(raw)
                 parts = raw.decode("ascii", errors="replace").split(",")
                 if len(parts) < 3:
                     continue
@@ -249,7 +311,7 @@ def _read_fio_log(path: Path, scale: float, budget: int = MAX_LOG_POINTS
                     continue
                 direction = FIO_DIRECTIONS.get(parts[2].strip())
                 if direction is not None and t >= 0 and math.isfinite(value):
-                    by_direction.setdefault(direction, []).append((t, value))
+                    by_direction.setdefault(direction, Points()).append((t, value))
     except OSError:
         return {}
     return by_direction
@@ -334,51 +396,128 @@ def _merge_one(library: Callable[[], Library], path: Path, report: ImportReport)
                           "running": done.running})
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What the report says of one output once its run is stored (its text and series are
+    not kept): file, tool, its case's parameters (as JSON), figures and series."""
+
+    source_path: str
+    tool: str
+    case: str
+    figures: int
+    series: int
+
+    @classmethod
+    def of(cls, run: ImportedRun) -> Stored:
+        return cls(run.source_path, run.tool,
+                   json.dumps(dict(run.params), sort_keys=True, default=str),
+                   len(run.metrics), len(run.series))
+
+
+@dataclass
+class _Group:
+    """The outputs of one session being imported: stored ones and those already held."""
+
+    name: str
+    writer: ImportSession | None = None
+    stored: list[Stored] = field(default_factory=list)
+    held: list[tuple[str, int, str, int]] = field(default_factory=list)  # file, id, name, runs
+    keys: list[str] = field(default_factory=list)
+
+
 def _import_outputs(library: Callable[[], Library], paths: list[str], tool: str | None,
                     session: str | None, config: str,
                     progress: Callable[[int, int, str], None] | None,
                     report: ImportReport) -> None:
-    """Tool outputs into sessions."""
-    read = read_outputs(paths, tool, progress)
+    """Tool outputs into sessions, each output stored as soon as it is read (one output is
+    held at a time); an output the library already holds is named with its session."""
+    read = ReadOutputs()
+    one = session or (len(paths) == 1 and Path(paths[0]).is_dir())
+    groups: list[_Group] = []
+    try:
+        for run in each_output(paths, tool, progress, read):
+            if not groups or not one:
+                if groups:  # one session per file: each committed before the next is read
+                    _finish(library(), groups[-1], report)
+                groups.append(_Group(session or Path(paths[0]).resolve().name if one
+                                     else Path(run.source_path).name))
+            _add(library, groups[-1], run, config)
+        if groups:
+            _finish(library(), groups[-1], report)
+    except BaseException:
+        if groups and groups[-1].writer is not None:
+            groups[-1].writer.abort()
+        raise
     report.problems += read.problems
     report.skipped += read.skipped
-    report.lines += [f"{name}: skipped (no {_importable()} output)"
-                     for name in read.skipped]
-    if not read.runs:
-        if not read.problems:  # folders with nothing to import: said, not a silent success
-            report.problems += [Problem(p, f"no {_importable()} output in it")
-                                for p in paths if Path(p).is_dir()]
+    report.lines += [f"{name}: skipped (no {_importable()} output)" for name in read.skipped]
+    if not groups and not read.problems:  # folders with nothing to import: said
+        report.problems += [Problem(p, f"no {_importable()} output in it")
+                            for p in paths if Path(p).is_dir()]
+
+
+def _add(library: Callable[[], Library], group: _Group, run: ImportedRun, config: str) -> None:
+    """One output read: named if the library holds it already, else stored in its group's
+    session (begun at its first output)."""
+    lib = library()
+    group.keys.append(run.key)
+    held = holding_session(lib, run.key)
+    if held is not None:
+        group.held.append((run.source_path, *held))
         return
-    if session or (len(paths) == 1 and Path(paths[0]).is_dir()):
-        groups = [(session or Path(paths[0]).resolve().name, read.runs)]
-    else:
-        groups = [(Path(r.source_path).name, [r]) for r in read.runs]
-    for name, runs in groups:
-        sources = [r.source_path for r in runs]
-        where = sources[0] if len(sources) == 1 else os.path.commonpath(
-            [str(Path(p).parent) for p in sources])
-        held = imported_session(library(), runs)
-        if held is not None:
-            what = sources[0] if len(sources) == 1 else f"{len(runs)} outputs ({where})"
-            report.lines.append(f"{what}: already in the library as session {held[0]} "
-                                f"{held[1]!r} (the same outputs): not imported again")
-            report.present.append({"files": sources, "session": held[0]})
-            continue
-        sid = import_runs(library(), name=name, config=config, runs=runs,
-                          host={"imported_from": where}, plan_path=where)
-        report.lines.append(_summary(name, sid, runs))
-        report.imported += [{"file": r.source_path, "tool": r.tool, "session": sid,
-                             "metrics": len(r.metrics), "series": len(r.series)} for r in runs]
+    if group.writer is None:
+        group.writer = ImportSession(lib, name=group.name, config=config,
+                                     host={"imported_from": run.source_path},
+                                     plan_path=run.source_path)
+    group.writer.add(run)
+    group.stored.append(Stored.of(run))
 
 
-def _summary(name: str, sid: int, runs: list[ImportedRun]) -> str:
-    cases = len({(r.tool, json.dumps(dict(r.params), sort_keys=True, default=str))
-                 for r in runs})
-    series = sum(len(r.series) for r in runs)
+def _finish(library: Library, group: _Group, report: ImportReport) -> None:
+    """Commit a group's session and say what was done: every output held already in one
+    session that holds just them is one line; else one line per output held, and one for
+    the new session of the others. A folder imported before each output had its own key is
+    found by its whole content and not stored again."""
+    files = [f for f, *_rest in group.held] + [r.source_path for r in group.stored]
+    sessions = {(sid, name, runs) for _f, sid, name, runs in group.held}
+    whole = imported_session(library, group.keys) if group.stored else None
+    if whole is not None and group.writer is not None:
+        group.writer.abort()
+        sessions, group.held, group.stored = {(*whole, len(files))}, [
+            (f, *whole, len(files)) for f in files], []
+    if not group.stored and len(sessions) == 1 and next(iter(sessions))[2] == len(files):
+        sid, name, _runs = next(iter(sessions))
+        what = files[0] if len(files) == 1 else f"{len(files)} outputs ({_where(files)})"
+        report.lines.append(f"{what}: already in the library as session {sid} {name!r} "
+                            "(the same outputs): not imported again")
+        report.present.append({"files": files, "session": sid})
+        return
+    for file, sid, name, _runs in group.held:
+        report.lines.append(f"{file}: already held in session {sid} {name!r}: not imported "
+                            "again")
+        report.present.append({"files": [file], "session": sid})
+    if group.writer is None or not group.stored:
+        return
+    group.writer.host["imported_from"] = group.writer.plan_path = _where(files)
+    sid = int(group.writer.finish() or 0)
+    report.lines.append(_summary(group.name, sid, group.stored))
+    report.imported += [{"file": r.source_path, "tool": r.tool, "session": sid,
+                         "metrics": r.figures, "series": r.series} for r in group.stored]
+
+
+def _where(files: list[str]) -> str:
+    """Where outputs were read: the file itself, or the folder holding them all."""
+    return files[0] if len(files) == 1 else os.path.commonpath(
+        [str(Path(p).parent) for p in files])
+
+
+def _summary(name: str, sid: int, runs: list[Stored]) -> str:
+    cases = len({(r.tool, r.case) for r in runs})
+    series = sum(r.series for r in runs)
     if len(runs) == 1:
         r = runs[0]
         extra = f", {series} series from its logs" if series else ""
-        return f"{r.source_path}: {r.tool}, {len(r.metrics)} figures{extra} -> session {sid}"
+        return f"{r.source_path}: {r.tool}, {r.figures} figures{extra} -> session {sid}"
     names = ", ".join(sorted({r.tool for r in runs}))
     extra = f"; {series} series from fio logs" if series else ""
     return (f"{len(runs)} outputs ({names}) -> session {sid} {name!r}: {cases} case(s), "

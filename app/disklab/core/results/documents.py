@@ -284,7 +284,7 @@ def write_session_csv(lib: Library, session_id: int, fp: TextIO,
     for r in rows:
         w.writerow([session_id, r["config"], r["tool"], r["test"],
                     json.dumps(r["params"], sort_keys=True),
-                    *(_param_cell((r["params"] or {}).get(k)) for k in varying),
+                    *(param_cell((r["params"] or {}).get(k)) for k in varying),
                     r["metric"], r["unit"],
                     _better(r), r["n"], r["mean"], r["stddev"], _num(_cv(r)),
                     ";".join("" if v is None else repr(v) for v in r["values"]),
@@ -304,7 +304,7 @@ def varying_params(rows: Sequence[Mapping[str, Any]]) -> list[str]:
                   if len(values) > 1 or any(k not in (r.get("params") or {}) for r in rows))
 
 
-def _param_cell(value: Any) -> str:
+def param_cell(value: Any) -> str:
     """One parameter in its own CSV cell: numbers and text as they are, lists comma joined."""
     if value is None:
         return ""

@@ -734,7 +734,7 @@ def ask(helper: Any, op: str, timeout: float | None = None, **args: Any) -> dict
     an answer, through the client's own typed call."""
     from dataclasses import asdict
 
-    from disklab.core.privilege import protocol
+    from disklab.core.helper_client import protocol
 
     result = asdict(helper.call(protocol.request_of(op, args), timeout))
     result["ran"] = helper.last_ran

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from disklab.core import proc
-from disklab.core.privilege import Privileged
+from disklab.core.helper_client import Privileged
 from disklab.core.system import devices
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.vocab.errors import SafetyError
@@ -345,9 +345,9 @@ def test_confirm_mismatch_after_swapping_the_image_is_refused(loops: Loops) -> N
 # --- the helper's protocol and start ---------------------------------------------------------
 
 def test_helper_argv_per_mode() -> None:
-    from disklab.core.privilege import helper_argv
+    from disklab.core.helper_client import helper_argv
 
-    module = ("/usr/bin/python3", "-I", "-m", "disklab.core.privileged")
+    module = ("/usr/bin/python3", "-I", "-m", "disklab.core.root_helper")
     launcher = "/usr/libexec/disklab/disklab-helper"
     assert helper_argv("root", "/usr/bin/python3") == module
     assert helper_argv("pkexec", "/usr/bin/python3", launcher_path=launcher) == (
@@ -362,7 +362,7 @@ def test_helper_argv_per_mode() -> None:
 def test_helper_protocol_answers_every_line() -> None:
     import io
 
-    from disklab.core.privileged.helper import serve
+    from disklab.core.root_helper.helper import serve
 
     out = io.StringIO()
     sigterm = signal.getsignal(signal.SIGTERM)

@@ -1,7 +1,7 @@
 """The helper's end when its client dies: the end of its input and then, microseconds later,
 its death signal (SIGTERM), as a SIGKILL of `disklab run` gives it. Whatever moment the signal
 lands, the helper tears down what it made (here: an image it created and the loop device it
-attached) and exits 0. Before the fix (core/privileged/ending.py) the signal, landing while the
+attached) and exits 0. Before the fix (core/root_helper/ending.py) the signal, landing while the
 helper left its loop for the teardown, made it exit 143, often with both left: 29 of 40 ends
 here, and most whole `make test` runs on a quiet machine (test_kill_leftovers' image run)."""
 
@@ -47,7 +47,7 @@ def test_the_helper_tears_down_whenever_the_death_signal_lands(tmp_path: Path) -
     ends: list[tuple[int, int, bool]] = []  # (delay in us, exit status, anything left)
     for i in range(TRIES):
         image = tmp_path / f"end-{i}.img"
-        helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.privileged"], helper_env())
+        helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.root_helper"], helper_env())
         (attached,) = helper.send(json.dumps({"id": 1, "op": "attach", "args": {
             "image": str(image), "size": 1 << 20}}).encode())
         assert attached["ok"], attached

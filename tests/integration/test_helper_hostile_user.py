@@ -33,8 +33,8 @@ import psutil
 import pytest
 
 from disklab.core.fs.apply import STATE_PREFIX, recover_leftovers
-from disklab.core.privilege import Privileged
-from disklab.core.privileged.state import RECORDS
+from disklab.core.helper_client import Privileged
+from disklab.core.root_helper.state import RECORDS
 from tests.integration.privhelper_fixtures import (
     CHECKOUT_APP,
     Installed,
@@ -316,13 +316,13 @@ TAMPERED = "\nopen({marker!r}, 'w').write('tampered code ran as uid %d' % __impo
 
 @pytest.mark.parametrize("module,how", [
     ("disklab/__init__.py", "owned"),
-    ("disklab/core/privileged/__init__.py", "owned"),
-    ("disklab/core/privileged/helper.py", "owned"),
-    ("disklab/core/privileged/trust.py", "owned"),
-    ("disklab/core/privileged/loops.py", "group-writable directory"),
-    ("disklab/core/privilege/protocol.py", "group-writable directory"),
-    ("disklab/core/privileged/helper.py", "a .pyc of the user's"),
-    ("disklab/core/privileged/trust.py", "a .pyc of the user's"),
+    ("disklab/core/root_helper/__init__.py", "owned"),
+    ("disklab/core/root_helper/helper.py", "owned"),
+    ("disklab/core/root_helper/trust.py", "owned"),
+    ("disklab/core/root_helper/loops.py", "group-writable directory"),
+    ("disklab/core/helper_client/protocol.py", "group-writable directory"),
+    ("disklab/core/root_helper/helper.py", "a .pyc of the user's"),
+    ("disklab/core/root_helper/trust.py", "a .pyc of the user's"),
     ("psutil/__init__.py", "owned"),
 ])
 def test_5_a_tampered_copy_runs_none_of_its_code_before_it_refuses(

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.privilege import Privileged
+from disklab.core.helper_client import Privileged
 from disklab.core.system import devices
 from disklab.core.vocab.errors import SafetyError
 from tests.helpers import Loops, ask

@@ -115,7 +115,7 @@ def world() -> Iterator[World]:
             mnt = canary / "mnt"
             mnt.mkdir()
             _sh("mount", "-t", "tmpfs", "-o", "size=1m", f"{BRANCH}-canary", str(mnt))
-            helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.privileged"],
+            helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.root_helper"],
                                helper_env(SUDO_UID=str(user.uid)))
             assert helper.hello["ready"] and helper.hello["served_uid"] == user.uid
             w = World(user, canary, shadow, rootonly, loop, image, marker, groups, mnt,
@@ -398,7 +398,7 @@ def test_when_its_client_goes_the_helper_undoes_what_it_attached_and_mounted(wor
                                                                             ) -> None:
     """End of input (the client closed or died): the helper unmounts, detaches the loop
     device, removes the image it made and its own directory, and ends."""
-    helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.privileged"],
+    helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.root_helper"],
                        helper_env(SUDO_UID=str(world.user.uid)))
     image = world.user.home / "gone.img"
     try:
@@ -427,7 +427,7 @@ def test_a_mkfs_the_tool_refuses_leaves_the_filesystem_as_it_was(world: World) -
     """Everything is checked before the wipe, the mkfs tool's own dry run of the options
     included: a refused mkfs answers one error and the device keeps its filesystem."""
     image = world.user.home / "kept.img"
-    helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.privileged"],
+    helper = RawHelper([venv_python(), "-I", "-m", "disklab.core.root_helper"],
                        helper_env(SUDO_UID=str(world.user.uid)))
     try:
         (attached,) = helper.send(json.dumps({"id": 1, "op": "attach", "args": {

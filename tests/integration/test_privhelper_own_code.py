@@ -24,9 +24,9 @@ import psutil
 import pytest
 
 import disklab
-from disklab.core.privilege import HELPER_LAUNCHER, HelperRefused, Privileged, helper_argv
-from disklab.core.privileged import trust
+from disklab.core.helper_client import HELPER_LAUNCHER, HelperRefused, Privileged, helper_argv
 from disklab.core.resources import resource
+from disklab.core.root_helper import trust
 from tests.helpers import ask
 from tests.integration.privhelper_fixtures import (
     Installed,
@@ -69,7 +69,7 @@ def helper(user: LocalUser) -> Iterator[Installed]:
 
 def _plant(where: Path, canary: Path) -> None:
     """A fake disklab whose helper would write `canary` and claim to be ready."""
-    for module in ("disklab.core.privileged", "disklab.core.privhelper"):
+    for module in ("disklab.core.root_helper", "disklab.core.privhelper"):
         package = where.joinpath(*module.split("."))
         package.mkdir(parents=True, exist_ok=True)
         for parent in [package, *package.parents]:
@@ -90,8 +90,8 @@ CLIENT = '''
 import json, sys
 sys.path.insert(0, sys.argv[1])
 from dataclasses import asdict
-from disklab.core.privilege import Privileged
-from disklab.core.privilege.protocol import Ping
+from disklab.core.helper_client import Privileged
+from disklab.core.helper_client.protocol import Ping
 with Privileged(mode="sudo") as priv:
     answer = asdict(priv.call(Ping()))
     print(json.dumps({"ping": answer, "argv": list(priv._proc.argv)}))
@@ -179,7 +179,7 @@ def test_a_user_writable_venv_is_refused_as_root_and_said_once(user: LocalUser, 
                     ignore=shutil.ignore_patterns("__pycache__"))
     os.chmod(shared / "disklab" / "core", 0o777)
     code = ("import sys; sys.path.insert(0, sys.argv[1]); "
-            "from disklab.core.privileged.helper import main; sys.exit(main())")
+            "from disklab.core.root_helper.helper import main; sys.exit(main())")
     done = subprocess.run([sys.executable, "-I", "-c", code, str(shared)], cwd="/",
                           env=helper_env(), capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
@@ -196,7 +196,7 @@ def test_a_user_writable_venv_is_refused_as_root_and_said_once(user: LocalUser, 
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 3 and f"{adapter} is owned by uid 65534" in done.stdout
     # and one not started isolated (python -m without -I: the cwd would be on its path)
-    done = subprocess.run([sys.executable, "-m", "disklab.core.privileged"], cwd="/",
+    done = subprocess.run([sys.executable, "-m", "disklab.core.root_helper"], cwd="/",
                           env=helper_env(), capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 3 and "not started isolated" in done.stdout
@@ -245,7 +245,7 @@ def test_the_cli_says_once_in_words_why_the_helper_was_refused(user: LocalUser) 
     _owned_by(user, user.home)
     python = str(venv / "bin" / "python")
     SUDOERS.write_text(f"{user.name} ALL=(root) NOPASSWD: {python} -I -m "
-                       "disklab.core.privileged\n")
+                       "disklab.core.root_helper\n")
     os.chmod(SUDOERS, 0o440)
     try:
         done = subprocess.run(

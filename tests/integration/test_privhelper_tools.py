@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from disklab.core.privilege import Privileged, PrivilegedTool
+from disklab.core.helper_client import Privileged, PrivilegedTool
 from disklab.core.run.monitor import Monitor
 from disklab.core.tools.base import ToolOutput
 from disklab.core.tools.engine import EngineAdapter

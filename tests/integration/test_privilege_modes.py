@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from disklab.core import proc
-from disklab.core.privilege import Privileged
+from disklab.core.helper_client import Privileged
 from disklab.core.system.mountinfo import filesystem_of
 from disklab.core.vocab.errors import SafetyError
 from tests.helpers import ask

@@ -212,6 +212,6 @@ direct = false
     # the helper started for this session is gone with it: none of ours is left, neither as our
     # child nor orphaned (other test runs on the machine may have helpers of their own)
     helpers = [p for p in psutil.process_iter(["cmdline", "ppid", "create_time"])
-               if "disklab.core.privileged" in " ".join(p.info["cmdline"] or [])
+               if "disklab.core.root_helper" in " ".join(p.info["cmdline"] or [])
                and p.info["create_time"] >= started and p.info["ppid"] in (os.getpid(), 1)]
     assert helpers == []

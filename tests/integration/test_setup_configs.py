@@ -23,7 +23,7 @@ from disklab.core.fs.apply import (
     readback_directory,
     recover_leftovers,
 )
-from disklab.core.privilege import Privileged
+from disklab.core.helper_client import Privileged
 from disklab.core.system import sysfs
 from disklab.core.vocab.errors import SafetyError, ToolError
 from disklab.core.vocab.model import FsConfig
@@ -176,7 +176,7 @@ def test_image_swapped_behind_the_loop_number_aborts_apply(helper: Privileged, t
 KILLED_RUN = textwrap.dedent("""
     import sys, time
     from disklab.core.vocab.model import FsConfig
-    from disklab.core.privilege import Privileged
+    from disklab.core.helper_client import Privileged
     from disklab.core.fs.apply import Scratch
     state, image = sys.argv[1:3]
     helper = Privileged()

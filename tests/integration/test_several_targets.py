@@ -20,9 +20,9 @@ import psutil
 import pytest
 
 from disklab.core import proc
+from disklab.core.helper_client import Privileged
 from disklab.core.library import Library
 from disklab.core.plan.parse import parse_plan
-from disklab.core.privilege import Privileged
 from disklab.core.run.runner import run_plan
 from disklab.core.vocab.errors import DisklabError, SafetyError
 from disklab.core.vocab.events import CaseFailed, CaseFinished, LogLine

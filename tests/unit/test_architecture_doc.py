@@ -120,7 +120,7 @@ def paragraph_package(bold: str) -> str:
 
 def scoped_spans(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """(span, the packages its names are looked up in) for every backticked span of the page:
-    a paragraph that begins "**privilege** and **privileged**:" looks in both."""
+    a paragraph that begins "**helper_client** and **root_helper**:" looks in both."""
     out: list[tuple[str, tuple[str, ...]]] = []
     for block in re.split(r"\n\s*\n", text.strip()):
         head = block.split(":", 1)[0] if block.startswith("**") else ""
@@ -216,7 +216,8 @@ def test_a_stale_path_or_name_and_a_missing_row_are_found() -> None:
     that is gone, a contract renamed, an import the table does not allow."""
     stale = ("A `core/session.py` and `tools/_iozone_phases.py`, `disklab.core.engine.loop`, "
              "`plan-has-no-such-contract`, [x](docs/none.md).\n\n"
-             "**fs**: `options`, `RAW_TOOLS`.\n\n**privilege** and **privileged**: `trust`.\n\n"
+             "**fs**: `options`, `RAW_TOOLS`.\n\n"
+             "**helper_client** and **root_helper**: `trust`.\n\n"
              "**plumbing**: `pipe`.\n")
     assert problems(stale) == [
         "link docs/none.md: no such file",

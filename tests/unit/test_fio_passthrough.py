@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from disklab.core.plan.matrix import expand
 from disklab.core.plan.parse import case_params, parse_plan
-from disklab.core.privileged.toolruns import NEVER, _check_argv
+from disklab.core.root_helper.toolruns import NEVER, _check_argv
 from disklab.core.run.progress import OverallProgress, Work
 from disklab.core.run.summary import check_plan, estimate_seconds, summary_text
 from disklab.core.tools.base import Command, RunTarget

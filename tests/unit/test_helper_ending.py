@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from disklab.core.privileged.ending import EXIT_STATUS, Ending
+from disklab.core.root_helper.ending import EXIT_STATUS, Ending
 
 
 @pytest.fixture

@@ -14,11 +14,11 @@ from types import SimpleNamespace
 import pytest
 
 import disklab
-from disklab.core.privilege import protocol as p
+from disklab.core.helper_client import protocol as p
 from disklab.core.vocab.errors import RequestError
 
 APP = Path(disklab.__file__).resolve().parent
-PACKAGES = (APP / "core" / "privileged", APP / "core" / "privilege")
+PACKAGES = (APP / "core" / "root_helper", APP / "core" / "helper_client")
 
 
 def parse(message: object) -> p.Request:
@@ -95,11 +95,11 @@ def _imports(path: Path) -> set[str]:
 def test_client_and_helper_share_one_protocol_module() -> None:
     helper = set().union(*(_imports(f) for f in PACKAGES[0].glob("*.py")))
     client = set().union(*(_imports(f) for f in PACKAGES[1].glob("*.py")))
-    assert "disklab.core.privilege.protocol" in helper
-    assert "disklab.core.privilege.protocol" in client
-    assert not {m for m in helper if m.startswith("disklab.core.privilege.")
-                and not m.startswith("disklab.core.privilege.protocol")}
-    assert not {m for m in client if m.startswith("disklab.core.privileged")}
+    assert "disklab.core.helper_client.protocol" in helper
+    assert "disklab.core.helper_client.protocol" in client
+    assert not {m for m in helper if m.startswith("disklab.core.helper_client.")
+                and not m.startswith("disklab.core.helper_client.protocol")}
+    assert not {m for m in client if m.startswith("disklab.core.root_helper")}
     assert not (APP / "core" / "privhelper.py").exists()
 
 
@@ -120,8 +120,8 @@ def test_a_refusal_answers_the_request_it_refuses() -> None:
     """A request refused for its arguments is answered with its own id: a client waits for
     that id, and an answer without it left `disklab run --library lib.sqlite3` waiting for
     ever. The client also takes an id-less refusal as the answer to the line it just sent."""
-    from disklab.core.privilege.client import _refused_unread
-    from disklab.core.privileged.helper import handle
+    from disklab.core.helper_client.client import _refused_unread
+    from disklab.core.root_helper.helper import handle
     line = p.encode(7, p.Attach("/var/tmp/x.img", 1 << 20)).replace("/var/tmp/x.img", "x.img")
     with pytest.raises(RequestError) as refused:
         p.parse_line(line.encode())

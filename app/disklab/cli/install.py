@@ -6,13 +6,13 @@ applications/org.disklab.DiskLab.desktop, the icon in the hicolor theme, the App
 the man page disklab.1 and the bash, zsh and fish completions. System-wide also the polkit
 policy (/usr/share/polkit-1/actions, the only place polkit reads) and the privileged helper's
 launcher at /usr/libexec/disklab/disklab-helper (the policy's exec.path, where
-core.privilege looks for it), with @PYTHON@ replaced by the interpreter DiskLab is installed
+core.helper_client looks for it), with @PYTHON@ replaced by the interpreter DiskLab is installed
 for: pkexec clears the environment, so the launcher names it absolutely.
 
 `disklab install-helper` (as root) installs what sudo and pkexec may run as root: a root-owned
 copy of the disklab package and the helper's dependencies under /usr/local/lib/disklab, and the
 launcher naming that copy and a root-owned interpreter. A venv in a home directory is the
-user's to change, so the helper refuses to serve as root from one (core.privileged.trust).
+user's to change, so the helper refuses to serve as root from one (core.root_helper.trust).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ import tempfile
 from pathlib import Path
 
 from disklab.cli.docs import completion, manpage
-from disklab.core.privilege import HELPER_LAUNCHER
-from disklab.core.privileged.trust import unsafe_path
+from disklab.core.helper_client import HELPER_LAUNCHER
 from disklab.core.resources import APP_ID, ICON_NAME, resource
+from disklab.core.root_helper.trust import unsafe_path
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 POLICY = "org.disklab.helper.policy"

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QInputDialog, QLineEdit, QWidget
 
+from disklab.core.helper_client import password_needed
 from disklab.core.library import Library
-from disklab.core.privilege import password_needed
 from disklab.core.run.resume import Resumption, prepare_resume
 from disklab.core.run.summary import PlanSummary, check_plan
 from disklab.core.vocab.model import Plan

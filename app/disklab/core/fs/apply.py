@@ -33,8 +33,8 @@ import psutil
 from disklab.core.fs.commands import MOUNT_PREFIX
 from disklab.core.fs.options import config_to_dict, device_options, validate
 from disklab.core.fs.readback import mismatches, readback
-from disklab.core.privilege import protocol as rq
-from disklab.core.privilege.client import Privileged
+from disklab.core.helper_client import protocol as rq
+from disklab.core.helper_client.client import Privileged
 from disklab.core.system.cgroups import remove_group
 from disklab.core.system.cleanup import remove_recorded
 from disklab.core.system.mountinfo import filesystem_of

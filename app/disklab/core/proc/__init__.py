@@ -32,7 +32,7 @@ tool starts, by parenthood and by token), `lines` (output split into bounded lin
 (ToolProcess), `group` (ToolGroup: several behind one barrier), `line_process` (LineProcess: the
 privileged helper's channel). What the rest of DiskLab uses is named here; a tool's process
 (`tool`, `group`) is not: the runner (core.run) and the root helper's side of a case's step
-(core.privileged.toolruns) import it from its module, and no one else may (import contract
+(core.root_helper.toolruns) import it from its module, and no one else may (import contract
 run-starts-the-tools).
 """
 

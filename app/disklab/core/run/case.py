@@ -15,9 +15,9 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from disklab.core.helper_client import PrivilegedTool
+from disklab.core.helper_client.protocol import DropCaches
 from disklab.core.hosts.servers import Servers
-from disklab.core.privilege import PrivilegedTool
-from disklab.core.privilege.protocol import DropCaches
 from disklab.core.proc.group import ToolGroup
 from disklab.core.proc.tool import ToolProcess
 from disklab.core.run.cgroup_limit import PageCacheLimits

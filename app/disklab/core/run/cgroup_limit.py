@@ -18,7 +18,7 @@ from typing import Any
 
 from disklab.core.fs.apply import CgroupRecord
 from disklab.core.fs.options import journalled_data_seconds
-from disklab.core.privilege.protocol import CgroupCreate
+from disklab.core.helper_client.protocol import CgroupCreate
 from disklab.core.run.helper import SessionHelper
 from disklab.core.run.planning import Planned
 from disklab.core.system.cgroups import (

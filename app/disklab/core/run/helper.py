@@ -1,4 +1,4 @@
-"""The session's one privileged helper (disklab.core.privilege), started on first use, and the
+"""The session's one privileged helper (disklab.core.helper_client), started on first use, and the
 transcript of the root commands it ran.
 
 One authorisation (one password prompt at most) per session, and a helper that cannot start is
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from disklab.core.fs.apply import StateFile
-from disklab.core.privilege import Privileged
+from disklab.core.helper_client import Privileged
 from disklab.core.vocab.errors import DisklabError, PrivilegeError
 from disklab.core.vocab.events import LogLine
 

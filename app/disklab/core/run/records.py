@@ -12,9 +12,9 @@ import os
 from typing import Any
 
 from disklab.core.fs.apply import StateFile
+from disklab.core.helper_client.protocol import ToolCleanup
 from disklab.core.hosts.leftovers import remote_step
 from disklab.core.hosts.servers import Servers
-from disklab.core.privilege.protocol import ToolCleanup
 from disklab.core.run.helper import SessionHelper
 from disklab.core.run.planning import Planned
 from disklab.core.system.cleanup import remove_files

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from disklab.core.helper_client import password_needed
 from disklab.core.installed import ToolRow, tool_rows
 from disklab.core.plan.matrix import run_count
 from disklab.core.plan.parse import CheckedPlan, parse_plan
-from disklab.core.privilege import password_needed
 from disklab.core.run import progress
 from disklab.core.run.planning import plan_runs, runtime_of
 from disklab.core.run.progress import Work

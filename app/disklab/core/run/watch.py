@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from disklab.core import proc
-from disklab.core.privilege import PrivilegedTool
+from disklab.core.helper_client import PrivilegedTool
 from disklab.core.proc.tool import ToolProcess
 from disklab.core.run.monitor import Monitor, TargetDisks
 from disklab.core.run.planning import Planned, runtime_of

@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 
 from disklab.core.fs.commands import scheduler_argv, setra_argv
-from disklab.core.privilege.protocol import Done, DropCaches, Scheduler, SchedulerSet, Setra
-from disklab.core.privileged.state import TIMEOUTS, Session, device_of
+from disklab.core.helper_client.protocol import Done, DropCaches, Scheduler, SchedulerSet, Setra
+from disklab.core.root_helper.state import TIMEOUTS, Session, device_of
 from disklab.core.system.sysfs import read_readahead, read_scheduler
 from disklab.core.vocab.errors import RequestError, SafetyError
 

@@ -6,8 +6,13 @@ from __future__ import annotations
 
 import contextlib
 
-from disklab.core.privilege.protocol import CgroupCreate, CgroupRemove, GroupCreated, GroupRemoved
-from disklab.core.privileged.state import Session
+from disklab.core.helper_client.protocol import (
+    CgroupCreate,
+    CgroupRemove,
+    GroupCreated,
+    GroupRemoved,
+)
+from disklab.core.root_helper.state import Session
 from disklab.core.system import cgroups
 from disklab.core.vocab.errors import DisklabError, RequestError, SafetyError, ToolError
 

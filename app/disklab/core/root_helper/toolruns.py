@@ -30,9 +30,7 @@ import psutil
 
 import disklab
 from disklab.core import proc, tools
-from disklab.core.plan.parse import case_params
-from disklab.core.plan.targets import NAME
-from disklab.core.privilege.protocol import (
+from disklab.core.helper_client.protocol import (
     READ_WAIT_MAX,
     STOP_GRACE_MAX,
     CaseCleaned,
@@ -48,11 +46,13 @@ from disklab.core.privilege.protocol import (
     ToolTree,
     ToolTreeCounters,
 )
-from disklab.core.privileged import groups, paths
-from disklab.core.privileged.filesystems import destructive_target
-from disklab.core.privileged.state import Session, device_of
+from disklab.core.plan.parse import case_params
+from disklab.core.plan.targets import NAME
 from disklab.core.proc.group import ToolGroup
 from disklab.core.proc.tool import ToolProcess
+from disklab.core.root_helper import groups, paths
+from disklab.core.root_helper.filesystems import destructive_target
+from disklab.core.root_helper.state import Session, device_of
 from disklab.core.system import devices
 from disklab.core.system.cleanup import remove_files
 from disklab.core.system.mountinfo import mount_at

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.privilege.client import Privileged
-from disklab.core.privilege.protocol import (
+from disklab.core.helper_client.client import Privileged
+from disklab.core.helper_client.protocol import (
     ToolClose,
     ToolRead,
     ToolStart,

@@ -25,7 +25,7 @@ from typing import Any
 import psutil
 
 from disklab.core import proc
-from disklab.core.privileged.paths import User
+from disklab.core.root_helper.paths import User
 from disklab.core.system import devices
 from disklab.core.vocab.errors import SafetyError, ToolError
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from disklab.core.fs.commands import partition_argvs
-from disklab.core.privilege.protocol import Partition, Partitioned, Unpartition, Unpartitioned
-from disklab.core.privileged.filesystems import destructive_target
-from disklab.core.privileged.state import TIMEOUTS, Session, device_of
+from disklab.core.helper_client.protocol import Partition, Partitioned, Unpartition, Unpartitioned
+from disklab.core.root_helper.filesystems import destructive_target
+from disklab.core.root_helper.state import TIMEOUTS, Session, device_of
 from disklab.core.system import devices
 from disklab.core.vocab.errors import ConfigError, RequestError, SafetyError, ToolError
 

@@ -2,7 +2,7 @@
 
 Everything that needs root (wipefs, mkfs, mount, umount, read-ahead, scheduler, drop_caches,
 loop attach/detach, reading superblocks, tools on root's filesystems) is a request of
-core.privilege.protocol to the helper, which runs as root and re-checks each target itself
+core.helper_client.protocol to the helper, which runs as root and re-checks each target itself
 (DESIGN.md rule 7). The helper starts with working directory /, a minimal environment (a fixed
 system PATH and the locale) and `python -I` by an absolute path:
   root    directly, as a child, when DiskLab already runs as root;
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from disklab.core import proc
-from disklab.core.privilege import protocol
-from disklab.core.privilege.protocol import Request
+from disklab.core.helper_client import protocol
+from disklab.core.helper_client.protocol import Request
 from disklab.core.vocab.errors import (
     ConfigError,
     DisklabError,
@@ -43,7 +43,7 @@ from disklab.core.vocab.errors import (
 )
 from disklab.core.vocab.model import Plan
 
-HELPER_MODULE = "disklab.core.privileged"
+HELPER_MODULE = "disklab.core.root_helper"
 HELPER_LAUNCHER = "/usr/libexec/disklab/disklab-helper"  # the polkit policy's exec.path
 LAUNCHER_ENV = "DISKLAB_HELPER"  # another root-owned launcher (a test's, a packager's prefix)
 POLKIT_ACTION = "org.disklab.helper"

@@ -31,7 +31,7 @@ from disklab.core.fs.options import (
     passthrough_options,
 )
 from disklab.core.fs.readback import readback as read_back
-from disklab.core.privilege.protocol import (
+from disklab.core.helper_client.protocol import (
     Done,
     Mkfs,
     Mount,
@@ -42,7 +42,7 @@ from disklab.core.privilege.protocol import (
     Unmounted,
     Wipefs,
 )
-from disklab.core.privileged.state import TIMEOUTS, Session, device_of
+from disklab.core.root_helper.state import TIMEOUTS, Session, device_of
 from disklab.core.system import devices
 from disklab.core.system.mountinfo import mount_at
 from disklab.core.vocab.errors import ConfigError, RequestError, SafetyError, ToolError

@@ -1,5 +1,5 @@
 """The privileged helper's protocol: one dataclass per request and one per answer, shared by the
-client (core.privilege.client) and the helper (core.privileged.helper), so that both speak
+client (core.helper_client.client) and the helper (core.root_helper.helper), so that both speak
 the same words and neither builds a request from loose keyword dictionaries.
 
 On the wire a request is one JSON line {"id": N, "op": NAME, "args": {...}}; the answer is

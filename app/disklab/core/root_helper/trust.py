@@ -8,7 +8,7 @@ The check runs before any other module of the package is imported (`boot`): this
 imports the standard library only, and the launcher runs its source by its file path (after
 checking that file and its directories itself; never a cached .pyc) without importing the
 disklab package, so that a tampered copy runs none of its code as root before it is refused.
-`python -I -m disklab.core.privileged` (__main__) calls the same boot, after only the
+`python -I -m disklab.core.root_helper` (__main__) calls the same boot, after only the
 package's three `__init__` files, which hold no code.
 """
 
@@ -120,5 +120,5 @@ def boot() -> int:
     why = refusal()
     if why:
         return refuse(why)
-    helper = importlib.import_module("disklab.core.privileged.helper")
+    helper = importlib.import_module("disklab.core.root_helper.helper")
     return int(helper.main())

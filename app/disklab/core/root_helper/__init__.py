@@ -1,4 +1,4 @@
-"""The privileged helper: the code that runs as root (`python -I -m disklab.core.privileged`).
+"""The root helper: the code that runs as root (`python -I -m disklab.core.root_helper`).
 
   helper       its loop: parse, dispatch, answer; its start checks (trust) and its end
   trust        it runs only its own code: isolated, root-owned interpreter and package
@@ -11,6 +11,7 @@
   toolruns     benchmark tools run as root
   groups       memory cgroups of cases with a page-cache limit
 
-Its client is disklab.core.privilege; the two share one module, disklab.core.privilege.protocol
-(nothing else of the client is imported here, and nothing here by the client).
+Its client is disklab.core.helper_client; the two share one module,
+disklab.core.helper_client.protocol (nothing else of the client is imported here, and nothing
+here by the client).
 """

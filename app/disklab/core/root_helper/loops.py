@@ -23,7 +23,7 @@ import stat
 import time
 from pathlib import Path
 
-from disklab.core.privilege.protocol import (
+from disklab.core.helper_client.protocol import (
     Attach,
     Attached,
     Classified,
@@ -33,8 +33,8 @@ from disklab.core.privilege.protocol import (
     Identified,
     Identity,
 )
-from disklab.core.privileged import paths
-from disklab.core.privileged.state import Loop, Session, backing, device_of, loop_names
+from disklab.core.root_helper import paths
+from disklab.core.root_helper.state import Loop, Session, backing, device_of, loop_names
 from disklab.core.system import devices, mountinfo
 from disklab.core.vocab.errors import DisklabError, SafetyError
 

@@ -1,6 +1,6 @@
-"""The privileged helper: `python -I -m disklab.core.privileged`, run as root once per session.
+"""The privileged helper: `python -I -m disklab.core.root_helper`, run as root once per session.
 
-It speaks the JSON lines of core.privilege.protocol on stdin/stdout: each line is parsed and
+It speaks the JSON lines of core.helper_client.protocol on stdin/stdout: each line is parsed and
 validated into one request dataclass before any work, handled by the module of its subject
 (loops, partitions, filesystems, queue, toolruns, groups), and answered on one line with the
 commands it ran. A line that is not a valid request gets one error answer; nothing a client
@@ -27,8 +27,15 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import IO, Any
 
-from disklab.core.privilege.protocol import MAX_LINE, PROTOCOL, Answer, Pong, Request, parse_line
-from disklab.core.privileged import (
+from disklab.core.helper_client.protocol import (
+    MAX_LINE,
+    PROTOCOL,
+    Answer,
+    Pong,
+    Request,
+    parse_line,
+)
+from disklab.core.root_helper import (
     filesystems,
     groups,
     loops,
@@ -38,8 +45,8 @@ from disklab.core.privileged import (
     toolruns,
     trust,
 )
-from disklab.core.privileged.ending import ENDING
-from disklab.core.privileged.state import Session
+from disklab.core.root_helper.ending import ENDING
+from disklab.core.root_helper.state import Session
 from disklab.core.vocab.errors import ConfigError, DisklabError, PlanError, RequestError
 
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

@@ -6,6 +6,7 @@ by the window's check with fio's suggestion at its row."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import Qt
 
@@ -15,7 +16,8 @@ from disklab.core.run.summary import check_plan
 from tests.helpers import engine_plan
 
 
-def test_option_rows_typed_offered_checked_and_written(qtbot, window, target_dir: Path) -> None:
+def _fio_test(qtbot, window, target_dir: Path) -> tuple[Any, int, Any]:
+    """The Test matrix with a fio test added and chosen: (the page, its row, its panel)."""
     window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir)))
     window.show()
     qtbot.waitExposed(window)
@@ -25,7 +27,11 @@ def test_option_rows_typed_offered_checked_and_written(qtbot, window, target_dir
     row = page.tests.currentRow()
     page.set_param("rw", "randwrite")
     page.set_param("size", "4m")
-    panel = page.params
+    return page, row, page.params
+
+
+def test_option_rows_typed_offered_checked_and_written(qtbot, window, target_dir: Path) -> None:
+    page, row, panel = _fio_test(qtbot, window, target_dir)
     assert len(panel.option_rows) == 1  # the empty row to add one
 
     name, value = panel.option_rows[0]
@@ -76,16 +82,7 @@ def test_an_empty_value_sets_a_switch_and_asks_for_a_value_elsewhere(
         qtbot, window, target_dir: Path) -> None:
     """A row left without a value: a switch is set (norandommap = true, spelt 1 as fio writes
     it); any other option is asked for a value at its row (fio would fail parsing `NAME=`)."""
-    window.wb.set_draft(PlanDraft.from_text(engine_plan(target_dir)))
-    window.show()
-    qtbot.waitExposed(window)
-    window.show_page("matrix")
-    page = window.matrix
-    page.add_test("fio")
-    row = page.tests.currentRow()
-    page.set_param("rw", "randwrite")
-    page.set_param("size", "4m")
-    panel = page.params
+    page, row, panel = _fio_test(qtbot, window, target_dir)
     name, _value = panel.option_rows[0]
     qtbot.keyClicks(name, "norandommap")
     qtbot.keyClick(name, Qt.Key.Key_Tab)

@@ -177,18 +177,25 @@ def test_run_and_import_make_the_library_and_say_so(tmp_path: Path) -> None:
     assert os.path.getsize(other) > 0
 
 
-def test_a_cancelled_runs_rows_do_not_say_imported(tmp_path: Path) -> None:
-    """A run cancelled in its first case: its partial rows said 'limited by: not known
-    (imported)' although nothing was imported."""
-    library = tmp_path / "lib.sqlite3"
+def _run_into_its_first_case(tmp_path: Path, size: str, library: Path
+                             ) -> subprocess.Popen[str]:
+    """`disklab run --json` of a plan writing `size`, returned once its first case started."""
     proc = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run",
-                             str(plan_file(tmp_path, "2g")), "--library", str(library),
+                             str(plan_file(tmp_path, size)), "--library", str(library),
                              "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stdout is not None
     for line in proc.stdout:
         if json.loads(line)["event"] == "CaseStarted":
             break
+    return proc
+
+
+def test_a_cancelled_runs_rows_do_not_say_imported(tmp_path: Path) -> None:
+    """A run cancelled in its first case: its partial rows said 'limited by: not known
+    (imported)' although nothing was imported."""
+    library = tmp_path / "lib.sqlite3"
+    proc = _run_into_its_first_case(tmp_path, "2g", library)
     time.sleep(1.5)  # some of the case written: partial figures
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
@@ -224,14 +231,7 @@ def test_quiet_resume_and_start_print_only_results(tmp_path: Path) -> None:
     """`resume -q` said 'resuming session ...' on stderr; `start -q` without a display said
     'No display ...' and 'DiskLab quick look: ...'."""
     library = tmp_path / "lib.sqlite3"
-    proc = subprocess.Popen([sys.executable, "-m", "disklab.cli.main", "run",
-                             str(plan_file(tmp_path, "1g")), "--library", str(library),
-                             "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if json.loads(line)["event"] == "CaseStarted":
-            break
+    proc = _run_into_its_first_case(tmp_path, "1g", library)
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=120)
     assert proc.returncode == 130

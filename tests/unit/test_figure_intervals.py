@@ -73,13 +73,16 @@ def test_fio_without_a_stamped_local_report_gives_no_interval() -> None:
     assert fio.measured(client, {}) is None
 
 
-def _samples(rows: list[tuple[float, float, float]]) -> list[dict[str, float | str]]:
-    """(t, app write B/s, device write B/s) -> samples of both series."""
+def _samples(rows: list[tuple[float, float, float]], direction: str = "write",
+             cpu: float = 10.0) -> list[dict[str, float | str]]:
+    """(t, app B/s, device B/s) of one direction ("write" or "read") -> samples of both
+    series, with the CPU busy `cpu` %."""
+    app_series = "app_wchar_bps" if direction == "write" else "app_rchar_bps"
     out: list[dict[str, float | str]] = []
     for t, app, dev in rows:
-        out += [{"t": t, "series": "app_wchar_bps", "value": app},
-                {"t": t, "series": "device_write_bps", "value": dev},
-                {"t": t, "series": "cpu_pct", "value": 10.0}]
+        out += [{"t": t, "series": app_series, "value": app},
+                {"t": t, "series": f"device_{direction}_bps", "value": dev},
+                {"t": t, "series": "cpu_pct", "value": cpu}]
     return out
 
 
@@ -128,16 +131,6 @@ def test_a_write_figure_is_not_judged_on_its_intervals_reads_nor_a_read_on_its_w
     assert "page_cache_read" in read and "page_cache_write" not in read, read
 
 
-def _reads(rows: list[tuple[float, float, float]]) -> list[dict[str, float | str]]:
-    """(t, app read B/s, device read B/s) -> samples of both series."""
-    out: list[dict[str, float | str]] = []
-    for t, app, dev in rows:
-        out += [{"t": t, "series": "app_rchar_bps", "value": app},
-                {"t": t, "series": "device_read_bps", "value": dev},
-                {"t": t, "series": "cpu_pct", "value": 40.0}]
-    return out
-
-
 @pytest.mark.parametrize(("device_bps", "cached"), [(0.0, True), (2e6, True), (300e6, False)])
 def test_a_figure_shorter_than_a_sample_is_judged_against_the_bytes_it_moved(
         device_bps: float, cached: bool) -> None:
@@ -146,7 +139,8 @@ def test_a_figure_shorter_than_a_sample_is_judged_against_the_bytes_it_moved(
     read in that whole sample, so 1 MB there (half a per cent of 192 MiB) still says the page
     cache, 150 MB (three quarters of it) does not."""
     mib192 = float(192 << 20)
-    samples = _reads([(0.5, 1.2e9, 0.0), (1.0, 1.2e9, 0.0), (1.5, 1.2e9, device_bps)])
+    samples = _samples([(0.5, 1.2e9, 0.0), (1.0, 1.2e9, 0.0), (1.5, 1.2e9, device_bps)],
+                       "read", cpu=40.0)
     facts = RunFacts(tool="iozone", duration=1.5)
     found = figure_limits(samples, facts, [Measured("read", 0.0, 1.2, mib192 * 5),
                                            Measured("reread", 1.2, 1.36, mib192)])

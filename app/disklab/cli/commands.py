@@ -124,10 +124,16 @@ _open_library = open_library  # the name the commands below use
 
 
 class _CancelOnSignal:
-    """SIGINT/SIGTERM set a flag the runner checks; a second SIGINT interrupts at once."""
+    """SIGINT/SIGTERM set a flag the runner checks; a second SIGINT interrupts at once.
+
+    Whether a signal came is a plain attribute, stored before the Event is set: a second
+    SIGINT can arrive while the first handler is inside Event.set(), holding its lock, and a
+    handler that set the Event again there would wait for that lock for ever (two Ctrl-C
+    presses back to back hung `disklab run`)."""
 
     def __init__(self) -> None:
         self.flag = threading.Event()
+        self._signalled = False
         self._old: dict[int, Any] = {}
 
     def __enter__(self) -> threading.Event:
@@ -136,7 +142,8 @@ class _CancelOnSignal:
         return self.flag
 
     def _handle(self, signum: int, frame: object) -> None:
-        if self.flag.is_set() and signum == signal.SIGINT:
+        already, self._signalled = self._signalled, True
+        if already and signum == signal.SIGINT:
             raise KeyboardInterrupt
         self.flag.set()
 

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from disklab.core.helper_client import protocol
 from disklab.core.hosts.ssh_settings import save_ssh_config
 from disklab.core.library import Library
 from disklab.core.vocab.events import (
@@ -732,10 +733,6 @@ def ask(helper: Any, op: str, timeout: float | None = None, **args: Any) -> dict
     """One request to the root helper in the keyword form the tests write (`op` and its
     fields), answered as a dict with the commands it ran under "ran": what a test reads of
     an answer, through the client's own typed call."""
-    from dataclasses import asdict
-
-    from disklab.core.helper_client import protocol
-
     result = asdict(helper.call(protocol.request_of(op, args), timeout))
     result["ran"] = helper.last_ran
     return result

@@ -25,7 +25,6 @@ import psutil
 import disklab
 
 BRANCH = "s7-root"
-USER = f"dl-{BRANCH}"  # 'dl-s7-root': a test user, removed after the module
 CHECKOUT_APP = Path(disklab.__file__).resolve().parents[1]
 
 
@@ -38,8 +37,10 @@ class LocalUser:
 
 
 @contextmanager
-def made_user(name: str = USER) -> Iterator[LocalUser]:
-    """A system user made for the test (and removed after it, with its home) unless it exists."""
+def made_user(name: str) -> Iterator[LocalUser]:
+    """A system user made for the test (and removed after it, with its home) unless it exists.
+    Each test module names a user of its own: modules run at once on the suite's workers, and
+    the module that made a user removes it, and kills its processes, at its end."""
     for tool in ("useradd", "userdel", "sudo"):
         if shutil.which(tool) is None:
             raise RuntimeError(f"{tool} is missing: `make test` installs it")

@@ -88,7 +88,7 @@ def _fingerprint(w: World) -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
-    with made_user() as user:
+    with made_user("dl-s7-hostile") as user:
         canary = Path(f"/var/tmp/disklab-{BRANCH}-canary-{secrets.token_hex(3)}")
         canary.mkdir(mode=0o755)
         loop = None

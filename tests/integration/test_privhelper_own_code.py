@@ -52,7 +52,7 @@ for line in sys.stdin:
 
 @pytest.fixture(scope="module")
 def user() -> Iterator[LocalUser]:
-    with made_user() as u:
+    with made_user("dl-s7-own") as u:
         yield u
 
 

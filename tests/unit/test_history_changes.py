@@ -13,11 +13,12 @@ import pytest
 from disklab.cli.main import main
 from disklab.core.history import changes, facts, schedule
 from disklab.core.history.build import build_history
-from disklab.core.history.document import chart_spec, history_csv, history_json
+from disklab.core.history.document import changes_lines, chart_spec, history_csv, history_json
 from disklab.core.history.series import plan_hash
 from disklab.core.library import Library, summary
 from disklab.core.library.history import results_stamps
 from disklab.core.results.svg import to_svg
+from disklab.core.tools import get_adapter
 from disklab.core.vocab.model import Case, Metric
 from tests.helpers import engine_plan, record_session
 
@@ -224,3 +225,54 @@ def test_rerun_refuses_a_target_that_is_another_one_now(tmp_path: Path):
         other = record_session(lib, runs, name="moved", host=moved, plan_text=plan)
         with pytest.raises(DisklabError, match="fstype was 'xfs'"):
             rerun_plan(lib, str(other))
+
+
+def _tails(lib: Library, size: int, p999: float, p50: float, start: float) -> int:
+    """One session of a direct 64k fio write of `size` bytes: its bandwidth steady, its p50
+    and p99.9 latencies as given (three repeats, 2 % apart)."""
+    case = Case(id="w", index=0, config="as is", tool="fio", test_index=0,
+                params={"rw": "write", "bs": 65536, "size": size, "direct": True})
+    repeats = [[Metric("write", 300e6 * w, "B/s"), Metric("write:lat_p50", p50 * w, "s"),
+                Metric("write:lat_p99.9", p999 * w, "s")] for w in (0.98, 1.0, 1.02)]
+    return record_session(lib, [(case, repeats)], name="tails", host=_host(),
+                          plan_text=PLAN.format(name="tails"), start=start)
+
+
+@pytest.mark.parametrize(("size", "judged"), [(16 << 20, False), (1 << 30, True)])
+def test_a_percentile_a_run_cannot_resolve_is_shown_not_judged(tmp_path: Path, size: int,
+                                                              judged: bool):
+    """16 MiB of 64k writes are 256 I/Os: their p99.9 is the slowest of them, and its step is
+    shown, not reported (nor counted in the correction); 1 GiB (16,384 I/Os, 16 beyond the
+    p99.9) is judged like any figure. The p50 is judged either way."""
+    with Library.open(tmp_path / "lib.sqlite") as lib:
+        ids = [_tails(lib, size, 2e-3 * (1.5 if i >= 6 else 1), 1e-3 * (1.3 if i >= 6 else 1),
+                      1.7e9 + i * 86400) for i in range(10)]
+        history = build_history(lib, str(ids[0]))
+        doc = history_json(history)
+    (series,) = doc["series"]
+    figures = {f["metric"]: f for f in series["figures"]}
+    changed = {c["label"].split()[1] for c in series["changes"]}
+    assert "write:lat_p50" in changed and figures["write:lat_p50"]["not_judged"] == ""
+    assert ("write:lat_p99.9" in changed) is judged
+    if judged:
+        assert figures["write:lat_p99.9"]["not_judged"] == ""
+        assert series["tests"] == 3 * changes.candidates(10)
+    else:
+        assert figures["write:lat_p99.9"]["not_judged"] == (
+            "not judged: 256 I/Os a run leave fewer than 10 beyond p99.9")
+        assert series["tests"] == 2 * changes.candidates(10)
+        (line,) = [x for x in changes_lines(history.series[0]) if x.startswith("not judged")]
+        assert "fio write:lat_p99.9" in line
+
+
+def test_the_ios_a_run_makes_by_its_tools_rules():
+    fio, engine = get_adapter("fio"), get_adapter("engine")
+    base = {"rw": "randrw", "bs": 4096, "size": 1 << 20, "numjobs": 2, "rwmixread": 70}
+    assert fio.ios(base, "read") == 358  # 2 jobs x 256 I/Os, 70 % of them reads
+    assert fio.ios(base, "write") == 153
+    assert fio.ios({**base, "rw": "write", "io_size": 8 << 20}, "write") == 4096
+    assert fio.ios({**base, "rw": "read", "runtime": 30.0}, "read") is None
+    assert engine.ios({"mode": "read", "size": 1 << 20, "block_size": 4096}, "read") == 256
+    assert engine.ios({"mode": "read", "size": 1 << 20, "stream_block_sizes": "4k 1m"},
+                      "read") == 257
+    assert engine.ios({"mode": "read", "size": 1 << 20, "runtime": 5.0}, "read") is None

@@ -27,7 +27,8 @@ from disklab.core.results.compare import better_is_higher
 from disklab.core.results.labels import case_labels
 from disklab.core.results.rows import is_headline
 from disklab.core.results.stats import ALPHA, t_upper_quantile
-from disklab.core.vocab.errors import LibraryError
+from disklab.core.tools import get_adapter
+from disklab.core.vocab.errors import AdapterError, LibraryError
 
 
 class Point(NamedTuple):
@@ -58,6 +59,7 @@ class Figure:
     stddevs: tuple[float, ...]  # NaN: none (one repeat)
     ns: tuple[int, ...]
     alpha: float = ALPHA
+    not_judged: str = ""  # why its history is not tested for changes (changes.unresolved)
 
     @functools.cached_property
     def points(self) -> tuple[Point, ...]:
@@ -149,7 +151,8 @@ def _fill(lib: Library, series: SeriesHistory, members: Mapping[int, Mapping[str
     """The series' figures, then the changes found in them and what changed at each."""
     ids = [s["id"] for s in series.sessions]
     series.figures = _figures(lib, ids, figure_columns(lib, ids), alpha)
-    series.tests = sum(found.candidates(len(f.means)) for f in series.figures)
+    judged = [f for f in series.figures if not f.not_judged]
+    series.tests = sum(found.candidates(len(f.means)) for f in judged)
     hosts = {sid: members[sid]["host"] for sid in ids}
     readbacks: dict[int, dict[str, Any]] = {}
 
@@ -158,7 +161,7 @@ def _fill(lib: Library, series: SeriesHistory, members: Mapping[int, Mapping[str
             readbacks[sid] = facts.readbacks(lib.events(sid))
         return readbacks[sid]
 
-    for f in series.figures:
+    for f in judged:
         for step in found.steps(f.means, series.tests, alpha):
             before, after = f.sessions[step.at - 1], f.sessions[step.at]
             a, b = ids[before], ids[after]
@@ -206,8 +209,17 @@ def _figures(lib: Library, ids: Sequence[int], columns: Sequence[FigureColumns],
         at, means, sds, ns = (tuple(column) for column in line)
         out.append(Figure(f"{c.case_id}|{c.metric}|{c.params}", label, c.metric, c.unit,
                           better_is_higher(c.metric, c.unit), is_headline(rep), at, means,
-                          sds, ns, alpha))
+                          sds, ns, alpha, found.unresolved(c.metric, _ios(rep))))
     return out
+
+
+def _ios(rep: Mapping[str, Any]) -> int | None:
+    """The I/Os of the figure's direction one run of its case makes, by its tool's rules
+    (None: not fixed by its parameters, or a tool DiskLab does not know)."""
+    try:
+        return get_adapter(str(rep["tool"])).ios(rep["params"], rep["test"])
+    except (KeyError, AdapterError, TypeError, ValueError):  # an import's odd parameters
+        return None
 
 
 @functools.lru_cache(maxsize=256)

@@ -11,7 +11,8 @@ alpha (0.05) for the whole series, however many figures and sessions it has: the
 false-positive rate the tests state. A change found splits its figure's history, and each side
 is searched again the same way (binary segmentation), at the same alpha / m. A step also has to
 move the mean by at least MIN_STEP (5 %, asv's default regression threshold): a significant
-0.5 % is no news to a disk's owner.
+0.5 % is no news to a disk's owner. A latency percentile is judged only where a run has
+TAIL_IOS I/Os or more beyond it (`unresolved`): a run's slowest few I/Os are not a figure.
 
 Why the pooled t decides and not Welch's: "nothing changed" means one distribution either side,
 equal variances included, and under it the pooled t is exact; Welch's test, whose degrees of
@@ -39,6 +40,7 @@ from disklab.core.results.stats import ALPHA, t_sf2, welch
 
 MIN_SIDE = 2  # sessions each side of a candidate point (Welch needs two)
 MIN_STEP = 0.05  # a change moves the mean by at least this fraction (asv's default)
+TAIL_IOS = 10  # a percentile is judged when a run has at least this many I/Os beyond it
 _NORMAL = NormalDist()
 # the step scan's shortcut (_near_best): the points within NARROW of the largest SSB are worked
 # out; no split when the largest t^2 is under the screen by MARGIN; none of it past GUARD
@@ -61,6 +63,30 @@ class Step:
     p_adjusted: float  # p x m (Bonferroni), at most 1: what is compared with alpha
     n_before: int
     n_after: int
+
+
+def percentile(metric: str) -> float | None:
+    """99.9 for 'write:lat_p99.9'; None for a figure that is not a percentile."""
+    name = metric.rsplit(":", 1)[-1]
+    if not name.startswith("lat_p"):
+        return None
+    try:
+        return float(name[len("lat_p"):])
+    except ValueError:
+        return None
+
+
+def unresolved(metric: str, ios: int | None) -> str:
+    """Why a figure's history is not judged ('' when it is): a percentile beyond which a run
+    has fewer than TAIL_IOS of its `ios` I/Os is one of the run's few slowest I/Os, which a
+    single stall of the machine moves (a p99.9 of 256 writes is their slowest), so its
+    sessions differ by chance far more than their repeats show, and a step in it would be
+    news of nothing. Shown, not tested: nor counted in the correction."""
+    q = percentile(metric)
+    if q is None or ios is None or ios * (100.0 - q) / 100.0 >= TAIL_IOS:
+        return ""
+    return (f"not judged: {ios:,} I/Os a run leave fewer than {TAIL_IOS} beyond "
+            f"p{q:g}")
 
 
 def candidates(n: int) -> int:

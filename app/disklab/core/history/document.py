@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from disklab.core.history.build import Change, Figure, History, SeriesHistory
-from disklab.core.history.changes import MIN_STEP
+from disklab.core.history.changes import MIN_STEP, TAIL_IOS
 from disklab.core.results.charts import ChartSpec, Series
 from disklab.core.results.documents import html_report
 from disklab.core.results.format import (
@@ -28,7 +28,8 @@ from disklab.core.vocab.jsonformat import versioned
 METHOD = ("Student's t-test (pooled) between the sessions before and after each candidate "
           "point (the largest |t| of each figure), Bonferroni-corrected for every candidate "
           "point of every figure of the series; a change also moves the mean by "
-          f"{100 * MIN_STEP:g} % or more; its interval is Welch's")
+          f"{100 * MIN_STEP:g} % or more; its interval is Welch's; a latency percentile is "
+          f"judged where a run has {TAIL_IOS} I/Os or more beyond it")
 
 
 def day(t: float | None, span: float = 0.0) -> str:
@@ -65,6 +66,7 @@ def _session_json(s: dict[str, Any]) -> dict[str, Any]:
 def _figure_json(s: SeriesHistory, f: Figure) -> dict[str, Any]:
     return {"key": f.key, "label": f.label, "metric": f.metric, "unit": f.unit,
             "better": "higher" if f.higher_is_better else "lower", "headline": f.headline,
+            "not_judged": f.not_judged,
             "points": [{"session": s.sessions[p.session]["id"], "mean": p.mean,
                         "ci_low": p.low, "ci_high": p.high, "n": p.n} for p in f.points]}
 
@@ -127,7 +129,8 @@ def figure_table(s: SeriesHistory, f: Figure) -> Table:
                      str(p.n), mark))
         classes.append(("", "", "", "", "", "" if c is None else
                         ("num worse" if c.worse else "num better")))
-    return Table(caption=f"{f.label} ({format_direction(f.higher_is_better)})",
+    judged = f"; {f.not_judged}" if f.not_judged else ""
+    return Table(caption=f"{f.label} ({format_direction(f.higher_is_better)}{judged})",
                  header=TABLE_HEADER, rows=tuple(rows), classes=tuple(classes), wrap=())
 
 
@@ -135,9 +138,15 @@ TABLE_HEADER = ("date", "session", "mean", "95 % CI of the mean", "n", "change")
 
 
 def changes_lines(s: SeriesHistory) -> list[str]:
-    if not s.changes:
-        return [f"no change found ({s.tests} candidate points tested)"]
-    return [change_text(s, c) for c in s.changes]
+    """The changes found, else that none was; and how many percentiles were not judged."""
+    lines = ([change_text(s, c) for c in s.changes] if s.changes
+             else [f"no change found ({s.tests} candidate points tested)"])
+    unjudged = [f.label for f in s.figures if f.not_judged]
+    if unjudged:
+        more = f" and {len(unjudged) - 3} more" if len(unjudged) > 3 else ""
+        lines.append(f"not judged ({len(unjudged)} latency percentile(s): a run has fewer than "
+                     f"{TAIL_IOS} I/Os beyond them): {'; '.join(unjudged[:3])}{more}")
+    return lines
 
 
 def history_text(h: History, all_metrics: bool = False, width: int = 0) -> str:
@@ -145,7 +154,8 @@ def history_text(h: History, all_metrics: bool = False, width: int = 0) -> str:
     out = []
     for s in h.series:
         out.append(heading(s))
-        out += [f"  change: {line}" if s.changes else f"  {line}" for line in changes_lines(s)]
+        out += [f"  change: {line}" if i < len(s.changes) else f"  {line}"
+                for i, line in enumerate(changes_lines(s))]
         for f in shown_figures(s, all_metrics):
             t = figure_table(s, f)
             out += ["", t.caption, table_text(t, width).rstrip("\n")]

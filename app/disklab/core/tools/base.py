@@ -271,6 +271,13 @@ class ToolAdapter(ABC):
         io_size, loops), for the checks that count what is written; None: its files."""
         return None
 
+    def ios(self, params: Mapping[str, Scalar], test: str) -> int | None:
+        """The I/Os of direction `test` ('read', 'write') one run of a case makes, all its
+        streams, when its parameters fix them: the count a latency percentile is taken over
+        (a p99.9 of 256 writes is their slowest one). None: not fixed (time-based) or not
+        known."""
+        return None
+
     def buffer_bytes(self, params: Mapping[str, Scalar]) -> int | None:
         """Bytes of I/O buffers the tool allocates for one case (block size x queue slots x
         jobs), checked against the machine's RAM before anything runs; None: small."""

@@ -228,6 +228,19 @@ class EngineAdapter(ToolAdapter):
     def space_bytes(self, params: Mapping[str, Any]) -> int | None:
         return _int(params.get("size")) * max(_int(params.get("streams")), 1)
 
+    def ios(self, params: Mapping[str, Any], test: str) -> int | None:
+        """Each stream's size over its block size, summed; None for a time-based case."""
+        size = _int(params.get("size"))
+        if float(params.get("runtime") or 0) > 0 or size <= 0:
+            return None
+        try:
+            sizes = _stream_block_sizes(params)
+        except ValueError:
+            return None
+        streams = max(_int(params.get("streams")), 1)
+        blocks = sizes or [_int(params.get("block_size")) or 1 << 20] * streams
+        return sum(size // bs for bs in blocks if bs > 0)
+
     def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
         """One aligned buffer per issuing thread: block size x queue depth x streams."""
         return (_int(params.get("block_size")) * max(_int(params.get("queue_depth")), 1)

@@ -42,6 +42,7 @@ from disklab.core.tools.fio.options import (
     DIRECTIONS,
     ENGINES,
     LAYOUT_OPTIONS,
+    MIXED,
     PARAMS,
     READS_FIRST,
     SYNC_ENGINES,
@@ -163,6 +164,17 @@ class FioAdapter(ToolAdapter):
     def moved_bytes(self, params: Mapping[str, Any]) -> int | None:
         """io_size (else size) per job, times loops: what the case writes or reads."""
         return moved_bytes(params)
+
+    def ios(self, params: Mapping[str, Any], test: str) -> int | None:
+        """The bytes moved over bs; a mixed job's share of them by rwmixread."""
+        moved, bs = moved_bytes(params), param_value(params, "bs")
+        if moved is None or not isinstance(bs, int) or bs <= 0:
+            return None
+        count = moved // bs
+        if str(params.get("rw")) in MIXED:
+            share = int(param_value(params, "rwmixread"))
+            count = count * (share if test == "read" else 100 - share) // 100
+        return count
 
     def buffer_bytes(self, params: Mapping[str, Any]) -> int | None:
         """fio allocates a buffer of bs per I/O in flight, per job."""

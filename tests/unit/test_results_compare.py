@@ -13,8 +13,9 @@ from disklab.core.results.compare import (
     labelled_rows,
 )
 from disklab.core.results.documents import comparison_csv, comparison_json, comparison_markdown
+from disklab.core.results.pivot import build_pivot
 from disklab.core.results.rows import constant_params, headline, is_headline
-from disklab.core.results.tables import cell_text, comparison_table
+from disklab.core.results.tables import cell_text, comparison_table, pivot_cell_text, pivot_marks
 
 # figures written in MiB (2**20 multiples): read in IEC units (tests/conftest.py iec_units);
 # the SI default is tests/unit/test_units_choice.py's
@@ -133,6 +134,31 @@ def test_latency_is_better_lower() -> None:
     c = compare_results([("A", a), ("B", b)])
     assert delta_class(c, "B", c.columns[0]) == "worse"
     assert c.higher_is_better == {c.columns[0]: False}
+
+
+def test_bytes_moved_differ_without_being_better_or_worse() -> None:
+    """A time-based run that moved twice the bytes did more, not better: its significant
+    difference is said as such, in the table, its legend and the JSON, and not coloured."""
+    a = [{"config": "x", "tool": "fio", "test": "write", "metric": "write:bytes", "unit": "B",
+          "n": 3, "mean": 1e9, "stddev": 1e7, "params": {}, "values": [0.99e9, 1e9, 1.01e9]}]
+    b = [dict(a[0], mean=2e9, values=[1.99e9, 2e9, 2.01e9])]
+    c = compare_results([("A", a), ("B", b)])
+    col = c.columns[0]
+    assert c.cells[("B", col)].verdict == "significantly different (neither way is better)"
+    assert delta_class(c, "B", col) == "same"
+    assert cell_text(c, "B", col).endswith("p < 0.001: significantly different (neither way "
+                                           "is better)")
+    assert "↕ significantly different (neither way is better): bytes moved" in \
+        comparison_table(c).note
+    p = build_pivot([dict(a[0], config="A"), dict(b[0], config="B")], ["config"], ["test"],
+                    metrics=["write:bytes"],
+                    baseline="config=A")
+    assert pivot_cell_text(p, 1, 0).endswith("+100.0 % ↕")
+    assert "↕ significantly different" in pivot_marks(p)
+    doc = comparison_json(c)
+    (cell,) = [x for x in doc["cells"] if x["configuration"] == "B"]
+    assert cell["significant"] and cell["better"] == "neither"
+    assert doc["columns"][0]["better"] == "neither"
 
 
 def test_the_direction_of_better_per_metric() -> None:

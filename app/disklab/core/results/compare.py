@@ -30,6 +30,9 @@ from disklab.core.results.stats import ALPHA, Welch, cv, is_noisy, welch
 BETTER = "better"
 WORSE = "worse"
 NO_DIFFERENCE = "no significant difference"
+# a significant difference in a figure neither way of which is better (bytes moved: is_neutral)
+DIFFERENT = "significantly different (neither way is better)"
+SIGNIFICANT = (BETTER, WORSE, DIFFERENT)
 ONE_RUN = "one run: no test possible"
 BASELINE = "baseline"
 # a cell and its baseline limited by different things (limits: CPU against nothing found, the
@@ -203,6 +206,8 @@ def judged(cell: Cell, ref: Cell, higher_is_better: bool, alpha: float) -> Cell:
                  alpha)
     if not test.significant:
         verdict = NO_DIFFERENCE
+    elif is_neutral(cell.unit):
+        verdict = DIFFERENT
     else:
         verdict = BETTER if (delta > 0) == higher_is_better else WORSE
     return cell.against(delta, pct, test, verdict)

@@ -30,8 +30,7 @@ from disklab.core.results.charts import (
 )
 from disklab.core.results.compare import (
     BASELINE,
-    BETTER,
-    WORSE,
+    SIGNIFICANT,
     Comparison,
     better_is_higher,
     comparison_for,
@@ -323,6 +322,11 @@ def _better(row: Mapping[str, Any]) -> str:
                                         str(row.get("unit", ""))) else "lower"
 
 
+def _way(higher: bool, unit: str) -> str:
+    """A compared cell's `better`: as _better says of a row."""
+    return "neither" if is_neutral(unit) else "higher" if higher else "lower"
+
+
 def _cv(row: Mapping[str, Any]) -> float | None:
     mean, std, n = row_stats(row)
     return cv(mean, std) if n >= 2 else None
@@ -452,7 +456,7 @@ def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
     low, high = mean_interval(cell.mean, cell.stddev, cell.n, c.alpha)
     return {
         "configuration": row, "test": col, "unit": cell.unit,
-        "better": "higher" if c.higher_is_better.get(col, True) else "lower",
+        "better": _way(c.higher_is_better.get(col, True), cell.unit),
         "n": cell.n, "mean": cell.mean, "stddev": cell.stddev, "cv": cell.cv,
         "noisy": cell.noisy, "mean_ci_low": low, "mean_ci_high": high,
         "excluded": cell.excluded, "excluded_why": format_left_out(cell.excluded_why),
@@ -461,7 +465,7 @@ def cell_json(c: Comparison, row: str, col: str) -> dict[str, Any]:
         "ratio": w.ratio if w else None, "ratio_low": w.ratio_low if w else None,
         "ratio_high": w.ratio_high if w else None, "df": w.df if w else None,
         "t": w.t if w else None, "p_value": w.p_value if w else None,
-        "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
+        "significant": cell.verdict in SIGNIFICANT, "verdict": cell.verdict,
         "shown": cell_text(c, row, col),
         "limited_by": _limits_json(c.limits.get((row, col))),
         "notes": list(cell.notes),
@@ -485,8 +489,9 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
         "excluded": excluded_summary(c.incomplete),
         "rows": list(c.rows),
         "columns": [{"test": col, "unit": c.units.get(col, ""),
-                     "better": "higher" if c.higher_is_better.get(col, True) else "lower",
-                     "direction": format_direction(c.higher_is_better.get(col, True))}
+                     "better": _way(c.higher_is_better.get(col, True), c.units.get(col, "")),
+                     "direction": "neither is better" if is_neutral(c.units.get(col, ""))
+                     else format_direction(c.higher_is_better.get(col, True))}
                     for col in c.columns],
         "cells": [cell_json(c, row, col) for (row, col) in c.cells],
     })
@@ -582,14 +587,14 @@ def pivot_cell_json(p: Pivot, i: int, j: int) -> dict[str, Any] | None:
     w = cell.test
     return {
         "mean": cell.mean, "stddev": cell.stddev, "n": cell.n, "unit": cell.unit,
-        "better": "higher" if p.higher_is_better.get(j, True) else "lower",
+        "better": _way(p.higher_is_better.get(j, True), cell.unit),
         "cv": cell.cv, "noisy": cell.noisy, "mean_ci_low": low, "mean_ci_high": high,
         "excluded": cell.excluded, "excluded_why": format_left_out(cell.excluded_why),
         "delta": cell.delta, "delta_pct": cell.delta_pct,
         "delta_ci_low": w.ci_low if w else None, "delta_ci_high": w.ci_high if w else None,
         "df": w.df if w else None, "t": w.t if w else None,
         "p_value": w.p_value if w else None,
-        "significant": cell.verdict in (BETTER, WORSE), "verdict": cell.verdict,
+        "significant": cell.verdict in SIGNIFICANT, "verdict": cell.verdict,
         "compared_with": compared_with(p, i, j),
         "shown": pivot_cell_text(p, i, j),
         "limited_by": _limits_json(p.cell_limits.get((i, j))),

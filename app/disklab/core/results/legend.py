@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from disklab.core.results.compare import (
     BASELINE,
     BETTER,
+    DIFFERENT,
     NO_DIFFERENCE,
     ONE_RUN,
     UNLIKE,
@@ -36,7 +37,8 @@ LIMIT_WORDS = {"too_short": "too short", "page_cache_direct": "direct I/O in the
                "page_cache_write": "cache writes", "writeback": "write-back",
                "unknown": "not known"}
 # what a significance mark says in the legend (tables.MARKS)
-VERDICT_WORDS = {BETTER: "better", WORSE: "worse", NO_DIFFERENCE: "no difference",
+VERDICT_WORDS = {BETTER: "better", WORSE: "worse", DIFFERENT: "different",
+                 NO_DIFFERENCE: "no difference",
                  BASELINE: "baseline", ONE_RUN: "one run", UNLIKE: "limited otherwise"}
 HOVER = "hover a cell for its test and evidence"
 

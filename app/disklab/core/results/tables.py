@@ -15,6 +15,7 @@ from typing import Any
 from disklab.core.results.compare import (
     BASELINE,
     BETTER,
+    DIFFERENT,
     NO_DIFFERENCE,
     ONE_RUN,
     UNLIKE,
@@ -198,6 +199,7 @@ def comparison_note(c: Comparison) -> str:
         f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)"
         if any(cell.verdict == ONE_RUN for cell in c.cells.values()) else "",
         UNLIKE_NOTE if any(cell.verdict == UNLIKE for cell in c.cells.values()) else "",
+        DIFFERENT_NOTE if any(cell.verdict == DIFFERENT for cell in c.cells.values()) else "",
         missing_note(c.missing),
         cell_notes(c.cells.values()),
         format_excluded(c.incomplete.reasons(), c.incomplete.included),
@@ -228,10 +230,13 @@ def config_diff_table(c: Comparison, diff: Sequence[tuple[str, Mapping[str, str]
 
 # A compared cell's mark in text (the window and HTML colour the cell and add an arrow), each
 # explained once under the table.
-MARKS = {BETTER: "▲", WORSE: "▼", NO_DIFFERENCE: "≈", ONE_RUN: "†", BASELINE: "◆",
-         UNLIKE: "≠"}
+MARKS = {BETTER: "▲", WORSE: "▼", DIFFERENT: "↕", NO_DIFFERENCE: "≈", ONE_RUN: "†",
+         BASELINE: "◆", UNLIKE: "≠"}
 # said under a table where a cell is marked UNLIKE
 UNLIKE_NOTE = f"{MARKS[UNLIKE]} {UNLIKE} (see what limited each, below)"
+# said under a table where a cell is marked DIFFERENT
+DIFFERENT_NOTE = (f"{MARKS[DIFFERENT]} {DIFFERENT}: bytes moved say how much a run did, not "
+                  "how well")
 # a cell whose figure the tool's adapter has a note on (Cell.notes: iozone's per-process
 # figures that are not a spread), each note said once under the table
 NOTE_MARK = "‡"
@@ -303,6 +308,8 @@ def pivot_marks(p: Pivot) -> str:
         lines.append(f"{MARKS[BETTER]} significantly better, {MARKS[WORSE]} significantly "
                      f"worse, {MARKS[NO_DIFFERENCE]} no significant difference (Welch's t-test, "
                      f"p < {p.alpha:g})")
+    if DIFFERENT in verdicts:
+        lines.append(DIFFERENT_NOTE)
     if ONE_RUN in verdicts:
         lines.append(f"{MARKS[ONE_RUN]} {ONE_RUN} (a side has a single run)")
     if UNLIKE in verdicts:

@@ -81,6 +81,10 @@ files = 1
 """
 
 
+# alone: its per-char read is read from the page cache only while nothing drops the caches,
+# and another worker's session with drop_caches = true drops them for every process (the
+# verdict then said "cpu" alone, truly: the device read the file)
+@pytest.mark.alone
 def test_each_bonnie_phase_is_judged_from_its_own_samples(lun: Path, tmp_path: Path) -> None:
     """bonnie++ writes its file a byte at a time (seconds of one-byte write calls), writes and
     rewrites it in blocks, reads it back a byte at a time and in blocks, from the page cache

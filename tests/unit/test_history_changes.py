@@ -99,6 +99,17 @@ def test_a_step_is_found_where_it_is_and_nowhere_else():
     assert step.p_adjusted < 0.05
 
 
+def test_a_step_whose_size_is_unresolved_is_not_reported():
+    """Eight quiet sessions, then two far apart (a percentile now a cache hit's, now a device
+    read's): the pooled t is significant, but Welch's interval of the step holds "no
+    change", so no change is said; two close sessions at the same level are one."""
+    quiet = [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01]
+    m = changes.candidates(10)
+    assert changes.steps([*quiet, 2.0, 4.0], m) == []
+    (step,) = changes.steps([*quiet, 3.0, 3.05], m)
+    assert step.at == 8 and step.pct_low is not None and step.pct_low > 0
+
+
 def test_no_more_false_alarms_than_alpha():
     """The stated rate: over 600 histories of 10 sessions x 20 figures of pure noise (CV 10 %),
     the share with any change found is at most alpha = 0.05 (Bonferroni over every candidate

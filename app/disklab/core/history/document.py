@@ -28,8 +28,8 @@ from disklab.core.vocab.jsonformat import versioned
 METHOD = ("Student's t-test (pooled) between the sessions before and after each candidate "
           "point (the largest |t| of each figure), Bonferroni-corrected for every candidate "
           "point of every figure of the series; a change also moves the mean by "
-          f"{100 * MIN_STEP:g} % or more; its interval is Welch's; a latency percentile is "
-          f"judged where a run has {TAIL_IOS} I/Os or more beyond it")
+          f"{100 * MIN_STEP:g} % or more, and Welch's interval of its size excludes no change; "
+          f"a latency percentile is judged where a run has {TAIL_IOS} I/Os or more beyond it")
 
 
 def day(t: float | None, span: float = 0.0) -> str:

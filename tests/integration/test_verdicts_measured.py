@@ -176,6 +176,10 @@ fsync = true
 """
 
 
+# alone: its re-read comes from the page cache only while nothing drops the caches; another
+# worker's session with drop_caches = true drops them for every process (the re-read then
+# truly came from the device: "too short" alone, once in a whole suite)
+@pytest.mark.alone
 def test_each_iozone_phase_is_judged_from_its_own_samples(one_lun: Path, tmp_path: Path
                                                           ) -> None:
     """iozone's throughput mode writes 192 MiB with fsync (to the device) and reads it back

@@ -94,7 +94,6 @@ def test_a_step_is_found_where_it_is_and_nowhere_else():
     assert changes.steps(flat, m) == []
     (step,) = changes.steps(stepped, m)
     assert step.at == 6 and step.n_before == 6 and step.n_after == 4
-    assert step.pct_low is not None and step.pct_high is not None
     assert step.pct_low < step.pct < step.pct_high < 0 and -35 < step.pct < -25
     assert step.p_adjusted < 0.05
 
@@ -107,7 +106,7 @@ def test_a_step_whose_size_is_unresolved_is_not_reported():
     m = changes.candidates(10)
     assert changes.steps([*quiet, 2.0, 4.0], m) == []
     (step,) = changes.steps([*quiet, 3.0, 3.05], m)
-    assert step.at == 8 and step.pct_low is not None and step.pct_low > 0
+    assert step.at == 8 and step.pct_low > 0
 
 
 def test_no_more_false_alarms_than_alpha():

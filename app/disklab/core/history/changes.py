@@ -61,8 +61,8 @@ class Step:
     before: float  # the mean of the session means before it (its segment)
     after: float  # and after it
     pct: float  # (after / before - 1) x 100
-    pct_low: float | None  # its (1 - alpha) interval (Fieller's, for the ratio)
-    pct_high: float | None
+    pct_low: float  # its (1 - alpha) interval (Fieller's, for the ratio)
+    pct_high: float
     p: float  # the pooled t-test's two-sided p-value
     p_adjusted: float  # p x m (Bonferroni), at most 1: what is compared with alpha
     n_before: int
@@ -207,8 +207,7 @@ def _test(values: Sequence[float], lo: int, at: int, hi: int, m: int, alpha: flo
     if low is None or high is None or low <= 1.0 <= high:
         return None  # its size unresolved: a change of spread more than of level
     return Step(at=at, before=ma, after=mb, pct=100.0 * (mb / ma - 1.0),
-                pct_low=None if low is None else 100.0 * (low - 1.0),
-                pct_high=None if high is None else 100.0 * (high - 1.0),
+                pct_low=100.0 * (low - 1.0), pct_high=100.0 * (high - 1.0),
                 p=p, p_adjusted=adjusted, n_before=na, n_after=nb)
 
 

@@ -51,8 +51,7 @@ def change_text(s: SeriesHistory, c: Change) -> str:
     """'fio read rw=read -80.1 % (95 % CI -82.0 … -78.1 %, p < 0.001) between 12 Nov 2026 14:05
     and 19 Nov 2026 14:05: read_ahead_kb 2560 to 4' — one line a person reads."""
     st = c.step
-    ci = ("" if st.pct_low is None or st.pct_high is None
-          else f"CI {st.pct_low:+.1f} … {st.pct_high:+.1f} %, ")
+    ci = f"CI {st.pct_low:+.1f} … {st.pct_high:+.1f} %, "
     a, b = s.sessions[c.before], s.sessions[c.after]
     return (f"{c.label} {format_delta(st.pct)} ({ci}{format_p(st.p_adjusted)} corrected) "
             f"between {day(a['started'])} and {day(b['started'])} (sessions {a['id']} and "

@@ -316,14 +316,12 @@ def param_cell(value: Any) -> str:
 
 def _better(row: Mapping[str, Any]) -> str:
     """'higher', 'lower' or 'neither' (bytes moved): which way the row's figure is better."""
-    if is_neutral(str(row.get("unit", ""))):
-        return "neither"
-    return "higher" if better_is_higher(str(row.get("metric", "")),
-                                        str(row.get("unit", ""))) else "lower"
+    unit = str(row.get("unit", ""))
+    return _way(better_is_higher(str(row.get("metric", "")), unit), unit)
 
 
 def _way(higher: bool, unit: str) -> str:
-    """A compared cell's `better`: as _better says of a row."""
+    """'neither' for bytes moved (is_neutral), else which way `higher` says is better."""
     return "neither" if is_neutral(unit) else "higher" if higher else "lower"
 
 

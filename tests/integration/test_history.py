@@ -145,8 +145,11 @@ def _changed(series: dict[str, Any], test: str) -> list[dict[str, Any]]:
     return [c for c in series["changes"] if c["figure"] in keys]
 
 
-# alone (the module's first test: the six sessions of its fixture are made in its turn too):
-# a step is a change of the machine, and another worker's tests are one
+# alone, every test here that records sessions and asserts where their figures step (the
+# module's first test: the six sessions of its fixture are made in its turn too): a step is a
+# change of the machine, and another worker's tests are one (a buffered read's p50 stepped
+# +15 % within the four read-ahead sessions, at the highest CPU priority, as the other worker
+# began a test)
 @pytest.mark.alone
 def test_ten_sessions_with_nothing_changed_show_no_change(bench: Bench) -> None:
     library = bench.copy("nothing.sqlite")
@@ -157,6 +160,7 @@ def test_ten_sessions_with_nothing_changed_show_no_change(bench: Bench) -> None:
     assert series["changes"] == [], [c["text"] for c in series["changes"]]
 
 
+@pytest.mark.alone
 def test_read_ahead_lowered_after_session_six_is_found_and_named(bench: Bench) -> None:
     library = bench.copy("readahead.sqlite")
     knob = Path(f"/sys/block/{bench.sysname}/queue/read_ahead_kb")
@@ -198,6 +202,7 @@ def throttled(bench: Bench) -> Iterator[Callable[[], None]]:
         group.rmdir()
 
 
+@pytest.mark.alone
 def test_a_slower_device_with_nothing_recorded_changed_is_still_found(
         bench: Bench, throttled: Callable[[], None]) -> None:
     library = bench.copy("throttle.sqlite")
@@ -208,8 +213,8 @@ def test_a_slower_device_with_nothing_recorded_changed_is_still_found(
     headline = [c for c in writes if c["label"].startswith("fio write ")]
     assert headline and headline[0]["pct"] < -50, [c["text"] for c in writes]
     assert [s["id"] for s in headline[0]["between"]] == ids[5:7]
-    for c in writes:  # a write's percentiles: at the throttle, or one session after it on a
-        # machine the suite's other worker loads (seen once: a p50 step between 7 and 8)
+    for c in writes:  # a write's percentiles: at the throttle, or one session after it (seen
+        # once, a p50 step between 7 and 8, when this test shared the machine)
         assert [s["id"] for s in c["between"]] in (ids[5:7], ids[6:8]), c["text"]
         assert c["what_changed_text"] == "nothing recorded changed"
         assert c["what_changed"] == []

@@ -403,6 +403,28 @@ def test_run_timeout_stops_the_whole_tree(tmp_path: Path) -> None:
     assert wait_dead(orphan)
 
 
+def test_a_stopped_tool_s_last_words_are_in_the_error() -> None:
+    """What a tool said last before it was stopped names where it hung: stderr's last line,
+    or stdout's when stderr is empty (fio's client greets its server on stdout, then waits)."""
+    quiet = script("""
+        import sys, time
+        print("hostname=far, fio=fio-3.33", flush=True)
+        sys.stdout.write("Jobs: 1 [eta 00m:09s]\\r"); sys.stdout.flush()
+        time.sleep(60)
+    """)
+    with pytest.raises(ToolError, match=r"within 1 s and was stopped \(last said: Jobs: 1 "
+                                        r"\[eta 00m:09s\]\)$"):
+        run(quiet, timeout=1)
+    loud = script("""
+        import sys, time
+        print("on stdout", flush=True)
+        print("fio: connect: Connection refused", file=sys.stderr, flush=True)
+        time.sleep(60)
+    """)
+    with pytest.raises(ToolError, match=r"\(last said: fio: connect: Connection refused\)$"):
+        run(loud, timeout=1)
+
+
 @pytest.mark.skipif(which("fio") is None, reason="fio is not installed")
 def test_real_fio_jobs_that_outlive_their_parent_are_still_killed(tmp_path: Path) -> None:
     """The measured trap: fio without --thread setsid()s its jobs; SIGKILL the fio parent and

@@ -180,11 +180,20 @@ def run(
             out, err = popen.communicate(timeout=1.0)
         except subprocess.TimeoutExpired:
             out, err = b"", b""
-        last = err.decode("utf-8", "replace").strip().splitlines()[-1:]
+        last = last_said(err) or last_said(out)
         raise ToolError(f"{argv[0]} did not finish within {timeout:g} s and was stopped"
-                        + (f" (last said: {last[0]})" if last else "")) from None
+                        + (f" (last said: {last})" if last else "")) from None
     return Completed(argv, popen.returncode, out.decode("utf-8", "replace"),
                      err.decode("utf-8", "replace"))
+
+
+def last_said(data: bytes, limit: int = 200) -> str:
+    """The last line a stopped tool wrote on one stream (a carriage return ends a line too:
+    fio's progress), its last `limit` characters: what the tool was doing when it was stopped,
+    said in the error (stderr's, or else stdout's: fio's client greets a server there)."""
+    lines = data.decode("utf-8", "replace").replace("\r", "\n").split("\n")
+    text = next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return text[-limit:]
 
 
 def start_failure(name: str, e: OSError) -> str:

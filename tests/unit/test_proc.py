@@ -409,7 +409,7 @@ def test_a_stopped_tool_s_last_words_are_in_the_error() -> None:
     quiet = script("""
         import sys, time
         print("hostname=far, fio=fio-3.33", flush=True)
-        sys.stdout.write("Jobs: 1 [eta 00m:09s]\\r"); sys.stdout.flush()
+        sys.stdout.write("Jobs: 1 [eta 00m:10s]\\rJobs: 1 [eta 00m:09s]\\r"); sys.stdout.flush()
         time.sleep(60)
     """)
     with pytest.raises(ToolError, match=r"within 1 s and was stopped \(last said: Jobs: 1 "
